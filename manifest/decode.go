@@ -1,0 +1,226 @@
+package manifest
+
+import (
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// nodeDecoder is implemented by field types with their own syntax (a mount as a string or a
+// mapping, a GPU count as a number or "all", …).
+type nodeDecoder interface {
+	decodeNode(d *decoder, n *Node, path string)
+}
+
+// decoder fills Go values from a Node tree strictly: unknown fields, wrong types and bad
+// scalars are problems; decoding continues after each one so that all are reported.
+type decoder struct {
+	p *problems
+	// lenient: unknown mapping keys are collected instead of reported (catalog import).
+	unknown func(path string, key *Node)
+}
+
+var nodeDecoderType = reflect.TypeFor[nodeDecoder]()
+
+func (d *decoder) decode(n *Node, v reflect.Value, path string) {
+	if _, ok := d.p.pos[path]; !ok {
+		d.p.pos[path] = n.Line
+	}
+	if v.CanAddr() && v.Addr().Type().Implements(nodeDecoderType) {
+		v.Addr().Interface().(nodeDecoder).decodeNode(d, n, path)
+		return
+	}
+	if v.Kind() == reflect.Pointer {
+		if n.Kind == NullNode {
+			return
+		}
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		d.decode(n, v.Elem(), path)
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		d.decodeStruct(n, v, path)
+	case reflect.Map:
+		d.decodeMap(n, v, path)
+	case reflect.Slice:
+		if n.Kind == NullNode {
+			return
+		}
+		if n.Kind != SeqNode {
+			if n.Kind == ScalarNode && n.Tag == TagStr && strings.HasSuffix(path, ".command") {
+				d.p.at(n.Line, path, "must be a list (exec form), got the string %s: write [%s] — benchctl never runs a shell string; use [\"sh\", \"-c\", \"...\"] if you need a shell", quote(n.Value), quoteFields(n.Value))
+				return
+			}
+			d.p.at(n.Line, path, "must be a list, got %s", n.describe())
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Items), len(n.Items))
+		for i, it := range n.Items {
+			d.decode(it, s.Index(i), index(path, i))
+		}
+		v.Set(s)
+	case reflect.String:
+		if n.Kind != ScalarNode || n.Tag != TagStr {
+			d.p.at(n.Line, path, "must be a string, got %s", n.describe())
+			return
+		}
+		v.SetString(n.Value)
+	case reflect.Bool:
+		if n.Kind != ScalarNode || n.Tag != TagBool {
+			d.p.at(n.Line, path, "must be true or false, got %s", n.describe())
+			return
+		}
+		v.SetBool(strings.EqualFold(n.Value, "true"))
+	case reflect.Int, reflect.Int64:
+		i, ok := intValue(n)
+		if !ok {
+			d.p.at(n.Line, path, "must be a whole number, got %s", n.describe())
+			return
+		}
+		v.SetInt(i)
+	default:
+		d.p.at(n.Line, path, "cannot be decoded (internal: unsupported type %s)", v.Type())
+	}
+}
+
+// intValue reads an integer scalar (decimal, 0x, 0o) that fits in 53 bits.
+func intValue(n *Node) (int64, bool) {
+	if n.Kind != ScalarNode || n.Tag != TagInt {
+		return 0, false
+	}
+	s := strings.ReplaceAll(n.Value, "_", "")
+	i, err := strconv.ParseInt(s, 0, 64)
+	if err != nil || i > 1<<53 || i < -(1<<53) {
+		return 0, false
+	}
+	return i, true
+}
+
+func (d *decoder) decodeMap(n *Node, v reflect.Value, path string) {
+	if n.Kind == NullNode {
+		return
+	}
+	if n.Kind != MapNode {
+		d.p.at(n.Line, path, "must be a mapping of names to values, got %s", n.describe())
+		return
+	}
+	m := reflect.MakeMapWithSize(v.Type(), len(n.Keys))
+	for i, k := range n.Keys {
+		kp := join(path, k.Value)
+		d.p.pos[kp] = k.Line
+		ev := reflect.New(v.Type().Elem()).Elem()
+		it := n.Items[i]
+		if ev.Kind() == reflect.String && it.Kind == ScalarNode {
+			// Values of name->string maps (env, buildArgs) are text: a YAML 8 or true is
+			// kept exactly as written.
+			ev.SetString(it.Value)
+		} else {
+			if ev.Kind() == reflect.String && it.Kind == NullNode {
+				d.p.at(it.Line, kp, "has no value (write \"\" for an empty string)")
+				continue
+			}
+			d.decode(it, ev, kp)
+		}
+		m.SetMapIndex(reflect.ValueOf(k.Value), ev)
+	}
+	v.Set(m)
+}
+
+// fieldName is the schema name of a struct field: its json tag.
+func fieldName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
+}
+
+func (d *decoder) decodeStruct(n *Node, v reflect.Value, path string) {
+	if n.Kind == NullNode {
+		return
+	}
+	if n.Kind != MapNode {
+		d.p.at(n.Line, path, "must be a mapping, got %s", n.describe())
+		return
+	}
+	t := v.Type()
+	fields := map[string]int{}
+	var names []string
+	for i := range t.NumField() {
+		if name := fieldName(t.Field(i)); name != "" && name != "-" {
+			fields[name] = i
+			names = append(names, name)
+		}
+	}
+	for i, k := range n.Keys {
+		kp := join(path, k.Value)
+		fi, ok := fields[k.Value]
+		if !ok {
+			if d.unknown != nil {
+				d.unknown(path, k)
+				continue
+			}
+			msg := "unknown field"
+			if s := suggest(k.Value, names); s != "" {
+				msg += ", did you mean " + quote(s) + "?"
+			}
+			sort.Strings(names)
+			d.p.at(k.Line, kp, "%s (allowed here: %s)", msg, strings.Join(names, ", "))
+			continue
+		}
+		d.p.pos[kp] = k.Line
+		d.decode(n.Items[i], v.Field(fi), kp)
+	}
+}
+
+// suggest returns the allowed name closest to a misspelt one, if it is close.
+func suggest(got string, allowed []string) string {
+	best, bestD := "", math.MaxInt
+	for _, a := range allowed {
+		if strings.EqualFold(a, got) {
+			return a
+		}
+		if dd := distance(strings.ToLower(got), strings.ToLower(a)); dd < bestD {
+			best, bestD = a, dd
+		}
+	}
+	if bestD <= 2 || (bestD <= 3 && len(got) > 6) {
+		return best
+	}
+	return ""
+}
+
+// distance is the Levenshtein edit distance.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			c := 1
+			if ra[i-1] == rb[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+func reflectValue(ptr any) reflect.Value { return reflect.ValueOf(ptr).Elem() }
+
+// quoteFields renders a command string as a suggested list, split at spaces.
+func quoteFields(s string) string {
+	f := strings.Fields(s)
+	for i := range f {
+		f[i] = strconv.Quote(f[i])
+	}
+	return strings.Join(f, ", ")
+}

@@ -1,0 +1,109 @@
+package manifest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+)
+
+// MaxFileSize bounds the manifest file size; a manifest is a few KiB.
+const MaxFileSize = 4 << 20
+
+// CatalogFunc imports the benchmarks a manifest's `models:` block selects. It is supplied by
+// the models package (which imports this one), so that manifest stays at the bottom of the
+// import graph. Problems in the catalog file are returned as an *Error; warnings as text.
+type CatalogFunc func(sel Models) ([]Benchmark, []string, error)
+
+// Options control Load.
+type Options struct {
+	// Lookup reads environment variables for ${VAR} expansion; nil means none is set.
+	Lookup Lookup
+	// Catalog imports `models:`; nil makes a manifest with `models:` an error.
+	Catalog CatalogFunc
+}
+
+// Load reads, validates and resolves the manifest at path. It returns every problem found
+// (as an *Error) or the resolved Manifest and warnings that do not stop it.
+func Load(path string, opts Options) (*Manifest, []string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, invalidFile(path, fmt.Sprintf("cannot resolve the path: %v", err))
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil, invalidFile(path, "no such file (give the path of a .yaml, .yml or .json manifest)")
+		}
+		return nil, nil, invalidFile(path, fmt.Sprintf("cannot read: %v", err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, nil, invalidFile(path, "is a directory, not a manifest file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, nil, invalidFile(path, fmt.Sprintf("cannot read: %v", err))
+	}
+	if len(data) > MaxFileSize {
+		return nil, nil, invalidFile(path, fmt.Sprintf("is larger than %d MiB; a manifest is a small text file", MaxFileSize>>20))
+	}
+	return Parse(path, abs, data, opts)
+}
+
+// Parse validates and resolves manifest bytes. name is the file name used in messages;
+// abs is the absolute path that relative paths in the manifest are resolved against.
+func Parse(name, abs string, data []byte, opts Options) (*Manifest, []string, error) {
+	switch ext := strings.ToLower(filepath.Ext(name)); ext {
+	case ".yaml", ".yml", ".json":
+	default:
+		return nil, nil, invalidFile(name, fmt.Sprintf("unknown manifest extension %s (use .yaml, .yml or .json)", quote(ext)))
+	}
+	root, err := ParseDocument(name, data)
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			return nil, nil, &Error{File: name, Problems: []Problem{{File: name, Line: pe.Line, Msg: pe.Msg}}}
+		}
+		return nil, nil, err
+	}
+	p := newProblems(name)
+	p.pos[""] = root.Line
+	var spec Spec
+	if root.Kind != MapNode {
+		p.at(root.Line, "", "a manifest must be a mapping of fields (name, image, benchmarks, …), got %s", root.describe())
+		return nil, nil, p.err()
+	}
+	d := &decoder{p: p}
+	d.decode(root, reflect.ValueOf(&spec).Elem(), "")
+	lookup := opts.Lookup
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	r := &resolver{p: p, dir: filepath.Dir(abs), lookup: lookup, catalog: opts.Catalog}
+	m := r.resolve(&spec)
+	if err := p.err(); err != nil {
+		return nil, r.warnings, err
+	}
+	m.Path = abs
+	sum := sha256.Sum256(data)
+	m.Digest = "sha256:" + hex.EncodeToString(sum[:])
+	return m, r.warnings, nil
+}
+
+// ParseDocument parses JSON (by a .json name) or YAML into a Node tree.
+func ParseDocument(name string, data []byte) (*Node, error) {
+	if strings.EqualFold(filepath.Ext(name), ".json") {
+		return parseJSON(name, data)
+	}
+	return parseYAML(name, data)
+}
+
+func invalidFile(name, msg string) error {
+	return &Error{File: name, Problems: []Problem{{File: name, Msg: msg}}}
+}

@@ -1,0 +1,213 @@
+package manifest
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// Manifest is a resolved manifest: every path absolute, every ${VAR} expanded, defaults
+// filled and mounts de-duplicated. It holds secret values in memory (EnvVar.Secret); print or
+// persist only Redacted() copies.
+type Manifest struct {
+	Name       string      `json:"name" yaml:"name"`
+	Path       string      `json:"path" yaml:"path"`
+	Digest     string      `json:"digest" yaml:"digest"` // sha256 of the manifest file's bytes
+	Image      Image       `json:"image" yaml:"image"`
+	GPU        GPU         `json:"gpu" yaml:"gpu"`
+	Mounts     []Mount     `json:"mounts" yaml:"mounts"`
+	Env        []EnvVar    `json:"env" yaml:"env"`
+	PassEnv    []string    `json:"passEnv" yaml:"passEnv"`
+	Secrets    []string    `json:"secrets" yaml:"secrets"`
+	Container  Container   `json:"container" yaml:"container"`
+	Benchmarks []Benchmark `json:"benchmarks" yaml:"benchmarks"`
+	Models     *Models     `json:"models,omitempty" yaml:"models,omitempty"`
+	Slurm      Slurm       `json:"slurm" yaml:"slurm"`
+}
+
+// Image is how the benchmark image is obtained: built from Dockerfile, or Ref as it is.
+type Image struct {
+	Dockerfile string   `json:"dockerfile,omitempty" yaml:"dockerfile,omitempty"`
+	Context    string   `json:"context,omitempty" yaml:"context,omitempty"`
+	Target     string   `json:"target,omitempty" yaml:"target,omitempty"`
+	Platform   string   `json:"platform,omitempty" yaml:"platform,omitempty"`
+	BuildArgs  []EnvVar `json:"buildArgs,omitempty" yaml:"buildArgs,omitempty"` // sorted by name
+	Tag        string   `json:"tag,omitempty" yaml:"tag,omitempty"`             // empty: benchctl/<name>:<key prefix>
+	Ref        string   `json:"ref,omitempty" yaml:"ref,omitempty"`
+}
+
+// Builds reports whether the image is built from a Dockerfile (rather than used by ref).
+func (i Image) Builds() bool { return i.Dockerfile != "" }
+
+// Vendors of GPUs.
+const (
+	VendorAuto   = "auto"
+	VendorAMD    = "amd"
+	VendorNVIDIA = "nvidia"
+	VendorNone   = "none"
+)
+
+// GPU selects GPUs per node. Count 0 means all the node has (or Slurm gave the job).
+type GPU struct {
+	Vendor string `json:"vendor" yaml:"vendor"`
+	Count  Count  `json:"count" yaml:"count"`
+}
+
+// Count is a GPU count where 0 means "all".
+type Count int
+
+// MarshalJSON writes 0 as "all".
+func (c Count) MarshalJSON() ([]byte, error) {
+	if c == 0 {
+		return []byte(`"all"`), nil
+	}
+	return []byte(strconv.Itoa(int(c))), nil
+}
+
+// MarshalYAML writes 0 as "all".
+func (c Count) MarshalYAML() (any, error) {
+	if c == 0 {
+		return "all", nil
+	}
+	return int(c), nil
+}
+
+// Mount is a bind mount from the host into the benchmark container.
+type Mount struct {
+	Source   string `json:"source" yaml:"source"`
+	Target   string `json:"target" yaml:"target"`
+	ReadOnly bool   `json:"readOnly" yaml:"readOnly"`
+}
+
+// EnvVar is a NAME=value pair. Secret values are replaced by "***" in Redacted copies.
+type EnvVar struct {
+	Name   string `json:"name" yaml:"name"`
+	Value  string `json:"value" yaml:"value"`
+	Secret bool   `json:"secret,omitempty" yaml:"secret,omitempty"`
+}
+
+// Container holds the container settings of every benchmark.
+type Container struct {
+	Network string   `json:"network" yaml:"network"`
+	IPC     string   `json:"ipc" yaml:"ipc"`
+	ShmSize int64    `json:"shmSize,omitempty" yaml:"shmSize,omitempty"` // bytes; 0 = engine default
+	User    string   `json:"user,omitempty" yaml:"user,omitempty"`
+	CapAdd  []string `json:"capAdd,omitempty" yaml:"capAdd,omitempty"`
+	Devices []Device `json:"devices,omitempty" yaml:"devices,omitempty"`
+	Ulimits []Limit  `json:"ulimits,omitempty" yaml:"ulimits,omitempty"` // sorted by name
+}
+
+// Device is a host device given to the container.
+type Device struct {
+	Host        string `json:"host" yaml:"host"`
+	Container   string `json:"container" yaml:"container"`
+	Permissions string `json:"permissions" yaml:"permissions"`
+}
+
+// Limit is a ulimit; -1 means unlimited.
+type Limit struct {
+	Name string `json:"name" yaml:"name"`
+	Soft int64  `json:"soft" yaml:"soft"`
+	Hard int64  `json:"hard" yaml:"hard"`
+}
+
+// DefaultTimeout is a benchmark's timeout when the manifest gives none.
+const DefaultTimeout = 2 * time.Hour
+
+// Benchmark is one command run in the image on every node.
+type Benchmark struct {
+	Name    string   `json:"name" yaml:"name"`
+	Command []string `json:"command" yaml:"command"`
+	Workdir string   `json:"workdir,omitempty" yaml:"workdir,omitempty"`
+	Env     []EnvVar `json:"env,omitempty" yaml:"env,omitempty"`
+	Timeout Duration `json:"timeout" yaml:"timeout"`
+	Results string   `json:"results,omitempty" yaml:"results,omitempty"` // relative to BENCHCTL_OUTPUT_DIR
+	Tags    []string `json:"tags,omitempty" yaml:"tags,omitempty"`
+	// Model is set for benchmarks imported from a MAD catalog.
+	Model *Model `json:"model,omitempty" yaml:"model,omitempty"`
+}
+
+// Model is what a MAD catalog entry says beyond the command (for perf.csv columns).
+type Model struct {
+	Catalog           string            `json:"catalog" yaml:"catalog"`
+	Line              int               `json:"line" yaml:"line"`
+	URL               string            `json:"url,omitempty" yaml:"url,omitempty"`
+	Dockerfile        string            `json:"dockerfile,omitempty" yaml:"dockerfile,omitempty"`
+	Scripts           string            `json:"scripts,omitempty" yaml:"scripts,omitempty"`
+	Args              string            `json:"args,omitempty" yaml:"args,omitempty"`
+	NGPUs             string            `json:"nGPUs,omitempty" yaml:"nGPUs,omitempty"`
+	Owner             string            `json:"owner,omitempty" yaml:"owner,omitempty"`
+	TrainingPrecision string            `json:"trainingPrecision,omitempty" yaml:"trainingPrecision,omitempty"`
+	MultipleResults   string            `json:"multipleResults,omitempty" yaml:"multipleResults,omitempty"`
+	SkipGPUArch       []string          `json:"skipGPUArch,omitempty" yaml:"skipGPUArch,omitempty"`
+	Extra             map[string]string `json:"extra,omitempty" yaml:"extra,omitempty"` // unknown keys, as JSON text
+}
+
+// Duration is a time.Duration that prints as "2h0m0s".
+type Duration time.Duration
+
+// MarshalJSON writes the duration as text.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// MarshalYAML writes the duration as text.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// Models is the catalog import the manifest asked for.
+type Models struct {
+	Catalog string   `json:"catalog" yaml:"catalog"`
+	Tags    []string `json:"tags,omitempty" yaml:"tags,omitempty"`
+	Names   []string `json:"names,omitempty" yaml:"names,omitempty"`
+}
+
+// Slurm holds the manifest's defaults for `benchctl submit`.
+type Slurm struct {
+	Nodes       int      `json:"nodes" yaml:"nodes"`
+	Partition   string   `json:"partition,omitempty" yaml:"partition,omitempty"`
+	Account     string   `json:"account,omitempty" yaml:"account,omitempty"`
+	QOS         string   `json:"qos,omitempty" yaml:"qos,omitempty"`
+	Time        string   `json:"time,omitempty" yaml:"time,omitempty"`
+	GPUsPerNode *int     `json:"gpusPerNode,omitempty" yaml:"gpusPerNode,omitempty"`
+	Exclusive   bool     `json:"exclusive" yaml:"exclusive"`
+	SbatchArgs  []string `json:"sbatchArgs,omitempty" yaml:"sbatchArgs,omitempty"`
+}
+
+// Redacted returns a deep enough copy with every secret value replaced by "***": the only
+// form that may be printed, logged or written to a file.
+func (m *Manifest) Redacted() *Manifest {
+	c := *m
+	c.Env = redactVars(m.Env)
+	c.Image.BuildArgs = redactVars(m.Image.BuildArgs)
+	c.Benchmarks = make([]Benchmark, len(m.Benchmarks))
+	for i, b := range m.Benchmarks {
+		b.Env = redactVars(b.Env)
+		c.Benchmarks[i] = b
+	}
+	return &c
+}
+
+// Redacted is the placeholder printed instead of a secret value.
+const Redacted = "***"
+
+func redactVars(in []EnvVar) []EnvVar {
+	if in == nil {
+		return nil
+	}
+	out := make([]EnvVar, len(in))
+	for i, v := range in {
+		if v.Secret {
+			v.Value = Redacted
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// Benchmark returns the benchmark with the given name.
+func (m *Manifest) Benchmark(name string) (Benchmark, bool) {
+	for _, b := range m.Benchmarks {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return Benchmark{}, false
+}

@@ -1,0 +1,257 @@
+package manifest
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(kv ...string) Lookup {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestLoadGoodYAMLAndJSONAgree(t *testing.T) {
+	lookup := env("SCRATCH", "/scratch/me", "HF_TOKEN", "hf_secret_value")
+	y, wy, err := Load("testdata/good.yaml", Options{Lookup: lookup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, _, err := Load("testdata/good.json", Options{Lookup: lookup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Everything but the file identity must be identical.
+	y2, j2 := *y, *j
+	y2.Path, y2.Digest, j2.Path, j2.Digest = "", "", "", ""
+	if !reflect.DeepEqual(y2, j2) {
+		t.Fatalf("YAML and JSON resolve differently:\n%+v\n%+v", y2, j2)
+	}
+	dir, _ := filepath.Abs("testdata")
+	if y.Image.Dockerfile != filepath.Join(dir, "train.Dockerfile") || y.Image.Context != dir {
+		t.Errorf("paths not resolved against the manifest folder: %+v", y.Image)
+	}
+	if got := y.Image.BuildArgs; len(got) != 2 || got[0] != (EnvVar{Name: "BASE_IMAGE", Value: "rocm/pytorch:6.4"}) || got[1].Value != "0" {
+		t.Errorf("buildArgs = %+v", got)
+	}
+	if len(y.Mounts) != 2 || y.Mounts[1].Source != "/scratch/me/ckpt" || !y.Mounts[0].ReadOnly {
+		t.Errorf("mounts not de-duplicated / expanded: %+v", y.Mounts)
+	}
+	wantEnv := []EnvVar{{"HF_HOME", "/data/hf", false}, {"PRICE", "$5", false}, {"THREADS", "8", false}, {"TOKEN_COPY", "hf_secret_value", true}}
+	if !reflect.DeepEqual(y.Env, wantEnv) {
+		t.Errorf("env = %+v", y.Env)
+	}
+	if y.GPU != (GPU{Vendor: "amd", Count: 8}) || y.Container.ShmSize != 16<<30 || y.Slurm.Nodes != 2 {
+		t.Errorf("gpu/container/slurm: %+v %+v %+v", y.GPU, y.Container, y.Slurm)
+	}
+	if y.Benchmarks[0].Timeout != Duration(90*time.Minute) || y.Benchmarks[1].Timeout != Duration(DefaultTimeout) {
+		t.Errorf("timeouts: %v %v", y.Benchmarks[0].Timeout, y.Benchmarks[1].Timeout)
+	}
+	if len(y.Container.Ulimits) != 2 || y.Container.Ulimits[0] != (Limit{"memlock", -1, -1}) {
+		t.Errorf("ulimits %+v", y.Container.Ulimits)
+	}
+	for _, w := range wy {
+		if strings.Contains(w, "HF_TOKEN") {
+			t.Errorf("unexpected warning about a set secret: %s", w)
+		}
+	}
+}
+
+func TestRedactedNeverShowsSecrets(t *testing.T) {
+	m, _, err := Load("testdata/good.yaml", Options{Lookup: env("SCRATCH", "/s", "HF_TOKEN", "hf_secret_value")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(m.Redacted())
+	if strings.Contains(string(out), "hf_secret_value") {
+		t.Fatalf("secret in redacted output: %s", out)
+	}
+	if !strings.Contains(string(out), `"value":"***"`) {
+		t.Fatalf("redaction marker missing: %s", out)
+	}
+	if m.Env[3].Value != "hf_secret_value" {
+		t.Fatal("Redacted modified the original")
+	}
+}
+
+// writeManifest writes a manifest next to a Dockerfile and returns its path.
+func writeManifest(t *testing.T, name, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "models.json"), []byte("[]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const okHead = "name: t\nimage: {dockerfile: Dockerfile}\n"
+const okBench = "benchmarks: [{name: b, command: [x]}]\n"
+
+func TestInvalidManifests(t *testing.T) {
+	cases := []struct {
+		name, file, body string
+		want             []string // "line: path: fragment"
+	}{
+		{"unknown field", "m.yaml", okHead + okBench + "gpus: {vendor: amd}\n", []string{`4: gpus: unknown field, did you mean "gpu"?`}},
+		{"unknown nested", "m.yaml", okHead + "benchmarks: [{name: b, command: [x], timout: 1h}]\n", []string{`3: benchmarks[0].timout: unknown field, did you mean "timeout"?`}},
+		{"wrong type", "m.yaml", okHead + okBench + "passEnv: NCCL_*\n", []string{"4: passEnv: must be a list"}},
+		{"duplicate key yaml", "m.yaml", okHead + okBench + "env: {A: 1}\nenv: {B: 2}\n", []string{`5: duplicate key "env" (first defined at line 4)`}},
+		{"duplicate key json", "m.json", "{\n\"name\": \"t\",\n\"name\": \"u\"\n}\n", []string{`3: duplicate key "name" (first defined at line 2)`}},
+		{"json syntax", "m.json", "{\n\"name\": \"t\",\n\"image\": {\n}}\n,\n", []string{"5: unexpected content after the end"}},
+		{"json unclosed", "m.json", "{\n\"name\": \"t\",\n", []string{"not closed"}},
+		{"json type", "m.json", "{\"name\": \"t\",\n \"image\": {\"dockerfile\": \"Dockerfile\"},\n \"benchmarks\": [{\"name\": \"b\", \"command\": [\"x\"]}],\n \"gpu\": {\"count\": \"many\"}}\n", []string{`4: gpu.count: must be a positive number of GPUs per node or "all", got the string "many"`}},
+		{"bad enum", "m.yaml", okHead + okBench + "gpu: {vendor: amdd}\n", []string{`4: gpu.vendor: "amdd" is not a GPU vendor, did you mean "amd"? (allowed: amd, nvidia, none, auto)`}},
+		{"bad duration", "m.yaml", okHead + "benchmarks: [{name: b, command: [x], timeout: 2hours}]\n", []string{`3: benchmarks[0].timeout: "2hours" is not a duration`}},
+		{"bare number duration", "m.yaml", okHead + "benchmarks: [{name: b, command: [x], timeout: 60}]\n", []string{`3: benchmarks[0].timeout: must be a duration`}},
+		{"bad size", "m.yaml", okHead + okBench + "container: {shmSize: 16 gigs}\n", []string{`4: container.shmSize: "16 gigs" is not a size`}},
+		{"bad name", "m.yaml", "name: My_Bench\nimage: {dockerfile: Dockerfile}\n" + okBench, []string{`1: name: "My_Bench" is not a valid name`}},
+		{"missing name", "m.yaml", "image: {dockerfile: Dockerfile}\n" + okBench, []string{"1: name: is required"}},
+		{"long name", "m.yaml", "name: " + strings.Repeat("a", 64) + "\nimage: {dockerfile: Dockerfile}\n" + okBench, []string{"1: name: "}},
+		{"conflicting mounts", "m.yaml", okHead + okBench + "mounts:\n  - /a:/data\n  - {source: /b, target: /data/}\n", []string{"6: mounts[1]: target /data is already mounted from /a (mounts[0], line 5); this one mounts /b"}},
+		{"ro rw conflict", "m.yaml", okHead + okBench + "mounts: [/a:/data:ro, /a:/data]\n", []string{"4: mounts[1]: target /data is mounted twice from /a, once read-only"}},
+		{"relative target", "m.yaml", okHead + okBench + "mounts: [/a:data]\n", []string{`4: mounts[0]: container target "data" must be an absolute path`}},
+		{"malformed mount", "m.yaml", okHead + okBench + "mounts: [/a, /a:/b:rx, 7]\n", []string{`4: mounts[0]: "/a" is not a mount`, `4: mounts[1]: mount option "rx" is not supported`, `4: mounts[2]: must be "SOURCE:TARGET[:ro]"`}},
+		{"empty command", "m.yaml", okHead + "benchmarks: [{name: b, command: []}]\n", []string{"3: benchmarks[0].command: is empty"}},
+		{"missing command", "m.yaml", okHead + "benchmarks: [{name: b}]\n", []string{"3: benchmarks[0].command: is required"}},
+		{"shell string command", "m.yaml", okHead + "benchmarks: [{name: b, command: \"bash run.sh\"}]\n", []string{`3: benchmarks[0].command: must be a list (exec form), got the string "bash run.sh": write ["bash", "run.sh"]`}},
+		{"duplicate benchmark", "m.yaml", okHead + "benchmarks:\n  - {name: b, command: [x]}\n  - {name: b, command: [y]}\n", []string{`5: benchmarks[1].name: "b" is already the name of benchmarks[0]`}},
+		{"no benchmarks", "m.yaml", okHead, []string{"benchmarks: is required"}},
+		{"unset var", "m.yaml", okHead + okBench + "env: {A: \"${NOT_SET_ANYWHERE}\"}\n", []string{"4: env.A: ${NOT_SET_ANYWHERE} is not set (set it, or give a default: ${NOT_SET_ANYWHERE:-value})"}},
+		{"unterminated var", "m.yaml", okHead + okBench + "env: {A: \"${X\"}\n", []string{"4: env.A: unterminated ${"}},
+		{"missing dockerfile", "m.yaml", "name: t\nimage: {dockerfile: nope/Dockerfile}\n" + okBench, []string{"2: image.dockerfile: ", "nope/Dockerfile does not exist"}},
+		{"missing context", "m.yaml", "name: t\nimage: {dockerfile: Dockerfile, context: ctx}\n" + okBench, []string{"2: image.context: ", "ctx does not exist"}},
+		{"missing catalog", "m.yaml", okHead + "models: {catalog: ../MAD/models.json, tags: [vllm]}\n", []string{"3: models.catalog: ", "MAD/models.json does not exist"}},
+		{"both dockerfile and ref", "m.yaml", "name: t\nimage: {dockerfile: Dockerfile, ref: busybox}\n" + okBench, []string{"2: image: give either dockerfile"}},
+		{"neither dockerfile nor ref", "m.yaml", "name: t\nimage: {tag: x}\n" + okBench, []string{"2: image: needs dockerfile"}},
+		{"missing image", "m.yaml", "name: t\n" + okBench, []string{"1: image: is required"}},
+		{"bad tag", "m.yaml", "name: t\nimage: {dockerfile: Dockerfile, tag: \"Bad:Tag:x\"}\n" + okBench, []string{"2: image.tag: "}},
+		{"secret in build arg", "m.yaml", "name: t\nimage: {dockerfile: Dockerfile, buildArgs: {T: \"${HF_TOKEN}\"}}\nsecrets: [HF_TOKEN]\n" + okBench, []string{"2: image.buildArgs.T: uses the secret ${HF_TOKEN}"}},
+		{"reserved env", "m.yaml", okHead + okBench + "env: {NODE_RANK: \"1\"}\n", []string{"4: env.NODE_RANK: is set by benchctl"}},
+		{"bad results path", "m.yaml", okHead + "benchmarks: [{name: b, command: [x], results: ../x.csv}]\n", []string{`3: benchmarks[0].results: "../x.csv" must be a file name relative`}},
+		{"bad ulimit", "m.yaml", okHead + okBench + "container: {ulimits: {memlok: 1}}\n", []string{"4: container.ulimits.memlok: is not a ulimit"}},
+		{"bad slurm time", "m.yaml", okHead + okBench + "slurm: {time: 2h}\n", []string{`4: slurm.time: "2h" is not a Slurm time limit`}},
+		{"injection in partition", "m.yaml", okHead + okBench + "slurm: {partition: \"gpu; rm -rf /\"}\n", []string{"4: slurm.partition: "}},
+		{"bad gpu count", "m.yaml", okHead + okBench + "gpu: {count: -2}\n", []string{"4: gpu.count: must be a positive number"}},
+		{"models without selection", "m.yaml", okHead + "models: {catalog: models.json}\n", []string{"3: models: select models with tags"}},
+		{"version", "m.yaml", "version: 2\n" + okHead + okBench, []string{"1: version: unsupported manifest version 2"}},
+		{"not a mapping", "m.yaml", "- a\n- b\n", []string{"1: a manifest must be a mapping"}},
+		{"empty", "m.yaml", "", []string{"the document is empty"}},
+		{"yaml syntax", "m.yaml", "name: t\n  image: [\n", []string{"invalid YAML"}},
+		{"two documents", "m.yaml", okHead + okBench + "---\nname: u\n", []string{"more than one YAML document"}},
+		{"bad extension", "m.toml", "name = 't'\n", []string{"unknown manifest extension"}},
+		{"env null", "m.yaml", okHead + okBench + "env: {A: }\n", []string{"4: env.A: has no value"}},
+		{"passEnv bad glob", "m.yaml", okHead + okBench + "passEnv: [\"A[\", \"B C\"]\n", []string{"4: passEnv[0]: ", "4: passEnv[1]: "}},
+		{"bad capability", "m.yaml", okHead + okBench + "container: {capAdd: [SYS_PTRAC]}\n", []string{`4: container.capAdd[0]: "SYS_PTRAC" is not a Linux capability`}},
+		{"bad device", "m.yaml", okHead + okBench + "container: {devices: [kfd]}\n", []string{`4: container.devices[0]: "kfd" is not a device`}},
+		{"many at once", "m.yaml", "name: T\nimage: {dockerfile: Dockerfile}\ngpu: {vendor: x}\nbenchmarks: [{name: b}]\n", []string{"1: name:", "3: gpu.vendor:", "4: benchmarks[0].command:"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := writeManifest(t, c.file, c.body)
+			_, _, err := Load(p, Options{Lookup: env()})
+			var me *Error
+			if !errors.As(err, &me) {
+				t.Fatalf("want *manifest.Error, got %v", err)
+			}
+			msg := err.Error()
+			for _, w := range c.want {
+				if !strings.Contains(msg, p+":"+w) && !strings.Contains(msg, w) {
+					t.Errorf("error does not contain %q:\n%s", w, msg)
+				}
+				if lineSep := strings.Index(w, ": "); lineSep > 0 && isDigits(w[:lineSep]) && !strings.Contains(msg, p+":"+w) {
+					t.Errorf("error does not locate %q as %s:%s", w, p, w)
+				}
+			}
+			for _, pr := range me.Problems {
+				if pr.File == "" || pr.Msg == "" {
+					t.Errorf("problem without file or message: %+v", pr)
+				}
+			}
+		})
+	}
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func TestMissingFile(t *testing.T) {
+	_, _, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), Options{})
+	if err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestExpand(t *testing.T) {
+	lookup := env("A", "1", "EMPTY", "", "S", "sec")
+	secret := func(n string) bool { return n == "S" }
+	cases := []struct{ in, want, err string }{
+		{"plain", "plain", ""},
+		{"${A}", "1", ""},
+		{"x${A}y${A}", "x1y1", ""},
+		{"${B:-def}", "def", ""},
+		{"${EMPTY:-def}", "def", ""},
+		{"${EMPTY-def}", "", ""},
+		{"${B-def}", "def", ""},
+		{"$$A", "$A", ""},
+		{"$$${A}", "$1", ""},
+		{"$A", "$A", ""},
+		{"cost $5", "cost $5", ""},
+		{"trailing $", "trailing $", ""},
+		{"${B}", "", "${B} is not set"},
+		{"${B:?give B}", "", "${B}: give B"},
+		{"${1A}", "", "is not a variable name"},
+		{"${A", "", "unterminated"},
+		{"${A:-${B}}", "", "nested"},
+		{"${S}", "sec", ""},
+	}
+	for _, c := range cases {
+		got, _, err := Expand(c.in, lookup, secret)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("Expand(%q) error = %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("Expand(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	_, secrets, _ := Expand("a${S}b", lookup, secret)
+	if len(secrets) != 1 || secrets[0] != "S" {
+		t.Errorf("secrets used = %v", secrets)
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	for in, want := range map[string]int64{"16g": 16 << 30, "512m": 512 << 20, "1024": 1024, "1.5G": 3 << 29, "64MiB": 64 << 20, "2k": 2048} {
+		if got, err := ParseByteSize(in); err != nil || got != want {
+			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "g", "-1", "16x", "1e9"} {
+		if _, err := ParseByteSize(in); err == nil {
+			t.Errorf("ParseByteSize(%q) succeeded", in)
+		}
+	}
+}

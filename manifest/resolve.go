@@ -1,0 +1,294 @@
+package manifest
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+var (
+	nameRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	benchNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	targetRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	platformRE  = regexp.MustCompile(`^[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?$`)
+	userRE      = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?$`)
+	globRE      = regexp.MustCompile(`^[A-Za-z0-9_*?\[\]!-]+$`)
+)
+
+// Reserved are the variables benchctl sets in every container; a manifest cannot set them.
+var Reserved = []string{"NODE_RANK", "NNODES", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "BENCHCTL_OUTPUT_DIR"}
+
+// ReservedMountRoot is where benchctl mounts its own folders in the container.
+const ReservedMountRoot = "/benchctl"
+
+type resolver struct {
+	p        *problems
+	dir      string
+	lookup   Lookup
+	catalog  CatalogFunc
+	secrets  map[string]bool
+	warnings []string
+}
+
+func (r *resolver) warn(path, format string, args ...any) {
+	pr := Problem{File: r.p.file, Line: r.p.line(path), Path: path}
+	pr.Msg = fmt.Sprintf(format, args...)
+	r.warnings = append(r.warnings, pr.String())
+}
+
+// value expands a field that may not carry a secret (it would be persisted).
+func (r *resolver) value(fp, s string) (string, bool) {
+	e, err := expand(s, r.lookup, r.isSecret)
+	if err != nil {
+		r.p.add(fp, "%v", err)
+		return "", false
+	}
+	if len(e.secrets) > 0 {
+		r.p.add(fp, "uses the secret ${%s}: secrets reach only the container's environment at run time, never build args, paths, tags or mounts (they would be stored in the image or the job record)", e.secrets[0])
+		return "", false
+	}
+	return e.value, true
+}
+
+func (r *resolver) isSecret(name string) bool { return r.secrets[name] }
+
+// abs makes a host path absolute, relative to the manifest's folder.
+func (r *resolver) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(r.dir, p)
+}
+
+func (r *resolver) resolve(s *Spec) *Manifest {
+	m := &Manifest{}
+	if s.Version != nil && *s.Version != 1 {
+		r.p.add("version", "unsupported manifest version %d (this benchctl reads version 1)", *s.Version)
+	}
+	// Secrets first: every later expansion must know which variables are secret.
+	r.secrets = map[string]bool{}
+	for i, n := range s.Secrets {
+		fp := index("secrets", i)
+		switch {
+		case !varNameRE.MatchString(n):
+			r.p.add(fp, "%s is not an environment variable name", quote(n))
+		case r.secrets[n]:
+			r.p.add(fp, "%s is listed twice", n)
+		default:
+			r.secrets[n] = true
+			m.Secrets = append(m.Secrets, n)
+			if _, ok := r.lookup(n); !ok {
+				r.warn(fp, "%s is not set here; the container gets it only where it is set when `benchctl run` starts", n)
+			}
+		}
+	}
+
+	switch {
+	case s.Name == "":
+		r.p.add("name", "is required (lower-case letters, digits, '.', '_', '-'; at most 63)")
+	case len(s.Name) > 63 || !nameRE.MatchString(s.Name):
+		r.p.add("name", "%s is not a valid name (lower-case letters, digits, '.', '_', '-', starting with a letter or digit; at most 63)", quote(s.Name))
+	default:
+		m.Name = s.Name
+	}
+
+	if s.Image == nil {
+		r.p.add("image", "is required (image.dockerfile to build an image, or image.ref to use an existing one)")
+	} else {
+		m.Image = r.image(s.Image)
+	}
+	m.GPU = r.gpu(s.GPU)
+	m.Mounts = r.mounts(s.Mounts)
+	m.Env = r.env("env", s.Env)
+	for i, g := range s.PassEnv {
+		fp := index("passEnv", i)
+		if _, err := path.Match(g, ""); err != nil || !globRE.MatchString(g) {
+			r.p.add(fp, "%s is not a variable name or glob (letters, digits, _ and the wildcards * ? [...])", quote(g))
+			continue
+		}
+		m.PassEnv = append(m.PassEnv, g)
+	}
+	m.Container = r.container(s.Container)
+	m.Benchmarks = r.benchmarks(s.Benchmarks)
+	if s.Models != nil {
+		m.Models = r.models(s.Models)
+	}
+	if len(s.Benchmarks) == 0 && s.Models == nil {
+		r.p.add("benchmarks", "is required: list at least one benchmark (name and command), or import some with models: {catalog, tags}")
+	}
+	if m.Models != nil && r.catalog != nil && len(r.p.list) == 0 {
+		bs, warns, err := r.catalog(*m.Models)
+		r.warnings = append(r.warnings, warns...)
+		if err != nil {
+			if e, ok := err.(*Error); ok {
+				r.p.list = append(r.p.list, e.Problems...)
+			} else {
+				r.p.add("models.catalog", "%v", err)
+			}
+		}
+		seen := map[string]bool{}
+		for _, b := range m.Benchmarks {
+			seen[b.Name] = true
+		}
+		for _, b := range bs {
+			if seen[b.Name] {
+				r.p.add("models", "the catalog's model %s has the same name as a benchmark of the manifest (rename one)", quote(b.Name))
+				continue
+			}
+			seen[b.Name] = true
+			m.Benchmarks = append(m.Benchmarks, b)
+		}
+		if err == nil && len(bs) == 0 {
+			r.p.add("models", "selects no model from %s (check models.tags and models.names; `benchctl models list --catalog %s` shows what is there)", m.Models.Catalog, m.Models.Catalog)
+		}
+	} else if m.Models != nil && r.catalog == nil {
+		r.p.add("models", "importing a catalog is not available here")
+	}
+	m.Slurm = r.slurm(s.Slurm)
+	return m
+}
+
+func (r *resolver) image(s *ImageSpec) Image {
+	var im Image
+	switch {
+	case s.Dockerfile != "" && s.Ref != "":
+		r.p.add("image", "give either dockerfile (build) or ref (use an existing image), not both")
+		return im
+	case s.Dockerfile == "" && s.Ref == "":
+		r.p.add("image", "needs dockerfile (to build an image) or ref (to use an existing one)")
+		return im
+	case s.Ref != "":
+		if v, ok := r.value("image.ref", s.Ref); ok {
+			if err := checkReference(v, true); err != nil {
+				r.p.add("image.ref", "%s is not an image reference: %v", quote(v), err)
+			} else {
+				im.Ref = v
+			}
+		}
+		for _, f := range []struct{ name, v string }{{"context", s.Context}, {"target", s.Target}, {"tag", s.Tag}, {"platform", s.Platform}} {
+			if f.v != "" {
+				r.p.add("image."+f.name, "applies only when building (image.dockerfile); remove it, or build instead of using image.ref")
+			}
+		}
+		if len(s.BuildArgs) > 0 {
+			r.p.add("image.buildArgs", "applies only when building (image.dockerfile)")
+		}
+		return im
+	}
+	if v, ok := r.value("image.dockerfile", s.Dockerfile); ok {
+		im.Dockerfile = r.abs(v)
+		if st, err := os.Stat(im.Dockerfile); err != nil {
+			r.p.add("image.dockerfile", "%s does not exist (paths are relative to the manifest's folder %s)", im.Dockerfile, r.dir)
+		} else if !st.Mode().IsRegular() {
+			r.p.add("image.dockerfile", "%s is not a file", im.Dockerfile)
+		}
+	}
+	ctx := s.Context
+	if ctx == "" && im.Dockerfile != "" {
+		im.Context = filepath.Dir(im.Dockerfile)
+	} else if ctx != "" {
+		if v, ok := r.value("image.context", ctx); ok {
+			im.Context = r.abs(v)
+			if st, err := os.Stat(im.Context); err != nil {
+				r.p.add("image.context", "%s does not exist (paths are relative to the manifest's folder %s)", im.Context, r.dir)
+			} else if !st.IsDir() {
+				r.p.add("image.context", "%s is not a directory", im.Context)
+			}
+		}
+	}
+	if s.Target != "" && !targetRE.MatchString(s.Target) {
+		r.p.add("image.target", "%s is not a build stage name", quote(s.Target))
+	}
+	im.Target = s.Target
+	if s.Platform != "" && !platformRE.MatchString(s.Platform) {
+		r.p.add("image.platform", "%s is not a platform (os/arch[/variant], e.g. linux/amd64)", quote(s.Platform))
+	}
+	im.Platform = s.Platform
+	for _, k := range sortedKeys(s.BuildArgs) {
+		fp := "image.buildArgs." + k
+		if !varNameRE.MatchString(k) {
+			r.p.add(fp, "%s is not a build argument name (letters, digits and _)", quote(k))
+			continue
+		}
+		if v, ok := r.value(fp, s.BuildArgs[k]); ok {
+			im.BuildArgs = append(im.BuildArgs, EnvVar{Name: k, Value: v})
+		}
+	}
+	if s.Tag != "" {
+		if v, ok := r.value("image.tag", s.Tag); ok {
+			if err := checkReference(v, false); err != nil {
+				r.p.add("image.tag", "%s is not an image tag: %v", quote(v), err)
+			} else {
+				im.Tag = v
+			}
+		}
+	}
+	return im
+}
+
+func (r *resolver) gpu(s GPUSpec) GPU {
+	g := GPU{Vendor: VendorAuto, Count: Count(s.Count.N)}
+	switch s.Vendor {
+	case "":
+	case VendorAuto, VendorAMD, VendorNVIDIA, VendorNone:
+		g.Vendor = s.Vendor
+	default:
+		msg := ""
+		if sg := suggest(s.Vendor, []string{VendorAMD, VendorNVIDIA, VendorNone, VendorAuto}); sg != "" {
+			msg = ", did you mean " + quote(sg) + "?"
+		}
+		r.p.add("gpu.vendor", "%s is not a GPU vendor%s (allowed: amd, nvidia, none, auto)", quote(s.Vendor), msg)
+	}
+	if g.Vendor == VendorNone && s.Count.Set && s.Count.N != 0 {
+		r.p.add("gpu.count", "asks for %d GPUs but gpu.vendor is none", s.Count.N)
+	}
+	return g
+}
+
+func (r *resolver) env(base string, in map[string]string) []EnvVar {
+	var out []EnvVar
+	for _, k := range sortedKeys(in) {
+		fp := base + "." + k
+		if !varNameRE.MatchString(k) {
+			r.p.add(fp, "%s is not an environment variable name (letters, digits and _, not starting with a digit)", quote(k))
+			continue
+		}
+		if isReserved(k) {
+			r.p.add(fp, "is set by benchctl on every node (reserved: %s)", strings.Join(Reserved, ", "))
+			continue
+		}
+		if r.secrets[k] {
+			r.p.add(fp, "%s is listed under secrets: it is passed from the host at run time; remove it here", k)
+			continue
+		}
+		e, err := expand(in[k], r.lookup, r.isSecret)
+		if err != nil {
+			r.p.add(fp, "%v", err)
+			continue
+		}
+		out = append(out, EnvVar{Name: k, Value: e.value, Secret: len(e.secrets) > 0})
+	}
+	return out
+}
+
+func isReserved(k string) bool {
+	for _, v := range Reserved {
+		if v == k {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

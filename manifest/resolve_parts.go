@@ -1,0 +1,275 @@
+package manifest
+
+import (
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/distribution/reference"
+)
+
+var (
+	slurmTimeRE  = regexp.MustCompile(`^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2}|(?i:unlimited|infinite))$`)
+	slurmNameRE  = regexp.MustCompile(`^[A-Za-z0-9_.,:+-]+$`)
+	capabilities = "AUDIT_CONTROL AUDIT_READ AUDIT_WRITE BLOCK_SUSPEND BPF CHECKPOINT_RESTORE CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID IPC_LOCK IPC_OWNER KILL LEASE LINUX_IMMUTABLE MAC_ADMIN MAC_OVERRIDE MKNOD NET_ADMIN NET_BIND_SERVICE NET_BROADCAST NET_RAW PERFMON SETFCAP SETGID SETPCAP SETUID SYS_ADMIN SYS_BOOT SYS_CHROOT SYS_MODULE SYS_NICE SYS_PACCT SYS_PTRACE SYS_RAWIO SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG SYSLOG WAKE_ALARM ALL"
+	ulimitNames  = "core cpu data fsize locks memlock msgqueue nice nofile nproc rss rtprio rttime sigpending stack"
+)
+
+// checkReference validates an image reference; a tag may not carry a digest.
+func checkReference(s string, allowDigest bool) error {
+	ref, err := reference.ParseNormalizedNamed(s)
+	if err != nil {
+		if errors.Is(err, reference.ErrNameContainsUppercase) {
+			return errors.New("repository names must be lower-case")
+		}
+		return err
+	}
+	if _, ok := ref.(reference.Digested); ok && !allowDigest {
+		return errors.New("a tag cannot contain a digest")
+	}
+	return nil
+}
+
+func (r *resolver) mounts(in []MountSpec) []Mount {
+	var out []Mount
+	from := map[string]int{} // target -> index in in
+	for i, ms := range in {
+		fp := index("mounts", i)
+		if ms.Source == "" {
+			continue // already reported by the decoder
+		}
+		src, ok := r.value(fp, ms.Source)
+		if !ok {
+			continue
+		}
+		tgt, ok := r.value(fp, ms.Target)
+		if !ok {
+			continue
+		}
+		if !path.IsAbs(tgt) {
+			r.p.add(fp, "container target %s must be an absolute path (e.g. /data)", quote(tgt))
+			continue
+		}
+		tgt = path.Clean(tgt)
+		if tgt == "/" {
+			r.p.add(fp, "cannot mount over the container's root /")
+			continue
+		}
+		if tgt == ReservedMountRoot || strings.HasPrefix(tgt, ReservedMountRoot+"/") {
+			r.p.add(fp, "target %s is inside %s, which benchctl uses for its own folders", tgt, ReservedMountRoot)
+			continue
+		}
+		m := Mount{Source: r.abs(src), Target: tgt, ReadOnly: ms.ReadOnly}
+		if j, dup := from[tgt]; dup {
+			prev := out[indexOf(out, tgt)]
+			if prev.Source == m.Source && prev.ReadOnly == m.ReadOnly {
+				continue // the same mount twice: merged
+			}
+			if prev.Source != m.Source {
+				r.p.add(fp, "target %s is already mounted from %s (mounts[%d], line %d); this one mounts %s: one target needs one source", tgt, prev.Source, j, in[j].Line, m.Source)
+			} else {
+				r.p.add(fp, "target %s is mounted twice from %s, once read-only and once read-write (mounts[%d], line %d): pick one", tgt, m.Source, j, in[j].Line)
+			}
+			continue
+		}
+		from[tgt] = i
+		if _, err := os.Stat(m.Source); err != nil {
+			r.warn(fp, "source %s does not exist on this machine (it must exist on every node that runs the benchmark)", m.Source)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func indexOf(ms []Mount, target string) int {
+	for i, m := range ms {
+		if m.Target == target {
+			return i
+		}
+	}
+	return -1
+}
+
+func (r *resolver) container(s ContainerSpec) Container {
+	c := Container{Network: "host", IPC: "host", ShmSize: s.ShmSize.Bytes}
+	switch s.Network {
+	case "":
+	case "host", "none", "bridge":
+		c.Network = s.Network
+	default:
+		r.p.add("container.network", "%s is not supported (allowed: host, none, bridge; multi-node benchmarks need host)", quote(s.Network))
+	}
+	switch s.IPC {
+	case "":
+	case "host", "private", "shareable", "none":
+		c.IPC = s.IPC
+	default:
+		r.p.add("container.ipc", "%s is not supported (allowed: host, private, shareable, none)", quote(s.IPC))
+	}
+	if s.User != "" && !userRE.MatchString(s.User) {
+		r.p.add("container.user", "%s is not a user (NAME, UID, NAME:GROUP or UID:GID)", quote(s.User))
+	}
+	c.User = s.User
+	caps := map[string]bool{}
+	for _, k := range strings.Fields(capabilities) {
+		caps[k] = true
+	}
+	for i, cp := range s.CapAdd {
+		name := strings.TrimPrefix(strings.ToUpper(cp), "CAP_")
+		if !caps[name] {
+			r.p.add(index("container.capAdd", i), "%s is not a Linux capability (e.g. SYS_PTRACE, IPC_LOCK, SYS_ADMIN)", quote(cp))
+			continue
+		}
+		c.CapAdd = append(c.CapAdd, name)
+	}
+	for i, dv := range s.Devices {
+		fp := index("container.devices", i)
+		parts := strings.Split(dv, ":")
+		d := Device{Host: parts[0], Permissions: "rwm"}
+		d.Container = d.Host
+		if len(parts) > 3 || !strings.HasPrefix(d.Host, "/dev/") {
+			r.p.add(fp, "%s is not a device (HOST[:CONTAINER[:PERMISSIONS]], HOST under /dev, e.g. /dev/infiniband/uverbs0)", quote(dv))
+			continue
+		}
+		if len(parts) >= 2 {
+			if !path.IsAbs(parts[1]) {
+				r.p.add(fp, "container path %s must be absolute", quote(parts[1]))
+				continue
+			}
+			d.Container = parts[1]
+		}
+		if len(parts) == 3 {
+			if parts[2] == "" || strings.Trim(parts[2], "rwm") != "" {
+				r.p.add(fp, "permissions %s must be made of r, w and m", quote(parts[2]))
+				continue
+			}
+			d.Permissions = parts[2]
+		}
+		c.Devices = append(c.Devices, d)
+	}
+	known := map[string]bool{}
+	for _, k := range strings.Fields(ulimitNames) {
+		known[k] = true
+	}
+	for _, k := range sortedKeys(s.Ulimits) {
+		if !known[k] {
+			r.p.add("container.ulimits."+k, "is not a ulimit (allowed: %s)", strings.ReplaceAll(ulimitNames, " ", ", "))
+			continue
+		}
+		u := s.Ulimits[k]
+		c.Ulimits = append(c.Ulimits, Limit{Name: k, Soft: u.Soft, Hard: u.Hard})
+	}
+	return c
+}
+
+func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
+	var out []Benchmark
+	seen := map[string]int{}
+	for i, s := range in {
+		fp := index("benchmarks", i)
+		b := Benchmark{Name: s.Name, Workdir: s.Workdir, Results: s.Results, Tags: s.Tags, Timeout: Duration(DefaultTimeout)}
+		switch {
+		case s.Name == "":
+			r.p.add(fp+".name", "is required")
+		case len(s.Name) > 100 || !benchNameRE.MatchString(s.Name):
+			r.p.add(fp+".name", "%s is not a valid benchmark name (letters, digits, '.', '_', '-'; at most 100)", quote(s.Name))
+		default:
+			if j, dup := seen[s.Name]; dup {
+				r.p.add(fp+".name", "%s is already the name of benchmarks[%d] (names must be unique)", quote(s.Name), j)
+			}
+			seen[s.Name] = i
+		}
+		if r.p.has(fp + ".command") {
+			// already reported (e.g. a shell string instead of a list)
+		} else if len(s.Command) == 0 {
+			if _, written := r.p.pos[fp+".command"]; !written || s.Command == nil {
+				r.p.add(fp+".command", "is required: the program and its arguments as a list, e.g. [\"python3\", \"train.py\", \"--epochs\", \"1\"]")
+			} else {
+				r.p.add(fp+".command", "is empty: give the program and its arguments as a list")
+			}
+		} else if s.Command[0] == "" {
+			r.p.add(index(fp+".command", 0), "the program name is empty")
+		}
+		b.Command = s.Command
+		if s.Workdir != "" && !path.IsAbs(s.Workdir) {
+			r.p.add(fp+".workdir", "%s must be an absolute path in the container", quote(s.Workdir))
+		}
+		if s.Timeout.Set {
+			b.Timeout = Duration(s.Timeout.D)
+		}
+		if s.Results != "" {
+			clean := path.Clean(s.Results)
+			if path.IsAbs(s.Results) || clean == ".." || strings.HasPrefix(clean, "../") || clean == "." {
+				r.p.add(fp+".results", "%s must be a file name relative to $BENCHCTL_OUTPUT_DIR (e.g. perf.csv)", quote(s.Results))
+			} else {
+				b.Results = clean
+			}
+		}
+		for j, t := range s.Tags {
+			if t == "" || strings.ContainsAny(t, ", \t\n") {
+				r.p.add(index(fp+".tags", j), "%s is not a tag (no spaces or commas)", quote(t))
+			}
+		}
+		b.Env = r.env(fp+".env", s.Env)
+		out = append(out, b)
+	}
+	return out
+}
+
+func (r *resolver) models(s *ModelsSpec) *Models {
+	m := &Models{Tags: s.Tags, Names: s.Names}
+	if s.Catalog == "" {
+		r.p.add("models.catalog", "is required: the path of a MAD-style models.json")
+	} else if v, ok := r.value("models.catalog", s.Catalog); ok {
+		m.Catalog = r.abs(v)
+		if st, err := os.Stat(m.Catalog); err != nil {
+			r.p.add("models.catalog", "%s does not exist (paths are relative to the manifest's folder %s)", m.Catalog, r.dir)
+		} else if st.IsDir() {
+			m.Catalog = filepath.Join(m.Catalog, "models.json")
+			if _, err := os.Stat(m.Catalog); err != nil {
+				r.p.add("models.catalog", "%s is a directory without a models.json", filepath.Dir(m.Catalog))
+			}
+		}
+	}
+	if len(s.Tags) == 0 && len(s.Names) == 0 {
+		r.p.add("models", "select models with tags (or [all]) or names")
+	}
+	for i, t := range s.Tags {
+		if strings.TrimSpace(t) == "" {
+			r.p.add(index("models.tags", i), "is empty")
+		}
+	}
+	return m
+}
+
+func (r *resolver) slurm(s SlurmSpec) Slurm {
+	out := Slurm{Nodes: s.Nodes, Partition: s.Partition, Account: s.Account, QOS: s.QOS, Time: s.Time,
+		GPUsPerNode: s.GPUsPerNode, Exclusive: s.Exclusive, SbatchArgs: s.SbatchArgs}
+	if _, set := r.p.pos["slurm.nodes"]; set && s.Nodes < 1 {
+		r.p.add("slurm.nodes", "must be at least 1, got %d", s.Nodes)
+	}
+	if out.Nodes == 0 {
+		out.Nodes = 1
+	}
+	for _, f := range []struct{ name, v string }{{"partition", s.Partition}, {"account", s.Account}, {"qos", s.QOS}} {
+		if f.v != "" && !slurmNameRE.MatchString(f.v) {
+			r.p.add("slurm."+f.name, "%s is not a Slurm %s name (letters, digits and . _ , : + -)", quote(f.v), f.name)
+		}
+	}
+	if s.Time != "" && !slurmTimeRE.MatchString(s.Time) {
+		r.p.add("slurm.time", "%s is not a Slurm time limit (MM, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)", quote(s.Time))
+	}
+	if s.GPUsPerNode != nil && *s.GPUsPerNode < 0 {
+		r.p.add("slurm.gpusPerNode", "must be 0 or more, got %d", *s.GPUsPerNode)
+	}
+	for i, a := range s.SbatchArgs {
+		if !strings.HasPrefix(a, "-") || strings.ContainsAny(a, "\n\r\x00") {
+			r.p.add(index("slurm.sbatchArgs", i), "%s is not an sbatch option (one option per item, starting with -, e.g. \"--constraint=mi300x\")", quote(a))
+		}
+	}
+	return out
+}
+

@@ -1,0 +1,183 @@
+package manifest
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// GPUCount is a per-node GPU count: a positive number, or "all" (stored as 0).
+type GPUCount struct {
+	N   int  // 0 = all
+	Set bool // written in the file
+}
+
+func (c *GPUCount) decodeNode(d *decoder, n *Node, path string) {
+	c.Set = true
+	if n.Kind == ScalarNode && n.Tag == TagStr && n.Value == "all" {
+		return
+	}
+	if i, ok := intValue(n); ok && i >= 1 && i <= 1024 {
+		c.N = int(i)
+		return
+	}
+	d.p.at(n.Line, path, "must be a positive number of GPUs per node or \"all\", got %s", n.describe())
+}
+
+// DurationSpec is a Go duration written as a string ("2h", "90m", "1h30m").
+type DurationSpec struct {
+	D   time.Duration
+	Set bool
+}
+
+func (t *DurationSpec) decodeNode(d *decoder, n *Node, path string) {
+	t.Set = true
+	if n.Kind != ScalarNode || n.Tag != TagStr {
+		hint := ""
+		if n.Tag == TagInt {
+			hint = fmt.Sprintf(" (a bare number has no unit: write \"%ss\" or \"%sm\")", n.Value, n.Value)
+		}
+		d.p.at(n.Line, path, "must be a duration like \"2h\", \"90m\" or \"1h30m\", got %s%s", n.describe(), hint)
+		return
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		d.p.at(n.Line, path, "%s is not a duration (use a number with a unit: s, m, h, e.g. \"2h\" or \"45m\")", quote(n.Value))
+		return
+	}
+	if v <= 0 {
+		d.p.at(n.Line, path, "must be longer than zero, got %s", quote(n.Value))
+		return
+	}
+	t.D = v
+}
+
+// ByteSize is a size in bytes, written as a number of bytes or with a unit ("16g", "512m").
+type ByteSize struct {
+	Bytes int64
+	Text  string
+}
+
+var sizeRE = regexp.MustCompile(`^(?i)\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b)?\s*$`)
+
+// ParseByteSize reads "16g", "512MiB", "1.5G" or "1024" (binary multiples, as Docker does).
+func ParseByteSize(s string) (int64, error) {
+	m := sizeRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("%s is not a size (use bytes or a number with k, m, g or t, e.g. \"16g\")", quote(s))
+	}
+	f, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s is not a size", quote(s))
+	}
+	mult := map[string]float64{"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[strings.ToLower(m[2])]
+	v := f * mult
+	if v < 1 || v > 1<<50 {
+		return 0, fmt.Errorf("%s is out of range (1 byte to 1 PiB)", quote(s))
+	}
+	return int64(v), nil
+}
+
+func (b *ByteSize) decodeNode(d *decoder, n *Node, path string) {
+	if n.Kind == NullNode {
+		return
+	}
+	if n.Kind != ScalarNode || (n.Tag != TagStr && n.Tag != TagInt) {
+		d.p.at(n.Line, path, "must be a size like \"16g\" or a number of bytes, got %s", n.describe())
+		return
+	}
+	v, err := ParseByteSize(n.Value)
+	if err != nil {
+		d.p.at(n.Line, path, "%v", err)
+		return
+	}
+	b.Bytes, b.Text = v, n.Value
+}
+
+// Ulimit is a resource limit: one number for soft and hard (-1 = unlimited) or {soft, hard}.
+type Ulimit struct {
+	Soft, Hard int64
+}
+
+func (u *Ulimit) decodeNode(d *decoder, n *Node, path string) {
+	if i, ok := intValue(n); ok {
+		u.Soft, u.Hard = i, i
+		if i < -1 {
+			d.p.at(n.Line, path, "must be -1 (unlimited) or a number ≥ 0, got %d", i)
+		}
+		return
+	}
+	if n.Kind == MapNode {
+		var raw struct {
+			Soft *int64 `json:"soft"`
+			Hard *int64 `json:"hard"`
+		}
+		before := len(d.p.list)
+		d.decodeStruct(n, reflectValue(&raw), path)
+		if len(d.p.list) > before {
+			return
+		}
+		if raw.Soft == nil || raw.Hard == nil {
+			d.p.at(n.Line, path, "needs both soft and hard (or a single number for both)")
+			return
+		}
+		u.Soft, u.Hard = *raw.Soft, *raw.Hard
+		if u.Soft < -1 || u.Hard < -1 {
+			d.p.at(n.Line, path, "limits must be -1 (unlimited) or ≥ 0")
+		} else if u.Hard != -1 && (u.Soft == -1 || u.Soft > u.Hard) {
+			d.p.at(n.Line, path, "soft limit %d is above the hard limit %d", u.Soft, u.Hard)
+		}
+		return
+	}
+	d.p.at(n.Line, path, "must be a number (-1 = unlimited) or {soft: N, hard: N}, got %s", n.describe())
+}
+
+// MountSpec is a bind mount as written: "src:dst[:ro|rw]" or {source, target, readOnly}.
+type MountSpec struct {
+	Source   string
+	Target   string
+	ReadOnly bool
+	Line     int
+}
+
+func (m *MountSpec) decodeNode(d *decoder, n *Node, path string) {
+	m.Line = n.Line
+	switch {
+	case n.Kind == ScalarNode && n.Tag == TagStr:
+		parts := strings.Split(n.Value, ":")
+		if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
+			d.p.at(n.Line, path, "%s is not a mount (write \"SOURCE:TARGET\" or \"SOURCE:TARGET:ro\")", quote(n.Value))
+			return
+		}
+		m.Source, m.Target = parts[0], parts[1]
+		if len(parts) == 3 {
+			switch parts[2] {
+			case "ro":
+				m.ReadOnly = true
+			case "rw":
+			default:
+				d.p.at(n.Line, path, "mount option %s is not supported (allowed: ro, rw)", quote(parts[2]))
+			}
+		}
+	case n.Kind == MapNode:
+		var raw struct {
+			Source   string `json:"source"`
+			Target   string `json:"target"`
+			ReadOnly bool   `json:"readOnly"`
+		}
+		before := len(d.p.list)
+		d.decodeStruct(n, reflectValue(&raw), path)
+		if len(d.p.list) > before {
+			return
+		}
+		if raw.Source == "" || raw.Target == "" {
+			d.p.at(n.Line, path, "needs both source and target")
+			return
+		}
+		m.Source, m.Target, m.ReadOnly = raw.Source, raw.Target, raw.ReadOnly
+	default:
+		d.p.at(n.Line, path, "must be \"SOURCE:TARGET[:ro]\" or {source, target, readOnly}, got %s", n.describe())
+	}
+}

@@ -1,0 +1,78 @@
+package manifest
+
+// The manifest as written. Field names are the schema's (json tags); both JSON and YAML
+// decode through the same strict decoder. Resolve turns a Spec into a Manifest.
+
+// Spec is the top level of a manifest file.
+type Spec struct {
+	Version    *int              `json:"version"`
+	Name       string            `json:"name"`
+	Image      *ImageSpec        `json:"image"`
+	GPU        GPUSpec           `json:"gpu"`
+	Mounts     []MountSpec       `json:"mounts"`
+	Env        map[string]string `json:"env"`
+	PassEnv    []string          `json:"passEnv"`
+	Secrets    []string          `json:"secrets"`
+	Container  ContainerSpec     `json:"container"`
+	Benchmarks []BenchmarkSpec   `json:"benchmarks"`
+	Models     *ModelsSpec       `json:"models"`
+	Slurm      SlurmSpec         `json:"slurm"`
+}
+
+// ImageSpec says how to get the benchmark image: build a Dockerfile or use a ref.
+type ImageSpec struct {
+	Dockerfile string            `json:"dockerfile"`
+	Context    string            `json:"context"`
+	Target     string            `json:"target"`
+	Platform   string            `json:"platform"`
+	BuildArgs  map[string]string `json:"buildArgs"`
+	Tag        string            `json:"tag"`
+	Ref        string            `json:"ref"`
+}
+
+// GPUSpec selects the GPU vendor and how many GPUs each node's container gets.
+type GPUSpec struct {
+	Vendor string   `json:"vendor"`
+	Count  GPUCount `json:"count"`
+}
+
+// ContainerSpec holds the container settings shared by all benchmarks.
+type ContainerSpec struct {
+	Network string            `json:"network"`
+	IPC     string            `json:"ipc"`
+	ShmSize ByteSize          `json:"shmSize"`
+	User    string            `json:"user"`
+	CapAdd  []string          `json:"capAdd"`
+	Devices []string          `json:"devices"`
+	Ulimits map[string]Ulimit `json:"ulimits"`
+}
+
+// BenchmarkSpec is one benchmark: a command run in the image on every node.
+type BenchmarkSpec struct {
+	Name    string            `json:"name"`
+	Command []string          `json:"command"`
+	Workdir string            `json:"workdir"`
+	Env     map[string]string `json:"env"`
+	Timeout DurationSpec      `json:"timeout"`
+	Results string            `json:"results"`
+	Tags    []string          `json:"tags"`
+}
+
+// ModelsSpec imports benchmarks from a madengine/MAD models.json catalog.
+type ModelsSpec struct {
+	Catalog string   `json:"catalog"`
+	Tags    []string `json:"tags"`
+	Names   []string `json:"names"`
+}
+
+// SlurmSpec holds defaults for `benchctl submit`; flags override them.
+type SlurmSpec struct {
+	Nodes       int      `json:"nodes"`
+	Partition   string   `json:"partition"`
+	Account     string   `json:"account"`
+	QOS         string   `json:"qos"`
+	Time        string   `json:"time"`
+	GPUsPerNode *int     `json:"gpusPerNode"`
+	Exclusive   bool     `json:"exclusive"`
+	SbatchArgs  []string `json:"sbatchArgs"`
+}

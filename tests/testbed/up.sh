@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# up.sh — start the benchctl testbed: a Slurm cluster of N nodes (n1..nN) with one Docker
+# Engine per node, all on this machine. See ../../../shared/TESTBED.md and tests/testbed/README.md.
+#
+#   tests/testbed/up.sh [--nodes N] [--dir D]
+#
+# Idempotent: a second run while everything answers is a no-op; after a crash it restarts
+# only what is dead. Writes $D/testbed.env, which the end-to-end tests read.
+# Exit codes: 0 up, 3 cannot run here (not root, no apt), 1 something failed to start.
+set -euo pipefail
+
+NODES=3
+D="${BENCHCTL_TESTBED_DIR:-/var/tmp/bctb}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nodes) NODES="${2:?--nodes needs a number}"; shift 2 ;;
+    --nodes=*) NODES="${1#--nodes=}"; shift ;;
+    --dir) D="${2:?--dir needs a path}"; shift 2 ;;
+    --dir=*) D="${1#--dir=}"; shift ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) echo "up.sh: unknown argument: $1 (try --help)" >&2; exit 4 ;;
+  esac
+done
+case "$NODES" in ''|*[!0-9]*) echo "up.sh: --nodes must be a positive integer, got '$NODES'" >&2; exit 4 ;; esac
+if [ "$NODES" -lt 1 ] || [ "$NODES" -gt 64 ]; then echo "up.sh: --nodes must be 1..64, got $NODES" >&2; exit 4; fi
+if [ "${#D}" -gt 40 ]; then echo "up.sh: --dir '$D' is too long (unix socket paths are limited to 107 bytes); use a short path" >&2; exit 4; fi
+
+log() { printf 'testbed: %s\n' "$*" >&2; }
+die() { printf 'testbed: error: %s\n' "$*" >&2; exit 1; }
+cannot() { printf 'testbed: cannot start here: %s\n' "$*" >&2; exit 3; }
+
+[ "$(id -u)" = 0 ] || cannot "needs root (it starts dockerd, slurmctld, slurmd and munged)"
+
+# ---- packages -------------------------------------------------------------------------
+need_pkgs=()
+command -v dockerd >/dev/null || need_pkgs+=(docker.io)
+command -v slurmctld >/dev/null && command -v slurmd >/dev/null || need_pkgs+=(slurm-wlm)
+command -v munged >/dev/null || need_pkgs+=(munge)
+command -v curl >/dev/null || need_pkgs+=(curl)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  command -v apt-get >/dev/null || cannot "missing ${need_pkgs[*]} and no apt-get to install them"
+  log "installing ${need_pkgs[*]} from Debian (about a minute)"
+  apt-get update -q >"/tmp/benchctl-testbed-apt.log" 2>&1 || { tail -20 /tmp/benchctl-testbed-apt.log >&2; die "apt-get update failed"; }
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_pkgs[@]}" >>"/tmp/benchctl-testbed-apt.log" 2>&1 \
+    || { tail -20 /tmp/benchctl-testbed-apt.log >&2; die "apt-get install ${need_pkgs[*]} failed"; }
+fi
+
+mkdir -p "$D"/{pids,log,shared,slurm/state,slurm/spool}
+chmod 0755 "$D"
+chmod 1777 "$D/shared"
+names=()
+for i in $(seq 1 "$NODES"); do names+=("n$i"); done
+
+# started NAME PIDFILE: record that up.sh started the process behind PIDFILE (down.sh reads this)
+started() { ln -sf "$2" "$D/pids/$1.pid"; }
+alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
+  local t=$1 what=$2; shift 2
+  local end=$((SECONDS + t))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $end ] || return 1
+    sleep 0.2
+  done
+}
+
+# ---- /etc/hosts: node names resolve to this machine ------------------------------------
+for n in "${names[@]}"; do
+  if ! getent hosts "$n" >/dev/null; then
+    echo "127.0.0.1 $n # benchctl-testbed" >>/etc/hosts
+  fi
+done
+
+# ---- munge ------------------------------------------------------------------------------
+if ! (munge -n 2>/dev/null | unmunge >/dev/null 2>&1); then
+  if [ ! -s /etc/munge/munge.key ]; then
+    log "creating /etc/munge/munge.key"
+    if command -v mungekey >/dev/null; then mungekey --create --keyfile=/etc/munge/munge.key
+    else dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none; fi
+    chown munge:munge /etc/munge/munge.key; chmod 0400 /etc/munge/munge.key
+  fi
+  mkdir -p /run/munge /var/log/munge /var/lib/munge
+  chown munge:munge /run/munge /var/log/munge /var/lib/munge
+  rm -f /run/munge/munge.socket.2 /run/munge/munge.socket.2.lock
+  log "starting munged"
+  if command -v runuser >/dev/null; then
+    runuser -u munge -- munged --force || die "munged failed to start (see /var/log/munge/munged.log)"
+  else
+    munged --force || die "munged failed to start"
+  fi
+  started munged /run/munge/munged.pid
+  wait_for 10 munge sh -c 'munge -n | unmunge' || die "munge does not answer"
+fi
+
+# ---- Docker Engines, one per node ---------------------------------------------------------
+sockets=()
+for n in "${names[@]}"; do
+  nd="$D/$n"; sock="$nd/docker.sock"; sockets+=("unix://$sock")
+  mkdir -p "$nd/data" "$nd/exec"
+  # Docker 20.10 derives the engine ID from its trust key, by default the shared
+  # /etc/docker/key.json: give every node its own key so that every engine has its own ID.
+  printf '{"deprecated-key-path": "%s/key.json"}\n' "$nd" >"$nd/daemon.json.new"
+  if ! cmp -s "$nd/daemon.json.new" "$nd/daemon.json"; then
+    mv "$nd/daemon.json.new" "$nd/daemon.json"
+    if alive "$nd/pid"; then kill "$(cat "$nd/pid")" 2>/dev/null || true; wait_for 20 "dockerd $n exit" sh -c "! kill -0 $(cat "$nd/pid") 2>/dev/null" || true; fi
+  else
+    rm -f "$nd/daemon.json.new"
+  fi
+  if alive "$nd/pid" && curl -sf --max-time 2 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; then
+    continue
+  fi
+  if alive "$nd/pid"; then kill "$(cat "$nd/pid")" 2>/dev/null || true; sleep 1; fi
+  rm -f "$sock" "$nd/pid" "$nd/exec/containerd/containerd.pid"
+  log "starting dockerd for $n"
+  setsid dockerd --data-root "$nd/data" --exec-root "$nd/exec" --pidfile "$nd/pid" \
+    --config-file "$nd/daemon.json" -H "unix://$sock" \
+    --bridge=none --iptables=false --ip-masq=false --ip6tables=false \
+    --label "benchctl.testbed.node=$n" \
+    >"$D/log/dockerd-$n.log" 2>&1 </dev/null &
+  started "dockerd-$n" "$nd/pid"
+done
+for n in "${names[@]}"; do
+  sock="$D/$n/docker.sock"
+  wait_for 60 "dockerd $n" curl -sf --max-time 2 --unix-socket "$sock" http://d/_ping \
+    || { tail -20 "$D/log/dockerd-$n.log" >&2; die "dockerd for $n does not answer on $sock"; }
+done
+
+# ---- Slurm --------------------------------------------------------------------------------
+S="$D/slurm"
+host="$(hostname -s)"
+cat >"$S/taskprolog.sh.new" <<PROLOG
+#!/bin/sh
+# Slurm TaskProlog of the benchctl testbed: each task talks to its own node's Docker Engine.
+echo "export DOCKER_HOST=unix://$D/\${SLURMD_NODENAME}/docker.sock"
+PROLOG
+chmod 0755 "$S/taskprolog.sh.new"; mv "$S/taskprolog.sh.new" "$S/taskprolog.sh"
+
+last=$((17000 + NODES))
+cat >"$S/slurm.conf.new" <<CONF
+# Written by benchctl tests/testbed/up.sh — a $NODES-node test cluster on one machine.
+ClusterName=testbed
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=16817
+AuthType=auth/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$S/state
+SlurmdSpoolDir=$S/spool/%n
+SlurmctldPidFile=$S/slurmctld.pid
+SlurmdPidFile=$S/slurmd-%n.pid
+SlurmctldLogFile=$D/log/slurmctld.log
+SlurmdLogFile=$D/log/slurmd-%n.log
+MpiDefault=none
+ReturnToService=2
+SchedulerParameters=sched_interval=1
+TaskProlog=$S/taskprolog.sh
+NodeName=n[1-$NODES] NodeHostname=$host NodeAddr=127.0.0.1 Port=[17001-$last] CPUs=2 RealMemory=4000 State=UNKNOWN
+PartitionName=debug Nodes=n[1-$NODES] Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+CONF
+export SLURM_CONF="$S/slurm.conf"
+if ! cmp -s "$S/slurm.conf.new" "$S/slurm.conf"; then
+  # The cluster changed shape (or is new): restart the Slurm daemons we run.
+  for f in "$S"/slurmd-*.pid "$S/slurmctld.pid"; do
+    [ -e "$f" ] || continue
+    if alive "$f"; then kill "$(cat "$f")" 2>/dev/null || true; fi
+  done
+  sleep 1
+  rm -f "$S"/slurmd-*.pid "$S/slurmctld.pid" "$D"/pids/slurm*.pid
+  rm -rf "$S/state" && mkdir -p "$S/state"
+fi
+mv "$S/slurm.conf.new" "$S/slurm.conf"
+
+if ! alive "$S/slurmctld.pid"; then
+  log "starting slurmctld"
+  slurmctld || die "slurmctld failed to start (see $D/log/slurmctld.log)"
+  started slurmctld "$S/slurmctld.pid"
+fi
+wait_for 30 slurmctld scontrol ping || { tail -20 "$D/log/slurmctld.log" >&2; die "slurmctld does not answer"; }
+for n in "${names[@]}"; do
+  mkdir -p "$S/spool/$n"
+  if ! alive "$S/slurmd-$n.pid"; then
+    log "starting slurmd -N $n"
+    slurmd -N "$n" || die "slurmd -N $n failed to start (see $D/log/slurmd-$n.log)"
+    started "slurmd-$n" "$S/slurmd-$n.pid"
+  fi
+done
+
+nodes_ready() {
+  local bad
+  bad="$(sinfo -h -N -o '%N %T' 2>/dev/null | awk '$2 !~ /^(idle|mixed|allocated|completing)$/' || true)"
+  if [ -n "$bad" ]; then
+    # A node that was down before a restart stays down until resumed.
+    echo "$bad" | awk '$2 ~ /down|drain/ {print $1}' | while read -r nn; do
+      scontrol update NodeName="$nn" State=RESUME >/dev/null 2>&1 || true
+    done
+    return 1
+  fi
+  [ "$(sinfo -h -N -o '%N' | sort -u | wc -l)" -eq "$NODES" ]
+}
+wait_for 60 "slurm nodes" nodes_ready || { sinfo -N >&2 || true; die "Slurm nodes did not become idle"; }
+
+# ---- the env file the tests read ---------------------------------------------------------
+sock_list="$(IFS=,; echo "${sockets[*]}")"
+name_list="$(IFS=,; echo "${names[*]}")"
+cat >"$D/testbed.env.new" <<ENV
+# benchctl testbed — source this file to use the cluster by hand.
+export BENCHCTL_TESTBED_DIR=$D
+export BENCHCTL_TESTBED_NODES=$NODES
+export BENCHCTL_TESTBED_NODE_NAMES=$name_list
+export BENCHCTL_TESTBED_SOCKETS=$sock_list
+export BENCHCTL_TESTBED_SHARED_DIR=$D/shared
+export BENCHCTL_TESTBED_PARTITION=debug
+export SLURM_CONF=$S/slurm.conf
+ENV
+mv "$D/testbed.env.new" "$D/testbed.env"
+log "up: $NODES nodes ($name_list), shared dir $D/shared, env file $D/testbed.env"
