@@ -33,17 +33,21 @@ func (p Problem) String() string {
 // all in one round. It is an invalid-input error: the CLI exits 4 on it.
 type Error struct {
 	File     string
+	Kind     string // what the file is, for the message: "manifest" (default) or "catalog"
 	Problems []Problem
 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
+	kind := e.Kind
+	if kind == "" {
+		kind = "manifest"
+	}
 	if len(e.Problems) == 1 {
-		b.WriteString("invalid manifest: ")
-		b.WriteString(e.Problems[0].String())
+		fmt.Fprintf(&b, "invalid %s: %s", kind, e.Problems[0])
 		return b.String()
 	}
-	fmt.Fprintf(&b, "invalid manifest %s: %d problems:", e.File, len(e.Problems))
+	fmt.Fprintf(&b, "invalid %s %s: %d problems:", kind, e.File, len(e.Problems))
 	for _, p := range e.Problems {
 		b.WriteString("\n  ")
 		b.WriteString(p.String())

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// globalOptions are the flags every command has.
+type globalOptions struct {
+	logLevel  string
+	logFormat string
+}
+
+// Execute runs benchctl with args and returns the exit code.
+func Execute(ctx context.Context, args []string, io streams) int {
+	root, started := newRootCmd(io)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	if !*started {
+		// cobra failed before a command ran: unknown command, bad flag, wrong arguments.
+		err = &usageError{msg: err.Error(), hint: "run 'benchctl --help' or 'benchctl COMMAND --help'"}
+	}
+	printError(io.err, err)
+	return exitCode(err)
+}
+
+func newRootCmd(io streams) (*cobra.Command, *bool) {
+	opts := &globalOptions{}
+	started := false
+	root := &cobra.Command{
+		Use:   "benchctl",
+		Short: "Declarative multi-node benchmark harness for GPU clusters",
+		Long: `benchctl runs model benchmarks (training, inference, collectives) in Docker containers
+across the nodes of a Slurm allocation, on AMD and NVIDIA GPUs, and turns the per-node
+results into one trustworthy table.
+
+A manifest pins the image (Dockerfile, build args), mounts, environment, GPU vendor and the
+benchmarks. Without Slurm, every command works on a single machine with Docker.`,
+		Example: `  benchctl validate --manifest models/dummy/benchmark.yaml
+  benchctl models list --catalog models/models.json --tags example
+  benchctl version`,
+		Version:       versionString(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			started = true
+			return setupLogging(io, opts)
+		},
+	}
+	root.SetOut(io.out)
+	root.SetErr(io.err)
+	root.SetVersionTemplate("benchctl {{.Version}}\n")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &usageError{msg: err.Error(), hint: fmt.Sprintf("run 'benchctl %s --help'", strings.TrimPrefix(cmd.CommandPath(), "benchctl "))}
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	pf.StringVar(&opts.logFormat, "log-format", "text", "log format on stderr: text or json")
+
+	root.AddGroup(
+		&cobra.Group{ID: "core", Title: "Benchmark commands:"},
+		&cobra.Group{ID: "inspect", Title: "Inspection commands:"},
+	)
+	root.SetHelpCommandGroupID("inspect")
+	root.SetCompletionCommandGroupID("inspect")
+	for _, c := range []*cobra.Command{newValidateCmd(io), newModelsCmd(io)} {
+		c.GroupID = "core"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{newVersionCmd(io)} {
+		c.GroupID = "inspect"
+		root.AddCommand(c)
+	}
+	return root, &started
+}
+
+func setupLogging(io streams, opts *globalOptions) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(opts.logLevel)); err != nil {
+		return usagef("use --log-level debug, info, warn or error", "invalid --log-level %q", opts.logLevel)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	switch opts.logFormat {
+	case "text":
+		h = slog.NewTextHandler(io.err, hopts)
+	case "json":
+		h = slog.NewJSONHandler(io.err, hopts)
+	default:
+		return usagef("use --log-format text or json", "invalid --log-format %q", opts.logFormat)
+	}
+	slog.SetDefault(slog.New(h))
+	return nil
+}
+
+// checkOutput validates an --output flag value.
+func checkOutput(flag, got string, allowed ...string) error {
+	for _, a := range allowed {
+		if got == a {
+			return nil
+		}
+	}
+	return usagef("use "+flag+" "+strings.Join(allowed, ", "), "invalid %s %q", flag, got)
+}

@@ -1,0 +1,297 @@
+package models
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// MaxCatalogSize bounds a catalog file (MAD's models.json is a few hundred KiB).
+const MaxCatalogSize = 64 << 20
+
+// Model is one catalog entry as madengine/MAD writes it.
+type Model struct {
+	Name              string
+	URL               string
+	Dockerfile        string // prefix, e.g. docker/pyt_vllm
+	Scripts           string // script, folder or program run in the container
+	NGPUs             string // "-1" means all GPUs
+	Owner             string
+	TrainingPrecision string
+	Tags              []string
+	Args              string
+	Timeout           int // seconds; 0 means the default
+	MultipleResults   string
+	SkipGPUArch       []string
+	Extra             map[string]string // keys benchctl does not use, kept as JSON text
+	Line              int
+}
+
+// Catalog is a parsed models.json.
+type Catalog struct {
+	Path     string
+	Models   []Model
+	Warnings []string
+}
+
+var known = map[string]bool{"name": true, "url": true, "dockerfile": true, "scripts": true, "n_gpus": true,
+	"owner": true, "training_precision": true, "tags": true, "args": true, "timeout": true,
+	"multiple_results": true, "skip_gpu_arch": true}
+
+// Load reads a MAD-style catalog: a JSON list of model objects. Problems are returned
+// together as a *manifest.Error, located by line; unknown keys are kept, with a warning.
+func Load(path string) (*Catalog, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, catalogError(path, 0, "no such file")
+		}
+		return nil, catalogError(path, 0, fmt.Sprintf("cannot read: %v", err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxCatalogSize+1))
+	if err != nil {
+		return nil, catalogError(path, 0, fmt.Sprintf("cannot read: %v", err))
+	}
+	if len(data) > MaxCatalogSize {
+		return nil, catalogError(path, 0, fmt.Sprintf("is larger than %d MiB", MaxCatalogSize>>20))
+	}
+	root, err := manifest.ParseDocument("catalog.json", data) // JSON whatever the file's name
+	if err != nil {
+		var pe *manifest.ParseError
+		if errors.As(err, &pe) {
+			return nil, catalogError(path, pe.Line, pe.Msg)
+		}
+		return nil, err
+	}
+	c := &Catalog{Path: path}
+	e := &manifest.Error{File: path, Kind: "catalog"}
+	add := func(line int, fp, format string, args ...any) {
+		e.Problems = append(e.Problems, manifest.Problem{File: path, Line: line, Path: fp, Msg: fmt.Sprintf(format, args...)})
+	}
+	if root.Kind != manifest.SeqNode {
+		add(root.Line, "", "a catalog must be a JSON list of models, got %s", root.Kind)
+		return nil, e
+	}
+	seen := map[string]int{}
+	for i, it := range root.Items {
+		fp := fmt.Sprintf("[%d]", i)
+		if it.Kind != manifest.MapNode {
+			add(it.Line, fp, "a model must be an object, got %s", it.Kind)
+			continue
+		}
+		m := c.model(it, fp, add)
+		switch {
+		case m.Name == "":
+			add(it.Line, fp+".name", "is required")
+		case !validName(m.Name):
+			add(it.Line, fp+".name", "%q is not usable as a benchmark name (letters, digits, '.', '_', '-')", m.Name)
+		default:
+			if j, dup := seen[m.Name]; dup {
+				add(it.Line, fp+".name", "%q is already the name of model [%d]", m.Name, j)
+			}
+			seen[m.Name] = i
+		}
+		if m.Scripts == "" {
+			add(it.Line, fp+".scripts", "is required: the script or program the model runs")
+		}
+		c.Models = append(c.Models, m)
+	}
+	if len(e.Problems) > 0 {
+		return nil, e
+	}
+	return c, nil
+}
+
+type addFunc func(line int, fp, format string, args ...any)
+
+// model reads one catalog entry.
+func (c *Catalog) model(it *manifest.Node, fp string, add addFunc) Model {
+	m := Model{Line: it.Line}
+	for k, key := range it.Keys {
+		v := it.Items[k]
+		kp := fp + "." + key.Value
+		if !known[key.Value] {
+			if m.Extra == nil {
+				m.Extra = map[string]string{}
+			}
+			m.Extra[key.Value] = nodeJSON(v)
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s:%d: %s: unknown key kept as metadata (benchctl does not use it)", c.Path, key.Line, kp))
+			continue
+		}
+		switch key.Value {
+		case "tags", "skip_gpu_arch":
+			list, ok := stringList(v)
+			if !ok {
+				add(v.Line, kp, "must be a list of strings or a comma-separated string, got %s", v.Kind)
+			}
+			if key.Value == "tags" {
+				m.Tags = list
+			} else {
+				m.SkipGPUArch = list
+			}
+		case "timeout":
+			t, ok := timeoutValue(v)
+			if !ok {
+				add(v.Line, kp, "must be a number of seconds (-1 or 0 for the default), got %q", v.Value)
+			}
+			m.Timeout = t
+		case "n_gpus":
+			if v.Kind != manifest.ScalarNode {
+				add(v.Line, kp, "must be a number as a string, e.g. \"8\" or \"-1\"")
+			} else if n, err := strconv.Atoi(v.Value); err != nil || n < -1 {
+				add(v.Line, kp, "%q is not a GPU count (\"-1\" means all)", v.Value)
+			}
+			m.NGPUs = v.Value
+		default:
+			if v.Kind == manifest.NullNode {
+				continue
+			}
+			if v.Kind != manifest.ScalarNode {
+				add(v.Line, kp, "must be a string, got %s", v.Kind)
+				continue
+			}
+			setString(&m, key.Value, v.Value)
+		}
+	}
+	return m
+}
+
+func setString(m *Model, key, v string) {
+	switch key {
+	case "name":
+		m.Name = v
+	case "url":
+		m.URL = v
+	case "dockerfile":
+		m.Dockerfile = v
+	case "scripts":
+		m.Scripts = v
+	case "owner":
+		m.Owner = v
+	case "training_precision":
+		m.TrainingPrecision = v
+	case "args":
+		m.Args = v
+	case "multiple_results":
+		m.MultipleResults = v
+	}
+}
+
+func catalogError(path string, line int, msg string) error {
+	return &manifest.Error{File: path, Kind: "catalog", Problems: []manifest.Problem{{File: path, Line: line, Msg: msg}}}
+}
+
+// stringList reads a list of strings or a comma-separated string.
+func stringList(n *manifest.Node) ([]string, bool) {
+	var parts []string
+	switch n.Kind {
+	case manifest.NullNode:
+		return nil, true
+	case manifest.ScalarNode:
+		parts = strings.Split(n.Value, ",")
+	case manifest.SeqNode:
+		for _, it := range n.Items {
+			if it.Kind != manifest.ScalarNode {
+				return nil, false
+			}
+			parts = append(parts, it.Value)
+		}
+	default:
+		return nil, false
+	}
+	var out []string
+	for _, s := range parts {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out, true
+}
+
+// timeoutValue reads a timeout in seconds; -1 and 0 mean the default (returned as 0).
+func timeoutValue(n *manifest.Node) (int, bool) {
+	if n.Kind == manifest.NullNode {
+		return 0, true
+	}
+	if n.Kind != manifest.ScalarNode {
+		return 0, false
+	}
+	t, err := strconv.Atoi(strings.TrimSpace(n.Value))
+	if err != nil || t < -1 {
+		return 0, false
+	}
+	return max(t, 0), true
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for i, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || (i > 0 && (r == '.' || r == '_' || r == '-'))
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeJSON renders a node back to compact JSON text (for keys kept as metadata).
+func nodeJSON(n *manifest.Node) string {
+	out, err := json.Marshal(nodeValue(n))
+	if err != nil {
+		return n.Value
+	}
+	return string(out)
+}
+
+func nodeValue(n *manifest.Node) any {
+	switch n.Kind {
+	case manifest.MapNode:
+		m := map[string]any{}
+		for i, k := range n.Keys {
+			m[k.Value] = nodeValue(n.Items[i])
+		}
+		return m
+	case manifest.SeqNode:
+		l := make([]any, len(n.Items))
+		for i, it := range n.Items {
+			l[i] = nodeValue(it)
+		}
+		return l
+	case manifest.NullNode:
+		return nil
+	}
+	if n.Tag == manifest.TagInt || n.Tag == manifest.TagFloat || n.Tag == manifest.TagBool {
+		return json.RawMessage(n.Value)
+	}
+	return n.Value
+}
+
+// AllTags lists every tag used in the catalog, sorted.
+func (c *Catalog) AllTags() []string {
+	set := map[string]bool{}
+	for _, m := range c.Models {
+		for _, t := range m.Tags {
+			set[t] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for t := range set {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Dir is the folder of the catalog (MAD's repository root).
+func (c *Catalog) Dir() string { return filepath.Dir(c.Path) }

@@ -1,0 +1,152 @@
+package models
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchctl/benchctl/manifest"
+)
+
+func TestLoadMADCatalog(t *testing.T) {
+	c, err := Load("testdata/mad_models.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Models) != 3 {
+		t.Fatalf("models = %d", len(c.Models))
+	}
+	v := c.Models[1]
+	if !reflect.DeepEqual(v.Tags, []string{"pyt", "vllm", "inference"}) || v.Timeout != 7200 || v.NGPUs != "8" ||
+		!reflect.DeepEqual(v.SkipGPUArch, []string{"gfx90a"}) || v.Extra["data"] != `"huggingface"` {
+		t.Errorf("vllm entry = %+v", v)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "mad_models.json:20: [1].data: unknown key kept") {
+		t.Errorf("warnings = %q", c.Warnings)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	c, err := Load("testdata/mad_models.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(ms []Model) (out []string) {
+		for _, m := range ms {
+			out = append(out, m.Name)
+		}
+		return
+	}
+	cases := []struct {
+		tags, names, want []string
+		warn              bool
+	}{
+		{[]string{"training"}, nil, []string{"pyt_huggingface_gpt2", "tf_resnet50"}, false},
+		{[]string{"vllm"}, nil, []string{"pyt_vllm_llama-3.1-8b"}, false},
+		{[]string{"all"}, nil, []string{"pyt_huggingface_gpt2", "pyt_vllm_llama-3.1-8b", "tf_resnet50"}, false},
+		{[]string{"tf_resnet50"}, nil, []string{"tf_resnet50"}, false}, // a model name works as a tag
+		{nil, []string{"tf_resnet50"}, []string{"tf_resnet50"}, false},
+		{[]string{"nope"}, nil, nil, true},
+	}
+	for _, tc := range cases {
+		got, warns, err := c.Select(tc.tags, tc.names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(names(got), tc.want) || (len(warns) > 0) != tc.warn {
+			t.Errorf("Select(%v, %v) = %v, %v", tc.tags, tc.names, names(got), warns)
+		}
+	}
+	if _, _, err := c.Select(nil, []string{"missing"}); err == nil {
+		t.Error("unknown name accepted")
+	}
+}
+
+func TestCommand(t *testing.T) {
+	cases := []struct {
+		scripts, args string
+		want          []string
+	}{
+		{"scripts/x/run.sh", "--batch-size 32 --model 'gpt2 large'", []string{"bash", "scripts/x/run.sh", "--batch-size", "32", "--model", "gpt2 large"}},
+		{"scripts/x/train.py", `--name "a b" --x=\$HOME`, []string{"python3", "scripts/x/train.py", "--name", "a b", "--x=$HOME"}},
+		{"scripts/vllm", "", []string{"bash", "scripts/vllm/run.sh"}},
+		{"/dummy", "--rows 3", []string{"/dummy", "--rows", "3"}},
+	}
+	for _, c := range cases {
+		got, err := Model{Scripts: c.scripts, Args: c.args}.Command()
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Command(%q, %q) = %q, %v; want %q", c.scripts, c.args, got, err, c.want)
+		}
+	}
+	if _, err := (Model{Scripts: "a.sh", Args: "'open"}).Command(); err == nil {
+		t.Error("unclosed quote accepted")
+	}
+}
+
+func TestBadCatalogs(t *testing.T) {
+	cases := map[string]struct{ body, want string }{
+		"not a list":  {`{"name": "x"}`, "a catalog must be a JSON list"},
+		"syntax":      {"[\n{\"name\": \"x\",}\n]", "invalid JSON"},
+		"no name":     {"[\n{\"scripts\": \"a.sh\"}\n]", ":2: [0].name: is required"},
+		"bad tags":    {"[\n{\"name\": \"x\", \"scripts\": \"a.sh\",\n \"tags\": {\"a\": 1}}\n]", ":3: [0].tags: must be a list"},
+		"bad timeout": {"[{\"name\": \"x\", \"scripts\": \"a.sh\", \"timeout\": \"soon\"}]", "[0].timeout: must be a number of seconds"},
+		"bad n_gpus":  {"[{\"name\": \"x\", \"scripts\": \"a.sh\", \"n_gpus\": \"eight\"}]", "[0].n_gpus: \"eight\" is not a GPU count"},
+		"duplicate":   {"[{\"name\": \"x\", \"scripts\": \"a.sh\"},\n{\"name\": \"x\", \"scripts\": \"b.sh\"}]", ":2: [1].name: \"x\" is already the name of model [0]"},
+		"bad name":    {"[{\"name\": \"my model\", \"scripts\": \"a.sh\"}]", "is not usable as a benchmark name"},
+		"no scripts":  {"[{\"name\": \"x\"}]", "[0].scripts: is required"},
+		"empty":       {"", "the document is empty"},
+	}
+	for name, c := range cases {
+		p := filepath.Join(t.TempDir(), "models.json")
+		os.WriteFile(p, []byte(c.body), 0o644)
+		_, err := Load(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error = %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+func TestManifestImportsCatalog(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := os.ReadFile("testdata/mad_models.json")
+	os.MkdirAll(filepath.Join(dir, "MAD"), 0o755)
+	os.WriteFile(filepath.Join(dir, "MAD", "models.json"), data, 0o644)
+	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644)
+	mf := filepath.Join(dir, "m.yaml")
+	os.WriteFile(mf, []byte("name: mad\nimage: {dockerfile: Dockerfile}\nbenchmarks: [{name: own, command: [x]}]\nmodels: {catalog: MAD/models.json, tags: [vllm, training]}\n"), 0o644)
+	m, warns, err := LoadManifest(mf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range m.Benchmarks {
+		got = append(got, b.Name)
+	}
+	if !reflect.DeepEqual(got, []string{"own", "pyt_huggingface_gpt2", "pyt_vllm_llama-3.1-8b", "tf_resnet50"}) {
+		t.Fatalf("benchmarks = %v", got)
+	}
+	vllm := m.Benchmarks[2]
+	if vllm.Timeout != manifest.Duration(2*time.Hour) || vllm.Results != "perf_Llama-3.1-8B.csv" || vllm.Model == nil || vllm.Model.NGPUs != "8" {
+		t.Errorf("vllm = %+v", vllm)
+	}
+	if m.Benchmarks[1].Timeout != manifest.Duration(manifest.DefaultTimeout) {
+		t.Errorf("timeout -1 did not mean the default: %v", m.Benchmarks[1].Timeout)
+	}
+	if len(warns) == 0 {
+		t.Error("the unknown catalog key was not warned about")
+	}
+
+	// A name clash between the manifest and the catalog is an error.
+	os.WriteFile(mf, []byte("name: mad\nimage: {dockerfile: Dockerfile}\nbenchmarks: [{name: tf_resnet50, command: [x]}]\nmodels: {catalog: MAD/models.json, tags: [all]}\n"), 0o644)
+	if _, _, err := LoadManifest(mf, nil); err == nil || !strings.Contains(err.Error(), "same name") {
+		t.Errorf("clash: %v", err)
+	}
+	// A catalog problem is reported with the catalog's file and line.
+	os.WriteFile(filepath.Join(dir, "MAD", "models.json"), []byte("[\n{\"name\": \"x\"}\n]"), 0o644)
+	if _, _, err := LoadManifest(mf, nil); err == nil || !strings.Contains(err.Error(), "models.json:2: [0].scripts: is required") {
+		t.Errorf("catalog problem: %v", err)
+	}
+}

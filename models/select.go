@@ -1,0 +1,198 @@
+package models
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// Select returns the models that carry any of tags (a tag may also be a model's name, as in
+// madengine; "all" selects every model) or are named in names, in catalog order. A name that
+// is not in the catalog is an error; a tag that selects nothing is a warning.
+func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
+	var warnings []string
+	want := map[string]bool{}
+	for _, n := range names {
+		found := false
+		for _, m := range c.Models {
+			if m.Name == n {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, warnings, fmt.Errorf("model %q is not in %s", n, c.Path)
+		}
+		want[n] = true
+	}
+	all := false
+	tagSet := map[string]bool{}
+	for _, t := range tags {
+		if t == "all" {
+			all = true
+		}
+		tagSet[t] = true
+	}
+	used := map[string]bool{}
+	var out []Model
+	for _, m := range c.Models {
+		pick := all || want[m.Name]
+		if tagSet[m.Name] {
+			pick, used[m.Name] = true, true
+		}
+		for _, t := range m.Tags {
+			if tagSet[t] {
+				pick, used[t] = true, true
+			}
+		}
+		if pick {
+			out = append(out, m)
+		}
+	}
+	for _, t := range tags {
+		if t != "all" && !used[t] {
+			warnings = append(warnings, fmt.Sprintf("%s: tag %q selects no model (tags in the catalog: %s)", c.Path, t, strings.Join(c.AllTags(), ", ")))
+		}
+	}
+	return out, warnings, nil
+}
+
+// Command turns the model's scripts and args into an exec-form command, the way madengine
+// runs them: a .sh script with bash, a .py script with python3, a folder's run.sh with bash,
+// anything else (e.g. /usr/bin/prog) directly. args are split like a shell would split
+// words, with quotes, but nothing is expanded: there is no shell.
+func (m Model) Command() ([]string, error) {
+	args, err := SplitArgs(m.Args)
+	if err != nil {
+		return nil, fmt.Errorf("args: %w", err)
+	}
+	s := m.Scripts
+	var cmd []string
+	switch {
+	case strings.HasSuffix(s, ".sh"):
+		cmd = []string{"bash", s}
+	case strings.HasSuffix(s, ".py"):
+		cmd = []string{"python3", s}
+	case path.Ext(s) == "" && !strings.HasPrefix(s, "/"):
+		cmd = []string{"bash", path.Join(s, "run.sh")}
+	default:
+		cmd = []string{s}
+	}
+	return append(cmd, args...), nil
+}
+
+// Benchmark converts a catalog model into a manifest benchmark.
+func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
+	cmd, err := m.Command()
+	if err != nil {
+		return manifest.Benchmark{}, err
+	}
+	b := manifest.Benchmark{
+		Name:    m.Name,
+		Command: cmd,
+		Timeout: manifest.Duration(manifest.DefaultTimeout),
+		Results: m.MultipleResults,
+		Tags:    m.Tags,
+		Model: &manifest.Model{
+			Catalog: catalog, Line: m.Line, URL: m.URL, Dockerfile: m.Dockerfile, Scripts: m.Scripts,
+			Args: m.Args, NGPUs: m.NGPUs, Owner: m.Owner, TrainingPrecision: m.TrainingPrecision,
+			MultipleResults: m.MultipleResults, SkipGPUArch: m.SkipGPUArch, Extra: m.Extra,
+		},
+	}
+	if m.Timeout > 0 {
+		b.Timeout = manifest.Duration(time.Duration(m.Timeout) * time.Second)
+	}
+	return b, nil
+}
+
+// SplitArgs splits a command-line string into words: blanks separate words, single quotes
+// keep everything literally, double quotes keep blanks (backslash escapes " \ $ `), and a
+// backslash outside quotes escapes the next character. Nothing is expanded.
+func SplitArgs(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unclosed single quote in %q", s)
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("unclosed double quote in %q", s)
+			}
+			inWord = true
+		case c == '\\':
+			if i+1 < len(s) {
+				i++
+				cur.WriteByte(s[i])
+			}
+			inWord = true
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// Importer is the manifest.CatalogFunc that imports `models:` from a catalog.
+func Importer(sel manifest.Models) ([]manifest.Benchmark, []string, error) {
+	c, err := Load(sel.Catalog)
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings := c.Warnings
+	picked, w, err := c.Select(sel.Tags, sel.Names)
+	warnings = append(warnings, w...)
+	if err != nil {
+		return nil, warnings, err
+	}
+	var out []manifest.Benchmark
+	var problems []manifest.Problem
+	for _, m := range picked {
+		b, err := m.Benchmark(c.Path)
+		if err != nil {
+			problems = append(problems, manifest.Problem{File: c.Path, Line: m.Line, Path: m.Name, Msg: err.Error()})
+			continue
+		}
+		if strings.ContainsAny(m.Args, "$`;|&<>") {
+			warnings = append(warnings, fmt.Sprintf("%s:%d: %s: args %q contain shell characters; benchctl runs no shell, so they are passed literally", c.Path, m.Line, m.Name, m.Args))
+		}
+		out = append(out, b)
+	}
+	if len(problems) > 0 {
+		return nil, warnings, &manifest.Error{File: c.Path, Kind: "catalog", Problems: problems}
+	}
+	return out, warnings, nil
+}
+
+// LoadManifest loads a manifest with catalog import wired in: what every command uses.
+func LoadManifest(file string, lookup manifest.Lookup) (*manifest.Manifest, []string, error) {
+	return manifest.Load(file, manifest.Options{Lookup: lookup, Catalog: Importer})
+}
