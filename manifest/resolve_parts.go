@@ -272,4 +272,3 @@ func (r *resolver) slurm(s SlurmSpec) Slurm {
 	}
 	return out
 }
-

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes benchctl in-process and returns exit code, stdout and stderr.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Execute(context.Background(), args, streams{in: strings.NewReader(""), out: &out, err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestExitCodesForBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "m.yaml")
+	os.WriteFile(bad, []byte("name: x\ngpu: {vendor: amdd}\n"), 0o644)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frob"}, `unknown command "frob"`},
+		{[]string{"validate", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"validate"}, "--manifest is required"},
+		{[]string{"validate", "--manifest", bad}, bad + ":2: gpu.vendor:"},
+		{[]string{"validate", "--manifest", filepath.Join(dir, "none.yaml")}, "no such file"},
+		{[]string{"validate", "--manifest", bad, "--output", "xml"}, `invalid --output "xml"`},
+		{[]string{"--log-level", "loud", "version"}, `invalid --log-level "loud"`},
+		{[]string{"models", "list"}, "--catalog is required"},
+		{[]string{"version", "extra"}, "unknown command"},
+	}
+	for _, c := range cases {
+		code, out, errs := run(t, c.args...)
+		if code != exitInvalid {
+			t.Errorf("%v: exit %d, want 4 (stderr %q)", c.args, code, errs)
+		}
+		if !strings.Contains(errs, c.want) {
+			t.Errorf("%v: stderr %q does not contain %q", c.args, errs, c.want)
+		}
+		if out != "" {
+			t.Errorf("%v: printed to stdout on error: %q", c.args, out)
+		}
+	}
+}
+
+func TestValidatePrintsRedactedManifest(t *testing.T) {
+	t.Setenv("SCRATCH", "/scratch")
+	t.Setenv("HF_TOKEN", "hf_supersecret")
+	for _, format := range []string{"yaml", "json"} {
+		code, out, errs := run(t, "validate", "--manifest", "../../manifest/testdata/good.yaml", "-o", format)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if strings.Contains(out+errs, "hf_supersecret") {
+			t.Fatalf("secret printed:\n%s", out)
+		}
+		if !strings.Contains(out, "***") || !strings.Contains(out, "llama31-8b") {
+			t.Fatalf("unexpected output:\n%s", out)
+		}
+		if format == "json" && !json.Valid([]byte(out)) {
+			t.Fatalf("not JSON:\n%s", out)
+		}
+	}
+}
+
+func TestVersionHasNoSideEffects(t *testing.T) {
+	code, out, _ := run(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "benchctl ") {
+		t.Fatalf("--version: %d %q", code, out)
+	}
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	code, out, _ = run(t, "version", "-o", "json")
+	var rep versionReport
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.EngineError == "" || rep.Client.GoVersion == "" {
+		t.Fatalf("version with no engine: %d %q", code, out)
+	}
+}
+
+func TestEveryCommandHasHelpAndExample(t *testing.T) {
+	root, _ := newRootCmd(streams{out: &bytes.Buffer{}, err: &bytes.Buffer{}})
+	for _, c := range root.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if c.Short == "" || c.Long == "" || c.Example == "" {
+			t.Errorf("%s: needs Short, Long and Example", c.Name())
+		}
+		for _, s := range c.Commands() {
+			if s.Short == "" || s.Long == "" || s.Example == "" {
+				t.Errorf("%s %s: needs Short, Long and Example", c.Name(), s.Name())
+			}
+		}
+	}
+}

@@ -1,0 +1,118 @@
+// Package testbed gives end-to-end tests access to the testbed started by up.sh: its nodes,
+// their Docker Engine sockets, the shared directory and the Slurm configuration.
+package testbed
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Testbed describes a running testbed, read from the env file up.sh writes.
+type Testbed struct {
+	Dir       string
+	Nodes     []string          // n1, n2, ...
+	Sockets   map[string]string // node -> DOCKER_HOST value
+	SharedDir string
+	Partition string
+	SlurmConf string
+}
+
+// EnvFile is where up.sh writes the testbed description.
+func EnvFile() string {
+	if f := os.Getenv("BENCHCTL_TESTBED_ENV"); f != "" {
+		return f
+	}
+	dir := os.Getenv("BENCHCTL_TESTBED_DIR")
+	if dir == "" {
+		dir = "/var/tmp/bctb"
+	}
+	return filepath.Join(dir, "testbed.env")
+}
+
+// Require returns the testbed, or skips the test when there is none — except under
+// CI=true, where a missing testbed fails the test: end-to-end tests must run in CI.
+func Require(t testing.TB) *Testbed {
+	t.Helper()
+	tb, err := Read(EnvFile())
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no testbed (CI=true requires one): %v; start it with tests/testbed/up.sh", err)
+		}
+		t.Skipf("SKIPPED: no testbed: %v (start it with `make testbed-up`, as root)", err)
+	}
+	return tb
+}
+
+// Read parses an env file of `export NAME=value` lines.
+func Read(file string) (*Testbed, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	vars := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(sc.Text()), "export "))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if ok {
+			vars[k] = v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	tb := &Testbed{Dir: vars["BENCHCTL_TESTBED_DIR"], SharedDir: vars["BENCHCTL_TESTBED_SHARED_DIR"],
+		Partition: vars["BENCHCTL_TESTBED_PARTITION"], SlurmConf: vars["SLURM_CONF"], Sockets: map[string]string{}}
+	tb.Nodes = strings.Split(vars["BENCHCTL_TESTBED_NODE_NAMES"], ",")
+	socks := strings.Split(vars["BENCHCTL_TESTBED_SOCKETS"], ",")
+	if len(tb.Nodes) == 0 || tb.Nodes[0] == "" || len(socks) != len(tb.Nodes) || tb.SharedDir == "" || tb.SlurmConf == "" {
+		return nil, fmt.Errorf("%s is incomplete", file)
+	}
+	for i, n := range tb.Nodes {
+		tb.Sockets[n] = socks[i]
+	}
+	return tb, nil
+}
+
+// Env returns the environment for Slurm commands (sbatch, squeue) against the testbed.
+func (tb *Testbed) Env() []string {
+	return append(os.Environ(), "SLURM_CONF="+tb.SlurmConf)
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Benchctl builds benchctl once per test binary into the shared directory (so every node
+// sees the same binary, as on a real cluster) and returns its path.
+func (tb *Testbed) Benchctl(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir := filepath.Join(tb.SharedDir, "bin")
+		if buildErr = os.MkdirAll(dir, 0o755); buildErr != nil {
+			return
+		}
+		binPath = filepath.Join(dir, "benchctl-e2e")
+		cmd := exec.Command("go", "build", "-o", binPath, "github.com/benchctl/benchctl/cmd/benchctl")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
