@@ -1,0 +1,233 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"text/tabwriter"
+	"time"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/spf13/cobra"
+)
+
+type cacheOptions struct {
+	sharedDir string
+	output    string
+}
+
+func newCacheCmd(io streams) *cobra.Command {
+	opts := &cacheOptions{}
+	cmd := &cobra.Command{
+		Use:   "cache",
+		Short: "Inspect and maintain the shared image tar cache",
+		Long: `Inspect and maintain the content-addressed image cache in the shared directory
+(cache/images/<key>.tar, .tar.sha256 and .json per entry). Keys may be abbreviated to a
+unique prefix of at least 4 hex digits.`,
+		Example: `  benchctl cache ls
+  benchctl cache verify
+  benchctl cache prune --older-than 720h --keep 5 --dry-run
+  DOCKER_HOST=unix:///run/docker.sock benchctl cache load a1d05fcf`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usagef("try 'benchctl cache ls'", "'benchctl cache' needs a subcommand: ls, verify, prune or load")
+		},
+	}
+	cmd.PersistentFlags().StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
+	cmd.AddCommand(newCacheLsCmd(io, opts), newCacheVerifyCmd(io, opts), newCachePruneCmd(io, opts), newCacheLoadCmd(io, opts))
+	return cmd
+}
+
+func openCache(opts *cacheOptions) (*image.Cache, error) {
+	dir, err := sharedDir(opts.sharedDir)
+	if err != nil {
+		return nil, err
+	}
+	return image.OpenCache(dir)
+}
+
+func newCacheLsCmd(io streams, opts *cacheOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Short:   "List cached images",
+		Long:    "List the published images of the cache, newest first: key, tag, size, builder, age.",
+		Example: "  benchctl cache ls\n  benchctl cache ls --output json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput("--output", opts.output, "table", "json"); err != nil {
+				return err
+			}
+			c, err := openCache(opts)
+			if err != nil {
+				return err
+			}
+			entries, err := c.List()
+			if err != nil {
+				return err
+			}
+			if opts.output == "json" {
+				enc := json.NewEncoder(io.out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(entries)
+			}
+			tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KEY\tTAG\tSIZE\tBUILDER\tCREATED")
+			for _, e := range entries {
+				tag := "(incomplete metadata)"
+				if len(e.Tags) > 0 {
+					tag = e.Tags[0]
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", image.ShortKey(e.Key), tag, humanBytes(e.Size), e.Builder, age(e.Created))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+func age(t time.Time) string {
+	if t.IsZero() {
+		return "?"
+	}
+	return time.Since(t).Round(time.Second).String() + " ago"
+}
+
+// cacheFailure is a verify that found damage: exit 1.
+type cacheFailure struct{ n int }
+
+func (e *cacheFailure) Error() string { return fmt.Sprintf("%d cache entries failed verification", e.n) }
+
+func newCacheVerifyCmd(io streams, opts *cacheOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "verify [KEY]",
+		Short: "Check cached tars against their checksums",
+		Long: `Re-read cached tars and compare them with their sha256. A damaged entry is moved aside
+(cache/images/corrupt/) so that it is never loaded, and the next build or run rebuilds it.
+Exit 1 if any entry was damaged.`,
+		Example: "  benchctl cache verify\n  benchctl cache verify a1d05fcf",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := openCache(opts)
+			if err != nil {
+				return err
+			}
+			var keys []string
+			if len(args) == 1 {
+				k, err := c.Resolve(args[0])
+				if err != nil {
+					return usagef("list keys with 'benchctl cache ls'", "%v", err)
+				}
+				keys = []string{k}
+			} else {
+				entries, err := c.List()
+				if err != nil {
+					return err
+				}
+				for _, e := range entries {
+					keys = append(keys, e.Key)
+				}
+			}
+			pp := newProgressPrinter(io.err, isTerminal(io.err))
+			bad := 0
+			for _, k := range keys {
+				if _, err := c.Verify(k, pp.Func()); err != nil {
+					bad++
+					fmt.Fprintf(io.out, "%s  FAILED  %v\n", image.ShortKey(k), err)
+					continue
+				}
+				fmt.Fprintf(io.out, "%s  ok\n", image.ShortKey(k))
+			}
+			if bad > 0 {
+				return &cacheFailure{n: bad}
+			}
+			return nil
+		},
+	}
+}
+
+type pruneOptions struct {
+	olderThan time.Duration
+	keep      int
+	dryRun    bool
+}
+
+func newCachePruneCmd(io streams, opts *cacheOptions) *cobra.Command {
+	p := &pruneOptions{}
+	cmd := &cobra.Command{
+		Use:   "prune [--older-than D] [--keep N] [--dry-run]",
+		Short: "Remove old cache entries and leftovers",
+		Long: `Remove entries created longer ago than --older-than, except the newest --keep. Leftovers of
+killed builders (temp files older than an hour) and corrupt entries moved aside are removed
+too. Without --older-than or --keep no published entry is removed. --dry-run only lists.`,
+		Example: "  benchctl cache prune --older-than 720h --keep 5 --dry-run\n  benchctl cache prune --keep 10",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if p.keep < 0 || p.olderThan < 0 {
+				return usagef("--keep and --older-than must not be negative", "invalid prune limits")
+			}
+			c, err := openCache(opts)
+			if err != nil {
+				return err
+			}
+			removed, err := c.Prune(image.PruneOptions{OlderThan: p.olderThan, Keep: p.keep, DryRun: p.dryRun})
+			verb := "removed"
+			if p.dryRun {
+				verb = "would remove"
+			}
+			var total int64
+			for _, r := range removed {
+				total += r.Size
+				fmt.Fprintf(io.out, "%s %s (%s, %s)\n", verb, r.Path, humanBytes(r.Size), r.Reason)
+			}
+			slog.Info("prune", "entries", len(removed), "bytes", humanBytes(total), "dryRun", p.dryRun)
+			return err
+		},
+	}
+	cmd.Flags().DurationVar(&p.olderThan, "older-than", 0, "remove entries created longer ago than this (e.g. 720h)")
+	cmd.Flags().IntVar(&p.keep, "keep", 0, "always keep the newest N entries")
+	cmd.Flags().BoolVar(&p.dryRun, "dry-run", false, "list what would be removed, remove nothing")
+	return cmd
+}
+
+func newCacheLoadCmd(io streams, opts *cacheOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "load KEY",
+		Short: "Make sure the engine at DOCKER_HOST has a cached image",
+		Long: `Load a cached image into the Docker Engine at DOCKER_HOST unless it already has it (what
+'benchctl run' does on every node). The tar is verified against its checksum while it streams;
+a damaged tar is never loaded.`,
+		Example: "  benchctl cache load a1d05fcf\n  srun benchctl cache load a1d05fcf   # pre-stage an image on every node",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := openCache(opts)
+			if err != nil {
+				return err
+			}
+			key, err := c.Resolve(args[0])
+			if err != nil {
+				return usagef("list keys with 'benchctl cache ls'", "%v", err)
+			}
+			eng, err := image.Connect()
+			if err != nil {
+				return err
+			}
+			defer eng.Close()
+			pp := newProgressPrinter(io.err, isTerminal(io.err))
+			res, err := image.Ensure(cmd.Context(), eng, c, key, pp.Func())
+			if errors.Is(err, image.ErrNotCached) {
+				return fmt.Errorf("key %s is not in the cache %s", image.ShortKey(key), c.Dir)
+			}
+			if err != nil {
+				return err
+			}
+			state := "already present"
+			if res.Loaded {
+				state = "loaded " + humanBytes(res.Bytes)
+			}
+			fmt.Fprintf(io.out, "%s  %s  %s (%s)\n", image.ShortKey(key), res.ImageID, state, res.Duration.Round(time.Millisecond))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+)
+
+// sharedDir resolves the shared directory: --shared-dir, else $BENCHCTL_SHARED_DIR, else a
+// per-user default for single-machine use (logged, never silent).
+func sharedDir(flag string) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	if env := os.Getenv("BENCHCTL_SHARED_DIR"); env != "" {
+		return filepath.Abs(env)
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", usagef("set BENCHCTL_SHARED_DIR to a folder every node can see", "no shared directory: give --shared-dir or set BENCHCTL_SHARED_DIR (%v)", err)
+	}
+	dir := filepath.Join(base, "benchctl")
+	slog.Info("using the default shared directory (single machine); set BENCHCTL_SHARED_DIR or --shared-dir on a cluster", "dir", dir)
+	return dir, nil
+}

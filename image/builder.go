@@ -1,0 +1,73 @@
+package image
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Builder builds an image and publishes it to the cache under its key. Implementations:
+// DockerBuilder (a Docker Engine, then ImageSave into the cache) and BuildKitBuilder (a
+// buildkitd that exports a docker-archive tar straight into the cache).
+type Builder interface {
+	Name() string
+	Build(ctx context.Context, req BuildRequest) (*Entry, error)
+}
+
+// BuildRequest is one build.
+type BuildRequest struct {
+	Input    BuildInput
+	Key      string
+	Tag      string
+	Manifest string // manifest name, for labels and metadata
+	NoCache  bool
+	Cache    *Cache
+	Progress ProgressFunc
+	Version  string // benchctl version, for metadata
+}
+
+func (r BuildRequest) labels() map[string]string {
+	return map[string]string{LabelKey: r.Key, "io.benchctl.manifest": r.Manifest}
+}
+
+// BuildError is a failed build (exit code 2): the failing step and the end of its log.
+type BuildError struct {
+	Builder string
+	Step    string
+	Tail    []string
+	Err     error
+}
+
+func (e *BuildError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "build failed (%s builder)", e.Builder)
+	if e.Step != "" {
+		fmt.Fprintf(&b, " at %s", e.Step)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	if len(e.Tail) > 0 {
+		b.WriteString("\nlast lines of the build log:")
+		for _, l := range e.Tail {
+			b.WriteString("\n  | " + l)
+		}
+	}
+	return b.String()
+}
+
+func (e *BuildError) Unwrap() error { return e.Err }
+
+// ExitCode is 2, madengine's build failure code.
+func (e *BuildError) ExitCode() int { return 2 }
+
+// tail keeps the last n lines written to it.
+type tail struct {
+	n     int
+	lines []string
+}
+
+func (t *tail) add(line string) {
+	t.lines = append(t.lines, line)
+	if len(t.lines) > t.n {
+		t.lines = t.lines[len(t.lines)-t.n:]
+	}
+}

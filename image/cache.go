@@ -1,0 +1,365 @@
+package image
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Cache is the content-addressed image tar cache on the shared filesystem:
+//
+//	<dir>/<key>.tar          docker-archive of the image
+//	<dir>/<key>.tar.sha256   its checksum
+//	<dir>/<key>.json         metadata (Meta)
+//
+// An entry is published by writing the checksum and metadata first and renaming the tar
+// into place last, each through a temp file in the same folder, fsynced. Readers open only
+// final names, so a tar under its final name always belongs to a complete entry.
+type Cache struct {
+	Dir string
+}
+
+// Meta describes a cache entry.
+type Meta struct {
+	Version  int       `json:"version"`
+	Key      string    `json:"key"`
+	ImageID  string    `json:"imageId"`
+	Tags     []string  `json:"tags"`
+	Size     int64     `json:"size"`
+	SHA256   string    `json:"sha256"`
+	Builder  string    `json:"builder"`
+	Manifest string    `json:"manifest,omitempty"`
+	Created  time.Time `json:"created"`
+	Benchctl string    `json:"benchctl,omitempty"`
+}
+
+// Entry is a published cache entry.
+type Entry struct {
+	Meta
+	Tar string
+}
+
+var keyRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// ErrNotCached is returned when the cache has no entry for a key.
+var ErrNotCached = errors.New("not cached")
+
+// CorruptError is a cache entry whose tar does not match its checksum. The entry has been
+// moved aside and is never loaded.
+type CorruptError struct {
+	Key, Want, Got, MovedTo string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("cache entry %s is corrupt: sha256 %s, expected %s (moved aside to %s; it will be rebuilt)",
+		ShortKey(e.Key), short(e.Got), short(e.Want), e.MovedTo)
+}
+
+func short(s string) string { return s[:min(len(s), 16)] }
+
+// OpenCache opens (creating it if needed) the cache under a shared directory.
+func OpenCache(sharedDir string) (*Cache, error) {
+	if sharedDir == "" {
+		return nil, errors.New("no shared directory: give --shared-dir or set BENCHCTL_SHARED_DIR")
+	}
+	dir := filepath.Join(sharedDir, "cache", "images")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the image cache: %w", err)
+	}
+	return &Cache{Dir: dir}, nil
+}
+
+func (c *Cache) tarPath(key string) string  { return filepath.Join(c.Dir, key+".tar") }
+func (c *Cache) sumPath(key string) string  { return filepath.Join(c.Dir, key+".tar.sha256") }
+func (c *Cache) metaPath(key string) string { return filepath.Join(c.Dir, key+".json") }
+
+func checkKey(key string) error {
+	if !keyRE.MatchString(key) {
+		return fmt.Errorf("%q is not an image key (64 lower-case hex digits)", key)
+	}
+	return nil
+}
+
+// Lookup returns the complete entry for key, or ErrNotCached.
+func (c *Cache) Lookup(key string) (*Entry, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(c.tarPath(key))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNotCached
+	} else if err != nil {
+		return nil, err
+	}
+	var m Meta
+	data, err := os.ReadFile(c.metaPath(key))
+	if err == nil {
+		err = json.Unmarshal(data, &m)
+	}
+	if err != nil || m.Key != key || m.ImageID == "" {
+		return nil, fmt.Errorf("cache entry %s has no valid metadata (%v); remove it with 'benchctl cache prune' or rebuild with --no-cache", ShortKey(key), err)
+	}
+	sum, err := os.ReadFile(c.sumPath(key))
+	if err != nil {
+		return nil, fmt.Errorf("cache entry %s has no checksum: %w", ShortKey(key), err)
+	}
+	m.SHA256 = strings.Fields(string(sum) + " x")[0]
+	if st.Size() != m.Size {
+		m.Size = st.Size() // the checksum will tell whether it is intact
+	}
+	return &Entry{Meta: m, Tar: c.tarPath(key)}, nil
+}
+
+// Publish writes an entry: write streams the tar. The entry appears only when complete.
+// meta.SHA256 and meta.Size are filled in from what was written.
+func (c *Cache) Publish(ctx context.Context, key string, meta Meta, write func(io.Writer) error, progress ProgressFunc) (*Entry, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(c.Dir, "."+key+".tar.tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("creating a temp file in the cache: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	h := sha256.New()
+	cnt := newCounter(progress, "save", 0)
+	bw := bufio.NewWriterSize(io.MultiWriter(tmp, h), 1<<20)
+	if err := write(countingWriter{w: bw, c: cnt}); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, fmt.Errorf("writing to the cache: %w", err)
+	}
+	cnt.finish()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := tmp.Chmod(0o644); err != nil { // every node's user reads it
+		return nil, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return nil, fmt.Errorf("syncing the cache tar: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	meta.Version, meta.Key = 1, key
+	meta.SHA256 = hex.EncodeToString(h.Sum(nil))
+	meta.Size = cnt.done
+	if meta.Created.IsZero() {
+		meta.Created = time.Now().UTC()
+	}
+	if err := writeFileAtomic(c.sumPath(key), []byte(meta.SHA256+"  "+key+".tar\n")); err != nil {
+		return nil, err
+	}
+	mj, _ := json.MarshalIndent(meta, "", "  ")
+	if err := writeFileAtomic(c.metaPath(key), append(mj, '\n')); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp.Name(), c.tarPath(key)); err != nil {
+		return nil, fmt.Errorf("publishing the cache tar: %w", err)
+	}
+	committed = true
+	if err := syncDir(c.Dir); err != nil {
+		return nil, err
+	}
+	return &Entry{Meta: meta, Tar: c.tarPath(key)}, nil
+}
+
+// Verify re-reads an entry's tar and compares it with its checksum. A mismatch moves the
+// entry aside and returns a *CorruptError.
+func (c *Cache) Verify(key string, progress ProgressFunc) (*Entry, error) {
+	e, err := c.Lookup(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(e.Tar)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	cnt := newCounter(progress, "verify", e.Size)
+	if _, err := io.CopyBuffer(countingWriter{w: h, c: cnt}, f, make([]byte, 1<<20)); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", e.Tar, err)
+	}
+	cnt.finish()
+	if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
+		return nil, c.quarantine(key, e.SHA256, got)
+	}
+	return e, nil
+}
+
+// quarantine moves a corrupt entry aside (never deleted silently: it is evidence).
+func (c *Cache) quarantine(key, want, got string) error {
+	dir := filepath.Join(c.Dir, "corrupt")
+	_ = os.MkdirAll(dir, 0o755)
+	stamp := time.Now().UTC().Format("20060102T150405")
+	dest := filepath.Join(dir, key+"."+stamp+".tar")
+	if err := os.Rename(c.tarPath(key), dest); err != nil && !errors.Is(err, os.ErrNotExist) {
+		dest = "(could not move: " + err.Error() + ")"
+	}
+	_ = os.Rename(c.sumPath(key), dest+".sha256")
+	_ = os.Rename(c.metaPath(key), strings.TrimSuffix(dest, ".tar")+".json")
+	return &CorruptError{Key: key, Want: want, Got: got, MovedTo: dest}
+}
+
+// List returns every complete entry, newest first.
+func (c *Cache) List() ([]Entry, error) {
+	ents, err := os.ReadDir(c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, d := range ents {
+		key, ok := strings.CutSuffix(d.Name(), ".tar")
+		if !ok || !keyRE.MatchString(key) {
+			continue
+		}
+		e, err := c.Lookup(key)
+		if err != nil {
+			out = append(out, Entry{Meta: Meta{Key: key}, Tar: c.tarPath(key)})
+			continue
+		}
+		out = append(out, *e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
+	return out, nil
+}
+
+// Resolve finds the full key for a unique prefix (at least 4 hex digits).
+func (c *Cache) Resolve(prefix string) (string, error) {
+	if keyRE.MatchString(prefix) {
+		return prefix, nil
+	}
+	if len(prefix) < 4 || strings.Trim(prefix, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("%q is not an image key or key prefix (at least 4 hex digits)", prefix)
+	}
+	entries, err := c.List()
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Key, prefix) {
+			found = append(found, e.Key)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no cache entry with key %s… in %s", prefix, c.Dir)
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("key prefix %s is ambiguous (%d entries); give more digits", prefix, len(found))
+}
+
+// Remove deletes an entry: tar first, so that it stops being visible at once.
+func (c *Cache) Remove(key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	err := os.Remove(c.tarPath(key))
+	os.Remove(c.sumPath(key))
+	os.Remove(c.metaPath(key))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// Lock takes the build lock of a key; waiting is called once if another builder holds it.
+func (c *Cache) Lock(ctx context.Context, key string, waiting func()) (Lock, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	return lockKey(ctx, filepath.Join(c.Dir, "."+key+".lock"), waiting)
+}
+
+// PruneOptions select what Prune removes.
+type PruneOptions struct {
+	OlderThan time.Duration // entries created longer ago than this (0: no age limit)
+	Keep      int           // always keep the newest Keep entries
+	DryRun    bool
+	Now       time.Time
+}
+
+// Pruned is one thing Prune removed (or would remove).
+type Pruned struct {
+	Path   string
+	Key    string
+	Size   int64
+	Reason string
+}
+
+// Prune removes old entries, leftovers of killed builders (temp files older than an hour)
+// and moved-aside corrupt entries older than OlderThan.
+func (c *Cache) Prune(o PruneOptions) ([]Pruned, error) {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	entries, err := c.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []Pruned
+	for i, e := range entries { // newest first
+		if i < o.Keep {
+			continue
+		}
+		if o.OlderThan > 0 && o.Now.Sub(e.Created) < o.OlderThan {
+			continue
+		}
+		if o.OlderThan == 0 && o.Keep == 0 {
+			continue // neither limit given: entries stay
+		}
+		out = append(out, Pruned{Path: e.Tar, Key: e.Key, Size: e.Size, Reason: fmt.Sprintf("created %s", e.Created.Format(time.RFC3339))})
+		if !o.DryRun {
+			if err := c.Remove(e.Key); err != nil {
+				return out, err
+			}
+		}
+	}
+	junk, _ := os.ReadDir(c.Dir)
+	for _, d := range junk {
+		info, err := d.Info()
+		if err != nil || !strings.Contains(d.Name(), ".tmp-") || o.Now.Sub(info.ModTime()) < time.Hour {
+			continue
+		}
+		p := filepath.Join(c.Dir, d.Name())
+		out = append(out, Pruned{Path: p, Size: info.Size(), Reason: "unfinished write (a builder was killed)"})
+		if !o.DryRun {
+			os.Remove(p)
+		}
+	}
+	corrupt, _ := os.ReadDir(filepath.Join(c.Dir, "corrupt"))
+	for _, d := range corrupt {
+		info, err := d.Info()
+		if err != nil || (o.OlderThan > 0 && o.Now.Sub(info.ModTime()) < o.OlderThan) {
+			continue
+		}
+		p := filepath.Join(c.Dir, "corrupt", d.Name())
+		out = append(out, Pruned{Path: p, Size: info.Size(), Reason: "corrupt entry moved aside"})
+		if !o.DryRun {
+			os.Remove(p)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,168 @@
+package image
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/moby/moby/api/types/build"
+	"github.com/moby/moby/client"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// DockerBuilder builds through a Docker Engine's API and saves the result into the cache.
+type DockerBuilder struct {
+	Engine Engine
+	// Version selects the engine's builder: "" (auto: BuildKit when the engine advertises
+	// it as its builder, classic otherwise), "classic" or "buildkit".
+	Version string
+}
+
+var _ Builder = (*DockerBuilder)(nil)
+
+// Name is "docker".
+func (b *DockerBuilder) Name() string { return "docker" }
+
+var stepRE = regexp.MustCompile(`^Step \d+/\d+ : `)
+
+func (b *DockerBuilder) builderVersion(ctx context.Context) (build.BuilderVersion, error) {
+	switch b.Version {
+	case "classic":
+		return build.BuilderV1, nil
+	case "buildkit":
+		return build.BuilderBuildKit, nil
+	case "":
+	default:
+		return "", fmt.Errorf("unknown engine builder %q (auto, classic or buildkit)", b.Version)
+	}
+	if p, ok := b.Engine.(interface {
+		Ping(context.Context, client.PingOptions) (client.PingResult, error)
+	}); ok {
+		if res, err := p.Ping(ctx, client.PingOptions{}); err == nil && res.BuilderVersion == build.BuilderBuildKit {
+			return build.BuilderBuildKit, nil
+		}
+	}
+	return build.BuilderV1, nil
+}
+
+// Build runs the build on the engine, then streams `docker save` of the tag into the cache.
+func (b *DockerBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, error) {
+	files, err := walkContext(req.Input)
+	if err != nil {
+		return nil, err
+	}
+	version, err := b.builderVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := writeContextTar(pw, req.Input, files)
+		pw.CloseWithError(err)
+	}()
+	// The Dockerfile's name is known before any byte is sent.
+	name := dockerfileName(req.Input)
+	args := map[string]*string{}
+	for _, a := range req.Input.BuildArgs {
+		v := a.Value
+		args[a.Name] = &v
+	}
+	opts := client.ImageBuildOptions{
+		Tags: []string{req.Tag}, Dockerfile: name, BuildArgs: args, Target: req.Input.Target,
+		Labels: req.labels(), NoCache: req.NoCache, Remove: true, ForceRemove: true, Version: version,
+		NetworkMode: "host",
+	}
+	if req.Input.Platform != "" {
+		parts := strings.Split(req.Input.Platform, "/")
+		p := ocispec.Platform{OS: parts[0], Architecture: parts[1]}
+		if len(parts) == 3 {
+			p.Variant = parts[2]
+		}
+		opts.Platforms = []ocispec.Platform{p}
+	}
+	resp, err := b.Engine.ImageBuild(ctx, pr, opts)
+	if err != nil {
+		pr.CloseWithError(err)
+		return nil, &BuildError{Builder: "docker", Err: fmt.Errorf("engine at %s: %w", EngineHostOf(b.Engine), err)}
+	}
+	id, berr := b.follow(resp.Body, req.Progress)
+	resp.Body.Close()
+	pr.Close()
+	if berr != nil {
+		return nil, berr
+	}
+	if id == "" {
+		if got, ok, err := hasImage(ctx, b.Engine, req.Tag); err == nil && ok {
+			id = got
+		} else {
+			return nil, &BuildError{Builder: "docker", Err: errors.New("the engine reported no image id")}
+		}
+	}
+	return b.save(ctx, req, id)
+}
+
+// dockerfileName is the Dockerfile's path inside the context tar.
+func dockerfileName(in BuildInput) string {
+	if rel, ok := relInside(in.Context, in.Dockerfile); ok {
+		return rel
+	}
+	return dockerfileInContext
+}
+
+// follow reads the build's JSON stream: step lines, the image id, errors with a log tail.
+func (b *DockerBuilder) follow(r io.Reader, progress ProgressFunc) (string, error) {
+	var id, step string
+	t := &tail{n: 30}
+	dec := json.NewDecoder(r)
+	for {
+		var m jsonMessage
+		if err := dec.Decode(&m); err == io.EOF {
+			return id, nil
+		} else if err != nil {
+			return "", &BuildError{Builder: "docker", Step: step, Tail: t.lines, Err: fmt.Errorf("reading the build output: %w", err)}
+		}
+		if err := m.err(); err != nil {
+			return "", &BuildError{Builder: "docker", Step: step, Tail: t.lines, Err: err}
+		}
+		if len(m.Aux) > 0 {
+			var aux struct{ ID string }
+			if json.Unmarshal(m.Aux, &aux) == nil && strings.HasPrefix(aux.ID, "sha256:") {
+				id = aux.ID
+			}
+		}
+		for _, line := range strings.Split(trimLine(m.Stream), "\n") {
+			if line = strings.TrimRight(line, " \r"); line == "" {
+				continue
+			}
+			if stepRE.MatchString(line) {
+				step = line
+				t.lines = nil
+			} else {
+				t.add(line)
+			}
+			if progress != nil {
+				progress(Progress{Phase: "build", Step: line})
+			}
+		}
+	}
+}
+
+// save streams `docker save` of the built image into the cache.
+func (b *DockerBuilder) save(ctx context.Context, req BuildRequest, id string) (*Entry, error) {
+	meta := Meta{ImageID: id, Tags: []string{req.Tag}, Builder: "docker", Manifest: req.Manifest, Benchctl: req.Version}
+	return req.Cache.Publish(ctx, req.Key, meta, func(w io.Writer) error {
+		rc, err := b.Engine.ImageSave(ctx, []string{req.Tag})
+		if err != nil {
+			return fmt.Errorf("saving %s from the engine: %w", req.Tag, err)
+		}
+		defer rc.Close()
+		if _, err := io.Copy(w, rc); err != nil {
+			return fmt.Errorf("saving %s from the engine: %w", req.Tag, err)
+		}
+		return nil
+	}, req.Progress)
+}

@@ -1,0 +1,55 @@
+package image
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"math/rand"
+	"testing"
+)
+
+func TestVerifyingReaderPassesIntactData(t *testing.T) {
+	for _, size := range []int{0, 10, tailSize - 1, tailSize, tailSize + 1, 5<<20 + 17} {
+		data := make([]byte, size)
+		rand.New(rand.NewSource(int64(size))).Read(data)
+		sum := sha256.Sum256(data)
+		vr := newVerifyingReader(iotestOneByteMaybe(bytes.NewReader(data), size), hex.EncodeToString(sum[:]), nil)
+		got, err := io.ReadAll(vr)
+		if err != nil || !bytes.Equal(got, data) || !vr.verified {
+			t.Fatalf("size %d: err %v, equal %v, verified %v", size, err, bytes.Equal(got, data), vr.verified)
+		}
+	}
+}
+
+func TestVerifyingReaderWithholdsTheTailOfCorruptData(t *testing.T) {
+	data := make([]byte, 3<<20)
+	rand.New(rand.NewSource(1)).Read(data)
+	sum := sha256.Sum256(data)
+	data[len(data)/2] ^= 0xff // flip a byte after the checksum was taken
+	vr := newVerifyingReader(bytes.NewReader(data), hex.EncodeToString(sum[:]), nil)
+	got, err := io.ReadAll(vr)
+	if err == nil || vr.mismatch == "" {
+		t.Fatal("corruption not detected")
+	}
+	if len(got) > len(data)-tailSize {
+		t.Fatalf("released %d bytes of %d: the tail must be withheld", len(got), len(data))
+	}
+}
+
+// iotestOneByteMaybe returns small reads for small inputs, to exercise the loop.
+func iotestOneByteMaybe(r io.Reader, size int) io.Reader {
+	if size < 1000 {
+		return &oneByte{r}
+	}
+	return r
+}
+
+type oneByte struct{ r io.Reader }
+
+func (o *oneByte) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	return o.r.Read(p[:1])
+}

@@ -1,0 +1,187 @@
+package image
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// KeyVersion is mixed into every key: bump it when the key material changes meaning.
+const KeyVersion = "benchctl-image-key/v1"
+
+// BuildInput is everything that determines a built image.
+type BuildInput struct {
+	Dockerfile string // absolute path
+	Context    string // absolute path
+	Target     string
+	Platform   string
+	BuildArgs  []manifest.EnvVar // sorted by name; never secrets (the manifest rejects them)
+}
+
+// InputFromManifest returns the build input of a manifest that builds its image.
+func InputFromManifest(m *manifest.Manifest) BuildInput {
+	return BuildInput{Dockerfile: m.Image.Dockerfile, Context: m.Image.Context, Target: m.Image.Target,
+		Platform: m.Image.Platform, BuildArgs: m.Image.BuildArgs}
+}
+
+// contextFile is one entry of the build context as the builder sees it.
+type contextFile struct {
+	rel  string // slash-separated path relative to the context
+	abs  string
+	mode fs.FileMode
+	size int64
+	link string // symlink target
+}
+
+// walkContext lists the context's entries in a stable order, honouring .dockerignore.
+// The Dockerfile and .dockerignore are always part of what the builder receives.
+func walkContext(in BuildInput) ([]contextFile, error) {
+	var rules ignoreRules
+	if data, err := os.ReadFile(filepath.Join(in.Context, ".dockerignore")); err == nil {
+		if rules, err = parseDockerignore(data); err != nil {
+			return nil, err
+		}
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	dfRel, _ := filepath.Rel(in.Context, in.Dockerfile)
+	dfRel = filepath.ToSlash(dfRel)
+	var files []contextFile
+	err := filepath.WalkDir(in.Context, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("reading the build context: %w", err)
+		}
+		if p == in.Context {
+			return nil
+		}
+		rel, _ := filepath.Rel(in.Context, p)
+		rel = filepath.ToSlash(rel)
+		if rules.ignored(rel) && rel != ".dockerignore" && rel != dfRel {
+			return nil // a re-included child of an ignored folder is still found: keep walking
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		f := contextFile{rel: rel, abs: p, mode: info.Mode()}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			if f.link, err = os.Readlink(p); err != nil {
+				return err
+			}
+		case info.Mode().IsRegular():
+			f.size = info.Size()
+		case info.IsDir():
+		default:
+			return nil // sockets, devices, pipes are not sent to builders
+		}
+		files = append(files, f)
+		return nil
+	})
+	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	return files, err
+}
+
+var fromRE = regexp.MustCompile(`(?im)^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)`)
+
+// BaseImages returns the FROM references of a Dockerfile, with ${ARG}s from buildArgs
+// substituted (stages named earlier are included as written).
+func BaseImages(dockerfile []byte, args []manifest.EnvVar) []string {
+	lookup := func(k string) (string, bool) {
+		for _, a := range args {
+			if a.Name == k {
+				return a.Value, true
+			}
+		}
+		return "", false
+	}
+	var refs []string
+	for _, m := range fromRE.FindAllSubmatch(dockerfile, -1) {
+		ref := string(m[1])
+		if v, _, err := manifest.Expand(ref, lookup, nil); err == nil {
+			ref = v
+		}
+		refs = append(refs, ref)
+	}
+	return refs
+}
+
+// Key computes the content key of an image: a sha256 over the Dockerfile bytes, every
+// context file's path, type, permission bits and content (as the builder would receive
+// them, .dockerignore honoured), the build args, target, platform and base image refs.
+// Modification times, owners and absolute paths are not part of it, so the same inputs give
+// the same key on any machine.
+func Key(in BuildInput) (string, error) {
+	df, err := os.ReadFile(in.Dockerfile)
+	if err != nil {
+		return "", fmt.Errorf("reading the Dockerfile: %w", err)
+	}
+	files, err := walkContext(in)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	w := bufio.NewWriter(h)
+	fmt.Fprintf(w, "%s\n", KeyVersion)
+	fmt.Fprintf(w, "dockerfile %d\n", len(df))
+	w.Write(df)
+	fmt.Fprintf(w, "\ntarget %q\nplatform %q\n", in.Target, in.Platform)
+	for _, a := range in.BuildArgs {
+		fmt.Fprintf(w, "arg %q=%q\n", a.Name, a.Value)
+	}
+	for _, ref := range BaseImages(df, in.BuildArgs) {
+		fmt.Fprintf(w, "from %q\n", ref)
+	}
+	buf := make([]byte, 256<<10)
+	for _, f := range files {
+		kind := "f"
+		switch {
+		case f.mode&fs.ModeSymlink != 0:
+			kind = "l"
+		case f.mode.IsDir():
+			kind = "d"
+		}
+		fmt.Fprintf(w, "%s %q %o %q %d\n", kind, f.rel, f.mode.Perm()|f.mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), f.link, f.size)
+		if kind == "f" {
+			if err := hashFile(w, f.abs, buf); err != nil {
+				return "", err
+			}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashFile(w io.Writer, p string, buf []byte) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("reading the build context: %w", err)
+	}
+	defer f.Close()
+	fh := sha256.New()
+	if _, err := io.CopyBuffer(fh, f, buf); err != nil {
+		return fmt.Errorf("reading %s: %w", p, err)
+	}
+	_, err = io.WriteString(w, hex.EncodeToString(fh.Sum(nil))+"\n")
+	return err
+}
+
+// ShortKey is the key prefix used in default tags and messages.
+func ShortKey(key string) string { return key[:min(12, len(key))] }
+
+// DefaultTag is the tag of a built image when the manifest sets none.
+func DefaultTag(name, key string) string {
+	return "benchctl/" + strings.ToLower(name) + ":" + ShortKey(key)
+}
