@@ -97,7 +97,9 @@ func age(t time.Time) string {
 // cacheFailure is a verify that found damage: exit 1.
 type cacheFailure struct{ n int }
 
-func (e *cacheFailure) Error() string { return fmt.Sprintf("%d cache entries failed verification", e.n) }
+func (e *cacheFailure) Error() string {
+	return fmt.Sprintf("%d cache entries failed verification", e.n)
+}
 
 func newCacheVerifyCmd(io streams, opts *cacheOptions) *cobra.Command {
 	return &cobra.Command{
