@@ -25,7 +25,13 @@ const staleAfter = 2 * time.Minute
 // without flock, such as NFS mounted with nolock.
 func lockKey(ctx context.Context, path string, waiting func()) (Lock, error) {
 	fl := flock.New(path)
-	ok, err := fl.TryLockContext(ctx, 200*time.Millisecond)
+	ok, err := fl.TryLock()
+	if err == nil && !ok {
+		if waiting != nil {
+			waiting()
+		}
+		ok, err = fl.TryLockContext(ctx, 200*time.Millisecond)
+	}
 	if err == nil && ok {
 		return fl, nil
 	}

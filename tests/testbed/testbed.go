@@ -116,3 +116,21 @@ func (tb *Testbed) Benchctl(t testing.TB) string {
 	}
 	return binPath
 }
+
+// FreshDir returns an empty folder under the shared directory for one test, removed after.
+func (tb *Testbed) FreshDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(tb.SharedDir, "e2e", strings.ReplaceAll(t.Name(), "/", "_"))
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		}
+	})
+	return dir
+}

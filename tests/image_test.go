@@ -1,0 +1,234 @@
+package tests
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/models"
+	"github.com/benchctl/benchctl/tests/testbed"
+)
+
+func buildOn(t *testing.T, eng image.Engine, cache *image.Cache, manifestPath string, noCache bool) *image.Record {
+	t.Helper()
+	m, _, err := models.LoadManifest(manifestPath, os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := image.Build(context.Background(), image.BuildOptions{Manifest: m, Cache: cache,
+		Builder: &image.DockerBuilder{Engine: eng}, NoCache: noCache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func removeImage(t *testing.T, eng *client.Client, id string) {
+	t.Helper()
+	_, err := eng.ImageRemove(context.Background(), id, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	if err != nil && !strings.Contains(err.Error(), "No such image") {
+		t.Fatalf("removing %s: %v", id, err)
+	}
+}
+
+// Build on n1, publish, Ensure on every other node: same image id, and it runs there.
+// A second build of the same manifest is a cache hit with no build or save call.
+func TestImageBuildOnceLoadEverywhere(t *testing.T) {
+	tb := testbed.Require(t)
+	cache, err := image.OpenCache(tb.FreshDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
+	mf := testbed.WriteManifest(t, ctxDir, "hello")
+	n1 := &testbed.CountingEngine{Engine: tb.Engine(t, tb.Nodes[0])}
+	rec := buildOn(t, n1, cache, mf, false)
+	if rec.CacheHit || n1.Builds.Load() != 1 || n1.Saves.Load() != 1 {
+		t.Fatalf("first build: hit %v, builds %d, saves %d", rec.CacheHit, n1.Builds.Load(), n1.Saves.Load())
+	}
+	if _, err := cache.Verify(rec.Key, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, node := range tb.Nodes[1:] {
+		eng := tb.Engine(t, node)
+		removeImage(t, eng, rec.ImageID)
+		res, err := image.Ensure(context.Background(), eng, cache, rec.Key, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", node, err)
+		}
+		if !res.Loaded || res.ImageID != rec.ImageID {
+			t.Fatalf("%s: loaded %v, id %s, want %s", node, res.Loaded, res.ImageID, rec.ImageID)
+		}
+		if out := testbed.RunImage(t, eng, rec.Tag, "/hello", node); !strings.Contains(out, "hello "+node) {
+			t.Fatalf("%s: the loaded image printed %q", node, out)
+		}
+		// Warm: the engine has it, nothing is loaded.
+		counting := &testbed.CountingEngine{Engine: eng}
+		res, err = image.Ensure(context.Background(), counting, cache, rec.Key, nil)
+		if err != nil || res.Loaded || counting.Loads.Load() != 0 {
+			t.Fatalf("%s warm: %+v %v loads %d", node, res, err, counting.Loads.Load())
+		}
+	}
+	again := &testbed.CountingEngine{Engine: tb.Engine(t, tb.Nodes[0])}
+	rec2 := buildOn(t, again, cache, mf, false)
+	if !rec2.CacheHit || rec2.Key != rec.Key || again.Builds.Load() != 0 || again.Saves.Load() != 0 {
+		t.Fatalf("second build: hit %v, builds %d, saves %d", rec2.CacheHit, again.Builds.Load(), again.Saves.Load())
+	}
+}
+
+// A flipped byte in a published tar: never loaded, reported, moved aside; a rebuild works.
+func TestImageCorruptTarIsNeverLoaded(t *testing.T) {
+	tb := testbed.Require(t)
+	cache, err := image.OpenCache(tb.FreshDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
+	mf := testbed.WriteManifest(t, ctxDir, "corrupt")
+	rec := buildOn(t, tb.Engine(t, tb.Nodes[0]), cache, mf, false)
+	f, err := os.OpenFile(rec.Tar, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	f.ReadAt(b, rec.Size/2)
+	b[0] ^= 0x55
+	f.WriteAt(b, rec.Size/2)
+	f.Close()
+
+	n2 := tb.Engine(t, tb.Nodes[1])
+	removeImage(t, n2, rec.ImageID)
+	_, err = image.Ensure(context.Background(), n2, cache, rec.Key, nil)
+	var ce *image.CorruptError
+	if !errors.As(err, &ce) {
+		t.Fatalf("corrupt tar: got %v", err)
+	}
+	if _, err := n2.ImageInspect(context.Background(), rec.ImageID); err == nil {
+		t.Fatal("the corrupt tar was loaded")
+	}
+	if _, err := cache.Lookup(rec.Key); !errors.Is(err, image.ErrNotCached) {
+		t.Fatalf("the corrupt entry is still visible: %v", err)
+	}
+	if _, err := os.Stat(ce.MovedTo); err != nil {
+		t.Fatalf("not moved aside: %v", err)
+	}
+	// The rebuild path: build again (not a cache hit), then it loads.
+	rec2 := buildOn(t, tb.Engine(t, tb.Nodes[0]), cache, mf, false)
+	if rec2.CacheHit {
+		t.Fatal("rebuild was a cache hit")
+	}
+	if res, err := image.Ensure(context.Background(), n2, cache, rec2.Key, nil); err != nil || !res.Loaded {
+		t.Fatalf("after rebuild: %+v %v", res, err)
+	}
+}
+
+// Two concurrent `benchctl build` processes of one manifest: one builds, the other waits
+// and hits the cache; the tar is intact.
+func TestImageConcurrentBuildsBuildOnce(t *testing.T) {
+	tb := testbed.Require(t)
+	bin := tb.Benchctl(t)
+	shared := tb.FreshDir(t)
+	ctxDir := testbed.HelloContext(t, t.TempDir(), map[string][]byte{"pad.bin": randomBytes(t, 64<<20)})
+	mf := testbed.WriteManifest(t, ctxDir, "concurrent")
+	var wg sync.WaitGroup
+	outs := make([]string, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(bin, "build", "--manifest", mf, "--shared-dir", shared)
+			cmd.Env = append(os.Environ(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
+			out, err := cmd.CombinedOutput()
+			outs[i], errs[i] = string(out), err
+		}()
+	}
+	wg.Wait()
+	hits := 0
+	for i := range 2 {
+		if errs[i] != nil {
+			t.Fatalf("build %d: %v\n%s", i, errs[i], outs[i])
+		}
+		if strings.Contains(outs[i], "cache hit: yes") {
+			hits++
+		}
+	}
+	if hits != 1 {
+		t.Fatalf("want exactly one cache hit, got %d:\n%s\n---\n%s", hits, outs[0], outs[1])
+	}
+	if !strings.Contains(outs[0]+outs[1], "waiting for it") {
+		t.Errorf("neither build said it waited for the other:\n%s\n---\n%s", outs[0], outs[1])
+	}
+	cache, _ := image.OpenCache(shared)
+	entries, err := cache.List()
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("entries %v %v", entries, err)
+	}
+	if _, err := cache.Verify(entries[0].Key, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A builder killed with SIGKILL in the middle of saving leaves no final entry.
+func TestImageKilledBuilderLeavesNoEntry(t *testing.T) {
+	tb := testbed.Require(t)
+	bin := tb.Benchctl(t)
+	shared := tb.FreshDir(t)
+	ctxDir := testbed.HelloContext(t, t.TempDir(), map[string][]byte{"pad.bin": randomBytes(t, 400<<20)})
+	mf := testbed.WriteManifest(t, ctxDir, "killed")
+	cmd := exec.Command(bin, "build", "--manifest", mf, "--shared-dir", shared)
+	cmd.Env = append(os.Environ(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(shared, "cache", "images")
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		if tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tar.tmp-*")); len(tmp) > 0 {
+			if st, err := os.Stat(tmp[0]); err == nil && st.Size() > 1<<20 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the save never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if tars, _ := filepath.Glob(filepath.Join(dir, "*.tar")); len(tars) != 0 {
+		t.Fatalf("a killed builder left a final entry: %v", tars)
+	}
+	cache, _ := image.OpenCache(shared)
+	if entries, _ := cache.List(); len(entries) != 0 {
+		t.Fatalf("entries after kill: %+v", entries)
+	}
+	// The next build completes (the lock died with the process).
+	again := exec.Command(bin, "build", "--manifest", mf, "--shared-dir", shared)
+	again.Env = cmd.Env
+	if out, err := again.CombinedOutput(); err != nil {
+		t.Fatalf("build after the kill: %v\n%s", err, out)
+	}
+	if entries, _ := cache.List(); len(entries) != 1 {
+		t.Fatalf("after rebuild: %+v", entries)
+	}
+}
+
+func randomBytes(t *testing.T, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	rand.Read(b)
+	return b
+}

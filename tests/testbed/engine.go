@@ -1,0 +1,134 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/image"
+)
+
+// Engine connects to one node's Docker Engine.
+func (tb *Testbed) Engine(t testing.TB, node string) *client.Client {
+	t.Helper()
+	c, err := client.New(client.WithHost(tb.Sockets[node]), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// CountingEngine wraps an engine and counts the calls that do real work.
+type CountingEngine struct {
+	image.Engine
+	Builds, Saves, Loads atomic.Int32
+}
+
+func (c *CountingEngine) ImageBuild(ctx context.Context, r io.Reader, o client.ImageBuildOptions) (client.ImageBuildResult, error) {
+	c.Builds.Add(1)
+	return c.Engine.ImageBuild(ctx, r, o)
+}
+
+func (c *CountingEngine) ImageSave(ctx context.Context, ids []string, o ...client.ImageSaveOption) (client.ImageSaveResult, error) {
+	c.Saves.Add(1)
+	return c.Engine.ImageSave(ctx, ids, o...)
+}
+
+func (c *CountingEngine) ImageLoad(ctx context.Context, r io.Reader, o ...client.ImageLoadOption) (client.ImageLoadResult, error) {
+	c.Loads.Add(1)
+	return c.Engine.ImageLoad(ctx, r, o...)
+}
+
+// HelloContext writes a build context with a static hello program and returns the folder.
+// The program prints "hello <args>" and its NODE_RANK.
+func HelloContext(t testing.TB, dir string, extraFiles map[string][]byte) string {
+	t.Helper()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "go.mod"), []byte("module hello\ngo 1.26\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "main.go"), []byte(`package main
+
+import ("fmt"; "os"; "strings")
+
+func main() { fmt.Println("hello", strings.Join(os.Args[1:], " "), "rank", os.Getenv("NODE_RANK")) }
+`), 0o644)
+	ctxDir := filepath.Join(dir, "ctx")
+	os.MkdirAll(ctxDir, 0o755)
+	cmd := exec.Command("go", "build", "-o", filepath.Join(ctxDir, "hello"), ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building hello: %v\n%s", err, out)
+	}
+	df := "FROM scratch\nARG CACHE_BUST\nCOPY . /\nCMD [\"/hello\"]\n"
+	os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte(df), 0o644)
+	for name, data := range extraFiles {
+		os.WriteFile(filepath.Join(ctxDir, name), data, 0o644)
+	}
+	return ctxDir
+}
+
+// WriteManifest writes a manifest building ctxDir with a unique CACHE_BUST, so every test
+// gets its own key.
+func WriteManifest(t testing.TB, ctxDir, name string) string {
+	t.Helper()
+	bust := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
+	body := fmt.Sprintf("name: %s\nimage:\n  dockerfile: Dockerfile\n  buildArgs: {CACHE_BUST: %q}\ngpu: {vendor: none}\nbenchmarks: [{name: hello, command: [/hello, world]}]\n", name, bust)
+	p := filepath.Join(ctxDir, "benchmark.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// RunImage runs an image once on an engine (host network) and returns its output.
+func RunImage(t testing.TB, eng *client.Client, ref string, cmd ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	created, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config:     &container.Config{Image: ref, Cmd: cmd},
+		HostConfig: &container.HostConfig{NetworkMode: "host"},
+	})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	defer eng.ContainerRemove(context.Background(), created.ID, client.ContainerRemoveOptions{Force: true})
+	if _, err := eng.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	wait := eng.ContainerWait(ctx, created.ID, client.ContainerWaitOptions{})
+	select {
+	case err := <-wait.Error:
+		t.Fatalf("wait: %v", err)
+	case <-wait.Result:
+	}
+	logs, err := eng.ContainerLogs(ctx, created.ID, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		t.Fatalf("logs: %v", err)
+	}
+	defer logs.Close()
+	data, _ := io.ReadAll(logs)
+	// Strip the 8-byte stream headers of the multiplexed log stream.
+	var out strings.Builder
+	for len(data) >= 8 {
+		n := int(data[4])<<24 | int(data[5])<<16 | int(data[6])<<8 | int(data[7])
+		if 8+n > len(data) {
+			break
+		}
+		out.Write(data[8 : 8+n])
+		data = data[8+n:]
+	}
+	return out.String()
+}
