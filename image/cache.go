@@ -1,7 +1,6 @@
 package image
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -121,9 +120,10 @@ func (c *Cache) Lookup(key string) (*Entry, error) {
 	return &Entry{Meta: m, Tar: c.tarPath(key)}, nil
 }
 
-// Publish writes an entry: write streams the tar. The entry appears only when complete.
-// meta.SHA256 and meta.Size are filled in from what was written.
-func (c *Cache) Publish(ctx context.Context, key string, meta Meta, write func(io.Writer) error, progress ProgressFunc) (*Entry, error) {
+// Publish writes an entry: write streams the tar and may complete the metadata (a builder
+// learns the image id while it exports). The entry appears only when complete. meta.SHA256
+// and meta.Size are filled in from what was written.
+func (c *Cache) Publish(ctx context.Context, key string, meta Meta, write func(io.Writer, *Meta) error, progress ProgressFunc) (*Entry, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -138,14 +138,17 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, write func(i
 			os.Remove(tmp.Name())
 		}
 	}()
-	h := sha256.New()
 	cnt := newCounter(progress, "save", 0)
-	bw := bufio.NewWriterSize(io.MultiWriter(tmp, h), 1<<20)
-	if err := write(countingWriter{w: bw, c: cnt}); err != nil {
-		return nil, err
+	hw := newHashingWriter(tmp)
+	werr := write(countingWriter{w: hw, c: cnt}, &meta)
+	if err := hw.Close(); err != nil && werr == nil {
+		werr = fmt.Errorf("writing to the cache: %w", err)
 	}
-	if err := bw.Flush(); err != nil {
-		return nil, fmt.Errorf("writing to the cache: %w", err)
+	if werr != nil {
+		return nil, werr
+	}
+	if meta.ImageID == "" {
+		return nil, errors.New("the builder reported no image id; nothing was published")
 	}
 	cnt.finish()
 	if err := ctx.Err(); err != nil {
@@ -161,7 +164,7 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, write func(i
 		return nil, err
 	}
 	meta.Version, meta.Key = 1, key
-	meta.SHA256 = hex.EncodeToString(h.Sum(nil))
+	meta.SHA256 = hw.Sum()
 	meta.Size = cnt.done
 	if meta.Created.IsZero() {
 		meta.Created = time.Now().UTC()

@@ -154,15 +154,20 @@ func (b *DockerBuilder) follow(r io.Reader, progress ProgressFunc) (string, erro
 // save streams `docker save` of the built image into the cache.
 func (b *DockerBuilder) save(ctx context.Context, req BuildRequest, id string) (*Entry, error) {
 	meta := Meta{ImageID: id, Tags: []string{req.Tag}, Builder: "docker", Manifest: req.Manifest, Benchctl: req.Version}
-	return req.Cache.Publish(ctx, req.Key, meta, func(w io.Writer) error {
-		rc, err := b.Engine.ImageSave(ctx, []string{req.Tag})
+	return PublishFromEngine(ctx, b.Engine, req.Cache, req.Key, req.Tag, meta, req.Progress)
+}
+
+// PublishFromEngine streams an engine's `docker save` of ref into the cache under key.
+func PublishFromEngine(ctx context.Context, eng Engine, c *Cache, key, ref string, meta Meta, progress ProgressFunc) (*Entry, error) {
+	return c.Publish(ctx, key, meta, func(w io.Writer, _ *Meta) error {
+		rc, err := eng.ImageSave(ctx, []string{ref})
 		if err != nil {
-			return fmt.Errorf("saving %s from the engine: %w", req.Tag, err)
+			return fmt.Errorf("saving %s from the engine: %w", ref, err)
 		}
 		defer rc.Close()
 		if _, err := io.Copy(w, rc); err != nil {
-			return fmt.Errorf("saving %s from the engine: %w", req.Tag, err)
+			return fmt.Errorf("saving %s from the engine: %w", ref, err)
 		}
 		return nil
-	}, req.Progress)
+	}, progress)
 }

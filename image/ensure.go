@@ -2,12 +2,8 @@ package image
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
-	"io"
 	"os"
 	"time"
 
@@ -75,6 +71,7 @@ func load(ctx context.Context, eng Engine, c *Cache, e *Entry, progress Progress
 	}
 	defer f.Close()
 	vr := newVerifyingReader(f, e.SHA256, newCounter(progress, "load", e.Size))
+	defer vr.Close()
 	resp, err := eng.ImageLoad(ctx, vr, client.ImageLoadWithQuiet(true))
 	if err != nil {
 		if vr.mismatch != "" {
@@ -95,70 +92,6 @@ func load(ctx context.Context, eng Engine, c *Cache, e *Entry, progress Progress
 		return vr.n, fmt.Errorf("the engine stopped reading %s before its end; the load is incomplete", e.Tar)
 	}
 	return vr.n, nil
-}
-
-// tailSize is how much of the end of a tar is held back until the checksum is verified.
-// A docker-archive ends with at least 1 KiB of zero blocks, so an engine never sees a
-// complete archive from a tar that turns out to be corrupt.
-const tailSize = 64 << 10
-
-// verifyingReader hashes what it reads and releases the last tailSize bytes only after the
-// whole file matched the expected sha256; on a mismatch it returns an error instead.
-type verifyingReader struct {
-	r        io.Reader
-	h        hash.Hash
-	want     string
-	buf      []byte // read ahead from r; buf[start:] is not returned yet
-	start    int
-	eof      bool
-	verified bool
-	mismatch string // the sha256 found, when it differs
-	n        int64
-	counter  *counter
-}
-
-func newVerifyingReader(r io.Reader, want string, c *counter) *verifyingReader {
-	return &verifyingReader{r: r, h: sha256.New(), want: want, counter: c, buf: make([]byte, 0, 4<<20)}
-}
-
-func (v *verifyingReader) Read(p []byte) (int, error) {
-	for !v.eof && len(v.buf)-v.start < tailSize+len(p) {
-		if len(v.buf) == cap(v.buf) {
-			if v.start > 0 { // compact: only the few bytes still pending move
-				v.buf = v.buf[:copy(v.buf, v.buf[v.start:])]
-				v.start = 0
-			} else {
-				nb := make([]byte, len(v.buf), 2*cap(v.buf))
-				copy(nb, v.buf)
-				v.buf = nb
-			}
-		}
-		n, err := v.r.Read(v.buf[len(v.buf):cap(v.buf)])
-		v.h.Write(v.buf[len(v.buf) : len(v.buf)+n])
-		v.buf = v.buf[:len(v.buf)+n]
-		if err == io.EOF {
-			v.eof = true
-			if got := hex.EncodeToString(v.h.Sum(nil)); got != v.want {
-				v.mismatch = got
-				return 0, fmt.Errorf("checksum mismatch: sha256 %s, expected %s", short(got), short(v.want))
-			}
-			v.verified = true
-		} else if err != nil {
-			return 0, err
-		}
-	}
-	avail := len(v.buf) - v.start
-	if !v.eof {
-		avail -= tailSize
-	}
-	if avail <= 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, v.buf[v.start:v.start+avail])
-	v.start += n
-	v.n += int64(n)
-	v.counter.add(n)
-	return n, nil
 }
 
 // EngineHostOf names an engine for messages.

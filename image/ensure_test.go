@@ -10,12 +10,13 @@ import (
 )
 
 func TestVerifyingReaderPassesIntactData(t *testing.T) {
-	for _, size := range []int{0, 10, tailSize - 1, tailSize, tailSize + 1, 5<<20 + 17} {
+	for _, size := range []int{0, 10, chunkSize - 1, chunkSize, chunkSize + 1, 5<<20 + 17} {
 		data := make([]byte, size)
 		rand.New(rand.NewSource(int64(size))).Read(data)
 		sum := sha256.Sum256(data)
 		vr := newVerifyingReader(iotestOneByteMaybe(bytes.NewReader(data), size), hex.EncodeToString(sum[:]), nil)
 		got, err := io.ReadAll(vr)
+		vr.Close()
 		if err != nil || !bytes.Equal(got, data) || !vr.verified {
 			t.Fatalf("size %d: err %v, equal %v, verified %v", size, err, bytes.Equal(got, data), vr.verified)
 		}
@@ -32,7 +33,7 @@ func TestVerifyingReaderWithholdsTheTailOfCorruptData(t *testing.T) {
 	if err == nil || vr.mismatch == "" {
 		t.Fatal("corruption not detected")
 	}
-	if len(got) > len(data)-tailSize {
+	if len(got) > len(data)-chunkSize {
 		t.Fatalf("released %d bytes of %d: the tail must be withheld", len(got), len(data))
 	}
 }
@@ -52,4 +53,25 @@ func (o *oneByte) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	return o.r.Read(p[:1])
+}
+
+func TestPublishRecordsSizeWithoutProgress(t *testing.T) {
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	e, err := c.Publish(t.Context(), key, Meta{ImageID: "sha256:x"}, func(w io.Writer, _ *Meta) error {
+		_, err := w.Write(make([]byte, 12345))
+		return err
+	}, nil)
+	if err != nil || e.Size != 12345 {
+		t.Fatalf("size %d, %v", e.Size, err)
+	}
+	if got, err := c.Lookup(key); err != nil || got.SHA256 != e.SHA256 || got.Size != 12345 {
+		t.Fatalf("lookup %+v %v", got, err)
+	}
+	if _, err := c.Verify(key, nil); err != nil {
+		t.Fatal(err)
+	}
 }

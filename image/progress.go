@@ -21,7 +21,7 @@ type ProgressFunc func(Progress)
 
 const progressEvery = 200 * time.Millisecond
 
-// countingWriter counts bytes and reports them, throttled.
+// counter counts bytes (always) and reports them, throttled, when it has a ProgressFunc.
 type counter struct {
 	mu    sync.Mutex
 	fn    ProgressFunc
@@ -36,11 +36,15 @@ func newCounter(fn ProgressFunc, phase string, total int64) *counter {
 }
 
 func (c *counter) add(n int) {
-	if c == nil || c.fn == nil {
+	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	c.done += int64(n)
+	if c.fn == nil {
+		c.mu.Unlock()
+		return
+	}
 	now := time.Now()
 	report := now.Sub(c.last) >= progressEvery
 	if report {

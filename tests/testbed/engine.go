@@ -61,7 +61,13 @@ func HelloContext(t testing.TB, dir string, extraFiles map[string][]byte) string
 
 import ("fmt"; "os"; "strings")
 
-func main() { fmt.Println("hello", strings.Join(os.Args[1:], " "), "rank", os.Getenv("NODE_RANK")) }
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "fail" {
+		fmt.Println("hello is failing on purpose")
+		os.Exit(7)
+	}
+	fmt.Println("hello", strings.Join(os.Args[1:], " "), "rank", os.Getenv("NODE_RANK"))
+}
 `), 0o644)
 	ctxDir := filepath.Join(dir, "ctx")
 	os.MkdirAll(ctxDir, 0o755)

@@ -21,6 +21,8 @@ type Testbed struct {
 	SharedDir string
 	Partition string
 	SlurmConf string
+	// BuildKitAddr is the address of the testbed's buildkitd.
+	BuildKitAddr string
 }
 
 // EnvFile is where up.sh writes the testbed description.
@@ -72,7 +74,8 @@ func Read(file string) (*Testbed, error) {
 		return nil, err
 	}
 	tb := &Testbed{Dir: vars["BENCHCTL_TESTBED_DIR"], SharedDir: vars["BENCHCTL_TESTBED_SHARED_DIR"],
-		Partition: vars["BENCHCTL_TESTBED_PARTITION"], SlurmConf: vars["SLURM_CONF"], Sockets: map[string]string{}}
+		Partition: vars["BENCHCTL_TESTBED_PARTITION"], SlurmConf: vars["SLURM_CONF"], Sockets: map[string]string{},
+		BuildKitAddr: vars["BENCHCTL_TESTBED_BUILDKIT_ADDR"]}
 	tb.Nodes = strings.Split(vars["BENCHCTL_TESTBED_NODE_NAMES"], ",")
 	socks := strings.Split(vars["BENCHCTL_TESTBED_SOCKETS"], ",")
 	if len(tb.Nodes) == 0 || tb.Nodes[0] == "" || len(socks) != len(tb.Nodes) || tb.SharedDir == "" || tb.SlurmConf == "" {

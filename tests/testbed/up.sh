@@ -25,6 +25,7 @@ case "$NODES" in ''|*[!0-9]*) echo "up.sh: --nodes must be a positive integer, g
 if [ "$NODES" -lt 1 ] || [ "$NODES" -gt 64 ]; then echo "up.sh: --nodes must be 1..64, got $NODES" >&2; exit 4; fi
 if [ "${#D}" -gt 40 ]; then echo "up.sh: --dir '$D' is too long (unix socket paths are limited to 107 bytes); use a short path" >&2; exit 4; fi
 
+HERE="$(cd "$(dirname "$0")" && pwd)"
 log() { printf 'testbed: %s\n' "$*" >&2; }
 die() { printf 'testbed: error: %s\n' "$*" >&2; exit 1; }
 cannot() { printf 'testbed: cannot start here: %s\n' "$*" >&2; exit 3; }
@@ -201,6 +202,22 @@ nodes_ready() {
 }
 wait_for 60 "slurm nodes" nodes_ready || { sinfo -N >&2 || true; die "Slurm nodes did not become idle"; }
 
+# ---- buildkitd (the BuildKit builder's tests) ----------------------------------------------
+BK="$D/buildkit"
+mkdir -p "$BK"
+bk_sock="$BK/buildkitd.sock"
+if ! (alive "$BK/pid" && [ -S "$bk_sock" ]); then
+  bk_bin="$("$HERE/buildkitd.sh")" || die "could not build buildkitd (see above)"
+  if alive "$BK/pid"; then kill "$(cat "$BK/pid")" 2>/dev/null || true; sleep 1; fi
+  rm -f "$bk_sock"
+  log "starting buildkitd"
+  setsid "$bk_bin" --root "$BK/root" --addr "unix://$bk_sock" --oci-worker=true --containerd-worker=false \
+    >"$D/log/buildkitd.log" 2>&1 </dev/null &
+  echo $! >"$BK/pid"
+  started buildkitd "$BK/pid"
+  wait_for 60 buildkitd test -S "$bk_sock" || { tail -20 "$D/log/buildkitd.log" >&2; die "buildkitd does not answer on $bk_sock"; }
+fi
+
 # ---- the env file the tests read ---------------------------------------------------------
 sock_list="$(IFS=,; echo "${sockets[*]}")"
 name_list="$(IFS=,; echo "${names[*]}")"
@@ -212,6 +229,7 @@ export BENCHCTL_TESTBED_NODE_NAMES=$name_list
 export BENCHCTL_TESTBED_SOCKETS=$sock_list
 export BENCHCTL_TESTBED_SHARED_DIR=$D/shared
 export BENCHCTL_TESTBED_PARTITION=debug
+export BENCHCTL_TESTBED_BUILDKIT_ADDR=unix://$bk_sock
 export SLURM_CONF=$S/slurm.conf
 ENV
 mv "$D/testbed.env.new" "$D/testbed.env"

@@ -1,0 +1,158 @@
+// Command image-bench measures benchctl's image distribution against the raw Engine
+// operations on the testbed (tests/testbed/up.sh must be up):
+//
+//   - cold publish: ImageSave streamed into the cache (sha256, fsync, atomic rename) vs. a
+//     plain ImageSave copied to a file;
+//   - Ensure on an engine without the image (verify-while-loading) vs. a plain ImageLoad of
+//     the same tar;
+//   - warm Ensure (the engine has the image).
+//
+// Usage: go run ./bench/image [-size 1024] [-reps 3]
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/tests/testbed"
+)
+
+func main() {
+	sizeMiB := flag.Int("size", 1024, "image payload in MiB")
+	reps := flag.Int("reps", 3, "repetitions (the median is reported)")
+	flag.Parse()
+	tb, err := testbed.Read(testbed.EnvFile())
+	if err != nil {
+		log.Fatalf("no testbed: %v (run tests/testbed/up.sh)", err)
+	}
+	ctx := context.Background()
+	work, err := os.MkdirTemp(tb.SharedDir, "image-bench-")
+	check(err)
+	defer os.RemoveAll(work)
+	n1, n2 := connect(tb.Sockets[tb.Nodes[0]]), connect(tb.Sockets[tb.Nodes[1]])
+
+	// A context with one big random file (incompressible, like model weights).
+	ctxDir := filepath.Join(work, "ctx")
+	check(os.MkdirAll(ctxDir, 0o755))
+	check(os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM scratch\nCOPY payload.bin /payload.bin\n"), 0o644))
+	writeRandom(filepath.Join(ctxDir, "payload.bin"), int64(*sizeMiB)<<20)
+	in := image.BuildInput{Dockerfile: filepath.Join(ctxDir, "Dockerfile"), Context: ctxDir,
+		BuildArgs: []manifest.EnvVar{{Name: "BUST", Value: fmt.Sprint(time.Now().UnixNano())}}}
+	key, err := image.Key(in)
+	check(err)
+	tag := "benchctl/image-bench:" + image.ShortKey(key)
+	cache, err := image.OpenCache(filepath.Join(work, "shared"))
+	check(err)
+	log.Printf("building a %d MiB image on %s", *sizeMiB, tb.Nodes[0])
+	b := &image.DockerBuilder{Engine: n1}
+	entry, err := b.Build(ctx, image.BuildRequest{Input: in, Key: key, Tag: tag, Manifest: "image-bench", Cache: cache})
+	check(err)
+	log.Printf("image %s, tar %d MiB", entry.ImageID, entry.Size>>20)
+
+	var rawSave, ourSave, rawLoad, ourLoad, warm []time.Duration
+	for r := 0; r < *reps; r++ {
+		// Raw save: ImageSave copied to a file (fsync so both sides pay for durability).
+		raw := filepath.Join(work, "raw.tar")
+		rawSave = append(rawSave, timeIt(func() {
+			rc, err := n1.ImageSave(ctx, []string{tag})
+			check(err)
+			f, err := os.Create(raw)
+			check(err)
+			_, err = io.Copy(f, rc)
+			check(err)
+			check(f.Sync())
+			check(f.Close())
+			rc.Close()
+		}))
+		check(cache.Remove(key))
+		ourSave = append(ourSave, timeIt(func() {
+			_, err := image.PublishFromEngine(ctx, n1, cache, key, tag, image.Meta{ImageID: entry.ImageID, Tags: []string{tag}, Builder: "docker"}, nil)
+			check(err)
+		}))
+
+		remove(n2, entry.ImageID)
+		rawLoad = append(rawLoad, timeIt(func() {
+			f, err := os.Open(raw)
+			check(err)
+			res, err := n2.ImageLoad(ctx, f, client.ImageLoadWithQuiet(true))
+			check(err)
+			io.Copy(io.Discard, res)
+			res.Close()
+			f.Close()
+		}))
+		remove(n2, entry.ImageID)
+		ourLoad = append(ourLoad, timeIt(func() {
+			res, err := image.Ensure(ctx, n2, cache, key, nil)
+			check(err)
+			if !res.Loaded {
+				log.Fatal("Ensure did not load")
+			}
+		}))
+		warm = append(warm, timeIt(func() {
+			res, err := image.Ensure(ctx, n2, cache, key, nil)
+			check(err)
+			if res.Loaded {
+				log.Fatal("warm Ensure loaded")
+			}
+		}))
+		os.Remove(raw)
+		log.Printf("rep %d: save raw %v ours %v; load raw %v ours %v; warm %v", r+1,
+			rawSave[r].Round(time.Millisecond), ourSave[r].Round(time.Millisecond),
+			rawLoad[r].Round(time.Millisecond), ourLoad[r].Round(time.Millisecond), warm[r].Round(time.Microsecond))
+	}
+	remove(n1, entry.ImageID)
+	remove(n2, entry.ImageID)
+	ms, mo, ml, mol, mw := median(rawSave), median(ourSave), median(rawLoad), median(ourLoad), median(warm)
+	fmt.Printf("| %d MiB image, median of %d | raw | benchctl | ratio | target |\n|---|---|---|---|---|\n", *sizeMiB, *reps)
+	fmt.Printf("| cold publish vs. docker save to a file | %.2f s | %.2f s | %.2f × | ≤ 1.1 × |\n", ms.Seconds(), mo.Seconds(), mo.Seconds()/ms.Seconds())
+	fmt.Printf("| Ensure on an empty engine vs. docker load | %.2f s | %.2f s | %.2f × | ≤ 1.05 × |\n", ml.Seconds(), mol.Seconds(), mol.Seconds()/ml.Seconds())
+	fmt.Printf("| warm Ensure (image present) | — | %.1f ms | — | ≤ 0.5 s |\n", float64(mw.Microseconds())/1000)
+}
+
+func connect(host string) *client.Client {
+	c, err := client.New(client.WithHost(host), client.WithAPIVersionNegotiation())
+	check(err)
+	return c
+}
+
+func remove(c *client.Client, id string) {
+	_, _ = c.ImageRemove(context.Background(), id, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+}
+
+func writeRandom(path string, n int64) {
+	f, err := os.Create(path)
+	check(err)
+	_, err = io.CopyN(f, rand.Reader, n)
+	check(err)
+	check(f.Close())
+}
+
+func timeIt(fn func()) time.Duration {
+	start := time.Now()
+	fn()
+	return time.Since(start)
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,88 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/models"
+	"github.com/benchctl/benchctl/tests/testbed"
+)
+
+// builders returns every builder backend, each connected to the testbed.
+func builders(t *testing.T, tb *testbed.Testbed) map[string]image.Builder {
+	out := map[string]image.Builder{"docker": &image.DockerBuilder{Engine: tb.Engine(t, tb.Nodes[0])}}
+	if tb.BuildKitAddr == "" {
+		t.Fatal("the testbed has no buildkitd (tests/testbed/up.sh starts one)")
+	}
+	bk, err := image.NewBuildKitBuilder(context.Background(), tb.BuildKitAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bk.Close() })
+	out["buildkit"] = bk
+	return out
+}
+
+// One conformance suite for every builder: build, publish, verify, load on another node,
+// compare ids, run; and a failing step is a BuildError (exit 2) with that step's log tail.
+func TestBuilderConformance(t *testing.T) {
+	tb := testbed.Require(t)
+	for name, b := range builders(t, tb) {
+		t.Run(name, func(t *testing.T) {
+			cache, err := image.OpenCache(tb.FreshDir(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
+			m, _, err := models.LoadManifest(testbed.WriteManifest(t, ctxDir, "conf-"+name), os.LookupEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := image.Build(context.Background(), image.BuildOptions{Manifest: m, Cache: cache, Builder: b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Builder != name || rec.CacheHit || rec.Size == 0 || !strings.HasPrefix(rec.ImageID, "sha256:") {
+				t.Fatalf("record %+v", rec)
+			}
+			if _, err := cache.Verify(rec.Key, nil); err != nil {
+				t.Fatal(err)
+			}
+			node := tb.Nodes[len(tb.Nodes)-1]
+			eng := tb.Engine(t, node)
+			removeImage(t, eng, rec.ImageID)
+			res, err := image.Ensure(context.Background(), eng, cache, rec.Key, nil)
+			if err != nil || !res.Loaded || res.ImageID != rec.ImageID {
+				t.Fatalf("ensure on %s: %+v %v (want id %s)", node, res, err, rec.ImageID)
+			}
+			if out := testbed.RunImage(t, eng, rec.Tag, "/hello", name); !strings.Contains(out, "hello "+name) {
+				t.Fatalf("run printed %q", out)
+			}
+			insp, err := eng.ImageInspect(context.Background(), rec.ImageID)
+			if err != nil || insp.Config.Labels[image.LabelKey] != rec.Key {
+				t.Fatalf("the image is not labelled with its key: %v %v", insp.Config, err)
+			}
+
+			// A failing step.
+			df := filepath.Join(ctxDir, "Dockerfile")
+			os.WriteFile(df, []byte("FROM scratch\nCOPY . /\nRUN [\"/hello\", \"fail\"]\n"), 0o644)
+			m2, _, err := models.LoadManifest(filepath.Join(ctxDir, "benchmark.yaml"), os.LookupEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = image.Build(context.Background(), image.BuildOptions{Manifest: m2, Cache: cache, Builder: b})
+			var be *image.BuildError
+			if !errors.As(err, &be) || be.ExitCode() != 2 {
+				t.Fatalf("failing build: %v", err)
+			}
+			if !strings.Contains(be.Step, "fail") || !strings.Contains(strings.Join(be.Tail, "\n"), "failing on purpose") {
+				t.Fatalf("the error does not show the failing step and its log:\n%v", err)
+			}
+		})
+	}
+}
