@@ -1,0 +1,319 @@
+package runner
+
+import (
+	"encoding/json"
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string             { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func testConfig(world int, logs *syncBuffer) BarrierConfig {
+	hosts := make([]string, world)
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("n%d", i+1)
+	}
+	cfg := BarrierConfig{Job: "42.0", World: world, Hosts: hosts, Secret: []byte("s3cret-s3cret-s3cret"), Master: "127.0.0.1",
+		Ports: []int{0}, LogEvery: 50 * time.Millisecond}
+	if logs != nil {
+		cfg.Log = slog.New(slog.NewTextHandler(logs, nil))
+	}
+	return cfg
+}
+
+func startWorkers(t *testing.T, ctx context.Context, cfg BarrierConfig, addr string, ranks ...int) []*Worker {
+	t.Helper()
+	ws := make([]*Worker, len(ranks))
+	for i, r := range ranks {
+		c := cfg
+		c.Rank = r
+		w, err := Join(ctx, c, addr)
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+		t.Cleanup(func() { w.Close() })
+		ws[i] = w
+	}
+	return ws
+}
+
+func TestBarrierPhases(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg := testConfig(4, nil)
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2, 3)
+	var wg sync.WaitGroup
+	got := make([]map[string]string, len(ws))
+	errs := make([]error, len(ws))
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got[i], errs[i] = w.Wait(ctx, "image"); errs[i] != nil {
+				return
+			}
+			_, errs[i] = w.Wait(ctx, "ready")
+		}()
+	}
+	if err := l.Release(ctx, "image", map[string]string{"imageId": "sha256:abc", "key": "k"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx, "ready", nil); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i := range ws {
+		if errs[i] != nil || got[i]["imageId"] != "sha256:abc" {
+			t.Errorf("worker %d: %v %v", i+1, got[i], errs[i])
+		}
+	}
+	if err := l.Release(ctx, "image", nil); err == nil || !strings.Contains(err.Error(), "already released") {
+		t.Errorf("double release: %v", err)
+	}
+}
+
+func TestBarrierRejectsForgedReplayedAndOtherJob(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	logs := &syncBuffer{}
+	cfg := testConfig(2, logs)
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+
+	// A worker with another secret never gets in: the hello does not verify.
+	bad := cfg
+	bad.Rank, bad.Secret = 1, []byte("wrong")
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	if _, err := Join(short, bad, l.Addr); err == nil {
+		t.Fatal("a worker with the wrong secret joined")
+	}
+	cancelShort()
+
+	// A forged join (bad MAC) is rejected and logged with the peer address.
+	nc, err := net.Dial("tcp", l.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(nc)
+	r.ReadString('\n') // hello
+	fmt.Fprintf(nc, `{"v":1,"job":"42.0","type":"join","rank":1,"session":"x","seq":1,"mac":"00"}`+"\n")
+	nc.Close()
+
+	// A valid join recorded on one connection and replayed on another is rejected.
+	c1 := dialRaw(t, cfg, l.Addr)
+	line := c1.signed(message{Type: msgJoin, Rank: 1})
+	c1.nc.Close()
+	c2 := dialRaw(t, cfg, l.Addr)
+	c2.nc.Write(line)
+	c2.nc.Close()
+
+	// Another job's message (same secret, other job id) is rejected.
+	other := cfg
+	other.Job = "43.0"
+	c3 := dialRaw(t, cfg, l.Addr)
+	oc := newConn(c3.nc, cfg.Secret, other.Job)
+	oc.session = c3.session
+	oc.send(message{Type: msgJoin, Rank: 1}, time.Second)
+	c3.nc.Close()
+
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && strings.Count(logs.String(), "rejected") < 3 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	out := logs.String()
+	for _, want := range []string{"bad MAC", "another session", `job \"43.0\"`, "peer=127.0.0.1:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if len(l.Connected()) != 0 {
+		t.Errorf("a rejected peer is connected: %v", l.Connected())
+	}
+}
+
+// rawConn is a hand-driven client for protocol tests.
+type rawConn struct {
+	nc      net.Conn
+	c       *conn
+	session string
+}
+
+func dialRaw(t *testing.T, cfg BarrierConfig, addr string) *rawConn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newConn(nc, cfg.Secret, cfg.Job)
+	hello, err := c.recv(time.Now().Add(5 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.session = hello.Session
+	return &rawConn{nc: nc, c: c, session: hello.Session}
+}
+
+func (r *rawConn) signed(m message) []byte {
+	r.c.sendSeq++
+	m.V, m.Job, m.Session, m.Seq = protocolVersion, r.c.job, r.c.session, r.c.sendSeq
+	m.MAC = m.mac(r.c.secret)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\n", mustJSON(m))
+	return b.Bytes()
+}
+
+func TestBarrierAbortReachesEveryWorkerFast(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := testConfig(5, nil)
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2, 3)
+	results := make(chan time.Duration, len(ws))
+	for _, w := range ws {
+		go func() {
+			_, err := w.Wait(ctx, "image")
+			var ae *AbortError
+			if errors.As(err, &ae) && ae.Reason == "build failed: step 3" {
+				results <- 0
+			} else {
+				results <- -1
+			}
+		}()
+	}
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	l.Abort("build failed: step 3")
+	for range ws {
+		if r := <-results; r != 0 {
+			t.Fatal("a worker did not get the abort reason")
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("abort took %v", d)
+	}
+	// A worker that joins after the abort gets it at once.
+	late := startWorkers(t, ctx, cfg, l.Addr, 4)[0]
+	if _, err := late.Wait(ctx, "image"); !errors.As(err, new(*AbortError)) {
+		t.Errorf("late joiner: %v", err)
+	}
+}
+
+func TestBarrierTimeoutNamesMissingAndLostNodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	logs := &syncBuffer{}
+	cfg := testConfig(4, logs)
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
+	go ws[0].Wait(ctx, "image")
+	ws[1].Close() // n3 drops
+	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancelShort()
+	err = l.Release(short, "image", nil)
+	if err == nil {
+		t.Fatal("released with missing nodes")
+	}
+	msg := err.Error()
+	for _, want := range []string{"timed out with 2/4", "n3 (lost", "n4 (never connected)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if !strings.Contains(logs.String(), "waiting for: n3") || !strings.Contains(logs.String(), "lost a worker") {
+		t.Errorf("no progress/lost log lines:\n%s", logs.String())
+	}
+}
+
+func TestBarrierWorkerReconnects(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := testConfig(2, nil)
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	w := startWorkers(t, ctx, cfg, l.Addr, 1)[0]
+	done := make(chan error, 1)
+	go func() { _, err := w.Wait(ctx, "ready"); done <- err }()
+	time.Sleep(100 * time.Millisecond)
+	l.mu.Lock()
+	l.conns[1].c.Close() // the network drops the worker
+	l.mu.Unlock()
+	if err := l.Release(ctx, "ready", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBarrierWorkerWaitsForALateLeader(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	probe, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := probe.Addr().(*net.TCPAddr).Port
+	probe.Close()
+	cfg := testConfig(2, nil)
+	cfg.Ports = []int{port}
+	joined := make(chan error, 1)
+	go func() {
+		c := cfg
+		c.Rank = 1
+		w, err := Join(ctx, c, "")
+		if err == nil {
+			_, err = w.Wait(ctx, "image")
+			w.Close()
+		}
+		joined <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the worker is retrying
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Release(ctx, "image", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-joined; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustJSON(m message) []byte {
+	b, _ := json.Marshal(m)
+	return b
+}

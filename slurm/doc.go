@@ -1,0 +1,3 @@
+// Package slurm understands Slurm from the outside: the environment of a task (hostlists,
+// job id, rank, world), and, for submit and collect, job scripts and job state.
+package slurm
