@@ -12,7 +12,7 @@ import (
 // Connect returns an Engine API client for DOCKER_HOST (or the default socket) that
 // negotiates the API version with the engine, so old engines (API 1.41, Docker 20.10) work.
 func Connect() (*client.Client, error) {
-	c, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	c, err := client.New(client.FromEnv)
 	if err != nil {
 		return nil, fmt.Errorf("docker engine client for %s: %w", EngineHost(), err)
 	}

@@ -246,8 +246,7 @@ func (r *resolver) models(s *ModelsSpec) *Models {
 }
 
 func (r *resolver) slurm(s SlurmSpec) Slurm {
-	out := Slurm{Nodes: s.Nodes, Partition: s.Partition, Account: s.Account, QOS: s.QOS, Time: s.Time,
-		GPUsPerNode: s.GPUsPerNode, Exclusive: s.Exclusive, SbatchArgs: s.SbatchArgs}
+	out := Slurm(s)
 	if _, set := r.p.pos["slurm.nodes"]; set && s.Nodes < 1 {
 		r.p.add("slurm.nodes", "must be at least 1, got %d", s.Nodes)
 	}

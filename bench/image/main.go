@@ -122,7 +122,7 @@ func main() {
 }
 
 func connect(host string) *client.Client {
-	c, err := client.New(client.WithHost(host), client.WithAPIVersionNegotiation())
+	c, err := client.New(client.WithHost(host))
 	check(err)
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/benchctl/benchctl/models"
 	"github.com/spf13/cobra"
@@ -96,7 +97,7 @@ func modelsListRun(io streams, opts *modelsListOptions) error {
 		if err != nil {
 			return fmt.Errorf("%s:%d: %s: %w", c.Path, m.Line, m.Name, err)
 		}
-		rows = append(rows, modelRow{Name: m.Name, Tags: m.Tags, NGPUs: m.NGPUs, Timeout: fmt.Sprint(b.Timeout),
+		rows = append(rows, modelRow{Name: m.Name, Tags: m.Tags, NGPUs: m.NGPUs, Timeout: time.Duration(b.Timeout).String(),
 			Command: b.Command, Results: b.Results})
 	}
 	if opts.output == "json" {

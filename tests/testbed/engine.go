@@ -21,7 +21,7 @@ import (
 // Engine connects to one node's Docker Engine.
 func (tb *Testbed) Engine(t testing.TB, node string) *client.Client {
 	t.Helper()
-	c, err := client.New(client.WithHost(tb.Sockets[node]), client.WithAPIVersionNegotiation())
+	c, err := client.New(client.WithHost(tb.Sockets[node]))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,142 @@
+package runner
+
+import (
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchctl/benchctl/slurm"
+)
+
+// Node is this process's place in the job.
+type Node struct {
+	JobID      string   `json:"job"`
+	Attempt    int      `json:"attempt"`
+	Rank       int      `json:"rank"`
+	World      int      `json:"world"`
+	Hosts      []string `json:"nodes"`
+	Host       string   `json:"host"`
+	MasterAddr string   `json:"masterAddr"`
+	MasterPort int      `json:"masterPort"` // for the benchmark (MASTER_PORT)
+	Source     string   `json:"source"`     // slurm, env or local
+}
+
+// ContextError is a bad or inconsistent node environment (exit 4).
+type ContextError struct{ Var, Msg string }
+
+func (e *ContextError) Error() string      { return e.Var + ": " + e.Msg }
+func (e *ContextError) InvalidInput() bool { return true }
+
+// portBase derives a job's port range start from its id: jobs sharing a node get
+// different ranges. The benchmark gets base (MASTER_PORT), the barrier base+1..base+8.
+func portBase(job string) int {
+	h := fnv.New32a()
+	h.Write([]byte(job))
+	return 20000 + int(h.Sum32()%4000)*10
+}
+
+// BarrierPorts is the barrier's port range for this node's job.
+func (n Node) BarrierPorts() []int {
+	ports := make([]int, 8)
+	for i := range ports {
+		ports[i] = n.MasterPort + 1 + i
+	}
+	return ports
+}
+
+// JobDirName is jobs/<this>: the job id, with ".<attempt>" after a requeue.
+func (n Node) JobDirName() string {
+	if n.Attempt == 0 {
+		return n.JobID
+	}
+	return n.JobID + "." + strconv.Itoa(n.Attempt)
+}
+
+// NodeDirName is nodes/<this> in the job folder.
+func (n Node) NodeDirName() string { return fmt.Sprintf("%d-%s", n.Rank, n.Host) }
+
+// DetectNode works out the node context: from Slurm when SLURM_JOB_ID is set, else from
+// NODE_RANK/NNODES/MASTER_ADDR/MASTER_PORT, else a local one-node job. A garbled or
+// inconsistent variable is an error naming it, never a silent default.
+func DetectNode(lookup func(string) (string, bool)) (Node, error) {
+	get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
+	var n Node
+	switch {
+	case slurm.InSlurm(lookup):
+		t, err := slurm.TaskFromEnv(lookup)
+		if err != nil {
+			return n, err
+		}
+		n = Node{JobID: t.JobID, Attempt: t.Attempt, Rank: t.Rank, World: t.World, Hosts: t.Nodes, Host: t.Host,
+			MasterAddr: t.Nodes[0], Source: "slurm"}
+	case get("NODE_RANK") != "" || get("NNODES") != "":
+		n.Source = "env"
+		var err error
+		if n.Rank, err = envInt(get, "NODE_RANK", 0); err != nil {
+			return n, err
+		}
+		if n.World, err = envInt(get, "NNODES", 1); err != nil {
+			return n, err
+		}
+		if n.Rank >= n.World {
+			return n, &ContextError{"NODE_RANK", fmt.Sprintf("%d is not below NNODES=%d", n.Rank, n.World)}
+		}
+		n.MasterAddr = get("MASTER_ADDR")
+		if n.MasterAddr == "" && n.World > 1 {
+			return n, &ContextError{"MASTER_ADDR", "is not set: a multi-node job outside Slurm needs the address of rank 0"}
+		}
+		n.JobID = get("BENCHCTL_JOB_ID")
+		if n.JobID == "" && n.World > 1 {
+			return n, &ContextError{"BENCHCTL_JOB_ID", "is not set: every node of a multi-node job outside Slurm needs the same job id"}
+		}
+		n.Host, _ = os.Hostname()
+		n.Hosts = make([]string, n.World)
+		for i := range n.Hosts {
+			n.Hosts[i] = "rank" + strconv.Itoa(i)
+		}
+		n.Hosts[0], n.Hosts[n.Rank] = n.MasterAddr, n.Host
+	default:
+		n = Node{World: 1, Source: "local", JobID: get("BENCHCTL_JOB_ID")}
+		n.Host, _ = os.Hostname()
+		n.Hosts = []string{n.Host}
+		n.MasterAddr = "127.0.0.1"
+	}
+	if n.JobID == "" {
+		n.JobID = "local-" + time.Now().UTC().Format("20060102-150405") + "-" + strconv.Itoa(os.Getpid())
+	}
+	if strings.ContainsAny(n.JobID, "/\\ \t") || n.JobID == "." || n.JobID == ".." {
+		return n, &ContextError{"BENCHCTL_JOB_ID", fmt.Sprintf("%q cannot name a folder", n.JobID)}
+	}
+	if n.MasterAddr == "" {
+		n.MasterAddr = "127.0.0.1"
+	}
+	n.Host = filepath.Base(n.Host)
+	n.MasterPort = portBase(n.JobID)
+	if v := get("MASTER_PORT"); v != "" {
+		p, err := strconv.Atoi(v)
+		if err != nil || p < 1024 || p > 65535-9 {
+			return n, &ContextError{"MASTER_PORT", fmt.Sprintf("%q is not a port in 1024-65526 (the barrier uses the 8 ports above it)", v)}
+		}
+		n.MasterPort = p
+	}
+	return n, nil
+}
+
+func envInt(get func(string) string, k string, min int) (int, error) {
+	v := get(k)
+	if v == "" {
+		if k == "NNODES" {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil || i < min {
+		return 0, &ContextError{k, fmt.Sprintf("%q is not a whole number ≥ %d", v, min)}
+	}
+	return i, nil
+}

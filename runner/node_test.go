@@ -1,0 +1,54 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+)
+
+func lookupOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestDetectNode(t *testing.T) {
+	n, err := DetectNode(lookupOf(map[string]string{"SLURM_JOB_ID": "77", "SLURM_STEP_ID": "0", "SLURM_PROCID": "2",
+		"SLURM_STEP_NUM_TASKS": "3", "SLURM_STEP_NUM_NODES": "3", "SLURM_STEP_NODELIST": "gpu-[07-09]", "SLURMD_NODENAME": "gpu-09",
+		"SLURM_RESTART_COUNT": "1"}))
+	if err != nil || n.Rank != 2 || n.World != 3 || n.MasterAddr != "gpu-07" || n.Host != "gpu-09" || n.JobDirName() != "77.1" ||
+		n.NodeDirName() != "2-gpu-09" || n.Source != "slurm" || n.MasterPort < 20000 {
+		t.Fatalf("slurm: %+v %v", n, err)
+	}
+	if p := n.BarrierPorts(); len(p) != 8 || p[0] != n.MasterPort+1 {
+		t.Errorf("ports %v", p)
+	}
+	n, err = DetectNode(lookupOf(map[string]string{"NODE_RANK": "1", "NNODES": "2", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500", "BENCHCTL_JOB_ID": "exp1"}))
+	if err != nil || n.Rank != 1 || n.MasterPort != 29500 || n.Source != "env" || n.JobDirName() != "exp1" {
+		t.Fatalf("env: %+v %v", n, err)
+	}
+	n, err = DetectNode(lookupOf(nil))
+	if err != nil || n.World != 1 || n.Rank != 0 || n.Source != "local" || !strings.HasPrefix(n.JobID, "local-") {
+		t.Fatalf("local: %+v %v", n, err)
+	}
+	if a, b := portBase("1"), portBase("2"); a == b {
+		t.Errorf("two jobs share a port range")
+	}
+}
+
+func TestDetectNodeErrors(t *testing.T) {
+	for _, c := range []struct {
+		env map[string]string
+		v   string
+	}{
+		{map[string]string{"NODE_RANK": "x"}, "NODE_RANK"},
+		{map[string]string{"NODE_RANK": "2", "NNODES": "2"}, "NODE_RANK"},
+		{map[string]string{"NODE_RANK": "0", "NNODES": "2", "BENCHCTL_JOB_ID": "j"}, "MASTER_ADDR"},
+		{map[string]string{"NODE_RANK": "0", "NNODES": "2", "MASTER_ADDR": "h"}, "BENCHCTL_JOB_ID"},
+		{map[string]string{"MASTER_PORT": "80"}, "MASTER_PORT"},
+		{map[string]string{"BENCHCTL_JOB_ID": "../x"}, "BENCHCTL_JOB_ID"},
+		{map[string]string{"SLURM_JOB_ID": "1", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "4", "SLURM_STEP_NUM_NODES": "2", "SLURM_STEP_NODELIST": "n[1-2]"}, "SLURM_STEP_NUM_TASKS"},
+	} {
+		_, err := DetectNode(lookupOf(c.env))
+		if err == nil || !strings.HasPrefix(err.Error(), c.v+":") {
+			t.Errorf("%v: error %v does not name %s", c.env, err, c.v)
+		}
+	}
+}
