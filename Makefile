@@ -8,7 +8,7 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION := v0.8.2
 EXAMPLES := dummy cpubench allreduce
 # Unit-test packages: everything but the end-to-end suite.
-UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/tests/')
+UNIT_PKGS = $(shell $(GO) list ./... | grep -Ev '/tests(/|$$)')
 
 .PHONY: all build examples lint unit e2e test demo testbed-up testbed-down fuzz clean
 
