@@ -50,10 +50,21 @@ func (c *BarrierConfig) host(rank int) string {
 
 const ioTimeout = 10 * time.Second
 
-// AbortError is the reason rank 0 gave for aborting the job.
-type AbortError struct{ Reason string }
+// AbortError is the reason rank 0 gave for aborting the job, and the exit code it asks for.
+type AbortError struct {
+	Reason string
+	Code   int
+}
 
 func (e *AbortError) Error() string { return "job aborted by rank 0: " + e.Reason }
+
+// ExitCode is the code every node exits with (e.g. 2 when rank 0's build failed).
+func (e *AbortError) ExitCode() int {
+	if e.Code == 0 {
+		return 1
+	}
+	return e.Code
+}
 
 // Leader is rank 0's side of the barrier.
 type Leader struct {
@@ -68,6 +79,7 @@ type Leader struct {
 	arrived  map[string]map[int]bool
 	released map[string]map[string]string
 	aborted  string
+	code     int
 	closed   bool
 }
 
@@ -142,14 +154,14 @@ func (l *Leader) serve(nc net.Conn) {
 	}
 	l.conns[rank] = c
 	delete(l.lost, rank)
-	aborted := l.aborted
+	aborted, code := l.aborted, l.code
 	l.notify()
 	l.mu.Unlock()
 	if err := c.send(message{Type: msgWelcome}, ioTimeout); err != nil {
 		return
 	}
 	if aborted != "" {
-		_ = c.send(message{Type: msgAbort, Reason: aborted}, ioTimeout)
+		_ = c.send(message{Type: msgAbort, Reason: aborted, Data: map[string]string{"exitCode": strconv.Itoa(code)}}, ioTimeout)
 	}
 	for {
 		m, err := c.recv(time.Time{})
@@ -173,6 +185,12 @@ func (l *Leader) serve(nc net.Conn) {
 			}
 			l.mu.Unlock()
 			return
+		}
+		if m.Type == msgFail {
+			code, _ := strconv.Atoi(m.Data["exitCode"])
+			log.Error("barrier: a worker failed; aborting the job", "host", l.cfg.host(rank), "rank", rank, "reason", m.Reason)
+			go l.Abort(fmt.Sprintf("%s (rank %d) failed: %s", l.cfg.host(rank), rank, m.Reason), code)
+			continue
 		}
 		if m.Type != msgArrive || m.Phase == "" {
 			continue
@@ -224,7 +242,7 @@ func (l *Leader) Release(ctx context.Context, phase string, data map[string]stri
 		}
 		if l.aborted != "" {
 			l.mu.Unlock()
-			return &AbortError{Reason: l.aborted}
+			return &AbortError{Reason: l.aborted, Code: l.code}
 		}
 		missing := l.missing(phase)
 		if len(missing) == 0 {
@@ -276,21 +294,29 @@ func (l *Leader) broadcast(conns []*conn, m message) {
 	wg.Wait()
 }
 
-// Abort tells every worker, now and any that joins later, that the job is aborted.
-func (l *Leader) Abort(reason string) {
+// Abort tells every worker, now and any that joins later, that the job is aborted, and
+// with which exit code they should end.
+func (l *Leader) Abort(reason string, code int) {
 	l.mu.Lock()
 	if l.aborted != "" {
 		l.mu.Unlock()
 		return
 	}
-	l.aborted = reason
+	l.aborted, l.code = reason, code
 	conns := make([]*conn, 0, len(l.conns))
 	for _, c := range l.conns {
 		conns = append(conns, c)
 	}
 	l.notify()
 	l.mu.Unlock()
-	l.broadcast(conns, message{Type: msgAbort, Reason: reason})
+	l.broadcast(conns, message{Type: msgAbort, Reason: reason, Data: map[string]string{"exitCode": strconv.Itoa(code)}})
+}
+
+// Aborted returns the abort reason, if the job was aborted.
+func (l *Leader) Aborted() (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.aborted, l.aborted != ""
 }
 
 // Connected returns the ranks currently connected, sorted.

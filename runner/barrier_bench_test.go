@@ -57,7 +57,7 @@ func benchBarrier(b *testing.B, world int) {
 			defer func() { <-sem; wg.Done() }()
 			c := cfg
 			c.Rank = r
-			w, err := Join(ctx, c, l.Addr)
+			w, err := Join(ctx, c, func() string { return l.Addr })
 			if err != nil {
 				b.Error(err)
 				return

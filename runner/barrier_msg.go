@@ -22,6 +22,7 @@ const (
 	msgArrive  = "arrive"  // worker -> leader: reached a phase
 	msgRelease = "release" // leader -> worker: a phase is released, with data
 	msgAbort   = "abort"   // leader -> worker: the job is aborted, with a reason
+	msgFail    = "fail"    // worker -> leader: this node failed, with a reason
 )
 
 const protocolVersion = 1

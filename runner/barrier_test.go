@@ -47,7 +47,7 @@ func startWorkers(t *testing.T, ctx context.Context, cfg BarrierConfig, addr str
 	for i, r := range ranks {
 		c := cfg
 		c.Rank = r
-		w, err := Join(ctx, c, addr)
+		w, err := Join(ctx, c, func() string { return addr })
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
 		}
@@ -112,7 +112,7 @@ func TestBarrierRejectsForgedReplayedAndOtherJob(t *testing.T) {
 	bad := cfg
 	bad.Rank, bad.Secret = 1, []byte("wrong")
 	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
-	if _, err := Join(short, bad, l.Addr); err == nil {
+	if _, err := Join(short, bad, func() string { return l.Addr }); err == nil {
 		t.Fatal("a worker with the wrong secret joined")
 	}
 	cancelShort()
@@ -214,7 +214,7 @@ func TestBarrierAbortReachesEveryWorkerFast(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	start := time.Now()
-	l.Abort("build failed: step 3")
+	l.Abort("build failed: step 3", 2)
 	for range ws {
 		if r := <-results; r != 0 {
 			t.Fatal("a worker did not get the abort reason")
@@ -296,7 +296,7 @@ func TestBarrierWorkerWaitsForALateLeader(t *testing.T) {
 	go func() {
 		c := cfg
 		c.Rank = 1
-		w, err := Join(ctx, c, "")
+		w, err := Join(ctx, c, nil)
 		if err == nil {
 			_, err = w.Wait(ctx, "image")
 			w.Close()
@@ -320,4 +320,29 @@ func TestBarrierWorkerWaitsForALateLeader(t *testing.T) {
 func mustJSON(m message) []byte {
 	b, _ := json.Marshal(m)
 	return b
+}
+
+func TestBarrierWorkerFailureAbortsEveryone(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := testConfig(3, nil)
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
+	got := make(chan error, 1)
+	go func() { _, err := ws[0].Wait(ctx, "ready"); got <- err }()
+	if err := ws[1].Fail("image load failed: disk full", 1); err != nil {
+		t.Fatal(err)
+	}
+	err = <-got
+	var ae *AbortError
+	if !errors.As(err, &ae) || !strings.Contains(ae.Reason, "n3 (rank 2) failed: image load failed: disk full") || ae.ExitCode() != 1 {
+		t.Fatalf("worker 1 got %v", err)
+	}
+	if err := l.Release(ctx, "ready", nil); !errors.As(err, &ae) {
+		t.Fatalf("leader release after abort: %v", err)
+	}
 }

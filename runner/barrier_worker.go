@@ -20,17 +20,20 @@ type Worker struct {
 	changed  chan struct{}
 	releases map[string]map[string]string
 	aborted  string
+	code     int
 	dead     error
 	pending  string // the phase being waited for, re-announced after a reconnect
 	closed   bool
 	hint     string // last good leader address
+	hintFn   func() string
 }
 
 // Join connects to the leader, retrying with backoff until ctx is done: workers start at
-// once, rank 0 may be later. addrHint, if not empty, is tried before the port range (rank 0
-// publishes its address in the job folder when there is a shared directory).
-func Join(ctx context.Context, cfg BarrierConfig, addrHint string) (*Worker, error) {
-	w := &Worker{cfg: cfg, ctx: ctx, changed: make(chan struct{}), releases: map[string]map[string]string{}, hint: addrHint}
+// once, rank 0 may be later. addrHint, if not nil, is asked on every round for an address to
+// try before the port range (rank 0 publishes its address in the job folder when there is a
+// shared directory).
+func Join(ctx context.Context, cfg BarrierConfig, addrHint func() string) (*Worker, error) {
+	w := &Worker{cfg: cfg, ctx: ctx, changed: make(chan struct{}), releases: map[string]map[string]string{}, hintFn: addrHint}
 	c, err := w.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -42,6 +45,11 @@ func Join(ctx context.Context, cfg BarrierConfig, addrHint string) (*Worker, err
 
 func (w *Worker) candidates() []string {
 	var out []string
+	if w.hintFn != nil {
+		if h := w.hintFn(); h != "" {
+			w.hint = h
+		}
+	}
 	if w.hint != "" {
 		out = append(out, w.hint)
 	}
@@ -159,6 +167,7 @@ func (w *Worker) read(c *conn) {
 			w.releases[m.Phase] = m.Data
 		case msgAbort:
 			w.aborted = m.Reason
+			w.code, _ = strconv.Atoi(m.Data["exitCode"])
 		}
 		w.notify()
 		w.mu.Unlock()
@@ -185,7 +194,7 @@ func (w *Worker) Wait(ctx context.Context, phase string) (map[string]string, err
 		w.mu.Unlock()
 		switch {
 		case aborted != "":
-			return nil, &AbortError{Reason: aborted}
+			return nil, &AbortError{Reason: aborted, Code: w.code}
 		case ok:
 			return data, nil
 		case dead != nil:
@@ -199,6 +208,14 @@ func (w *Worker) Wait(ctx context.Context, phase string) (map[string]string, err
 			return nil, fmt.Errorf("barrier %s: timed out waiting for rank 0 (%s)", phase, w.cfg.host(0))
 		}
 	}
+}
+
+// Fail tells rank 0 that this node failed, so that it aborts the job for everyone.
+func (w *Worker) Fail(reason string, code int) error {
+	w.mu.Lock()
+	c := w.c
+	w.mu.Unlock()
+	return c.send(message{Type: msgFail, Reason: reason, Data: map[string]string{"exitCode": strconv.Itoa(code)}}, ioTimeout)
 }
 
 // Close drops the connection to the leader.

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/spf13/cobra"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/models"
+	"github.com/benchctl/benchctl/runner"
+)
+
+type runOptions struct {
+	manifest       string
+	sharedDir      string
+	record         string
+	benchmarks     []string
+	dryRun         bool
+	output         string
+	barrierTimeout time.Duration
+}
+
+func newRunCmd(io streams) *cobra.Command {
+	opts := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run --manifest FILE",
+		Short: "Run the manifest's benchmarks on this node (one task per node under srun)",
+		Long: `Run the benchmarks of a manifest as one node of a job. Under Slurm, start it once per node
+(srun --ntasks-per-node=1 benchctl run ...) with the same command line everywhere; rank 0
+makes sure the image is cached (building it if needed), the others wait at an authenticated
+barrier, load the image only if their engine lacks it, and all start together. Outside Slurm
+it is a one-node job (or NODE_RANK/NNODES/MASTER_ADDR/BENCHCTL_JOB_ID for several).
+
+Every node leaves jobs/<job>[.<attempt>]/nodes/<rank>-<host>/ in the shared directory:
+status.json, <benchmark>.log, results/<benchmark>/ (mounted as $BENCHCTL_OUTPUT_DIR) and, on
+failure, diagnostics/<benchmark>/. Exit codes: 0 all benchmarks succeeded, 2 the image build
+failed, 3 a benchmark failed (or the run was cancelled), 4 invalid input.`,
+		Example: `  benchctl run --manifest models/cpubench/benchmark.yaml
+  srun --ntasks-per-node=1 benchctl run -m models/allreduce/benchmark.yaml --shared-dir /shared/benchctl
+  benchctl run -m m.yaml --record build.json --benchmarks train,infer
+  benchctl run -m m.yaml --dry-run`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.manifest == "" {
+				return usagef("give the manifest: benchctl run --manifest m.yaml", "--manifest is required")
+			}
+			if err := checkOutput("--output", opts.output, "text", "json"); err != nil {
+				return err
+			}
+			return runRun(cmd, io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.manifest, "manifest", "m", "", "manifest file (.yaml, .yml or .json)")
+	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory, the same on every node (default $BENCHCTL_SHARED_DIR)")
+	f.StringVar(&opts.record, "record", "", "run the image pinned by this build record (from benchctl build --record)")
+	f.StringSliceVar(&opts.benchmarks, "benchmarks", nil, "run only these benchmarks (comma-separated)")
+	f.BoolVar(&opts.dryRun, "dry-run", false, "show the node context, the image and each container as a docker run line; change nothing")
+	f.StringVarP(&opts.output, "output", "o", "text", "--dry-run output format: text or json")
+	f.DurationVar(&opts.barrierTimeout, "barrier-timeout", time.Hour, "how long nodes wait for each other (rank 0 may be building)")
+	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
+	_ = cmd.RegisterFlagCompletionFunc("benchmarks", completeBenchmarks)
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
+	m, warnings, err := models.LoadManifest(opts.manifest, os.LookupEnv)
+	for _, w := range warnings {
+		slog.Warn(w)
+	}
+	if err != nil {
+		return err
+	}
+	dir, err := sharedDir(opts.sharedDir)
+	if err != nil {
+		return err
+	}
+	ro := runner.Options{Manifest: m, SharedDir: dir, Benchmarks: opts.benchmarks, Lookup: os.LookupEnv,
+		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout,
+		Engine: func() (*client.Client, error) { return image.Connect() }, Stream: io.err}
+	if opts.record != "" {
+		if ro.Record, err = image.ReadRecord(opts.record); err != nil {
+			return usagef("pass the file written by benchctl build --record", "%v", err)
+		}
+	}
+	if opts.dryRun {
+		plan, err := runner.Plan(cmd.Context(), ro)
+		if err != nil {
+			return err
+		}
+		return printPlan(io, plan, opts.output)
+	}
+	pp := newProgressPrinter(io.err, isTerminal(io.err))
+	ro.Progress = pp.Func()
+	res, err := runner.Run(cmd.Context(), ro)
+	if res != nil {
+		slog.Info("node finished", "outcome", res.Status.Outcome, "status", res.NodeDir+"/status.json")
+		for _, b := range res.Status.Benchmarks {
+			fmt.Fprintf(io.out, "%s\t%s\t%s\t%.1fs\n", res.Node.NodeDirName(), b.Name, b.Outcome, b.DurationSeconds)
+		}
+	}
+	return err
+}
+
+func printPlan(io streams, p *runner.PlanResult, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(io.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(p)
+	}
+	n := p.Node
+	fmt.Fprintf(io.out, "node:    rank %d of %d on %s (%s), job %s attempt %d\nmaster:  %s:%d\njob dir: %s\n",
+		n.Rank, n.World, n.Host, n.Source, n.JobID, n.Attempt, n.MasterAddr, n.MasterPort, p.JobDir)
+	fmt.Fprintf(io.out, "image:   %s\n", p.ImageRef)
+	if p.ImageKey != "" {
+		fmt.Fprintf(io.out, "key:     %s\n", p.ImageKey)
+	}
+	fmt.Fprintf(io.out, "state:   %s\n", p.ImageState)
+	for _, g := range p.GPUs {
+		fmt.Fprintf(io.out, "gpus:    %s\n", g)
+	}
+	for _, c := range p.Containers {
+		fmt.Fprintf(io.out, "\n%s\n", c)
+	}
+	return nil
+}
+
+// completeBenchmarks completes --benchmarks from the manifest given with --manifest.
+func completeBenchmarks(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	mf, _ := cmd.Flags().GetString("manifest")
+	if mf == "" {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	m, _, err := models.LoadManifest(mf, os.LookupEnv)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []string
+	for _, b := range m.Benchmarks {
+		names = append(names, b.Name)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}

@@ -1,0 +1,207 @@
+package diagnostics
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+// Engine is what capturing asks of the Docker Engine.
+type Engine interface {
+	ContainerInspect(ctx context.Context, id string, opts client.ContainerInspectOptions) (client.ContainerInspectResult, error)
+	ContainerTop(ctx context.Context, id string, opts client.ContainerTopOptions) (client.ContainerTopResult, error)
+	ServerVersion(ctx context.Context, opts client.ServerVersionOptions) (client.ServerVersionResult, error)
+}
+
+// Limits bound a report.
+const (
+	MaxLogLines  = 200
+	MaxLineBytes = 2048
+	MaxProcesses = 200
+	MaxSockets   = 200
+)
+
+// Report is what was captured about one container.
+type Report struct {
+	Reason        string     `json:"reason"` // why diagnostics were taken: exit code, timeout, ...
+	Container     string     `json:"container"`
+	CapturedAt    time.Time  `json:"capturedAt"`
+	Running       bool       `json:"running"`
+	ExitCode      int        `json:"exitCode"`
+	OOMKilled     bool       `json:"oomKilled"`
+	StateError    string     `json:"stateError,omitempty"`
+	EngineVersion string     `json:"engineVersion,omitempty"`
+	GPUs          []string   `json:"gpus,omitempty"`
+	ProcessTitles []string   `json:"processTitles,omitempty"`
+	Processes     [][]string `json:"processes,omitempty"`
+	Sockets       []Socket   `json:"listeningSockets,omitempty"`
+	LogTail       []string   `json:"logTail"`
+	NotCaptured   []string   `json:"notCaptured,omitempty"` // what could not be read, and why
+}
+
+// Socket is a listening TCP socket seen in the container's network namespace.
+type Socket struct {
+	Proto string `json:"proto"`
+	Local string `json:"local"`
+}
+
+// Capture inspects the container (id may already have exited), reading processes and
+// sockets only while it runs. logTail is the end of its log as the caller streamed it.
+func Capture(ctx context.Context, eng Engine, id, reason string, logTail, gpus []string) Report {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	r := Report{Reason: reason, Container: id, CapturedAt: time.Now().UTC(), GPUs: gpus, LogTail: bound(logTail)}
+	note := func(what string, err error) { r.NotCaptured = append(r.NotCaptured, fmt.Sprintf("%s: %v", what, err)) }
+	if v, err := eng.ServerVersion(ctx, client.ServerVersionOptions{}); err == nil {
+		r.EngineVersion = v.Version + " (API " + v.APIVersion + ")"
+	} else {
+		note("engine version", err)
+	}
+	insp, err := eng.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		note("container state", err)
+		return r
+	}
+	if st := insp.Container.State; st != nil {
+		r.Running, r.ExitCode, r.OOMKilled, r.StateError = st.Running, st.ExitCode, st.OOMKilled, st.Error
+		if st.Running {
+			if top, err := eng.ContainerTop(ctx, id, client.ContainerTopOptions{}); err == nil {
+				r.ProcessTitles = top.Titles
+				r.Processes = top.Processes[:min(len(top.Processes), MaxProcesses)]
+			} else {
+				note("processes", err)
+			}
+			if socks, err := listening(st.Pid); err == nil {
+				r.Sockets = socks
+			} else {
+				note("listening sockets", err)
+			}
+		} else {
+			r.NotCaptured = append(r.NotCaptured, "processes and sockets: the container had already exited")
+		}
+	}
+	return r
+}
+
+func bound(lines []string) []string {
+	if len(lines) > MaxLogLines {
+		lines = lines[len(lines)-MaxLogLines:]
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		if len(l) > MaxLineBytes {
+			l = l[:MaxLineBytes] + "…"
+		}
+		out[i] = l
+	}
+	return out
+}
+
+// listening reads the listening TCP sockets of the container's network namespace from
+// /proc/<pid>/net/tcp{,6} of its main process: no ss or netstat needed in the image.
+func listening(pid int) ([]Socket, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("no process id")
+	}
+	var out []Socket
+	var firstErr error
+	for _, proto := range []string{"tcp", "tcp6"} {
+		f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "net", proto))
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Scan() // header
+		for sc.Scan() && len(out) < MaxSockets {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 4 || fields[3] != "0A" { // 0A = LISTEN
+				continue
+			}
+			out = append(out, Socket{Proto: proto, Local: decodeAddr(fields[1])})
+		}
+		f.Close()
+	}
+	if out == nil && firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+// decodeAddr turns /proc/net/tcp's "0100007F:1F90" into "127.0.0.1:8080".
+func decodeAddr(s string) string {
+	hexIP, hexPort, ok := strings.Cut(s, ":")
+	if !ok {
+		return s
+	}
+	port, err := strconv.ParseUint(hexPort, 16, 16)
+	if err != nil {
+		return s
+	}
+	if len(hexIP) == 8 {
+		v, err := strconv.ParseUint(hexIP, 16, 32)
+		if err != nil {
+			return s
+		}
+		return fmt.Sprintf("%d.%d.%d.%d:%d", byte(v), byte(v>>8), byte(v>>16), byte(v>>24), port)
+	}
+	return "[" + hexIP + "]:" + strconv.FormatUint(port, 10)
+}
+
+// Write stores the report in dir as report.json and a readable summary.txt.
+func (r Report) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	data, _ := json.MarshalIndent(r, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "summary.txt"), []byte(r.Summary()), 0o644)
+}
+
+// Summary is the report as text, most important first.
+func (r Report) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "reason:     %s\ncontainer:  %s\ncaptured:   %s\n", r.Reason, r.Container, r.CapturedAt.Format(time.RFC3339))
+	fmt.Fprintf(&b, "exit code:  %d\noom killed: %v\n", r.ExitCode, r.OOMKilled)
+	if r.StateError != "" {
+		fmt.Fprintf(&b, "engine error: %s\n", r.StateError)
+	}
+	if r.EngineVersion != "" {
+		fmt.Fprintf(&b, "engine:     %s\n", r.EngineVersion)
+	}
+	if len(r.GPUs) > 0 {
+		fmt.Fprintf(&b, "gpus:       %s\n", strings.Join(r.GPUs, ", "))
+	}
+	fmt.Fprintf(&b, "\nlast %d log lines:\n", len(r.LogTail))
+	for _, l := range r.LogTail {
+		b.WriteString("  | " + l + "\n")
+	}
+	if len(r.Processes) > 0 {
+		fmt.Fprintf(&b, "\nprocesses (%s):\n", strings.Join(r.ProcessTitles, " "))
+		for _, p := range r.Processes {
+			b.WriteString("  " + strings.Join(p, " ") + "\n")
+		}
+	}
+	if len(r.Sockets) > 0 {
+		b.WriteString("\nlistening sockets:\n")
+		for _, s := range r.Sockets {
+			fmt.Fprintf(&b, "  %s %s\n", s.Proto, s.Local)
+		}
+	}
+	for _, n := range r.NotCaptured {
+		b.WriteString("\nnot captured: " + n + "\n")
+	}
+	return b.String()
+}

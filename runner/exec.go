@@ -1,0 +1,220 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/diagnostics"
+)
+
+// ContainerEngine is what running a benchmark asks of the Docker Engine.
+type ContainerEngine interface {
+	diagnostics.Engine
+	ContainerCreate(ctx context.Context, opts client.ContainerCreateOptions) (client.ContainerCreateResult, error)
+	ContainerStart(ctx context.Context, id string, opts client.ContainerStartOptions) (client.ContainerStartResult, error)
+	ContainerLogs(ctx context.Context, id string, opts client.ContainerLogsOptions) (client.ContainerLogsResult, error)
+	ContainerWait(ctx context.Context, id string, opts client.ContainerWaitOptions) client.ContainerWaitResult
+	ContainerStop(ctx context.Context, id string, opts client.ContainerStopOptions) (client.ContainerStopResult, error)
+	ContainerRemove(ctx context.Context, id string, opts client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
+}
+
+var _ ContainerEngine = (*client.Client)(nil)
+
+// execResult is how one container ended.
+type execResult struct {
+	Outcome  string
+	ExitCode int
+	Err      error
+	DiagDir  string
+}
+
+// lineTail keeps the last n lines written through it (for diagnostics).
+type lineTail struct {
+	mu    sync.Mutex
+	n     int
+	lines []string
+	part  []byte
+}
+
+func (t *lineTail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.part = append(t.part, p...)
+	for {
+		i := indexByte(t.part, '\n')
+		if i < 0 {
+			break
+		}
+		t.lines = append(t.lines, string(t.part[:i]))
+		t.part = t.part[i+1:]
+		if len(t.lines) > 2*t.n {
+			t.lines = append([]string(nil), t.lines[len(t.lines)-t.n:]...)
+		}
+	}
+	return len(p), nil
+}
+
+func (t *lineTail) get() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := t.lines
+	if len(t.part) > 0 {
+		out = append(append([]string(nil), out...), string(t.part))
+	}
+	if len(out) > t.n {
+		out = out[len(out)-t.n:]
+	}
+	return out
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// prefixWriter prefixes every line (for the rank-tagged stream on stderr).
+type prefixWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	mid    bool
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]byte, 0, len(b)+len(p.prefix)*2)
+	for _, c := range b {
+		if !p.mid {
+			out = append(out, p.prefix...)
+			p.mid = true
+		}
+		out = append(out, c)
+		if c == '\n' {
+			p.mid = false
+		}
+	}
+	_, err := p.w.Write(out)
+	return len(b), err
+}
+
+// runContainer runs one benchmark container to its end: it streams the log to logPath and
+// to stream, stops the container at timeout or when ctx is cancelled (diagnostics first),
+// and removes it on every path.
+func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout time.Duration, logPath, diagDir string, stream io.Writer) execResult {
+	cfg, hc := spec.Config()
+	bg := context.WithoutCancel(ctx)
+	// A container of the same name is left from a crashed earlier run of this attempt.
+	_, _ = eng.ContainerRemove(bg, spec.Name, client.ContainerRemoveOptions{Force: true})
+	created, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: spec.Name})
+	if err != nil {
+		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("creating container %s: %w", spec.Name, err)}
+	}
+	id := created.ID
+	defer func() {
+		rctx, cancel := context.WithTimeout(bg, 30*time.Second)
+		defer cancel()
+		_, _ = eng.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true})
+	}()
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return execResult{Outcome: "failure", ExitCode: -1, Err: err}
+	}
+	defer logFile.Close()
+	tail := &lineTail{n: diagnostics.MaxLogLines}
+	out := io.MultiWriter(logFile, tail, stream)
+
+	wait := eng.ContainerWait(bg, id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
+	if _, err := eng.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
+		res := execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("starting container %s: %w", spec.Name, err)}
+		res.DiagDir = capture(bg, eng, id, "the container did not start: "+err.Error(), tail, spec, diagDir)
+		return res
+	}
+	logsDone := make(chan struct{})
+	go func() {
+		defer close(logsDone)
+		rc, err := eng.ContainerLogs(bg, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
+		if err != nil {
+			fmt.Fprintf(out, "benchctl: cannot read the container's log: %v\n", err)
+			return
+		}
+		defer rc.Close()
+		bw := bufio.NewWriter(out)
+		_, _ = stdcopy.StdCopy(flushWriter{bw}, flushWriter{bw}, rc)
+		bw.Flush()
+	}()
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	stop := func(outcome, reason string) execResult {
+		res := execResult{Outcome: outcome, ExitCode: -1, Err: errors.New(reason)}
+		res.DiagDir = capture(bg, eng, id, reason, tail, spec, diagDir) // while it still runs
+		grace := 10
+		_, _ = eng.ContainerStop(bg, id, client.ContainerStopOptions{Timeout: &grace})
+		select {
+		case r := <-wait.Result:
+			res.ExitCode = int(r.StatusCode)
+		case <-time.After(30 * time.Second):
+		}
+		waitLogs(logsDone)
+		return res
+	}
+	select {
+	case r := <-wait.Result:
+		waitLogs(logsDone)
+		if r.StatusCode == 0 {
+			return execResult{Outcome: "success"}
+		}
+		reason := fmt.Sprintf("exited with code %d", r.StatusCode)
+		res := execResult{Outcome: "failure", ExitCode: int(r.StatusCode), Err: errors.New(reason)}
+		res.DiagDir = capture(bg, eng, id, reason, tail, spec, diagDir)
+		return res
+	case err := <-wait.Error:
+		return stop("failure", fmt.Sprintf("waiting for the container failed: %v", err))
+	case <-timer.C:
+		return stop("timeout", fmt.Sprintf("timed out after %s (benchmarks[].timeout)", timeout))
+	case <-ctx.Done():
+		return stop("cancelled", "cancelled (SIGTERM/SIGINT, e.g. scancel)")
+	}
+}
+
+func waitLogs(done <-chan struct{}) {
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// flushWriter flushes after every write so the log file and stream stay current.
+type flushWriter struct{ w *bufio.Writer }
+
+func (f flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err == nil {
+		err = f.w.Flush()
+	}
+	return n, err
+}
+
+// capture writes diagnostics and returns their folder ("" if nothing could be written).
+func capture(ctx context.Context, eng ContainerEngine, id, reason string, tail *lineTail, spec Spec, dir string) string {
+	rep := diagnostics.Capture(ctx, eng, id, reason, tail.get(), spec.GPU.Describe())
+	if err := rep.Write(dir); err != nil {
+		return ""
+	}
+	return dir
+}

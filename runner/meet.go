@@ -1,0 +1,131 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// addrFile is where rank 0 publishes the barrier's address in the job folder.
+const addrFile = "barrier.addr"
+
+func (r *nodeRun) barrierCtx(ctx context.Context) context.Context {
+	d := r.o.BarrierTimeout
+	if d <= 0 {
+		d = time.Hour
+	}
+	c, cancel := context.WithTimeout(ctx, d)
+	go func() { <-c.Done(); cancel() }()
+	return c
+}
+
+// meet sets up the barrier: rank 0 listens and publishes its address; workers join.
+func (r *nodeRun) meet(ctx context.Context) error {
+	n := r.node
+	if n.World == 1 {
+		return nil
+	}
+	end := r.st.phase("barrier")
+	bctx := r.barrierCtx(ctx)
+	secret, err := jobSecret(bctx, r.o.Lookup, r.jobDir, n, func(msg string) { r.log.Warn(msg) })
+	if err != nil {
+		end(err)
+		return err
+	}
+	cfg := BarrierConfig{Job: n.JobID + "." + fmt.Sprint(n.Attempt), Rank: n.Rank, World: n.World, Hosts: n.Hosts,
+		Secret: secret, Master: n.MasterAddr, Ports: n.BarrierPorts(), Log: r.log}
+	if n.Rank == 0 {
+		l, err := Listen(cfg)
+		if err != nil {
+			end(err)
+			return err
+		}
+		r.leader = l
+		if err := writeFileAtomic(filepath.Join(r.jobDir, addrFile), []byte(l.Addr+"\n")); err != nil {
+			r.log.Warn("could not publish the barrier address; workers will probe the port range", "err", err)
+		}
+		r.log.Info("barrier listening", "addr", l.Addr)
+	} else {
+		hint := func() string {
+			b, err := os.ReadFile(filepath.Join(r.jobDir, addrFile))
+			if err != nil {
+				return ""
+			}
+			return strings.TrimSpace(string(b))
+		}
+		w, err := Join(bctx, cfg, hint)
+		if err != nil {
+			end(err)
+			return err
+		}
+		r.worker = w
+	}
+	end(nil)
+	return nil
+}
+
+// phase is one barrier phase for every rank (rank 0 releases once all arrived).
+func (r *nodeRun) phase(ctx context.Context, name string, data map[string]string) error {
+	switch {
+	case r.leader != nil:
+		if err := r.leader.Release(r.barrierCtx(ctx), name, data); err != nil {
+			if _, aborted := r.leader.Aborted(); !aborted {
+				r.leader.Abort(err.Error(), 1)
+			}
+			return err
+		}
+	case r.worker != nil:
+		if _, err := r.worker.Wait(r.barrierCtx(ctx), name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fail tells the other nodes that this one failed: rank 0 aborts, a worker reports.
+func (r *nodeRun) fail(err error, code int) {
+	switch {
+	case r.leader != nil:
+		r.leader.Abort(fmt.Sprintf("%s (rank 0): %v", r.node.Host, err), code)
+	case r.worker != nil:
+		_ = r.worker.Fail(err.Error(), code)
+	}
+}
+
+// failEarly is fail before the barrier exists: join it just to say so, briefly.
+func (r *nodeRun) failEarly(ctx context.Context, err error) {
+	if r.node.World == 1 {
+		return
+	}
+	short, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	saved := r.o.BarrierTimeout
+	r.o.BarrierTimeout = 30 * time.Second
+	defer func() { r.o.BarrierTimeout = saved }()
+	if r.meet(short) != nil {
+		return
+	}
+	r.fail(err, 4)
+	if r.leader != nil { // keep listening until every worker has heard (or 30 s)
+		for len(r.leader.Connected()) < r.node.World-1 && short.Err() == nil {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // let the message out
+	r.closeBarrier()
+}
+
+func (r *nodeRun) closeBarrier() {
+	if r.leader != nil {
+		time.Sleep(100 * time.Millisecond) // let the last release reach slow workers
+		r.leader.Close()
+		r.leader = nil
+	}
+	if r.worker != nil {
+		r.worker.Close()
+		r.worker = nil
+	}
+}

@@ -1,0 +1,451 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// Options configure Run and Plan.
+type Options struct {
+	Manifest   *manifest.Manifest
+	SharedDir  string
+	Record     *image.Record // pins the image (from `benchctl build --record`)
+	Benchmarks []string      // run only these (default: all)
+	Lookup     func(string) (string, bool)
+	Environ    []string
+	Version    string
+	Engine     func() (*client.Client, error) // built lazily
+	Progress   image.ProgressFunc
+	Stream     io.Writer // container output, each line prefixed with rank and host
+	Log        *slog.Logger
+	// BarrierTimeout bounds every wait at the barrier (rank 0 may be building).
+	BarrierTimeout time.Duration
+}
+
+// Result is what Run did on this node.
+type Result struct {
+	Node    Node
+	JobDir  string
+	NodeDir string
+	Status  Status
+}
+
+// RunError is a benchmark that did not succeed on this node: exit code 3 (or what an
+// abort asked for).
+type RunError struct {
+	Msg  string
+	Code int
+}
+
+func (e *RunError) Error() string { return e.Msg }
+
+// ExitCode is 3 (a benchmark failed) unless another code was asked for.
+func (e *RunError) ExitCode() int {
+	if e.Code == 0 {
+		return 3
+	}
+	return e.Code
+}
+
+// SelectBenchmarks returns the benchmarks to run, in manifest order.
+func SelectBenchmarks(m *manifest.Manifest, names []string) ([]manifest.Benchmark, error) {
+	if len(names) == 0 {
+		return m.Benchmarks, nil
+	}
+	var out []manifest.Benchmark
+	var all []string
+	for _, b := range m.Benchmarks {
+		all = append(all, b.Name)
+	}
+	for _, n := range names {
+		b, ok := m.Benchmark(n)
+		if !ok {
+			return nil, &ContextError{"--benchmarks", fmt.Sprintf("%q is not a benchmark of %s (it has: %s)", n, m.Name, strings.Join(all, ", "))}
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// Run runs the manifest's benchmarks on this node as one rank of the job, and always
+// leaves nodes/<rank>-<host>/status.json in the job folder.
+func Run(ctx context.Context, o Options) (res *Result, err error) {
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	node, err := DetectNode(o.Lookup)
+	if err != nil {
+		return nil, err
+	}
+	benches, err := SelectBenchmarks(o.Manifest, o.Benchmarks)
+	if err != nil {
+		return nil, err
+	}
+	jobDir := filepath.Join(o.SharedDir, "jobs", node.JobDirName())
+	nodeDir := filepath.Join(jobDir, "nodes", node.NodeDirName())
+	if err := os.MkdirAll(nodeDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the node folder: %w", err)
+	}
+	st := newStatusFile(filepath.Join(nodeDir, "status.json"), node)
+	res = &Result{Node: node, JobDir: jobDir, NodeDir: nodeDir}
+	r := &nodeRun{o: o, log: log.With("rank", node.Rank, "host", node.Host), node: node, jobDir: jobDir, nodeDir: nodeDir, st: st}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error: %v", p)
+			st.finish(OutcomeFailure, 1, err)
+		}
+		st.mu.Lock()
+		res.Status = st.s
+		st.mu.Unlock()
+	}()
+	r.log.Info("node context", "job", node.JobID, "attempt", node.Attempt, "world", node.World, "master", node.MasterAddr, "source", node.Source)
+	st.phase("context")(nil)
+	err = r.run(ctx, benches)
+	outcome, code := OutcomeSuccess, 0
+	var ae *AbortError
+	var be *image.BuildError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		outcome, code = OutcomeCancelled, 3
+	case errors.As(err, &ae):
+		outcome, code = OutcomeFailure, ae.ExitCode()
+	case errors.As(err, &be):
+		outcome, code = OutcomeFailure, 2
+	default:
+		outcome, code = OutcomeFailure, exitCodeOf(err)
+	}
+	st.finish(outcome, code, err)
+	if outcome == OutcomeCancelled {
+		err = &RunError{Msg: "cancelled: " + err.Error(), Code: code}
+	}
+	return res, err
+}
+
+func exitCodeOf(err error) int {
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return coded.ExitCode()
+	}
+	var inv interface{ InvalidInput() bool }
+	if errors.As(err, &inv) && inv.InvalidInput() {
+		return 4
+	}
+	return 1
+}
+
+// nodeRun is one node's run in progress.
+type nodeRun struct {
+	o       Options
+	log     *slog.Logger
+	node    Node
+	jobDir  string
+	nodeDir string
+	st      *statusFile
+	leader  *Leader
+	worker  *Worker
+}
+
+func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
+	n := r.node
+	if n.Rank == 0 {
+		if err := r.writeJob(nil); err != nil {
+			return err
+		}
+	}
+	gpus, err := SelectGPUs(r.o.Manifest.GPU, r.o.Lookup)
+	if err != nil {
+		r.failEarly(ctx, err)
+		return err
+	}
+	if err := r.meet(ctx); err != nil {
+		return err
+	}
+	defer r.closeBarrier()
+	if gpus.Vendor != manifest.VendorNone {
+		r.log.Info("gpus", "access", strings.Join(gpus.Describe(), "; "))
+	}
+
+	eng, err := r.o.Engine()
+	if err != nil {
+		r.fail(err, 1)
+		return err
+	}
+	defer eng.Close()
+	img, err := r.image(ctx, eng)
+	if err != nil {
+		return err
+	}
+
+	end := r.st.phase("run")
+	var failed []string
+	for i, b := range benches {
+		if n.World > 1 && i > 0 { // multi-node benchmarks start together
+			if err := r.phase(ctx, "start:"+b.Name, nil); err != nil {
+				end(err)
+				return err
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if !r.runOne(ctx, eng, b, img, gpus) {
+			failed = append(failed, b.Name)
+		}
+	}
+	if ctx.Err() != nil {
+		end(ctx.Err())
+		return ctx.Err()
+	}
+	if len(failed) > 0 {
+		err := &RunError{Msg: fmt.Sprintf("%d of %d benchmarks failed on %s: %s", len(failed), len(benches), n.Host, strings.Join(failed, ", "))}
+		end(err)
+		r.checkResults(benches)
+		return err
+	}
+	end(nil)
+	r.checkResults(benches)
+	return nil
+}
+
+// resolvedImage is the image every node runs.
+type resolvedImage struct {
+	ref, id, key string
+}
+
+// image gets the image onto this node's engine: rank 0 ensures, building if the cache lacks
+// it, then releases the others with the image id and key; workers ensure from the cache.
+// A second barrier phase ("ready") keeps every node from starting before all have it.
+func (r *nodeRun) image(ctx context.Context, eng *client.Client) (resolvedImage, error) {
+	end := r.st.phase("image")
+	var img resolvedImage
+	var err error
+	if r.node.Rank == 0 {
+		img, err = r.leaderImage(ctx, eng)
+		if err != nil {
+			end(err)
+			code := 1
+			var be *image.BuildError
+			if errors.As(err, &be) {
+				code = 2
+			}
+			r.fail(err, code)
+			return img, err
+		}
+		if err := r.writeJob(&img); err != nil {
+			r.log.Warn("could not update job.json", "err", err)
+		}
+		if r.leader != nil {
+			if err := r.leader.Release(r.barrierCtx(ctx), "image", map[string]string{"ref": img.ref, "imageId": img.id, "key": img.key}); err != nil {
+				r.leader.Abort(err.Error(), 1)
+				end(err)
+				return img, err
+			}
+		}
+	} else {
+		data, err := r.worker.Wait(r.barrierCtx(ctx), "image")
+		if err != nil {
+			end(err)
+			return img, err
+		}
+		img = resolvedImage{ref: data["ref"], id: data["imageId"], key: data["key"]}
+		if err := r.workerImage(ctx, eng, img); err != nil {
+			end(err)
+			r.fail(err, 1)
+			return img, err
+		}
+	}
+	r.st.update(func(s *Status) { s.ImageID, s.ImageKey = img.id, img.key })
+	if err := r.phase(ctx, "ready", nil); err != nil {
+		end(err)
+		return img, err
+	}
+	end(nil)
+	return img, nil
+}
+
+func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client) (resolvedImage, error) {
+	m := r.o.Manifest
+	if !m.Image.Builds() {
+		id, err := inspectRef(ctx, eng, m.Image.Ref)
+		return resolvedImage{ref: m.Image.Ref, id: id}, err
+	}
+	cache, err := image.OpenCache(r.o.SharedDir)
+	if err != nil {
+		return resolvedImage{}, err
+	}
+	var key, tag string
+	if rec := r.o.Record; rec != nil {
+		key, tag = rec.Key, rec.Tag
+		if cur, err := image.Key(image.InputFromManifest(m)); err == nil && cur != key {
+			r.log.Warn("the manifest's image inputs changed since the build record; running the recorded image", "record", image.ShortKey(key), "manifest", image.ShortKey(cur))
+		}
+	} else {
+		if key, err = image.Key(image.InputFromManifest(m)); err != nil {
+			return resolvedImage{}, err
+		}
+	}
+	res, err := image.Ensure(ctx, eng, cache, key, r.o.Progress)
+	var ce *image.CorruptError
+	if errors.As(err, &ce) {
+		r.log.Warn(ce.Error())
+	}
+	if errors.Is(err, image.ErrNotCached) || ce != nil {
+		if r.o.Record != nil {
+			return resolvedImage{}, fmt.Errorf("the recorded image %s is not in the cache %s any more; run benchctl build again", image.ShortKey(key), cache.Dir)
+		}
+		r.log.Info("image not cached: building from the manifest", "key", image.ShortKey(key))
+		rec, berr := image.Build(ctx, image.BuildOptions{Manifest: m, Cache: cache, Builder: &image.DockerBuilder{Engine: eng},
+			Progress: r.o.Progress, Version: r.o.Version})
+		if berr != nil {
+			return resolvedImage{}, berr
+		}
+		tag = rec.Tag
+		res, err = image.Ensure(ctx, eng, cache, key, r.o.Progress)
+	}
+	if err != nil {
+		return resolvedImage{}, err
+	}
+	if tag == "" {
+		if e, lerr := cache.Lookup(key); lerr == nil && len(e.Tags) > 0 {
+			tag = e.Tags[0]
+		}
+	}
+	ref := res.ImageID
+	if tag != "" {
+		ref = tag
+	}
+	r.logEnsure(res)
+	return resolvedImage{ref: ref, id: res.ImageID, key: key}, nil
+}
+
+func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resolvedImage) error {
+	if img.key == "" {
+		id, err := inspectRef(ctx, eng, img.ref)
+		if err == nil && img.id != "" && id != img.id {
+			return fmt.Errorf("image %s is %s on this node but %s on rank 0", img.ref, id, img.id)
+		}
+		return err
+	}
+	cache, err := image.OpenCache(r.o.SharedDir)
+	if err != nil {
+		return err
+	}
+	res, err := image.Ensure(ctx, eng, cache, img.key, r.o.Progress)
+	if errors.Is(err, image.ErrNotCached) {
+		return fmt.Errorf("image %s is not in the cache %s on this node (is the shared directory the same on every node?)", image.ShortKey(img.key), cache.Dir)
+	}
+	if err != nil {
+		return err
+	}
+	if res.ImageID != img.id {
+		return fmt.Errorf("loaded image %s, but rank 0 runs %s", res.ImageID, img.id)
+	}
+	r.logEnsure(res)
+	return nil
+}
+
+func (r *nodeRun) logEnsure(res image.EnsureResult) {
+	if res.Loaded {
+		r.log.Info("image loaded from the cache", "key", image.ShortKey(res.Key), "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", res.Duration.Seconds()))
+	} else {
+		r.log.Info("image already present on this node's engine", "id", res.ImageID)
+	}
+}
+
+func inspectRef(ctx context.Context, eng *client.Client, ref string) (string, error) {
+	res, err := eng.ImageInspect(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("image %s is not on this node's engine (%s): load or pull it on every node, or build it with image.dockerfile: %w", ref, eng.DaemonHost(), err)
+	}
+	return res.ID, nil
+}
+
+// runOne runs a benchmark container and records it; it reports success.
+func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Benchmark, img resolvedImage, gpus GPUAccess) bool {
+	resultsDir := filepath.Join(r.nodeDir, "results", b.Name)
+	diagDir := filepath.Join(r.nodeDir, "diagnostics", b.Name)
+	logName := b.Name + ".log"
+	if err := os.MkdirAll(resultsDir, 0o777); err != nil {
+		r.log.Error("creating the results folder", "err", err)
+	}
+	_ = os.Chmod(resultsDir, 0o777) // the container's user may not be ours
+	spec := BuildSpec(r.o.Manifest, b, r.node, img.ref, img.key, resultsDir, gpus, r.o.Environ)
+	start := time.Now().UTC()
+	r.st.update(func(s *Status) {
+		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeRunning, StartedAt: start, Log: logName})
+	})
+	r.log.Info("benchmark starting", "benchmark", b.Name, "container", spec.Name, "timeout", time.Duration(b.Timeout).String())
+	stream := r.o.Stream
+	if stream == nil {
+		stream = io.Discard
+	}
+	pw := &prefixWriter{w: stream, prefix: fmt.Sprintf("[r%d %s %s] ", r.node.Rank, r.node.Host, b.Name)}
+	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), filepath.Join(r.nodeDir, logName), diagDir, pw)
+	end := time.Now().UTC()
+	r.st.update(func(s *Status) {
+		bs := &s.Benchmarks[len(s.Benchmarks)-1]
+		bs.Outcome, bs.ExitCode, bs.FinishedAt = res.Outcome, res.ExitCode, &end
+		bs.DurationSeconds = end.Sub(start).Seconds()
+		if res.Err != nil {
+			bs.Error = res.Err.Error()
+		}
+		if res.DiagDir != "" {
+			bs.Diagnostics = "diagnostics/" + b.Name
+		}
+	})
+	if res.Outcome != OutcomeSuccess {
+		r.log.Error("benchmark failed", "benchmark", b.Name, "outcome", res.Outcome, "err", res.Err, "diagnostics", res.DiagDir)
+		return false
+	}
+	r.log.Info("benchmark finished", "benchmark", b.Name, "seconds", fmt.Sprintf("%.1f", end.Sub(start).Seconds()))
+	return true
+}
+
+// checkResults notes benchmarks whose declared results file was not written.
+func (r *nodeRun) checkResults(benches []manifest.Benchmark) {
+	end := r.st.phase("results")
+	var missing []string
+	for _, b := range benches {
+		if b.Results == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(r.nodeDir, "results", b.Name, b.Results)); err != nil {
+			missing = append(missing, fmt.Sprintf("%s did not write %s", b.Name, b.Results))
+		}
+	}
+	if len(missing) > 0 {
+		end(errors.New(strings.Join(missing, "; ")))
+		r.log.Warn("missing results", "which", strings.Join(missing, "; "))
+		return
+	}
+	end(nil)
+}
+
+// writeJob writes job.json (rank 0): the redacted manifest, nodes, times, image.
+func (r *nodeRun) writeJob(img *resolvedImage) error {
+	j := map[string]any{"version": 1, "job": r.node.JobID, "attempt": r.node.Attempt, "world": r.node.World,
+		"nodes": r.node.Hosts, "startedAt": r.st.s.StartedAt, "benchctlVersion": r.o.Version, "manifest": r.o.Manifest.Redacted()}
+	if img != nil {
+		j["image"] = map[string]string{"id": img.id, "key": img.key, "tag": img.ref}
+	}
+	data, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(r.jobDir, "job.json"), append(data, '\n'))
+}

@@ -1,0 +1,84 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// secretFile is the job secret in the job folder (0600), created by rank 0.
+const secretFile = ".barrier-secret"
+
+// jobSecret returns the barrier secret: $BENCHCTL_JOB_SECRET; else the job folder's secret
+// file (rank 0 creates it, workers wait for it); else, only without a shared folder, a
+// secret derived from public values — with a loud warning, since anyone who can compute it
+// can talk to the barrier.
+func jobSecret(ctx context.Context, lookup func(string) (string, bool), jobDir string, n Node, warn func(string)) ([]byte, error) {
+	if v, ok := lookup("BENCHCTL_JOB_SECRET"); ok && strings.TrimSpace(v) != "" {
+		if len(v) < 16 {
+			return nil, &ContextError{"BENCHCTL_JOB_SECRET", "is shorter than 16 characters"}
+		}
+		return []byte(v), nil
+	}
+	if jobDir == "" {
+		warn("no BENCHCTL_JOB_SECRET and no shared directory: the barrier secret is derived from the job id and node list, which anyone on the network can compute. Set BENCHCTL_JOB_SECRET (benchctl submit does) or use a shared directory.")
+		h := sha256.Sum256([]byte("benchctl-public-secret/" + n.JobID + "/" + strings.Join(n.Hosts, ",")))
+		return h[:], nil
+	}
+	p := filepath.Join(jobDir, secretFile)
+	if n.Rank == 0 {
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+		s := hex.EncodeToString(b)
+		// Write a temp file, then link it into place: atomic, and exclusive like O_EXCL,
+		// so a worker never reads a half-written secret.
+		tmp, err := os.CreateTemp(jobDir, ".secret-tmp-")
+		if err != nil {
+			return nil, fmt.Errorf("creating the job secret: %w", err)
+		}
+		defer os.Remove(tmp.Name())
+		_, werr := tmp.WriteString(s)
+		if err := tmp.Close(); werr == nil {
+			werr = err
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("writing the job secret: %w", werr)
+		}
+		if err := os.Link(tmp.Name(), p); errors.Is(err, os.ErrExist) {
+			return readSecret(p) // a restarted rank 0 of the same attempt
+		} else if err != nil {
+			return nil, fmt.Errorf("creating the job secret: %w", err)
+		}
+		return []byte(s), nil
+	}
+	for backoff := 20 * time.Millisecond; ; backoff = min(backoff*2, time.Second) {
+		if s, err := readSecret(p); err == nil {
+			return s, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("rank 0 did not create the job secret %s in time (is the shared directory the same on every node?)", p)
+		case <-time.After(backoff):
+		}
+	}
+}
+
+func readSecret(p string) ([]byte, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	if s := strings.TrimSpace(string(b)); len(s) >= 32 {
+		return []byte(s), nil
+	}
+	return nil, errors.New("secret file is incomplete")
+}

@@ -1,0 +1,214 @@
+package runner
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	units "github.com/docker/go-units"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// OutputDir is where a benchmark's results folder is mounted in its container.
+const OutputDir = manifest.ReservedMountRoot + "/output"
+
+// Labels set on every benchctl container.
+const (
+	LabelJob       = "io.benchctl.job"
+	LabelAttempt   = "io.benchctl.attempt"
+	LabelRank      = "io.benchctl.rank"
+	LabelBenchmark = "io.benchctl.benchmark"
+	LabelKey       = "io.benchctl.key"
+)
+
+// Spec is everything needed to create one benchmark container.
+type Spec struct {
+	Name      string
+	Image     string
+	Command   []string
+	Workdir   string
+	Env       []manifest.EnvVar // sorted by name; Secret values are never printed
+	Mounts    []manifest.Mount
+	Container manifest.Container
+	GPU       GPUAccess
+	Labels    map[string]string
+}
+
+// GPUAccess is how a container gets this node's GPUs.
+type GPUAccess struct {
+	Vendor   string            // amd, nvidia or none
+	Devices  []manifest.Device // AMD: /dev/kfd and renderD nodes
+	GroupAdd []string          // AMD: numeric video/render group ids
+	Requests []container.DeviceRequest
+	Env      []manifest.EnvVar // visibility variables
+}
+
+var containerNameRE = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
+
+// ContainerName is benchctl-<job>-<attempt>-r<rank>-<benchmark>, made safe for the engine.
+func ContainerName(n Node, benchmark string) string {
+	name := fmt.Sprintf("benchctl-%s-%d-r%d-%s", n.JobID, n.Attempt, n.Rank, benchmark)
+	return containerNameRE.ReplaceAllString(name, "_")
+}
+
+// BuildSpec assembles a benchmark's container. Environment precedence, lowest first:
+// pass-through host variables (passEnv globs), the manifest's env, the benchmark's env,
+// secrets from the host, then the variables benchctl derives (which a manifest cannot set).
+func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key, resultsDir string, gpu GPUAccess, environ []string) Spec {
+	env := map[string]manifest.EnvVar{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		for _, g := range m.PassEnv {
+			if ok, _ := path.Match(g, k); ok {
+				env[k] = manifest.EnvVar{Name: k, Value: v}
+			}
+		}
+	}
+	for _, e := range m.Env {
+		env[e.Name] = e
+	}
+	for _, e := range b.Env {
+		env[e.Name] = e
+	}
+	hostEnv := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			hostEnv[k] = v
+		}
+	}
+	for _, s := range m.Secrets {
+		if v, ok := hostEnv[s]; ok {
+			env[s] = manifest.EnvVar{Name: s, Value: v, Secret: true}
+		}
+	}
+	derived := map[string]string{
+		"NODE_RANK": strconv.Itoa(n.Rank), "NNODES": strconv.Itoa(n.World), "WORLD_SIZE": strconv.Itoa(n.World),
+		"MASTER_ADDR": n.MasterAddr, "MASTER_PORT": strconv.Itoa(n.MasterPort), "BENCHCTL_OUTPUT_DIR": OutputDir,
+		"BENCHCTL_JOB_ID": n.JobID, "BENCHCTL_ATTEMPT": strconv.Itoa(n.Attempt), "BENCHCTL_BENCHMARK": b.Name,
+	}
+	for k, v := range derived {
+		env[k] = manifest.EnvVar{Name: k, Value: v}
+	}
+	for _, e := range gpu.Env {
+		env[e.Name] = e
+	}
+	s := Spec{Name: ContainerName(n, b.Name), Image: imageRef, Command: b.Command, Workdir: b.Workdir,
+		Container: m.Container, GPU: gpu,
+		Labels: map[string]string{LabelJob: n.JobID, LabelAttempt: strconv.Itoa(n.Attempt), LabelRank: strconv.Itoa(n.Rank),
+			LabelBenchmark: b.Name, LabelKey: key}}
+	for _, e := range env {
+		s.Env = append(s.Env, e)
+	}
+	sort.Slice(s.Env, func(i, j int) bool { return s.Env[i].Name < s.Env[j].Name })
+	s.Mounts = append(append([]manifest.Mount{}, m.Mounts...), manifest.Mount{Source: resultsDir, Target: OutputDir})
+	return s
+}
+
+// Config converts the spec to Engine API container settings.
+func (s Spec) Config() (*container.Config, *container.HostConfig) {
+	env := make([]string, len(s.Env))
+	for i, e := range s.Env {
+		env[i] = e.Name + "=" + e.Value
+	}
+	cfg := &container.Config{Image: s.Image, Entrypoint: s.Command[:1], Cmd: s.Command[1:], WorkingDir: s.Workdir,
+		Env: env, Labels: s.Labels, User: s.Container.User}
+	hc := &container.HostConfig{
+		NetworkMode: container.NetworkMode(s.Container.Network),
+		IpcMode:     container.IpcMode(s.Container.IPC),
+		ShmSize:     s.Container.ShmSize,
+		CapAdd:      s.Container.CapAdd,
+		GroupAdd:    s.GPU.GroupAdd,
+	}
+	for _, m := range s.Mounts {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
+	}
+	for _, d := range append(append([]manifest.Device{}, s.Container.Devices...), s.GPU.Devices...) {
+		hc.Devices = append(hc.Devices, container.DeviceMapping{PathOnHost: d.Host, PathInContainer: d.Container, CgroupPermissions: d.Permissions})
+	}
+	hc.DeviceRequests = s.GPU.Requests
+	for _, u := range s.Container.Ulimits {
+		hc.Ulimits = append(hc.Ulimits, &units.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
+	}
+	return cfg, hc
+}
+
+// DockerRun renders the spec as an equivalent `docker run` command line, for --dry-run and
+// messages. Secret values are shown as ***. It is for people to read, never executed.
+func (s Spec) DockerRun() string {
+	a := []string{"docker", "run", "--rm", "--name", s.Name, "--network", s.Container.Network, "--ipc", s.Container.IPC}
+	if s.Container.ShmSize > 0 {
+		a = append(a, "--shm-size", strconv.FormatInt(s.Container.ShmSize, 10))
+	}
+	if s.Container.User != "" {
+		a = append(a, "--user", s.Container.User)
+	}
+	for _, c := range s.Container.CapAdd {
+		a = append(a, "--cap-add", c)
+	}
+	for _, g := range s.GPU.GroupAdd {
+		a = append(a, "--group-add", g)
+	}
+	for _, d := range append(append([]manifest.Device{}, s.Container.Devices...), s.GPU.Devices...) {
+		a = append(a, "--device", d.Host+":"+d.Container+":"+d.Permissions)
+	}
+	for _, r := range s.GPU.Requests {
+		if r.Count < 0 {
+			a = append(a, "--gpus", "all")
+		} else if len(r.DeviceIDs) > 0 {
+			a = append(a, "--gpus", `"device=`+strings.Join(r.DeviceIDs, ",")+`"`)
+		} else {
+			a = append(a, "--gpus", strconv.Itoa(r.Count))
+		}
+	}
+	for _, u := range s.Container.Ulimits {
+		a = append(a, "--ulimit", fmt.Sprintf("%s=%d:%d", u.Name, u.Soft, u.Hard))
+	}
+	for _, m := range s.Mounts {
+		v := m.Source + ":" + m.Target
+		if m.ReadOnly {
+			v += ":ro"
+		}
+		a = append(a, "-v", v)
+	}
+	for _, e := range s.Env {
+		v := e.Value
+		if e.Secret {
+			v = manifest.Redacted
+		}
+		a = append(a, "-e", e.Name+"="+v)
+	}
+	keys := make([]string, 0, len(s.Labels))
+	for k := range s.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		a = append(a, "--label", k+"="+s.Labels[k])
+	}
+	if s.Workdir != "" {
+		a = append(a, "-w", s.Workdir)
+	}
+	a = append(a, "--entrypoint", s.Command[0], s.Image)
+	a = append(a, s.Command[1:]...)
+	for i, w := range a {
+		a[i] = shellQuote(w)
+	}
+	return strings.Join(a, " ")
+}
+
+// shellQuote quotes a word for display so that it reads back as the same word.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,@%+*") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
