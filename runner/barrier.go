@@ -76,6 +76,7 @@ type Leader struct {
 	changed  chan struct{} // closed and replaced whenever arrivals change
 	conns    map[int]*conn
 	lost     map[int]string // rank -> why its connection dropped (until it reconnects)
+	left     map[int]bool   // ranks that said goodbye
 	arrived  map[string]map[int]bool
 	released map[string]map[string]string
 	aborted  string
@@ -104,7 +105,7 @@ func Listen(cfg BarrierConfig) (*Leader, error) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	l := &Leader{cfg: cfg, ln: ln, Addr: net.JoinHostPort(cfg.Master, strconv.Itoa(port)), changed: make(chan struct{}),
-		conns: map[int]*conn{}, lost: map[int]string{}, arrived: map[string]map[int]bool{}, released: map[string]map[string]string{}}
+		conns: map[int]*conn{}, lost: map[int]string{}, left: map[int]bool{}, arrived: map[string]map[int]bool{}, released: map[string]map[string]string{}}
 	go l.accept()
 	return l, nil
 }
@@ -186,6 +187,16 @@ func (l *Leader) serve(nc net.Conn) {
 			l.mu.Unlock()
 			return
 		}
+		if m.Type == msgBye {
+			l.mu.Lock()
+			if l.conns[rank] == c {
+				delete(l.conns, rank)
+				l.left[rank] = true
+				l.notify()
+			}
+			l.mu.Unlock()
+			return
+		}
 		if m.Type == msgFail {
 			code, _ := strconv.Atoi(m.Data["exitCode"])
 			log.Error("barrier: a worker failed; aborting the job", "host", l.cfg.host(rank), "rank", rank, "reason", m.Reason)
@@ -219,6 +230,8 @@ func (l *Leader) missing(phase string) []string {
 		s := l.cfg.host(r)
 		if why, ok := l.lost[r]; ok {
 			s += " (lost: " + why + ")"
+		} else if l.left[r] {
+			s += " (left: it finished or failed)"
 		} else if l.conns[r] == nil && phase != "" {
 			s += " (never connected)"
 		}

@@ -23,6 +23,7 @@ const (
 	msgRelease = "release" // leader -> worker: a phase is released, with data
 	msgAbort   = "abort"   // leader -> worker: the job is aborted, with a reason
 	msgFail    = "fail"    // worker -> leader: this node failed, with a reason
+	msgBye     = "bye"     // worker -> leader: done, closing (not lost)
 )
 
 const protocolVersion = 1

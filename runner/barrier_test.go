@@ -242,7 +242,10 @@ func TestBarrierTimeoutNamesMissingAndLostNodes(t *testing.T) {
 	defer l.Close()
 	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
 	go ws[0].Wait(ctx, "image")
-	ws[1].Close() // n3 drops
+	ws[1].mu.Lock() // n3's network drops: no goodbye, no reconnect
+	ws[1].closed = true
+	ws[1].c.c.Close()
+	ws[1].mu.Unlock()
 	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancelShort()
 	err = l.Release(short, "image", nil)

@@ -222,9 +222,13 @@ func (w *Worker) Fail(reason string, code int) error {
 func (w *Worker) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
 	w.closed = true
 	w.dead = errors.New("barrier: closed")
 	if w.c != nil {
+		_ = w.c.send(message{Type: msgBye}, time.Second)
 		return w.c.c.Close()
 	}
 	return nil
