@@ -43,10 +43,10 @@ e2e: build examples
 
 test: lint unit e2e
 
-# The demo: build benchctl and the examples, and validate every example manifest.
+# The demo: build benchctl and the examples, validate every example manifest, then run
+# cpubench for real on a local Docker Engine (set up if missing) and print its results.
 demo: build examples
-	@for ex in $(EXAMPLES); do bin/benchctl validate --manifest models/$$ex/benchmark.yaml >/dev/null || exit 1; echo "models/$$ex/benchmark.yaml: valid"; done
-	bin/benchctl models list --catalog models/models.json
+	scripts/demo.sh
 
 testbed-up:
 	tests/testbed/up.sh

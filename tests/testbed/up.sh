@@ -145,6 +145,7 @@ AuthType=auth/munge
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=$S/state

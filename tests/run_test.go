@@ -1,0 +1,293 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/models"
+	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/tests/testbed"
+)
+
+// repoPath returns an absolute path inside the repository.
+func repoPath(t *testing.T, rel string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runJob submits `srun benchctl run` over every node with sbatch and returns the job id,
+// its output and whether it succeeded. wait=false returns right after submitting.
+func runJob(t *testing.T, tb *testbed.Testbed, manifest, shared string, wait bool, extra ...string) (string, string, error) {
+	t.Helper()
+	work := t.TempDir()
+	out := filepath.Join(shared, fmt.Sprintf("job-%d.out", time.Now().UnixNano()))
+	script := filepath.Join(work, "job.sh")
+	body := "#!/bin/sh\nexec srun --ntasks-per-node=1 \"$BENCHCTL_BIN\" run --manifest \"$BENCHCTL_MANIFEST\" --shared-dir \"$BENCHCTL_SHARED\" --barrier-timeout 3m " + strings.Join(extra, " ") + "\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--parsable", "-N", fmt.Sprint(len(tb.Nodes)), "--ntasks-per-node=1", "-p", tb.Partition, "-o", out, "-J", "e2e-" + t.Name()}
+	if wait {
+		args = append(args, "--wait")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sbatch", append(args, script)...)
+	cmd.Env = append(tb.Env(), "BENCHCTL_BIN="+tb.Benchctl(t), "BENCHCTL_MANIFEST="+manifest, "BENCHCTL_SHARED="+shared)
+	cmd.Dir = work
+	stdout, err := cmd.Output()
+	id := strings.TrimSpace(strings.Split(string(stdout), ";")[0])
+	data, _ := os.ReadFile(out)
+	if id == "" {
+		t.Fatalf("sbatch gave no job id: %v\n%s", err, data)
+	}
+	return id, string(data), err
+}
+
+func readStatus(t *testing.T, shared, job, nodeDir string) runner.Status {
+	t.Helper()
+	var s runner.Status
+	data, err := os.ReadFile(filepath.Join(shared, "jobs", job, "nodes", nodeDir, "status.json"))
+	if err != nil {
+		t.Fatalf("status of %s: %v", nodeDir, err)
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func nodeDirs(tb *testbed.Testbed) []string {
+	out := make([]string, len(tb.Nodes))
+	for i, n := range tb.Nodes {
+		out[i] = fmt.Sprintf("%d-%s", i, n)
+	}
+	return out
+}
+
+// removeByKey removes every image labelled with key from every engine.
+func removeByKey(t *testing.T, tb *testbed.Testbed, key string) {
+	for _, n := range tb.Nodes {
+		eng := tb.Engine(t, n)
+		res, err := eng.ImageList(context.Background(), client.ImageListOptions{Filters: make(client.Filters).Add("label", image.LabelKey+"="+key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, im := range res.Items {
+			removeImage(t, eng, im.ID)
+		}
+	}
+}
+
+func manifestKey(t *testing.T, path string) string {
+	m, _, err := models.LoadManifest(path, os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := image.Key(image.InputFromManifest(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// The allreduce example on every node: built on n1 only, loaded on the others, sum checked
+// by the program, all SUCCESS. Again: no build and no load anywhere.
+func TestRunAllreduceOnEveryNode(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	mf := repoPath(t, "models/allreduce/benchmark.yaml")
+	key := manifestKey(t, mf)
+	removeByKey(t, tb, key)
+
+	id, out, err := runJob(t, tb, mf, shared, true)
+	if err != nil {
+		t.Fatalf("job %s: %v\n%s", id, err, out)
+	}
+	for i, d := range nodeDirs(tb) {
+		s := readStatus(t, shared, id, d)
+		if s.Outcome != runner.OutcomeSuccess || len(s.Benchmarks) != 1 || s.Benchmarks[0].Outcome != "success" || s.ImageKey != key {
+			t.Errorf("%s: %+v", d, s)
+		}
+		wantLine := "image loaded from the cache"
+		if i == 0 {
+			wantLine = "image not cached: building from the manifest"
+		}
+		if !strings.Contains(out, fmt.Sprintf("msg=%q rank=%d", wantLine, i)) {
+			t.Errorf("rank %d did not log %q", i, wantLine)
+		}
+	}
+	if strings.Count(out, "image not cached: building") != 1 {
+		t.Errorf("more than one node built")
+	}
+	for _, n := range tb.Nodes { // every engine has it now
+		if _, ok := findKey(t, tb, n, key); !ok {
+			t.Errorf("%s has no image with key %s", n, image.ShortKey(key))
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(shared, "jobs", id, "nodes", "0-"+tb.Nodes[0], "results", "allreduce", "allreduce.csv"))
+	if err != nil || !strings.Contains(string(csv), "allreduce_busbw") {
+		t.Fatalf("rank 0's results: %v\n%s", err, csv)
+	}
+
+	id2, out2, err := runJob(t, tb, mf, shared, true)
+	if err != nil {
+		t.Fatalf("second job %s: %v\n%s", id2, err, out2)
+	}
+	if strings.Count(out2, "image already present on this node's engine") != len(tb.Nodes) ||
+		strings.Contains(out2, "building") || strings.Contains(out2, "loaded from the cache") {
+		t.Errorf("the second run built or loaded:\n%s", out2)
+	}
+}
+
+func findKey(t *testing.T, tb *testbed.Testbed, node, key string) (string, bool) {
+	res, err := tb.Engine(t, node).ImageList(context.Background(), client.ImageListOptions{Filters: make(client.Filters).Add("label", image.LabelKey+"="+key)})
+	if err != nil || len(res.Items) == 0 {
+		return "", false
+	}
+	return res.Items[0].ID, true
+}
+
+// A build that fails on rank 0: every worker exits within 5 s with the build's reason.
+func TestRunBuildFailureStopsEveryNode(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
+	mf := testbed.WriteManifest(t, ctxDir, "buildfail")
+	os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM scratch\nCOPY . /\nRUN [\"/hello\", \"fail\"]\n"), 0o644)
+	id, out, err := runJob(t, tb, mf, shared, true)
+	if err == nil {
+		t.Fatalf("the job succeeded:\n%s", out)
+	}
+	leader := readStatus(t, shared, id, nodeDirs(tb)[0])
+	if leader.ExitCode != 2 || !strings.Contains(leader.Error, "build failed") {
+		t.Fatalf("rank 0: %+v", leader)
+	}
+	var failedAt time.Time
+	for _, p := range leader.Phases {
+		if p.Name == "image" && p.FinishedAt != nil {
+			failedAt = *p.FinishedAt
+		}
+	}
+	for _, d := range nodeDirs(tb)[1:] {
+		s := readStatus(t, shared, id, d)
+		if s.Outcome != runner.OutcomeFailure || s.ExitCode != 2 || !strings.Contains(s.Error, "build failed") || !strings.Contains(s.Error, "failing on purpose") {
+			t.Errorf("%s: outcome %s exit %d error %q", d, s.Outcome, s.ExitCode, s.Error)
+		}
+		if s.FinishedAt == nil || s.FinishedAt.Sub(failedAt) > 5*time.Second {
+			t.Errorf("%s ended %v after rank 0's build failed", d, s.FinishedAt.Sub(failedAt))
+		}
+	}
+}
+
+// dummyManifest writes a manifest for the dummy example with the given command.
+func dummyManifest(t *testing.T, name string, command []string) string {
+	t.Helper()
+	cmd, _ := json.Marshal(command)
+	body := fmt.Sprintf("name: %s\nimage: {dockerfile: %s}\ngpu: {vendor: none}\nbenchmarks:\n  - {name: dummy, command: %s, timeout: 5m, results: dummy.csv}\n",
+		name, repoPath(t, "models/dummy/Dockerfile"), cmd)
+	p := filepath.Join(t.TempDir(), "benchmark.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A benchmark that exits 3 on n2 only: the job fails with 3, n2 has diagnostics, the other
+// nodes' results are intact.
+func TestRunOneNodeFails(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	mf := dummyManifest(t, "onefails", []string{"/dummy", "--rows", "2", "--fail-rank", "1", "--exit-code", "3"})
+	id, out, err := runJob(t, tb, mf, shared, true)
+	if err == nil {
+		t.Fatalf("the job succeeded:\n%s", out)
+	}
+	dirs := nodeDirs(tb)
+	bad := readStatus(t, shared, id, dirs[1])
+	if bad.Outcome != runner.OutcomeFailure || bad.ExitCode != 3 || bad.Benchmarks[0].ExitCode != 3 || bad.Benchmarks[0].Diagnostics == "" {
+		t.Fatalf("n2: %+v", bad)
+	}
+	sum, err := os.ReadFile(filepath.Join(shared, "jobs", id, "nodes", dirs[1], "diagnostics", "dummy", "summary.txt"))
+	if err != nil || !strings.Contains(string(sum), "exit code:  3") || !strings.Contains(string(sum), "fails on purpose") {
+		t.Fatalf("n2 diagnostics: %v\n%s", err, sum)
+	}
+	for _, d := range []string{dirs[0], dirs[2]} {
+		s := readStatus(t, shared, id, d)
+		csv, err := os.ReadFile(filepath.Join(shared, "jobs", id, "nodes", d, "results", "dummy", "dummy.csv"))
+		if s.Outcome != runner.OutcomeSuccess || err != nil || !strings.Contains(string(csv), "dummy_1") {
+			t.Errorf("%s: %s, results %v", d, s.Outcome, err)
+		}
+	}
+}
+
+// scancel in the middle of a run: no benchctl container is left on any engine and every
+// node's status says cancelled.
+func TestRunScancel(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	mf := dummyManifest(t, "cancelled", []string{"/dummy", "--rows", "1", "--sleep", "300s"})
+	id, _, _ := runJob(t, tb, mf, shared, false)
+	deadline := time.Now().Add(3 * time.Minute)
+	for { // until every node runs its container
+		running := 0
+		for _, d := range nodeDirs(tb) {
+			var s runner.Status
+			if data, err := os.ReadFile(filepath.Join(shared, "jobs", id, "nodes", d, "status.json")); err == nil && json.Unmarshal(data, &s) == nil &&
+				len(s.Benchmarks) == 1 && s.Benchmarks[0].Outcome == runner.OutcomeRunning {
+				running++
+			}
+		}
+		if running == len(tb.Nodes) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the benchmark never ran on every node")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	scancel := exec.Command("scancel", id)
+	scancel.Env = tb.Env()
+	if out, err := scancel.CombinedOutput(); err != nil {
+		t.Fatalf("scancel: %v %s", err, out)
+	}
+	for { // until Slurm forgets the job's steps
+		sq := exec.Command("squeue", "-h", "-j", id)
+		sq.Env = tb.Env()
+		out, _ := sq.Output()
+		if strings.TrimSpace(string(out)) == "" {
+			break
+		}
+		if time.Now().After(deadline.Add(2 * time.Minute)) {
+			t.Fatalf("the job is still there: %s", out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	for _, n := range tb.Nodes {
+		res, err := tb.Engine(t, n).ContainerList(context.Background(), client.ContainerListOptions{All: true,
+			Filters: make(client.Filters).Add("label", runner.LabelJob+"="+id)})
+		if err != nil || len(res.Items) != 0 {
+			t.Errorf("%s: containers left: %v %v", n, res.Items, err)
+		}
+	}
+	for _, d := range nodeDirs(tb) {
+		if s := readStatus(t, shared, id, d); s.Outcome != runner.OutcomeCancelled || s.Benchmarks[0].Outcome != runner.OutcomeCancelled {
+			t.Errorf("%s: outcome %s, benchmark %+v", d, s.Outcome, s.Benchmarks)
+		}
+	}
+}
