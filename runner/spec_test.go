@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchctl/benchctl/manifest"
+)
+
+func TestBuildSpecEnvPrecedence(t *testing.T) {
+	m := &manifest.Manifest{
+		Name:      "t",
+		PassEnv:   []string{"NCCL_*", "SHARED"},
+		Secrets:   []string{"HF_TOKEN"},
+		Env:       []manifest.EnvVar{{Name: "SHARED", Value: "from-manifest"}, {Name: "HF_HOME", Value: "/data/hf"}},
+		Container: manifest.Container{Network: "host", IPC: "host"},
+		Mounts:    []manifest.Mount{{Source: "/data", Target: "/data", ReadOnly: true}},
+	}
+	b := manifest.Benchmark{Name: "train", Command: []string{"python3", "train.py"}, Timeout: manifest.Duration(time.Hour),
+		Env: []manifest.EnvVar{{Name: "HF_HOME", Value: "/bench/hf"}}}
+	n := Node{JobID: "9", Rank: 1, World: 2, Host: "n2", MasterAddr: "n1", MasterPort: 29500}
+	environ := []string{"NCCL_DEBUG=INFO", "SHARED=from-host", "HF_TOKEN=hf_secret", "UNRELATED=x", "NODE_RANK=7"}
+	s := BuildSpec(m, b, n, "img:1", "k", "/shared/results/train", GPUAccess{Vendor: "none"}, environ)
+	got := map[string]manifest.EnvVar{}
+	for _, e := range s.Env {
+		got[e.Name] = e
+	}
+	for k, want := range map[string]string{
+		"NCCL_DEBUG": "INFO",          // passEnv glob
+		"SHARED":     "from-manifest", // manifest over pass-through
+		"HF_HOME":    "/bench/hf",     // benchmark over manifest
+		"NODE_RANK":  "1",             // derived over the host's
+		"NNODES":     "2", "WORLD_SIZE": "2", "MASTER_ADDR": "n1", "MASTER_PORT": "29500",
+		"BENCHCTL_OUTPUT_DIR": OutputDir,
+		"HF_TOKEN":            "hf_secret",
+	} {
+		if got[k].Value != want {
+			t.Errorf("%s = %q, want %q", k, got[k].Value, want)
+		}
+	}
+	if _, ok := got["UNRELATED"]; ok {
+		t.Error("a host variable not in passEnv leaked into the container")
+	}
+	if !got["HF_TOKEN"].Secret {
+		t.Error("the secret is not marked secret")
+	}
+	if s.Name != "benchctl-9-0-r1-train" || s.Labels[LabelRank] != "1" || s.Labels[LabelJob] != "9" {
+		t.Errorf("name %q labels %v", s.Name, s.Labels)
+	}
+	if last := s.Mounts[len(s.Mounts)-1]; last.Target != OutputDir || last.Source != "/shared/results/train" {
+		t.Errorf("results mount %+v", last)
+	}
+	cfg, hc := s.Config()
+	if cfg.Entrypoint[0] != "python3" || cfg.Cmd[0] != "train.py" || string(hc.NetworkMode) != "host" || len(hc.Mounts) != 2 {
+		t.Errorf("config %+v %+v", cfg, hc)
+	}
+	run := s.DockerRun()
+	if strings.Contains(run, "hf_secret") || !strings.Contains(run, "HF_TOKEN=***") {
+		t.Errorf("docker run line shows the secret or lacks ***: %s", run)
+	}
+	if !strings.Contains(run, "-v /data:/data:ro") || !strings.Contains(run, "--entrypoint python3 img:1 train.py") {
+		t.Errorf("docker run line: %s", run)
+	}
+}
+
+func TestContainerNameIsSafe(t *testing.T) {
+	if got := ContainerName(Node{JobID: "local-2026/x", Rank: 0}, "a b"); got != "benchctl-local-2026_x-0-r0-a_b" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{"plain": "plain", "a b": "'a b'", "it's": `'it'\''s'`, "": "''", "$HOME": "'$HOME'"} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
