@@ -99,3 +99,18 @@ func TestEveryCommandHasHelpAndExample(t *testing.T) {
 		}
 	}
 }
+
+func TestSharedDirPrecedence(t *testing.T) {
+	t.Setenv("BENCHCTL_SHARED_DIR", "/from/env")
+	if got, _ := sharedDir("/from/flag"); got != "/from/flag" {
+		t.Errorf("flag: %s", got)
+	}
+	if got, _ := sharedDir(""); got != "/from/env" {
+		t.Errorf("env: %s", got)
+	}
+	t.Setenv("BENCHCTL_SHARED_DIR", "")
+	t.Setenv("XDG_CACHE_HOME", "/cache")
+	if got, _ := sharedDir(""); got != "/cache/benchctl" {
+		t.Errorf("default: %s", got)
+	}
+}

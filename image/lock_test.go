@@ -1,0 +1,70 @@
+package image
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestExclLockExcludesAndTakesOverStaleLocks(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "k.lock.excl")
+	l, err := lockExcl(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second taker waits (and says so) while the first holds it.
+	waited := false
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	if _, err := lockExcl(ctx, p, func() { waited = true }); err == nil || !waited {
+		t.Fatalf("second lock: %v, waited %v", err, waited)
+	}
+	cancel()
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	// A holder that died leaves a lock file that stops being refreshed: taken over.
+	if err := os.WriteFile(p, []byte("deadhost 999999 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * staleAfter)
+	os.Chtimes(p, old, old)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	l2, err := lockExcl(ctx2, p, nil)
+	if err != nil {
+		t.Fatalf("stale lock not taken over: %v", err)
+	}
+	l2.Unlock()
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Fatalf("lock file left after unlock: %v", err)
+	}
+}
+
+func TestFlockLockWaitsForTheHolder(t *testing.T) {
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+	l, err := c.Lock(context.Background(), key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan bool, 1)
+	go func() {
+		waited := false
+		l2, err := c.Lock(context.Background(), key, func() { waited = true })
+		if err == nil {
+			l2.Unlock()
+		}
+		got <- waited && err == nil
+	}()
+	time.Sleep(300 * time.Millisecond)
+	l.Unlock()
+	if !<-got {
+		t.Fatal("the second builder did not wait for the first")
+	}
+}
