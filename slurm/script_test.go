@@ -1,0 +1,82 @@
+package slurm
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func sampleJob() Job {
+	g := 8
+	return Job{Name: "benchctl-llama", Nodes: 4, Partition: "gpu", Account: "proj1", QOS: "normal", Time: "02:00:00",
+		GPUsPerNode: &g, Exclusive: true, SbatchArgs: []string{"--constraint=mi300x"},
+		Benchctl: "/opt/benchctl/bin/benchctl", Manifest: "/home/me/bench/llama.yaml", SharedDir: "/shared/bench ctl",
+		Record: "/home/me/build.json", Benchmarks: []string{"train", "infer"}, SecretFile: "/shared/bench ctl/jobs/.submit/abc.secret",
+		OutputDir: "/shared/bench ctl/jobs/.submit"}
+}
+
+func TestScriptGolden(t *testing.T) {
+	got, err := sampleJob().Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "job.sh.golden")
+	if *update {
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("script differs from %s (run with -update if intended):\n%s", golden, got)
+	}
+	if out, err := exec.Command("bash", "-n", "-c", got).CombinedOutput(); err != nil {
+		t.Fatalf("not valid bash: %v %s", err, out)
+	}
+	if strings.Count(got, "srun ") != 1 {
+		t.Error("the script must have exactly one srun")
+	}
+}
+
+// Hostile values reach the script only quoted: bash reads each back as the same word.
+func TestQuoteSurvivesBash(t *testing.T) {
+	for _, s := range []string{"plain", "two words", "it's", `$(touch /tmp/pwned)`, "`id`", `a"b\c`, "semi;colon|pipe&amp", "new\nline", "*", ""} {
+		out, err := exec.Command("bash", "-c", "printf '%s' "+Quote(s)).Output()
+		if err != nil || string(out) != s {
+			t.Errorf("Quote(%q) came back as %q (%v)", s, out, err)
+		}
+	}
+}
+
+func TestValidateRejectsInjection(t *testing.T) {
+	for _, mutate := range []func(*Job){
+		func(j *Job) { j.Partition = "gpu; rm -rf /" },
+		func(j *Job) { j.Account = "$(id)" },
+		func(j *Job) { j.QOS = "a b" },
+		func(j *Job) { j.Time = "1h; reboot" },
+		func(j *Job) { j.SbatchArgs = []string{"no-dash"} },
+		func(j *Job) { j.SbatchArgs = []string{"--comment=a\n#SBATCH --x"} },
+		func(j *Job) { j.Nodes = 0 },
+	} {
+		j := sampleJob()
+		mutate(&j)
+		if err := j.Validate(); err == nil {
+			t.Errorf("accepted %+v", j)
+		}
+	}
+	j := sampleJob()
+	j.SbatchArgs = []string{"--comment=$(reboot) x"}
+	if err := j.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	argv := j.SbatchArgv()
+	if argv[len(argv)-1] != "--comment=$(reboot) x" {
+		t.Errorf("an sbatch argument was split or altered: %q", argv)
+	}
+}

@@ -1,0 +1,144 @@
+package slurm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Prepare creates the job's secret file (0600) and writes its script under
+// <shared>/jobs/.submit/; it returns the script's path.
+func Prepare(j *Job) (string, error) {
+	dir := filepath.Join(j.SharedDir, "jobs", ".submit")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if j.OutputDir == "" {
+		j.OutputDir = dir
+	}
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	token := hex.EncodeToString(b[:8])
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return "", err
+	}
+	j.SecretFile = filepath.Join(dir, token+".secret")
+	if err := os.WriteFile(j.SecretFile, []byte(hex.EncodeToString(secret)+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("writing the job secret: %w", err)
+	}
+	script, err := j.Script()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, token+".sh")
+	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// Submit runs sbatch --parsable with the job's options and returns the job id.
+func Submit(ctx context.Context, run Commander, j Job, script string) (string, error) {
+	out, err := run.Output(ctx, "sbatch", append(j.SbatchArgv(), script)...)
+	if err != nil {
+		if notFound(err) {
+			return "", errors.New("sbatch was not found: run benchctl submit on a Slurm login node")
+		}
+		return "", fmt.Errorf("sbatch: %w", errText(err))
+	}
+	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
+	if !validJobID(id) {
+		return "", fmt.Errorf("sbatch printed %q, not a job id", strings.TrimSpace(string(out)))
+	}
+	return id, nil
+}
+
+// NodeProgress is one node's phase while a job runs, from its status.json.
+type NodeProgress struct {
+	Node    string
+	Outcome string
+	Phase   string // the phase in progress, or the last one
+}
+
+// Progress reads every node's status.json of a job attempt folder.
+func Progress(jobDir string) []NodeProgress {
+	ents, _ := os.ReadDir(filepath.Join(jobDir, "nodes"))
+	var out []NodeProgress
+	for _, e := range ents {
+		var s struct {
+			Outcome string `json:"outcome"`
+			Phases  []struct {
+				Name    string `json:"name"`
+				Outcome string `json:"outcome"`
+			} `json:"phases"`
+		}
+		data, err := os.ReadFile(filepath.Join(jobDir, "nodes", e.Name(), "status.json"))
+		if err != nil || json.Unmarshal(data, &s) != nil {
+			continue
+		}
+		p := NodeProgress{Node: e.Name(), Outcome: s.Outcome}
+		if len(s.Phases) > 0 {
+			p.Phase = s.Phases[len(s.Phases)-1].Name
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
+}
+
+// Summary says how many nodes joined and what they are doing, e.g.
+// "3/4 nodes reported: 2 run, 1 image".
+func Summary(nodes []NodeProgress, world int) string {
+	count := map[string]int{}
+	for _, n := range nodes {
+		k := n.Phase
+		if n.Outcome != "running" {
+			k = n.Outcome
+		}
+		count[k]++
+	}
+	var parts []string
+	for k, v := range count {
+		parts = append(parts, fmt.Sprintf("%d %s", v, k))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("%d/%d nodes reported: %s", len(nodes), world, strings.Join(parts, ", "))
+}
+
+// Wait follows a job until Slurm no longer lists it as active, polling with backoff (0.5 s
+// doubling to 15 s, back to 0.5 s when the state changes); tick is called on every poll
+// with the state and any error asking Slurm (the caller shows progress from it).
+func Wait(ctx context.Context, run Commander, id string, tick func(JobState, error)) (JobState, error) {
+	delay := 500 * time.Millisecond
+	last := ""
+	for {
+		st, err := QueryJobState(ctx, run, id)
+		if err == nil && !st.Active() {
+			return st, nil
+		}
+		if tick != nil {
+			tick(st, err)
+		}
+		if st.State != last {
+			last, delay = st.State, 500*time.Millisecond
+		} else {
+			delay = min(delay*2, 15*time.Second)
+		}
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+}
