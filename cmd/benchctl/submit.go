@@ -184,7 +184,6 @@ func (e *jobFailed) ExitCode() int { return e.code }
 
 // followJob waits for a submitted job, showing node phases, then reports its outcome.
 func followJob(ctx context.Context, io streams, shared, id string, world int) error {
-	jobDir := filepath.Join(shared, "jobs", id)
 	last := ""
 	lastTime := time.Now()
 	st, err := slurm.Wait(ctx, slurm.ExecCommander{}, id, func(st slurm.JobState, err error) {
@@ -200,7 +199,7 @@ func followJob(ctx context.Context, io streams, shared, id string, world int) er
 	if err != nil {
 		return err
 	}
-	jobDir = latestAttempt(shared, id)
+	jobDir := latestAttempt(shared, id)
 	nodes := slurm.Progress(jobDir)
 	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tOUTCOME\tLAST PHASE")
