@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/moby/moby/client"
+	"github.com/spf13/cobra"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/models"
+	"github.com/benchctl/benchctl/runner"
+)
+
+type doctorOptions struct {
+	manifest  string
+	sharedDir string
+	output    string
+}
+
+// doctorFailed makes doctor exit 1 when a check failed.
+type doctorFailed struct{ n int }
+
+func (e *doctorFailed) Error() string { return fmt.Sprintf("%d checks failed", e.n) }
+func (e *doctorFailed) ExitCode() int { return 1 }
+
+func newDoctorCmd(io streams) *cobra.Command {
+	opts := &doctorOptions{}
+	cmd := &cobra.Command{
+		Use:   "doctor [--manifest FILE]",
+		Short: "Check that this node (or every node, under srun) can run benchmarks",
+		Long: `Check the things a run needs, one line each with a fix when it fails: the Docker Engine and
+its API version; the shared directory is writable and, under srun, the same folder on every
+node; the clock agrees with the shared filesystem's; the Slurm environment has one task per
+node; with --manifest, the GPUs match the manifest's vendor and count and there is disk space
+for its image. Exit 1 if any check fails.`,
+		Example: `  benchctl doctor
+  benchctl doctor --manifest models/allreduce/benchmark.yaml
+  srun -N 4 --ntasks-per-node=1 benchctl doctor --shared-dir /shared/benchctl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput("--output", opts.output, "text", "json"); err != nil {
+				return err
+			}
+			var m *manifest.Manifest
+			if opts.manifest != "" {
+				var warnings []string
+				var err error
+				m, warnings, err = models.LoadManifest(opts.manifest, os.LookupEnv)
+				for _, w := range warnings {
+					slog.Warn(w)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			dir, err := sharedDir(opts.sharedDir)
+			if err != nil {
+				return err
+			}
+			checks := runner.Doctor(cmd.Context(), runner.DoctorOptions{SharedDir: dir, Manifest: m, Lookup: os.LookupEnv,
+				Engine: func() (*client.Client, error) { return image.Connect() }})
+			failed := 0
+			for _, c := range checks {
+				if !c.OK {
+					failed++
+				}
+			}
+			if opts.output == "json" {
+				enc := json.NewEncoder(io.out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(checks); err != nil {
+					return err
+				}
+			} else {
+				host, _ := os.Hostname()
+				for _, c := range checks {
+					mark := "ok  "
+					if !c.OK {
+						mark = "FAIL"
+					}
+					fmt.Fprintf(io.out, "%s  %s  %s: %s\n", host, mark, c.Name, c.Detail)
+					if c.Fix != "" {
+						fmt.Fprintf(io.out, "%s        fix: %s\n", host, c.Fix)
+					}
+				}
+			}
+			if failed > 0 {
+				return &doctorFailed{n: failed}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&opts.manifest, "manifest", "m", "", "also check GPUs and disk space against this manifest")
+	cmd.Flags().StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
+	return cmd
+}

@@ -1,0 +1,205 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/slurm"
+)
+
+// Check is one line of `benchctl doctor`.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// DoctorOptions configure Doctor.
+type DoctorOptions struct {
+	SharedDir string
+	Manifest  *manifest.Manifest // optional: checks GPUs and disk against it
+	Lookup    func(string) (string, bool)
+	Engine    func() (*client.Client, error)
+	// MaxSkew is the clock difference to the shared filesystem that fails (default 2 s).
+	MaxSkew time.Duration
+	// PeerWait bounds how long rank 0 waits for the other nodes' markers (default 20 s).
+	PeerWait time.Duration
+}
+
+// Doctor checks that this node can run benchmarks. Under srun every node runs it; nodes
+// leave markers in the shared directory so rank 0 can tell that all see the same folder.
+func Doctor(ctx context.Context, o DoctorOptions) []Check {
+	if o.MaxSkew == 0 {
+		o.MaxSkew = 2 * time.Second
+	}
+	if o.PeerWait == 0 {
+		o.PeerWait = 20 * time.Second
+	}
+	var checks []Check
+	add := func(c Check) { checks = append(checks, c) }
+
+	node, nerr := DetectNode(o.Lookup)
+	switch {
+	case nerr != nil:
+		add(Check{Name: "node context", Detail: nerr.Error(), Fix: "submit with -N <nodes> --ntasks-per-node=1 and run benchctl under srun; outside Slurm set NODE_RANK, NNODES, MASTER_ADDR and BENCHCTL_JOB_ID together"})
+	case slurm.InSlurm(o.Lookup):
+		add(Check{Name: "slurm environment", OK: true, Detail: fmt.Sprintf("job %s, rank %d of %d on %s, one task per node", node.JobID, node.Rank, node.World, node.Host)})
+	default:
+		add(Check{Name: "node context", OK: true, Detail: fmt.Sprintf("rank %d of %d on %s (%s)", node.Rank, node.World, node.Host, node.Source)})
+	}
+
+	var info client.SystemInfoResult
+	eng, err := o.Engine()
+	if err == nil {
+		defer eng.Close()
+		var v client.ServerVersionResult
+		if v, err = eng.ServerVersion(ctx, client.ServerVersionOptions{}); err == nil {
+			info, err = eng.Info(ctx, client.InfoOptions{})
+			add(Check{Name: "docker engine", OK: err == nil, Detail: fmt.Sprintf("%s: Docker %s, API %s", eng.DaemonHost(), v.Version, v.APIVersion)})
+		}
+	}
+	if err != nil {
+		add(Check{Name: "docker engine", Detail: err.Error(), Fix: "start dockerd on this node and point DOCKER_HOST at it (or add your user to the docker group)"})
+		eng = nil
+	}
+
+	checks = append(checks, o.sharedChecks(ctx, node, nerr == nil)...)
+
+	if o.Manifest != nil {
+		acc, err := SelectGPUs(o.Manifest.GPU, o.Lookup)
+		if err != nil {
+			add(Check{Name: "gpus", Detail: err.Error(), Fix: "run on a node with the manifest's GPUs, or change gpu.vendor / gpu.count"})
+		} else {
+			d := "no GPUs used (gpu.vendor none)"
+			if acc.Vendor != manifest.VendorNone {
+				d = strings.Join(acc.Describe(), "; ")
+			}
+			add(Check{Name: "gpus", OK: true, Detail: d})
+		}
+		checks = append(checks, o.diskChecks(info, eng != nil)...)
+	}
+	return checks
+}
+
+// sharedChecks: writable, the same folder on every node (under a multi-node job), clock.
+func (o DoctorOptions) sharedChecks(ctx context.Context, node Node, haveNode bool) []Check {
+	var out []Check
+	if o.SharedDir == "" {
+		return []Check{{Name: "shared directory", Detail: "not set", Fix: "set BENCHCTL_SHARED_DIR (or --shared-dir) to a folder every node mounts at the same path"}}
+	}
+	dir := filepath.Join(o.SharedDir, ".doctor")
+	if haveNode {
+		dir = filepath.Join(dir, node.JobDirName())
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return []Check{{Name: "shared directory", Detail: err.Error(), Fix: "create " + o.SharedDir + " and make it writable for this user on every node"}}
+	}
+	marker := filepath.Join(dir, fmt.Sprintf("rank-%d", node.Rank))
+	now := time.Now()
+	if err := os.WriteFile(marker, []byte(node.Host+" "+strconv.FormatInt(now.UnixNano(), 10)+"\n"), 0o644); err != nil {
+		return []Check{{Name: "shared directory", Detail: err.Error(), Fix: "make " + o.SharedDir + " writable for this user"}}
+	}
+	out = append(out, Check{Name: "shared directory", OK: true, Detail: o.SharedDir + " is writable"})
+	if st, err := os.Stat(marker); err == nil {
+		skew := now.Sub(st.ModTime())
+		c := Check{Name: "clock", OK: skew.Abs() <= o.MaxSkew, Detail: fmt.Sprintf("%s differs from the shared filesystem's clock by %s", node.Host, skew.Round(time.Millisecond))}
+		if !c.OK {
+			c.Fix = "run chrony or ntpd on every node; timestamps in status files and logs are compared across nodes"
+		}
+		out = append(out, c)
+	}
+	if !haveNode || node.World == 1 {
+		os.Remove(marker)
+		os.Remove(dir)
+		return out
+	}
+	// Every node waits until it sees every other node's marker: the same folder everywhere.
+	deadline := time.Now().Add(o.PeerWait)
+	for {
+		var missing []string
+		for r := 0; r < node.World; r++ {
+			if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("rank-%d", r))); errors.Is(err, os.ErrNotExist) {
+				missing = append(missing, node.Hosts[r])
+			}
+		}
+		if len(missing) == 0 {
+			out = append(out, Check{Name: "same shared directory on every node", OK: true, Detail: fmt.Sprintf("all %d nodes wrote to %s", node.World, dir)})
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			out = append(out, Check{Name: "same shared directory on every node", Detail: "no marker from " + strings.Join(missing, ", ") + " in " + dir,
+				Fix: "mount the same shared filesystem at " + o.SharedDir + " on every node (or set BENCHCTL_SHARED_DIR per site)"})
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return out
+}
+
+// diskChecks: room in the cache for the manifest's image, and in the engine's data root
+// when it is on this machine.
+func (o DoctorOptions) diskChecks(info client.SystemInfoResult, haveEngine bool) []Check {
+	var out []Check
+	need := int64(0)
+	source := "unknown until it is built"
+	if o.Manifest.Image.Builds() {
+		if key, err := image.Key(image.InputFromManifest(o.Manifest)); err == nil {
+			c := &image.Cache{Dir: filepath.Join(o.SharedDir, "cache", "images")}
+			if e, err := c.Lookup(key); err == nil {
+				need, source = e.Size, "the cached tar"
+			}
+		}
+	}
+	check := func(name, dir string, mult int64, fix string) {
+		free, err := freeBytes(dir)
+		if err != nil {
+			out = append(out, Check{Name: name, OK: true, Detail: "free space unknown: " + err.Error()})
+			return
+		}
+		c := Check{Name: name, OK: free >= need*mult+(1<<30), Detail: fmt.Sprintf("%s free in %s; the image needs %s (%s)", human(free), dir, human(need*mult), source)}
+		if !c.OK {
+			c.Fix = fix
+		}
+		out = append(out, c)
+	}
+	check("cache disk space", o.SharedDir, 1, "free space in the shared directory or prune the cache: benchctl cache prune --keep 5")
+	if haveEngine && info.Info.DockerRootDir != "" {
+		if _, err := os.Stat(info.Info.DockerRootDir); err == nil {
+			check("engine disk space", info.Info.DockerRootDir, 2, "free space in the engine's data root (docker image prune) or move it to a larger disk")
+		}
+	}
+	return out
+}
+
+func freeBytes(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}
+
+func human(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
