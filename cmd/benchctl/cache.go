@@ -108,8 +108,9 @@ func newCacheVerifyCmd(io streams, opts *cacheOptions) *cobra.Command {
 		Long: `Re-read cached tars and compare them with their sha256. A damaged entry is moved aside
 (cache/images/corrupt/) so that it is never loaded, and the next build or run rebuilds it.
 Exit 1 if any entry was damaged.`,
-		Example: "  benchctl cache verify\n  benchctl cache verify a1d05fcf",
-		Args:    cobra.MaximumNArgs(1),
+		Example:           "  benchctl cache verify\n  benchctl cache verify a1d05fcf",
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeCacheKeys(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := openCache(opts)
 			if err != nil {
@@ -200,8 +201,9 @@ func newCacheLoadCmd(io streams, opts *cacheOptions) *cobra.Command {
 		Long: `Load a cached image into the Docker Engine at DOCKER_HOST unless it already has it (what
 'benchctl run' does on every node). The tar is verified against its checksum while it streams;
 a damaged tar is never loaded.`,
-		Example: "  benchctl cache load a1d05fcf\n  srun benchctl cache load a1d05fcf   # pre-stage an image on every node",
-		Args:    cobra.ExactArgs(1),
+		Example:           "  benchctl cache load a1d05fcf\n  srun benchctl cache load a1d05fcf   # pre-stage an image on every node",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeCacheKeys(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := openCache(opts)
 			if err != nil {
@@ -231,5 +233,28 @@ a damaged tar is never loaded.`,
 			fmt.Fprintf(io.out, "%s  %s  %s (%s)\n", image.ShortKey(key), res.ImageID, state, res.Duration.Round(time.Millisecond))
 			return nil
 		},
+	}
+}
+
+// completeCacheKeys completes cache keys (short form) with their tags as descriptions.
+func completeCacheKeys(opts *cacheOptions) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		c, err := openCache(opts)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		entries, _ := c.List()
+		var out []string
+		for _, e := range entries {
+			tag := ""
+			if len(e.Tags) > 0 {
+				tag = e.Tags[0]
+			}
+			out = append(out, image.ShortKey(e.Key)+"\t"+tag)
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }

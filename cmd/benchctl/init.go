@@ -1,0 +1,80 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchctl/benchctl/manifest"
+)
+
+type initOptions struct {
+	dockerfile string
+	name       string
+	output     string
+}
+
+func newInitCmd(io streams) *cobra.Command {
+	opts := &initOptions{}
+	cmd := &cobra.Command{
+		Use:   "init [--dockerfile FILE] [--name NAME]",
+		Short: "Write a commented starter manifest next to a Dockerfile",
+		Long: `Write benchmark.yaml, a commented starter manifest, in the Dockerfile's folder (or --output).
+It validates as written; edit the benchmark command and the commented fields you need. An
+existing file is never overwritten.`,
+		Example: `  benchctl init --dockerfile docker/train.Dockerfile --name llama-train
+  benchctl init                      # uses ./Dockerfile`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			df, err := filepath.Abs(opts.dockerfile)
+			if err != nil {
+				return err
+			}
+			if st, err := os.Stat(df); err != nil || st.IsDir() {
+				return usagef("point --dockerfile at your Dockerfile", "no Dockerfile at %s", df)
+			}
+			out := opts.output
+			if out == "" {
+				out = filepath.Join(filepath.Dir(df), "benchmark.yaml")
+			}
+			out, _ = filepath.Abs(out)
+			rel, err := filepath.Rel(filepath.Dir(out), df)
+			if err != nil {
+				return err
+			}
+			name := opts.name
+			if name == "" {
+				name = manifest.SuggestName(filepath.Base(filepath.Dir(df)))
+			}
+			text, err := manifest.Starter(manifest.StarterOptions{Name: name, Dockerfile: filepath.ToSlash(rel)})
+			if err != nil {
+				return usagef("choose another --name", "%v", err)
+			}
+			f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if errors.Is(err, os.ErrExist) {
+				return usagef("remove it first or pick another path with --output", "%s already exists; benchctl init never overwrites", out)
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := f.WriteString(text); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintln(io.out, out)
+			fmt.Fprintf(io.err, "wrote %s; check it with: benchctl validate --manifest %s\n", out, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&opts.dockerfile, "dockerfile", "Dockerfile", "the Dockerfile the benchmark image is built from")
+	cmd.Flags().StringVar(&opts.name, "name", "", "manifest name (default: from the Dockerfile's folder)")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "where to write the manifest (default: benchmark.yaml beside the Dockerfile)")
+	_ = cmd.MarkFlagFilename("dockerfile")
+	return cmd
+}

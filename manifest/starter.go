@@ -1,0 +1,72 @@
+package manifest
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"text/template"
+)
+
+// StarterOptions fill the starter manifest.
+type StarterOptions struct {
+	Name       string // manifest name; must be valid
+	Dockerfile string // path relative to the manifest's folder
+}
+
+var nonName = regexp.MustCompile(`[^a-z0-9._-]+`)
+
+// SuggestName makes a valid manifest name from any text (a folder name, say).
+func SuggestName(s string) string {
+	n := strings.Trim(nonName.ReplaceAllString(strings.ToLower(s), "-"), "-._")
+	if n == "" {
+		n = "benchmark"
+	}
+	if len(n) > 63 {
+		n = strings.TrimRight(n[:63], "-._")
+	}
+	return n
+}
+
+var starterTmpl = template.Must(template.New("starter").Funcs(template.FuncMap{"q": func(s string) string { return fmt.Sprintf("%q", s) }}).Parse(`# benchctl manifest — see docs/manifest.md for every field. Check it with:
+#   benchctl validate --manifest <this file>
+name: {{.Name}}                     # lower-case letters, digits, '.', '_', '-'
+
+image:
+  dockerfile: {{q .Dockerfile}}      # relative to this file; the build context is its folder
+  # context: .                       # another build context folder
+  # target: run                      # a build stage
+  # buildArgs: {BASE_IMAGE: "rocm/pytorch:6.4", CACHE_BUST: "${BUILD_NUMBER:-0}"}
+
+gpu:
+  vendor: auto                       # amd | nvidia | none | auto (what the node has)
+  count: all                         # GPUs per node: a number or all
+
+# mounts: ["/data:/data:ro"]         # host:container[:ro]; relative hosts are relative to this file
+# env: {HF_HOME: /data/hf}
+# passEnv: [NCCL_*]                  # host variables copied into the container
+# secrets: [HF_TOKEN]                # passed at run time only, never stored
+
+container:
+  network: host                      # multi-node benchmarks need host
+  ipc: host
+  # shmSize: 16g
+
+benchmarks:
+  - name: main
+    command: ["sh", "-c", "echo performance: 1 samples_per_second"]   # exec form: a list
+    timeout: 2h
+    # results: perf.csv              # a CSV your program writes to $BENCHCTL_OUTPUT_DIR
+
+# slurm: {nodes: 2, partition: gpu, time: "02:00:00"}   # defaults for benchctl submit
+`))
+
+// Starter renders a commented starter manifest that validates as written.
+func Starter(o StarterOptions) (string, error) {
+	var b bytes.Buffer
+	if !nameRE.MatchString(o.Name) || len(o.Name) > 63 {
+		return "", fmt.Errorf("%q is not a valid manifest name (lower-case letters, digits, '.', '_', '-')", o.Name)
+	}
+	err := starterTmpl.Execute(&b, o)
+	return b.String(), err
+}
