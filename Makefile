@@ -10,7 +10,7 @@ EXAMPLES := dummy cpubench allreduce
 # Unit-test packages: everything but the end-to-end suite.
 UNIT_PKGS = $(shell $(GO) list ./... | grep -Ev '/tests(/|$$)')
 
-.PHONY: all build examples lint unit e2e test demo testbed-up testbed-down fuzz clean
+.PHONY: all build examples lint unit e2e test demo testbed-up testbed-down fuzz clean docs man
 
 all: build
 
@@ -53,6 +53,13 @@ testbed-up:
 
 testbed-down:
 	tests/testbed/down.sh
+
+# The CLI reference in docs/cli (checked in; a test fails when it is stale) and man pages.
+docs: build
+	rm -rf docs/cli && bin/benchctl gen-docs markdown docs/cli
+
+man: build
+	rm -rf man && bin/benchctl gen-docs man man
 
 fuzz:
 	$(GO) test ./manifest -run '^$$' -fuzz FuzzParse -fuzztime 60s

@@ -86,7 +86,7 @@ func TestVersionHasNoSideEffects(t *testing.T) {
 func TestEveryCommandHasHelpAndExample(t *testing.T) {
 	root, _ := newRootCmd(streams{out: &bytes.Buffer{}, err: &bytes.Buffer{}})
 	for _, c := range root.Commands() {
-		if c.Name() == "help" || c.Name() == "completion" {
+		if c.Name() == "help" || c.Name() == "completion" || c.Hidden {
 			continue
 		}
 		if c.Short == "" || c.Long == "" || c.Example == "" {
@@ -112,5 +112,25 @@ func TestSharedDirPrecedence(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", "/cache")
 	if got, _ := sharedDir(""); got != "/cache/benchctl" {
 		t.Errorf("default: %s", got)
+	}
+}
+
+// The checked-in CLI reference must match the command tree: run `make docs` after a change.
+func TestCLIDocsAreCurrent(t *testing.T) {
+	dir := t.TempDir()
+	if err := genDocsTo(dir); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	have, _ := filepath.Glob("../../docs/cli/*.md")
+	if len(want) != len(have) {
+		t.Fatalf("docs/cli has %d files, the command tree makes %d: run make docs", len(have), len(want))
+	}
+	for _, w := range want {
+		a, _ := os.ReadFile(w)
+		b, err := os.ReadFile(filepath.Join("../../docs/cli", filepath.Base(w)))
+		if err != nil || string(a) != string(b) {
+			t.Errorf("docs/cli/%s is stale: run make docs", filepath.Base(w))
+		}
 	}
 }

@@ -78,6 +78,7 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 		c.GroupID = "inspect"
 		root.AddCommand(c)
 	}
+	root.AddCommand(newGenDocsCmd(root))
 	return root, &started
 }
 
