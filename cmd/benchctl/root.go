@@ -74,7 +74,7 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 		c.GroupID = "core"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newVersionCmd(io), newDoctorCmd(io)} {
+	for _, c := range []*cobra.Command{newVersionCmd(io), newDoctorCmd(io), newGpusCmd(io)} {
 		c.GroupID = "inspect"
 		root.AddCommand(c)
 	}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/benchctl/benchctl/gpu"
+	"github.com/spf13/cobra"
+)
+
+type gpusOptions struct {
+	vendor    string
+	json      bool
+	sysfsRoot string // hidden: a recorded sysfs tree instead of /
+	amdSource string // hidden: sysfs or amd-smi
+}
+
+// detectGPUs is gpu.Detect; tests pass a fake.
+type detectGPUs func(context.Context, gpu.Options) (gpu.Inventory, error)
+
+func newGpusCmd(io streams) *cobra.Command { return newGpusCmdWith(io, gpu.Detect) }
+
+func newGpusCmdWith(io streams, detect detectGPUs) *cobra.Command {
+	opts := &gpusOptions{}
+	cmd := &cobra.Command{
+		Use:   "gpus [--vendor auto|amd|nvidia] [--json]",
+		Short: "List this node's GPUs: index, name, arch, memory, PCI address, render node or UUID",
+		Long: `List the GPUs of this node as benchctl sees them: NVIDIA GPUs through NVML (nvidia-smi in a
+CGO_ENABLED=0 build), AMD GPUs through the KFD topology in /sys/class/kfd. The index is the one
+CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES count; on MI250X each GCD is its own GPU.
+
+--vendor auto (the default) takes the vendor found, AMD first; a node with neither prints
+"no GPUs found" on stderr and exits 0. Asking for a vendor the node does not have exits 4.
+--json prints the whole inventory (driver, CUDA/ROCm version, device files, NUMA node).`,
+		Example: `  benchctl gpus
+  benchctl gpus --vendor amd --json
+  srun -N 4 benchctl gpus --json   # one inventory per node`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput("--vendor", opts.vendor, gpu.VendorAuto, gpu.VendorAMD, gpu.VendorNVIDIA); err != nil {
+				return err
+			}
+			if err := checkOutput("--amd-source", opts.amdSource, gpu.SourceSysfs, gpu.SourceAMDSMICLI); err != nil {
+				return err
+			}
+			return gpusRun(cmd.Context(), io, detect, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.vendor, "vendor", gpu.VendorAuto, "GPU vendor: auto, amd or nvidia")
+	f.BoolVar(&opts.json, "json", false, "print the inventory as JSON")
+	f.StringVar(&opts.sysfsRoot, "sysfs-root", "/", "read /sys, /proc and /opt/rocm under this directory (tests)")
+	f.StringVar(&opts.amdSource, "amd-source", gpu.SourceSysfs, "AMD source: sysfs or amd-smi")
+	_ = f.MarkHidden("sysfs-root")
+	_ = f.MarkHidden("amd-source")
+	return cmd
+}
+
+func gpusRun(ctx context.Context, io streams, detect detectGPUs, opts *gpusOptions) error {
+	inv, err := detect(ctx, gpu.Options{Vendor: opts.vendor, SysfsRoot: opts.sysfsRoot, AMDSource: opts.amdSource})
+	if err != nil {
+		return err
+	}
+	if len(inv.GPUs) == 0 {
+		fmt.Fprintln(io.err, "no GPUs found")
+	}
+	if opts.json {
+		enc := json.NewEncoder(io.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(inv)
+	}
+	if len(inv.GPUs) == 0 {
+		return nil
+	}
+	return writeGPUTable(io.out, inv)
+}
+
+// writeGPUTable prints a one-line summary and one row per GPU.
+func writeGPUTable(w io.Writer, inv gpu.Inventory) error {
+	about := []string{"source " + inv.Source}
+	if inv.Driver != "" {
+		about = append(about, "driver "+inv.Driver)
+	}
+	switch {
+	case inv.Runtime == "":
+	case inv.Vendor == gpu.VendorAMD:
+		about = append(about, "ROCm "+inv.Runtime)
+	case inv.Vendor == gpu.VendorNVIDIA:
+		about = append(about, "CUDA "+inv.Runtime)
+	}
+	n := fmt.Sprintf("%d %s GPUs", len(inv.GPUs), strings.ToUpper(inv.Vendor))
+	if len(inv.GPUs) == 1 {
+		n = "1 " + strings.ToUpper(inv.Vendor) + " GPU"
+	}
+	fmt.Fprintf(w, "%s (%s)\n", n, strings.Join(about, ", "))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "INDEX\tNAME\tARCH\tMEMORY\tPCI\tRENDER/UUID")
+	for _, g := range inv.GPUs {
+		id := g.RenderNode
+		if id == "" {
+			id = g.UUID
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", g.Index, dash(g.Name), dash(g.Arch), memory(g.MemoryBytes), dash(g.PCIBusID), dash(id))
+	}
+	return tw.Flush()
+}
+
+// memory is a byte count in GiB ("192 GiB", "79.6 GiB"), MiB below 1 GiB, "-" if unknown.
+func memory(b uint64) string {
+	switch {
+	case b == 0:
+		return "-"
+	case b < 1<<30:
+		return fmt.Sprintf("%d MiB", b>>20)
+	case b%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", b>>30)
+	}
+	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

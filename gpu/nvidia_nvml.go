@@ -1,0 +1,135 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// nvmlLibrary is the part of NVML the inventory calls. nvml.New() (the real library, which
+// dlopens libnvidia-ml.so.1 at Init) and go-nvml's mock servers satisfy it.
+type nvmlLibrary interface {
+	Init() nvml.Return
+	Shutdown() nvml.Return
+	DeviceGetCount() (int, nvml.Return)
+	DeviceGetHandleByIndex(int) (nvml.Device, nvml.Return)
+	SystemGetDriverVersion() (string, nvml.Return)
+	SystemGetCudaDriverVersion() (int, nvml.Return)
+}
+
+// nvmlDevice is the part of an NVML device handle the inventory calls.
+type nvmlDevice interface {
+	GetIndex() (int, nvml.Return)
+	GetUUID() (string, nvml.Return)
+	GetName() (string, nvml.Return)
+	GetMemoryInfo() (nvml.Memory, nvml.Return)
+	GetPciInfo() (nvml.PciInfo, nvml.Return)
+	GetMinorNumber() (int, nvml.Return)
+	GetCudaComputeCapability() (int, int, nvml.Return)
+}
+
+var (
+	_ nvmlLibrary = nvml.Interface(nil)
+	_ nvmlDevice  = nvml.Device(nil)
+)
+
+// detectNVIDIA asks the real NVML; nvml.New() only dlopens libnvidia-ml.so.1 at Init.
+func detectNVIDIA(_ context.Context, opts Options) (Inventory, error) {
+	return fromNVML(opts, nvml.New())
+}
+
+// fromNVML reads the inventory through NVML. A missing library (no driver installed) and a
+// driver that is not loaded are "not found"; any other NVML failure is an error.
+func fromNVML(opts Options, lib nvmlLibrary) (Inventory, error) {
+	switch ret := lib.Init(); ret {
+	case nvml.SUCCESS:
+	case nvml.ERROR_LIBRARY_NOT_FOUND:
+		return Inventory{}, &NotFoundError{Vendor: VendorNVIDIA, Reason: "libnvidia-ml.so.1 could not be loaded (no NVIDIA driver installed)"}
+	case nvml.ERROR_DRIVER_NOT_LOADED:
+		return Inventory{}, &NotFoundError{Vendor: VendorNVIDIA, Reason: "NVML is installed but the NVIDIA kernel driver is not loaded"}
+	default:
+		return Inventory{}, nvmlError("initialising NVML", ret)
+	}
+	defer lib.Shutdown()
+
+	inv := Inventory{Vendor: VendorNVIDIA, GPUs: []GPU{}, Source: SourceNVML}
+	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
+		inv.Driver = v
+	}
+	if v, ret := lib.SystemGetCudaDriverVersion(); ret == nvml.SUCCESS && v > 0 {
+		inv.Runtime = fmt.Sprintf("%d.%d", v/1000, v%1000/10) // 12040 -> 12.4
+	}
+	n, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return Inventory{}, nvmlError("counting GPUs", ret)
+	}
+	for i := 0; i < n; i++ {
+		h, ret := lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			return Inventory{}, nvmlError(fmt.Sprintf("GPU %d", i), ret)
+		}
+		g, err := nvmlGPU(opts, i, h)
+		if err != nil {
+			return Inventory{}, err
+		}
+		inv.GPUs = append(inv.GPUs, g)
+	}
+	if len(inv.GPUs) == 0 {
+		return Inventory{}, &NotFoundError{Vendor: VendorNVIDIA, Reason: "NVML reports 0 devices"}
+	}
+	return inv, nil
+}
+
+// nvmlGPU reads one device. Index, UUID, name and memory are required; the rest is filled
+// in when NVML answers (older GPUs and drivers do not answer everything).
+func nvmlGPU(opts Options, i int, d nvmlDevice) (GPU, error) {
+	g := GPU{Index: i, NUMANode: -1}
+	var ret nvml.Return
+	if g.Index, ret = d.GetIndex(); ret != nvml.SUCCESS {
+		return GPU{}, nvmlError(fmt.Sprintf("GPU %d: index", i), ret)
+	}
+	if g.UUID, ret = d.GetUUID(); ret != nvml.SUCCESS {
+		return GPU{}, nvmlError(fmt.Sprintf("GPU %d: UUID", i), ret)
+	}
+	if g.Name, ret = d.GetName(); ret != nvml.SUCCESS {
+		return GPU{}, nvmlError(fmt.Sprintf("GPU %d: name", i), ret)
+	}
+	mem, ret := d.GetMemoryInfo()
+	if ret != nvml.SUCCESS {
+		return GPU{}, nvmlError(fmt.Sprintf("GPU %d: memory", i), ret)
+	}
+	g.MemoryBytes = mem.Total
+	if pci, ret := d.GetPciInfo(); ret == nvml.SUCCESS {
+		if id := cString(pci.BusId[:]); id != "" {
+			g.PCIBusID = normalizePCI(id)
+			g.NUMANode = numaNode(opts, g.PCIBusID)
+		}
+	}
+	if major, minor, ret := d.GetCudaComputeCapability(); ret == nvml.SUCCESS && major > 0 {
+		g.Arch = fmt.Sprintf("sm_%d%d", major, minor)
+	}
+	g.Devices = nvidiaDevices(-1)
+	if minor, ret := d.GetMinorNumber(); ret == nvml.SUCCESS {
+		g.Devices = nvidiaDevices(minor)
+	}
+	return g, nil
+}
+
+// cString reads NVML's NUL-terminated char array.
+func cString(b []int8) string {
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		out = append(out, byte(c))
+	}
+	return string(out)
+}
+
+func nvmlError(what string, ret nvml.Return) error {
+	return fmt.Errorf("NVML: %s: %s (code %d)", what, ret.Error(), int(ret))
+}
