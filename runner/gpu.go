@@ -2,29 +2,16 @@ package runner
 
 import (
 	"bufio"
-	"fmt"
+	"context"
 	"os"
-	"path/filepath"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/moby/moby/api/types/container"
 
+	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/manifest"
 )
-
-// gpuHost is where GPU device files are looked up (a test points it at a fake tree).
-type gpuHost struct {
-	dev       string // /dev
-	groupFile string // /etc/group
-}
-
-var realHost = gpuHost{dev: "/dev", groupFile: "/etc/group"}
-
-var renderRE = regexp.MustCompile(`^renderD(\d+)$`)
-var nvidiaRE = regexp.MustCompile(`^nvidia(\d+)$`)
 
 // GPUError is a GPU request this node cannot satisfy (invalid input for this node).
 type GPUError struct{ Msg string }
@@ -32,78 +19,76 @@ type GPUError struct{ Msg string }
 func (e *GPUError) Error() string      { return e.Msg }
 func (e *GPUError) InvalidInput() bool { return true }
 
-// SelectGPUs decides which GPUs a container gets, before any container starts: the
-// vendor (auto: AMD when /dev/kfd exists, NVIDIA when /dev/nvidia0 does, else none),
-// the devices the job may use (SLURM_STEP_GPUS/SLURM_JOB_GPUS, ROCR_VISIBLE_DEVICES or
-// CUDA_VISIBLE_DEVICES when set) and count (0 = all). More GPUs than present is an error.
+// visibilityVars are the variables gpu.Select reads to follow the allocation.
+var visibilityVars = []string{"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"}
+
+// SelectGPUs decides which GPUs a container gets, before any container starts, from the
+// node's inventory (package gpu: vendor auto-detected or as the manifest says) and the
+// allocation (Slurm's GPU variables, else the visibility variables) and gpu.count. More
+// GPUs than the node has is an error.
 func SelectGPUs(g manifest.GPU, lookup func(string) (string, bool)) (GPUAccess, error) {
-	return realHost.selectGPUs(g, lookup)
+	return selectGPUs(g, lookup, gpu.Options{}, "/etc/group")
 }
 
-func (h gpuHost) selectGPUs(g manifest.GPU, lookup func(string) (string, bool)) (GPUAccess, error) {
-	vendor := g.Vendor
-	if vendor == manifest.VendorAuto || vendor == "" {
-		switch {
-		case exists(filepath.Join(h.dev, "kfd")):
-			vendor = manifest.VendorAMD
-		case exists(filepath.Join(h.dev, "nvidia0")):
-			vendor = manifest.VendorNVIDIA
-		default:
-			vendor = manifest.VendorNone
-		}
+func selectGPUs(g manifest.GPU, lookup func(string) (string, bool), opts gpu.Options, groupFile string) (GPUAccess, error) {
+	if g.Vendor == manifest.VendorNone {
+		return GPUAccess{Vendor: manifest.VendorNone}, nil
 	}
-	acc := GPUAccess{Vendor: vendor}
-	if vendor == manifest.VendorNone {
+	opts.Vendor = g.Vendor
+	inv, err := gpu.Detect(context.Background(), opts)
+	if err != nil {
+		return GPUAccess{}, &GPUError{Msg: "gpu.vendor " + g.Vendor + ": " + err.Error()}
+	}
+	acc := GPUAccess{Vendor: inv.Vendor}
+	if inv.Vendor == gpu.VendorNone {
 		return acc, nil
 	}
-	var present []int
-	var err error
-	if vendor == manifest.VendorAMD {
-		present, err = h.numbered("dri", renderRE)
-	} else {
-		present, err = h.numbered("", nvidiaRE)
+	env := map[string]string{}
+	for _, k := range visibilityVars {
+		if v, ok := lookup(k); ok {
+			env[k] = v
+		}
 	}
-	if err != nil || len(present) == 0 {
-		return acc, &GPUError{fmt.Sprintf("gpu.vendor is %s but this node has no %s GPU devices under %s", vendor, vendor, h.dev)}
+	sel, err := gpu.Select(inv, int(g.Count), env)
+	if err != nil {
+		return acc, &GPUError{Msg: err.Error()}
 	}
-	idx := make([]int, len(present)) // logical indices 0..n-1
-	for i := range idx {
-		idx[i] = i
+	ids := make([]string, len(sel))
+	for i, s := range sel {
+		ids[i] = strconv.Itoa(s.Index)
 	}
-	for _, k := range []string{"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", map[string]string{manifest.VendorAMD: "ROCR_VISIBLE_DEVICES", manifest.VendorNVIDIA: "CUDA_VISIBLE_DEVICES"}[vendor]} {
-		if v, ok := lookup(k); ok && strings.TrimSpace(v) != "" {
-			if idx, err = parseIndexList(v, len(present)); err != nil {
-				return acc, &GPUError{fmt.Sprintf("%s=%q: %v", k, v, err)}
+	acc.GPUs = sel
+	switch inv.Vendor {
+	case gpu.VendorAMD:
+		// /dev/kfd and every render node; ROCR_VISIBLE_DEVICES selects (ROCm numbers GPUs by
+		// the KFD topology, which lists them all).
+		seen := map[string]bool{}
+		add := func(p string) {
+			if p != "" && !seen[p] {
+				seen[p] = true
+				acc.Devices = append(acc.Devices, manifest.Device{Host: p, Container: p, Permissions: "rwm"})
 			}
-			break
 		}
-	}
-	if n := int(g.Count); n > 0 {
-		if n > len(idx) {
-			return acc, &GPUError{fmt.Sprintf("gpu.count asks for %d GPUs per node but this node has %d available (%s)", n, len(idx), vendor)}
-		}
-		idx = idx[:n]
-	}
-	ids := make([]string, len(idx))
-	for i, v := range idx {
-		ids[i] = strconv.Itoa(v)
-	}
-	switch vendor {
-	case manifest.VendorAMD:
-		acc.Devices = append(acc.Devices, manifest.Device{Host: filepath.Join(h.dev, "kfd"), Container: "/dev/kfd", Permissions: "rwm"})
-		for _, minor := range present { // all render nodes; visibility selects
-			p := filepath.Join(h.dev, "dri", "renderD"+strconv.Itoa(minor))
-			acc.Devices = append(acc.Devices, manifest.Device{Host: p, Container: "/dev/dri/renderD" + strconv.Itoa(minor), Permissions: "rwm"})
+		add("/dev/kfd")
+		for _, d := range inv.GPUs {
+			add(d.RenderNode)
 		}
 		for _, grp := range []string{"video", "render"} {
-			if gid, ok := h.gid(grp); ok {
+			if gid, ok := groupID(groupFile, grp); ok {
 				acc.GroupAdd = append(acc.GroupAdd, gid)
 			}
 		}
 		acc.Env = []manifest.EnvVar{{Name: "ROCR_VISIBLE_DEVICES", Value: strings.Join(ids, ",")}}
-	case manifest.VendorNVIDIA:
-		acc.Requests = []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: ids, Capabilities: [][]string{{"gpu"}}}}
-		acc.Env = []manifest.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: strings.Join(ids, ",")}}
+	case gpu.VendorNVIDIA:
+		devIDs := make([]string, len(sel))
+		for i, s := range sel {
+			devIDs[i] = ids[i]
+			if s.UUID != "" {
+				devIDs[i] = s.UUID
+			}
+		}
+		acc.Requests = []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: devIDs, Capabilities: [][]string{{"gpu"}}}}
+		acc.Env = []manifest.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: strings.Join(devIDs, ",")}}
 	}
 	return acc, nil
 }
@@ -113,32 +98,23 @@ func (a GPUAccess) Describe() []string {
 	if a.Vendor == manifest.VendorNone || a.Vendor == "" {
 		return nil
 	}
-	var vis string
-	for _, e := range a.Env {
-		vis = e.Name + "=" + e.Value
-	}
-	return []string{a.Vendor + " " + vis}
-}
-
-func (h gpuHost) numbered(sub string, re *regexp.Regexp) ([]int, error) {
-	ents, err := os.ReadDir(filepath.Join(h.dev, sub))
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, e := range ents {
-		if m := re.FindStringSubmatch(e.Name()); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			out = append(out, n)
+	var out []string
+	for _, g := range a.GPUs {
+		d := strconv.Itoa(g.Index) + " " + g.Name
+		if g.PCIBusID != "" {
+			d += " (" + g.PCIBusID + ")"
 		}
+		out = append(out, d)
 	}
-	sort.Ints(out)
-	return out, nil
+	for _, e := range a.Env {
+		out = append(out, e.Name+"="+e.Value)
+	}
+	return out
 }
 
-// gid finds a group's numeric id (containers need numbers: the image may lack the names).
-func (h gpuHost) gid(name string) (string, bool) {
-	f, err := os.Open(h.groupFile)
+// groupID finds a group's numeric id (containers need numbers: the image may lack the names).
+func groupID(groupFile, name string) (string, bool) {
+	f, err := os.Open(groupFile)
 	if err != nil {
 		return "", false
 	}
@@ -152,25 +128,3 @@ func (h gpuHost) gid(name string) (string, bool) {
 	}
 	return "", false
 }
-
-// parseIndexList reads "0,1,3" or "0-3" (Slurm style) within [0, n).
-func parseIndexList(s string, n int) ([]int, error) {
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.Atoi(lo)
-		b := a
-		if err == nil && isRange {
-			b, err = strconv.Atoi(hi)
-		}
-		if err != nil || a < 0 || b < a || b >= n {
-			return nil, fmt.Errorf("%q is not a GPU index or range below %d", part, n)
-		}
-		for i := a; i <= b; i++ {
-			out = append(out, i)
-		}
-	}
-	return out, nil
-}
-
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }

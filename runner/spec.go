@@ -12,6 +12,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 
+	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -42,6 +43,7 @@ type Spec struct {
 
 // GPUAccess is how a container gets this node's GPUs.
 type GPUAccess struct {
+	GPUs     []gpu.GPU         // the selected GPUs
 	Vendor   string            // amd, nvidia or none
 	Devices  []manifest.Device // AMD: /dev/kfd and renderD nodes
 	GroupAdd []string          // AMD: numeric video/render group ids
