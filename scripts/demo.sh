@@ -32,6 +32,5 @@ export BENCHCTL_JOB_ID="demo-$(date +%Y%m%d-%H%M%S)"
 echo "demo: running cpubench on the engine at ${DOCKER_HOST:-the default socket}; shared dir $SHARED" >&2
 "$BIN" run --manifest models/cpubench/benchmark.yaml --shared-dir "$SHARED"
 echo
-echo "results ($SHARED/jobs/$BENCHCTL_JOB_ID/nodes/*/results/cpubench/cpubench.csv):"
-csv="$(ls "$SHARED"/jobs/"$BENCHCTL_JOB_ID"/nodes/*/results/cpubench/cpubench.csv | head -1)"
-if command -v column >/dev/null; then column -s, -t <"$csv"; else cat "$csv"; fi
+"$BIN" collect "$BENCHCTL_JOB_ID" --shared-dir "$SHARED" --format table
+echo "perf.csv, summary.json and report.html: $SHARED/jobs/$BENCHCTL_JOB_ID/" >&2

@@ -25,5 +25,7 @@ case $rc in
   3) skip "the testbed cannot start on this machine (see above)" ;;
   *) echo "e2e: FAILED: the testbed did not come up (exit $rc)" >&2; exit 1 ;;
 esac
+# The report test renders report.html in headless Chromium (Debian's package).
+tests/setup-chromium.sh >/dev/null || { echo "e2e: FAILED: could not install chromium" >&2; exit 1; }
 export BENCHCTL_TESTBED_ENV="${BENCHCTL_TESTBED_DIR:-/var/tmp/bctb}/testbed.env"
 exec go test -count=1 -timeout 30m -v ./tests/...

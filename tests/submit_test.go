@@ -35,8 +35,8 @@ func TestSubmitWait(t *testing.T) {
 	shared := tb.FreshDir(t)
 	n := len(tb.Nodes)
 	out, errs, code := submit(t, tb, "--manifest", repoPath(t, "models/allreduce/benchmark.yaml"), "--nodes", itoa(n),
-		"--partition", tb.Partition, "--shared-dir", shared, "--wait")
-	if code != 0 || strings.Count(out, "success") != n {
+		"--partition", tb.Partition, "--shared-dir", shared, "--wait", "--collect")
+	if code != 0 || strings.Count(out, "success") != n || !strings.Contains(out, "allreduce_busbw") || !strings.Contains(out, "SUCCESS") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 	if !strings.Contains(errs, "nodes reported") {
@@ -63,8 +63,8 @@ func TestSubmitWait(t *testing.T) {
 	}
 
 	mf := dummyManifest(t, "submitfails", []string{"/dummy", "--rows", "1", "--fail-rank", "1", "--exit-code", "3"})
-	out, errs, code = submit(t, tb, "--manifest", mf, "--nodes", itoa(n), "--shared-dir", shared, "--wait")
-	if code != 3 || !strings.Contains(out, "failure") {
+	out, errs, code = submit(t, tb, "--manifest", mf, "--nodes", itoa(n), "--shared-dir", shared, "--wait", "--collect")
+	if code != 3 || !strings.Contains(out, "failure") || !strings.Contains(out, "FAILURE") {
 		t.Fatalf("failing job: exit %d\n%s\n%s", code, out, errs)
 	}
 }

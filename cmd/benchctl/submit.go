@@ -33,6 +33,7 @@ type submitOptions struct {
 	benchmarks  []string
 	dryRun      bool
 	wait        bool
+	collect     bool
 }
 
 func newSubmitCmd(io streams) *cobra.Command {
@@ -49,15 +50,19 @@ or output. The script is requeue-safe: attempt n writes jobs/<id>.<n>.
 
 --wait follows the job (squeue/scontrol, with backoff) and shows each node's phase from its
 status.json; it exits 0 when every node succeeded, 2 when the image build failed, and 3
-when a benchmark failed. --dry-run prints the sbatch command and the script; nothing is
+when a benchmark failed. --collect then collects the job (perf.csv, summary.json,
+report.html), prints its table and exits with collect's code. --dry-run prints the sbatch command and the script; nothing is
 written or submitted.`,
-		Example: `  benchctl submit --manifest models/allreduce/benchmark.yaml --nodes 4 --partition gpu --wait
+		Example: `  benchctl submit --manifest models/allreduce/benchmark.yaml --nodes 4 --partition gpu --wait --collect
   benchctl submit -m m.yaml --record build.json --time 02:00:00 --sbatch-arg=--constraint=mi300x
   benchctl submit -m m.yaml --nodes 2 --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.manifest == "" {
 				return usagef("give the manifest: benchctl submit --manifest m.yaml", "--manifest is required")
+			}
+			if opts.collect && !opts.wait {
+				return usagef("add --wait: collect runs when the job has ended", "--collect needs --wait")
 			}
 			return submitRun(cmd, io, opts)
 		},
@@ -78,6 +83,7 @@ written or submitted.`,
 	f.StringSliceVar(&opts.benchmarks, "benchmarks", nil, "run only these benchmarks (comma-separated)")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "print the sbatch command and the script; submit nothing")
 	f.BoolVar(&opts.wait, "wait", false, "follow the job until it ends and exit with its outcome")
+	f.BoolVar(&opts.collect, "collect", false, "with --wait: collect the job at the end (perf.csv, report) and exit with collect's code")
 	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	_ = cmd.RegisterFlagCompletionFunc("benchmarks", completeBenchmarks)
 	return cmd
@@ -170,7 +176,14 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 	if !opts.wait {
 		return nil
 	}
-	return followJob(ctx, io, dir, id, j.Nodes)
+	ferr := followJob(ctx, io, dir, id, j.Nodes)
+	if !opts.collect || ctx.Err() != nil {
+		return ferr
+	}
+	if ferr != nil {
+		slog.Warn(ferr.Error())
+	}
+	return collectRun(ctx, io, id, &collectOptions{sharedDir: dir, attempt: -1, format: "table"})
 }
 
 // jobFailed is a job whose nodes did not all succeed: exit with its code.

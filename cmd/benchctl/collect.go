@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/slurm"
+	"github.com/spf13/cobra"
+)
+
+type collectOptions struct {
+	sharedDir string
+	attempt   int
+	partial   bool
+	output    string
+	format    string
+}
+
+func newCollectCmd(io streams) *cobra.Command {
+	opts := &collectOptions{}
+	cmd := &cobra.Command{
+		Use:   "collect JOBID [--shared-dir D] [--attempt N] [--partial] [-o FILE] [--format F]",
+		Short: "Aggregate a job's per-node results into perf.csv, summary.json and report.html",
+		Long: `Read every node folder of a job (jobs/<jobid> in the shared directory, the newest attempt
+of a requeued job unless --attempt says which) and write perf.csv (madengine's columns, then
+benchctl's: winner, min, max, mean, median, stdev, cv, failed nodes), summary.json and a
+self-contained report.html into the job folder, each atomically. The table is printed on
+stdout.
+
+Per benchmark the best CSV wins: the node with the most rows that have a performance value
+(then the most rows, then the lowest rank). Values that several nodes report for the same
+row are aggregated, never summed. A benchmark is SUCCESS only when it has a result and no
+node failed; a node that never reported counts as failed.
+
+A job that is still running is refused unless --partial: Slurm is asked (squeue, then
+scontrol) when it is there, else the status files decide. -o appends the rows to your own
+perf.csv under a lock (header union, atomic rewrite).
+
+Exit codes: 0 all benchmarks succeeded, 3 a benchmark or node failed, 4 no such job or bad flags.`,
+		Example: `  benchctl collect 123456
+  benchctl collect 123456 --attempt 0 --format markdown
+  benchctl collect 123456 --partial -o ~/perf.csv
+  BENCHCTL_SHARED_DIR=/shared/benchctl benchctl collect 123456 --format json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput("--format", opts.format, results.Formats()...); err != nil {
+				return err
+			}
+			if opts.attempt < -1 {
+				return usagef("give an attempt number: 0 for the first run, 1 after one requeue, ...", "invalid --attempt %d", opts.attempt)
+			}
+			return collectRun(cmd.Context(), io, args[0], opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
+	f.IntVar(&opts.attempt, "attempt", -1, "attempt to collect: 0 is the first run, n the n-th requeue (default: the newest)")
+	f.BoolVar(&opts.partial, "partial", false, "collect a job that is still running; running nodes are shown as running")
+	f.StringVarP(&opts.output, "output", "o", "", "also append the rows to this perf.csv (locked, header union, atomic)")
+	f.StringVar(&opts.format, "format", results.FormatTable, "stdout format: table, csv, json or markdown")
+	_ = cmd.MarkFlagFilename("output", "csv")
+	return cmd
+}
+
+func collectRun(ctx context.Context, io streams, jobID string, opts *collectOptions) error {
+	dir, err := sharedDir(opts.sharedDir)
+	if err != nil {
+		return err
+	}
+	started, lastLog := time.Now(), time.Now()
+	col, err := results.Collect(ctx, results.CollectOptions{
+		SharedDir: dir, JobID: jobID, Attempt: opts.attempt, Partial: opts.partial, AppendTo: opts.output,
+		Scheduler: slurmJobState,
+		Aggregate: results.AggregateOptions{CollectedBy: currentBuild().Version, Progress: func(n int) {
+			if now := time.Now(); now.Sub(lastLog) >= 5*time.Second {
+				lastLog = now
+				slog.Info("collecting", "job", jobID, "nodes read", n)
+			}
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	for _, w := range col.Warnings {
+		slog.Warn(w)
+	}
+	s := col.Summary
+	const shownProblems = 10
+	for i, p := range s.Problems {
+		if i == shownProblems {
+			slog.Warn("more problems in summary.json", "count", len(s.Problems)-shownProblems)
+			break
+		}
+		slog.Warn("problem in the job folder", "detail", p)
+	}
+	slog.Info("collected", "job", s.Job, "attempt", s.Attempt, "nodes", s.Nodes.Expected, "failed", s.Nodes.Failed,
+		"running", s.Nodes.Running, "status", s.Status, "dir", col.Dir.Path, "seconds", time.Since(started).Round(time.Millisecond).Seconds())
+	if opts.output != "" {
+		slog.Info("appended", "file", opts.output, "rows", len(col.Perf.Rows))
+	}
+	if err := results.WriteResults(io.out, opts.format, s, col.Perf); err != nil {
+		return err
+	}
+	return s.Err()
+}
+
+// slurmJobState asks Slurm about a job, briefly.
+func slurmJobState(ctx context.Context, jobID string) (results.SchedulerState, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	st, err := slurm.QueryJobState(ctx, slurm.ExecCommander{}, jobID)
+	return results.SchedulerState{Known: st.Known, State: st.State, Active: st.Active()}, err
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// runResults runs benchctl in-process like Execute, with collect and compare registered
+// (root.go may or may not register them yet).
+func runResults(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	io := streams{in: strings.NewReader(""), out: &out, err: &errb}
+	root, started := newRootCmd(io)
+	for _, c := range []*cobra.Command{newCollectCmd(io), newCompareCmd(io)} {
+		if found, _, err := root.Find([]string{c.Name()}); err != nil || found == root {
+			root.AddCommand(c)
+		}
+	}
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	if err == nil {
+		return exitOK, out.String(), errb.String()
+	}
+	if !*started {
+		err = &usageError{msg: err.Error(), hint: "run 'benchctl --help'"}
+	}
+	printError(&errb, err)
+	return exitCode(err), out.String(), errb.String()
+}
+
+// fixtures copies the results package's job folders into a fresh shared directory.
+func fixtures(t *testing.T) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "shared")
+	if err := os.CopyFS(dst, os.DirFS("../../results/testdata/shared")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BENCHCTL_SHARED_DIR", "")
+	t.Setenv("PATH", t.TempDir()) // no squeue or scontrol: the status files decide
+	return dst
+}
+
+func TestCollectCommand(t *testing.T) {
+	shared := fixtures(t)
+	cases := []struct {
+		name    string
+		args    []string
+		code    int
+		stdout  []string
+		stderr  []string
+		written string // a file in the job folder
+	}{
+		{name: "success", args: []string{"collect", "100", "--shared-dir", shared}, code: 0,
+			stdout: []string{"BENCHMARK", "train_0", "100.5", "1-n2", "14164"}, stderr: []string{"collected"}, written: "jobs/100/perf.csv"},
+		{name: "csv", args: []string{"collect", "100", "--shared-dir", shared, "--format", "csv"}, code: 0,
+			stdout: []string{"model,n_gpus,nnodes", ",perf_min,perf_max,"}},
+		{name: "markdown", args: []string{"collect", "100", "--shared-dir", shared, "--format", "markdown"}, code: 0,
+			stdout: []string{"| BENCHMARK | MODEL |", "| train | train_2 | samples_per_second | 007 |"}},
+		{name: "failed nodes exit 3", args: []string{"collect", "300", "--shared-dir", shared}, code: 3,
+			stdout: []string{"FAILURE"}, stderr: []string{"job 300 has failures: train: no node produced a result"}, written: "jobs/300/report.html"},
+		{name: "missing node exit 3", args: []string{"collect", "400", "--shared-dir", shared}, code: 3,
+			stderr: []string{"1-m2 (no status: node never reported"}},
+		{name: "latest attempt", args: []string{"collect", "500", "--shared-dir", shared}, code: 0,
+			stdout: []string{"61"}, written: "jobs/500.1/summary.json"},
+		{name: "first attempt", args: []string{"collect", "500", "--shared-dir", shared, "--attempt", "0"}, code: 3,
+			stderr: []string{"requeued"}, written: "jobs/500/summary.json"},
+		{name: "running is refused", args: []string{"collect", "600", "--shared-dir", shared}, code: 1,
+			stderr: []string{"job 600 (attempt 0) is still running", "--partial"}},
+		{name: "running with --partial", args: []string{"collect", "600", "--shared-dir", shared, "--partial"}, code: 0,
+			stdout: []string{"partial: 1 of 2 nodes still running"}},
+		{name: "unknown job lists jobs", args: []string{"collect", "42", "--shared-dir", shared}, code: 4,
+			stderr: []string{"no job 42", "jobs there: 600, 500, 400, 300, 200, 100"}},
+		{name: "no shared dir", args: []string{"collect", "42", "--shared-dir", filepath.Join(shared, "nope")}, code: 4,
+			stderr: []string{"no jobs folder in the shared directory"}},
+		{name: "bad format", args: []string{"collect", "100", "--shared-dir", shared, "--format", "xml"}, code: 4,
+			stderr: []string{`invalid --format "xml"`}},
+		{name: "bad attempt", args: []string{"collect", "100", "--shared-dir", shared, "--attempt", "-2"}, code: 4},
+		{name: "no job id", args: []string{"collect", "--shared-dir", shared}, code: 4, stderr: []string{"accepts 1 arg"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runResults(t, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errs)
+			}
+			for _, s := range c.stdout {
+				if !strings.Contains(out, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range c.stderr {
+				if !strings.Contains(errs, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, errs)
+				}
+			}
+			if c.code == exitInvalid && out != "" {
+				t.Errorf("printed to stdout on bad input: %q", out)
+			}
+			if c.written != "" {
+				if _, err := os.Stat(filepath.Join(shared, c.written)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+func TestCollectJSONAndAppend(t *testing.T) {
+	shared := fixtures(t)
+	t.Setenv("BENCHCTL_SHARED_DIR", shared)
+	mine := filepath.Join(t.TempDir(), "perf.csv")
+	code, out, errs := runResults(t, "collect", "100", "--format", "json", "-o", mine)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var s struct {
+		Job        string `json:"job"`
+		Benchmarks []struct {
+			Winner struct{ Rank int } `json:"winner"`
+		} `json:"benchmarks"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil || s.Job != "100" || s.Benchmarks[0].Winner.Rank != 1 {
+		t.Fatalf("json: %v %+v", err, s)
+	}
+	if code, _, errs := runResults(t, "collect", "400", "-o", mine); code != 3 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	data, _ := os.ReadFile(mine)
+	if lines := strings.Count(string(data), "\n"); lines != 1+4+1 {
+		t.Fatalf("appended perf.csv has %d lines:\n%s", lines, data)
+	}
+}
+
+func TestCompareCommand(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(data), 0o644)
+		return p
+	}
+	base := write("base.csv", "model,metric,performance\na,x,100\nb,x,100\nold,x,1\n")
+	same := write("same.csv", "model,metric,performance\na,x,98\nb,x,104\nnew,x,1\n")
+	worse := write("worse.csv", "model,metric,performance\na,x,80\nb,x,100\n")
+	cases := []struct {
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{[]string{"compare", base, same}, 0, []string{"within threshold", "only in base", "only in new"}, nil},
+		{[]string{"compare", base, worse}, 3, []string{"-20.00%", "regressed"}, []string{"1 rows regressed: a x: -20.00 %"}},
+		{[]string{"compare", base, worse, "--threshold", "25%"}, 0, nil, nil},
+		{[]string{"compare", base, worse, "--metric-direction", "lower"}, 0, []string{"improved"}, nil},
+		{[]string{"compare", base, worse, "--format", "json"}, 3, []string{`"verdict": "regressed"`}, nil},
+		{[]string{"compare", base, filepath.Join(dir, "none.csv")}, 4, nil, []string{"none.csv"}},
+		{[]string{"compare", base, write("bad.csv", "x,y\n1,2\n")}, 4, nil, []string{"no performance column"}},
+		{[]string{"compare", base, same, "--threshold", "lots"}, 4, nil, []string{"invalid --threshold"}},
+		{[]string{"compare", base, same, "--metric-direction", "up"}, 4, nil, []string{`invalid --metric-direction "up"`}},
+		{[]string{"compare", base}, 4, nil, []string{"accepts 2 arg"}},
+	}
+	for _, c := range cases {
+		code, out, errs := runResults(t, c.args...)
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d\n%s%s", c.args[1:], code, c.code, out, errs)
+			continue
+		}
+		for _, s := range c.stdout {
+			if !strings.Contains(out, s) {
+				t.Errorf("%v: stdout lacks %q:\n%s", c.args[1:], s, out)
+			}
+		}
+		for _, s := range c.stderr {
+			if !strings.Contains(errs, s) {
+				t.Errorf("%v: stderr lacks %q:\n%s", c.args[1:], s, errs)
+			}
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"github.com/benchctl/benchctl/results"
+	"github.com/spf13/cobra"
+)
+
+type compareOptions struct {
+	threshold string
+	direction string
+	format    string
+}
+
+func newCompareCmd(io streams) *cobra.Command {
+	opts := &compareOptions{}
+	cmd := &cobra.Command{
+		Use:   "compare BASE.csv NEW.csv [--threshold 5%] [--metric-direction higher|lower]",
+		Short: "Compare two perf.csv files and fail on regressions",
+		Long: `Join two perf.csv files (or benchmark result CSVs) on model and metric and print the change
+of every row. A row regresses when it is worse than the threshold in the direction that is
+better (--metric-direction higher, the default, or lower; auto picks lower for metrics that
+look like times: latency, seconds, ms, ...), or when it had a number in BASE and has none in
+NEW. Rows found in only one file are listed, not errors. When a file holds several rows for
+the same model and metric (a perf.csv that collect -o appended to), the last one counts.
+
+Exit codes: 0 no regression, 3 a row regressed, 4 a file cannot be read or bad flags.`,
+		Example: `  benchctl compare baseline/perf.csv jobs/123456/perf.csv
+  benchctl compare base.csv new.csv --threshold 2.5% --format markdown
+  benchctl compare base.csv new.csv --metric-direction lower   # latencies`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			thr, err := results.ParseThreshold(opts.threshold)
+			if err != nil {
+				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
+			}
+			if err := checkOutput("--metric-direction", opts.direction, results.HigherIsBetter, results.LowerIsBetter, results.AutoDirection); err != nil {
+				return err
+			}
+			if err := checkOutput("--format", opts.format, results.Formats()...); err != nil {
+				return err
+			}
+			return compareRun(io, args[0], args[1], results.CompareOptions{Threshold: thr, Direction: opts.direction}, opts.format)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.threshold, "threshold", "5%", "a row regresses when it is worse by more than this")
+	f.StringVar(&opts.direction, "metric-direction", results.HigherIsBetter, "which way is better: higher, lower or auto")
+	f.StringVar(&opts.format, "format", results.FormatTable, "stdout format: table, csv, json or markdown")
+	return cmd
+}
+
+func compareRun(io streams, basePath, newPath string, opts results.CompareOptions, format string) error {
+	base, err := results.ReadCompareFile(basePath)
+	if err != nil {
+		return err
+	}
+	cur, err := results.ReadCompareFile(newPath)
+	if err != nil {
+		return err
+	}
+	c := results.Compare(base, cur, opts)
+	if err := results.WriteComparison(io.out, format, c); err != nil {
+		return err
+	}
+	return c.Err()
+}

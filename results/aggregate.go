@@ -1,0 +1,136 @@
+package results
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// SchedulerState is what the batch system says about a job, when it knows the job.
+type SchedulerState struct {
+	Known  bool   // the scheduler knows the job (false: no Slurm, or the job was purged)
+	State  string // e.g. RUNNING, COMPLETED
+	Active bool   // pending, running, completing, suspended, ...
+}
+
+// AggregateOptions tune Aggregate. The zero value works.
+type AggregateOptions struct {
+	// Partial collects a job that is still running: its running nodes are listed as
+	// running, not as failed. Without it, running nodes are counted in Nodes.Running and
+	// the caller decides (Collect refuses).
+	Partial bool
+	// Scheduler is the batch system's view of the job's latest attempt. When it knows the
+	// job has ended, a node whose status still says running stopped without recording its
+	// end, and counts as failed.
+	Scheduler SchedulerState
+	// KeyColumns replace DefaultKeyColumns when not nil.
+	KeyColumns []string
+	// Workers read node folders in parallel (default: 2 per CPU, at least 4, at most 16).
+	Workers int
+	// Now stamps CollectedAt (default time.Now).
+	Now func() time.Time
+	// CollectedBy is the version of benchctl that collects.
+	CollectedBy string
+	// Progress, if set, is called from one goroutine after each node folder is merged.
+	Progress func(nodesDone int)
+}
+
+// Aggregate reads a job attempt's folder node by node and returns its summary; nothing is
+// written. Node folders are read by a few workers and merged one at a time, so memory does
+// not hold all nodes at once (see the package doc for what is kept per node). Problems with
+// single files are recorded in the summary; an error means the job folder itself could not
+// be read, or ctx ended.
+func Aggregate(ctx context.Context, dir JobDir, opts AggregateOptions) (*Summary, error) {
+	a := newAggregator(dir, opts)
+	a.readJob()
+	if err := a.stream(ctx); err != nil {
+		return nil, err
+	}
+	return a.finish(), nil
+}
+
+func (o *AggregateOptions) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return min(16, max(4, 2*runtime.GOMAXPROCS(0)))
+}
+
+// stream lists nodes/ in batches and sends the names to workers; results are merged here.
+func (a *aggregator) stream(ctx context.Context) error {
+	nodesDir := filepath.Join(a.dir.Path, "nodes")
+	f, err := os.Open(nodesDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		a.problem("no nodes folder: no node ever started")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", nodesDir, err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := a.opts.workers()
+	names := make(chan string, n)
+	out := make(chan *nodeData, n)
+	var listErr error
+	go func() {
+		defer close(names)
+		for {
+			ents, err := f.ReadDir(256)
+			for _, e := range ents {
+				if !e.IsDir() { // temp files and the like
+					continue
+				}
+				select {
+				case names <- e.Name():
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				listErr = fmt.Errorf("reading %s: %w", nodesDir, err)
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			var fr fileReader
+			for name := range names {
+				if _, _, ok := parseNodeDirName(name); !ok {
+					out <- &nodeData{dir: name, rank: -1}
+					continue
+				}
+				out <- loadNode(&fr, a.dir.Path, name, a.specs)
+			}
+		})
+	}
+	go func() { wg.Wait(); close(out) }()
+	done := 0
+	for nd := range out {
+		if ctx.Err() != nil {
+			continue // drain
+		}
+		a.add(nd)
+		done++
+		if a.opts.Progress != nil {
+			a.opts.Progress(done)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return listErr // read after out is closed: the lister has returned
+}

@@ -1,0 +1,248 @@
+package results
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeJob makes a job folder: job.json with one benchmark "b" (results b.csv) and nodes.
+func writeJob(t *testing.T, shared, id string, world int) string {
+	t.Helper()
+	dir := filepath.Join(shared, "jobs", id)
+	nodes := make([]string, world)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf("h%d", i)
+	}
+	j := map[string]any{"version": 1, "job": id, "world": world, "nodes": nodes,
+		"manifest": map[string]any{"name": "t", "benchmarks": []any{map[string]any{"name": "b", "results": "b.csv"}}, "gpu": map[string]any{"count": "all"}}}
+	data, _ := json.Marshal(j)
+	if err := os.MkdirAll(filepath.Join(dir, "nodes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, JobFile), data, 0o644)
+	return dir
+}
+
+// writeNode writes a node folder with a status and, unless csv is "", b.csv.
+func writeNode(t *testing.T, job string, rank int, outcome string, csv string) {
+	t.Helper()
+	nd := filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", rank, rank))
+	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	st := &Status{Version: 1, Rank: rank, Host: fmt.Sprintf("h%d", rank), Outcome: outcome, FinishedAt: &end,
+		Benchmarks: []BenchmarkStatus{{Name: "b", Outcome: outcome, DurationSeconds: 1}}}
+	if outcome == OutcomeRunning {
+		st.FinishedAt, st.Benchmarks = nil, nil
+	}
+	if err := os.MkdirAll(filepath.Join(nd, "results", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(st) // not WriteStatus: its fsyncs make big fixtures slow
+	if err := os.WriteFile(filepath.Join(nd, StatusFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if csv != "" {
+		os.WriteFile(filepath.Join(nd, "results", "b", "b.csv"), []byte(csv), 0o644)
+	}
+}
+
+func sched(state string, active bool, err error) func(context.Context, string) (SchedulerState, error) {
+	return func(context.Context, string) (SchedulerState, error) {
+		return SchedulerState{Known: state != "", State: state, Active: active}, err
+	}
+}
+
+func TestCollectRunning(t *testing.T) {
+	cases := []struct {
+		name      string
+		scheduler func(context.Context, string) (SchedulerState, error)
+		partial   bool
+		wantErr   string // a *RunningError containing this
+		failed    string // else: a node failure reason containing this
+		warning   string
+	}{
+		{name: "status files say running", wantErr: "1 node has not finished (1-s2)"},
+		{name: "slurm says running", scheduler: sched("RUNNING", true, nil), wantErr: "Slurm says RUNNING"},
+		{name: "slurm says running, partial", scheduler: sched("RUNNING", true, nil), partial: true},
+		{name: "slurm unknown: status files decide", scheduler: sched("", false, nil), wantErr: "has not finished"},
+		{name: "slurm broken: status files decide", scheduler: sched("", false, errors.New("slurmctld down")), wantErr: "has not finished", warning: "slurmctld down"},
+		{name: "slurm says it ended: the node was lost", scheduler: sched("FAILED", false, nil), failed: "Slurm says the job is FAILED"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			shared := sharedCopy(t)
+			col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "600", Attempt: -1, Partial: c.partial, Scheduler: c.scheduler})
+			if c.wantErr != "" {
+				var re *RunningError
+				if !errors.As(err, &re) || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), "--partial") {
+					t.Fatalf("err = %v, want a *RunningError with %q", err, c.wantErr)
+				}
+				if _, err := os.Stat(filepath.Join(shared, "jobs", "600", PerfFile)); err == nil {
+					t.Fatal("wrote perf.csv for a running job")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.warning != "" && !strings.Contains(strings.Join(col.Warnings, "\n"), c.warning) {
+				t.Fatalf("warnings %q", col.Warnings)
+			}
+			if c.failed != "" {
+				if len(col.Summary.NodeFailures) != 1 || !strings.Contains(col.Summary.NodeFailures[0].Reason, c.failed) || col.Summary.Err() == nil {
+					t.Fatalf("node failures %+v", col.Summary.NodeFailures)
+				}
+			}
+		})
+	}
+}
+
+// Without job.json the benchmarks and the node count come from the node folders.
+func TestCollectWithoutJobJSON(t *testing.T) {
+	shared := sharedCopy(t)
+	os.Remove(filepath.Join(shared, "jobs", "100", JobFile))
+	col, err := collect(t, shared, "100", -1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := col.Summary
+	if len(s.Benchmarks) != 2 || s.Benchmarks[0].Name != "infer" || s.Benchmarks[1].Name != "train" || s.Nodes.Expected != 3 {
+		t.Fatalf("benchmarks %v, nodes %+v", s.Benchmarks, s.Nodes)
+	}
+	if s.Benchmarks[1].Winner == nil || s.Benchmarks[1].Winner.Rank != 1 || s.Benchmarks[0].Rows[0].Stats.Nodes != 3 {
+		t.Fatalf("train winner %+v", s.Benchmarks[1].Winner)
+	}
+	if len(s.Problems) != 1 || !strings.Contains(s.Problems[0], "no job.json") || s.Image.ID == "" {
+		t.Fatalf("problems %q image %+v", s.Problems, s.Image)
+	}
+}
+
+func TestCollectOddFolders(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "7", 4)
+	hdr := "model,performance,metric,status\n"
+	writeNode(t, job, 0, OutcomeSuccess, hdr+"a,1,x,SUCCESS\nb,N/A,x,SUCCESS\nc,3,x,FAILURE\n")
+	writeNode(t, job, 1, OutcomeSuccess, hdr+"a,2,x,SUCCESS\nextra,5,x,SUCCESS\n")
+	writeNode(t, job, 2, OutcomeSuccess, "")
+	os.WriteFile(filepath.Join(job, "nodes", "2-h2", StatusFile), []byte("{garbage"), 0o644)
+	os.MkdirAll(filepath.Join(job, "nodes", "not-a-node"), 0o755)
+	os.WriteFile(filepath.Join(job, "nodes", ".tmp-file"), nil, 0o644)
+	col, err := collect(t, shared, "7", -1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := col.Summary
+	b := s.Benchmarks[0]
+	if b.Winner == nil || b.Winner.Rank != 0 {
+		t.Fatalf("winner %+v", b.Winner)
+	}
+	want := map[string]string{"a": StatusFailure, "b": StatusFailure, "c": StatusFailure}
+	for _, r := range b.Rows {
+		if r.Status != want[r.Model] {
+			t.Errorf("row %s: %s", r.Model, r.Status)
+		}
+	}
+	if s.Nodes.Missing != 1 || s.Nodes.Failed != 2 {
+		t.Fatalf("nodes %+v", s.Nodes)
+	}
+	if len(b.OtherKeys) != 1 || b.OtherKeys[0] != "extra x" {
+		t.Fatalf("other keys %q", b.OtherKeys)
+	}
+	reasons := ""
+	for _, f := range s.NodeFailures {
+		reasons += f.Label() + ": " + f.Reason + "\n"
+	}
+	for _, w := range []string{"2-h2: status.json unreadable", "3-h3: no status: node never reported"} {
+		if !strings.Contains(reasons, w) {
+			t.Errorf("node failures lack %q:\n%s", w, reasons)
+		}
+	}
+	if len(s.Problems) != 1 || !strings.Contains(s.Problems[0], "unexpected folder nodes/not-a-node") {
+		t.Fatalf("problems %q", s.Problems)
+	}
+	if s.Status != StatusFailure || len(col.Perf.Rows) != 3 {
+		t.Fatalf("status %s rows %d", s.Status, len(col.Perf.Rows))
+	}
+}
+
+// In a benchmark without failed nodes, each row still needs a number and no FAILURE mark.
+func TestRowStatus(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "10", 1)
+	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric,status\na,1,x,SUCCESS\nb,N/A,x,SUCCESS\nc,3,x,failure\nd,,x,\n")
+	col, err := collect(t, shared, "10", -1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "", "b": `performance "N/A" is not a number`, "c": "the benchmark marked this row FAILURE", "d": "no performance value"}
+	for _, r := range col.Summary.Benchmarks[0].Rows {
+		if !strings.Contains(r.Reason, want[r.Model]) || (want[r.Model] == "") != (r.Status == StatusSuccess) {
+			t.Errorf("row %s: %s %q", r.Model, r.Status, r.Reason)
+		}
+	}
+	if col.Summary.Benchmarks[0].Status != StatusSuccess || col.Summary.Err() == nil {
+		t.Fatalf("benchmark %s, err %v", col.Summary.Benchmarks[0].Status, col.Summary.Err())
+	}
+}
+
+// A job where no node folder exists still gets one FAILURE row per benchmark.
+func TestCollectNoNodes(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "8", 2)
+	os.RemoveAll(filepath.Join(job, "nodes"))
+	col, err := collect(t, shared, "8", -1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(col.Perf.Rows) != 1 || col.Perf.Rows[0][col.Perf.Col("status")] != StatusFailure || col.Summary.Nodes.Missing != 2 {
+		t.Fatalf("rows %q nodes %+v", col.Perf.Rows, col.Summary.Nodes)
+	}
+}
+
+// The summary does not depend on the number of workers (nor on the order they finish in).
+func TestAggregateDeterministic(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "9", 300)
+	for r := range 300 {
+		rows := 1 + r%4
+		csv := "model,performance,metric\n"
+		for i := range rows {
+			csv += fmt.Sprintf("m%d,%d.%03d,x\n", i, 100+r%17, r)
+		}
+		outcome := OutcomeSuccess
+		if r%50 == 7 {
+			outcome = OutcomeFailure
+		}
+		writeNode(t, job, r, outcome, csv)
+	}
+	var outs [][]byte
+	for _, w := range []int{1, 3, 16} {
+		s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "9"}, AggregateOptions{Workers: w, Now: fixedNow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := EncodeSummary(s)
+		csv, _ := EncodeCSV(PerfTable(s))
+		outs = append(outs, append(data, csv...))
+	}
+	for i := 1; i < len(outs); i++ {
+		if !bytes.Equal(outs[0], outs[i]) {
+			t.Fatal("the summary depends on the number of workers")
+		}
+	}
+}
+
+func TestAggregateCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Aggregate(ctx, JobDir{Path: "testdata/shared/jobs/100", JobID: "100"}, AggregateOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,138 @@
+package results
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Output files collect writes into the job folder.
+const (
+	PerfFile    = "perf.csv"
+	SummaryFile = "summary.json"
+	ReportFile  = "report.html"
+)
+
+// CollectOptions say which job to collect and how.
+type CollectOptions struct {
+	SharedDir string
+	JobID     string
+	Attempt   int  // negative: the newest attempt
+	Partial   bool // collect a job that is still running
+	AppendTo  string
+	// Scheduler asks the batch system about the job; nil decides from the status files
+	// alone. An error is reported as a warning and the status files decide.
+	Scheduler func(ctx context.Context, jobID string) (SchedulerState, error)
+	Aggregate AggregateOptions // Partial and Scheduler are set by Collect
+}
+
+// Collection is a collected job: its summary, perf.csv, the files written, and warnings
+// for the caller to log.
+type Collection struct {
+	Dir      JobDir
+	Summary  *Summary
+	Perf     *Table
+	Written  []string
+	Warnings []string
+}
+
+// Collect finds a job's folder (newest attempt unless one is asked for), refuses a job that
+// is still running unless Partial, aggregates every node folder, and writes perf.csv,
+// summary.json and report.html atomically into the job folder; with AppendTo it also
+// appends perf.csv's rows to that file (see AppendCSV). A collected job with failures is
+// not an error here: Summary.Err says so.
+//
+// Running is decided by the scheduler when it knows the job (only for the newest attempt:
+// an older one was ended by the requeue), else from the status files: a node whose outcome
+// is running and that has no finishedAt is still running.
+func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
+	dir, err := FindJob(opts.SharedDir, opts.JobID, opts.Attempt)
+	if err != nil {
+		return nil, err
+	}
+	c := &Collection{Dir: dir}
+	var sched SchedulerState
+	if opts.Scheduler != nil && dir.Latest() {
+		sched, err = opts.Scheduler(ctx, dir.JobID)
+		if err != nil {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("asking Slurm about job %s: %v; deciding from the status files", dir.JobID, err))
+			sched = SchedulerState{}
+		}
+	}
+	if sched.Known && sched.Active && !opts.Partial {
+		return nil, &RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: "Slurm says " + sched.State}
+	}
+	aopts := opts.Aggregate
+	aopts.Partial, aopts.Scheduler = opts.Partial, sched
+	s, err := Aggregate(ctx, dir, aopts)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Running) > 0 && !opts.Partial {
+		return nil, &RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: runningReason(s.Running)}
+	}
+	c.Summary = s
+	c.Perf = PerfTable(s)
+	if c.Written, err = WriteOutputs(dir.Path, s, c.Perf); err != nil {
+		return nil, err
+	}
+	if opts.AppendTo != "" {
+		if err := AppendCSV(ctx, opts.AppendTo, c.Perf); err != nil {
+			return nil, err
+		}
+		c.Written = append(c.Written, opts.AppendTo)
+	}
+	return c, nil
+}
+
+func runningReason(r []NodeRef) string {
+	names := make([]string, 0, min(len(r), maxListedNodes))
+	for i, n := range r {
+		if i == maxListedNodes {
+			names = append(names, fmt.Sprintf("and %d more", len(r)-maxListedNodes))
+			break
+		}
+		names = append(names, fmt.Sprintf("%d-%s", n.Rank, n.Host))
+	}
+	return fmt.Sprintf("%s not finished (%s)", plural(len(r), "node has", "nodes have"), strings.Join(names, ", "))
+}
+
+// plural writes "1 node has" or "3 nodes have".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// WriteOutputs writes perf.csv, summary.json and report.html into dir, each atomically, and
+// returns their paths.
+func WriteOutputs(dir string, s *Summary, perf *Table) ([]string, error) {
+	csvData, err := EncodeCSV(perf)
+	if err != nil {
+		return nil, fmt.Errorf("encoding perf.csv: %w", err)
+	}
+	sumData, err := EncodeSummary(s)
+	if err != nil {
+		return nil, err
+	}
+	var report bytes.Buffer
+	if err := WriteReport(&report, s); err != nil {
+		return nil, fmt.Errorf("rendering the report: %w", err)
+	}
+	files := []struct {
+		name string
+		data []byte
+	}{{PerfFile, csvData}, {SummaryFile, sumData}, {ReportFile, report.Bytes()}}
+	var written []string
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := WriteFileAtomic(p, f.data); err != nil {
+			return written, err
+		}
+		written = append(written, p)
+	}
+	return written, nil
+}

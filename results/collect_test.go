@@ -1,0 +1,114 @@
+package results
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// fixedNow stamps summaries so that golden files do not change.
+func fixedNow() time.Time { return time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC) }
+
+// sharedCopy copies testdata/shared into a temp dir: collect writes into job folders.
+func sharedCopy(t *testing.T) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "shared")
+	if err := os.CopyFS(dst, os.DirFS("testdata/shared")); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func collect(t *testing.T, shared, job string, attempt int, partial bool) (*Collection, error) {
+	t.Helper()
+	return Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: job, Attempt: attempt, Partial: partial,
+		Aggregate: AggregateOptions{Now: fixedNow, CollectedBy: "test", Workers: 3}})
+}
+
+// golden compares got with testdata/golden/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./results -run %s -update)", err, t.Name())
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./results -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestCollectGolden(t *testing.T) {
+	cases := []struct {
+		name     string
+		job      string
+		attempt  int
+		partial  bool
+		failed   bool
+		contains []string // in the table output
+	}{
+		{name: "best-csv", job: "100", attempt: -1, contains: []string{"train_2", "007", "1-n2", "14000.5"}},
+		{name: "header-quirks", job: "200", attempt: -1, contains: []string{"sweep_a", "1.50", " 2.25 ", "quoted, with comma", "007", "3e2", "1-a2"}},
+		{name: "all-failed", job: "300", attempt: -1, failed: true, contains: []string{"FAILURE", "no node produced a result"}},
+		{name: "missing-node", job: "400", attempt: -1, failed: true, contains: []string{"1-m2 (no status: node never reported"}},
+		{name: "requeued-latest", job: "500", attempt: -1, contains: []string{"train_0", "61", "SUCCESS"}},
+		{name: "requeued-first", job: "500", attempt: 0, failed: true, contains: []string{"requeued"}},
+		{name: "running-partial", job: "600", attempt: -1, partial: true, contains: []string{"train_0", "70"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			shared := sharedCopy(t)
+			col, err := collect(t, shared, c.job, c.attempt, c.partial)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{PerfFile, SummaryFile, ReportFile} {
+				if _, err := os.Stat(filepath.Join(col.Dir.Path, f)); err != nil {
+					t.Errorf("%s not written: %v", f, err)
+				}
+			}
+			perf, _ := os.ReadFile(filepath.Join(col.Dir.Path, PerfFile))
+			sum, _ := os.ReadFile(filepath.Join(col.Dir.Path, SummaryFile))
+			golden(t, c.name+"/perf.csv", perf)
+			golden(t, c.name+"/summary.json", sum)
+			var tbl bytes.Buffer
+			if err := WriteResults(&tbl, FormatTable, col.Summary, col.Perf); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.name+"/table.txt", tbl.Bytes())
+			for _, s := range c.contains {
+				if !strings.Contains(tbl.String()+string(perf), s) {
+					t.Errorf("output lacks %q:\n%s", s, tbl.String())
+				}
+			}
+			err = col.Summary.Err()
+			var fe *FailedError
+			if c.failed != errors.As(err, &fe) {
+				t.Fatalf("Err() = %v, want failed=%v", err, c.failed)
+			}
+			if fe != nil && fe.ExitCode() != 3 {
+				t.Fatalf("exit code %d", fe.ExitCode())
+			}
+			if len(col.Perf.Rows) == 0 {
+				t.Fatal("perf.csv has no rows")
+			}
+		})
+	}
+}

@@ -1,0 +1,177 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Directions: which way is better.
+const (
+	HigherIsBetter = "higher"
+	LowerIsBetter  = "lower"
+	AutoDirection  = "auto" // lower for metrics that look like times (latency, seconds, ms, ...)
+)
+
+// Verdicts of a compared row.
+const (
+	VerdictRegressed = "regressed"
+	VerdictImproved  = "improved"
+	VerdictSame      = "within threshold"
+	VerdictOnlyBase  = "only in base"
+	VerdictOnlyNew   = "only in new"
+	VerdictNoNumber  = "no number"
+	VerdictFromZero  = "changed from zero" // no percentage from a base of 0; not judged
+)
+
+// CompareOptions: Threshold is in percent (5 means 5 %).
+type CompareOptions struct {
+	Threshold float64
+	Direction string // higher (default), lower or auto
+}
+
+// Change is one row of a comparison, joined on model and metric.
+type Change struct {
+	Model     string   `json:"model"`
+	Metric    string   `json:"metric"`
+	Base      string   `json:"base"` // as written; "" when absent
+	New       string   `json:"new"`
+	Percent   *float64 `json:"percent,omitempty"` // (new-base)/|base| × 100, when both are numbers and base ≠ 0
+	Direction string   `json:"direction"`
+	Verdict   string   `json:"verdict"`
+}
+
+// Comparison is a compared pair of perf.csv files.
+type Comparison struct {
+	Threshold float64  `json:"threshold"`
+	Changes   []Change `json:"changes"`
+}
+
+// ParseThreshold reads "5%", "5" (both 5 %) or "2.5%".
+func ParseThreshold(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("threshold %q is not a percentage like 5%%", s)
+	}
+	return v, nil
+}
+
+// ReadCompareFile reads a perf.csv (or a benchmark's results CSV) to compare; it must have
+// performance and model columns. Problems are an *InputError (exit 4).
+func ReadCompareFile(path string) (*Table, error) {
+	t, err := ReadCSVFile(path, maxAppendSize)
+	if err != nil {
+		return nil, &InputError{Path: path, Err: err}
+	}
+	if t.Col(ColModel) < 0 {
+		return nil, &InputError{Path: path, Err: fmt.Errorf("no model column to join on (columns: %s)", strings.Join(t.Header, ", "))}
+	}
+	return t, nil
+}
+
+type compareRow struct {
+	model, metric, perf string
+}
+
+// lastByKey indexes a table by model+metric; the last row of a key counts (an appended
+// perf.csv holds older runs above newer ones). order is the keys in first-seen order.
+func lastByKey(t *Table) (rows map[string]compareRow, order []string) {
+	m, me, p := t.Col(ColModel), t.Col(ColMetric), t.Col(ColPerformance)
+	rows = map[string]compareRow{}
+	for r := range t.Rows {
+		row := compareRow{model: strings.TrimSpace(t.Get(r, m)), metric: strings.TrimSpace(t.Get(r, me)), perf: strings.TrimSpace(t.Get(r, p))}
+		key := row.model + "\x00" + row.metric
+		if _, ok := rows[key]; !ok {
+			order = append(order, key)
+		}
+		rows[key] = row
+	}
+	return rows, order
+}
+
+// Compare joins base and new on model+metric and judges every row. Rows only in one file
+// are listed with their verdict, not treated as errors; a row that has a number in base but
+// none in new counts as regressed.
+func Compare(base, new *Table, opts CompareOptions) *Comparison {
+	c := &Comparison{Threshold: opts.Threshold, Changes: []Change{}}
+	brows, border := lastByKey(base)
+	nrows, norder := lastByKey(new)
+	for _, k := range border {
+		b := brows[k]
+		ch := Change{Model: b.model, Metric: b.metric, Base: b.perf, Direction: direction(opts.Direction, b.metric)}
+		n, ok := nrows[k]
+		if !ok {
+			ch.Verdict = VerdictOnlyBase
+			c.Changes = append(c.Changes, ch)
+			continue
+		}
+		ch.New = n.perf
+		judge(&ch, opts.Threshold)
+		c.Changes = append(c.Changes, ch)
+	}
+	for _, k := range norder {
+		if _, ok := brows[k]; ok {
+			continue
+		}
+		n := nrows[k]
+		c.Changes = append(c.Changes, Change{Model: n.model, Metric: n.metric, New: n.perf, Direction: direction(opts.Direction, n.metric), Verdict: VerdictOnlyNew})
+	}
+	return c
+}
+
+func judge(ch *Change, threshold float64) {
+	bv, bok := parsePerformance(ch.Base)
+	nv, nok := parsePerformance(ch.New)
+	switch {
+	case bok && !nok:
+		ch.Verdict = VerdictRegressed // it stopped producing a number
+		return
+	case !bok && nok:
+		ch.Verdict = VerdictImproved
+		return
+	case !bok:
+		ch.Verdict = VerdictNoNumber
+		return
+	case bv == 0:
+		ch.Verdict = VerdictSame
+		if nv != 0 {
+			ch.Verdict = VerdictFromZero
+		}
+		return
+	}
+	pct := (nv - bv) / math.Abs(bv) * 100
+	ch.Percent = &pct
+	better := pct
+	if ch.Direction == LowerIsBetter {
+		better = -pct
+	}
+	switch {
+	case better < -threshold:
+		ch.Verdict = VerdictRegressed
+	case better > threshold:
+		ch.Verdict = VerdictImproved
+	default:
+		ch.Verdict = VerdictSame
+	}
+}
+
+// direction resolves auto for a metric.
+func direction(d, metric string) string {
+	switch d {
+	case LowerIsBetter:
+		return LowerIsBetter
+	case AutoDirection:
+		m := strings.ToLower(metric)
+		for _, w := range []string{"latency", "time", "second", "duration", "_ms", "_us", "_ns"} {
+			if strings.Contains(m, w) && !strings.Contains(m, "per_second") && !strings.Contains(m, "/s") {
+				return LowerIsBetter
+			}
+		}
+		switch m {
+		case "s", "ms", "us", "ns", "sec", "msec", "usec":
+			return LowerIsBetter
+		}
+	}
+	return HigherIsBetter
+}

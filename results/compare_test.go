@@ -1,0 +1,92 @@
+package results
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func table(rows ...string) *Table {
+	t, err := ParseCSV("t.csv", []byte(strings.Join(rows, "\n")+"\n"))
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func TestCompare(t *testing.T) {
+	base := table("model,metric,performance",
+		"a,samples_per_second,100", "b,samples_per_second,100", "c,latency_ms,10", "d,x,50", "gone,x,1", "e,x,1", "z,x,0")
+	newer := table("model,metric,performance,extra",
+		"a,samples_per_second,90,q", "b,samples_per_second,103,q", "c,latency_ms,12,q", "d,x,,q", "e,x,2,q", "fresh,x,5,q", "z,x,3,q")
+	cases := []struct {
+		direction string
+		threshold float64
+		want      map[string]string // model -> verdict
+	}{
+		{HigherIsBetter, 5, map[string]string{"a": VerdictRegressed, "b": VerdictSame, "c": VerdictImproved, "d": VerdictRegressed,
+			"gone": VerdictOnlyBase, "e": VerdictImproved, "fresh": VerdictOnlyNew, "z": VerdictFromZero}},
+		{LowerIsBetter, 5, map[string]string{"a": VerdictImproved, "b": VerdictSame, "c": VerdictRegressed, "e": VerdictRegressed}},
+		{AutoDirection, 5, map[string]string{"a": VerdictRegressed, "c": VerdictRegressed, "e": VerdictImproved}},
+		{HigherIsBetter, 15, map[string]string{"a": VerdictSame, "c": VerdictImproved}},
+	}
+	for _, c := range cases {
+		t.Run(c.direction, func(t *testing.T) {
+			cmp := Compare(base, newer, CompareOptions{Threshold: c.threshold, Direction: c.direction})
+			got := map[string]string{}
+			for _, ch := range cmp.Changes {
+				got[ch.Model] = ch.Verdict
+			}
+			for m, v := range c.want {
+				if got[m] != v {
+					t.Errorf("%s: %q, want %q", m, got[m], v)
+				}
+			}
+			var re *RegressionError
+			if errors.As(cmp.Err(), &re) != strings.Contains(strings.Join(values(got), ","), VerdictRegressed) {
+				t.Errorf("Err() = %v", cmp.Err())
+			}
+		})
+	}
+}
+
+func values(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+// An appended perf.csv holds several runs: the last row of a model+metric counts.
+func TestCompareLastRowWins(t *testing.T) {
+	base := table("model,metric,performance", "a,x,10", "a,x,100")
+	cmp := Compare(base, table("model,metric,performance", "a,x,100"), CompareOptions{Threshold: 1})
+	if len(cmp.Changes) != 1 || cmp.Changes[0].Verdict != VerdictSame || cmp.Err() != nil {
+		t.Fatalf("%+v", cmp.Changes)
+	}
+}
+
+func TestParseThreshold(t *testing.T) {
+	for in, want := range map[string]float64{"5%": 5, "5": 5, " 2.5 % ": 2.5, "0": 0} {
+		if got, err := ParseThreshold(in); err != nil || got != want {
+			t.Errorf("ParseThreshold(%q) = %v %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "-1%", "five", "NaN"} {
+		if _, err := ParseThreshold(in); err == nil {
+			t.Errorf("ParseThreshold(%q) accepted", in)
+		}
+	}
+}
+
+func TestWriteComparisonFormats(t *testing.T) {
+	cmp := Compare(table("model,metric,performance", "a,x,100"), table("model,metric,performance", "a,x,90"), CompareOptions{Threshold: 5})
+	for format, want := range map[string]string{FormatTable: "-10.00%", FormatMarkdown: "| a | x | 100 | 90 | -10.00% |", FormatCSV: "a,x,100,90,-10.0000,higher,regressed", FormatJSON: `"verdict": "regressed"`} {
+		var buf bytes.Buffer
+		if err := WriteComparison(&buf, format, cmp); err != nil || !strings.Contains(buf.String(), want) {
+			t.Errorf("%s: %v\n%s", format, err, buf.String())
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Err is a *RegressionError when any row regressed.
+func (c *Comparison) Err() error {
+	var reg []string
+	for _, ch := range c.Changes {
+		if ch.Verdict != VerdictRegressed {
+			continue
+		}
+		what := "no number in new"
+		if ch.Percent != nil {
+			what = fmt.Sprintf("%+.2f %%", *ch.Percent)
+		}
+		reg = append(reg, fmt.Sprintf("%s %s: %s", ch.Model, ch.Metric, what))
+	}
+	if len(reg) == 0 {
+		return nil
+	}
+	return &RegressionError{Regressed: reg}
+}
+
+// WriteComparison writes a comparison as a table, markdown, csv or json.
+func WriteComparison(w io.Writer, format string, c *Comparison) error {
+	header := []string{"MODEL", "METRIC", "BASE", "NEW", "CHANGE", "BETTER", "VERDICT"}
+	var lines [][]string
+	for _, ch := range c.Changes {
+		pct := "-"
+		if ch.Percent != nil {
+			pct = fmt.Sprintf("%+.2f%%", *ch.Percent)
+		}
+		lines = append(lines, []string{ch.Model, dash(ch.Metric), dash(ch.Base), dash(ch.New), pct, ch.Direction, ch.Verdict})
+	}
+	switch format {
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	case FormatCSV:
+		t := &Table{Header: []string{"model", "metric", "base", "new", "change_percent", "better", "verdict"}}
+		for i, ch := range c.Changes {
+			row := append([]string{}, lines[i]...)
+			row[2], row[3], row[4] = ch.Base, ch.New, ""
+			if ch.Percent != nil {
+				row[4] = strconv.FormatFloat(*ch.Percent, 'f', 4, 64)
+			}
+			row[1] = ch.Metric
+			t.Rows = append(t.Rows, row)
+		}
+		data, err := EncodeCSV(t)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	case FormatMarkdown:
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+		for _, l := range lines {
+			for i := range l {
+				l[i] = strings.ReplaceAll(l[i], "|", `\|`)
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(l, " | "))
+		}
+		return nil
+	case FormatTable:
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
+		for _, l := range lines {
+			fmt.Fprintln(tw, strings.Join(l, "\t"))
+		}
+		return tw.Flush()
+	}
+	return fmt.Errorf("unknown format %q (use %s)", format, strings.Join(Formats(), ", "))
+}

@@ -1,0 +1,86 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+)
+
+// JobNotFoundError is a job (or attempt, or shared directory) that is not there: invalid
+// input, exit 4. Known lists job ids that do exist.
+type JobNotFoundError struct {
+	JobID     string
+	SharedDir string
+	Msg       string
+	Known     []string
+}
+
+func (e *JobNotFoundError) Error() string {
+	if len(e.Known) == 0 {
+		if e.SharedDir != "" && strings.HasPrefix(e.Msg, "no job ") {
+			return e.Msg + " (the jobs folder is empty)"
+		}
+		return e.Msg
+	}
+	return fmt.Sprintf("%s; jobs there: %s", e.Msg, strings.Join(e.Known, ", "))
+}
+
+// InvalidInput marks the error as bad input (exit 4).
+func (e *JobNotFoundError) InvalidInput() bool { return true }
+
+// RunningError refuses to collect a job that is still running (without --partial).
+type RunningError struct {
+	JobID   string
+	Attempt int
+	Reason  string // e.g. "Slurm says RUNNING" or "2 nodes have not finished: 0-n1, 1-n2"
+}
+
+func (e *RunningError) Error() string {
+	return fmt.Sprintf("job %s (attempt %d) is still running: %s; collect it when it has ended, or pass --partial to collect what is there now",
+		e.JobID, e.Attempt, e.Reason)
+}
+
+// FailedError says that a collected job has failures: a benchmark without a result, a
+// failed node, or a FAILURE row. Exit code 3, as madengine's run failures.
+type FailedError struct {
+	JobID  string
+	Failed []string // "benchmark: reason" or "node 1-n2: reason"
+}
+
+func (e *FailedError) Error() string {
+	const show = 5
+	msg := strings.Join(e.Failed[:min(show, len(e.Failed))], "; ")
+	if len(e.Failed) > show {
+		msg += fmt.Sprintf("; and %d more (see summary.json)", len(e.Failed)-show)
+	}
+	return fmt.Sprintf("job %s has failures: %s", e.JobID, msg)
+}
+
+// ExitCode is 3: a benchmark failed.
+func (e *FailedError) ExitCode() int { return 3 }
+
+// RegressionError is a comparison where at least one row regressed past the threshold.
+type RegressionError struct {
+	Regressed []string // "model metric: -12.3 %"
+}
+
+func (e *RegressionError) Error() string {
+	const show = 5
+	msg := strings.Join(e.Regressed[:min(show, len(e.Regressed))], "; ")
+	if len(e.Regressed) > show {
+		msg += fmt.Sprintf("; and %d more", len(e.Regressed)-show)
+	}
+	return fmt.Sprintf("%d rows regressed: %s", len(e.Regressed), msg)
+}
+
+// ExitCode is 3: a regression fails the run, like a failed benchmark.
+func (e *RegressionError) ExitCode() int { return 3 }
+
+// InputError is a file that cannot be used as input (a CSV to compare): exit 4.
+type InputError struct {
+	Path string
+	Err  error
+}
+
+func (e *InputError) Error() string      { return e.Path + ": " + e.Err.Error() }
+func (e *InputError) Unwrap() error      { return e.Err }
+func (e *InputError) InvalidInput() bool { return true }

@@ -1,0 +1,169 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// maxListedNodes is how many failed nodes a reason or a perf.csv cell names.
+const maxListedNodes = 10
+
+// finish turns the aggregation into a Summary.
+func (a *aggregator) finish() *Summary {
+	now := time.Now
+	if a.opts.Now != nil {
+		now = a.opts.Now
+	}
+	s := &Summary{Version: SummaryVersion, Job: a.dir.JobID, Attempt: a.dir.Attempt, Attempts: a.dir.Attempts,
+		CollectedAt: now().UTC(), CollectedBy: a.opts.CollectedBy, Partial: a.opts.Partial,
+		job: a.job, path: a.dir.Path, NodeFailures: []NodeFailure{}, Benchmarks: []BenchmarkSummary{}}
+	if s.Attempts == nil {
+		s.Attempts = []int{a.dir.Attempt}
+	}
+	if a.opts.Scheduler.Known {
+		s.Scheduler = a.opts.Scheduler.State
+	}
+	world := a.world
+	if len(a.seen) > 0 {
+		world = max(world, a.maxRank+1)
+	}
+	if j := a.job; j != nil {
+		world = j.WorldSize()
+		if len(a.seen) > 0 && a.maxRank >= world {
+			a.problem("node folders go up to rank %d, but job.json says the job has %d nodes", a.maxRank, world)
+		}
+		s.Name, s.Deployment, s.BenchctlVersion, s.Image = j.Manifest.Name, j.Deployment(), j.BenchctlVersion, j.Image
+		if !j.StartedAt.IsZero() {
+			t := j.StartedAt
+			s.StartedAt = &t
+		}
+	} else {
+		s.Deployment = (&Job{Job: a.dir.JobID}).Deployment()
+	}
+	if s.Image.ID == "" {
+		s.Image.ID, s.Image.Key = a.commonImage(), a.imageKey
+	}
+	if len(a.images) > 1 {
+		a.problem("the nodes ran different images: %s", a.imageCounts())
+	}
+	a.addMissing(world)
+	for _, r := range a.dupRanks {
+		a.problem("more than one folder for rank %d", r)
+	}
+	s.Nodes = a.counts
+	s.Nodes.Expected = world
+	sortFailures(a.failures)
+	for _, f := range a.failures {
+		s.NodeFailures = append(s.NodeFailures, f.public())
+	}
+	slices.SortFunc(a.running, func(x, y NodeRef) int { return cmp.Or(cmp.Compare(x.Rank, y.Rank), strings.Compare(x.Dir, y.Dir)) })
+	s.Running = a.running
+	benches := slices.Clone(a.benches)
+	if a.job == nil {
+		slices.SortFunc(benches, func(x, y *benchAgg) int { return strings.Compare(x.spec.name, y.spec.name) })
+	}
+	for _, b := range benches {
+		s.Benchmarks = append(s.Benchmarks, a.finishBench(b, world))
+	}
+	if len(s.Benchmarks) == 0 {
+		a.problem("no benchmarks: job.json lists none and no node recorded any")
+	}
+	slices.Sort(a.problems)
+	s.Problems = append([]string{}, a.problems...)
+	s.Status = StatusSuccess
+	if len(s.NodeFailures) > 0 || len(s.Benchmarks) == 0 {
+		s.Status = StatusFailure
+	}
+	for _, b := range s.Benchmarks {
+		if b.Status == StatusFailure {
+			s.Status = StatusFailure
+		}
+		for _, r := range b.Rows {
+			if r.Status == StatusFailure {
+				s.Status = StatusFailure
+			}
+		}
+	}
+	return s
+}
+
+// addMissing records every rank below world without a folder as a failed node.
+func (a *aggregator) addMissing(world int) {
+	for rank := range world {
+		if a.wasSeen(rank) {
+			continue
+		}
+		host := "unknown"
+		if a.job != nil && rank < len(a.job.Nodes) && a.job.Nodes[rank] != "" {
+			host = a.job.Nodes[rank]
+		}
+		f := failRec{rank: int32(rank), host: host, outcome: "missing",
+			reason: fmt.Sprintf("no status: node never reported (no folder nodes/%d-*)", rank)}
+		a.counts.Missing++
+		a.counts.Failed++
+		a.failures = append(a.failures, f)
+		for _, b := range a.benches {
+			b.setState(rank, stMissing)
+			b.failed = append(b.failed, f)
+		}
+	}
+	// Without job.json, a node may not mention a benchmark that others ran.
+	for _, b := range a.benches {
+		for rank := 0; rank <= a.maxRank && len(a.seen) > 0; rank++ {
+			if a.wasSeen(rank) && (rank >= len(b.state) || b.state[rank] == stNone) {
+				b.setState(rank, stFailed)
+				b.failed = append(b.failed, failRec{rank: int32(rank), host: a.hostOf(rank), outcome: OutcomeFailure,
+					reason: "no record of this benchmark on this node"})
+			}
+		}
+	}
+}
+
+func (a *aggregator) hostOf(rank int) string {
+	if a.job != nil && rank < len(a.job.Nodes) {
+		return a.job.Nodes[rank]
+	}
+	for _, b := range a.benches {
+		for _, c := range b.cands {
+			if int(c.rank) == rank {
+				_, h, _ := parseNodeDirName(c.dir)
+				return h
+			}
+		}
+	}
+	return "unknown"
+}
+
+func (a *aggregator) commonImage() string {
+	best, n := "", 0
+	for id, c := range a.images {
+		if c > n || (c == n && id < best) {
+			best, n = id, c
+		}
+	}
+	return best
+}
+
+func (a *aggregator) imageCounts() string {
+	var parts []string
+	for id, c := range a.images {
+		parts = append(parts, fmt.Sprintf("%s on %d nodes", id, c))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
+}
+
+func (f failRec) public() NodeFailure {
+	return NodeFailure{Rank: int(f.rank), Host: f.host, Dir: dirPath(f.dir), Outcome: f.outcome, ExitCode: int(f.exit),
+		Reason: f.reason, Log: f.log, Diagnostics: f.diag}
+}
+
+func dirPath(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return "nodes/" + dir
+}

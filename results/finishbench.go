@@ -1,0 +1,192 @@
+package results
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// candidate makes the public Candidate of a node's result file.
+func (a *aggregator) candidate(b *benchAgg, c cand) Candidate {
+	_, host, _ := parseNodeDirName(c.dir)
+	pc := Candidate{Rank: int(c.rank), Host: host, Dir: dirPath(c.dir), Rows: int(c.rows), WithPerformance: int(c.withPerf),
+		Problem: c.problem, Source: "none"}
+	switch c.source {
+	case srcCSV:
+		pc.Source, pc.File = "csv", "nodes/"+c.dir+"/results/"+b.spec.name+"/"+b.spec.results
+	case srcLog:
+		pc.Source, pc.File = "log", "nodes/"+c.dir+"/"+b.spec.name+".log"
+	}
+	return pc
+}
+
+// finishBench picks the winner, computes the rows' statistics and the benchmark's status.
+func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
+	bs := BenchmarkSummary{Name: b.spec.name, Results: b.spec.results, Skipped: b.skipped,
+		Candidates: make([]Candidate, 0, len(b.cands)), Failed: []NodeFailure{}, Rows: []RowSummary{}, states: b.state}
+	for len(bs.states) < world {
+		bs.states = append(bs.states, stNone)
+	}
+	slices.SortFunc(b.cands, func(x, y cand) int { return cmp.Or(cmp.Compare(x.rank, y.rank), strings.Compare(x.dir, y.dir)) })
+	for _, c := range b.cands {
+		bs.Candidates = append(bs.Candidates, a.candidate(b, c))
+	}
+	if b.durN > 0 {
+		bs.Durations = Durations{Nodes: b.durN, Min: b.durMin, Max: b.durMax, Mean: b.durSum / float64(b.durN)}
+	}
+	sortFailures(b.failed)
+	for _, f := range b.failed {
+		nf := f.public()
+		if nf.Diagnostics != "" && !a.exists(nf.Diagnostics) {
+			nf.Diagnostics = ""
+		}
+		if nf.Log != "" && !a.exists(nf.Log) {
+			nf.Log = ""
+		}
+		bs.Failed = append(bs.Failed, nf)
+	}
+	slices.Sort(b.running)
+	for _, r := range b.running {
+		for _, n := range a.running {
+			if n.Rank == int(r) {
+				bs.Running = append(bs.Running, n)
+				break
+			}
+		}
+	}
+	won := b.hasBest && b.best.withPerf > 0
+	if won {
+		w := a.candidate(b, b.best)
+		bs.Winner = &w
+		bs.WinnerWhy = a.winnerWhy(b)
+		bs.table = b.bestT
+	}
+	failedNote := ""
+	if n := len(bs.Failed); n > 0 {
+		failedNote = fmt.Sprintf("%d of %d nodes failed: %s", n, world, listFailures(bs.Failed, maxListedNodes))
+	}
+	switch {
+	case !won && len(bs.Running) > 0 && len(bs.Failed) == 0:
+		bs.Status, bs.Reason = StatusFailure, fmt.Sprintf("no result yet (%s still running)", plural(len(bs.Running), "node", "nodes"))
+	case !won:
+		bs.Status, bs.Reason = StatusFailure, "no node produced a result"
+		if failedNote != "" {
+			bs.Reason += "; " + failedNote
+		}
+	case failedNote != "":
+		bs.Status, bs.Reason = StatusFailure, failedNote
+	default:
+		bs.Status = StatusSuccess
+		if len(bs.Running) > 0 {
+			bs.Reason = fmt.Sprintf("partial: %d of %d nodes still running", len(bs.Running), world)
+		}
+	}
+	if !won {
+		bs.Rows = append(bs.Rows, RowSummary{Model: b.spec.name, Status: StatusFailure, Reason: bs.Reason})
+		return bs
+	}
+	t := b.bestT
+	k := newKeyer(t, b.spec.name, a.keyCols)
+	perf, status := t.Col(ColPerformance), t.Col(ColStatus)
+	keys := make(map[string]bool, len(t.Rows))
+	for r := range t.Rows {
+		key, occ := k.key(t, r)
+		keys[key] = true
+		row := RowSummary{Model: k.rowModel(t, r), Metric: t.Get(r, k.metric), Identity: k.identity(t, r),
+			Performance: t.Rows[r][perf], Status: StatusSuccess}
+		if occ > 1 {
+			row.Occurrence = occ
+		}
+		if acc := b.accs[key]; acc != nil {
+			row.Stats = acc.stats()
+		}
+		_, numeric := parsePerformance(row.Performance)
+		switch rowStatus := strings.ToUpper(strings.TrimSpace(t.Get(r, status))); {
+		case bs.Status == StatusFailure:
+			row.Status, row.Reason = StatusFailure, bs.Reason
+		case !hasPerformance(row.Performance):
+			row.Status, row.Reason = StatusFailure, "no performance value in the winner's CSV"
+		case !numeric:
+			row.Status, row.Reason = StatusFailure, fmt.Sprintf("performance %q is not a number", row.Performance)
+		case rowStatus == "FAILURE" || rowStatus == "FAILED":
+			row.Status, row.Reason = StatusFailure, "the benchmark marked this row "+rowStatus
+		default:
+			row.Reason = bs.Reason // "partial: ..." or empty
+		}
+		bs.Rows = append(bs.Rows, row)
+	}
+	var other []string
+	for key := range b.accs {
+		if !keys[key] {
+			other = append(other, readableKey(key))
+		}
+	}
+	slices.Sort(other)
+	if len(other) > maxListedNodes {
+		other = append(other[:maxListedNodes], fmt.Sprintf("and %d more", len(other)-maxListedNodes))
+	}
+	bs.OtherKeys = other
+	return bs
+}
+
+// exists reports whether a path relative to the job folder exists.
+func (a *aggregator) exists(rel string) bool {
+	_, err := os.Stat(filepath.Join(a.dir.Path, filepath.FromSlash(rel)))
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// winnerWhy says why the winner won, against the runner-up.
+func (a *aggregator) winnerWhy(b *benchAgg) string {
+	w := b.best
+	var second *cand
+	for i := range b.cands {
+		c := &b.cands[i]
+		if c.rank == w.rank && c.dir == w.dir {
+			continue
+		}
+		if second == nil || c.better(*second) {
+			second = c
+		}
+	}
+	why := fmt.Sprintf("most rows with a performance value (%d of %d rows)", w.withPerf, w.rows)
+	switch {
+	case second == nil:
+		return why + "; the only node with a result"
+	case second.withPerf == w.withPerf && second.rows == w.rows:
+		return why + fmt.Sprintf("; tied with %s on rows, lowest rank wins", second.dir)
+	case second.withPerf == w.withPerf:
+		return why + fmt.Sprintf("; tied with %s on rows with a performance value, more rows in all (%d against %d)", second.dir, w.rows, second.rows)
+	}
+	return why + fmt.Sprintf("; next best %s with %d", second.dir, second.withPerf)
+}
+
+// listFailures names up to n failed nodes with short reasons.
+func listFailures(f []NodeFailure, n int) string {
+	parts := make([]string, 0, min(n, len(f))+1)
+	for i, x := range f {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("and %d more", len(f)-n))
+			break
+		}
+		parts = append(parts, x.Label()+" ("+shorten(x.Reason, 120)+")")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,106 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Formats of the table collect prints.
+const (
+	FormatTable    = "table"
+	FormatCSV      = "csv"
+	FormatJSON     = "json"
+	FormatMarkdown = "markdown"
+)
+
+// Formats lists the output formats, for flag help and validation.
+func Formats() []string { return []string{FormatTable, FormatCSV, FormatJSON, FormatMarkdown} }
+
+// EncodeSummary is summary.json's bytes.
+func EncodeSummary(s *Summary) ([]byte, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the summary: %w", err)
+	}
+	return indentJSON(data), nil
+}
+
+// WriteResults writes a collected job to w: format table or markdown shows one line per
+// perf.csv row with its spread, csv is perf.csv itself, json is summary.json.
+func WriteResults(w io.Writer, format string, s *Summary, perf *Table) error {
+	switch format {
+	case FormatCSV:
+		data, err := EncodeCSV(perf)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	case FormatJSON:
+		data, err := EncodeSummary(s)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	case FormatTable, FormatMarkdown:
+		return writeRows(w, format == FormatMarkdown, s)
+	}
+	return fmt.Errorf("unknown format %q (use %s)", format, strings.Join(Formats(), ", "))
+}
+
+func resultColumns() []string {
+	return []string{"BENCHMARK", "MODEL", "METRIC", "PERFORMANCE", "NODES", "MIN", "MEDIAN", "MAX", "CV", "STATUS", "WINNER", "NOTE"}
+}
+
+func writeRows(w io.Writer, markdown bool, s *Summary) error {
+	cols := resultColumns()
+	var lines [][]string
+	for _, b := range s.Benchmarks {
+		winner := "-"
+		if b.Winner != nil {
+			winner = b.Winner.Label()
+		}
+		for _, r := range b.Rows {
+			st := r.Stats
+			nodes, lo, med, hi, cv := "-", "-", "-", "-", "-"
+			if st.Nodes > 0 {
+				nodes = strconv.Itoa(st.Nodes) + "/" + strconv.Itoa(s.Nodes.Expected)
+				lo, med, hi = st.Min, FormatStat(st.Median), st.Max
+				cv = strconv.FormatFloat(st.CV*100, 'f', 1, 64) + "%"
+			}
+			perf := r.Performance
+			if perf == "" {
+				perf = "-"
+			}
+			lines = append(lines, []string{b.Name, r.Model, dash(r.Metric), perf, nodes, lo, med, hi, cv, r.Status, winner, shorten(r.Reason, 100)})
+		}
+	}
+	if markdown {
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+		for _, l := range lines {
+			for i := range l {
+				l[i] = strings.ReplaceAll(l[i], "|", `\|`)
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(l, " | "))
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	for _, l := range lines {
+		fmt.Fprintln(tw, strings.Join(l, "\t"))
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

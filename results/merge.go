@@ -1,0 +1,294 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Per-node states of a benchmark, one byte per rank (for the report's node strip).
+const (
+	stNone    byte = iota // no record (yet)
+	stOK                  // the benchmark succeeded on the node
+	stFailed              // failed, timed out, cancelled, or the node failed
+	stRunning             // the node is still running (--partial)
+	stSkipped             // the node skipped it
+	stMissing             // the node never reported
+)
+
+// rankLimit bounds ranks, so that a stray folder name cannot make the per-rank arrays huge.
+const rankLimit = 1 << 22
+
+// aggregator holds the state of one Aggregate call. add is called from one goroutine.
+type aggregator struct {
+	dir     JobDir
+	opts    AggregateOptions
+	keyCols []string
+	job     *Job // nil when job.json is unreadable
+	specs   []benchSpec
+	benches []*benchAgg
+	byName  map[string]*benchAgg
+
+	seen     []uint64 // bit per rank
+	dupRanks []int
+	maxRank  int
+	counts   NodeCounts
+	failures []failRec
+	running  []NodeRef
+	problems []string
+	images   map[string]int // image id -> nodes (bounded)
+	imageKey string
+	world    int // largest world a status claimed
+}
+
+// benchAgg is one benchmark's running aggregation.
+type benchAgg struct {
+	spec    benchSpec
+	cands   []cand
+	best    cand
+	bestT   *Table
+	hasBest bool
+	accs    map[string]*accumulator
+	state   []byte // by rank
+	failed  []failRec
+	running []int32
+	skipped int
+	durN    int
+	durMin  float64
+	durMax  float64
+	durSum  float64
+}
+
+// cand is a compact Candidate.
+type cand struct {
+	dir      string
+	problem  string
+	rank     int32
+	rows     int32
+	withPerf int32
+	source   uint8
+}
+
+// better is the best-CSV order: more rows with a performance, then more rows, then the
+// lower rank (then the folder name, for duplicate ranks).
+func (c cand) better(o cand) bool {
+	switch {
+	case c.withPerf != o.withPerf:
+		return c.withPerf > o.withPerf
+	case c.rows != o.rows:
+		return c.rows > o.rows
+	case c.rank != o.rank:
+		return c.rank < o.rank
+	}
+	return c.dir < o.dir
+}
+
+// failRec is a compact NodeFailure.
+type failRec struct {
+	dir, host, outcome, reason, log, diag string
+	rank, exit                            int32
+}
+
+func newAggregator(dir JobDir, opts AggregateOptions) *aggregator {
+	a := &aggregator{dir: dir, opts: opts, byName: map[string]*benchAgg{}, images: map[string]int{}}
+	a.keyCols = opts.KeyColumns
+	if a.keyCols == nil {
+		a.keyCols = DefaultKeyColumns()
+	}
+	return a
+}
+
+// readJob reads job.json. A missing or broken one is a problem, not an error: the status
+// files still say a lot.
+func (a *aggregator) readJob() {
+	j, err := ReadJob(filepath.Join(a.dir.Path, JobFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			a.problem("no job.json: rank 0 never started, or the folder is not a job folder; benchmarks and node count are taken from the node folders")
+		} else {
+			a.problem("job.json unreadable (%s); benchmarks and node count are taken from the node folders",
+				strings.ReplaceAll(err.Error(), a.dir.Path+string(filepath.Separator), ""))
+		}
+		return
+	}
+	a.job = j
+	a.specs = []benchSpec{}
+	for _, b := range j.Manifest.Benchmarks {
+		if b.Name == "" || a.byName[b.Name] != nil {
+			continue
+		}
+		if !filepath.IsLocal(b.Name) || (b.Results != "" && !filepath.IsLocal(b.Results)) {
+			a.problem("job.json: benchmark %q with results %q names a path outside its folder; ignored", b.Name, b.Results)
+			continue
+		}
+		sp := benchSpec{name: b.Name, results: b.Results}
+		a.specs = append(a.specs, sp)
+		a.bench(sp)
+	}
+}
+
+func (a *aggregator) problem(format string, args ...any) {
+	if len(a.problems) < 1000 {
+		a.problems = append(a.problems, fmt.Sprintf(format, args...))
+	}
+}
+
+func (a *aggregator) bench(sp benchSpec) *benchAgg {
+	if b := a.byName[sp.name]; b != nil {
+		return b
+	}
+	b := &benchAgg{spec: sp, accs: map[string]*accumulator{}}
+	a.benches = append(a.benches, b)
+	a.byName[sp.name] = b
+	return b
+}
+
+// markSeen records a rank; it reports false for a rank already seen.
+func (a *aggregator) markSeen(rank int) bool {
+	w := rank / 64
+	for len(a.seen) <= w {
+		a.seen = append(a.seen, 0)
+	}
+	bit := uint64(1) << (rank % 64)
+	if a.seen[w]&bit != 0 {
+		return false
+	}
+	a.seen[w] |= bit
+	return true
+}
+
+func (a *aggregator) wasSeen(rank int) bool {
+	w := rank / 64
+	return w < len(a.seen) && a.seen[w]&(uint64(1)<<(rank%64)) != 0
+}
+
+// add merges one node folder and forgets it, except for the best CSV per benchmark.
+func (a *aggregator) add(nd *nodeData) {
+	if nd.rank < 0 {
+		a.problem("unexpected folder nodes/%s (node folders are named <rank>-<host>)", nd.dir)
+		return
+	}
+	if nd.rank >= rankLimit {
+		a.problem("nodes/%s: rank %d is beyond what benchctl collects (%d); ignored", nd.dir, nd.rank, rankLimit)
+		return
+	}
+	if !a.markSeen(nd.rank) {
+		a.dupRanks = append(a.dupRanks, nd.rank)
+	}
+	a.maxRank = max(a.maxRank, nd.rank)
+	kind, nf := a.classify(nd)
+	switch kind {
+	case nodeOK:
+		a.counts.Reported++
+		a.counts.Succeeded++
+	case nodeRunning:
+		a.counts.Reported++
+		a.counts.Running++
+		a.running = append(a.running, NodeRef{Rank: nd.rank, Host: nd.host, Dir: "nodes/" + nd.dir})
+	case nodeFailed:
+		a.counts.Reported++
+		a.counts.Failed++
+		a.failures = append(a.failures, nf)
+	case nodeNoStatus:
+		a.counts.Failed++
+		a.failures = append(a.failures, nf)
+	}
+	if st := nd.status; st != nil {
+		a.world = max(a.world, st.World)
+		if st.Rank != nd.rank || (st.Host != "" && st.Host != nd.host) {
+			a.problem("nodes/%s/status.json says rank %d host %q", nd.dir, st.Rank, st.Host)
+		}
+		if st.ImageID != "" {
+			if _, ok := a.images[st.ImageID]; ok || len(a.images) < 16 {
+				a.images[st.ImageID]++
+			}
+			if a.imageKey == "" {
+				a.imageKey = st.ImageKey
+			}
+		}
+	}
+	for i := range nd.benches {
+		a.addBench(nd, kind, nf, &nd.benches[i])
+	}
+}
+
+func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench) {
+	b := a.bench(nb.spec)
+	c := cand{dir: nd.dir, problem: nb.problem, rank: int32(nd.rank), source: nb.source}
+	if t := nb.table; t != nil {
+		c.rows = int32(len(t.Rows))
+		perf := t.Col(ColPerformance)
+		k := newKeyer(t, b.spec.name, a.keyCols)
+		for r := range t.Rows {
+			raw := t.Rows[r][perf]
+			if !hasPerformance(raw) {
+				continue
+			}
+			c.withPerf++
+			v, ok := parsePerformance(raw)
+			if !ok {
+				if c.problem == "" {
+					c.problem = fmt.Sprintf("row %d: performance %q is not a number", r+1, raw)
+				}
+				continue
+			}
+			key, _ := k.key(t, r)
+			acc := b.accs[key]
+			if acc == nil {
+				acc = &accumulator{}
+				b.accs[key] = acc
+			}
+			acc.add(nd.rank, v, raw)
+		}
+		if !b.hasBest || c.better(b.best) {
+			b.best, b.bestT, b.hasBest = c, t, true
+		}
+	}
+	b.cands = append(b.cands, c)
+
+	var bs *BenchmarkStatus
+	if nd.status != nil {
+		bs = nd.status.Benchmark(b.spec.name)
+	}
+	if bs != nil && bs.DurationSeconds > 0 {
+		d := bs.DurationSeconds
+		if b.durN == 0 || d < b.durMin {
+			b.durMin = d
+		}
+		b.durMax = max(b.durMax, d)
+		b.durSum += d
+		b.durN++
+	}
+	state, f := benchState(kind, nf, bs)
+	switch state {
+	case stSkipped:
+		b.skipped++
+	case stRunning:
+		b.running = append(b.running, int32(nd.rank))
+	case stFailed:
+		f.log, f.diag = failureLinks(nd.dir, b.spec.name, bs)
+		b.failed = append(b.failed, f)
+	}
+	b.setState(nd.rank, state)
+}
+
+func (b *benchAgg) setState(rank int, s byte) {
+	for len(b.state) <= rank {
+		b.state = append(b.state, stNone)
+	}
+	if b.state[rank] == stNone || s == stFailed {
+		b.state[rank] = s
+	}
+}
+
+func sortFailures(f []failRec) {
+	sort.Slice(f, func(i, j int) bool {
+		if f[i].rank != f[j].rank {
+			return f[i].rank < f[j].rank
+		}
+		return f[i].dir < f[j].dir
+	})
+}

@@ -1,0 +1,153 @@
+package results
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// benchSpec is what the aggregator knows about a benchmark before reading nodes.
+type benchSpec struct {
+	name    string
+	results string // CSV file name in the benchmark's output folder; "" reads the log
+}
+
+// Sources of a node's result for a benchmark.
+const (
+	srcNone uint8 = iota
+	srcCSV
+	srcLog
+)
+
+// nodeData is everything read from one node folder. It lives only until it is merged.
+type nodeData struct {
+	dir       string // folder name, "<rank>-<host>"
+	rank      int
+	host      string
+	status    *Status
+	statusErr error // nil with a nil status: no status.json at all
+	benches   []nodeBench
+}
+
+type nodeBench struct {
+	spec    benchSpec
+	table   *Table
+	source  uint8
+	problem string
+}
+
+// parseNodeDirName splits "<rank>-<host>".
+func parseNodeDirName(name string) (rank int, host string, ok bool) {
+	r, h, found := strings.Cut(name, "-")
+	if !found || !allDigits(r) || h == "" || len(r) > 9 {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(r)
+	return n, h, err == nil
+}
+
+// loadNode reads one node folder: its status and, for every benchmark, its results CSV or
+// its log's performance line. specs nil means job.json was unreadable: the benchmarks are
+// then those the node's status names, plus its results/ sub-folders.
+func loadNode(fr *fileReader, jobPath, name string, specs []benchSpec) *nodeData {
+	nd := &nodeData{dir: name}
+	nd.rank, nd.host, _ = parseNodeDirName(name)
+	dir := filepath.Join(jobPath, "nodes", name)
+	st, err := fr.readStatus(filepath.Join(dir, StatusFile))
+	switch {
+	case err == nil:
+		nd.status = st
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		nd.statusErr = err
+	}
+	if specs == nil {
+		specs = discoverSpecs(dir, st)
+	}
+	nd.benches = make([]nodeBench, len(specs))
+	for i, sp := range specs {
+		nd.benches[i] = loadBench(fr, dir, name, sp, st)
+	}
+	return nd
+}
+
+// loadBench reads one benchmark's result on a node. A results CSV that was configured but
+// not written falls back to the log's performance line.
+func loadBench(fr *fileReader, dir, name string, sp benchSpec, st *Status) nodeBench {
+	nb := nodeBench{spec: sp}
+	if sp.results != "" {
+		t, err := fr.readCSV(filepath.Join(dir, "results", sp.name, sp.results), MaxCSVSize)
+		if err == nil {
+			nb.table, nb.source = t, srcCSV
+			return nb
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			nb.problem = relErr(err, dir, name)
+			return nb
+		}
+	}
+	logName := sp.name + ".log"
+	if st != nil {
+		if b := st.Benchmark(sp.name); b != nil && b.Log != "" && filepath.IsLocal(b.Log) {
+			logName = b.Log
+		}
+	}
+	res, found, err := ParseLogPerformance(filepath.Join(dir, logName))
+	missing := ""
+	if sp.results != "" {
+		missing = "no results file " + sp.results + " and "
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		nb.problem = missing + "no log " + logName
+	case err != nil:
+		nb.problem = missing + relErr(err, dir, name)
+	case !found:
+		nb.problem = missing + "no performance line in " + logName
+	default:
+		nb.table, nb.source = logTable(sp.name, res), srcLog
+		if sp.results != "" {
+			nb.problem = "no results file " + sp.results + "; used the log's performance line"
+		}
+	}
+	return nb
+}
+
+// relErr shortens paths in an error message to be relative to the job folder.
+func relErr(err error, dir, name string) string {
+	return strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "nodes/"+name+"/")
+}
+
+// discoverSpecs lists a node's benchmarks without job.json: those its status names and the
+// sub-folders of results/ (whose single .csv file, if any, is the results file).
+func discoverSpecs(dir string, st *Status) []benchSpec {
+	var specs []benchSpec
+	seen := map[string]bool{}
+	if st != nil {
+		for _, b := range st.Benchmarks {
+			if filepath.IsLocal(b.Name) && !seen[b.Name] {
+				seen[b.Name] = true
+				specs = append(specs, benchSpec{name: b.Name, results: soleCSV(filepath.Join(dir, "results", b.Name))})
+			}
+		}
+	}
+	ents, _ := os.ReadDir(filepath.Join(dir, "results"))
+	for _, e := range ents {
+		if e.IsDir() && !seen[e.Name()] {
+			seen[e.Name()] = true
+			specs = append(specs, benchSpec{name: e.Name(), results: soleCSV(filepath.Join(dir, "results", e.Name()))})
+		}
+	}
+	return specs
+}
+
+func soleCSV(dir string) string {
+	m, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
+	if len(m) == 1 {
+		return filepath.Base(m[0])
+	}
+	return ""
+}

@@ -1,0 +1,221 @@
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strconv"
+	"strings"
+)
+
+// MadengineColumns is madengine's perf.csv header, in its order. perf.csv starts with it.
+func MadengineColumns() []string {
+	return []string{"model", "n_gpus", "nnodes", "gpus_per_node", "training_precision", "pipeline", "args", "tags",
+		"docker_file", "base_docker", "docker_sha", "docker_image", "git_commit", "machine_name", "deployment_type",
+		"launcher", "gpu_architecture", "performance", "metric", "relative_change", "status", "build_duration",
+		"test_duration", "dataname", "data_provider_type", "data_size", "data_download_duration", "build_number",
+		"additional_docker_run_options"}
+}
+
+// BenchctlColumns follow madengine's columns in perf.csv: the job, the winning node, and
+// the statistics of the row across nodes. Columns a benchmark's CSV adds come after them.
+func BenchctlColumns() []string {
+	return []string{"benchctl_job", "benchctl_attempt", "benchctl_nodes", "benchctl_winner",
+		"perf_min", "perf_max", "perf_mean", "perf_median", "perf_stdev", "perf_cv", "perf_nodes",
+		"benchctl_failed_nodes", "benchctl_reason"}
+}
+
+// isComputed reports the madengine columns benchctl fills even when a benchmark's CSV has them.
+func isComputed(col string) bool {
+	switch col {
+	case "model", "nnodes", "docker_sha", "docker_image", "machine_name", "deployment_type", "launcher",
+		"performance", "metric", "status", "test_duration":
+		return true
+	}
+	return false
+}
+
+// PerfTable builds perf.csv from a summary made by Aggregate: one row per row of each
+// benchmark's winning CSV (one FAILURE row for a benchmark without a result). Columns:
+// MadengineColumns, BenchctlColumns, then every other column of the winning CSVs, in the
+// order first seen (a name that clashes with benchctl's gets the suffix "_csv").
+//
+// madengine columns are filled from the CSV row when it has a non-empty value, else from
+// what the job knows: nnodes is the job's world; n_gpus and gpus_per_node come from the
+// model's nGPUs or the manifest's gpu.count (n_gpus = per node × nodes when a number; "all"
+// is written -1, as madengine does);
+// training_precision, args and docker_file from the MAD model; tags from the benchmark;
+// docker_sha, docker_image, base_docker from the image; machine_name is the winning host;
+// test_duration the longest run of the benchmark on any node (seconds). The columns model,
+// performance, metric, status, nnodes, docker_sha, docker_image, machine_name,
+// deployment_type, launcher and test_duration are always benchctl's.
+func PerfTable(s *Summary) *Table {
+	header := append(MadengineColumns(), BenchctlColumns()...)
+	index := make(map[string]int, len(header))
+	for i, h := range header {
+		index[h] = i
+	}
+	fixed := len(header)
+	// extra[b][i] is the perf.csv column of the winner CSV's column i (-1: a madengine column).
+	extra := make([][]int, len(s.Benchmarks))
+	for bi, b := range s.Benchmarks {
+		if b.table == nil {
+			continue
+		}
+		extra[bi] = make([]int, len(b.table.Header))
+		for i, h := range b.table.Header {
+			extra[bi][i] = -1
+			if mc := madengineColumn(h); mc != "" {
+				continue
+			}
+			name := h
+			if c, ok := index[name]; ok && c >= len(MadengineColumns()) && c < fixed {
+				name += "_csv"
+			}
+			c, ok := index[name]
+			if !ok {
+				c = len(header)
+				header = append(header, name)
+				index[name] = c
+			}
+			extra[bi][i] = c
+		}
+	}
+	t := &Table{Header: header}
+	for bi := range s.Benchmarks {
+		b := &s.Benchmarks[bi]
+		for ri, row := range b.Rows {
+			out := make([]string, len(header))
+			fillKnown(out, index, s, b, row)
+			if b.table != nil {
+				src := b.table.Rows[ri]
+				for i, h := range b.table.Header {
+					switch c := extra[bi][i]; {
+					case c >= 0:
+						out[c] = src[i]
+					case !isComputed(madengineColumn(h)) && strings.TrimSpace(src[i]) != "":
+						out[index[madengineColumn(h)]] = src[i]
+					}
+				}
+			}
+			t.Rows = append(t.Rows, out)
+		}
+	}
+	if len(s.Benchmarks) == 0 {
+		out := make([]string, len(header))
+		fillKnown(out, index, s, &BenchmarkSummary{Name: cmpOr(s.Name, s.Job)},
+			RowSummary{Model: cmpOr(s.Name, s.Job), Status: StatusFailure, Reason: "no benchmarks found in the job folder"})
+		t.Rows = append(t.Rows, out)
+	}
+	return t
+}
+
+// madengineColumn maps a CSV column to the madengine column it is, or "".
+func madengineColumn(h string) string {
+	for _, m := range MadengineColumns() {
+		if h == m || (isWellKnown(m) && strings.EqualFold(h, m)) {
+			return m
+		}
+	}
+	return ""
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// fillKnown writes what benchctl knows about a row.
+func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSummary, row RowSummary) {
+	set := func(col, v string) { out[index[col]] = v }
+	world := s.Nodes.Expected
+	var jb *JobBenchmark
+	var m *JobManifest
+	if s.job != nil {
+		m = &s.job.Manifest
+		for i := range m.Benchmarks {
+			if m.Benchmarks[i].Name == b.Name {
+				jb = &m.Benchmarks[i]
+			}
+		}
+	}
+	set("model", row.Model)
+	set("nnodes", strconv.Itoa(world))
+	perNode := ""
+	if m != nil {
+		perNode = string(m.GPU.Count)
+	}
+	if jb != nil && jb.Model != nil {
+		if g := string(jb.Model.NGPUs); g != "" {
+			perNode = g
+		}
+		set("training_precision", jb.Model.TrainingPrecision)
+		set("args", jb.Model.Args)
+		set("docker_file", jb.Model.Dockerfile)
+	}
+	if strings.EqualFold(perNode, "all") {
+		perNode = "-1" // madengine's "all the node has"
+	}
+	set("gpus_per_node", perNode)
+	set("n_gpus", perNode)
+	if n, err := strconv.Atoi(perNode); err == nil && n >= 0 {
+		set("n_gpus", strconv.Itoa(n*world))
+	}
+	if jb != nil {
+		set("tags", strings.Join(jb.Tags, ","))
+	}
+	if m != nil {
+		if out[index["docker_file"]] == "" {
+			set("docker_file", m.Image.Dockerfile)
+		}
+		if m.Image.Dockerfile == "" {
+			set("base_docker", m.Image.Ref)
+		}
+	}
+	set("docker_sha", s.Image.ID)
+	tag := s.Image.Tag
+	if tag == "" && m != nil {
+		tag = cmpOr(m.Image.Tag, m.Image.Ref)
+	}
+	set("docker_image", tag)
+	set("deployment_type", s.Deployment)
+	set("launcher", "benchctl")
+	set("performance", row.Performance)
+	set("metric", row.Metric)
+	set("status", row.Status)
+	if b.Durations.Nodes > 0 {
+		set("test_duration", FormatStat(b.Durations.Max))
+	}
+	set("benchctl_job", s.Job)
+	set("benchctl_attempt", strconv.Itoa(s.Attempt))
+	set("benchctl_nodes", strconv.Itoa(s.Nodes.Reported))
+	if b.Winner != nil {
+		set("machine_name", b.Winner.Host)
+		set("benchctl_winner", b.Winner.Label())
+	}
+	if st := row.Stats; st.Nodes > 0 {
+		set("perf_min", st.Min)
+		set("perf_max", st.Max)
+		set("perf_mean", FormatStat(st.Mean))
+		set("perf_median", FormatStat(st.Median))
+		set("perf_stdev", FormatStat(st.Stdev))
+		set("perf_cv", FormatStat(st.CV))
+		set("perf_nodes", strconv.Itoa(st.Nodes))
+	}
+	set("benchctl_failed_nodes", listFailures(b.Failed, maxListedNodes))
+	set("benchctl_reason", shorten(row.Reason, 400))
+}
+
+// EncodeCSV writes a table as CSV (RFC 4180, \n line ends).
+func EncodeCSV(t *Table) ([]byte, error) {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if err := w.Write(t.Header); err != nil {
+		return nil, err
+	}
+	if err := w.WriteAll(t.Rows); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

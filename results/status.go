@@ -1,0 +1,134 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Node outcomes (Status.Outcome) and benchmark outcomes (BenchmarkStatus.Outcome).
+const (
+	OutcomeRunning   = "running"
+	OutcomeSuccess   = "success"
+	OutcomeFailure   = "failure"
+	OutcomeTimeout   = "timeout"
+	OutcomeCancelled = "cancelled"
+	OutcomeSkipped   = "skipped" // benchmarks only
+)
+
+// Phase names and phase outcomes (PhaseStatus).
+const (
+	PhaseContext = "context"
+	PhaseBarrier = "barrier"
+	PhaseImage   = "image"
+	PhaseRun     = "run"
+	PhaseResults = "results"
+
+	PhaseOK      = "ok"
+	PhaseFailed  = "failed"
+	PhaseSkipped = "skipped"
+)
+
+// StatusVersion is the schema version of status.json that this package writes.
+const StatusVersion = 1
+
+// StatusFile is the name of a node's status file in its folder.
+const StatusFile = "status.json"
+
+// maxStatusSize bounds how much of a status.json is read.
+const maxStatusSize = 16 << 20
+
+// Status is a node's status.json: written by the node at the start, at every phase change
+// and at the end, whatever the end is. The runner writes the same schema.
+type Status struct {
+	Version    int               `json:"version"`
+	Job        string            `json:"job"`
+	Attempt    int               `json:"attempt"`
+	Rank       int               `json:"rank"`
+	Host       string            `json:"host"`
+	World      int               `json:"world"`
+	Outcome    string            `json:"outcome"`
+	ExitCode   int               `json:"exitCode"`
+	Error      string            `json:"error"`
+	ImageID    string            `json:"imageId"`
+	ImageKey   string            `json:"imageKey"`
+	StartedAt  time.Time         `json:"startedAt"`
+	FinishedAt *time.Time        `json:"finishedAt,omitempty"`
+	Phases     []PhaseStatus     `json:"phases"`
+	Benchmarks []BenchmarkStatus `json:"benchmarks"`
+}
+
+// PhaseStatus is one phase of a node's run: context, barrier, image, run, results.
+type PhaseStatus struct {
+	Name       string     `json:"name"`
+	StartedAt  time.Time  `json:"startedAt"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	Outcome    string     `json:"outcome"`
+	Error      string     `json:"error"`
+}
+
+// BenchmarkStatus is one benchmark's run on a node. Log and Diagnostics are relative to
+// the node's folder.
+type BenchmarkStatus struct {
+	Name            string     `json:"name"`
+	Outcome         string     `json:"outcome"`
+	ExitCode        int        `json:"exitCode"`
+	Error           string     `json:"error"`
+	StartedAt       time.Time  `json:"startedAt"`
+	FinishedAt      *time.Time `json:"finishedAt,omitempty"`
+	DurationSeconds float64    `json:"durationSeconds"`
+	Log             string     `json:"log"`
+	Diagnostics     string     `json:"diagnostics,omitempty"`
+}
+
+// Running reports whether the node says it is still at work: outcome running and no end.
+func (s *Status) Running() bool { return s.Outcome == OutcomeRunning && s.FinishedAt == nil }
+
+// Benchmark returns the node's record of the named benchmark, or nil.
+func (s *Status) Benchmark(name string) *BenchmarkStatus {
+	for i := range s.Benchmarks {
+		if s.Benchmarks[i].Name == name {
+			return &s.Benchmarks[i]
+		}
+	}
+	return nil
+}
+
+// FailedPhase returns the first phase that failed, or nil.
+func (s *Status) FailedPhase() *PhaseStatus {
+	for i := range s.Phases {
+		if s.Phases[i].Outcome == PhaseFailed {
+			return &s.Phases[i]
+		}
+	}
+	return nil
+}
+
+// ReadStatus reads a status.json. Unknown fields are ignored (a newer runner may add some);
+// a file that is not JSON, or is larger than 16 MiB, is an error.
+func ReadStatus(path string) (*Status, error) {
+	var fr fileReader
+	return fr.readStatus(path)
+}
+
+func (r *fileReader) readStatus(path string) (*Status, error) {
+	data, err := r.read(path, maxStatusSize)
+	if err != nil {
+		return nil, err
+	}
+	var s Status
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return &s, nil
+}
+
+// WriteStatus writes s to path atomically (temp file, fsync, rename, fsync the folder), so
+// a reader never sees half a status.
+func WriteStatus(path string, s *Status) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", path, err)
+	}
+	return WriteFileAtomic(path, append(data, '\n'))
+}

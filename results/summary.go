@@ -1,0 +1,166 @@
+package results
+
+import (
+	"fmt"
+	"time"
+)
+
+// SummaryVersion is the schema version of summary.json.
+const SummaryVersion = 1
+
+// Row and benchmark statuses, as madengine writes them.
+const (
+	StatusSuccess = "SUCCESS"
+	StatusFailure = "FAILURE"
+)
+
+// Summary is summary.json: what collect found in a job folder, per node and per benchmark.
+type Summary struct {
+	Version         int                `json:"version"`
+	Job             string             `json:"job"`
+	Attempt         int                `json:"attempt"`
+	Attempts        []int              `json:"attempts"`
+	Name            string             `json:"name"` // the manifest's name
+	Deployment      string             `json:"deployment"`
+	BenchctlVersion string             `json:"benchctlVersion,omitempty"` // of the run
+	CollectedBy     string             `json:"collectedBy,omitempty"`     // benchctl version of collect
+	CollectedAt     time.Time          `json:"collectedAt"`
+	StartedAt       *time.Time         `json:"startedAt,omitempty"`
+	Image           JobImage           `json:"image"`
+	Partial         bool               `json:"partial"`
+	Scheduler       string             `json:"scheduler,omitempty"` // Slurm's job state, when it knew the job
+	Status          string             `json:"status"`              // SUCCESS or FAILURE
+	Nodes           NodeCounts         `json:"nodes"`
+	NodeFailures    []NodeFailure      `json:"nodeFailures"`
+	Running         []NodeRef          `json:"running,omitempty"`
+	Benchmarks      []BenchmarkSummary `json:"benchmarks"`
+	Problems        []string           `json:"problems"` // about the job folder as a whole
+
+	job  *Job   // job.json; nil when unreadable
+	path string // the job folder
+}
+
+// Path is the job folder the summary was made from ("" for a decoded summary.json).
+func (s *Summary) Path() string { return s.path }
+
+// NodeCounts counts the nodes of a job by what their status files say.
+type NodeCounts struct {
+	Expected  int `json:"expected"`  // job.json's world
+	Reported  int `json:"reported"`  // folders with a readable status.json
+	Succeeded int `json:"succeeded"` // outcome success
+	Failed    int `json:"failed"`    // failure, timeout, cancelled, unreadable or no status
+	Running   int `json:"running"`   // still running (only with --partial)
+	Missing   int `json:"missing"`   // no folder at all
+}
+
+// NodeRef names a node: its rank, host and folder (relative to the job folder).
+type NodeRef struct {
+	Rank int    `json:"rank"`
+	Host string `json:"host"`
+	Dir  string `json:"dir,omitempty"`
+}
+
+// NodeFailure is a node that failed, as a whole or for one benchmark. Log and Diagnostics
+// are relative to the job folder.
+type NodeFailure struct {
+	Rank        int    `json:"rank"`
+	Host        string `json:"host"`
+	Dir         string `json:"dir,omitempty"` // empty when the node never made its folder
+	Outcome     string `json:"outcome"`       // failure, timeout, cancelled, missing, no-status, unreadable, ...
+	ExitCode    int    `json:"exitCode"`
+	Reason      string `json:"reason"`
+	Log         string `json:"log,omitempty"`
+	Diagnostics string `json:"diagnostics,omitempty"`
+}
+
+// Label is "rank-host", the node's folder name.
+func (f NodeFailure) Label() string { return fmt.Sprintf("%d-%s", f.Rank, f.Host) }
+
+// BenchmarkSummary is one benchmark across all nodes.
+type BenchmarkSummary struct {
+	Name       string        `json:"name"`
+	Status     string        `json:"status"`
+	Reason     string        `json:"reason,omitempty"`  // why it is a FAILURE
+	Results    string        `json:"results,omitempty"` // the configured CSV file; empty: log lines
+	Winner     *Candidate    `json:"winner"`
+	WinnerWhy  string        `json:"winnerWhy,omitempty"`
+	Candidates []Candidate   `json:"candidates"`
+	Rows       []RowSummary  `json:"rows"`
+	Failed     []NodeFailure `json:"failed"`
+	Running    []NodeRef     `json:"running,omitempty"`
+	Skipped    int           `json:"skipped"` // nodes that skipped it
+	Durations  Durations     `json:"durations"`
+	OtherKeys  []string      `json:"otherKeys,omitempty"` // rows other nodes reported that the winner's CSV lacks
+
+	table  *Table // the winner's CSV (nil without a winner)
+	states []byte // one state per rank (st* constants)
+}
+
+// Candidate is one node's result file for a benchmark, with its counts.
+type Candidate struct {
+	Rank            int    `json:"rank"`
+	Host            string `json:"host"`
+	Dir             string `json:"dir"`
+	Source          string `json:"source"`         // csv, log, or none
+	File            string `json:"file,omitempty"` // relative to the job folder
+	Rows            int    `json:"rows"`
+	WithPerformance int    `json:"withPerformance"`
+	Problem         string `json:"problem,omitempty"`
+}
+
+// Label is "rank-host", the node's folder name.
+func (c Candidate) Label() string { return fmt.Sprintf("%d-%s", c.Rank, c.Host) }
+
+// RowSummary is one row of the winner's CSV with the statistics across nodes of its row key.
+type RowSummary struct {
+	Model       string            `json:"model"`
+	Metric      string            `json:"metric"`
+	Identity    map[string]string `json:"identity,omitempty"`   // key columns beyond model and metric
+	Occurrence  int               `json:"occurrence,omitempty"` // 2, 3, ... for repeats of the same key
+	Performance string            `json:"performance"`          // the winner's value, as written
+	Status      string            `json:"status"`
+	Reason      string            `json:"reason,omitempty"`
+	Stats       Stats             `json:"stats"`
+}
+
+// Durations summarises a benchmark's run time (seconds) over the nodes that recorded one.
+type Durations struct {
+	Nodes int     `json:"nodes"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	Mean  float64 `json:"mean"`
+}
+
+// Failures lists what failed, for an error message: benchmarks, rows and nodes.
+func (s *Summary) Failures() []string {
+	var out []string
+	for _, b := range s.Benchmarks {
+		if b.Status == StatusFailure {
+			out = append(out, b.Name+": "+b.Reason)
+			continue
+		}
+		for _, r := range b.Rows {
+			if r.Status == StatusFailure {
+				out = append(out, fmt.Sprintf("%s: row %s %s: %s", b.Name, r.Model, r.Metric, r.Reason))
+			}
+		}
+	}
+	if len(out) == 0 && len(s.NodeFailures) > 0 {
+		for _, f := range s.NodeFailures {
+			out = append(out, fmt.Sprintf("node %s: %s", f.Label(), f.Reason))
+		}
+	}
+	return out
+}
+
+// Err is a *FailedError when anything failed, else nil.
+func (s *Summary) Err() error {
+	if s.Status != StatusFailure {
+		return nil
+	}
+	f := s.Failures()
+	if len(f) == 0 {
+		f = []string{"see summary.json"}
+	}
+	return &FailedError{JobID: s.Job, Failed: f}
+}
