@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/benchctl/benchctl/results"
@@ -21,8 +25,9 @@ type collectOptions struct {
 func newCollectCmd(io streams) *cobra.Command {
 	opts := &collectOptions{}
 	cmd := &cobra.Command{
-		Use:   "collect JOBID [--shared-dir D] [--attempt N] [--partial] [-o FILE] [--format F]",
-		Short: "Aggregate a job's per-node results into perf.csv, summary.json and report.html",
+		Use:               "collect JOBID [--shared-dir D] [--attempt N] [--partial] [-o FILE] [--format F]",
+		ValidArgsFunction: completeJobIDs(&opts.sharedDir),
+		Short:             "Aggregate a job's per-node results into perf.csv, summary.json and report.html",
 		Long: `Read every node folder of a job (jobs/<jobid> in the shared directory, the newest attempt
 of a requeued job unless --attempt says which) and write perf.csv (madengine's columns, then
 benchctl's: winner, min, max, mean, median, stdev, cv, failed nodes), summary.json and a
@@ -112,4 +117,59 @@ func slurmJobState(ctx context.Context, jobID string) (results.SchedulerState, e
 	defer cancel()
 	st, err := slurm.QueryJobState(ctx, slurm.ExecCommander{}, jobID)
 	return results.SchedulerState{Known: st.Known, State: st.State, Active: st.Active()}, err
+}
+
+// completeJobIDs completes job ids from the shared directory's jobs/ folder, newest first.
+func completeJobIDs(flag *string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		dir, err := sharedDir(*flag)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ents, _ := os.ReadDir(filepath.Join(dir, "jobs"))
+		type job struct {
+			id  string
+			mod int64
+		}
+		var jobs []job
+		seen := map[string]bool{}
+		for _, e := range ents {
+			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			id := e.Name()
+			if i := strings.LastIndexByte(id, '.'); i > 0 && isDigits(id[i+1:]) {
+				if st, err := os.Stat(filepath.Join(dir, "jobs", id[:i])); err == nil && st.IsDir() {
+					id = id[:i] // a requeue attempt of a job listed already
+				}
+			}
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			var mod int64
+			if info, err := e.Info(); err == nil {
+				mod = info.ModTime().UnixNano()
+			}
+			jobs = append(jobs, job{id, mod})
+		}
+		sort.Slice(jobs, func(i, j int) bool { return jobs[i].mod > jobs[j].mod })
+		out := make([]string, len(jobs))
+		for i, j := range jobs {
+			out[i] = j.id
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
