@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/atomicfile"
 )
 
 // Cache is the content-addressed image tar cache on the shared filesystem:
@@ -169,18 +171,18 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, write func(i
 	if meta.Created.IsZero() {
 		meta.Created = time.Now().UTC()
 	}
-	if err := writeFileAtomic(c.sumPath(key), []byte(meta.SHA256+"  "+key+".tar\n")); err != nil {
+	if err := atomicfile.WriteFile(c.sumPath(key), []byte(meta.SHA256+"  "+key+".tar\n")); err != nil {
 		return nil, err
 	}
 	mj, _ := json.MarshalIndent(meta, "", "  ")
-	if err := writeFileAtomic(c.metaPath(key), append(mj, '\n')); err != nil {
+	if err := atomicfile.WriteFile(c.metaPath(key), append(mj, '\n')); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(tmp.Name(), c.tarPath(key)); err != nil {
 		return nil, fmt.Errorf("publishing the cache tar: %w", err)
 	}
 	committed = true
-	if err := syncDir(c.Dir); err != nil {
+	if err := atomicfile.SyncDir(c.Dir); err != nil {
 		return nil, err
 	}
 	return &Entry{Meta: meta, Tar: c.tarPath(key)}, nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/atomicfile"
 )
 
 // Record is what `benchctl build` writes (build.json): enough to pin the image of a run. It
@@ -48,7 +50,7 @@ func WriteRecord(path string, r *Record) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(data, '\n'))
+	return atomicfile.WriteFile(path, append(data, '\n'))
 }
 
 // ReadRecord reads a build record.

@@ -80,6 +80,20 @@ func ParseByteSize(s string) (int64, error) {
 	return int64(v), nil
 }
 
+// FormatBytes writes a byte count for people: "512 B", "1.5 GiB".
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
 func (b *ByteSize) decodeNode(d *decoder, n *Node, path string) {
 	if n.Kind == NullNode {
 		return

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/atomicfile"
+
 	"github.com/gofrs/flock"
 )
 
@@ -53,7 +55,7 @@ func AppendCSV(ctx context.Context, path string, t *Table) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, data)
+	return atomicfile.WriteFile(path, data)
 }
 
 // unionTables puts a's rows then b's under the union of their headers.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/benchctl/benchctl/internal/atomicfile"
 )
 
 // Output files collect writes into the job folder.
@@ -129,7 +131,7 @@ func WriteOutputs(dir string, s *Summary, perf *Table) ([]string, error) {
 	var written []string
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
-		if err := WriteFileAtomic(p, f.data); err != nil {
+		if err := atomicfile.WriteFile(p, f.data); err != nil {
 			return written, err
 		}
 		written = append(written, p)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/atomicfile"
 )
 
 // Node outcomes (Status.Outcome) and benchmark outcomes (BenchmarkStatus.Outcome).
@@ -130,5 +132,5 @@ func WriteStatus(path string, s *Status) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
-	return WriteFileAtomic(path, append(data, '\n'))
+	return atomicfile.WriteFile(path, append(data, '\n'))
 }

@@ -168,7 +168,7 @@ func (o DoctorOptions) diskChecks(info client.SystemInfoResult, haveEngine bool)
 			out = append(out, Check{Name: name, OK: true, Detail: "free space unknown: " + err.Error()})
 			return
 		}
-		c := Check{Name: name, OK: free >= need*mult+(1<<30), Detail: fmt.Sprintf("%s free in %s; the image needs %s (%s)", human(free), dir, human(need*mult), source)}
+		c := Check{Name: name, OK: free >= need*mult+(1<<30), Detail: fmt.Sprintf("%s free in %s; the image needs %s (%s)", manifest.FormatBytes(free), dir, manifest.FormatBytes(need*mult), source)}
 		if !c.OK {
 			c.Fix = fix
 		}
@@ -189,17 +189,4 @@ func freeBytes(dir string) (int64, error) {
 		return 0, err
 	}
 	return int64(st.Bavail) * int64(st.Bsize), nil
-}
-
-func human(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/atomicfile"
 )
 
 // addrFile is where rank 0 publishes the barrier's address in the job folder.
@@ -44,7 +46,7 @@ func (r *nodeRun) meet(ctx context.Context) error {
 			return err
 		}
 		r.leader = l
-		if err := writeFileAtomic(filepath.Join(r.jobDir, addrFile), []byte(l.Addr+"\n")); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(r.jobDir, addrFile), []byte(l.Addr+"\n")); err != nil {
 			r.log.Warn("could not publish the barrier address; workers will probe the port range", "err", err)
 		}
 		r.log.Info("barrier listening", "addr", l.Addr)

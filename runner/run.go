@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/atomicfile"
+
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
@@ -463,5 +465,5 @@ func (r *nodeRun) writeJob(img *resolvedImage) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(r.jobDir, "job.json"), append(data, '\n'))
+	return atomicfile.WriteFile(filepath.Join(r.jobDir, "job.json"), append(data, '\n'))
 }

@@ -1,66 +1,30 @@
 package runner
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/benchctl/benchctl/results"
+)
+
+// The status.json schema is the results package's, which reads it back; the runner writes it.
+type (
+	Status          = results.Status
+	PhaseStatus     = results.PhaseStatus
+	BenchmarkStatus = results.BenchmarkStatus
 )
 
 // Outcomes of a node, a phase or a benchmark (status.json).
 const (
-	OutcomeRunning   = "running"
-	OutcomeSuccess   = "success"
-	OutcomeFailure   = "failure"
-	OutcomeTimeout   = "timeout"
-	OutcomeCancelled = "cancelled"
-	OutcomeSkipped   = "skipped"
-	PhaseOK          = "ok"
-	PhaseFailed      = "failed"
+	OutcomeRunning   = results.OutcomeRunning
+	OutcomeSuccess   = results.OutcomeSuccess
+	OutcomeFailure   = results.OutcomeFailure
+	OutcomeTimeout   = results.OutcomeTimeout
+	OutcomeCancelled = results.OutcomeCancelled
+	OutcomeSkipped   = results.OutcomeSkipped
+	PhaseOK          = results.PhaseOK
+	PhaseFailed      = results.PhaseFailed
 )
-
-// Status is a node's status.json: written at the start, at every phase change and at the
-// end, whatever the end is. The results package reads the same schema.
-type Status struct {
-	Version    int               `json:"version"`
-	Job        string            `json:"job"`
-	Attempt    int               `json:"attempt"`
-	Rank       int               `json:"rank"`
-	Host       string            `json:"host"`
-	World      int               `json:"world"`
-	Outcome    string            `json:"outcome"`
-	ExitCode   int               `json:"exitCode"`
-	Error      string            `json:"error"`
-	ImageID    string            `json:"imageId"`
-	ImageKey   string            `json:"imageKey"`
-	StartedAt  time.Time         `json:"startedAt"`
-	FinishedAt *time.Time        `json:"finishedAt,omitempty"`
-	Phases     []PhaseStatus     `json:"phases"`
-	Benchmarks []BenchmarkStatus `json:"benchmarks"`
-}
-
-// PhaseStatus is one phase: context, barrier, image, run, results.
-type PhaseStatus struct {
-	Name       string     `json:"name"`
-	StartedAt  time.Time  `json:"startedAt"`
-	FinishedAt *time.Time `json:"finishedAt,omitempty"`
-	Outcome    string     `json:"outcome"`
-	Error      string     `json:"error"`
-}
-
-// BenchmarkStatus is one benchmark's run on this node.
-type BenchmarkStatus struct {
-	Name            string     `json:"name"`
-	Outcome         string     `json:"outcome"`
-	ExitCode        int        `json:"exitCode"`
-	Error           string     `json:"error"`
-	StartedAt       time.Time  `json:"startedAt"`
-	FinishedAt      *time.Time `json:"finishedAt,omitempty"`
-	DurationSeconds float64    `json:"durationSeconds"`
-	Log             string     `json:"log"`
-	Diagnostics     string     `json:"diagnostics,omitempty"`
-}
 
 // statusFile keeps a Status and rewrites the file on every change.
 type statusFile struct {
@@ -70,7 +34,7 @@ type statusFile struct {
 }
 
 func newStatusFile(path string, n Node) *statusFile {
-	return &statusFile{path: path, s: Status{Version: 1, Job: n.JobID, Attempt: n.Attempt, Rank: n.Rank, Host: n.Host,
+	return &statusFile{path: path, s: Status{Version: results.StatusVersion, Job: n.JobID, Attempt: n.Attempt, Rank: n.Rank, Host: n.Host,
 		World: n.World, Outcome: OutcomeRunning, StartedAt: time.Now().UTC(), Phases: []PhaseStatus{}, Benchmarks: []BenchmarkStatus{}}}
 }
 
@@ -85,11 +49,7 @@ func (f *statusFile) writeLocked() {
 	if f.path == "" {
 		return
 	}
-	data, err := json.MarshalIndent(f.s, "", "  ")
-	if err != nil {
-		return
-	}
-	_ = writeFileAtomic(f.path, append(data, '\n'))
+	_ = results.WriteStatus(f.path, &f.s)
 }
 
 // phase starts a phase and returns the function that ends it.
@@ -134,28 +94,4 @@ func (f *statusFile) finish(outcome string, exit int, err error) {
 			}
 		}
 	})
-}
-
-// writeFileAtomic writes through a temp file in the same folder: fsync, rename.
-func writeFileAtomic(name string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
 }

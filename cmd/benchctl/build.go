@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/benchctl/benchctl/image"
-	"github.com/benchctl/benchctl/models"
 	"github.com/spf13/cobra"
 )
 
@@ -74,10 +72,7 @@ the cache; no engine needed).`,
 
 func buildRun(cmd *cobra.Command, io streams, opts *buildOptions) error {
 	ctx := cmd.Context()
-	m, warnings, err := models.LoadManifest(opts.manifest, os.LookupEnv)
-	for _, w := range warnings {
-		slog.Warn(w)
-	}
+	m, err := loadManifest(opts.manifest)
 	if err != nil {
 		return err
 	}

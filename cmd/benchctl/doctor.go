@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 
 	"github.com/moby/moby/client"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/models"
 	"github.com/benchctl/benchctl/runner"
 )
 
@@ -47,13 +45,8 @@ for its image. Exit 1 if any check fails.`,
 			}
 			var m *manifest.Manifest
 			if opts.manifest != "" {
-				var warnings []string
 				var err error
-				m, warnings, err = models.LoadManifest(opts.manifest, os.LookupEnv)
-				for _, w := range warnings {
-					slog.Warn(w)
-				}
-				if err != nil {
+				if m, err = loadManifest(opts.manifest); err != nil {
 					return err
 				}
 			}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchctl/benchctl/manifest"
+
 	"github.com/benchctl/benchctl/image"
 )
 
@@ -110,15 +112,4 @@ func (p *progressPrinter) clearBar() {
 	}
 }
 
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func humanBytes(n int64) string { return manifest.FormatBytes(n) }

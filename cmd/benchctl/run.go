@@ -69,10 +69,7 @@ failed, 3 a benchmark failed (or the run was cancelled), 4 invalid input.`,
 }
 
 func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
-	m, warnings, err := models.LoadManifest(opts.manifest, os.LookupEnv)
-	for _, w := range warnings {
-		slog.Warn(w)
-	}
+	m, err := loadManifest(opts.manifest)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/models"
 )
 
 // sharedDir resolves the shared directory: --shared-dir, else $BENCHCTL_SHARED_DIR, else a
@@ -22,4 +25,14 @@ func sharedDir(flag string) (string, error) {
 	dir := filepath.Join(base, "benchctl")
 	slog.Info("using the default shared directory (single machine); set BENCHCTL_SHARED_DIR or --shared-dir on a cluster", "dir", dir)
 	return dir, nil
+}
+
+// loadManifest loads a manifest (with catalog import) from the process environment and logs
+// its warnings: what every command that takes --manifest does.
+func loadManifest(path string) (*manifest.Manifest, error) {
+	m, warnings, err := models.LoadManifest(path, os.LookupEnv)
+	for _, w := range warnings {
+		slog.Warn(w)
+	}
+	return m, err
 }

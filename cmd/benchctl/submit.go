@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchctl/benchctl/models"
 	"github.com/benchctl/benchctl/slurm"
 )
 
@@ -90,10 +89,7 @@ written or submitted.`,
 }
 
 func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
-	m, warnings, err := models.LoadManifest(opts.manifest, os.LookupEnv)
-	for _, w := range warnings {
-		slog.Warn(w)
-	}
+	m, err := loadManifest(opts.manifest)
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"os"
 
-	"github.com/benchctl/benchctl/models"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 )
@@ -47,10 +44,7 @@ imported catalog models included) with secret values shown as ***.`,
 }
 
 func validateRun(io streams, opts *validateOptions) error {
-	m, warnings, err := models.LoadManifest(opts.manifest, os.LookupEnv)
-	for _, w := range warnings {
-		slog.Warn(w)
-	}
+	m, err := loadManifest(opts.manifest)
 	if err != nil {
 		return err
 	}

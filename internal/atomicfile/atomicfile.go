@@ -1,4 +1,7 @@
-package results
+// Package atomicfile writes files so that readers never see a part of one: a temp file in
+// the same folder, fsync, rename, fsync the folder. It is the one implementation the image
+// cache, the node status files and the collected outputs share.
+package atomicfile
 
 import (
 	"fmt"
@@ -6,20 +9,15 @@ import (
 	"path/filepath"
 )
 
-// WriteFileAtomic writes data under name through a temp file in the same folder: write,
-// fsync, rename, fsync the folder. Readers see the old file or the new one, never a part.
-func WriteFileAtomic(name string, data []byte) error {
+// WriteFile writes data under name (mode 0644). Readers see the old file or the new one.
+func WriteFile(name string, data []byte) error {
 	dir := filepath.Dir(name)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
+	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
@@ -30,13 +28,17 @@ func WriteFileAtomic(name string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp.Name(), name); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
-func syncDir(dir string) error {
+// SyncDir makes a folder's entries (a rename, a new file) durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
