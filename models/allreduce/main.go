@@ -13,14 +13,14 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"github.com/benchctl/benchctl/models/internal/example"
 	"io"
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/benchctl/benchctl/models/internal/example"
 )
 
 func main() {
@@ -48,16 +48,11 @@ func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) 
 	fs.IntVar(&o.warmup, "warmup", 1, "untimed iterations first")
 	fs.DurationVar(&o.connectTimeout, "connect-timeout", 120*time.Second, "how long to wait for the other ranks to start and connect")
 	fs.DurationVar(&o.ioTimeout, "io-timeout", 60*time.Second, "how long one network read or write may stall")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, 0, false
-		}
-		return o, 2, false
+	if code, ok := example.ParseFlags(fs, args); !ok {
+		return o, code, false
 	}
 	var bad string
 	switch {
-	case fs.NArg() > 0:
-		bad = fmt.Sprintf("unexpected arguments %q (allreduce takes flags only)", fs.Args())
 	case o.size < 4 || o.size%4 != 0 || o.size > 64<<30:
 		bad = fmt.Sprintf("--size %d: must be a multiple of 4 bytes (float32), from 4 to 64G", o.size)
 	case o.iters < 1:

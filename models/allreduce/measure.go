@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/benchctl/benchctl/models/internal/example"
 	"time"
+
+	"github.com/benchctl/benchctl/models/internal/example"
 )
 
 // fill sets rank's contribution: element i is (rank+1) + i%7, small integers whose sum

@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/models/internal/example"
 	"io"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/benchctl/benchctl/models/internal/example"
 )
 
 // Rendezvous protocol, one text line each way on a TCP connection to rank 0 at

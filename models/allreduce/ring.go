@@ -4,11 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/models/internal/example"
 	"io"
 	"net"
 	"time"
 	"unsafe"
+
+	"github.com/benchctl/benchctl/models/internal/example"
 )
 
 // segment is the most bytes sent or received under one I/O deadline.

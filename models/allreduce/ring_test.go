@@ -1,12 +1,13 @@
 package main
 
 import (
-	"github.com/benchctl/benchctl/models/internal/example"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/models/internal/example"
 )
 
 // freePort returns a TCP port that was free a moment ago.

@@ -13,15 +13,15 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"github.com/benchctl/benchctl/models/internal/example"
 	"io"
 	"os"
 	"runtime"
 	"strconv"
 	"time"
+
+	"github.com/benchctl/benchctl/models/internal/example"
 )
 
 func main() {
@@ -48,16 +48,11 @@ func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) 
 	fs.IntVar(&o.reps, "reps", 5, "repetitions of each kernel; the best is reported")
 	fs.IntVar(&o.threads, "threads", 0, "goroutines to use (0: GOMAXPROCS)")
 	fs.BoolVar(&o.copy, "copy", true, "also run the STREAM copy kernel")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, 0, false
-		}
-		return o, 2, false
+	if code, ok := example.ParseFlags(fs, args); !ok {
+		return o, code, false
 	}
 	var bad string
 	switch {
-	case fs.NArg() > 0:
-		bad = fmt.Sprintf("unexpected arguments %q (cpubench takes flags only)", fs.Args())
 	case o.n < 1 || o.n > 16384:
 		bad = fmt.Sprintf("--n %d: must be between 1 and 16384", o.n)
 	case o.block < 1:

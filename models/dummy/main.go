@@ -6,14 +6,14 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"github.com/benchctl/benchctl/models/internal/example"
 	"io"
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/benchctl/benchctl/models/internal/example"
 )
 
 func main() {
@@ -40,16 +40,11 @@ func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) 
 	fs.DurationVar(&o.sleep, "sleep", 0, "how long to sleep before writing the results, e.g. 10s")
 	fs.IntVar(&o.failRank, "fail-rank", -1, "the node rank that fails on purpose (-1: none)")
 	fs.IntVar(&o.exitCode, "exit-code", 3, "exit status of the failing rank (1-255)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, 0, false
-		}
-		return o, 2, false
+	if code, ok := example.ParseFlags(fs, args); !ok {
+		return o, code, false
 	}
 	var bad string
 	switch {
-	case fs.NArg() > 0:
-		bad = fmt.Sprintf("unexpected arguments %q (dummy takes flags only)", fs.Args())
 	case o.rows < 1:
 		bad = fmt.Sprintf("--rows %d: must be at least 1", o.rows)
 	case o.sleep < 0:

@@ -3,6 +3,8 @@
 package example
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -55,4 +57,21 @@ func envInt(getenv func(string) string, name string, def, lo, hi int) (int, erro
 		return 0, fmt.Errorf("%s=%d is out of range: it must be between %d and %d", name, n, lo, hi)
 	}
 	return n, nil
+}
+
+// ParseFlags parses a program's flags and refuses arguments: ok is false when the program
+// should exit, with code 0 after -h and 2 after a bad flag or a stray argument (flag has
+// already printed the problem; stray arguments are reported on the flag set's output).
+func ParseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected arguments %q (%s takes flags only)\n", fs.Name(), fs.Args(), fs.Name())
+		return 2, false
+	}
+	return 0, true
 }

@@ -2,6 +2,7 @@ package example
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"strings"
 	"testing"
@@ -20,5 +21,25 @@ func TestWriteResultsUnsetDir(t *testing.T) {
 	data, _ := os.ReadFile("x.csv")
 	if want := "model,performance,metric,status,node_rank,nnodes,extra\nm,1.5,GB/s,SUCCESS,0,1,e\n"; string(data) != want {
 		t.Errorf("x.csv = %q, want %q", data, want)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		ok   bool
+	}{{nil, 0, true}, {[]string{"-n", "3"}, 0, true}, {[]string{"-h"}, 0, false}, {[]string{"-bogus"}, 2, false}, {[]string{"stray"}, 2, false}} {
+		var out bytes.Buffer
+		fs := flag.NewFlagSet("prog", flag.ContinueOnError)
+		fs.SetOutput(&out)
+		fs.Int("n", 1, "")
+		code, ok := ParseFlags(fs, c.args)
+		if code != c.code || ok != c.ok {
+			t.Errorf("%v: code %d ok %v", c.args, code, ok)
+		}
+		if len(c.args) == 1 && c.args[0] == "stray" && !strings.Contains(out.String(), `unexpected arguments ["stray"]`) {
+			t.Errorf("stray argument message: %q", out.String())
+		}
 	}
 }
