@@ -75,3 +75,36 @@ func TestPublishRecordsSizeWithoutProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestHashingWriterWritesAndHashesEverything(t *testing.T) {
+	for _, size := range []int{0, 1, chunkSize - 1, chunkSize, 3*chunkSize + 7} {
+		data := make([]byte, size)
+		rand.New(rand.NewSource(int64(size))).Read(data)
+		var out bytes.Buffer
+		hw := newHashingWriter(&out)
+		for p := data; len(p) > 0; {
+			k := min(len(p), 32<<10+3)
+			hw.Write(p[:k])
+			p = p[k:]
+		}
+		if err := hw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		if !bytes.Equal(out.Bytes(), data) || hw.Sum() != hex.EncodeToString(sum[:]) {
+			t.Fatalf("size %d: wrote %d bytes, sum %s", size, out.Len(), hw.Sum())
+		}
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, io.ErrShortWrite }
+
+func TestHashingWriterReportsWriteErrors(t *testing.T) {
+	hw := newHashingWriter(failingWriter{})
+	hw.Write(make([]byte, 3*chunkSize))
+	if err := hw.Close(); err == nil {
+		t.Fatal("a failed write was not reported")
+	}
+}

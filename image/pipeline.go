@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"sync"
+	"sync/atomic"
 )
 
 // chunkSize is the unit of the hashing pipelines below; also how much of a tar's end is
@@ -14,37 +16,73 @@ import (
 // zero blocks, so an engine never sees a complete archive from a corrupt tar).
 const chunkSize = 1 << 20
 
-// hashingWriter writes to w in chunkSize pieces and hashes them on another goroutine, so
-// that hashing overlaps with receiving the next bytes. Close must be called; Sum after it.
+// hashingWriter hands what is written to two goroutines in chunkSize pieces: one writes
+// them to w, the other hashes them, so that receiving the next bytes, writing and hashing
+// all overlap. Close must be called; Sum after it.
 type hashingWriter struct {
-	w    io.Writer
-	h    hash.Hash
-	buf  []byte
-	work chan []byte
-	free chan []byte
-	done chan struct{}
-	err  error
+	w     io.Writer
+	h     hash.Hash
+	buf   []byte
+	wq    chan *hchunk
+	hq    chan *hchunk
+	free  chan []byte
+	done  sync.WaitGroup
+	mu    sync.Mutex
+	err   error // the first write error
+	nfree int
+}
+
+type hchunk struct {
+	b    []byte
+	refs atomic.Int32
 }
 
 func newHashingWriter(w io.Writer) *hashingWriter {
-	hw := &hashingWriter{w: w, h: sha256.New(), work: make(chan []byte, 4), free: make(chan []byte, 6), done: make(chan struct{})}
-	for range 5 {
+	const buffers = 8
+	hw := &hashingWriter{w: w, h: sha256.New(), wq: make(chan *hchunk, buffers), hq: make(chan *hchunk, buffers), free: make(chan []byte, buffers)}
+	for range buffers - 1 {
 		hw.free <- make([]byte, 0, chunkSize)
 	}
 	hw.buf = make([]byte, 0, chunkSize)
-	go func() {
-		defer close(hw.done)
-		for b := range hw.work {
-			hw.h.Write(b)
-			hw.free <- b[:0]
+	hw.done.Add(2)
+	go func() { // writer
+		defer hw.done.Done()
+		for c := range hw.wq {
+			if hw.failed() == nil {
+				if _, err := hw.w.Write(c.b); err != nil {
+					hw.mu.Lock()
+					hw.err = err
+					hw.mu.Unlock()
+				}
+			}
+			hw.release(c)
+		}
+	}()
+	go func() { // hasher
+		defer hw.done.Done()
+		for c := range hw.hq {
+			hw.h.Write(c.b)
+			hw.release(c)
 		}
 	}()
 	return hw
 }
 
+func (hw *hashingWriter) release(c *hchunk) {
+	if c.refs.Add(-1) == 0 {
+		hw.free <- c.b[:0]
+	}
+}
+
+func (hw *hashingWriter) failed() error {
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	return hw.err
+}
+
 func (hw *hashingWriter) Write(p []byte) (int, error) {
-	if hw.err != nil {
-		return 0, hw.err
+	if err := hw.failed(); err != nil {
+		return 0, err
 	}
 	n := len(p)
 	for len(p) > 0 {
@@ -52,33 +90,31 @@ func (hw *hashingWriter) Write(p []byte) (int, error) {
 		hw.buf = hw.buf[:len(hw.buf)+k]
 		p = p[k:]
 		if len(hw.buf) == cap(hw.buf) {
-			if err := hw.flush(); err != nil {
-				return n - len(p), err
-			}
+			hw.flush()
 		}
 	}
 	return n, nil
 }
 
-func (hw *hashingWriter) flush() error {
+func (hw *hashingWriter) flush() {
 	if len(hw.buf) == 0 {
-		return nil
+		return
 	}
-	if _, err := hw.w.Write(hw.buf); err != nil {
-		hw.err = err
-		return err
-	}
-	hw.work <- hw.buf
+	c := &hchunk{b: hw.buf}
+	c.refs.Store(2)
+	hw.wq <- c
+	hw.hq <- c
 	hw.buf = <-hw.free
-	return nil
 }
 
-// Close writes what is buffered and waits for the hasher.
+// Close hands on what is buffered, waits for the writer and the hasher, and returns the
+// first write error.
 func (hw *hashingWriter) Close() error {
-	err := hw.flush()
-	close(hw.work)
-	<-hw.done
-	return err
+	hw.flush()
+	close(hw.wq)
+	close(hw.hq)
+	hw.done.Wait()
+	return hw.failed()
 }
 
 // Sum is the hex sha256 of everything written; valid after Close.
