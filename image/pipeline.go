@@ -20,16 +20,15 @@ const chunkSize = 1 << 20
 // them to w, the other hashes them, so that receiving the next bytes, writing and hashing
 // all overlap. Close must be called; Sum after it.
 type hashingWriter struct {
-	w     io.Writer
-	h     hash.Hash
-	buf   []byte
-	wq    chan *hchunk
-	hq    chan *hchunk
-	free  chan []byte
-	done  sync.WaitGroup
-	mu    sync.Mutex
-	err   error // the first write error
-	nfree int
+	w    io.Writer
+	h    hash.Hash
+	buf  []byte
+	wq   chan *hchunk
+	hq   chan *hchunk
+	free chan []byte
+	done sync.WaitGroup
+	mu   sync.Mutex
+	err  error // the first write error
 }
 
 type hchunk struct {
