@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -142,12 +143,9 @@ func valueChart(s *Summary, b *BenchmarkSummary, r RowSummary) chart {
 	c.Histogram = true
 	c.W, c.H = chartWidth, histogramHeight+30
 	counts := make([]int, histogramBins)
-	span := hi - lo
+	span := hi/2 - lo/2 // halved, so that hi-lo cannot overflow to +Inf; doubled where it is shown
 	bin := func(v float64) int {
-		if span == 0 {
-			return 0
-		}
-		return min(histogramBins-1, int((v-lo)/span*histogramBins))
+		return min(histogramBins-1, int(spanFraction(v, lo, span)*histogramBins))
 	}
 	for _, v := range st.Values {
 		counts[bin(v.Value)]++
@@ -163,16 +161,27 @@ func valueChart(s *Summary, b *BenchmarkSummary, r RowSummary) chart {
 			continue
 		}
 		h := float64(histogramHeight-10) * float64(n) / float64(most)
-		from := lo + span*float64(i)/histogramBins
+		from := lo + 2*span*float64(i)/histogramBins
 		c.Bars = append(c.Bars, bar{X: plotX + float64(i)*bw, Y: float64(histogramHeight) - h, W: bw - 1, H: h, Class: "bar",
-			Tip: fmt.Sprintf("%d nodes from %s to %s", n, FormatStat(from), FormatStat(from+span/histogramBins))})
+			Tip: fmt.Sprintf("%d nodes from %s to %s", n, FormatStat(from), FormatStat(from+2*span/histogramBins))})
 	}
 	c.AxisY = histogramHeight
 	c.MedianX = plotX
-	if span > 0 {
-		c.MedianX = plotX + plotW*(st.Median-lo)/span
-	}
+	c.MedianX = plotX + plotW*spanFraction(st.Median, lo, span)
 	c.Left, c.Right = st.Min, st.Max
 	c.Note = fmt.Sprintf("%d nodes in %d bins (tallest: %d nodes); dashed line: median", len(st.Values), histogramBins, most)
 	return c
+}
+
+// spanFraction is where v lies between lo and lo+2*halfSpan, in [0, 1]; 0 for an empty or
+// non-finite span (values near the float64 limits must not turn into NaN indices).
+func spanFraction(v, lo, halfSpan float64) float64 {
+	if !(halfSpan > 0) || math.IsInf(halfSpan, 0) {
+		return 0
+	}
+	f := (v/2 - lo/2) / halfSpan
+	if !(f >= 0) { // also NaN
+		return 0
+	}
+	return min(f, 1)
 }

@@ -76,3 +76,41 @@ func TestReportManyNodes(t *testing.T) {
 		t.Fatalf("no histogram, or too many marks (%d rects)", strings.Count(html, "<rect"))
 	}
 }
+
+// Values at the ends of float64's range: the histogram's span overflows if computed naively.
+func TestReportHistogramExtremeValues(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "12", 70)
+	for r := range 70 {
+		v := "1"
+		switch r {
+		case 0:
+			v = "-1.7e308"
+		case 1:
+			v = "1.7e308"
+		}
+		writeNode(t, job, r, OutcomeSuccess, "model,performance,metric\nm,"+v+",x\n")
+	}
+	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "12"}, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := render(t, s)
+	if !strings.Contains(html, "70 nodes in 30 bins") {
+		t.Fatal("no histogram")
+	}
+	if strings.Contains(html, "NaN") {
+		t.Error("report shows NaN")
+	}
+}
+
+func TestSpanFraction(t *testing.T) {
+	for _, c := range []struct{ v, lo, half, want float64 }{
+		{5, 0, 5, 0.5}, {0, 0, 5, 0}, {10, 0, 5, 1}, {11, 0, 5, 1}, {-1, 0, 5, 0},
+		{1, 1, 0, 0}, {1.7e308, -1.7e308, 1.7e308, 1}, {0, -1.7e308, 1.7e308, 0.5},
+	} {
+		if got := spanFraction(c.v, c.lo, c.half); got != c.want {
+			t.Errorf("spanFraction(%g, %g, %g) = %g, want %g", c.v, c.lo, c.half, got, c.want)
+		}
+	}
+}
