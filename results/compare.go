@@ -31,11 +31,12 @@ type CompareOptions struct {
 	Direction string // higher (default), lower or auto
 }
 
-// Change is one row of a comparison, joined on model and metric.
+// Change is one row of a comparison, joined on model, metric and key columns.
 type Change struct {
 	Model     string   `json:"model"`
 	Metric    string   `json:"metric"`
-	Base      string   `json:"base"` // as written; "" when absent
+	Key       string   `json:"key,omitempty"` // the key columns that tell a sweep's rows apart, e.g. "batch_size=32"
+	Base      string   `json:"base"`          // as written; "" when absent
 	New       string   `json:"new"`
 	Percent   *float64 `json:"percent,omitempty"` // (new-base)/|base| × 100, when both are numbers and base ≠ 0
 	Direction string   `json:"direction"`
@@ -71,35 +72,85 @@ func ReadCompareFile(path string) (*Table, error) {
 }
 
 type compareRow struct {
-	model, metric, perf string
+	model, metric, key, perf string
 }
 
-// lastByKey indexes a table by model+metric; the last row of a key counts (an appended
-// perf.csv holds older runs above newer ones). order is the keys in first-seen order.
-func lastByKey(t *Table) (rows map[string]compareRow, order []string) {
-	m, me, p := t.Col(ColModel), t.Col(ColMetric), t.Col(ColPerformance)
-	rows = map[string]compareRow{}
+// compareKeyColumns are the row-key columns (DefaultKeyColumns) that both tables have: a
+// sweep's rows (batch sizes, message sizes, ...) are told apart by them, as collect does.
+func compareKeyColumns(a, b *Table) []string {
+	var cols []string
+	for _, c := range DefaultKeyColumns() {
+		if a.Col(c) >= 0 && b.Col(c) >= 0 {
+			cols = append(cols, c)
+		}
+	}
+	return cols
+}
+
+// rowsByKey indexes a table by model, metric, the key columns and the occurrence of that
+// combination. An appended perf.csv holds older jobs above newer ones: for each combination
+// only the rows of the last job that has it count (benchctl_job tells jobs apart; a table
+// without it is one job). order is the keys in first-seen order.
+func rowsByKey(t *Table, keyCols []string) (rows map[string]compareRow, order []string) {
+	m, me, p, job := t.Col(ColModel), t.Col(ColMetric), t.Col(ColPerformance), t.Col("benchctl_job")
+	cols := make([]int, len(keyCols))
+	for i, c := range keyCols {
+		cols[i] = t.Col(c)
+	}
+	type group struct {
+		job  string
+		rows []compareRow
+	}
+	groups := map[string]*group{}
+	var ids []string
 	for r := range t.Rows {
 		row := compareRow{model: strings.TrimSpace(t.Get(r, m)), metric: strings.TrimSpace(t.Get(r, me)), perf: strings.TrimSpace(t.Get(r, p))}
-		key := row.model + "\x00" + row.metric
-		if _, ok := rows[key]; !ok {
-			order = append(order, key)
+		var parts []string
+		for i, c := range cols {
+			if v := strings.TrimSpace(t.Get(r, c)); v != "" {
+				parts = append(parts, keyCols[i]+"="+v)
+			}
 		}
-		rows[key] = row
+		row.key = strings.Join(parts, " ")
+		id := row.model + "\x00" + row.metric + "\x00" + row.key
+		g := groups[id]
+		if g == nil {
+			g = &group{}
+			groups[id] = g
+			ids = append(ids, id)
+		}
+		if j := strings.TrimSpace(t.Get(r, job)); j != g.job {
+			g.job, g.rows = j, nil // a later job replaces the rows of an earlier one
+		}
+		g.rows = append(g.rows, row)
+	}
+	rows = map[string]compareRow{}
+	for _, id := range ids {
+		g := groups[id]
+		for i, row := range g.rows {
+			k := id + "\x00#" + strconv.Itoa(i+1)
+			if len(g.rows) > 1 {
+				row.key = strings.TrimSpace(row.key + " #" + strconv.Itoa(i+1))
+			}
+			rows[k] = row
+			order = append(order, k)
+		}
 	}
 	return rows, order
 }
 
-// Compare joins base and new on model+metric and judges every row. Rows only in one file
-// are listed with their verdict, not treated as errors; a row that has a number in base but
+// Compare joins base and new on model, metric, the key columns both have (batch_size,
+// message_size, ...) and the occurrence, and judges every row. Rows only in one file are
+// listed with their verdict, not treated as errors; a row that has a number in base but
 // none in new counts as regressed.
 func Compare(base, new *Table, opts CompareOptions) *Comparison {
 	c := &Comparison{Threshold: opts.Threshold, Changes: []Change{}}
-	brows, border := lastByKey(base)
-	nrows, norder := lastByKey(new)
+	keyCols := compareKeyColumns(base, new)
+	brows, border := rowsByKey(base, keyCols)
+	nrows, norder := rowsByKey(new, keyCols)
 	for _, k := range border {
 		b := brows[k]
-		ch := Change{Model: b.model, Metric: b.metric, Base: b.perf, Direction: direction(opts.Direction, b.metric)}
+		ch := Change{Model: b.model, Metric: b.metric, Key: b.key, Base: b.perf, Direction: direction(opts.Direction, b.metric)}
 		n, ok := nrows[k]
 		if !ok {
 			ch.Verdict = VerdictOnlyBase
@@ -115,7 +166,7 @@ func Compare(base, new *Table, opts CompareOptions) *Comparison {
 			continue
 		}
 		n := nrows[k]
-		c.Changes = append(c.Changes, Change{Model: n.model, Metric: n.metric, New: n.perf, Direction: direction(opts.Direction, n.metric), Verdict: VerdictOnlyNew})
+		c.Changes = append(c.Changes, Change{Model: n.model, Metric: n.metric, Key: n.key, New: n.perf, Direction: direction(opts.Direction, n.metric), Verdict: VerdictOnlyNew})
 	}
 	return c
 }
@@ -141,7 +192,12 @@ func judge(ch *Change, threshold float64) {
 		return
 	}
 	pct := (nv - bv) / math.Abs(bv) * 100
-	ch.Percent = &pct
+	if math.IsInf(pct, 0) || math.IsNaN(pct) {
+		// Too large a change for a percentage (values near float64's limits): judge by sign.
+		pct = math.Copysign(math.MaxFloat64, nv-bv)
+	} else {
+		ch.Percent = &pct
+	}
 	better := pct
 	if ch.Direction == LowerIsBetter {
 		better = -pct

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -59,12 +60,42 @@ func values(m map[string]string) []string {
 	return out
 }
 
-// An appended perf.csv holds several runs: the last row of a model+metric counts.
-func TestCompareLastRowWins(t *testing.T) {
-	base := table("model,metric,performance", "a,x,10", "a,x,100")
-	cmp := Compare(base, table("model,metric,performance", "a,x,100"), CompareOptions{Threshold: 1})
-	if len(cmp.Changes) != 1 || cmp.Changes[0].Verdict != VerdictSame || cmp.Err() != nil {
+// An appended perf.csv holds several jobs: the rows of the last job that has a row count.
+func TestCompareLastJobWins(t *testing.T) {
+	base := table("model,metric,performance,benchctl_job", "a,x,10,1", "b,y,5,1", "a,x,100,2")
+	cmp := Compare(base, table("model,metric,performance", "a,x,100", "b,y,5"), CompareOptions{Threshold: 1})
+	if len(cmp.Changes) != 2 || cmp.Changes[0].Verdict != VerdictSame || cmp.Changes[1].Verdict != VerdictSame || cmp.Err() != nil {
 		t.Fatalf("%+v", cmp.Changes)
+	}
+}
+
+// A sweep: rows of one model and metric told apart by a key column, or by position.
+func TestCompareSweepRows(t *testing.T) {
+	base := table("model,metric,performance,batch_size", "r,img/s,100,32", "r,img/s,200,64", "p,x,1,", "p,x,2,")
+	worse := table("model,metric,performance,batch_size", "r,img/s,200,64", "r,img/s,50,32", "p,x,1,", "p,x,1,")
+	cmp := Compare(base, worse, CompareOptions{Threshold: 5})
+	got := map[string]string{}
+	for _, ch := range cmp.Changes {
+		got[ch.Model+" "+ch.Key] = ch.Verdict
+	}
+	want := map[string]string{"r batch_size=32": VerdictRegressed, "r batch_size=64": VerdictSame, "p #1": VerdictSame, "p #2": VerdictRegressed}
+	if len(cmp.Changes) != 4 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if err := cmp.Err(); err == nil || !strings.Contains(err.Error(), "r img/s batch_size=32: -50.00 %") {
+		t.Fatalf("regression error %v", err)
+	}
+}
+
+// A change too large for a float64 percentage still gets a verdict, and JSON output works.
+func TestCompareInfiniteChange(t *testing.T) {
+	cmp := Compare(table("model,metric,performance", "a,x,1e-308"), table("model,metric,performance", "a,x,1e308"), CompareOptions{Threshold: 5})
+	if ch := cmp.Changes[0]; ch.Percent != nil || ch.Verdict != VerdictImproved {
+		t.Fatalf("%+v", ch)
+	}
+	var buf bytes.Buffer
+	if err := WriteComparison(&buf, FormatJSON, cmp); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -83,7 +114,7 @@ func TestParseThreshold(t *testing.T) {
 
 func TestWriteComparisonFormats(t *testing.T) {
 	cmp := Compare(table("model,metric,performance", "a,x,100"), table("model,metric,performance", "a,x,90"), CompareOptions{Threshold: 5})
-	for format, want := range map[string]string{FormatTable: "-10.00%", FormatMarkdown: "| a | x | 100 | 90 | -10.00% |", FormatCSV: "a,x,100,90,-10.0000,higher,regressed", FormatJSON: `"verdict": "regressed"`} {
+	for format, want := range map[string]string{FormatTable: "-10.00%", FormatMarkdown: "| a | x | - | 100 | 90 | -10.00% |", FormatCSV: "a,x,,100,90,-10.0000,higher,regressed", FormatJSON: `"verdict": "regressed"`} {
 		var buf bytes.Buffer
 		if err := WriteComparison(&buf, format, cmp); err != nil || !strings.Contains(buf.String(), want) {
 			t.Errorf("%s: %v\n%s", format, err, buf.String())

@@ -20,7 +20,7 @@ func (c *Comparison) Err() error {
 		if ch.Percent != nil {
 			what = fmt.Sprintf("%+.2f %%", *ch.Percent)
 		}
-		reg = append(reg, fmt.Sprintf("%s %s: %s", ch.Model, ch.Metric, what))
+		reg = append(reg, fmt.Sprintf("%s: %s", strings.Join(nonEmpty(ch.Model, ch.Metric, ch.Key), " "), what))
 	}
 	if len(reg) == 0 {
 		return nil
@@ -30,14 +30,14 @@ func (c *Comparison) Err() error {
 
 // WriteComparison writes a comparison as a table, markdown, csv or json.
 func WriteComparison(w io.Writer, format string, c *Comparison) error {
-	header := []string{"MODEL", "METRIC", "BASE", "NEW", "CHANGE", "BETTER", "VERDICT"}
+	header := []string{"MODEL", "METRIC", "KEY", "BASE", "NEW", "CHANGE", "BETTER", "VERDICT"}
 	var lines [][]string
 	for _, ch := range c.Changes {
 		pct := "-"
 		if ch.Percent != nil {
 			pct = fmt.Sprintf("%+.2f%%", *ch.Percent)
 		}
-		lines = append(lines, []string{ch.Model, dash(ch.Metric), dash(ch.Base), dash(ch.New), pct, ch.Direction, ch.Verdict})
+		lines = append(lines, []string{ch.Model, dash(ch.Metric), dash(ch.Key), dash(ch.Base), dash(ch.New), pct, ch.Direction, ch.Verdict})
 	}
 	switch format {
 	case FormatJSON:
@@ -45,14 +45,13 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(c)
 	case FormatCSV:
-		t := &Table{Header: []string{"model", "metric", "base", "new", "change_percent", "better", "verdict"}}
+		t := &Table{Header: []string{"model", "metric", "key", "base", "new", "change_percent", "better", "verdict"}}
 		for i, ch := range c.Changes {
 			row := append([]string{}, lines[i]...)
-			row[2], row[3], row[4] = ch.Base, ch.New, ""
+			row[1], row[2], row[3], row[4], row[5] = ch.Metric, ch.Key, ch.Base, ch.New, ""
 			if ch.Percent != nil {
-				row[4] = strconv.FormatFloat(*ch.Percent, 'f', 4, 64)
+				row[5] = strconv.FormatFloat(*ch.Percent, 'f', 4, 64)
 			}
-			row[1] = ch.Metric
 			t.Rows = append(t.Rows, row)
 		}
 		data, err := EncodeCSV(t)
@@ -79,4 +78,14 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		return tw.Flush()
 	}
 	return fmt.Errorf("unknown format %q (use %s)", format, strings.Join(Formats(), ", "))
+}
+
+func nonEmpty(s ...string) []string {
+	var out []string
+	for _, v := range s {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -16,12 +16,15 @@ func newCompareCmd(io streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare BASE.csv NEW.csv [--threshold 5%] [--metric-direction higher|lower]",
 		Short: "Compare two perf.csv files and fail on regressions",
-		Long: `Join two perf.csv files (or benchmark result CSVs) on model and metric and print the change
-of every row. A row regresses when it is worse than the threshold in the direction that is
+		Long: `Join two perf.csv files (or benchmark result CSVs) on model, metric and the key columns
+both files have (batch_size, seq_len, message_size, precision, args, ...: the columns that tell
+a sweep's rows apart; rows that differ in none of them are matched by position) and print the
+change of every row. A row regresses when it is worse than the threshold in the direction that is
 better (--metric-direction higher, the default, or lower; auto picks lower for metrics that
 look like times: latency, seconds, ms, ...), or when it had a number in BASE and has none in
-NEW. Rows found in only one file are listed, not errors. When a file holds several rows for
-the same model and metric (a perf.csv that collect -o appended to), the last one counts.
+NEW. Rows found in only one file are listed, not errors. When a file holds rows of several
+jobs (a perf.csv that collect -o appended to; the benchctl_job column), the rows of the last
+job that has them count.
 
 Exit codes: 0 no regression, 3 a row regressed, 4 a file cannot be read or bad flags.`,
 		Example: `  benchctl compare baseline/perf.csv jobs/123456/perf.csv
