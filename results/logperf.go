@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 )
 
 // MaxLogScan is how much of the end of a benchmark log is searched for a performance line.
@@ -31,6 +32,10 @@ type LogResult struct {
 	Unit   string // glued to the number, e.g. "/s"; may be empty
 	Metric string // the word after it; the unit when the line names no metric
 	Line   int    // line number in the part of the log that was read (1-based)
+	// Ambiguous is set (to the text, e.g. "1,234") when the number is followed by a comma
+	// and digits: a thousands separator or a decimal comma, which cannot be told apart.
+	// Value, Unit and Metric are then not to be used.
+	Ambiguous string
 }
 
 // ParseLogPerformance returns the last `performance: <value>[unit][,] <metric>` line of a
@@ -54,26 +59,36 @@ func ParseLogPerformance(path string) (res LogResult, found bool, err error) {
 	}
 	key := []byte("performance:")
 	line := 0
+	// A line longer than the buffer comes in pieces; the end of the previous piece is
+	// searched again with the next one, so that a performance line cut by a piece boundary
+	// is still read whole (the later, complete match wins).
+	const overlap = 4 << 10
+	var carry, buf []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
+		full := errors.Is(err, bufio.ErrBufferFull)
 		if len(chunk) > 0 {
 			cur := line + 1
-			if !errors.Is(err, bufio.ErrBufferFull) {
+			if !full {
 				line++
 			}
-			if bytes.Contains(chunk, key) {
-				if m := perfLine.FindAllSubmatch(chunk, -1); len(m) > 0 {
-					last := m[len(m)-1]
-					res = LogResult{Value: string(last[1]), Unit: string(last[2]), Metric: string(last[3]), Line: cur}
-					if res.Metric == "" {
-						res.Metric = res.Unit
-					}
-					found = true
+			text := chunk
+			if len(carry) > 0 {
+				buf = append(append(buf[:0], carry...), chunk...)
+				text = buf
+			}
+			if bytes.Contains(text, key) {
+				if m := perfLine.FindAllSubmatchIndex(text, -1); len(m) > 0 {
+					res, found = logMatch(text, m[len(m)-1], cur), true
 				}
+			}
+			carry = carry[:0]
+			if full {
+				carry = append(carry, text[max(0, len(text)-overlap):]...)
 			}
 		}
 		switch {
-		case err == nil, errors.Is(err, bufio.ErrBufferFull):
+		case err == nil, full:
 		case err == io.EOF:
 			return res, found, nil
 		default:
@@ -82,13 +97,31 @@ func ParseLogPerformance(path string) (res LogResult, found bool, err error) {
 	}
 }
 
+// logMatch turns a perfLine match (submatch indexes into text) into a LogResult.
+func logMatch(text []byte, m []int, line int) LogResult {
+	group := func(i int) string { return string(text[m[2*i]:m[2*i+1]]) }
+	res := LogResult{Value: group(1), Unit: group(2), Metric: group(3), Line: line}
+	if end := m[3]; m[5] == end && end+1 < len(text) && text[end] == ',' && text[end+1] >= '0' && text[end+1] <= '9' {
+		digits := end + 1
+		for digits < len(text) && text[digits] >= '0' && text[digits] <= '9' {
+			digits++
+		}
+		res.Ambiguous = string(text[m[2]:digits])
+	}
+	if res.Metric == "" {
+		res.Metric = res.Unit
+	}
+	return res
+}
+
 // logTable makes the one-row table of a log's performance line for benchmark name.
 func logTable(name string, r LogResult) *Table {
 	t := &Table{Header: []string{ColModel, ColPerformance, ColMetric}}
-	row := []string{name, r.Value, r.Metric}
+	// A log is not always UTF-8 (a Latin-1 "µs"); perf.csv must be.
+	row := []string{name, r.Value, strings.ToValidUTF8(r.Metric, "\uFFFD")}
 	if r.Unit != "" {
 		t.Header = append(t.Header, ColUnit)
-		row = append(row, r.Unit)
+		row = append(row, strings.ToValidUTF8(r.Unit, "\uFFFD"))
 	}
 	t.Rows = [][]string{row}
 	return t

@@ -2,6 +2,7 @@ package results
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -107,6 +108,9 @@ func loadBench(fr *fileReader, dir, name string, sp benchSpec, st *Status) nodeB
 		nb.problem = missing + relErr(err, dir, name)
 	case !found:
 		nb.problem = missing + "no performance line in " + logName
+	case res.Ambiguous != "":
+		nb.problem = fmt.Sprintf("%s%s line %d: performance %q is ambiguous (a thousands separator or a decimal comma?): print the number without commas, e.g. \"performance: 1234.5 samples_per_second\"",
+			missing, logName, res.Line, res.Ambiguous)
 	default:
 		nb.table, nb.source = logTable(sp.name, res), srcLog
 		if sp.results != "" {
