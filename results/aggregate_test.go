@@ -246,3 +246,22 @@ func TestAggregateCancelled(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A node whose rows say "N/A" does not win over a node with numbers, whatever the ranks.
+func TestBestCSVPrefersNumbers(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "21", 2)
+	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric\nm,N/A,u\n")
+	writeNode(t, job, 1, OutcomeSuccess, "model,performance,metric\nm,100,u\n")
+	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "21"}, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.Benchmarks[0]
+	if b.Winner == nil || b.Winner.Rank != 1 || b.Status != StatusSuccess {
+		t.Fatalf("winner %+v, status %s (%s)", b.Winner, b.Status, b.Reason)
+	}
+	if !strings.Contains(b.WinnerWhy, "has 1 rows with a value but only 0 numeric") {
+		t.Errorf("why: %s", b.WinnerWhy)
+	}
+}

@@ -15,7 +15,7 @@ import (
 func (a *aggregator) candidate(b *benchAgg, c cand) Candidate {
 	_, host, _ := parseNodeDirName(c.dir)
 	pc := Candidate{Rank: int(c.rank), Host: host, Dir: dirPath(c.dir), Rows: int(c.rows), WithPerformance: int(c.withPerf),
-		Problem: c.problem, Source: "none"}
+		Numeric: int(c.numeric), Problem: c.problem, Source: "none"}
 	switch c.source {
 	case srcCSV:
 		pc.Source, pc.File = "csv", "nodes/"+c.dir+"/results/"+b.spec.name+"/"+b.spec.results
@@ -154,9 +154,14 @@ func (a *aggregator) winnerWhy(b *benchAgg) string {
 		}
 	}
 	why := fmt.Sprintf("most rows with a performance value (%d of %d rows)", w.withPerf, w.rows)
+	if w.numeric != w.withPerf {
+		why = fmt.Sprintf("most rows with a numeric performance value (%d; %d with a value, of %d rows)", w.numeric, w.withPerf, w.rows)
+	}
 	switch {
 	case second == nil:
 		return why + "; the only node with a result"
+	case second.numeric != w.numeric && second.withPerf >= w.withPerf:
+		return why + fmt.Sprintf("; %s has %d rows with a value but only %d numeric", second.dir, second.withPerf, second.numeric)
 	case second.withPerf == w.withPerf && second.rows == w.rows:
 		return why + fmt.Sprintf("; tied with %s on rows, lowest rank wins", second.dir)
 	case second.withPerf == w.withPerf:

@@ -69,13 +69,17 @@ type cand struct {
 	rank     int32
 	rows     int32
 	withPerf int32
+	numeric  int32 // rows whose performance is a number
 	source   uint8
 }
 
-// better is the best-CSV order: more rows with a performance, then more rows, then the
-// lower rank (then the folder name, for duplicate ranks).
+// better is the best-CSV order: more rows with a numeric performance (a node that wrote
+// "N/A" must not beat one that wrote numbers), then more rows with a performance, then more
+// rows, then the lower rank (then the folder name, for duplicate ranks).
 func (c cand) better(o cand) bool {
 	switch {
+	case c.numeric != o.numeric:
+		return c.numeric > o.numeric
 	case c.withPerf != o.withPerf:
 		return c.withPerf > o.withPerf
 	case c.rows != o.rows:
@@ -235,6 +239,7 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 				}
 				continue
 			}
+			c.numeric++
 			key, _ := k.key(t, r)
 			acc := b.accs[key]
 			if acc == nil {

@@ -105,6 +105,7 @@ type Candidate struct {
 	File            string `json:"file,omitempty"` // relative to the job folder
 	Rows            int    `json:"rows"`
 	WithPerformance int    `json:"withPerformance"`
+	Numeric         int    `json:"numeric"` // rows whose performance is a number
 	Problem         string `json:"problem,omitempty"`
 }
 
