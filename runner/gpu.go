@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -41,6 +42,11 @@ func selectGPUs(g manifest.GPU, lookup func(string) (string, bool), opts gpu.Opt
 	}
 	acc := GPUAccess{Vendor: inv.Vendor}
 	if inv.Vendor == gpu.VendorNone {
+		if g.Count > 0 {
+			// "all" of none is fine (a CPU benchmark); a number of GPUs that are not there is not.
+			return acc, &GPUError{Msg: fmt.Sprintf("gpu.count asks for %d GPUs per node but this node has none (gpu.vendor %s found no AMD or NVIDIA GPU); "+
+				"run on GPU nodes, or set gpu.count: all or gpu.vendor: none to run without GPUs", int(g.Count), g.Vendor)}
+		}
 		return acc, nil
 	}
 	env := map[string]string{}

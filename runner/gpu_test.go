@@ -29,6 +29,13 @@ func TestSelectGPUsOnARecordedMI300X(t *testing.T) {
 	if _, err := selectGPUs(manifest.GPU{Vendor: "nvidia"}, lookupOf(nil), opts, groups); err == nil {
 		t.Fatal("nvidia on an AMD node accepted")
 	}
+	empty := gpu.Options{SysfsRoot: t.TempDir()}
+	if _, err := selectGPUs(manifest.GPU{Vendor: "auto", Count: 4}, lookupOf(nil), empty, groups); err == nil || !strings.Contains(err.Error(), "asks for 4 GPUs per node but this node has none") {
+		t.Fatalf("4 GPUs on a node without any: %v", err)
+	}
+	if acc, err := selectGPUs(manifest.GPU{Vendor: "auto"}, lookupOf(nil), empty, groups); err != nil || acc.Vendor != "none" {
+		t.Fatalf("all GPUs of a node without any: %+v %v", acc, err)
+	}
 	none, err := selectGPUs(manifest.GPU{Vendor: "none"}, lookupOf(nil), opts, groups)
 	if err != nil || none.Vendor != "none" || none.Describe() != nil {
 		t.Fatalf("none: %+v %v", none, err)
