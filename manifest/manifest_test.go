@@ -120,6 +120,7 @@ func TestInvalidManifests(t *testing.T) {
 		{"bare number duration", "m.yaml", okHead + "benchmarks: [{name: b, command: [x], timeout: 60}]\n", []string{`3: benchmarks[0].timeout: must be a duration`}},
 		{"bad size", "m.yaml", okHead + okBench + "container: {shmSize: 16 gigs}\n", []string{`4: container.shmSize: "16 gigs" is not a size`}},
 		{"bad name", "m.yaml", "name: My_Bench\nimage: {dockerfile: Dockerfile}\n" + okBench, []string{`1: name: "My_Bench" is not a valid name`}},
+		{"name no image can have", "m.yaml", "name: llama..8b-\nimage: {dockerfile: Dockerfile}\n" + okBench, []string{`1: name: "llama..8b-" cannot name an image (benchctl/<name>)`, `e.g. "llama.8b"`}},
 		{"missing name", "m.yaml", "image: {dockerfile: Dockerfile}\n" + okBench, []string{"1: name: is required"}},
 		{"long name", "m.yaml", "name: " + strings.Repeat("a", 64) + "\nimage: {dockerfile: Dockerfile}\n" + okBench, []string{"1: name: "}},
 		{"conflicting mounts", "m.yaml", okHead + okBench + "mounts:\n  - /a:/data\n  - {source: /b, target: /data/}\n", []string{"6: mounts[1]: target /data is already mounted from /a (mounts[0], line 5); this one mounts /b"}},

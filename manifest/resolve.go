@@ -12,6 +12,9 @@ import (
 
 var (
 	nameRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	// The default image is benchctl/<name>: the name must also be a Docker repository path
+	// component (no separator at the end, no ".." or "._", at most two "_" in a row).
+	imageNameRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
 	benchNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 	targetRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 	platformRE  = regexp.MustCompile(`^[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?$`)
@@ -92,6 +95,8 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		r.p.add("name", "is required (lower-case letters, digits, '.', '_', '-'; at most 63)")
 	case len(s.Name) > 63 || !nameRE.MatchString(s.Name):
 		r.p.add("name", "%s is not a valid name (lower-case letters, digits, '.', '_', '-', starting with a letter or digit; at most 63)", quote(s.Name))
+	case !imageNameRE.MatchString(s.Name):
+		r.p.add("name", "%s cannot name an image (benchctl/<name>): end it with a letter or digit and separate words with one '.', one or two '_', or dashes, e.g. %s", quote(s.Name), quote(SuggestName(s.Name)))
 	default:
 		m.Name = s.Name
 	}

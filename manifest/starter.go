@@ -14,16 +14,27 @@ type StarterOptions struct {
 	Dockerfile string // path relative to the manifest's folder
 }
 
-var nonName = regexp.MustCompile(`[^a-z0-9._-]+`)
+var (
+	nonName  = regexp.MustCompile(`[^a-z0-9._-]+`)
+	badSeps  = regexp.MustCompile(`[._-]*[.][._-]*|_{3,}|[_-]*-[_-]*_[_-]*|_-[_-]*`) // runs of separators an image name cannot have
+	trailing = "-._"
+)
 
 // SuggestName makes a valid manifest name from any text (a folder name, say).
 func SuggestName(s string) string {
-	n := strings.Trim(nonName.ReplaceAllString(strings.ToLower(s), "-"), "-._")
+	n := nonName.ReplaceAllString(strings.ToLower(s), "-")
+	n = badSeps.ReplaceAllStringFunc(n, func(run string) string {
+		if strings.Contains(run, ".") {
+			return "."
+		}
+		return "-"
+	})
+	n = strings.Trim(n, trailing)
 	if n == "" {
 		n = "benchmark"
 	}
 	if len(n) > 63 {
-		n = strings.TrimRight(n[:63], "-._")
+		n = strings.TrimRight(n[:63], trailing)
 	}
 	return n
 }
@@ -64,7 +75,7 @@ benchmarks:
 // Starter renders a commented starter manifest that validates as written.
 func Starter(o StarterOptions) (string, error) {
 	var b bytes.Buffer
-	if !nameRE.MatchString(o.Name) || len(o.Name) > 63 {
+	if !nameRE.MatchString(o.Name) || !imageNameRE.MatchString(o.Name) || len(o.Name) > 63 {
 		return "", fmt.Errorf("%q is not a valid manifest name (lower-case letters, digits, '.', '_', '-')", o.Name)
 	}
 	err := starterTmpl.Execute(&b, o)
