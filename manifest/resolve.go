@@ -11,7 +11,7 @@ import (
 )
 
 var (
-	nameRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 	// The default image is benchctl/<name>: the name must also be a Docker repository path
 	// component (no separator at the end, no ".." or "._", at most two "_" in a row).
 	imageNameRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
