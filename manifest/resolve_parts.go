@@ -45,8 +45,16 @@ func (r *resolver) mounts(in []MountSpec) []Mount {
 		if !ok {
 			continue
 		}
+		if src == "" {
+			r.p.add(fp, "source %s expands to an empty path: set the variable, or give it a default (${VAR:-/path})", quote(ms.Source))
+			continue
+		}
 		tgt, ok := r.value(fp, ms.Target)
 		if !ok {
+			continue
+		}
+		if tgt == "" {
+			r.p.add(fp, "target %s expands to an empty path: give an absolute container path (e.g. /data)", quote(ms.Target))
 			continue
 		}
 		if !path.IsAbs(tgt) {

@@ -156,11 +156,33 @@ type MountSpec struct {
 	Line     int
 }
 
+// splitMount splits "src:dst[:opt]" on the colons outside ${...}, so that a default such as
+// "${SCRATCH:-/scratch}/ckpt:/ckpt" stays in one piece.
+func splitMount(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '$' && i+1 < len(s) && s[i+1] == '$':
+			i++ // $$ is a literal $
+		case s[i] == '$' && i+1 < len(s) && s[i+1] == '{':
+			depth++
+			i++
+		case s[i] == '}' && depth > 0:
+			depth--
+		case s[i] == ':' && depth == 0:
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
+}
+
 func (m *MountSpec) decodeNode(d *decoder, n *Node, path string) {
 	m.Line = n.Line
 	switch {
 	case n.Kind == ScalarNode && n.Tag == TagStr:
-		parts := strings.Split(n.Value, ":")
+		parts := splitMount(n.Value)
 		if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
 			d.p.at(n.Line, path, "%s is not a mount (write \"SOURCE:TARGET\" or \"SOURCE:TARGET:ro\")", quote(n.Value))
 			return
