@@ -173,6 +173,23 @@ func (r *resolver) container(s ContainerSpec) Container {
 	return c
 }
 
+// ValidBenchmarkName: letters, digits, '.', '_', '-', starting with a letter or digit; at
+// most 100 (it names folders and containers).
+func ValidBenchmarkName(s string) bool { return len(s) <= 100 && benchNameRE.MatchString(s) }
+
+// CleanResultsPath cleans a benchmark's results file name; ok is false unless it stays
+// inside $BENCHCTL_OUTPUT_DIR.
+func CleanResultsPath(s string) (clean string, ok bool) {
+	clean = path.Clean(s)
+	if path.IsAbs(s) || clean == ".." || strings.HasPrefix(clean, "../") || clean == "." {
+		return "", false
+	}
+	return clean, true
+}
+
+// ValidTag: a non-empty tag without blanks or commas.
+func ValidTag(t string) bool { return t != "" && !strings.ContainsAny(t, ", \t\n") }
+
 func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 	var out []Benchmark
 	seen := map[string]int{}
@@ -182,7 +199,7 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 		switch {
 		case s.Name == "":
 			r.p.add(fp+".name", "is required")
-		case len(s.Name) > 100 || !benchNameRE.MatchString(s.Name):
+		case !ValidBenchmarkName(s.Name):
 			r.p.add(fp+".name", "%s is not a valid benchmark name (letters, digits, '.', '_', '-'; at most 100)", quote(s.Name))
 		default:
 			if j, dup := seen[s.Name]; dup {
@@ -209,15 +226,14 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 			b.Timeout = Duration(s.Timeout.D)
 		}
 		if s.Results != "" {
-			clean := path.Clean(s.Results)
-			if path.IsAbs(s.Results) || clean == ".." || strings.HasPrefix(clean, "../") || clean == "." {
+			if clean, ok := CleanResultsPath(s.Results); !ok {
 				r.p.add(fp+".results", "%s must be a file name relative to $BENCHCTL_OUTPUT_DIR (e.g. perf.csv)", quote(s.Results))
 			} else {
 				b.Results = clean
 			}
 		}
 		for j, t := range s.Tags {
-			if t == "" || strings.ContainsAny(t, ", \t\n") {
+			if !ValidTag(t) {
 				r.p.add(index(fp+".tags", j), "%s is not a tag (no spaces or commas)", quote(t))
 			}
 		}

@@ -92,7 +92,7 @@ func Load(path string) (*Catalog, error) {
 		switch {
 		case m.Name == "":
 			add(it.Line, fp+".name", "is required")
-		case !validName(m.Name):
+		case !manifest.ValidBenchmarkName(m.Name):
 			add(it.Line, fp+".name", "%q is not usable as a benchmark name (letters, digits, '.', '_', '-')", m.Name)
 		default:
 			if j, dup := seen[m.Name]; dup {
@@ -102,6 +102,19 @@ func Load(path string) (*Catalog, error) {
 		}
 		if m.Scripts == "" {
 			add(it.Line, fp+".scripts", "is required: the script or program the model runs")
+		}
+		// The checks the manifest's own benchmarks get.
+		if m.MultipleResults != "" {
+			if clean, ok := manifest.CleanResultsPath(m.MultipleResults); ok {
+				m.MultipleResults = clean
+			} else {
+				add(it.Line, fp+".multiple_results", "%q must be a file name relative to the output folder (e.g. perf.csv)", m.MultipleResults)
+			}
+		}
+		for j, t := range m.Tags {
+			if !manifest.ValidTag(t) {
+				add(it.Line, fmt.Sprintf("%s.tags[%d]", fp, j), "%q is not a tag (no spaces or commas)", t)
+			}
 		}
 		c.Models = append(c.Models, m)
 	}
@@ -141,7 +154,7 @@ func (c *Catalog) model(it *manifest.Node, fp string, add addFunc) Model {
 		case "timeout":
 			t, ok := timeoutValue(v)
 			if !ok {
-				add(v.Line, kp, "must be a number of seconds (-1 or 0 for the default), got %q", v.Value)
+				add(v.Line, kp, "must be a number of seconds up to a year (-1 or 0 for the default), got %q", v.Value)
 			}
 			m.Timeout = t
 		case "n_gpus":
@@ -217,6 +230,9 @@ func stringList(n *manifest.Node) ([]string, bool) {
 	return out, true
 }
 
+// maxTimeout is the longest timeout a catalog may give, in seconds (a year).
+const maxTimeout = 365 * 24 * 3600
+
 // timeoutValue reads a timeout in seconds; -1 and 0 mean the default (returned as 0).
 func timeoutValue(n *manifest.Node) (int, bool) {
 	if n.Kind == manifest.NullNode {
@@ -226,23 +242,10 @@ func timeoutValue(n *manifest.Node) (int, bool) {
 		return 0, false
 	}
 	t, err := strconv.Atoi(strings.TrimSpace(n.Value))
-	if err != nil || t < -1 {
+	if err != nil || t < -1 || t > maxTimeout {
 		return 0, false
 	}
 	return max(t, 0), true
-}
-
-func validName(s string) bool {
-	if s == "" || len(s) > 100 {
-		return false
-	}
-	for i, r := range s {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || (i > 0 && (r == '.' || r == '_' || r == '-'))
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // nodeJSON renders a node back to compact JSON text (for keys kept as metadata).

@@ -88,16 +88,20 @@ func TestCommand(t *testing.T) {
 
 func TestBadCatalogs(t *testing.T) {
 	cases := map[string]struct{ body, want string }{
-		"not a list":  {`{"name": "x"}`, "a catalog must be a JSON list"},
-		"syntax":      {"[\n{\"name\": \"x\",}\n]", "invalid JSON"},
-		"no name":     {"[\n{\"scripts\": \"a.sh\"}\n]", ":2: [0].name: is required"},
-		"bad tags":    {"[\n{\"name\": \"x\", \"scripts\": \"a.sh\",\n \"tags\": {\"a\": 1}}\n]", ":3: [0].tags: must be a list"},
-		"bad timeout": {"[{\"name\": \"x\", \"scripts\": \"a.sh\", \"timeout\": \"soon\"}]", "[0].timeout: must be a number of seconds"},
-		"bad n_gpus":  {"[{\"name\": \"x\", \"scripts\": \"a.sh\", \"n_gpus\": \"eight\"}]", "[0].n_gpus: \"eight\" is not a GPU count"},
-		"duplicate":   {"[{\"name\": \"x\", \"scripts\": \"a.sh\"},\n{\"name\": \"x\", \"scripts\": \"b.sh\"}]", ":2: [1].name: \"x\" is already the name of model [0]"},
-		"bad name":    {"[{\"name\": \"my model\", \"scripts\": \"a.sh\"}]", "is not usable as a benchmark name"},
-		"no scripts":  {"[{\"name\": \"x\"}]", "[0].scripts: is required"},
-		"empty":       {"", "the document is empty"},
+		"not a list":       {`{"name": "x"}`, "a catalog must be a JSON list"},
+		"syntax":           {"[\n{\"name\": \"x\",}\n]", "invalid JSON"},
+		"no name":          {"[\n{\"scripts\": \"a.sh\"}\n]", ":2: [0].name: is required"},
+		"bad tags":         {"[\n{\"name\": \"x\", \"scripts\": \"a.sh\",\n \"tags\": {\"a\": 1}}\n]", ":3: [0].tags: must be a list"},
+		"bad timeout":      {"[{\"name\": \"x\", \"scripts\": \"a.sh\", \"timeout\": \"soon\"}]", "[0].timeout: must be a number of seconds"},
+		"bad n_gpus":       {"[{\"name\": \"x\", \"scripts\": \"a.sh\", \"n_gpus\": \"eight\"}]", "[0].n_gpus: \"eight\" is not a GPU count"},
+		"duplicate":        {"[{\"name\": \"x\", \"scripts\": \"a.sh\"},\n{\"name\": \"x\", \"scripts\": \"b.sh\"}]", ":2: [1].name: \"x\" is already the name of model [0]"},
+		"bad name":         {"[{\"name\": \"my model\", \"scripts\": \"a.sh\"}]", "is not usable as a benchmark name"},
+		"no scripts":       {"[{\"name\": \"x\"}]", "[0].scripts: is required"},
+		"empty":            {"", "the document is empty"},
+		"huge timeout":     {"[{\"name\": \"x\", \"scripts\": \"a.sh\", \"timeout\": 10000000000}]", "[0].timeout: must be a number of seconds up to a year"},
+		"results outside":  {"[{\"name\": \"x\", \"scripts\": \"a.sh\", \"multiple_results\": \"../../etc/x.csv\"}]", "[0].multiple_results: \"../../etc/x.csv\" must be a file name relative to the output folder"},
+		"absolute results": {"[{\"name\": \"x\", \"scripts\": \"a.sh\", \"multiple_results\": \"/abs/x.csv\"}]", "[0].multiple_results: \"/abs/x.csv\" must be"},
+		"tag with blank":   {"[{\"name\": \"x\", \"scripts\": \"a.sh\", \"tags\": [\"y z\"]}]", "[0].tags[0]: \"y z\" is not a tag"},
 	}
 	for name, c := range cases {
 		p := filepath.Join(t.TempDir(), "models.json")
