@@ -114,6 +114,9 @@ func TestInvalidManifests(t *testing.T) {
 		{"duplicate key json", "m.json", "{\n\"name\": \"t\",\n\"name\": \"u\"\n}\n", []string{`3: duplicate key "name" (first defined at line 2)`}},
 		{"json syntax", "m.json", "{\n\"name\": \"t\",\n\"image\": {\n}}\n,\n", []string{"5: unexpected content after the end"}},
 		{"json unclosed", "m.json", "{\n\"name\": \"t\",\n", []string{"not closed"}},
+		{"json NUL", "m.json", "{\n\"name\": \"t\\u0000x\"\n}\n", []string{"2: a value contains a NUL byte"}},
+		{"json not UTF-8", "m.json", "{\n\"name\": \"t\xff\"\n}\n", []string{"2: the file is not UTF-8 text"}},
+		{"yaml NUL", "m.yaml", "name: \"t\\0x\"\n", []string{"1: a value contains a NUL byte"}},
 		{"json type", "m.json", "{\"name\": \"t\",\n \"image\": {\"dockerfile\": \"Dockerfile\"},\n \"benchmarks\": [{\"name\": \"b\", \"command\": [\"x\"]}],\n \"gpu\": {\"count\": \"many\"}}\n", []string{`4: gpu.count: must be a positive number of GPUs per node or "all", got the string "many"`}},
 		{"bad enum", "m.yaml", okHead + okBench + "gpu: {vendor: amdd}\n", []string{`4: gpu.vendor: "amdd" is not a GPU vendor, did you mean "amd"? (allowed: amd, nvidia, none, auto)`}},
 		{"bad duration", "m.yaml", okHead + "benchmarks: [{name: b, command: [x], timeout: 2hours}]\n", []string{`3: benchmarks[0].timeout: "2hours" is not a duration`}},
@@ -145,6 +148,7 @@ func TestInvalidManifests(t *testing.T) {
 		{"bad tag", "m.yaml", "name: t\nimage: {dockerfile: Dockerfile, tag: \"Bad:Tag:x\"}\n" + okBench, []string{"2: image.tag: "}},
 		{"secret in build arg", "m.yaml", "name: t\nimage: {dockerfile: Dockerfile, buildArgs: {T: \"${HF_TOKEN}\"}}\nsecrets: [HF_TOKEN]\n" + okBench, []string{"2: image.buildArgs.T: uses the secret ${HF_TOKEN}"}},
 		{"reserved env", "m.yaml", okHead + okBench + "env: {NODE_RANK: \"1\"}\n", []string{"4: env.NODE_RANK: is set by benchctl"}},
+		{"reserved benchctl env", "m.yaml", okHead + okBench + "env: {BENCHCTL_JOB_ID: mine}\n", []string{"4: env.BENCHCTL_JOB_ID: is set by benchctl"}},
 		{"bad results path", "m.yaml", okHead + "benchmarks: [{name: b, command: [x], results: ../x.csv}]\n", []string{`3: benchmarks[0].results: "../x.csv" must be a file name relative`}},
 		{"bad ulimit", "m.yaml", okHead + okBench + "container: {ulimits: {memlok: 1}}\n", []string{"4: container.ulimits.memlok: is not a ulimit"}},
 		{"bad slurm time", "m.yaml", okHead + okBench + "slurm: {time: 2h}\n", []string{`4: slurm.time: "2h" is not a Slurm time limit`}},
@@ -161,6 +165,7 @@ func TestInvalidManifests(t *testing.T) {
 		{"passEnv bad glob", "m.yaml", okHead + okBench + "passEnv: [\"A[\", \"B C\"]\n", []string{"4: passEnv[0]: ", "4: passEnv[1]: "}},
 		{"bad capability", "m.yaml", okHead + okBench + "container: {capAdd: [SYS_PTRAC]}\n", []string{`4: container.capAdd[0]: "SYS_PTRAC" is not a Linux capability`}},
 		{"bad device", "m.yaml", okHead + okBench + "container: {devices: [kfd]}\n", []string{`4: container.devices[0]: "kfd" is not a device`}},
+		{"device outside /dev", "m.yaml", okHead + okBench + "container: {devices: [\"/dev/../etc/shadow:/x\", /dev/]}\n", []string{`4: container.devices[0]: "/dev/../etc/shadow:/x" is not a device`, `4: container.devices[1]: "/dev/" is not a device`}},
 		{"many at once", "m.yaml", "name: T\nimage: {dockerfile: Dockerfile}\ngpu: {vendor: x}\nbenchmarks: [{name: b}]\n", []string{"1: name:", "3: gpu.vendor:", "4: benchmarks[0].command:"}},
 	}
 	for _, c := range cases {

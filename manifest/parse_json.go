@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
+	"unicode/utf8"
 )
 
 // maxDepth bounds nesting so that hostile input cannot exhaust the stack.
@@ -25,6 +27,18 @@ func parseJSON(file string, data []byte) (*Node, error) {
 		if b == '\n' {
 			p.lineStarts = append(p.lineStarts, i+1)
 		}
+	}
+	if !utf8.Valid(data) {
+		off := 0
+		for off < len(data) {
+			r, size := utf8.DecodeRune(data[off:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			off += size
+		}
+		line, col := p.pos(int64(off))
+		return nil, &ParseError{File: file, Line: line, Col: col, Msg: "the file is not UTF-8 text (save it as UTF-8)"}
 	}
 	p.dec.UseNumber()
 	n, err := p.value(0)
@@ -117,6 +131,9 @@ func (p *jsonParser) value(depth int) (*Node, error) {
 			return nil, &ParseError{File: p.file, Line: line, Col: col, Msg: fmt.Sprintf("invalid JSON: unexpected %q", rune(t))}
 		}
 	case string:
+		if strings.ContainsRune(t, 0) {
+			return nil, &ParseError{File: p.file, Line: line, Col: col, Msg: "a value contains a NUL byte"}
+		}
 		n.Kind, n.Tag, n.Value = ScalarNode, TagStr, t
 	case json.Number:
 		n.Kind, n.Tag, n.Value = ScalarNode, TagInt, t.String()

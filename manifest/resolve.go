@@ -23,7 +23,8 @@ var (
 )
 
 // Reserved are the variables benchctl sets in every container; a manifest cannot set them.
-var Reserved = []string{"NODE_RANK", "NNODES", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "BENCHCTL_OUTPUT_DIR"}
+var Reserved = []string{"NODE_RANK", "NNODES", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "BENCHCTL_OUTPUT_DIR",
+	"BENCHCTL_JOB_ID", "BENCHCTL_ATTEMPT", "BENCHCTL_BENCHMARK"}
 
 // ReservedMountRoot is where benchctl mounts its own folders in the container.
 const ReservedMountRoot = "/benchctl"

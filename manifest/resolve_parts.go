@@ -136,9 +136,9 @@ func (r *resolver) container(s ContainerSpec) Container {
 	for i, dv := range s.Devices {
 		fp := index("container.devices", i)
 		parts := strings.Split(dv, ":")
-		d := Device{Host: parts[0], Permissions: "rwm"}
+		d := Device{Host: path.Clean(parts[0]), Permissions: "rwm"}
 		d.Container = d.Host
-		if len(parts) > 3 || !strings.HasPrefix(d.Host, "/dev/") {
+		if len(parts) > 3 || !strings.HasPrefix(parts[0], "/") || !strings.HasPrefix(d.Host, "/dev/") {
 			r.p.add(fp, "%s is not a device (HOST[:CONTAINER[:PERMISSIONS]], HOST under /dev, e.g. /dev/infiniband/uverbs0)", quote(dv))
 			continue
 		}
@@ -147,7 +147,7 @@ func (r *resolver) container(s ContainerSpec) Container {
 				r.p.add(fp, "container path %s must be absolute", quote(parts[1]))
 				continue
 			}
-			d.Container = parts[1]
+			d.Container = path.Clean(parts[1])
 		}
 		if len(parts) == 3 {
 			if parts[2] == "" || strings.Trim(parts[2], "rwm") != "" {
