@@ -67,17 +67,22 @@ func SelectBenchmarks(m *manifest.Manifest, names []string) ([]manifest.Benchmar
 	if len(names) == 0 {
 		return m.Benchmarks, nil
 	}
-	var out []manifest.Benchmark
 	var all []string
 	for _, b := range m.Benchmarks {
 		all = append(all, b.Name)
 	}
+	want := map[string]bool{}
 	for _, n := range names {
-		b, ok := m.Benchmark(n)
-		if !ok {
+		if _, ok := m.Benchmark(n); !ok {
 			return nil, &ContextError{"--benchmarks", fmt.Sprintf("%q is not a benchmark of %s (it has: %s)", n, m.Name, strings.Join(all, ", "))}
 		}
-		out = append(out, b)
+		want[n] = true // a name given twice runs once
+	}
+	var out []manifest.Benchmark
+	for _, b := range m.Benchmarks {
+		if want[b.Name] {
+			out = append(out, b)
+		}
 	}
 	return out, nil
 }

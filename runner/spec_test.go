@@ -77,3 +77,14 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectBenchmarksInManifestOrderOnce(t *testing.T) {
+	m := &manifest.Manifest{Name: "m", Benchmarks: []manifest.Benchmark{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
+	got, err := SelectBenchmarks(m, []string{"c", "a", "c"})
+	if err != nil || len(got) != 2 || got[0].Name != "a" || got[1].Name != "c" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if _, err := SelectBenchmarks(m, []string{"z"}); err == nil || !strings.Contains(err.Error(), `"z" is not a benchmark of m (it has: a, b, c)`) {
+		t.Fatalf("unknown name: %v", err)
+	}
+}

@@ -35,6 +35,7 @@ func TestExitCodesForBadInput(t *testing.T) {
 		{[]string{"--log-level", "loud", "version"}, `invalid --log-level "loud"`},
 		{[]string{"models", "list"}, "--catalog is required"},
 		{[]string{"version", "extra"}, "unknown command"},
+		{[]string{"run", "--manifest", bad, "--barrier-timeout", "-5s"}, "--barrier-timeout -5s is not a positive duration"},
 	}
 	for _, c := range cases {
 		code, out, errs := run(t, c.args...)

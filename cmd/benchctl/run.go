@@ -52,6 +52,9 @@ failed, 3 a benchmark failed (or the run was cancelled), 4 invalid input.`,
 			if err := checkOutput("--output", opts.output, "text", "json"); err != nil {
 				return err
 			}
+			if opts.barrierTimeout <= 0 {
+				return usagef("give a positive duration, e.g. --barrier-timeout 30m", "--barrier-timeout %v is not a positive duration", opts.barrierTimeout)
+			}
 			return runRun(cmd, io, opts)
 		},
 	}
