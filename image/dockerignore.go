@@ -3,8 +3,11 @@ package image
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -21,6 +24,46 @@ type ignoreRule struct {
 // matches any number of folders, a pattern that matches a folder also matches everything
 // below it, "!" re-includes, and the last matching line wins.
 type ignoreRules []ignoreRule
+
+// IgnoreError is a .dockerignore line that is not a valid pattern: bad input (exit 4).
+type IgnoreError struct {
+	File string // the .dockerignore's path ("" until known)
+	Line int
+	Text string
+	Err  error
+}
+
+func (e *IgnoreError) Error() string {
+	return fmt.Sprintf("%s:%d: %q is not a valid pattern: %v (fix or remove that line)", e.File, e.Line, e.Text, e.Err)
+}
+
+// InvalidInput marks the error as bad input.
+func (e *IgnoreError) InvalidInput() bool { return true }
+
+// CheckDockerignore parses the context's .dockerignore, if there is one, so that a bad
+// pattern is reported when the manifest is checked rather than when the image is built.
+func CheckDockerignore(contextDir string) error {
+	_, err := readDockerignore(contextDir)
+	return err
+}
+
+// readDockerignore reads and parses <contextDir>/.dockerignore; no file means no rules.
+func readDockerignore(contextDir string) (ignoreRules, error) {
+	file := filepath.Join(contextDir, ".dockerignore")
+	data, err := os.ReadFile(file)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rules, err := parseDockerignore(data)
+	var ie *IgnoreError
+	if errors.As(err, &ie) {
+		ie.File = file
+	}
+	return rules, err
+}
 
 func parseDockerignore(data []byte) (ignoreRules, error) {
 	var rules ignoreRules
@@ -43,7 +86,7 @@ func parseDockerignore(data []byte) (ignoreRules, error) {
 		}
 		re, err := globRegexp(s)
 		if err != nil {
-			return nil, fmt.Errorf(".dockerignore line %d: %q: %w", line, r.text, err)
+			return nil, &IgnoreError{File: ".dockerignore", Line: line, Text: r.text, Err: err}
 		}
 		r.re = re
 		rules = append(rules, r)

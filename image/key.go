@@ -46,18 +46,14 @@ type contextFile struct {
 // walkContext lists the context's entries in a stable order, honouring .dockerignore.
 // The Dockerfile and .dockerignore are always part of what the builder receives.
 func walkContext(in BuildInput) ([]contextFile, error) {
-	var rules ignoreRules
-	if data, err := os.ReadFile(filepath.Join(in.Context, ".dockerignore")); err == nil {
-		if rules, err = parseDockerignore(data); err != nil {
-			return nil, err
-		}
-	} else if !os.IsNotExist(err) {
+	rules, err := readDockerignore(in.Context)
+	if err != nil {
 		return nil, err
 	}
 	dfRel, _ := filepath.Rel(in.Context, in.Dockerfile)
 	dfRel = filepath.ToSlash(dfRel)
 	var files []contextFile
-	err := filepath.WalkDir(in.Context, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(in.Context, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("reading the build context: %w", err)
 		}

@@ -1,8 +1,10 @@
 package image
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,5 +129,19 @@ func TestBaseImages(t *testing.T) {
 	got := BaseImages(df, []manifest.EnvVar{{Name: "BASE", Value: "rocm/pytorch:6.4"}})
 	if len(got) != 2 || got[0] != "rocm/pytorch:6.4" || got[1] != "scratch" {
 		t.Errorf("BaseImages = %v", got)
+	}
+}
+
+func TestBadDockerignoreIsInvalidInput(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, ".dockerignore"), []byte("# ok\n*.log\n[\n"), 0o644)
+	err := CheckDockerignore(dir)
+	var ie *IgnoreError
+	if !errors.As(err, &ie) || !ie.InvalidInput() || ie.Line != 3 ||
+		!strings.Contains(err.Error(), filepath.Join(dir, ".dockerignore")+":3: \"[\" is not a valid pattern") {
+		t.Fatalf("%v", err)
+	}
+	if err := CheckDockerignore(t.TempDir()); err != nil {
+		t.Fatalf("no .dockerignore: %v", err)
 	}
 }

@@ -22,6 +22,11 @@ func TestExitCodesForBadInput(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "m.yaml")
 	os.WriteFile(bad, []byte("name: x\ngpu: {vendor: amdd}\n"), 0o644)
+	ignored := filepath.Join(dir, "ign", "m.yaml")
+	os.MkdirAll(filepath.Dir(ignored), 0o755)
+	os.WriteFile(ignored, []byte("name: x\nimage: {dockerfile: Dockerfile}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ign", "Dockerfile"), []byte("FROM scratch\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ign", ".dockerignore"), []byte("[\n"), 0o644)
 	cases := []struct {
 		args []string
 		want string
@@ -35,6 +40,7 @@ func TestExitCodesForBadInput(t *testing.T) {
 		{[]string{"--log-level", "loud", "version"}, `invalid --log-level "loud"`},
 		{[]string{"models", "list"}, "--catalog is required"},
 		{[]string{"version", "extra"}, "unknown command"},
+		{[]string{"validate", "--manifest", ignored}, filepath.Join(dir, "ign", ".dockerignore") + `:1: "[" is not a valid pattern`},
 		{[]string{"run", "--manifest", bad, "--barrier-timeout", "-5s"}, "--barrier-timeout -5s is not a positive duration"},
 	}
 	for _, c := range cases {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/models"
 )
@@ -33,6 +34,12 @@ func loadManifest(path string) (*manifest.Manifest, error) {
 	m, warnings, err := models.LoadManifest(path, os.LookupEnv)
 	for _, w := range warnings {
 		slog.Warn(w)
+	}
+	if err == nil && m.Image.Builds() {
+		// A bad .dockerignore pattern is the manifest's build input: report it now.
+		if ierr := image.CheckDockerignore(m.Image.Context); ierr != nil {
+			return nil, ierr
+		}
 	}
 	return m, err
 }
