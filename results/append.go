@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,26 +30,9 @@ func AppendCSV(ctx context.Context, path string, t *Table) error {
 		return err
 	}
 	defer unlock()
-	var old *Table
-	f, err := os.Open(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("appending to %s: %w", path, err)
-	default:
-		data, err := io.ReadAll(io.LimitReader(f, maxAppendSize+1))
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("appending to %s: %w", path, err)
-		}
-		if len(data) > maxAppendSize {
-			return fmt.Errorf("appending to %s: the file is larger than %d MiB; start a new one", path, maxAppendSize>>20)
-		}
-		if len(data) > 0 {
-			if old, err = parseCSV(path, data, false); err != nil {
-				return fmt.Errorf("appending to %s: not a CSV this can extend: %w", path, err)
-			}
-		}
+	old, err := readAppendTarget(path)
+	if err != nil {
+		return err
 	}
 	merged := unionTables(old, t)
 	data, err := EncodeCSV(merged)
@@ -56,6 +40,49 @@ func AppendCSV(ctx context.Context, path string, t *Table) error {
 		return err
 	}
 	return atomicfile.WriteFile(path, data)
+}
+
+// CheckAppendTarget says whether AppendCSV could extend path, before any work is done: a
+// missing file in an existing folder is fine; a folder, a file that is not a CSV or is too
+// large, or a missing parent folder is an *InputError (exit 4).
+func CheckAppendTarget(path string) error {
+	_, err := readAppendTarget(path)
+	return err
+}
+
+// readAppendTarget reads the CSV to append to; nil when it does not exist yet.
+func readAppendTarget(path string) (*Table, error) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if pst, perr := os.Stat(filepath.Dir(path)); perr != nil || !pst.IsDir() {
+			return nil, &InputError{Path: path, Err: fmt.Errorf("the folder %s does not exist; create it first or append elsewhere", filepath.Dir(path))}
+		}
+		return nil, nil
+	case err != nil:
+		return nil, &InputError{Path: path, Err: err}
+	case !st.Mode().IsRegular():
+		return nil, &InputError{Path: path, Err: fmt.Errorf("is not a regular file; give the path of a CSV file to append to")}
+	case st.Size() > maxAppendSize:
+		return nil, &InputError{Path: path, Err: fmt.Errorf("the file is larger than %d MiB; start a new one", maxAppendSize>>20)}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{Path: path, Err: err}
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	old, err := parseCSV(path, data, false)
+	if err != nil {
+		return nil, &InputError{Path: path, Err: fmt.Errorf("not a CSV this can extend (%v); append to a perf.csv, or give a new file", trimPathPrefix(err, path))}
+	}
+	return old, nil
+}
+
+// trimPathPrefix drops a leading "path: " from an error message that InputError repeats.
+func trimPathPrefix(err error, path string) string {
+	return strings.TrimPrefix(err.Error(), path+": ")
 }
 
 // unionTables puts a's rows then b's under the union of their headers.

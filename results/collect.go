@@ -50,6 +50,11 @@ type Collection struct {
 // an older one was ended by the requeue), else from the status files: a node whose outcome
 // is running and that has no finishedAt is still running.
 func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
+	if opts.AppendTo != "" {
+		if err := CheckAppendTarget(opts.AppendTo); err != nil {
+			return nil, err
+		}
+	}
 	dir, err := FindJob(opts.SharedDir, opts.JobID, opts.Attempt)
 	if err != nil {
 		return nil, err

@@ -137,6 +137,24 @@ func TestCollectJSONAndAppend(t *testing.T) {
 	if lines := strings.Count(string(data), "\n"); lines != 1+4+1 {
 		t.Fatalf("appended perf.csv has %d lines:\n%s", lines, data)
 	}
+
+	// A target that cannot be appended to is bad input, found before anything is written,
+	// and left as it was.
+	ragged := filepath.Join(t.TempDir(), "ragged.csv")
+	os.WriteFile(ragged, []byte("a,b\n1,2,3\n"), 0o644)
+	for target, want := range map[string]string{
+		ragged:      "not a CSV this can extend",
+		t.TempDir(): "is not a regular file",
+		filepath.Join(t.TempDir(), "no", "perf.csv"): "does not exist; create it first",
+	} {
+		code, _, errs := runResults(t, "collect", "100", "-o", target)
+		if code != 4 || !strings.Contains(errs, want) {
+			t.Errorf("-o %s: exit %d, %s", target, code, errs)
+		}
+	}
+	if data, _ := os.ReadFile(ragged); string(data) != "a,b\n1,2,3\n" {
+		t.Errorf("the bad target was changed: %q", data)
+	}
 }
 
 func TestCompareCommand(t *testing.T) {
