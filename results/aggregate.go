@@ -86,7 +86,7 @@ func (a *aggregator) stream(ctx context.Context) error {
 		for {
 			ents, err := f.ReadDir(256)
 			for _, e := range ents {
-				if !e.IsDir() { // temp files and the like
+				if !isDirEntry(nodesDir, e) { // temp files and the like
 					continue
 				}
 				select {
@@ -133,4 +133,16 @@ func (a *aggregator) stream(ctx context.Context) error {
 		return err
 	}
 	return listErr // read after out is closed: the lister has returned
+}
+
+// isDirEntry: a folder, or a symbolic link to one (a node folder linked in from elsewhere).
+func isDirEntry(parent string, e fs.DirEntry) bool {
+	if e.IsDir() {
+		return true
+	}
+	if e.Type()&fs.ModeSymlink == 0 {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(parent, e.Name()))
+	return err == nil && st.IsDir()
 }

@@ -265,3 +265,23 @@ func TestBestCSVPrefersNumbers(t *testing.T) {
 		t.Errorf("why: %s", b.WinnerWhy)
 	}
 }
+
+// A node folder that is a symbolic link to the real one is read like any other.
+func TestLinkedNodeFolder(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "22", 2)
+	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric\nm,1,u\n")
+	writeNode(t, job, 1, OutcomeSuccess, "model,performance,metric\nm,2,u\n")
+	elsewhere := filepath.Join(t.TempDir(), "1-h1")
+	if err := os.Rename(filepath.Join(job, "nodes", "1-h1"), elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(elsewhere, filepath.Join(job, "nodes", "1-h1"))
+	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "22"}, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := s.Benchmarks[0]; b.Status != StatusSuccess || len(b.Failed) != 0 {
+		t.Fatalf("status %s (%s), failed %+v", b.Status, b.Reason, b.Failed)
+	}
+}

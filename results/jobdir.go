@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -81,10 +82,16 @@ func scanJobs(jobs, jobID string) (attempts []int, others []string, err error) {
 	for {
 		ents, err := f.ReadDir(512)
 		for _, e := range ents {
-			if !e.IsDir() {
+			if !isDirEntry(jobs, e) {
 				continue
 			}
 			id, att := splitJobDirName(e.Name())
+			switch {
+			case e.Name() == jobID:
+				id, att = jobID, 0 // asked for by its exact folder name
+			case id == jobID && att > 0 && jobJSONNames(filepath.Join(jobs, e.Name()), e.Name()):
+				continue // a job whose own id ends in .<n>, not an attempt of jobID
+			}
 			if id == jobID {
 				attempts = append(attempts, att)
 			} else if !seen[id] && len(seen) < 10*maxListedJobs {
@@ -119,6 +126,18 @@ func scanJobs(jobs, jobID string) (attempts []int, others []string, err error) {
 		others = others[:maxListedJobs]
 	}
 	return attempts, others, nil
+}
+
+// jobJSONNames reports whether the job.json in dir names the job id (its "job" field).
+func jobJSONNames(dir, id string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "job.json"))
+	if err != nil {
+		return false
+	}
+	var j struct {
+		Job string `json:"job"`
+	}
+	return json.Unmarshal(data, &j) == nil && j.Job == id
 }
 
 // splitJobDirName splits "123.2" into ("123", 2); a name without a numeric suffix is attempt 0.

@@ -70,3 +70,22 @@ func TestJobDirName(t *testing.T) {
 		}
 	}
 }
+
+// A job whose own id ends in .<n> (written by an older benchctl, or by hand) is found by its
+// exact name and is not taken for an attempt of another job; linked job folders count.
+func TestFindJobDottedIDsAndLinks(t *testing.T) {
+	shared := t.TempDir()
+	jobs := filepath.Join(shared, "jobs")
+	for _, d := range []string{"abc", "abc.2", "abc.1", "real"} {
+		os.MkdirAll(filepath.Join(jobs, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(jobs, "abc.2", "job.json"), []byte(`{"job": "abc.2"}`), 0o644)
+	os.WriteFile(filepath.Join(jobs, "abc.1", "job.json"), []byte(`{"job": "abc", "attempt": 1}`), 0o644)
+	os.Symlink(filepath.Join(jobs, "real"), filepath.Join(jobs, "linked"))
+	for job, want := range map[string]string{"abc": "abc.1", "abc.2": "abc.2", "linked": "linked"} {
+		d, err := FindJob(shared, job, -1)
+		if err != nil || filepath.Base(d.Path) != want {
+			t.Errorf("FindJob(%q) = %s, %v; want %s", job, d.Path, err, want)
+		}
+	}
+}

@@ -111,6 +111,11 @@ func DetectNode(lookup func(string) (string, bool)) (Node, error) {
 	if strings.ContainsAny(n.JobID, "/\\ \t") || n.JobID == "." || n.JobID == ".." {
 		return n, &ContextError{"BENCHCTL_JOB_ID", fmt.Sprintf("%q cannot name a folder", n.JobID)}
 	}
+	if i := strings.LastIndexByte(n.JobID, '.'); i > 0 && i < len(n.JobID)-1 && strings.Trim(n.JobID[i+1:], "0123456789") == "" {
+		// jobs/<id>.<n> is attempt n of job <id>: such an id would be read as another job's attempt.
+		return n, &ContextError{"BENCHCTL_JOB_ID", fmt.Sprintf("%q ends in .<number>, which benchctl uses for requeued attempts (jobs/<id>.<attempt>); use another separator, e.g. %q",
+			n.JobID, n.JobID[:i]+"-"+n.JobID[i+1:])}
+	}
 	if n.MasterAddr == "" {
 		n.MasterAddr = "127.0.0.1"
 	}
