@@ -285,3 +285,27 @@ func TestLinkedNodeFolder(t *testing.T) {
 		t.Fatalf("status %s (%s), failed %+v", b.Status, b.Reason, b.Failed)
 	}
 }
+
+// Columns whose names clash are renamed, never dropped or merged.
+func TestPerfTableKeepsClashingColumns(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "23", 1)
+	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric,perf_min,perf_min_csv,Performance,MODEL\nm,1,u,PMIN,OWN,999,OTHER\n")
+	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "23"}, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := PerfTable(s)
+	got := map[string]string{}
+	for i, h := range pt.Header {
+		if _, dup := got[h]; dup {
+			t.Fatalf("column %s twice in %v", h, pt.Header)
+		}
+		got[h] = pt.Rows[0][i]
+	}
+	for col, want := range map[string]string{"perf_min_csv": "OWN", "perf_min_csv_csv": "PMIN", "Performance": "999", "MODEL": "OTHER", "performance": "1", "model": "m"} {
+		if got[col] != want {
+			t.Errorf("%s = %q, want %q (header %v)", col, got[col], want, pt.Header)
+		}
+	}
+}

@@ -37,7 +37,8 @@ func isComputed(col string) bool {
 // PerfTable builds perf.csv from a summary made by Aggregate: one row per row of each
 // benchmark's winning CSV (one FAILURE row for a benchmark without a result). Columns:
 // MadengineColumns, BenchctlColumns, then every other column of the winning CSVs, in the
-// order first seen (a name that clashes with benchctl's gets the suffix "_csv").
+// order first seen (a name that clashes with benchctl's, with a madengine column the CSV
+// already has, or with another of its columns gets the suffix "_csv", as often as needed).
 //
 // madengine columns are filled from the CSV row when it has a non-empty value, else from
 // what the job knows: nnodes is the job's world; n_gpus and gpus_per_node come from the
@@ -62,13 +63,27 @@ func PerfTable(s *Summary) *Table {
 			continue
 		}
 		extra[bi] = make([]int, len(b.table.Header))
+		claimed := map[string]bool{}  // madengine columns this CSV already fills
+		used := map[int]bool{}        // perf.csv columns this CSV's extra columns already fill
+		inHeader := map[string]bool{} // a renamed column must not take the name of another
+		for _, h := range b.table.Header {
+			inHeader[h] = true
+		}
 		for i, h := range b.table.Header {
 			extra[bi][i] = -1
-			if mc := madengineColumn(h); mc != "" {
+			if mc := madengineColumn(h); mc != "" && !claimed[mc] {
+				claimed[mc] = true
 				continue
 			}
+			// An extra column; one whose name clashes with a madengine column this CSV already
+			// fills ("Performance" beside "performance"), with benchctl's own, or with another
+			// column of this CSV gets "_csv" appended until it is unique: nothing is dropped.
 			name := h
-			if c, ok := index[name]; ok && c >= len(MadengineColumns()) && c < fixed {
+			for {
+				c, ok := index[name]
+				if (!ok || (c >= fixed && !used[c])) && (name == h || !inHeader[name]) {
+					break
+				}
 				name += "_csv"
 			}
 			c, ok := index[name]
@@ -77,6 +92,7 @@ func PerfTable(s *Summary) *Table {
 				header = append(header, name)
 				index[name] = c
 			}
+			used[c] = true
 			extra[bi][i] = c
 		}
 	}
