@@ -164,7 +164,7 @@ func TestCollectOddFolders(t *testing.T) {
 			t.Errorf("node failures lack %q:\n%s", w, reasons)
 		}
 	}
-	if len(s.Problems) != 1 || !strings.Contains(s.Problems[0], "unexpected folder nodes/not-a-node") {
+	if len(s.Problems) != 2 || !strings.Contains(s.Problems[1], "unexpected folder nodes/not-a-node") || !strings.Contains(s.Problems[0], "(extra x)") {
 		t.Fatalf("problems %q", s.Problems)
 	}
 	if s.Status != StatusFailure || len(col.Perf.Rows) != 3 {
@@ -307,5 +307,42 @@ func TestPerfTableKeepsClashingColumns(t *testing.T) {
 		if got[col] != want {
 			t.Errorf("%s = %q, want %q (header %v)", col, got[col], want, pt.Header)
 		}
+	}
+}
+
+// Without job.json, a stray folder with a huge rank does not invent missing nodes.
+func TestStrayRankWithoutJobJSON(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "24", 1)
+	os.Remove(filepath.Join(job, JobFile))
+	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric\nm,1,u\n")
+	writeNode(t, job, 4000000, OutcomeSuccess, "model,performance,metric\nm,1,u\n")
+	for _, dir := range []string{"0-h0", "4000000-h4000000"} {
+		st, _ := ReadStatus(filepath.Join(job, "nodes", dir, StatusFile))
+		st.World = 1
+		data, _ := json.Marshal(st)
+		os.WriteFile(filepath.Join(job, "nodes", dir, StatusFile), data, 0o644)
+	}
+	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "24"}, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Nodes.Expected != 1 || !strings.Contains(strings.Join(s.Problems, "\n"), "node folders go up to rank 4000000, but the status files say the job has 1 nodes") {
+		t.Fatalf("expected %d, problems %v", s.Nodes.Expected, s.Problems)
+	}
+}
+
+// Nodes whose CSVs have other key columns are named in a problem, not silently left out.
+func TestOtherKeysAreAProblem(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "25", 2)
+	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric,batch_size\nm,1,u,32\nm,2,u,64\n")
+	writeNode(t, job, 1, OutcomeSuccess, "model,performance,metric\nm,1,u\n")
+	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "25"}, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Benchmarks[0].OtherKeys) == 0 || !strings.Contains(strings.Join(s.Problems, "\n"), "benchmark b: other nodes reported rows the winner's CSV does not have") {
+		t.Fatalf("otherKeys %v, problems %v", s.Benchmarks[0].OtherKeys, s.Problems)
 	}
 }

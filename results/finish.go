@@ -28,7 +28,13 @@ func (a *aggregator) finish() *Summary {
 	}
 	world := a.world
 	if len(a.seen) > 0 {
-		world = max(world, a.maxRank+1)
+		if a.job == nil && a.world > 0 && a.maxRank >= a.world {
+			// Without job.json the status files' world is the best count there is; a stray
+			// high-rank folder must not invent millions of missing nodes.
+			a.problem("node folders go up to rank %d, but the status files say the job has %d nodes; folders beyond that are ignored for the node count", a.maxRank, a.world)
+		} else {
+			world = max(world, a.maxRank+1)
+		}
 	}
 	if j := a.job; j != nil {
 		world = j.WorldSize()

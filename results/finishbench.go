@@ -131,6 +131,10 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		other = append(other[:maxListedNodes], fmt.Sprintf("and %d more", len(other)-maxListedNodes))
 	}
 	bs.OtherKeys = other
+	if len(other) > 0 {
+		a.problem("benchmark %s: other nodes reported rows the winner's CSV does not have (%s); their CSVs differ in columns or key values, so those rows are in no statistic (summary.json otherKeys)",
+			b.spec.name, strings.Join(other, "; "))
+	}
 	return bs
 }
 
