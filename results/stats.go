@@ -73,15 +73,21 @@ func (a *accumulator) stats() Stats {
 	} else {
 		s.Median = vals[n/2-1].v/2 + vals[n/2].v/2
 	}
-	var mean, m2 float64 // Welford: no overflow of a plain sum of large values
+	// Welford on values scaled by the largest magnitude: neither a plain sum nor the squared
+	// deviations of values near float64's limits overflow.
+	// A power of two, so that scaling is exact and the figures are those of the plain sums.
+	_, exp := math.Frexp(math.Max(math.Abs(vals[0].v), math.Abs(vals[n-1].v)))
+	scale := math.Ldexp(1, exp-1) // the largest value scaled is in [1, 2)
+	var mean, m2 float64
 	for i, x := range vals {
-		d := x.v - mean
+		v := x.v / scale
+		d := v - mean
 		mean += d / float64(i+1)
-		m2 += d * (x.v - mean)
+		m2 += d * (v - mean)
 	}
-	s.Mean = finite(mean)
+	s.Mean = finite(mean * scale)
 	if n > 1 {
-		s.Stdev = finite(math.Sqrt(m2 / float64(n-1)))
+		s.Stdev = finite(math.Sqrt(m2/float64(n-1)) * scale)
 	}
 	if s.Mean != 0 {
 		s.CV = finite(s.Stdev / math.Abs(s.Mean))

@@ -77,3 +77,13 @@ func TestFormatStat(t *testing.T) {
 		}
 	}
 }
+
+func TestStatsNearFloatLimits(t *testing.T) {
+	a := &accumulator{}
+	a.add(0, 1e308, "1e308")
+	a.add(1, 1.7e308, "1.7e308")
+	st := a.stats()
+	if math.Abs(st.Mean-1.35e308) > 1e293 || math.Abs(st.Stdev-4.9497474683058e307) > 1e294 || st.CV == 0 {
+		t.Fatalf("%+v", st)
+	}
+}
