@@ -346,3 +346,17 @@ func TestOtherKeysAreAProblem(t *testing.T) {
 		t.Fatalf("otherKeys %v, problems %v", s.Benchmarks[0].OtherKeys, s.Problems)
 	}
 }
+
+func TestEmptyJobTableHasAFailureRow(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "26", 1)
+	os.Remove(filepath.Join(job, JobFile))
+	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "26"}, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteResults(&buf, FormatTable, s, PerfTable(s)); err != nil || !strings.Contains(buf.String(), "FAILURE") || !strings.Contains(buf.String(), noBenchmarksReason) {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+}

@@ -80,6 +80,11 @@ func writeRows(w io.Writer, markdown bool, s *Summary) error {
 			lines = append(lines, []string{b.Name, r.Model, dash(r.Metric), perf, nodes, lo, med, hi, cv, r.Status, winner, shorten(r.Reason, 100)})
 		}
 	}
+	if len(s.Benchmarks) == 0 {
+		// The same FAILURE row perf.csv gets: an empty table would look like a quiet success.
+		name := cmpOr(s.Name, s.Job)
+		lines = append(lines, []string{name, name, "-", "-", "-", "-", "-", "-", "-", StatusFailure, "-", noBenchmarksReason})
+	}
 	if markdown {
 		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
 		for _, l := range lines {

@@ -119,11 +119,14 @@ func PerfTable(s *Summary) *Table {
 	if len(s.Benchmarks) == 0 {
 		out := make([]string, len(header))
 		fillKnown(out, index, s, &BenchmarkSummary{Name: cmpOr(s.Name, s.Job)},
-			RowSummary{Model: cmpOr(s.Name, s.Job), Status: StatusFailure, Reason: "no benchmarks found in the job folder"})
+			RowSummary{Model: cmpOr(s.Name, s.Job), Status: StatusFailure, Reason: noBenchmarksReason})
 		t.Rows = append(t.Rows, out)
 	}
 	return t
 }
+
+// noBenchmarksReason is the FAILURE row of a job folder without any benchmark.
+const noBenchmarksReason = "no benchmarks found in the job folder"
 
 // madengineColumn maps a CSV column to the madengine column it is, or "".
 func madengineColumn(h string) string {
