@@ -93,8 +93,14 @@ func intValue(n *Node) (int64, bool) {
 	if n.Kind != ScalarNode || n.Tag != TagInt {
 		return 0, false
 	}
-	s := strings.ReplaceAll(n.Value, "_", "")
-	i, err := strconv.ParseInt(s, 0, 64)
+	// Plain decimal only: "010" is not 8 and "0x10" not 16 here; such a number is refused
+	// (with the message of the field) rather than read as something the user did not mean.
+	s := strings.TrimPrefix(n.Value, "+")
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" || (len(digits) > 1 && digits[0] == '0') {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || i > 1<<53 || i < -(1<<53) {
 		return 0, false
 	}

@@ -74,8 +74,13 @@ func (p *problems) at(line int, path, format string, args ...any) {
 	p.list = append(p.list, Problem{File: p.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
-// add records a problem at the line where path (or its nearest written parent) was written.
+// add records a problem at the line where path (or its nearest written parent) was written,
+// unless path already has one: a value the decoder refused (a wrong type) is then absent,
+// and a second message about that absence ("is required", "got 0") would be false.
 func (p *problems) add(path, format string, args ...any) {
+	if p.has(path) {
+		return
+	}
 	p.at(p.line(path), path, format, args...)
 }
 

@@ -271,3 +271,24 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+// A value of the wrong type gets one message, not a second one about the value being absent.
+func TestWrongTypeIsReportedOnce(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "m.yaml")
+	os.WriteFile(p, []byte("name: 123\nversion: \"1\"\nimage: Dockerfile\nslurm: {nodes: 0x10}\nbenchmarks: [{name: a, command: [\"true\"], tags: [1]}]\n"), 0o644)
+	_, _, err := Load(p, Options{})
+	var me *Error
+	if !errors.As(err, &me) {
+		t.Fatalf("%v", err)
+	}
+	seen := map[string]int{}
+	for _, pr := range me.Problems {
+		seen[pr.Path]++
+	}
+	for _, path := range []string{"name", "version", "image", "slurm.nodes", "benchmarks[0].tags[0]"} {
+		if seen[path] != 1 {
+			t.Errorf("%s: %d problems, want 1 (%v)", path, seen[path], err)
+		}
+	}
+}
