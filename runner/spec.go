@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/csv"
 	"fmt"
 	"path"
 	"regexp"
@@ -175,11 +176,7 @@ func (s Spec) DockerRun() string {
 		a = append(a, "--ulimit", fmt.Sprintf("%s=%d:%d", u.Name, u.Soft, u.Hard))
 	}
 	for _, m := range s.Mounts {
-		v := m.Source + ":" + m.Target
-		if m.ReadOnly {
-			v += ":ro"
-		}
-		a = append(a, "-v", v)
+		a = append(a, mountFlag(m)...)
 	}
 	for _, e := range s.Env {
 		v := e.Value
@@ -208,6 +205,27 @@ func (s Spec) DockerRun() string {
 }
 
 // shellQuote quotes a word for display so that it reads back as the same word.
+// mountFlag is a bind mount as docker run flags: -v SRC:DST[:ro], or --mount when a path
+// holds a ':' or ',' that -v would split on (its fields CSV-quoted, as docker parses them).
+func mountFlag(m manifest.Mount) []string {
+	if !strings.ContainsAny(m.Source+m.Target, ":,\"\n") {
+		v := m.Source + ":" + m.Target
+		if m.ReadOnly {
+			v += ":ro"
+		}
+		return []string{"-v", v}
+	}
+	fields := []string{"type=bind", "source=" + m.Source, "target=" + m.Target}
+	if m.ReadOnly {
+		fields = append(fields, "readonly")
+	}
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	_ = w.Write(fields) // a strings.Builder does not fail
+	w.Flush()
+	return []string{"--mount", strings.TrimSuffix(b.String(), "\n")}
+}
+
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,@%+*") == "" {
 		return s

@@ -88,3 +88,18 @@ func TestSelectBenchmarksInManifestOrderOnce(t *testing.T) {
 		t.Fatalf("unknown name: %v", err)
 	}
 }
+
+func TestMountFlag(t *testing.T) {
+	for _, c := range []struct {
+		m    manifest.Mount
+		want string
+	}{
+		{manifest.Mount{Source: "/data", Target: "/data", ReadOnly: true}, "-v /data:/data:ro"},
+		{manifest.Mount{Source: "/tmp/a:b", Target: "/data:ro"}, "--mount type=bind,source=/tmp/a:b,target=/data:ro"},
+		{manifest.Mount{Source: "/x,y", Target: "/z", ReadOnly: true}, `--mount type=bind,"source=/x,y",target=/z,readonly`},
+	} {
+		if got := strings.Join(mountFlag(c.m), " "); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.m, got, c.want)
+		}
+	}
+}
