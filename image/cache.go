@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -68,6 +69,29 @@ func (e *CorruptError) Error() string {
 }
 
 func short(s string) string { return s[:min(len(s), 16)] }
+
+// CacheIn is the cache under a shared directory, for reading and maintenance: nothing is
+// created. The shared directory must exist; its cache folder need not (an empty cache).
+func CacheIn(sharedDir string) (*Cache, error) {
+	if sharedDir == "" {
+		return nil, errors.New("no shared directory: give --shared-dir or set BENCHCTL_SHARED_DIR")
+	}
+	st, err := os.Stat(sharedDir)
+	if err != nil || !st.IsDir() {
+		return nil, &SharedDirError{Dir: sharedDir}
+	}
+	return &Cache{Dir: filepath.Join(sharedDir, "cache", "images")}, nil
+}
+
+// SharedDirError is a shared directory that does not exist or is not a folder: bad input.
+type SharedDirError struct{ Dir string }
+
+func (e *SharedDirError) Error() string {
+	return fmt.Sprintf("the shared directory %s does not exist or is not a folder (give --shared-dir or BENCHCTL_SHARED_DIR as used by build and run)", e.Dir)
+}
+
+// InvalidInput marks the error as bad input.
+func (e *SharedDirError) InvalidInput() bool { return true }
 
 // OpenCache opens (creating it if needed) the cache under a shared directory.
 func OpenCache(sharedDir string) (*Cache, error) {
@@ -229,6 +253,9 @@ func (c *Cache) quarantine(key, want, got string) error {
 // List returns every complete entry, newest first.
 func (c *Cache) List() ([]Entry, error) {
 	ents, err := os.ReadDir(c.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // nothing was ever published here
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -252,6 +279,9 @@ func (c *Cache) List() ([]Entry, error) {
 // Resolve finds the full key for a unique prefix (at least 4 hex digits).
 func (c *Cache) Resolve(prefix string) (string, error) {
 	if keyRE.MatchString(prefix) {
+		if _, err := os.Stat(c.tarPath(prefix)); err != nil {
+			return "", fmt.Errorf("no cache entry with key %s in %s", short(prefix), c.Dir)
+		}
 		return prefix, nil
 	}
 	if len(prefix) < 4 || strings.Trim(prefix, "0123456789abcdef") != "" {

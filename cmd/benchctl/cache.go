@@ -44,7 +44,7 @@ func openCache(opts *cacheOptions) (*image.Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	return image.OpenCache(dir)
+	return image.CacheIn(dir) // ls, verify, prune and load create nothing
 }
 
 func newCacheLsCmd(io streams, opts *cacheOptions) *cobra.Command {

@@ -41,6 +41,9 @@ func TestExitCodesForBadInput(t *testing.T) {
 		{[]string{"models", "list"}, "--catalog is required"},
 		{[]string{"version", "extra"}, "unknown command"},
 		{[]string{"validate", "--manifest", ignored}, filepath.Join(dir, "ign", ".dockerignore") + `:1: "[" is not a valid pattern`},
+		{[]string{"cache", "ls", "--shared-dir", filepath.Join(dir, "nope")}, "nope does not exist or is not a folder"},
+		{[]string{"cache", "ls", "--shared-dir", bad}, "does not exist or is not a folder"},
+		{[]string{"cache", "verify", "--shared-dir", dir, strings.Repeat("ab", 32)}, "no cache entry with key abababab"},
 		{[]string{"run", "--manifest", bad, "--barrier-timeout", "-5s"}, "--barrier-timeout -5s is not a positive duration"},
 	}
 	for _, c := range cases {
@@ -54,6 +57,9 @@ func TestExitCodesForBadInput(t *testing.T) {
 		if out != "" {
 			t.Errorf("%v: printed to stdout on error: %q", c.args, out)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nope")); !os.IsNotExist(err) {
+		t.Errorf("cache ls created the shared directory it was given: %v", err)
 	}
 }
 
