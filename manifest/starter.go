@@ -78,6 +78,7 @@ func Starter(o StarterOptions) (string, error) {
 	if !nameRE.MatchString(o.Name) || !imageNameRE.MatchString(o.Name) || len(o.Name) > 63 {
 		return "", fmt.Errorf("%q is not a valid manifest name (lower-case letters, digits, '.', '_', '-')", o.Name)
 	}
+	o.Dockerfile = strings.ReplaceAll(o.Dockerfile, "$", "$$") // a path, not a ${VAR} reference
 	err := starterTmpl.Execute(&b, o)
 	return b.String(), err
 }

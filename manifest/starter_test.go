@@ -9,8 +9,8 @@ import (
 func TestStarterValidates(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "docker"), 0o755)
-	os.WriteFile(filepath.Join(dir, "docker", "train.Dockerfile"), []byte("FROM scratch\n"), 0o644)
-	text, err := Starter(StarterOptions{Name: SuggestName("My Bench!"), Dockerfile: "docker/train.Dockerfile"})
+	os.WriteFile(filepath.Join(dir, "docker", "train${HOME}.Dockerfile"), []byte("FROM scratch\n"), 0o644)
+	text, err := Starter(StarterOptions{Name: SuggestName("My Bench!"), Dockerfile: "docker/train${HOME}.Dockerfile"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func TestStarterValidates(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the starter does not validate: %v\n%s", err, text)
 	}
-	if m.Name != "my-bench" || len(m.Benchmarks) != 1 {
+	if m.Name != "my-bench" || len(m.Benchmarks) != 1 || filepath.Base(m.Image.Dockerfile) != "train${HOME}.Dockerfile" {
 		t.Fatalf("%+v", m)
 	}
 	if _, err := Starter(StarterOptions{Name: "Bad Name"}); err == nil {

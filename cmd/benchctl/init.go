@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -41,6 +42,12 @@ existing file is never overwritten.`,
 				out = filepath.Join(filepath.Dir(df), "benchmark.yaml")
 			}
 			out, _ = filepath.Abs(out)
+			if ext := strings.ToLower(filepath.Ext(out)); ext != ".yaml" && ext != ".yml" {
+				return usagef("name it benchmark.yaml (or .yml)", "--output %s: the starter manifest is YAML (with comments); give a .yaml or .yml path", out)
+			}
+			if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
+				return usagef("create the folder first, or pick another --output", "--output %s: the folder %s does not exist", out, filepath.Dir(out))
+			}
 			rel, err := filepath.Rel(filepath.Dir(out), df)
 			if err != nil {
 				return err
