@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"sort"
@@ -66,7 +67,11 @@ func (d *decoder) decode(n *Node, v reflect.Value, path string) {
 		v.Set(s)
 	case reflect.String:
 		if n.Kind != ScalarNode || n.Tag != TagStr {
-			d.p.at(n.Line, path, "must be a string, got %s", n.describe())
+			hint := ""
+			if n.Kind == ScalarNode && (n.Tag == TagInt || n.Tag == TagFloat || n.Tag == TagBool) {
+				hint = fmt.Sprintf(" (quote it: \"%s\")", n.Value)
+			}
+			d.p.at(n.Line, path, "must be a string, got %s%s", n.describe(), hint)
 			return
 		}
 		v.SetString(n.Value)

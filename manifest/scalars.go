@@ -23,7 +23,7 @@ func (c *GPUCount) decodeNode(d *decoder, n *Node, path string) {
 		c.N = int(i)
 		return
 	}
-	d.p.at(n.Line, path, "must be a positive number of GPUs per node or \"all\", got %s", n.describe())
+	d.p.at(n.Line, path, "must be a positive number of GPUs per node (at most 1024) or \"all\", got %s", n.describe())
 }
 
 // DurationSpec is a Go duration written as a string ("2h", "90m", "1h30m").

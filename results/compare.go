@@ -1,6 +1,7 @@
 package results
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -63,7 +64,7 @@ func ParseThreshold(s string) (float64, error) {
 func ReadCompareFile(path string) (*Table, error) {
 	t, err := ReadCSVFile(path, maxAppendSize)
 	if err != nil {
-		return nil, &InputError{Path: path, Err: err}
+		return nil, &InputError{Path: path, Err: errors.New(trimPathPrefix(err, path))}
 	}
 	if t.Col(ColModel) < 0 {
 		return nil, &InputError{Path: path, Err: fmt.Errorf("no model column to join on (columns: %s)", strings.Join(t.Header, ", "))}

@@ -40,7 +40,7 @@ the cache; no engine needed).`,
 		Example: `  benchctl build --manifest models/cpubench/benchmark.yaml
   benchctl build --manifest m.yaml --shared-dir /shared/benchctl --record build.json
   BUILDKIT_HOST=unix:///run/buildkit/buildkitd.sock benchctl build -m m.yaml --builder buildkit`,
-		Args: cobra.NoArgs,
+		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.manifest == "" {
 				return usagef("give the manifest: benchctl build --manifest m.yaml", "--manifest is required")

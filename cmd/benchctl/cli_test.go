@@ -46,6 +46,7 @@ func TestExitCodesForBadInput(t *testing.T) {
 		{[]string{"cache", "verify", "--shared-dir", dir, strings.Repeat("ab", 32)}, "no cache entry with key abababab"},
 		{[]string{"init", "--dockerfile", filepath.Join(dir, "ign", "Dockerfile"), "-o", filepath.Join(dir, "m.txt")}, "give a .yaml or .yml path"},
 		{[]string{"init", "--dockerfile", filepath.Join(dir, "ign", "Dockerfile"), "-o", filepath.Join(dir, "no", "m.yaml")}, "the folder " + filepath.Join(dir, "no") + " does not exist"},
+		{[]string{"validate", "m.yaml"}, `the manifest is given with --manifest, not as an argument (got "m.yaml")`},
 		{[]string{"run", "--manifest", bad, "--barrier-timeout", "-5s"}, "--barrier-timeout -5s is not a positive duration"},
 	}
 	for _, c := range cases {

@@ -38,7 +38,7 @@ for its image. Exit 1 if any check fails.`,
 		Example: `  benchctl doctor
   benchctl doctor --manifest models/allreduce/benchmark.yaml
   srun -N 4 --ntasks-per-node=1 benchctl doctor --shared-dir /shared/benchctl`,
-		Args: cobra.NoArgs,
+		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput("--output", opts.output, "text", "json"); err != nil {
 				return err

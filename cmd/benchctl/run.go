@@ -44,7 +44,7 @@ failed, 3 a benchmark failed (or the run was cancelled), 4 invalid input.`,
   srun --ntasks-per-node=1 benchctl run -m models/allreduce/benchmark.yaml --shared-dir /shared/benchctl
   benchctl run -m m.yaml --record build.json --benchmarks train,infer
   benchctl run -m m.yaml --dry-run`,
-		Args: cobra.NoArgs,
+		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.manifest == "" {
 				return usagef("give the manifest: benchctl run --manifest m.yaml", "--manifest is required")

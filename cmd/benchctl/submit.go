@@ -55,7 +55,7 @@ written or submitted.`,
 		Example: `  benchctl submit --manifest models/allreduce/benchmark.yaml --nodes 4 --partition gpu --wait --collect
   benchctl submit -m m.yaml --record build.json --time 02:00:00 --sbatch-arg=--constraint=mi300x
   benchctl submit -m m.yaml --nodes 2 --dry-run`,
-		Args: cobra.NoArgs,
+		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.manifest == "" {
 				return usagef("give the manifest: benchctl submit --manifest m.yaml", "--manifest is required")

@@ -26,7 +26,7 @@ A valid manifest is printed resolved (absolute paths, ${VAR} expanded, defaults 
 imported catalog models included) with secret values shown as ***.`,
 		Example: `  benchctl validate --manifest models/cpubench/benchmark.yaml
   benchctl validate --manifest m.json --output json`,
-		Args: cobra.NoArgs,
+		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.manifest == "" {
 				return usagef("give the manifest to check: benchctl validate --manifest m.yaml", "--manifest is required")
