@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func TestRunTimeoutCapturesDiagnosticsAndStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"BENCHCTL_JOB_ID": "timeout-" + time.Now().Format("150405.000000")}
+	env := map[string]string{"BENCHCTL_JOB_ID": fmt.Sprintf("timeout-%d", time.Now().UnixNano())}
 	start := time.Now()
 	res, err := runner.Run(context.Background(), runner.Options{Manifest: m, SharedDir: shared,
 		Lookup:  func(k string) (string, bool) { v, ok := env[k]; return v, ok },
