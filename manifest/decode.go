@@ -168,6 +168,9 @@ func (d *decoder) decodeStruct(n *Node, v reflect.Value, path string) {
 	for i, k := range n.Keys {
 		kp := join(path, k.Value)
 		fi, ok := fields[k.Value]
+		if !ok && path == "" && strings.HasPrefix(k.Value, "x-") {
+			continue // a top-level extension key: a place for YAML anchors, ignored
+		}
 		if !ok {
 			if d.unknown != nil {
 				d.unknown(path, k)

@@ -293,3 +293,18 @@ func TestWrongTypeIsReportedOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestExtensionKeysHoldAnchors(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644)
+	p := filepath.Join(dir, "m.yaml")
+	os.WriteFile(p, []byte("x-env: &env {HF_HOME: /data/hf}\nname: t\nimage: {dockerfile: Dockerfile}\nenv: *env\nbenchmarks: [{name: a, command: [x], env: *env}]\n"), 0o644)
+	m, _, err := Load(p, Options{})
+	if err != nil || len(m.Env) != 1 || m.Env[0].Name != "HF_HOME" || len(m.Benchmarks[0].Env) != 1 {
+		t.Fatalf("%+v %v", m, err)
+	}
+	os.WriteFile(p, []byte("name: t\nimage: {dockerfile: Dockerfile, x-note: 1}\nbenchmarks: [{name: a, command: [x]}]\n"), 0o644)
+	if _, _, err := Load(p, Options{}); err == nil || !strings.Contains(err.Error(), "image.x-note: unknown field") {
+		t.Fatalf("x- below the top level: %v", err)
+	}
+}
