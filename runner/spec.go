@@ -61,13 +61,15 @@ func ContainerName(n Node, benchmark string) string {
 }
 
 // BuildSpec assembles a benchmark's container. Environment precedence, lowest first:
-// pass-through host variables (passEnv globs), the manifest's env, the benchmark's env,
+// pass-through host variables (passEnv globs; never BENCHCTL_*), the manifest's env, the benchmark's env,
 // secrets from the host, then the variables benchctl derives (which a manifest cannot set).
 func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key, resultsDir string, gpu GPUAccess, environ []string) Spec {
 	env := map[string]manifest.EnvVar{}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
+		if !ok || strings.HasPrefix(k, "BENCHCTL_") {
+			// benchctl's own variables stay on the host, whatever the globs say: among them
+			// is BENCHCTL_JOB_SECRET, the barrier's key.
 			continue
 		}
 		for _, g := range m.PassEnv {

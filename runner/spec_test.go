@@ -103,3 +103,19 @@ func TestMountFlag(t *testing.T) {
 		}
 	}
 }
+
+// The barrier's key and benchctl's other host variables never reach a container.
+func TestPassEnvNeverPassesBenchctlVariables(t *testing.T) {
+	m := &manifest.Manifest{Name: "t", PassEnv: []string{"*"}}
+	b := manifest.Benchmark{Name: "a", Command: []string{"x"}}
+	environ := []string{"BENCHCTL_JOB_SECRET=0123456789abcdef-TOPSECRET", "BENCHCTL_SHARED_DIR=/s", "OTHER=1"}
+	s := BuildSpec(m, b, Node{JobID: "1", World: 1}, "img", "k", "/r", GPUAccess{Vendor: "none"}, environ)
+	for _, e := range s.Env {
+		if e.Name == "BENCHCTL_JOB_SECRET" || e.Name == "BENCHCTL_SHARED_DIR" {
+			t.Errorf("%s reached the container", e.Name)
+		}
+	}
+	if run := s.DockerRun(); strings.Contains(run, "TOPSECRET") || !strings.Contains(run, "OTHER=1") {
+		t.Errorf("docker run line: %s", run)
+	}
+}
