@@ -3,11 +3,13 @@ package runner
 import (
 	"fmt"
 	"hash/fnv"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/benchctl/benchctl/slurm"
 )
@@ -79,13 +81,25 @@ func DetectNode(lookup func(string) (string, bool)) (Node, error) {
 		if n.Rank, err = envInt(get, "NODE_RANK", 0); err != nil {
 			return n, err
 		}
+		if get("NNODES") == "" {
+			return n, &ContextError{"NNODES", "is not set: with NODE_RANK, give the number of nodes of the job (NNODES=2 ...)"}
+		}
 		if n.World, err = envInt(get, "NNODES", 1); err != nil {
 			return n, err
+		}
+		if n.World < 1 || n.World > slurm.MaxHosts {
+			return n, &ContextError{"NNODES", fmt.Sprintf("%d is not a node count (1 to %d)", n.World, slurm.MaxHosts)}
+		}
+		if n.World > 1 && get("NODE_RANK") == "" {
+			return n, &ContextError{"NODE_RANK", fmt.Sprintf("is not set: each of the NNODES=%d nodes needs its own rank (0 to %d)", n.World, n.World-1)}
 		}
 		if n.Rank >= n.World {
 			return n, &ContextError{"NODE_RANK", fmt.Sprintf("%d is not below NNODES=%d", n.Rank, n.World)}
 		}
 		n.MasterAddr = get("MASTER_ADDR")
+		if n.MasterAddr != "" && !validHost(n.MasterAddr) {
+			return n, &ContextError{"MASTER_ADDR", fmt.Sprintf("%q is not a host name or IP address (the port goes in MASTER_PORT)", n.MasterAddr)}
+		}
 		if n.MasterAddr == "" && n.World > 1 {
 			return n, &ContextError{"MASTER_ADDR", "is not set: a multi-node job outside Slurm needs the address of rank 0"}
 		}
@@ -108,12 +122,16 @@ func DetectNode(lookup func(string) (string, bool)) (Node, error) {
 	if n.JobID == "" {
 		n.JobID = "local-" + time.Now().UTC().Format("20060102-150405") + "-" + strconv.Itoa(os.Getpid())
 	}
-	if strings.ContainsAny(n.JobID, "/\\ \t") || n.JobID == "." || n.JobID == ".." {
-		return n, &ContextError{"BENCHCTL_JOB_ID", fmt.Sprintf("%q cannot name a folder", n.JobID)}
+	idVar := "BENCHCTL_JOB_ID"
+	if n.Source == "slurm" {
+		idVar = "SLURM_JOB_ID"
+	}
+	if strings.ContainsAny(n.JobID, "/\\ \t") || n.JobID == "." || n.JobID == ".." || strings.IndexFunc(n.JobID, unicode.IsControl) >= 0 {
+		return n, &ContextError{idVar, fmt.Sprintf("%q cannot name a folder", n.JobID)}
 	}
 	if i := strings.LastIndexByte(n.JobID, '.'); i > 0 && i < len(n.JobID)-1 && strings.Trim(n.JobID[i+1:], "0123456789") == "" {
 		// jobs/<id>.<n> is attempt n of job <id>: such an id would be read as another job's attempt.
-		return n, &ContextError{"BENCHCTL_JOB_ID", fmt.Sprintf("%q ends in .<number>, which benchctl uses for requeued attempts (jobs/<id>.<attempt>); use another separator, e.g. %q",
+		return n, &ContextError{idVar, fmt.Sprintf("%q ends in .<number>, which benchctl uses for requeued attempts (jobs/<id>.<attempt>); use another separator, e.g. %q",
 			n.JobID, n.JobID[:i]+"-"+n.JobID[i+1:])}
 	}
 	if n.MasterAddr == "" {
@@ -140,8 +158,24 @@ func envInt(get func(string) string, k string, min int) (int, error) {
 		return 0, nil
 	}
 	i, err := strconv.Atoi(v)
-	if err != nil || i < min {
+	if err != nil || i < min || strings.Trim(v, "0123456789") != "" {
 		return 0, &ContextError{k, fmt.Sprintf("%q is not a whole number ≥ %d", v, min)}
 	}
 	return i, nil
+}
+
+// validHost: a host name or an IPv4/IPv6 address, nothing else (no port, no blanks).
+func validHost(h string) bool {
+	if net.ParseIP(strings.Trim(h, "[]")) != nil {
+		return true
+	}
+	if len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
+			return false
+		}
+	}
+	return true
 }

@@ -45,6 +45,14 @@ func TestDetectNodeErrors(t *testing.T) {
 		{map[string]string{"MASTER_PORT": "80"}, "MASTER_PORT"},
 		{map[string]string{"BENCHCTL_JOB_ID": "../x"}, "BENCHCTL_JOB_ID"},
 		{map[string]string{"BENCHCTL_JOB_ID": "abc.2"}, "BENCHCTL_JOB_ID"},
+		{map[string]string{"BENCHCTL_JOB_ID": "a\nb"}, "BENCHCTL_JOB_ID"},
+		{map[string]string{"NODE_RANK": "0", "NNODES": "9223372036854775807", "MASTER_ADDR": "h", "BENCHCTL_JOB_ID": "j"}, "NNODES"},
+		{map[string]string{"NODE_RANK": "0", "NNODES": "2000000", "MASTER_ADDR": "h", "BENCHCTL_JOB_ID": "j"}, "NNODES"},
+		{map[string]string{"NODE_RANK": "1"}, "NNODES"},
+		{map[string]string{"NNODES": "2", "MASTER_ADDR": "h", "BENCHCTL_JOB_ID": "j"}, "NODE_RANK"},
+		{map[string]string{"NODE_RANK": "+1", "NNODES": "2", "MASTER_ADDR": "h", "BENCHCTL_JOB_ID": "j"}, "NODE_RANK"},
+		{map[string]string{"NODE_RANK": "0", "NNODES": "2", "MASTER_ADDR": "h0:29500", "BENCHCTL_JOB_ID": "j"}, "MASTER_ADDR"},
+		{map[string]string{"NODE_RANK": "0", "NNODES": "2", "MASTER_ADDR": "h 0", "BENCHCTL_JOB_ID": "j"}, "MASTER_ADDR"},
 		{map[string]string{"SLURM_JOB_ID": "1", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "4", "SLURM_STEP_NUM_NODES": "2", "SLURM_STEP_NODELIST": "n[1-2]"}, "SLURM_STEP_NUM_TASKS"},
 	} {
 		_, err := DetectNode(lookupOf(c.env))
