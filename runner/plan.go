@@ -26,6 +26,9 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, _, err := envSecret(o.Lookup); err != nil {
+		return nil, err // what the run would refuse, the dry run refuses too
+	}
 	benches, err := SelectBenchmarks(o.Manifest, o.Benchmarks)
 	if err != nil {
 		return nil, err

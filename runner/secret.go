@@ -16,15 +16,31 @@ import (
 // secretFile is the job secret in the job folder (0600), created by rank 0.
 const secretFile = ".barrier-secret"
 
+// envSecret reads $BENCHCTL_JOB_SECRET: set is false when it is unset; blanks around it
+// do not count, and a blank or short one is an error (not a silent fallback).
+func envSecret(lookup func(string) (string, bool)) (v string, set bool, err error) {
+	raw, ok := lookup("BENCHCTL_JOB_SECRET")
+	if !ok {
+		return "", false, nil
+	}
+	v = strings.TrimSpace(raw)
+	switch {
+	case v == "":
+		return "", false, &ContextError{"BENCHCTL_JOB_SECRET", "is set but blank: unset it, or set at least 16 characters"}
+	case len(v) < 16:
+		return "", false, &ContextError{"BENCHCTL_JOB_SECRET", "is shorter than 16 characters (blanks around it do not count)"}
+	}
+	return v, true, nil
+}
+
 // jobSecret returns the barrier secret: $BENCHCTL_JOB_SECRET; else the job folder's secret
 // file (rank 0 creates it, workers wait for it); else, only without a shared folder, a
 // secret derived from public values — with a loud warning, since anyone who can compute it
 // can talk to the barrier.
 func jobSecret(ctx context.Context, lookup func(string) (string, bool), jobDir string, n Node, warn func(string)) ([]byte, error) {
-	if v, ok := lookup("BENCHCTL_JOB_SECRET"); ok && strings.TrimSpace(v) != "" {
-		if len(v) < 16 {
-			return nil, &ContextError{"BENCHCTL_JOB_SECRET", "is shorter than 16 characters"}
-		}
+	if v, set, err := envSecret(lookup); err != nil {
+		return nil, err
+	} else if set {
 		return []byte(v), nil
 	}
 	if jobDir == "" {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"unicode"
 )
 
 // Job is what `benchctl submit` asks of sbatch.
@@ -59,6 +60,15 @@ func (j Job) Validate() error {
 	}
 	if j.Name == "" || strings.ContainsAny(j.Name, "\n\r\x00") {
 		return fmt.Errorf("job name %q is not usable", j.Name)
+	}
+	// Paths and names land in the script, some in comments: a line break there would end
+	// the comment and start a command (or an #SBATCH line), so no control character passes.
+	for _, f := range []struct{ what, v string }{{"the benchctl path", j.Benchctl}, {"the manifest path", j.Manifest},
+		{"the shared directory", j.SharedDir}, {"the build record path", j.Record}, {"the secret file", j.SecretFile},
+		{"the output folder", j.OutputDir}, {"--benchmarks", strings.Join(j.Benchmarks, ",")}} {
+		if strings.IndexFunc(f.v, unicode.IsControl) >= 0 {
+			return fmt.Errorf("%s %q contains a control character (a line break, tab, ...); rename it", f.what, f.v)
+		}
 	}
 	return nil
 }

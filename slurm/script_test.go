@@ -63,6 +63,11 @@ func TestValidateRejectsInjection(t *testing.T) {
 		func(j *Job) { j.SbatchArgs = []string{"no-dash"} },
 		func(j *Job) { j.SbatchArgs = []string{"--comment=a\n#SBATCH --x"} },
 		func(j *Job) { j.Nodes = 0 },
+		func(j *Job) { j.Manifest = "/tmp/x\n#SBATCH --time=1\ntouch PWNED\n#/m.yaml" },
+		func(j *Job) { j.SharedDir = "/x\n#SBATCH --account=evil\necho INJECTED\n#" },
+		func(j *Job) { j.Record = "/r\rx" },
+		func(j *Job) { j.Benchmarks = []string{"a\nb"} },
+		func(j *Job) { j.Benchctl = "/bin/benchctl\x00" },
 	} {
 		j := sampleJob()
 		mutate(&j)

@@ -27,6 +27,7 @@ func TestExitCodesForBadInput(t *testing.T) {
 	os.WriteFile(ignored, []byte("name: x\nimage: {dockerfile: Dockerfile}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "ign", "Dockerfile"), []byte("FROM scratch\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "ign", ".dockerignore"), []byte("[\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ign", "ok.yaml"), []byte("name: x\nimage: {ref: busybox}\ngpu: {vendor: none}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
 	cases := []struct {
 		args []string
 		want string
@@ -47,6 +48,7 @@ func TestExitCodesForBadInput(t *testing.T) {
 		{[]string{"init", "--dockerfile", filepath.Join(dir, "ign", "Dockerfile"), "-o", filepath.Join(dir, "m.txt")}, "give a .yaml or .yml path"},
 		{[]string{"init", "--dockerfile", filepath.Join(dir, "ign", "Dockerfile"), "-o", filepath.Join(dir, "no", "m.yaml")}, "the folder " + filepath.Join(dir, "no") + " does not exist"},
 		{[]string{"validate", "m.yaml"}, `the manifest is given with --manifest, not as an argument (got "m.yaml")`},
+		{[]string{"submit", "--dry-run", "--shared-dir", dir, "--manifest", filepath.Join(dir, "ign", "ok.yaml"), "--benchmarks", "nope"}, `"nope" is not a benchmark of x`},
 		{[]string{"run", "--manifest", bad, "--barrier-timeout", "-5s"}, "--barrier-timeout -5s is not a positive duration"},
 	}
 	for _, c := range cases {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/slurm"
 )
 
@@ -140,6 +141,9 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 		if _, err := os.Stat(j.Record); err != nil {
 			return usagef("pass the file written by benchctl build --record", "--record: %v", err)
 		}
+	}
+	if _, err := runner.SelectBenchmarks(m, opts.benchmarks); err != nil {
+		return usagef("list the benchmarks with 'benchctl validate --manifest "+opts.manifest+"'", "%v", err)
 	}
 	if err := j.Validate(); err != nil {
 		return usagef("see 'benchctl submit --help'", "%v", err)
