@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Task is what a Slurm task learns from its environment.
@@ -54,14 +55,14 @@ func TaskFromEnv(lookup func(string) (string, bool)) (Task, error) {
 			return 0, &EnvError{k, "is not set (is this running inside a Slurm job step?)"}
 		}
 		i, err := strconv.Atoi(v)
-		if err != nil || i < min {
+		if err != nil || i < min || !isDigits(v) {
 			return 0, &EnvError{k, fmt.Sprintf("%q is not a whole number ≥ %d", v, min)}
 		}
 		return i, nil
 	}
 	var t Task
 	t.JobID = get("SLURM_JOB_ID")
-	if t.JobID == "" || strings.ContainsAny(t.JobID, "/ \t") {
+	if t.JobID == "" || strings.ContainsAny(t.JobID, "/\\ ") || strings.IndexFunc(t.JobID, unicode.IsControl) >= 0 {
 		return t, &EnvError{"SLURM_JOB_ID", fmt.Sprintf("%q is not a job id", t.JobID)}
 	}
 	if v := get("SLURM_RESTART_COUNT"); v != "" {
@@ -131,11 +132,23 @@ func TaskFromEnv(lookup func(string) (string, bool)) (Task, error) {
 // maxTasksPerNode reads SLURM_TASKS_PER_NODE's format, e.g. "2(x3),1".
 func maxTasksPerNode(s string) (int, error) {
 	most := 0
+	bad := fmt.Errorf("%q is not a tasks-per-node list (e.g. \"1(x4)\" or \"2,1\")", s)
 	for _, part := range strings.Split(s, ",") {
-		n, _, _ := strings.Cut(part, "(")
+		n, rep, repeated := strings.Cut(part, "(")
+		if repeated {
+			// "2(x3)": two tasks on each of three nodes.
+			count, ok := strings.CutPrefix(rep, "x")
+			count, closed := strings.CutSuffix(count, ")")
+			if !ok || !closed || !isDigits(count) || count[0] == '0' {
+				return 0, bad
+			}
+		}
+		if !isDigits(n) {
+			return 0, bad
+		}
 		v, err := strconv.Atoi(n)
-		if err != nil {
-			return 0, fmt.Errorf("%q is not a tasks-per-node list", s)
+		if err != nil || v < 1 {
+			return 0, bad
 		}
 		most = max(most, v)
 	}

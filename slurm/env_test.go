@@ -62,3 +62,16 @@ func TestTaskFromEnvErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxTasksPerNode(t *testing.T) {
+	for in, want := range map[string]int{"1": 1, "1(x4)": 1, "2(x3),1": 2, "1,4,2(x2)": 4} {
+		if got, err := maxTasksPerNode(in); err != nil || got != want {
+			t.Errorf("%q: %d %v, want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "1(x3)junk", "-5", "0(x3)", "+1", "1(3)", "1(x0)", "1(x3", "a"} {
+		if got, err := maxTasksPerNode(bad); err == nil {
+			t.Errorf("%q accepted as %d", bad, got)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // MaxHosts bounds an expansion, so that a typo like n[1-99999999] is an error, not an OOM.
@@ -17,32 +18,60 @@ func ExpandHostlist(s string) ([]string, error) {
 	if s == "" {
 		return nil, fmt.Errorf("empty hostlist")
 	}
+	if len(s) > 64<<10 {
+		return nil, fmt.Errorf("hostlist of %d bytes is too long to be a Slurm node list", len(s))
+	}
+	if i := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
+		return nil, fmt.Errorf("hostlist %q has a blank or control character at byte %d; host names have none", shorten(s), i)
+	}
 	var out []string
-	for _, item := range splitTop(s) {
+	seen := map[string]bool{}
+	items, err := splitTop(s)
+	if err != nil {
+		return nil, fmt.Errorf("hostlist %q: %w", shorten(s), err)
+	}
+	for _, item := range items {
 		if item == "" {
-			return nil, fmt.Errorf("hostlist %q has an empty entry", s)
+			return nil, fmt.Errorf("hostlist %q has an empty entry", shorten(s))
 		}
-		hosts, err := expandItem(item)
+		hosts, err := expandItem(item, MaxHosts-len(out))
 		if err != nil {
-			return nil, fmt.Errorf("hostlist %q: %w", s, err)
+			return nil, fmt.Errorf("hostlist %q: %w", shorten(s), err)
+		}
+		for _, h := range hosts {
+			if seen[h] {
+				return nil, fmt.Errorf("hostlist %q names host %s twice", shorten(s), h)
+			}
+			seen[h] = true
 		}
 		out = append(out, hosts...)
-		if len(out) > MaxHosts {
-			return nil, fmt.Errorf("hostlist %q expands to more than %d hosts", s, MaxHosts)
-		}
 	}
 	return out, nil
 }
 
-// splitTop splits at commas outside brackets.
-func splitTop(s string) []string {
+// shorten keeps error messages about huge hostlists readable.
+func shorten(s string) string {
+	if len(s) <= 200 {
+		return s
+	}
+	return s[:200] + "…"
+}
+
+// splitTop splits at commas outside brackets; brackets must pair up and not nest.
+func splitTop(s string) ([]string, error) {
 	var parts []string
 	depth, start := 0, 0
 	for i, c := range s {
 		switch c {
 		case '[':
+			if depth > 0 {
+				return nil, fmt.Errorf("nested '[' at byte %d", i)
+			}
 			depth++
 		case ']':
+			if depth == 0 {
+				return nil, fmt.Errorf("']' without '[' at byte %d", i)
+			}
 			depth--
 		case ',':
 			if depth == 0 {
@@ -51,11 +80,17 @@ func splitTop(s string) []string {
 			}
 		}
 	}
-	return append(parts, s[start:])
+	if depth > 0 {
+		return nil, fmt.Errorf("unclosed '['")
+	}
+	return append(parts, s[start:]), nil
 }
 
-// expandItem expands one name with zero or more bracket groups.
-func expandItem(item string) ([]string, error) {
+// expandItem expands one name with zero or more bracket groups, into at most limit names.
+func expandItem(item string, limit int) ([]string, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("more than %d hosts", MaxHosts)
+	}
 	open := strings.IndexByte(item, '[')
 	if open < 0 {
 		if strings.ContainsAny(item, "]") {
@@ -69,16 +104,16 @@ func expandItem(item string) ([]string, error) {
 	}
 	end += open
 	prefix, ranges, rest := item[:open], item[open+1:end], item[end+1:]
-	values, err := expandRanges(ranges)
+	values, err := expandRanges(ranges, limit)
 	if err != nil {
 		return nil, err
 	}
-	tails, err := expandItem(rest)
+	tails, err := expandItem(rest, max(1, limit/len(values)))
 	if err != nil {
 		return nil, err
 	}
-	if len(values)*len(tails) > MaxHosts {
-		return nil, fmt.Errorf("%q expands to more than %d hosts", item, MaxHosts)
+	if len(values)*len(tails) > limit {
+		return nil, fmt.Errorf("%q expands to more than %d hosts", shorten(item), MaxHosts)
 	}
 	out := make([]string, 0, len(values)*len(tails))
 	for _, v := range values {
@@ -89,8 +124,9 @@ func expandItem(item string) ([]string, error) {
 	return out, nil
 }
 
-// expandRanges expands "01-04,07" keeping the width of zero-padded numbers.
-func expandRanges(s string) ([]string, error) {
+// expandRanges expands "01-04,07" keeping the width of zero-padded numbers, into at most
+// limit values (counted before anything is allocated).
+func expandRanges(s string, limit int) ([]string, error) {
 	if s == "" {
 		return nil, fmt.Errorf("empty brackets []")
 	}
@@ -101,6 +137,9 @@ func expandRanges(s string) ([]string, error) {
 			return nil, fmt.Errorf("%q is not a number or range (e.g. 01-04)", r)
 		}
 		if !isRange {
+			if len(out) >= limit {
+				return nil, fmt.Errorf("more than %d hosts", MaxHosts)
+			}
 			out = append(out, lo)
 			continue
 		}
@@ -109,8 +148,8 @@ func expandRanges(s string) ([]string, error) {
 		if err1 != nil || err2 != nil || b < a {
 			return nil, fmt.Errorf("range %q goes backwards or is too large", r)
 		}
-		if b-a >= MaxHosts {
-			return nil, fmt.Errorf("range %q has more than %d hosts", r, MaxHosts)
+		if b-a >= limit-len(out) {
+			return nil, fmt.Errorf("range %q makes more than %d hosts", r, MaxHosts)
 		}
 		width := 0
 		if len(lo) > 1 && lo[0] == '0' {

@@ -27,7 +27,9 @@ func TestExpandHostlist(t *testing.T) {
 			t.Errorf("ExpandHostlist(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
 	}
-	for _, bad := range []string{"", "n[1-3", "n1]", "n[]", "n[3-1]", "n[a-b]", "n[1-2,]", "a,,b", "n[1-99999999]"} {
+	manyRanges := "n[" + strings.TrimSuffix(strings.Repeat("0-1048574,", 48), ",") + "]"
+	for _, bad := range []string{"", "n[1-3", "n1]", "n[]", "n[3-1]", "n[a-b]", "n[1-2,]", "a,,b", "n[1-99999999]",
+		"a]b[1-2]", "n1, n2", "n 1,n2", "n1,n1", "n[1-2],n2", "n[[1-2]]", "a\nb", manyRanges, "r[1-2000]n[1-2000]"} {
 		if got, err := ExpandHostlist(bad); err == nil {
 			t.Errorf("ExpandHostlist(%q) = %v, want an error", bad, got)
 		} else if !strings.Contains(err.Error(), "hostlist") {
