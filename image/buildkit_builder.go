@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
 	bkclient "github.com/moby/buildkit/client"
 	"github.com/tonistiigi/fsutil"
+	"github.com/tonistiigi/fsutil/types"
 )
 
 // BuildKitBuilder builds with a standalone buildkitd and exports a docker-archive tar
@@ -45,12 +48,45 @@ func (b *BuildKitBuilder) Name() string { return "buildkit" }
 // Close releases the connection.
 func (b *BuildKitBuilder) Close() error { return b.c.Close() }
 
+// contextFS is the build context as BuildKit receives it: exactly the entries the key
+// covers (walkContext), so that the image can never contain a file the key did not see.
+func contextFS(in BuildInput) (fsutil.FS, error) {
+	files, err := walkContext(in)
+	if err != nil {
+		return nil, err
+	}
+	keep := make(map[string]bool, len(files))
+	parents := map[string]bool{} // folders with a kept entry somewhere below
+	for _, f := range files {
+		keep[f.rel] = true
+		for d := path.Dir(f.rel); d != "." && !parents[d]; d = path.Dir(d) {
+			parents[d] = true
+		}
+	}
+	base, err := fsutil.NewFS(in.Context)
+	if err != nil {
+		return nil, fmt.Errorf("build context %s: %w", in.Context, err)
+	}
+	return fsutil.NewFilterFS(base, &fsutil.FilterOpt{Map: func(p string, st *types.Stat) fsutil.MapResult {
+		rel := filepath.ToSlash(p)
+		switch {
+		case keep[rel]:
+			return fsutil.MapResultKeep
+		case os.FileMode(st.Mode).IsDir() && parents[rel]:
+			return fsutil.MapResultExclude // not sent itself, but something below it is
+		case os.FileMode(st.Mode).IsDir():
+			return fsutil.MapResultSkipDir
+		}
+		return fsutil.MapResultExclude
+	}})
+}
+
 // Build solves the Dockerfile with the dockerfile frontend and exports the image as a
 // docker-archive into the cache.
 func (b *BuildKitBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, error) {
-	ctxFS, err := fsutil.NewFS(req.Input.Context)
+	ctxFS, err := contextFS(req.Input)
 	if err != nil {
-		return nil, fmt.Errorf("build context %s: %w", req.Input.Context, err)
+		return nil, err
 	}
 	dfFS, err := fsutil.NewFS(filepath.Dir(req.Input.Dockerfile))
 	if err != nil {

@@ -1,164 +1,127 @@
 package image
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/moby/patternmatcher"
+	"github.com/moby/patternmatcher/ignorefile"
 )
 
-// ignoreRule is one line of a .dockerignore file.
-type ignoreRule struct {
-	re      *regexp.Regexp
-	exclude bool // a "!" line: re-include what earlier lines excluded
-	text    string
+// ignoreRules are a .dockerignore file's patterns, matched with the same library Docker
+// and BuildKit use (moby/patternmatcher), so that what the key covers is exactly what a
+// builder receives: "*" and "?" do not cross "/", "**" matches any number of folders, a
+// pattern that matches a folder also matches everything below it, "!" re-includes, and
+// the last matching line wins.
+type ignoreRules struct {
+	pm *patternmatcher.PatternMatcher // nil: no rules
 }
-
-// ignoreRules follows Docker's .dockerignore semantics: patterns are cleaned and matched
-// against slash-separated paths relative to the context; "*" and "?" do not cross "/", "**"
-// matches any number of folders, a pattern that matches a folder also matches everything
-// below it, "!" re-includes, and the last matching line wins.
-type ignoreRules []ignoreRule
 
 // IgnoreError is a .dockerignore line that is not a valid pattern: bad input (exit 4).
 type IgnoreError struct {
-	File string // the .dockerignore's path ("" until known)
+	File string // the ignore file's path ("" until known)
 	Line int
 	Text string
 	Err  error
 }
 
 func (e *IgnoreError) Error() string {
-	return fmt.Sprintf("%s:%d: %q is not a valid pattern: %v (fix or remove that line)", e.File, e.Line, e.Text, e.Err)
+	return fmt.Sprintf("%s:%d: %q is not a valid pattern: %v (fix or remove that line)", e.File, e.Line, shortText(e.Text), e.Err)
 }
 
 // InvalidInput marks the error as bad input.
 func (e *IgnoreError) InvalidInput() bool { return true }
 
-// CheckDockerignore parses the context's .dockerignore, if there is one, so that a bad
-// pattern is reported when the manifest is checked rather than when the image is built.
-func CheckDockerignore(contextDir string) error {
-	_, err := readDockerignore(contextDir)
+func shortText(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// CheckDockerignore parses the build's ignore file, if there is one, so that a bad pattern
+// is reported when the manifest is checked rather than when the image is built.
+func CheckDockerignore(in BuildInput) error {
+	_, _, err := readDockerignore(in)
 	return err
 }
 
-// readDockerignore reads and parses <contextDir>/.dockerignore; no file means no rules.
-func readDockerignore(contextDir string) (ignoreRules, error) {
-	file := filepath.Join(contextDir, ".dockerignore")
+// ignoreFile is the ignore file a builder applies: <Dockerfile>.dockerignore beside the
+// Dockerfile when there is one (BuildKit prefers it), else the context's .dockerignore.
+func ignoreFile(in BuildInput) string {
+	if in.Dockerfile != "" {
+		if st, err := os.Stat(in.Dockerfile + ".dockerignore"); err == nil && st.Mode().IsRegular() {
+			return in.Dockerfile + ".dockerignore"
+		}
+	}
+	return filepath.Join(in.Context, ".dockerignore")
+}
+
+// readDockerignore reads and parses the ignore file of a build; none means no rules. file is
+// the path it read ("" when there was none).
+func readDockerignore(in BuildInput) (rules ignoreRules, file string, err error) {
+	file = ignoreFile(in)
 	data, err := os.ReadFile(file)
 	if os.IsNotExist(err) {
-		return nil, nil
+		return ignoreRules{}, "", nil
 	}
 	if err != nil {
-		return nil, err
+		return ignoreRules{}, file, err
 	}
-	rules, err := parseDockerignore(data)
+	rules, err = parseDockerignore(data)
 	var ie *IgnoreError
 	if errors.As(err, &ie) {
 		ie.File = file
 	}
-	return rules, err
+	return rules, file, err
 }
 
+// parseDockerignore checks each line on its own (so that an error names its line), then
+// builds one matcher from the whole file as Docker reads it.
 func parseDockerignore(data []byte) (ignoreRules, error) {
-	var rules ignoreRules
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || strings.HasPrefix(s, "#") {
+	for i, line := range strings.Split(string(data), "\n") {
+		text := strings.TrimSpace(strings.TrimSuffix(line, "\r"))
+		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		r := ignoreRule{text: s}
-		if strings.HasPrefix(s, "!") {
-			r.exclude = true
-			s = strings.TrimSpace(s[1:])
+		if len(text) > 4096 {
+			return ignoreRules{}, &IgnoreError{File: ".dockerignore", Line: i + 1, Text: text, Err: fmt.Errorf("a line of %d bytes is longer than any path", len(text))}
 		}
-		s = strings.TrimPrefix(path.Clean("/"+s), "/")
-		if s == "" {
-			s = "."
+		pats, err := ignorefile.ReadAll(strings.NewReader(text))
+		if err == nil {
+			_, err = patternmatcher.New(pats)
 		}
-		re, err := globRegexp(s)
 		if err != nil {
-			return nil, &IgnoreError{File: ".dockerignore", Line: line, Text: r.text, Err: err}
+			return ignoreRules{}, &IgnoreError{File: ".dockerignore", Line: i + 1, Text: text, Err: err}
 		}
-		r.re = re
-		rules = append(rules, r)
 	}
-	return rules, sc.Err()
+	pats, err := ignorefile.ReadAll(bytes.NewReader(data))
+	if err != nil {
+		return ignoreRules{}, &IgnoreError{File: ".dockerignore", Line: 1, Err: err}
+	}
+	if len(pats) == 0 {
+		return ignoreRules{}, nil
+	}
+	pm, err := patternmatcher.New(pats)
+	if err != nil {
+		return ignoreRules{}, &IgnoreError{File: ".dockerignore", Line: 1, Err: err}
+	}
+	return ignoreRules{pm: pm}, nil
 }
 
-func globRegexp(p string) (*regexp.Regexp, error) {
-	var b strings.Builder
-	b.WriteString("^")
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch c {
-		case '*':
-			if i+1 < len(p) && p[i+1] == '*' {
-				i++
-				if i+1 < len(p) && p[i+1] == '/' {
-					i++
-					b.WriteString("(.*/)?")
-				} else {
-					b.WriteString(".*")
-				}
-			} else {
-				b.WriteString("[^/]*")
-			}
-		case '?':
-			b.WriteString("[^/]")
-		case '[':
-			j := strings.IndexByte(p[i:], ']')
-			if j < 0 {
-				return nil, fmt.Errorf("unclosed [")
-			}
-			class := p[i+1 : i+j]
-			if strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + class + "]")
-			i += j
-		case '\\':
-			if i+1 < len(p) {
-				i++
-				b.WriteString(regexp.QuoteMeta(string(p[i])))
-			}
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
+// ignored reports whether a slash-separated path relative to the context is left out.
+func (r ignoreRules) ignored(rel string) bool {
+	if r.pm == nil {
+		return false
 	}
-	b.WriteString("$")
-	return regexp.Compile(b.String())
+	ok, err := r.pm.MatchesOrParentMatches(rel)
+	return err == nil && ok
 }
 
-// ignored reports whether rel (slash-separated, relative to the context) is excluded.
-func (rules ignoreRules) ignored(rel string) bool {
-	excluded := false
-	for _, r := range rules {
-		if r.matches(rel) {
-			excluded = !r.exclude
-		}
-	}
-	return excluded
-}
-
-// matches is true when the pattern matches rel or one of its parent folders.
-func (r ignoreRule) matches(rel string) bool {
-	for p := rel; ; {
-		if r.re.MatchString(p) {
-			return true
-		}
-		i := strings.LastIndexByte(p, '/')
-		if i < 0 {
-			return false
-		}
-		p = p[:i]
-	}
-}
+// canSkipDir reports whether nothing below an ignored folder can be re-included, so that
+// the walk need not enter it (it may not even be readable).
+func (r ignoreRules) canSkipDir() bool { return r.pm != nil && !r.pm.Exclusions() }

@@ -30,8 +30,20 @@ type BuildInput struct {
 
 // InputFromManifest returns the build input of a manifest that builds its image.
 func InputFromManifest(m *manifest.Manifest) BuildInput {
-	return BuildInput{Dockerfile: m.Image.Dockerfile, Context: m.Image.Context, Target: m.Image.Target,
+	return BuildInput{Dockerfile: realPath(m.Image.Dockerfile), Context: realPath(m.Image.Context), Target: m.Image.Target,
 		Platform: m.Image.Platform, BuildArgs: m.Image.BuildArgs}
+}
+
+// realPath resolves symbolic links in a path (a context folder that is a link would not be
+// walked, and builders would not see into it); a path that cannot be resolved is kept.
+func realPath(p string) string {
+	if p == "" {
+		return p
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }
 
 // contextFile is one entry of the build context as the builder sees it.
@@ -46,12 +58,18 @@ type contextFile struct {
 // walkContext lists the context's entries in a stable order, honouring .dockerignore.
 // The Dockerfile and .dockerignore are always part of what the builder receives.
 func walkContext(in BuildInput) ([]contextFile, error) {
-	rules, err := readDockerignore(in.Context)
+	rules, ignFile, err := readDockerignore(in)
 	if err != nil {
 		return nil, err
 	}
 	dfRel, _ := filepath.Rel(in.Context, in.Dockerfile)
 	dfRel = filepath.ToSlash(dfRel)
+	ignRel := ".dockerignore"
+	if ignFile != "" {
+		if r, err := filepath.Rel(in.Context, ignFile); err == nil {
+			ignRel = filepath.ToSlash(r)
+		}
+	}
 	var files []contextFile
 	err = filepath.WalkDir(in.Context, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -62,7 +80,10 @@ func walkContext(in BuildInput) ([]contextFile, error) {
 		}
 		rel, _ := filepath.Rel(in.Context, p)
 		rel = filepath.ToSlash(rel)
-		if rules.ignored(rel) && rel != ".dockerignore" && rel != dfRel {
+		if rules.ignored(rel) && rel != ".dockerignore" && rel != ignRel && rel != dfRel {
+			if d.IsDir() && rules.canSkipDir() && !strings.HasPrefix(dfRel+"/", rel+"/") && !strings.HasPrefix(ignRel, rel+"/") {
+				return fs.SkipDir // nothing below can be re-included
+			}
 			return nil // a re-included child of an ignored folder is still found: keep walking
 		}
 		info, err := d.Info()

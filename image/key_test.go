@@ -135,13 +135,74 @@ func TestBaseImages(t *testing.T) {
 func TestBadDockerignoreIsInvalidInput(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, ".dockerignore"), []byte("# ok\n*.log\n[\n"), 0o644)
-	err := CheckDockerignore(dir)
+	err := CheckDockerignore(BuildInput{Context: dir})
 	var ie *IgnoreError
 	if !errors.As(err, &ie) || !ie.InvalidInput() || ie.Line != 3 ||
 		!strings.Contains(err.Error(), filepath.Join(dir, ".dockerignore")+":3: \"[\" is not a valid pattern") {
 		t.Fatalf("%v", err)
 	}
-	if err := CheckDockerignore(t.TempDir()); err != nil {
+	if err := CheckDockerignore(BuildInput{Context: t.TempDir()}); err != nil {
 		t.Fatalf("no .dockerignore: %v", err)
+	}
+}
+
+// <Dockerfile>.dockerignore, when there is one, is the ignore file (as BuildKit reads it).
+func TestKeyHonoursDockerfileSpecificIgnore(t *testing.T) {
+	in := ctxDir(t)
+	os.WriteFile(filepath.Join(in.Context, "data.txt"), []byte("v1"), 0o644)
+	os.WriteFile(filepath.Join(in.Context, ".dockerignore"), []byte("data.txt\n"), 0o644)
+	k1 := mustKey(t, in)
+	os.WriteFile(filepath.Join(in.Context, "data.txt"), []byte("v2"), 0o644)
+	if mustKey(t, in) != k1 {
+		t.Fatal("an ignored file changed the key")
+	}
+	os.WriteFile(in.Dockerfile+".dockerignore", []byte("nomatch\n"), 0o644)
+	k2 := mustKey(t, in)
+	os.WriteFile(filepath.Join(in.Context, "data.txt"), []byte("v3"), 0o644)
+	if mustKey(t, in) == k2 {
+		t.Fatal("data.txt is sent (Dockerfile.dockerignore does not ignore it) but does not change the key")
+	}
+}
+
+// A context folder reached through a symbolic link is read through it.
+func TestKeyOfALinkedContext(t *testing.T) {
+	in := ctxDir(t)
+	link := filepath.Join(t.TempDir(), "ctx")
+	if err := os.Symlink(in.Context, link); err != nil {
+		t.Fatal(err)
+	}
+	m := &manifest.Manifest{Image: manifest.Image{Dockerfile: filepath.Join(link, "Dockerfile"), Context: link, BuildArgs: in.BuildArgs}}
+	k1 := mustKey(t, InputFromManifest(m))
+	os.WriteFile(filepath.Join(in.Context, "run.sh"), []byte("echo changed\n"), 0o755)
+	if mustKey(t, InputFromManifest(m)) == k1 {
+		t.Fatal("a change behind the link did not change the key")
+	}
+}
+
+// An ignored folder that nothing re-includes is not entered (it may be unreadable).
+func TestIgnoredFolderIsNotEntered(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root reads a mode-000 folder anyway; the walk itself is checked below")
+	}
+	in := ctxDir(t)
+	os.WriteFile(filepath.Join(in.Context, ".dockerignore"), []byte("private\n"), 0o644)
+	os.Mkdir(filepath.Join(in.Context, "private"), 0o000)
+	t.Cleanup(func() { os.Chmod(filepath.Join(in.Context, "private"), 0o755) })
+	mustKey(t, in)
+}
+
+func TestWalkSkipsIgnoredFolders(t *testing.T) {
+	in := ctxDir(t)
+	os.MkdirAll(filepath.Join(in.Context, "private", "deep"), 0o755)
+	os.WriteFile(filepath.Join(in.Context, "private", "deep", "x"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(in.Context, ".dockerignore"), []byte("private\n"), 0o644)
+	files, err := walkContext(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasPrefix(f.rel, "private") {
+			t.Errorf("%s listed", f.rel)
+		}
 	}
 }

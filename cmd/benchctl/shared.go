@@ -39,7 +39,7 @@ func loadManifest(path string) (*manifest.Manifest, error) {
 	}
 	if err == nil && m.Image.Builds() {
 		// A bad .dockerignore pattern is the manifest's build input: report it now.
-		if ierr := image.CheckDockerignore(m.Image.Context); ierr != nil {
+		if ierr := image.CheckDockerignore(image.InputFromManifest(m)); ierr != nil {
 			return nil, ierr
 		}
 	}
