@@ -116,6 +116,25 @@ func checkKey(key string) error {
 	return nil
 }
 
+var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// IncompleteError is an entry whose tar exists without valid metadata or checksum (a
+// publisher was killed between files, or someone removed one). It is as good as not
+// cached: errors.Is(err, ErrNotCached) holds, so callers rebuild over it, and verify and
+// prune remove it.
+type IncompleteError struct {
+	Key  string
+	What string
+	Err  error
+}
+
+func (e *IncompleteError) Error() string {
+	return fmt.Sprintf("cache entry %s is incomplete (%s: %v); it is rebuilt over, or removed by 'benchctl cache prune'", ShortKey(e.Key), e.What, e.Err)
+}
+
+// Is makes an incomplete entry count as not cached.
+func (e *IncompleteError) Is(target error) bool { return target == ErrNotCached }
+
 // Lookup returns the complete entry for key, or ErrNotCached.
 func (c *Cache) Lookup(key string) (*Entry, error) {
 	if err := checkKey(key); err != nil {
@@ -133,17 +152,78 @@ func (c *Cache) Lookup(key string) (*Entry, error) {
 		err = json.Unmarshal(data, &m)
 	}
 	if err != nil || m.Key != key || m.ImageID == "" {
-		return nil, fmt.Errorf("cache entry %s has no valid metadata (%v); remove it with 'benchctl cache prune' or rebuild with --no-cache", ShortKey(key), err)
+		if err == nil {
+			err = errors.New("key or image id missing")
+		}
+		return nil, &IncompleteError{Key: key, What: "no valid metadata", Err: err}
 	}
 	sum, err := os.ReadFile(c.sumPath(key))
 	if err != nil {
-		return nil, fmt.Errorf("cache entry %s has no checksum: %w", ShortKey(key), err)
+		return nil, &IncompleteError{Key: key, What: "no checksum", Err: err}
+	}
+	if f := strings.Fields(string(sum)); len(f) == 0 || !sha256RE.MatchString(f[0]) {
+		return nil, &IncompleteError{Key: key, What: "no valid checksum", Err: fmt.Errorf("%s holds no sha256", c.sumPath(key))}
 	}
 	m.SHA256 = strings.Fields(string(sum) + " x")[0]
 	if st.Size() != m.Size {
 		m.Size = st.Size() // the checksum will tell whether it is intact
 	}
 	return &Entry{Meta: m, Tar: c.tarPath(key)}, nil
+}
+
+// open opens an entry's tar together with the checksum that belongs to it: the tar is
+// opened first, the checksum read after, and the path must still name the opened file.
+// A concurrent republish of the key (build --no-cache) removes the old tar before it
+// writes the new checksum, so a reader can never pair one tar with another's checksum; it
+// sees the change and reads again.
+func (c *Cache) open(key string) (*Entry, *os.File, error) {
+	for attempt := 1; ; attempt++ {
+		f, err := os.Open(c.tarPath(key))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil, ErrNotCached
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		e, err := c.Lookup(key)
+		if c.sameTar(key, f) {
+			if err != nil {
+				f.Close()
+				return nil, nil, err
+			}
+			return e, f, nil
+		}
+		f.Close()
+		if attempt == 5 {
+			return nil, nil, fmt.Errorf("cache entry %s kept changing while it was read (is it being rebuilt?); try again", ShortKey(key))
+		}
+		time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
+	}
+}
+
+// sameTar reports whether the entry's tar path still names the open file f.
+func (c *Cache) sameTar(key string, f *os.File) bool {
+	a, err1 := f.Stat()
+	b, err2 := os.Stat(c.tarPath(key))
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
+}
+
+// ReplacedError: the entry was replaced by a concurrent publish while it was read, so a
+// checksum mismatch says nothing about corruption. Retrying reads the new entry.
+type ReplacedError struct{ Key string }
+
+func (e *ReplacedError) Error() string {
+	return fmt.Sprintf("cache entry %s was replaced while it was read (a concurrent build --no-cache?); run again", ShortKey(e.Key))
+}
+
+// mismatch handles a tar (open as f) whose content did not match want: quarantined when
+// the entry is unchanged, a *ReplacedError when someone republished it meanwhile.
+func (c *Cache) mismatch(key string, f *os.File, want, got string) error {
+	sum, err := os.ReadFile(c.sumPath(key))
+	if !c.sameTar(key, f) || err != nil || strings.Fields(string(sum) + " x")[0] != want {
+		return &ReplacedError{Key: key}
+	}
+	return c.quarantine(key, want, got)
 }
 
 // Publish writes an entry: write streams the tar and may complete the metadata (a builder
@@ -195,6 +275,11 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, write func(i
 	if meta.Created.IsZero() {
 		meta.Created = time.Now().UTC()
 	}
+	// A republished key (build --no-cache): the old tar goes first, so that no reader pairs
+	// it with the new checksum (readers that have it open keep reading it, and see the change).
+	if err := os.Remove(c.tarPath(key)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("replacing the cache entry: %w", err)
+	}
 	if err := atomicfile.WriteFile(c.sumPath(key), []byte(meta.SHA256+"  "+key+".tar\n")); err != nil {
 		return nil, err
 	}
@@ -215,11 +300,11 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, write func(i
 // Verify re-reads an entry's tar and compares it with its checksum. A mismatch moves the
 // entry aside and returns a *CorruptError.
 func (c *Cache) Verify(key string, progress ProgressFunc) (*Entry, error) {
-	e, err := c.Lookup(key)
-	if err != nil {
-		return nil, err
+	e, f, err := c.open(key)
+	var inc *IncompleteError
+	if errors.As(err, &inc) {
+		return nil, c.quarantineIncomplete(key, inc)
 	}
-	f, err := os.Open(e.Tar)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +316,7 @@ func (c *Cache) Verify(key string, progress ProgressFunc) (*Entry, error) {
 	}
 	cnt.finish()
 	if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
-		return nil, c.quarantine(key, e.SHA256, got)
+		return nil, c.mismatch(key, f, e.SHA256, got)
 	}
 	return e, nil
 }
@@ -248,6 +333,16 @@ func (c *Cache) quarantine(key, want, got string) error {
 	_ = os.Rename(c.sumPath(key), dest+".sha256")
 	_ = os.Rename(c.metaPath(key), strings.TrimSuffix(dest, ".tar")+".json")
 	return &CorruptError{Key: key, Want: want, Got: got, MovedTo: dest}
+}
+
+// quarantineIncomplete moves an incomplete entry's files aside, like a corrupt one's.
+func (c *Cache) quarantineIncomplete(key string, inc *IncompleteError) error {
+	err := c.quarantine(key, "", "")
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%v; moved aside to %s", inc, ce.MovedTo)
+	}
+	return err
 }
 
 // List returns every complete entry, newest first.
@@ -355,8 +450,19 @@ func (c *Cache) Prune(o PruneOptions) ([]Pruned, error) {
 		return nil, err
 	}
 	var out []Pruned
-	for i, e := range entries { // newest first
-		if i < o.Keep {
+	kept := 0
+	for _, e := range entries { // newest first
+		if e.ImageID == "" {
+			// Incomplete (no metadata or checksum): never usable, always removed.
+			out = append(out, Pruned{Path: e.Tar, Key: e.Key, Reason: "incomplete entry (no valid metadata or checksum)"})
+			if !o.DryRun {
+				if err := c.Remove(e.Key); err != nil {
+					return out, err
+				}
+			}
+			continue
+		}
+		if kept++; kept <= o.Keep {
 			continue
 		}
 		if o.OlderThan > 0 && o.Now.Sub(e.Created) < o.OlderThan {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -48,7 +47,11 @@ func Ensure(ctx context.Context, eng Engine, c *Cache, key string, progress Prog
 		}
 		return res, ErrNotCached
 	}
-	n, err := load(ctx, eng, c, e, progress)
+	e, n, err := load(ctx, eng, c, key, progress)
+	var re *ReplacedError
+	if errors.As(err, &re) {
+		e, n, err = load(ctx, eng, c, key, progress) // the entry was republished meanwhile: load the new one
+	}
 	if err != nil {
 		return res, err
 	}
@@ -64,10 +67,10 @@ func Ensure(ctx context.Context, eng Engine, c *Cache, key string, progress Prog
 }
 
 // load streams a verified tar into the engine.
-func load(ctx context.Context, eng Engine, c *Cache, e *Entry, progress ProgressFunc) (int64, error) {
-	f, err := os.Open(e.Tar)
+func load(ctx context.Context, eng Engine, c *Cache, key string, progress ProgressFunc) (*Entry, int64, error) {
+	e, f, err := c.open(key)
 	if err != nil {
-		return 0, fmt.Errorf("opening %s: %w", e.Tar, err)
+		return nil, 0, err
 	}
 	defer f.Close()
 	vr := newVerifyingReader(f, e.SHA256, newCounter(progress, "load", e.Size))
@@ -75,23 +78,23 @@ func load(ctx context.Context, eng Engine, c *Cache, e *Entry, progress Progress
 	resp, err := eng.ImageLoad(ctx, vr, client.ImageLoadWithQuiet(true))
 	if err != nil {
 		if vr.mismatch != "" {
-			return 0, c.quarantine(e.Key, e.SHA256, vr.mismatch)
+			return e, 0, c.mismatch(e.Key, f, e.SHA256, vr.mismatch)
 		}
-		return 0, fmt.Errorf("loading %s into the engine: %w", e.Tar, err)
+		return e, 0, fmt.Errorf("loading %s into the engine: %w", e.Tar, err)
 	}
 	rerr := readMessages(resp, nil)
 	resp.Close()
 	vr.counter.finish()
 	if vr.mismatch != "" {
-		return vr.n, c.quarantine(e.Key, e.SHA256, vr.mismatch)
+		return e, vr.n, c.mismatch(e.Key, f, e.SHA256, vr.mismatch)
 	}
 	if rerr != nil {
-		return vr.n, fmt.Errorf("the engine could not load %s: %w", e.Tar, rerr)
+		return e, vr.n, fmt.Errorf("the engine could not load %s: %w", e.Tar, rerr)
 	}
 	if !vr.verified {
-		return vr.n, fmt.Errorf("the engine stopped reading %s before its end; the load is incomplete", e.Tar)
+		return e, vr.n, fmt.Errorf("the engine stopped reading %s before its end; the load is incomplete", e.Tar)
 	}
-	return vr.n, nil
+	return e, vr.n, nil
 }
 
 // EngineHostOf names an engine for messages.

@@ -2,10 +2,14 @@ package image
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"math/rand"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -106,5 +110,82 @@ func TestHashingWriterReportsWriteErrors(t *testing.T) {
 	hw.Write(make([]byte, 3*chunkSize))
 	if err := hw.Close(); err == nil {
 		t.Fatal("a failed write was not reported")
+	}
+}
+
+func publishBytes(t *testing.T, c *Cache, key string, data []byte) {
+	t.Helper()
+	_, err := c.Publish(context.Background(), key, Meta{ImageID: "sha256:x"}, func(w io.Writer, m *Meta) error {
+		_, err := w.Write(data)
+		return err
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A republish while a reader holds the old tar is not corruption: nothing is quarantined.
+func TestRepublishIsNotCorruption(t *testing.T) {
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Repeat("ab", 32)
+	publishBytes(t, c, key, []byte("old tar"))
+	e, f, err := c.open(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	publishBytes(t, c, key, []byte("new tar, other content"))
+	// The reader hashed the old tar; against the new checksum it would mismatch.
+	err = c.mismatch(key, f, "0000000000000000000000000000000000000000000000000000000000000000", "1111")
+	var re *ReplacedError
+	if !errors.As(err, &re) {
+		t.Fatalf("got %v, want a *ReplacedError", err)
+	}
+	if _, err := c.Verify(key, nil); err != nil {
+		t.Fatalf("the new entry: %v", err)
+	}
+	_ = e
+}
+
+// An entry without metadata or checksum counts as not cached; verify moves it aside.
+func TestIncompleteEntry(t *testing.T) {
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Repeat("cd", 32)
+	publishBytes(t, c, key, []byte("tar"))
+	os.Remove(c.metaPath(key))
+	_, err = c.Lookup(key)
+	var inc *IncompleteError
+	if !errors.As(err, &inc) || !errors.Is(err, ErrNotCached) {
+		t.Fatalf("lookup: %v", err)
+	}
+	if _, err := c.Verify(key, nil); err == nil || !strings.Contains(err.Error(), "moved aside") {
+		t.Fatalf("verify: %v", err)
+	}
+	if _, err := os.Stat(c.tarPath(key)); !os.IsNotExist(err) {
+		t.Fatal("the incomplete entry's tar is still in place")
+	}
+}
+
+func TestPruneRemovesIncompleteEntries(t *testing.T) {
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, bad := strings.Repeat("01", 32), strings.Repeat("ef", 32)
+	publishBytes(t, c, good, []byte("a"))
+	publishBytes(t, c, bad, []byte("b"))
+	os.Remove(c.sumPath(bad))
+	pruned, err := c.Prune(PruneOptions{})
+	if err != nil || len(pruned) != 1 || pruned[0].Key != bad {
+		t.Fatalf("%+v %v", pruned, err)
+	}
+	if _, err := c.Lookup(good); err != nil {
+		t.Fatalf("the complete entry: %v", err)
 	}
 }
