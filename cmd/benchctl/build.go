@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/benchctl/benchctl/image"
 	"github.com/spf13/cobra"
@@ -75,6 +77,15 @@ func buildRun(cmd *cobra.Command, io streams, opts *buildOptions) error {
 	m, err := loadManifest(opts.manifest)
 	if err != nil {
 		return err
+	}
+	if opts.record != "" {
+		// Found out now, not after a build of an hour.
+		if st, err := os.Stat(filepath.Dir(opts.record)); err != nil || !st.IsDir() {
+			return usagef("create the folder first, or pick another --record path", "--record %s: the folder %s does not exist", opts.record, filepath.Dir(opts.record))
+		}
+		if st, err := os.Stat(opts.record); err == nil && st.IsDir() {
+			return usagef("give a file path, e.g. --record build.json", "--record %s is a folder", opts.record)
+		}
 	}
 	dir, err := sharedDir(opts.sharedDir)
 	if err != nil {

@@ -49,6 +49,7 @@ func TestExitCodesForBadInput(t *testing.T) {
 		{[]string{"init", "--dockerfile", filepath.Join(dir, "ign", "Dockerfile"), "-o", filepath.Join(dir, "no", "m.yaml")}, "the folder " + filepath.Join(dir, "no") + " does not exist"},
 		{[]string{"validate", "m.yaml"}, `the manifest is given with --manifest, not as an argument (got "m.yaml")`},
 		{[]string{"submit", "--dry-run", "--shared-dir", dir, "--manifest", filepath.Join(dir, "ign", "ok.yaml"), "--benchmarks", "nope"}, `"nope" is not a benchmark of x`},
+		{[]string{"build", "--manifest", filepath.Join(dir, "ign", "ok.yaml"), "--shared-dir", dir, "--record", filepath.Join(dir, "no", "b.json")}, "the folder " + filepath.Join(dir, "no") + " does not exist"},
 		{[]string{"run", "--manifest", bad, "--barrier-timeout", "-5s"}, "--barrier-timeout -5s is not a positive duration"},
 	}
 	for _, c := range cases {
