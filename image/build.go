@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/benchctl/benchctl/manifest"
@@ -44,6 +45,12 @@ func Build(ctx context.Context, o BuildOptions) (*Record, error) {
 	rec.Durations.Key = time.Since(start).Seconds()
 	finish := func(e *Entry, hit bool) (*Record, error) {
 		rec.ImageID, rec.Size, rec.Tar, rec.SHA256, rec.CacheHit = e.ImageID, e.Size, e.Tar, e.SHA256, hit
+		if hit && len(e.Tags) > 0 && !slices.Contains(e.Tags, rec.Tag) {
+			// The tag is not part of the key: a cache hit brings the tag the image was built
+			// with, which is what engines that load the tar will know it by.
+			rec.Notes = append(rec.Notes, fmt.Sprintf("image.tag %s is not the tag of the cached image (%s): the tag is not part of the key, so the cached image keeps its tag; rebuild with --no-cache to retag", rec.Tag, e.Tags[0]))
+			rec.Tag = e.Tags[0]
+		}
 		rec.Created = time.Now().UTC()
 		rec.Durations.Total = time.Since(start).Seconds()
 		return rec, nil

@@ -49,7 +49,7 @@ type Meta struct {
 // Entry is a published cache entry.
 type Entry struct {
 	Meta
-	Tar string
+	Tar string `json:"tar"`
 }
 
 var keyRE = regexp.MustCompile(`^[0-9a-f]{64}$`)

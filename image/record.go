@@ -28,6 +28,7 @@ type Record struct {
 	Created        time.Time  `json:"created"`
 	Benchctl       string     `json:"benchctl"`
 	BuildArgs      []KeyValue `json:"buildArgs,omitempty"`
+	Notes          []string   `json:"notes,omitempty"` // things the user should know, e.g. a tag that did not apply
 }
 
 // KeyValue is a build argument in the record.

@@ -107,6 +107,9 @@ func buildRun(cmd *cobra.Command, io streams, opts *buildOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, n := range rec.Notes {
+		slog.Warn(n)
+	}
 	if rec.CacheHit {
 		slog.Info("cache hit: the image is already published; nothing built or saved", "key", image.ShortKey(rec.Key))
 	} else {
