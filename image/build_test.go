@@ -56,3 +56,13 @@ func TestCacheHitUnderAnotherTag(t *testing.T) {
 		t.Fatalf("tag %s, notes %q", rec.Tag, rec.Notes)
 	}
 }
+
+func TestTailDropsTerminalEscapes(t *testing.T) {
+	tl := &tail{n: 2}
+	tl.add("\x1b[91mFATAL: no\x1b[0m")
+	tl.add("plain")
+	tl.add("\x1b[1;32mok\x1b[0m \x1b[2K")
+	if strings.Join(tl.lines, "|") != "plain|ok " {
+		t.Fatalf("%q", tl.lines)
+	}
+}

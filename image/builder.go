@@ -3,6 +3,7 @@ package image
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -65,7 +66,11 @@ type tail struct {
 	lines []string
 }
 
+// ansiRE matches terminal escape sequences (colours, cursor moves) a build step may print.
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]`)
+
 func (t *tail) add(line string) {
+	line = ansiRE.ReplaceAllString(line, "") // the tail is read in logs and messages, not on a terminal
 	t.lines = append(t.lines, line)
 	if len(t.lines) > t.n {
 		t.lines = t.lines[len(t.lines)-t.n:]
