@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 )
 
 // Err is a *RegressionError when any row regressed.
@@ -60,22 +59,8 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		}
 		_, err = w.Write(data)
 		return err
-	case FormatMarkdown:
-		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
-		for _, l := range lines {
-			for i := range l {
-				l[i] = strings.ReplaceAll(l[i], "|", `\|`)
-			}
-			fmt.Fprintf(w, "| %s |\n", strings.Join(l, " | "))
-		}
-		return nil
-	case FormatTable:
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(header, "\t"))
-		for _, l := range lines {
-			fmt.Fprintln(tw, strings.Join(l, "\t"))
-		}
-		return tw.Flush()
+	case FormatMarkdown, FormatTable:
+		return writeGrid(w, format == FormatMarkdown, header, lines)
 	}
 	return fmt.Errorf("unknown format %q (use %s)", format, strings.Join(Formats(), ", "))
 }

@@ -85,18 +85,25 @@ func writeRows(w io.Writer, markdown bool, s *Summary) error {
 		name := cmpOr(s.Name, s.Job)
 		lines = append(lines, []string{name, name, "-", "-", "-", "-", "-", "-", "-", StatusFailure, "-", noBenchmarksReason})
 	}
+	return writeGrid(w, markdown, cols, lines)
+}
+
+// writeGrid writes a header and rows as a markdown table ("|" escaped) or as aligned
+// text columns: what collect and compare print.
+func writeGrid(w io.Writer, markdown bool, header []string, lines [][]string) error {
 	if markdown {
-		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
 		for _, l := range lines {
-			for i := range l {
-				l[i] = strings.ReplaceAll(l[i], "|", `\|`)
+			cells := make([]string, len(l))
+			for i, c := range l {
+				cells[i] = strings.ReplaceAll(c, "|", `\|`)
 			}
-			fmt.Fprintf(w, "| %s |\n", strings.Join(l, " | "))
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 		}
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, l := range lines {
 		fmt.Fprintln(tw, strings.Join(l, "\t"))
 	}
