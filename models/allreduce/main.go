@@ -13,7 +13,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -36,12 +35,7 @@ type options struct {
 // parseFlags reads the command line; ok is false, with the message on stderr, when it is
 // wrong (code is then the exit status: 0 for -h, 2 otherwise).
 func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) {
-	fs := flag.NewFlagSet("allreduce", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: allreduce [flags]\nTimes a TCP ring all-reduce across NNODES nodes; rank 0 writes allreduce.csv.")
-		fs.PrintDefaults()
-	}
+	fs := example.NewFlagSet("allreduce", "Times a TCP ring all-reduce across NNODES nodes; rank 0 writes allreduce.csv.", stderr)
 	o.size = 64 << 20
 	fs.Var(&o.size, "size", "bytes of float32 to all-reduce, e.g. 8M, 64M, 1G")
 	fs.IntVar(&o.iters, "iters", 5, "timed iterations")

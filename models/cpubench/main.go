@@ -13,7 +13,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -36,12 +35,7 @@ type options struct {
 // parseFlags reads the command line; ok is false, with the message on stderr, when it is
 // wrong (code is then the exit status: 0 for -h, 2 otherwise).
 func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) {
-	fs := flag.NewFlagSet("cpubench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cpubench [flags]\nMeasures matmul GFLOP/s and STREAM triad/copy GB/s; writes cpubench.csv.")
-		fs.PrintDefaults()
-	}
+	fs := example.NewFlagSet("cpubench", "Measures matmul GFLOP/s and STREAM triad/copy GB/s; writes cpubench.csv.", stderr)
 	fs.IntVar(&o.n, "n", 512, "matrix size (n×n float64)")
 	fs.IntVar(&o.block, "block", 64, "matmul tile size")
 	fs.IntVar(&o.memMiB, "mem-mib", 64, "size of each of the three STREAM arrays, in MiB")

@@ -6,7 +6,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,12 +29,7 @@ type options struct {
 // parseFlags reads the command line; ok is false, with the message on stderr, when it is
 // wrong (code is then the exit status: 0 for -h, 2 otherwise).
 func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) {
-	fs := flag.NewFlagSet("dummy", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: dummy [flags]\nWrites deterministic fake results to dummy.csv in $BENCHCTL_OUTPUT_DIR.")
-		fs.PrintDefaults()
-	}
+	fs := example.NewFlagSet("dummy", "Writes deterministic fake results to dummy.csv in $BENCHCTL_OUTPUT_DIR.", stderr)
 	fs.IntVar(&o.rows, "rows", 3, "number of result rows to write (at least 1)")
 	fs.DurationVar(&o.sleep, "sleep", 0, "how long to sleep before writing the results, e.g. 10s")
 	fs.IntVar(&o.failRank, "fail-rank", -1, "the node rank that fails on purpose (-1: none)")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -57,6 +58,18 @@ func envInt(getenv func(string) string, name string, def, lo, hi int) (int, erro
 		return 0, fmt.Errorf("%s=%d is out of range: it must be between %d and %d", name, n, lo, hi)
 	}
 	return n, nil
+}
+
+// NewFlagSet is an example program's flag set: errors and -h go to stderr, and the usage
+// text is "usage: NAME [flags]", the one-line description, then the flags.
+func NewFlagSet(name, description string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s [flags]\n%s\n", name, description)
+		fs.PrintDefaults()
+	}
+	return fs
 }
 
 // ParseFlags parses a program's flags and refuses arguments: ok is false when the program

@@ -43,3 +43,15 @@ func TestParseFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestNewFlagSetUsage(t *testing.T) {
+	var buf strings.Builder
+	fs := NewFlagSet("demo", "Does a demo.", &buf)
+	fs.Int("n", 1, "how many")
+	if code, ok := ParseFlags(fs, []string{"-h"}); ok || code != 0 {
+		t.Fatalf("-h: code %d ok %v", code, ok)
+	}
+	if out := buf.String(); !strings.HasPrefix(out, "usage: demo [flags]\nDoes a demo.\n") || !strings.Contains(out, "how many") {
+		t.Fatalf("usage: %q", out)
+	}
+}
