@@ -23,11 +23,11 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/moby/moby/client"
 
+	"github.com/benchctl/benchctl/bench/internal/timing"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -43,80 +43,80 @@ func main() {
 	}
 	ctx := context.Background()
 	work, err := os.MkdirTemp(tb.SharedDir, "image-bench-")
-	check(err)
+	timing.Check(err)
 	defer os.RemoveAll(work)
 	n1, n2 := connect(tb.Sockets[tb.Nodes[0]]), connect(tb.Sockets[tb.Nodes[1]])
 
 	// A context with one big random file (incompressible, like model weights).
 	ctxDir := filepath.Join(work, "ctx")
-	check(os.MkdirAll(ctxDir, 0o755))
-	check(os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM scratch\nCOPY payload.bin /payload.bin\n"), 0o644))
+	timing.Check(os.MkdirAll(ctxDir, 0o755))
+	timing.Check(os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM scratch\nCOPY payload.bin /payload.bin\n"), 0o644))
 	writeRandom(filepath.Join(ctxDir, "payload.bin"), int64(*sizeMiB)<<20)
 	in := image.BuildInput{Dockerfile: filepath.Join(ctxDir, "Dockerfile"), Context: ctxDir,
 		BuildArgs: []manifest.EnvVar{{Name: "BUST", Value: fmt.Sprint(time.Now().UnixNano())}}}
 	key, err := image.Key(in)
-	check(err)
+	timing.Check(err)
 	tag := "benchctl/image-bench:" + image.ShortKey(key)
 	cache, err := image.OpenCache(filepath.Join(work, "shared"))
-	check(err)
+	timing.Check(err)
 	log.Printf("building a %d MiB image on %s", *sizeMiB, tb.Nodes[0])
 	b := &image.DockerBuilder{Engine: n1}
 	entry, err := b.Build(ctx, image.BuildRequest{Input: in, Key: key, Tag: tag, Manifest: "image-bench", Cache: cache})
-	check(err)
+	timing.Check(err)
 	log.Printf("image %s, tar %d MiB", entry.ImageID, entry.Size>>20)
 
 	var rawSave, ourSave, rawLoad, hashLoad, ourLoad, warm []time.Duration
 	for r := 0; r < *reps; r++ {
 		// Raw save: ImageSave copied to a file (fsync so both sides pay for durability).
 		raw := filepath.Join(work, "raw.tar")
-		rawSave = append(rawSave, timeIt(func() {
+		rawSave = append(rawSave, timing.Time(func() {
 			rc, err := n1.ImageSave(ctx, []string{tag})
-			check(err)
+			timing.Check(err)
 			f, err := os.Create(raw)
-			check(err)
+			timing.Check(err)
 			_, err = io.Copy(f, rc)
-			check(err)
-			check(f.Sync())
-			check(f.Close())
+			timing.Check(err)
+			timing.Check(f.Sync())
+			timing.Check(f.Close())
 			rc.Close()
 		}))
-		check(cache.Remove(key))
-		ourSave = append(ourSave, timeIt(func() {
+		timing.Check(cache.Remove(key))
+		ourSave = append(ourSave, timing.Time(func() {
 			_, err := image.PublishFromEngine(ctx, n1, cache, key, tag, image.Meta{ImageID: entry.ImageID, Tags: []string{tag}, Builder: "docker"}, nil)
-			check(err)
+			timing.Check(err)
 		}))
 
 		remove(n2, entry.ImageID)
-		rawLoad = append(rawLoad, timeIt(func() {
+		rawLoad = append(rawLoad, timing.Time(func() {
 			f, err := os.Open(raw)
-			check(err)
+			timing.Check(err)
 			res, err := n2.ImageLoad(ctx, f, client.ImageLoadWithQuiet(true))
-			check(err)
+			timing.Check(err)
 			io.Copy(io.Discard, res)
 			res.Close()
 			f.Close()
 		}))
 		remove(n2, entry.ImageID)
-		hashLoad = append(hashLoad, timeIt(func() {
+		hashLoad = append(hashLoad, timing.Time(func() {
 			f, err := os.Open(raw)
-			check(err)
+			timing.Check(err)
 			res, err := n2.ImageLoad(ctx, io.TeeReader(f, sha256.New()), client.ImageLoadWithQuiet(true))
-			check(err)
+			timing.Check(err)
 			io.Copy(io.Discard, res)
 			res.Close()
 			f.Close()
 		}))
 		remove(n2, entry.ImageID)
-		ourLoad = append(ourLoad, timeIt(func() {
+		ourLoad = append(ourLoad, timing.Time(func() {
 			res, err := image.Ensure(ctx, n2, cache, key, nil)
-			check(err)
+			timing.Check(err)
 			if !res.Loaded {
 				log.Fatal("Ensure did not load")
 			}
 		}))
-		warm = append(warm, timeIt(func() {
+		warm = append(warm, timing.Time(func() {
 			res, err := image.Ensure(ctx, n2, cache, key, nil)
-			check(err)
+			timing.Check(err)
 			if res.Loaded {
 				log.Fatal("warm Ensure loaded")
 			}
@@ -129,7 +129,7 @@ func main() {
 	}
 	remove(n1, entry.ImageID)
 	remove(n2, entry.ImageID)
-	ms, mo, ml, mh, mol, mw := median(rawSave), median(ourSave), median(rawLoad), median(hashLoad), median(ourLoad), median(warm)
+	ms, mo, ml, mh, mol, mw := timing.Median(rawSave), timing.Median(ourSave), timing.Median(rawLoad), timing.Median(hashLoad), timing.Median(ourLoad), timing.Median(warm)
 	fmt.Printf("| %d MiB image, median of %d | raw | benchctl | ratio | target |\n|---|---|---|---|---|\n", *sizeMiB, *reps)
 	fmt.Printf("| cold publish vs. docker save to a file | %.2f s | %.2f s | %.2f × | ≤ 1.1 × |\n", ms.Seconds(), mo.Seconds(), mo.Seconds()/ms.Seconds())
 	fmt.Printf("| Ensure on an empty engine vs. docker load | %.2f s | %.2f s | %.2f × | ≤ 1.05 × |\n", ml.Seconds(), mol.Seconds(), mol.Seconds()/ml.Seconds())
@@ -140,7 +140,7 @@ func main() {
 
 func connect(host string) *client.Client {
 	c, err := client.New(client.WithHost(host))
-	check(err)
+	timing.Check(err)
 	return c
 }
 
@@ -150,26 +150,8 @@ func remove(c *client.Client, id string) {
 
 func writeRandom(path string, n int64) {
 	f, err := os.Create(path)
-	check(err)
+	timing.Check(err)
 	_, err = io.CopyN(f, rand.Reader, n)
-	check(err)
-	check(f.Close())
-}
-
-func timeIt(fn func()) time.Duration {
-	start := time.Now()
-	fn()
-	return time.Since(start)
-}
-
-func median(d []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
-}
-
-func check(err error) {
-	if err != nil {
-		log.Fatal(err)
-	}
+	timing.Check(err)
+	timing.Check(f.Close())
 }

@@ -15,9 +15,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"time"
 
+	"github.com/benchctl/benchctl/bench/internal/timing"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
 
@@ -34,7 +34,7 @@ func main() {
 		log.Fatal("the docker CLI is needed for the raw side")
 	}
 	shared, err := os.MkdirTemp(tb.SharedDir, "run-bench-")
-	check(err)
+	timing.Check(err)
 	defer os.RemoveAll(shared)
 	env := append(os.Environ(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
 	manifest, _ := filepath.Abs("models/dummy/benchmark.yaml")
@@ -61,40 +61,22 @@ func main() {
 	for i := 0; i < *reps; i++ {
 		r := exec.Command(docker, "run", "--rm", "--network", "host", "--entrypoint", "/dummy", tag, "--rows", "3")
 		r.Env = env
-		raw = append(raw, timeIt(func() {
+		raw = append(raw, timing.Time(func() {
 			if out, err := r.CombinedOutput(); err != nil {
 				log.Fatalf("docker run: %v\n%s", err, out)
 			}
 		}))
 		b := exec.Command(*bin, "run", "-m", manifest, "--shared-dir", shared, "--log-level", "warn")
 		b.Env = env
-		ours = append(ours, timeIt(func() {
+		ours = append(ours, timing.Time(func() {
 			if out, err := b.CombinedOutput(); err != nil {
 				log.Fatalf("benchctl run: %v\n%s", err, out)
 			}
 		}))
 	}
-	mr, mo := median(raw), median(ours)
+	mr, mo := timing.Median(raw), timing.Median(ours)
 	fmt.Printf("| warm one-node run, median of %d | docker run | benchctl run | ratio | target |\n|---|---|---|---|---|\n", *reps)
 	fmt.Printf("| dummy (3 rows) | %.0f ms | %.0f ms | %.2f × | ≤ 1.2 × |\n", ms(mr), ms(mo), mo.Seconds()/mr.Seconds())
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func timeIt(fn func()) time.Duration {
-	start := time.Now()
-	fn()
-	return time.Since(start)
-}
-
-func median(d []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
-}
-
-func check(err error) {
-	if err != nil {
-		log.Fatal(err)
-	}
-}
