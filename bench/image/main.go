@@ -86,26 +86,22 @@ func main() {
 			timing.Check(err)
 		}))
 
+		// A plain ImageLoad of the tar, read as it is or through wrap.
+		plainLoad := func(wrap func(io.Reader) io.Reader) func() {
+			return func() {
+				f, err := os.Open(raw)
+				timing.Check(err)
+				res, err := n2.ImageLoad(ctx, wrap(f), client.ImageLoadWithQuiet(true))
+				timing.Check(err)
+				io.Copy(io.Discard, res)
+				res.Close()
+				f.Close()
+			}
+		}
 		remove(n2, entry.ImageID)
-		rawLoad = append(rawLoad, timing.Time(func() {
-			f, err := os.Open(raw)
-			timing.Check(err)
-			res, err := n2.ImageLoad(ctx, f, client.ImageLoadWithQuiet(true))
-			timing.Check(err)
-			io.Copy(io.Discard, res)
-			res.Close()
-			f.Close()
-		}))
+		rawLoad = append(rawLoad, timing.Time(plainLoad(func(r io.Reader) io.Reader { return r })))
 		remove(n2, entry.ImageID)
-		hashLoad = append(hashLoad, timing.Time(func() {
-			f, err := os.Open(raw)
-			timing.Check(err)
-			res, err := n2.ImageLoad(ctx, io.TeeReader(f, sha256.New()), client.ImageLoadWithQuiet(true))
-			timing.Check(err)
-			io.Copy(io.Discard, res)
-			res.Close()
-			f.Close()
-		}))
+		hashLoad = append(hashLoad, timing.Time(plainLoad(func(r io.Reader) io.Reader { return io.TeeReader(r, sha256.New()) })))
 		remove(n2, entry.ImageID)
 		ourLoad = append(ourLoad, timing.Time(func() {
 			res, err := image.Ensure(ctx, n2, cache, key, nil)
