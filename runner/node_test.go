@@ -54,6 +54,9 @@ func TestDetectNodeErrors(t *testing.T) {
 		{map[string]string{"NODE_RANK": "0", "NNODES": "2", "MASTER_ADDR": "h0:29500", "BENCHCTL_JOB_ID": "j"}, "MASTER_ADDR"},
 		{map[string]string{"NODE_RANK": "0", "NNODES": "2", "MASTER_ADDR": "h 0", "BENCHCTL_JOB_ID": "j"}, "MASTER_ADDR"},
 		{map[string]string{"SLURM_JOB_ID": "1", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "4", "SLURM_STEP_NUM_NODES": "2", "SLURM_STEP_NODELIST": "n[1-2]"}, "SLURM_STEP_NUM_TASKS"},
+		{map[string]string{"SLURM_JOB_ID": "..", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "1", "SLURM_STEP_NUM_NODES": "1", "SLURM_STEP_NODELIST": "n1"}, "SLURM_JOB_ID"},
+		{map[string]string{"SLURM_JOB_ID": "12.3", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "1", "SLURM_STEP_NUM_NODES": "1", "SLURM_STEP_NODELIST": "n1"}, "SLURM_JOB_ID"},
+		{map[string]string{"SLURM_JOB_ID": "1\n2", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "1", "SLURM_STEP_NUM_NODES": "1", "SLURM_STEP_NODELIST": "n1"}, "SLURM_JOB_ID"},
 	} {
 		_, err := DetectNode(lookupOf(c.env))
 		if err == nil || !strings.HasPrefix(err.Error(), c.v+":") {
