@@ -133,6 +133,78 @@ func TestImageCorruptTarIsNeverLoaded(t *testing.T) {
 	}
 }
 
+// An entry that lost its metadata (a publisher killed between files): a worker's Ensure
+// takes it as not cached instead of failing, and the next build rebuilds over it.
+func TestImageIncompleteEntryIsRebuiltOver(t *testing.T) {
+	tb := testbed.Require(t)
+	cache, err := image.OpenCache(tb.FreshDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
+	mf := testbed.WriteManifest(t, ctxDir, "incomplete")
+	rec := buildOn(t, tb.Engine(t, tb.Nodes[0]), cache, mf, false)
+	if err := os.Remove(strings.TrimSuffix(rec.Tar, ".tar") + ".json"); err != nil {
+		t.Fatal(err)
+	}
+	n2 := tb.Engine(t, tb.Nodes[1])
+	removeImage(t, n2, rec.ImageID)
+	if _, err := image.Ensure(context.Background(), n2, cache, rec.Key, nil); !errors.Is(err, image.ErrNotCached) {
+		t.Fatalf("Ensure on an incomplete entry: %v, want not cached", err)
+	}
+	rec2 := buildOn(t, tb.Engine(t, tb.Nodes[0]), cache, mf, false)
+	if rec2.CacheHit {
+		t.Fatal("an incomplete entry counted as a cache hit")
+	}
+	if res, err := image.Ensure(context.Background(), n2, cache, rec2.Key, nil); err != nil || !res.Loaded {
+		t.Fatalf("after the rebuild: %+v %v", res, err)
+	}
+}
+
+// A --no-cache rebuild of a published key while another node loads it: the load either
+// gets a consistent entry or says it was replaced; nothing is quarantined as corrupt.
+func TestImageRepublishWhileLoading(t *testing.T) {
+	tb := testbed.Require(t)
+	cache, err := image.OpenCache(tb.FreshDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
+	mf := testbed.WriteManifest(t, ctxDir, "republish")
+	rec := buildOn(t, tb.Engine(t, tb.Nodes[0]), cache, mf, false)
+	n2 := tb.Engine(t, tb.Nodes[1])
+	m, _, err := models.LoadManifest(mf, os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1 := tb.Engine(t, tb.Nodes[0])
+	done := make(chan error, 1)
+	go func() { // the republish (no t.Fatal off the test goroutine)
+		_, err := image.Build(context.Background(), image.BuildOptions{Manifest: m, Cache: cache,
+			Builder: &image.DockerBuilder{Engine: n1}, NoCache: true})
+		done <- err
+	}()
+	for i := 0; ; i++ {
+		removeImage(t, n2, rec.ImageID)
+		_, err := image.Ensure(context.Background(), n2, cache, rec.Key, nil)
+		var ce *image.CorruptError
+		if errors.As(err, &ce) {
+			t.Fatalf("load %d during a republish: a good entry was quarantined: %v", i, err)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("the republish: %v", err)
+			}
+			if _, err := cache.Verify(rec.Key, nil); err != nil {
+				t.Fatalf("after the republish: %v", err)
+			}
+			return
+		default:
+		}
+	}
+}
+
 // Two concurrent `benchctl build` processes of one manifest: one builds, the other waits
 // and hits the cache; the tar is intact.
 func TestImageConcurrentBuildsBuildOnce(t *testing.T) {
