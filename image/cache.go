@@ -157,18 +157,25 @@ func (c *Cache) Lookup(key string) (*Entry, error) {
 		}
 		return nil, &IncompleteError{Key: key, What: "no valid metadata", Err: err}
 	}
-	sum, err := os.ReadFile(c.sumPath(key))
-	if err != nil {
-		return nil, &IncompleteError{Key: key, What: "no checksum", Err: err}
+	if m.SHA256, err = c.readSum(key); err != nil {
+		return nil, &IncompleteError{Key: key, What: "no valid checksum", Err: err}
 	}
-	if f := strings.Fields(string(sum)); len(f) == 0 || !sha256RE.MatchString(f[0]) {
-		return nil, &IncompleteError{Key: key, What: "no valid checksum", Err: fmt.Errorf("%s holds no sha256", c.sumPath(key))}
-	}
-	m.SHA256 = strings.Fields(string(sum) + " x")[0]
 	if st.Size() != m.Size {
 		m.Size = st.Size() // the checksum will tell whether it is intact
 	}
 	return &Entry{Meta: m, Tar: c.tarPath(key)}, nil
+}
+
+// readSum reads the sha256 from an entry's checksum file ("<hex>  <key>.tar").
+func (c *Cache) readSum(key string) (string, error) {
+	data, err := os.ReadFile(c.sumPath(key))
+	if err != nil {
+		return "", err
+	}
+	if f := strings.Fields(string(data)); len(f) > 0 && sha256RE.MatchString(f[0]) {
+		return f[0], nil
+	}
+	return "", fmt.Errorf("%s holds no sha256", c.sumPath(key))
 }
 
 // open opens an entry's tar together with the checksum that belongs to it: the tar is
@@ -219,8 +226,8 @@ func (e *ReplacedError) Error() string {
 // mismatch handles a tar (open as f) whose content did not match want: quarantined when
 // the entry is unchanged, a *ReplacedError when someone republished it meanwhile.
 func (c *Cache) mismatch(key string, f *os.File, want, got string) error {
-	sum, err := os.ReadFile(c.sumPath(key))
-	if !c.sameTar(key, f) || err != nil || strings.Fields(string(sum) + " x")[0] != want {
+	sum, err := c.readSum(key)
+	if !c.sameTar(key, f) || err != nil || sum != want {
 		return &ReplacedError{Key: key}
 	}
 	return c.quarantine(key, want, got)
