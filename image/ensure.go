@@ -19,9 +19,9 @@ type EnsureResult struct {
 }
 
 // Ensure makes sure the engine has the image with this key: if the engine already has it,
-// nothing happens; else the cached tar is streamed into the engine while its checksum is
-// computed, and the load is made to fail unless the checksum matches (the end of the tar is
-// held back until it is verified). The loaded image id is then confirmed against the cache
+// nothing happens; else the cached tar is streamed into the engine while its checksum
+// (XXH64, or sha256 for older entries) is computed, and the load is made to fail unless the
+// checksum matches (the end of the tar is held back until it is verified). The loaded image id is then confirmed against the cache
 // metadata. ErrNotCached when the cache has no entry; *CorruptError when the tar is damaged.
 func Ensure(ctx context.Context, eng Engine, c *Cache, key string, progress ProgressFunc) (EnsureResult, error) {
 	start := time.Now()
@@ -73,12 +73,12 @@ func load(ctx context.Context, eng Engine, c *Cache, key string, progress Progre
 		return nil, 0, err
 	}
 	defer f.Close()
-	vr := newVerifyingReader(f, e.SHA256, newCounter(progress, "load", e.Size))
-	defer vr.Close()
+	sum := e.loadSum()
+	vr := newVerifyingReader(f, sum, newCounter(progress, "load", e.Size))
 	resp, err := eng.ImageLoad(ctx, vr, client.ImageLoadWithQuiet(true))
 	if err != nil {
 		if vr.mismatch != "" {
-			return e, 0, c.mismatch(e.Key, f, e.SHA256, vr.mismatch)
+			return e, 0, c.mismatch(e.Key, f, sum, vr.mismatch)
 		}
 		return e, 0, fmt.Errorf("loading %s into the engine: %w", e.Tar, err)
 	}
@@ -86,7 +86,7 @@ func load(ctx context.Context, eng Engine, c *Cache, key string, progress Progre
 	resp.Close()
 	vr.counter.finish()
 	if vr.mismatch != "" {
-		return e, vr.n, c.mismatch(e.Key, f, e.SHA256, vr.mismatch)
+		return e, vr.n, c.mismatch(e.Key, f, sum, vr.mismatch)
 	}
 	if rerr != nil {
 		return e, vr.n, fmt.Errorf("the engine could not load %s: %w", e.Tar, rerr)

@@ -4,41 +4,83 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"math/rand"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 )
 
+// sums returns data's checksum of each kind a load may verify.
+func sums(data []byte) []checksum {
+	s := sha256.Sum256(data)
+	x := xxhash.Sum64(data)
+	return []checksum{
+		{Algo: "sha256", Want: hex.EncodeToString(s[:])},
+		{Algo: "xxh64", Want: hex.EncodeToString(binary.BigEndian.AppendUint64(nil, x))},
+	}
+}
+
 func TestVerifyingReaderPassesIntactData(t *testing.T) {
-	for _, size := range []int{0, 10, chunkSize - 1, chunkSize, chunkSize + 1, 5<<20 + 17} {
+	for _, size := range []int{0, 10, chunkSize - 1, chunkSize, chunkSize + 1, 2 * chunkSize, 5<<20 + 17} {
 		data := make([]byte, size)
 		rand.New(rand.NewSource(int64(size))).Read(data)
-		sum := sha256.Sum256(data)
-		vr := newVerifyingReader(iotestOneByteMaybe(bytes.NewReader(data), size), hex.EncodeToString(sum[:]), nil)
-		got, err := io.ReadAll(vr)
-		vr.Close()
-		if err != nil || !bytes.Equal(got, data) || !vr.verified {
-			t.Fatalf("size %d: err %v, equal %v, verified %v", size, err, bytes.Equal(got, data), vr.verified)
+		for _, sum := range sums(data) {
+			vr := newVerifyingReader(iotestOneByteMaybe(bytes.NewReader(data), size), sum, nil)
+			got, err := io.ReadAll(vr)
+			if err != nil || !bytes.Equal(got, data) || !vr.verified {
+				t.Fatalf("size %d, %s: err %v, equal %v, verified %v", size, sum.Algo, err, bytes.Equal(got, data), vr.verified)
+			}
 		}
 	}
 }
 
 func TestVerifyingReaderWithholdsTheTailOfCorruptData(t *testing.T) {
-	data := make([]byte, 3<<20)
-	rand.New(rand.NewSource(1)).Read(data)
-	sum := sha256.Sum256(data)
-	data[len(data)/2] ^= 0xff // flip a byte after the checksum was taken
-	vr := newVerifyingReader(bytes.NewReader(data), hex.EncodeToString(sum[:]), nil)
-	got, err := io.ReadAll(vr)
-	if err == nil || vr.mismatch == "" {
-		t.Fatal("corruption not detected")
+	for _, size := range []int{100, chunkSize, 3 << 20, 3<<20 + 5} {
+		for _, at := range []int{0, size / 2, size - 1} {
+			data := make([]byte, size)
+			rand.New(rand.NewSource(1)).Read(data)
+			for _, sum := range sums(data) {
+				bad := bytes.Clone(data)
+				bad[at] ^= 0x01 // flip a bit after the checksum was taken
+				vr := newVerifyingReader(bytes.NewReader(bad), sum, nil)
+				got, err := io.ReadAll(vr)
+				if err == nil || vr.mismatch == "" || vr.verified || !strings.Contains(err.Error(), sum.Algo) {
+					t.Fatalf("size %d, byte %d, %s: corruption not detected (%v)", size, at, sum.Algo, err)
+				}
+				if withheld := size - len(got); withheld < min(size, chunkSize) {
+					t.Fatalf("size %d, %s: released %d bytes: the last %d must be withheld", size, sum.Algo, len(got), min(size, chunkSize))
+				}
+				if _, err2 := vr.Read(make([]byte, 10)); err2 == nil {
+					t.Fatal("a read after the mismatch succeeded")
+				}
+			}
+		}
 	}
-	if len(got) > len(data)-chunkSize {
-		t.Fatalf("released %d bytes of %d: the tail must be withheld", len(got), len(data))
+}
+
+type failingReader struct{ n int }
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.n <= 0 {
+		return 0, io.ErrClosedPipe
+	}
+	k := min(len(p), f.n)
+	f.n -= k
+	return k, nil
+}
+
+func TestVerifyingReaderPassesReadErrorsAndWithholds(t *testing.T) {
+	vr := newVerifyingReader(&failingReader{n: 3 * chunkSize}, checksum{Algo: "xxh64", Want: "0000000000000000"}, nil)
+	got, err := io.ReadAll(vr)
+	if !errors.Is(err, io.ErrClosedPipe) || vr.verified || len(got) > 2*chunkSize {
+		t.Fatalf("read %d bytes, err %v, verified %v", len(got), err, vr.verified)
 	}
 }
 
@@ -72,7 +114,10 @@ func TestPublishRecordsSizeWithoutProgress(t *testing.T) {
 	if err != nil || e.Size != 12345 {
 		t.Fatalf("size %d, %v", e.Size, err)
 	}
-	if got, err := c.Lookup(key); err != nil || got.SHA256 != e.SHA256 || got.Size != 12345 {
+	if sums := sums(make([]byte, 12345)); e.SHA256 != sums[0].Want || e.XXH64 != sums[1].Want {
+		t.Fatalf("recorded sha256 %s, xxh64 %s; want %v", e.SHA256, e.XXH64, sums)
+	}
+	if got, err := c.Lookup(key); err != nil || got.SHA256 != e.SHA256 || got.XXH64 != e.XXH64 || got.Size != 12345 || got.loadSum().Algo != "xxh64" {
 		t.Fatalf("lookup %+v %v", got, err)
 	}
 	if _, err := c.Verify(key, nil); err != nil {
@@ -95,7 +140,7 @@ func TestHashingWriterWritesAndHashesEverything(t *testing.T) {
 			t.Fatal(err)
 		}
 		sum := sha256.Sum256(data)
-		if !bytes.Equal(out.Bytes(), data) || hw.Sum() != hex.EncodeToString(sum[:]) {
+		if !bytes.Equal(out.Bytes(), data) || hw.Sum() != hex.EncodeToString(sum[:]) || hw.XXH64() != sums(data)[1].Want {
 			t.Fatalf("size %d: wrote %d bytes, sum %s", size, out.Len(), hw.Sum())
 		}
 	}
@@ -139,7 +184,7 @@ func TestRepublishIsNotCorruption(t *testing.T) {
 	defer f.Close()
 	publishBytes(t, c, key, []byte("new tar, other content"))
 	// The reader hashed the old tar; against the new checksum it would mismatch.
-	err = c.mismatch(key, f, "0000000000000000000000000000000000000000000000000000000000000000", "1111")
+	err = c.mismatch(key, f, sums([]byte("old tar"))[1], "1111")
 	var re *ReplacedError
 	if !errors.As(err, &re) {
 		t.Fatalf("got %v, want a *ReplacedError", err)
@@ -187,5 +232,73 @@ func TestPruneRemovesIncompleteEntries(t *testing.T) {
 	}
 	if _, err := c.Lookup(good); err != nil {
 		t.Fatalf("the complete entry: %v", err)
+	}
+}
+
+// Entries published before XXH64 was recorded are loaded by their sha256; a malformed
+// XXH64 makes the entry incomplete; verify checks the XXH64 too.
+func TestLoadChecksumOfOlderAndDamagedMetadata(t *testing.T) {
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Repeat("5a", 32)
+	data := []byte("a tar's bytes")
+	publishBytes(t, c, key, data)
+	setXXH64 := func(v string) {
+		t.Helper()
+		raw, err := os.ReadFile(c.metaPath(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		if v == "" {
+			delete(m, "xxh64")
+		} else {
+			m["xxh64"] = v
+		}
+		raw, _ = json.Marshal(m)
+		if err := os.WriteFile(c.metaPath(key), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	setXXH64("")
+	e, err := c.Lookup(key)
+	if err != nil || e.loadSum() != sums(data)[0] {
+		t.Fatalf("an entry without xxh64: %+v %v", e, err)
+	}
+
+	setXXH64("not-hex")
+	if _, err := c.Lookup(key); !errors.Is(err, ErrNotCached) || !strings.Contains(err.Error(), "xxh64") {
+		t.Fatalf("a malformed xxh64: %v", err)
+	}
+
+	setXXH64("0123456789abcdef") // well-formed, wrong
+	_, err = c.Verify(key, nil)
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.Algo != "xxh64" || ce.Got != sums(data)[1].Want || !strings.Contains(err.Error(), "xxh64") {
+		t.Fatalf("verify with a wrong xxh64: %v", err)
+	}
+	if _, err := c.Lookup(key); !errors.Is(err, ErrNotCached) {
+		t.Fatalf("the corrupt entry is still in place: %v", err)
+	}
+}
+
+// BenchmarkChecksum compares the two checksums a cache entry records (docs/PERFORMANCE.md).
+func BenchmarkChecksum(b *testing.B) {
+	buf := make([]byte, 1<<20)
+	rand.New(rand.NewSource(1)).Read(buf)
+	for _, algo := range []string{"sha256", "xxh64"} {
+		b.Run(algo, func(b *testing.B) {
+			h := checksum{Algo: algo}.hash()
+			b.SetBytes(int64(len(buf)))
+			for b.Loop() {
+				h.Write(buf)
+			}
+		})
 	}
 }

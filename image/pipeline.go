@@ -9,6 +9,8 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // chunkSize is the unit of the hashing pipelines below; also how much of a tar's end is
@@ -17,11 +19,12 @@ import (
 const chunkSize = 1 << 20
 
 // hashingWriter hands what is written to two goroutines in chunkSize pieces: one writes
-// them to w, the other hashes them, so that receiving the next bytes, writing and hashing
-// all overlap. Close must be called; Sum after it.
+// them to w, the other hashes them (sha256 and XXH64), so that receiving the next bytes,
+// writing and hashing all overlap. Close must be called; Sum and XXH64 after it.
 type hashingWriter struct {
 	w    io.Writer
 	h    hash.Hash
+	x    *xxhash.Digest
 	buf  []byte
 	wq   chan *hchunk
 	hq   chan *hchunk
@@ -38,7 +41,7 @@ type hchunk struct {
 
 func newHashingWriter(w io.Writer) *hashingWriter {
 	const buffers = 8
-	hw := &hashingWriter{w: w, h: sha256.New(), wq: make(chan *hchunk, buffers), hq: make(chan *hchunk, buffers), free: make(chan []byte, buffers)}
+	hw := &hashingWriter{w: w, h: sha256.New(), x: xxhash.New(), wq: make(chan *hchunk, buffers), hq: make(chan *hchunk, buffers), free: make(chan []byte, buffers)}
 	for range buffers - 1 {
 		hw.free <- make([]byte, 0, chunkSize)
 	}
@@ -61,6 +64,7 @@ func newHashingWriter(w io.Writer) *hashingWriter {
 		defer hw.done.Done()
 		for c := range hw.hq {
 			hw.h.Write(c.b)
+			hw.x.Write(c.b)
 			hw.release(c)
 		}
 	}()
@@ -119,103 +123,62 @@ func (hw *hashingWriter) Close() error {
 // Sum is the hex sha256 of everything written; valid after Close.
 func (hw *hashingWriter) Sum() string { return hex.EncodeToString(hw.h.Sum(nil)) }
 
-// verifyingReader reads r ahead on another goroutine, hashing it, and hands the bytes on,
-// always holding back the newest chunk: the last chunk is released only after the whole
-// input matched the expected sha256. On a mismatch Read fails instead, so a consumer (the
-// engine's load) never receives a complete corrupt tar.
+// XXH64 is the hex XXH64 of everything written; valid after Close.
+func (hw *hashingWriter) XXH64() string { return hex.EncodeToString(hw.x.Sum(nil)) }
+
+// checksum is one of the hashes a cache entry records, with its expected hex value.
+type checksum struct {
+	Algo string // "sha256" or "xxh64"
+	Want string
+}
+
+func (c checksum) hash() hash.Hash {
+	if c.Algo == "xxh64" {
+		return xxhash.New()
+	}
+	return sha256.New()
+}
+
+// verifyingReader hands r on while hashing it, always holding back the newest chunk
+// (chunkSize bytes): the last chunk is released only after the whole input matched the
+// expected checksum. On a mismatch Read fails instead, so a consumer (the engine's load)
+// never receives a complete corrupt tar. Reading and hashing happen inline, on the
+// consumer's goroutine: on a busy node a hand-off to another goroutine costs more than it
+// overlaps.
 type verifyingReader struct {
-	ch       chan chunk
-	stop     chan struct{}
-	free     chan []byte
+	r        io.Reader
+	sum      checksum
+	h        hash.Hash
+	bufs     [2][]byte
+	hi       int    // which of bufs holds held
 	cur      []byte // being handed out
-	curBuf   []byte // backing buffer of cur, returned to free when used up
 	held     []byte // newest chunk, held back
+	tail     []byte // after a match: the last chunk, handed out after cur
 	finished bool
 	verified bool
-	mismatch string
+	mismatch string // the hex checksum read, when it did not match
+	err      error
 	n        int64
 	counter  *counter
 }
 
-type chunk struct {
-	data     []byte
-	final    bool // the input ended and matched
-	err      error
-	mismatch string
-}
-
-func newVerifyingReader(r io.Reader, want string, c *counter) *verifyingReader {
-	v := &verifyingReader{ch: make(chan chunk, 4), stop: make(chan struct{}), free: make(chan []byte, 8), counter: c}
-	for range 7 {
-		v.free <- make([]byte, chunkSize)
-	}
-	go v.produce(r, want)
+func newVerifyingReader(r io.Reader, sum checksum, c *counter) *verifyingReader {
+	v := &verifyingReader{r: r, sum: sum, h: sum.hash(), counter: c}
+	v.bufs[0], v.bufs[1] = make([]byte, chunkSize), make([]byte, chunkSize)
 	return v
-}
-
-func (v *verifyingReader) send(c chunk) bool {
-	select {
-	case v.ch <- c:
-		return true
-	case <-v.stop:
-		return false
-	}
-}
-
-func (v *verifyingReader) produce(r io.Reader, want string) {
-	h := sha256.New()
-	for {
-		var buf []byte
-		select {
-		case buf = <-v.free:
-		case <-v.stop:
-			return
-		}
-		n, err := io.ReadFull(r, buf[:chunkSize])
-		if n > 0 {
-			h.Write(buf[:n])
-			if !v.send(chunk{data: buf[:n]}) {
-				return
-			}
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			if got := hex.EncodeToString(h.Sum(nil)); got != want {
-				v.send(chunk{err: fmt.Errorf("checksum mismatch: sha256 %s, expected %s", short(got), short(want)), mismatch: got})
-				return
-			}
-			v.send(chunk{final: true})
-			return
-		}
-		if err != nil {
-			v.send(chunk{err: err})
-			return
-		}
-	}
 }
 
 func (v *verifyingReader) Read(p []byte) (int, error) {
 	for len(v.cur) == 0 {
-		if v.curBuf != nil {
-			v.free <- v.curBuf[:cap(v.curBuf)]
-			v.curBuf = nil
-		}
-		if v.finished {
-			return 0, io.EOF
-		}
-		c, ok := <-v.ch
-		if !ok {
-			return 0, errors.New("verifying reader closed")
-		}
 		switch {
-		case c.err != nil:
-			v.mismatch = c.mismatch
-			v.finished = true
-			return 0, c.err
-		case c.final:
-			v.verified, v.finished = true, true
-			v.cur, v.curBuf, v.held = v.held, v.held, nil
+		case len(v.tail) > 0:
+			v.cur, v.tail = v.tail, nil
+		case v.err != nil:
+			return 0, v.err
+		case v.finished:
+			return 0, io.EOF
 		default:
-			v.cur, v.curBuf, v.held = v.held, v.held, c.data
+			v.fill()
 		}
 	}
 	n := copy(p, v.cur)
@@ -225,12 +188,27 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// Close stops the read-ahead goroutine.
-func (v *verifyingReader) Close() error {
-	select {
-	case <-v.stop:
+// fill reads and hashes the next chunk into the buffer that is not holding held (cur,
+// backed by it, is used up), and releases held; at the end of the input, it releases held
+// and the last chunk only if the checksum matches.
+func (v *verifyingReader) fill() {
+	next := 1 - v.hi
+	buf := v.bufs[next]
+	k, err := io.ReadFull(v.r, buf)
+	v.h.Write(buf[:k])
+	switch {
+	case err == nil:
+		v.cur, v.held, v.hi = v.held, buf[:k], next
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		v.finished = true
+		if got := hex.EncodeToString(v.h.Sum(nil)); got != v.sum.Want {
+			v.mismatch = got
+			v.err = fmt.Errorf("checksum mismatch: %s %s, expected %s", v.sum.Algo, short(got), short(v.sum.Want))
+			return
+		}
+		v.verified = true
+		v.cur, v.tail, v.held = v.held, buf[:k], nil
 	default:
-		close(v.stop)
+		v.finished, v.err = true, err
 	}
-	return nil
 }

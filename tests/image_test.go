@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -130,6 +131,27 @@ func TestImageCorruptTarIsNeverLoaded(t *testing.T) {
 	}
 	if res, err := image.Ensure(context.Background(), n2, cache, rec2.Key, nil); err != nil || !res.Loaded {
 		t.Fatalf("after rebuild: %+v %v", res, err)
+	}
+	// An entry published before loads verified XXH64 (no "xxh64" in its metadata) loads
+	// by its sha256.
+	metaPath := strings.TrimSuffix(rec2.Tar, ".tar") + ".json"
+	raw, err := os.ReadFile(metaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(raw, &meta); err != nil || meta["xxh64"] == nil {
+		t.Fatalf("metadata without xxh64: %s (%v)", raw, err)
+	}
+	delete(meta, "xxh64")
+	raw, _ = json.Marshal(meta)
+	if err := os.WriteFile(metaPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n3 := tb.Engine(t, tb.Nodes[2])
+	removeImage(t, n3, rec2.ImageID)
+	if res, err := image.Ensure(context.Background(), n3, cache, rec2.Key, nil); err != nil || !res.Loaded || res.ImageID != rec2.ImageID {
+		t.Fatalf("an entry without xxh64: %+v %v", res, err)
 	}
 }
 

@@ -1,16 +1,18 @@
 // Command image-bench measures benchctl's image distribution against the raw Engine
 // operations on the testbed (tests/testbed/up.sh must be up):
 //
-//   - cold publish: ImageSave streamed into the cache (sha256, fsync, atomic rename) vs. a
-//     plain ImageSave copied to a file;
-//   - Ensure on an engine without the image (verify-while-loading) vs. a plain ImageLoad of
-//     the same tar;
+//   - cold publish: ImageSave streamed into the cache (sha256 and XXH64, fsync, atomic
+//     rename) vs. a plain ImageSave copied to a file;
+//   - Ensure on an engine without the image (XXH64 verified while loading, the tail held
+//     back) vs. a plain ImageLoad of the same tar;
 //   - warm Ensure (the engine has the image);
-//   - the floor of any verified load: a plain ImageLoad of the tar read through an inline
-//     sha256 (no hold-back, no goroutines), to tell the cost of hashing on this machine from
-//     the cost of Ensure's own machinery.
+//   - plain ImageLoads of the tar read through an inline XXH64 and an inline sha256 (no
+//     hold-back), to tell the cost of a checksum on this machine from the cost of Ensure's
+//     own machinery.
 //
-// Usage: go run ./bench/image [-size 1024] [-reps 3]
+// The variants of each repetition run in a rotated order. Usage:
+//
+//	go run ./bench/image [-size 1024] [-reps 3]
 package main
 
 import (
@@ -25,6 +27,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/bench/internal/timing"
@@ -65,11 +68,27 @@ func main() {
 	timing.Check(err)
 	log.Printf("image %s, tar %d MiB", entry.ImageID, entry.Size>>20)
 
-	var rawSave, ourSave, rawLoad, hashLoad, ourLoad, warm []time.Duration
-	for r := 0; r < *reps; r++ {
-		// Raw save: ImageSave copied to a file (fsync so both sides pay for durability).
-		raw := filepath.Join(work, "raw.tar")
-		rawSave = append(rawSave, timing.Time(func() {
+	var rawSave, ourSave, rawLoad, hashLoad, xxhLoad, ourLoad, warm []time.Duration
+	raw := filepath.Join(work, "raw.tar")
+	// A plain ImageLoad of raw.tar, read as it is or through wrap.
+	plainLoad := func(wrap func(io.Reader) io.Reader) func() {
+		return func() {
+			f, err := os.Open(raw)
+			timing.Check(err)
+			res, err := n2.ImageLoad(ctx, wrap(f), client.ImageLoadWithQuiet(true))
+			timing.Check(err)
+			io.Copy(io.Discard, res)
+			res.Close()
+			f.Close()
+		}
+	}
+	type variant struct {
+		times *[]time.Duration
+		run   func()
+		prep  func()
+	}
+	saves := []variant{
+		{&rawSave, func() { // ImageSave copied to a file (fsync so both sides pay for durability)
 			rc, err := n1.ImageSave(ctx, []string{tag})
 			timing.Check(err)
 			f, err := os.Create(raw)
@@ -79,37 +98,37 @@ func main() {
 			timing.Check(f.Sync())
 			timing.Check(f.Close())
 			rc.Close()
-		}))
-		timing.Check(cache.Remove(key))
-		ourSave = append(ourSave, timing.Time(func() {
+		}, func() { os.Remove(raw) }},
+		{&ourSave, func() {
 			_, err := image.PublishFromEngine(ctx, n1, cache, key, tag, image.Meta{ImageID: entry.ImageID, Tags: []string{tag}, Builder: "docker"}, nil)
 			timing.Check(err)
-		}))
-
-		// A plain ImageLoad of the tar, read as it is or through wrap.
-		plainLoad := func(wrap func(io.Reader) io.Reader) func() {
-			return func() {
-				f, err := os.Open(raw)
-				timing.Check(err)
-				res, err := n2.ImageLoad(ctx, wrap(f), client.ImageLoadWithQuiet(true))
-				timing.Check(err)
-				io.Copy(io.Discard, res)
-				res.Close()
-				f.Close()
-			}
-		}
-		remove(n2, entry.ImageID)
-		rawLoad = append(rawLoad, timing.Time(plainLoad(func(r io.Reader) io.Reader { return r })))
-		remove(n2, entry.ImageID)
-		hashLoad = append(hashLoad, timing.Time(plainLoad(func(r io.Reader) io.Reader { return io.TeeReader(r, sha256.New()) })))
-		remove(n2, entry.ImageID)
-		ourLoad = append(ourLoad, timing.Time(func() {
+		}, func() { timing.Check(cache.Remove(key)) }},
+	}
+	emptyN2 := func() { remove(n2, entry.ImageID) }
+	loads := []variant{
+		{&rawLoad, plainLoad(func(r io.Reader) io.Reader { return r }), emptyN2},
+		{&hashLoad, plainLoad(func(r io.Reader) io.Reader { return io.TeeReader(r, sha256.New()) }), emptyN2},
+		{&xxhLoad, plainLoad(func(r io.Reader) io.Reader { return io.TeeReader(r, xxhash.New()) }), emptyN2},
+		{&ourLoad, func() {
 			res, err := image.Ensure(ctx, n2, cache, key, nil)
 			timing.Check(err)
 			if !res.Loaded {
 				log.Fatal("Ensure did not load")
 			}
-		}))
+		}, emptyN2},
+	}
+	// Each repetition runs the variants in another order (rotated), so that none always
+	// runs first or last: on this machine the position alone shifts a load by ±0.3 s.
+	rotated := func(vs []variant, r int) {
+		for i := range vs {
+			v := vs[(i+r)%len(vs)]
+			v.prep()
+			*v.times = append(*v.times, timing.Time(v.run))
+		}
+	}
+	for r := 0; r < *reps; r++ {
+		rotated(saves, r)
+		rotated(loads, r)
 		warm = append(warm, timing.Time(func() {
 			res, err := image.Ensure(ctx, n2, cache, key, nil)
 			timing.Check(err)
@@ -118,19 +137,19 @@ func main() {
 			}
 		}))
 		os.Remove(raw)
-		log.Printf("rep %d: save raw %v ours %v; load raw %v hashed %v ours %v; warm %v", r+1,
+		log.Printf("rep %d: save raw %v ours %v; load raw %v sha256 %v xxh64 %v ours %v; warm %v", r+1,
 			rawSave[r].Round(time.Millisecond), ourSave[r].Round(time.Millisecond),
-			rawLoad[r].Round(time.Millisecond), hashLoad[r].Round(time.Millisecond), ourLoad[r].Round(time.Millisecond),
+			rawLoad[r].Round(time.Millisecond), hashLoad[r].Round(time.Millisecond), xxhLoad[r].Round(time.Millisecond), ourLoad[r].Round(time.Millisecond),
 			warm[r].Round(time.Microsecond))
 	}
 	remove(n1, entry.ImageID)
 	remove(n2, entry.ImageID)
-	ms, mo, ml, mh, mol, mw := timing.Median(rawSave), timing.Median(ourSave), timing.Median(rawLoad), timing.Median(hashLoad), timing.Median(ourLoad), timing.Median(warm)
+	ms, mo, ml, mh, mx, mol, mw := timing.Median(rawSave), timing.Median(ourSave), timing.Median(rawLoad), timing.Median(hashLoad), timing.Median(xxhLoad), timing.Median(ourLoad), timing.Median(warm)
 	fmt.Printf("| %d MiB image, median of %d | raw | benchctl | ratio | target |\n|---|---|---|---|---|\n", *sizeMiB, *reps)
 	fmt.Printf("| cold publish vs. docker save to a file | %.2f s | %.2f s | %.2f × | ≤ 1.1 × |\n", ms.Seconds(), mo.Seconds(), mo.Seconds()/ms.Seconds())
 	fmt.Printf("| Ensure on an empty engine vs. docker load | %.2f s | %.2f s | %.2f × | ≤ 1.05 × |\n", ml.Seconds(), mol.Seconds(), mol.Seconds()/ml.Seconds())
-	fmt.Printf("| floor: docker load through an inline sha256 vs. docker load | %.2f s | %.2f s | %.2f × | — |\n", ml.Seconds(), mh.Seconds(), mh.Seconds()/ml.Seconds())
-	fmt.Printf("| Ensure vs. the floor | %.2f s | %.2f s | %.2f × | — |\n", mh.Seconds(), mol.Seconds(), mol.Seconds()/mh.Seconds())
+	fmt.Printf("| docker load read through an inline XXH64 (the check Ensure makes) | %.2f s | %.2f s | %.2f × | — |\n", ml.Seconds(), mx.Seconds(), mx.Seconds()/ml.Seconds())
+	fmt.Printf("| docker load read through an inline sha256 | %.2f s | %.2f s | %.2f × | — |\n", ml.Seconds(), mh.Seconds(), mh.Seconds()/ml.Seconds())
 	fmt.Printf("| warm Ensure (image present) | — | %.1f ms | — | ≤ 0.5 s |\n", float64(mw.Microseconds())/1000)
 }
 

@@ -105,7 +105,8 @@ func newCacheVerifyCmd(io streams, opts *cacheOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "verify [KEY]",
 		Short: "Check cached tars against their checksums",
-		Long: `Re-read cached tars and compare them with their sha256. A damaged entry is moved aside
+		Long: `Re-read cached tars and compare them with their sha256 and with the XXH64 that loads
+verify. A damaged entry is moved aside
 (cache/images/corrupt/) so that it is never loaded, and the next build or run rebuilds it.
 Exit 1 if any entry was damaged.`,
 		Example:           "  benchctl cache verify\n  benchctl cache verify a1d05fcf",
