@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 
+	controlapi "github.com/moby/buildkit/api/services/control"
+	bkclient "github.com/moby/buildkit/client"
 	"github.com/moby/moby/api/types/build"
 	"github.com/moby/moby/client"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -113,20 +115,41 @@ func dockerfileName(in BuildInput) string {
 	return dockerfileInContext
 }
 
+// buildkitTraceID marks the engine's BuildKit status messages: aux is a StatusResponse
+// (protobuf, base64 in JSON).
+const buildkitTraceID = "moby.buildkit.trace"
+
 // follow reads the build's JSON stream: step lines, the image id, errors with a log tail.
+// The classic builder streams "Step n/m" lines and their output; the engine's BuildKit
+// streams status updates, followed as the BuildKit builder follows buildkitd's.
 func (b *DockerBuilder) follow(r io.Reader, progress ProgressFunc) (string, error) {
 	var id, step string
 	t := &tail{n: 30}
+	bk := &buildkitFollower{progress: progress, logs: map[string]*tail{}, names: map[string]string{}}
+	fail := func(err error) error {
+		if bk.failed != "" {
+			return &BuildError{Builder: "docker", Step: bk.failed, Tail: bk.failedTail(), Err: err}
+		}
+		return &BuildError{Builder: "docker", Step: step, Tail: t.lines, Err: err}
+	}
 	dec := json.NewDecoder(r)
 	for {
 		var m jsonMessage
 		if err := dec.Decode(&m); err == io.EOF {
 			return id, nil
 		} else if err != nil {
-			return "", &BuildError{Builder: "docker", Step: step, Tail: t.lines, Err: fmt.Errorf("reading the build output: %w", err)}
+			return "", fail(fmt.Errorf("reading the build output: %w", err))
 		}
 		if err := m.err(); err != nil {
-			return "", &BuildError{Builder: "docker", Step: step, Tail: t.lines, Err: err}
+			return "", fail(err)
+		}
+		if m.ID == buildkitTraceID && len(m.Aux) > 0 {
+			var raw []byte // base64 in the JSON
+			var sr controlapi.StatusResponse
+			if json.Unmarshal(m.Aux, &raw) == nil && sr.UnmarshalVT(raw) == nil {
+				bk.update(bkclient.NewSolveStatus(&sr))
+			}
+			continue
 		}
 		if len(m.Aux) > 0 {
 			var aux struct{ ID string }
