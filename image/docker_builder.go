@@ -89,6 +89,9 @@ func (b *DockerBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, er
 	resp, err := b.Engine.ImageBuild(ctx, pr, opts)
 	if err != nil {
 		pr.CloseWithError(err)
+		if client.IsErrConnectionFailed(err) { // not a build failure: nothing was built
+			return nil, engineError(EngineHostOf(b.Engine), err)
+		}
 		return nil, &BuildError{Builder: "docker", Err: fmt.Errorf("engine at %s: %w", EngineHostOf(b.Engine), err)}
 	}
 	id, berr := b.follow(resp.Body, req.Progress)

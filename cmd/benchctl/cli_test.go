@@ -153,3 +153,19 @@ func TestCLIDocsAreCurrent(t *testing.T) {
 		}
 	}
 }
+
+// An engine that cannot be reached is a failure (exit 1), not a failed build (exit 2):
+// whichever engine builder was asked for.
+func TestBuildWithoutAnEngineIsNotABuildFailure(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nCOPY m.yaml /\n"), 0o644)
+	mf := filepath.Join(dir, "m.yaml")
+	os.WriteFile(mf, []byte("version: 1\nname: noengine\nimage:\n  dockerfile: Dockerfile\n  context: .\nbenchmarks:\n  - name: b\n    command: [\"/b\"]\n"), 0o644)
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(dir, "no-docker.sock"))
+	for _, eb := range []string{"auto", "classic", "buildkit"} {
+		code, _, errs := run(t, "build", "--manifest", mf, "--shared-dir", filepath.Join(dir, "shared"), "--engine-builder", eb)
+		if code != 1 || !strings.Contains(errs, "not reachable") || !strings.Contains(errs, "no-docker.sock") {
+			t.Errorf("--engine-builder %s: exit %d\n%s", eb, code, errs)
+		}
+	}
+}
