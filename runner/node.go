@@ -62,8 +62,9 @@ func (n Node) JobDirName() string {
 func (n Node) NodeDirName() string { return fmt.Sprintf("%d-%s", n.Rank, n.Host) }
 
 // DetectNode works out the node context: from Slurm when SLURM_JOB_ID is set, else from
-// NODE_RANK/NNODES/MASTER_ADDR/MASTER_PORT, else a local one-node job. A garbled or
-// inconsistent variable is an error naming it, never a silent default.
+// NODE_RANK/NNODES/MASTER_ADDR/MASTER_PORT, else a local one-node job (MASTER_ADDR alone is
+// an error). A garbled or inconsistent variable is an error naming it, never a silent
+// default.
 func DetectNode(lookup func(string) (string, bool)) (Node, error) {
 	get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
 	var n Node
@@ -113,6 +114,9 @@ func DetectNode(lookup func(string) (string, bool)) (Node, error) {
 			n.Hosts[i] = "rank" + strconv.Itoa(i)
 		}
 		n.Hosts[0], n.Hosts[n.Rank] = n.MasterAddr, n.Host
+	case get("MASTER_ADDR") != "":
+		// Run on several machines this way, each would be a one-node job of its own.
+		return n, &ContextError{"MASTER_ADDR", "is set, but NODE_RANK and NNODES are not: outside Slurm, every node of a multi-node job sets all three (and the same BENCHCTL_JOB_ID); for a one-node job, unset MASTER_ADDR"}
 	default:
 		n = Node{World: 1, Source: "local", JobID: get("BENCHCTL_JOB_ID")}
 		n.Host, _ = os.Hostname()

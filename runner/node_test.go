@@ -43,6 +43,8 @@ func TestDetectNodeErrors(t *testing.T) {
 		{map[string]string{"NODE_RANK": "0", "NNODES": "2", "BENCHCTL_JOB_ID": "j"}, "MASTER_ADDR"},
 		{map[string]string{"NODE_RANK": "0", "NNODES": "2", "MASTER_ADDR": "h"}, "BENCHCTL_JOB_ID"},
 		{map[string]string{"MASTER_PORT": "80"}, "MASTER_PORT"},
+		{map[string]string{"MASTER_ADDR": "h0"}, "MASTER_ADDR"},
+		{map[string]string{"MASTER_ADDR": "h0", "BENCHCTL_JOB_ID": "j"}, "MASTER_ADDR"},
 		{map[string]string{"BENCHCTL_JOB_ID": "../x"}, "BENCHCTL_JOB_ID"},
 		{map[string]string{"BENCHCTL_JOB_ID": "abc.2"}, "BENCHCTL_JOB_ID"},
 		{map[string]string{"BENCHCTL_JOB_ID": "a\nb"}, "BENCHCTL_JOB_ID"},

@@ -34,12 +34,14 @@ func newRunCmd(io streams) *cobra.Command {
 (srun --ntasks-per-node=1 benchctl run ...) with the same command line everywhere; rank 0
 makes sure the image is cached (building it if needed), the others wait at an authenticated
 barrier, load the image only if their engine lacks it, and all start together. Outside Slurm
-it is a one-node job (or NODE_RANK/NNODES/MASTER_ADDR/BENCHCTL_JOB_ID for several).
+it is a one-node job; for several, set NODE_RANK, NNODES, MASTER_ADDR and BENCHCTL_JOB_ID
+on every node (MASTER_ADDR alone is an error, not a one-node job).
 
 Every node leaves jobs/<job>[.<attempt>]/nodes/<rank>-<host>/ in the shared directory:
 status.json, <benchmark>.log, results/<benchmark>/ (mounted as $BENCHCTL_OUTPUT_DIR) and, on
-failure, diagnostics/<benchmark>/. Exit codes: 0 all benchmarks succeeded, 2 the image build
-failed, 3 a benchmark failed (or the run was cancelled), 4 invalid input.`,
+failure, diagnostics/<benchmark>/. Exit codes: 0 all benchmarks succeeded, 1 another failure
+(e.g. no engine), 2 the image build failed, 3 a benchmark failed (or the run was cancelled),
+4 invalid input.`,
 		Example: `  benchctl run --manifest models/cpubench/benchmark.yaml
   srun --ntasks-per-node=1 benchctl run -m models/allreduce/benchmark.yaml --shared-dir /shared/benchctl
   benchctl run -m m.yaml --record build.json --benchmarks train,infer
