@@ -482,8 +482,9 @@ type Pruned struct {
 	Reason string
 }
 
-// Prune removes old entries, leftovers of killed builders (temp files older than an hour)
-// and moved-aside corrupt entries older than OlderThan.
+// Prune removes old entries, leftovers of builders (temp files of killed ones, and build
+// lock files nobody holds, older than an hour) and moved-aside corrupt entries older than
+// OlderThan.
 func (c *Cache) Prune(o PruneOptions) ([]Pruned, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
@@ -524,13 +525,20 @@ func (c *Cache) Prune(o PruneOptions) ([]Pruned, error) {
 	junk, _ := os.ReadDir(c.Dir)
 	for _, d := range junk {
 		info, err := d.Info()
-		if err != nil || !strings.Contains(d.Name(), ".tmp-") || o.Now.Sub(info.ModTime()) < time.Hour {
+		if err != nil || o.Now.Sub(info.ModTime()) < time.Hour {
 			continue
 		}
 		p := filepath.Join(c.Dir, d.Name())
-		out = append(out, Pruned{Path: p, Size: info.Size(), Reason: "unfinished write (a builder was killed)"})
-		if !o.DryRun {
-			os.Remove(p)
+		switch {
+		case strings.Contains(d.Name(), ".tmp-"):
+			out = append(out, Pruned{Path: p, Size: info.Size(), Reason: "unfinished write (a builder was killed)"})
+			if !o.DryRun {
+				os.Remove(p)
+			}
+		case strings.HasPrefix(d.Name(), ".") && (strings.HasSuffix(d.Name(), ".lock") || strings.HasSuffix(d.Name(), ".lock.excl")):
+			if pruneLockFile(p, o.DryRun) {
+				out = append(out, Pruned{Path: p, Reason: "build lock nobody holds"})
+			}
 		}
 	}
 	corrupt, _ := os.ReadDir(filepath.Join(c.Dir, "corrupt"))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -108,4 +109,28 @@ func (l *exclLock) Unlock() error {
 	close(l.stop)
 	<-l.done
 	return os.Remove(l.path)
+}
+
+// pruneLockFile removes a build lock file (an hour old or more) that nobody holds, and says
+// whether it was (or, with dryRun, would be) removed. A flock file is removed while Prune
+// holds its lock; an O_EXCL one is held by no one once it is that old (its holder refreshes
+// it every staleAfter/4). A builder that opened the file just before it was removed could
+// run beside one that creates it anew: the work is then done twice, never wrongly.
+func pruneLockFile(path string, dryRun bool) bool {
+	if strings.HasSuffix(path, ".excl") {
+		if !dryRun {
+			return os.Remove(path) == nil
+		}
+		return true
+	}
+	fl := flock.New(path)
+	ok, err := fl.TryLock()
+	if err != nil || !ok {
+		return false // held by a builder, or no flock here
+	}
+	defer fl.Unlock()
+	if dryRun {
+		return true
+	}
+	return os.Remove(path) == nil
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -66,5 +69,58 @@ func TestFlockLockWaitsForTheHolder(t *testing.T) {
 	l.Unlock()
 	if !<-got {
 		t.Fatal("the second builder did not wait for the first")
+	}
+}
+
+// Prune removes build lock files an hour old or more that nobody holds, and only those.
+func TestPruneRemovesUnheldOldLockFiles(t *testing.T) {
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	held, free, young := strings.Repeat("a1", 32), strings.Repeat("b2", 32), strings.Repeat("c3", 32)
+	l, err := c.Lock(t.Context(), held, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	for _, k := range []string{free, young} {
+		l, err := c.Lock(t.Context(), k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Unlock()
+	}
+	excl := filepath.Join(c.Dir, "."+strings.Repeat("d4", 32)+".lock.excl")
+	os.WriteFile(excl, []byte("host 1 2\n"), 0o644)
+	lockPath := func(k string) string { return filepath.Join(c.Dir, "."+k+".lock") }
+	for _, p := range []string{lockPath(held), lockPath(free), excl} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, dry := range []bool{true, false} {
+		pruned, err := c.Prune(PruneOptions{DryRun: dry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range pruned {
+			got = append(got, p.Path)
+		}
+		sort.Strings(got)
+		if want := []string{lockPath(free), excl}; !slices.Equal(got, want) {
+			t.Fatalf("dry run %v: pruned %v, want %v", dry, got, want)
+		}
+		_, err = os.Stat(lockPath(free))
+		if dry != (err == nil) {
+			t.Fatalf("dry run %v: the free lock file: %v", dry, err)
+		}
+	}
+	for _, p := range []string{lockPath(held), lockPath(young)} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("a lock file in use or young was removed: %v", err)
+		}
 	}
 }

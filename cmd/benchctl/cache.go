@@ -163,8 +163,9 @@ func newCachePruneCmd(io streams, opts *cacheOptions) *cobra.Command {
 		Use:   "prune [--older-than D] [--keep N] [--dry-run]",
 		Short: "Remove old cache entries and leftovers",
 		Long: `Remove entries created longer ago than --older-than, except the newest --keep. Leftovers of
-killed builders (temp files older than an hour), incomplete entries (a tar without valid
-metadata or checksum) and corrupt entries moved aside are removed too. Without --older-than
+killed builders (temp files older than an hour), build lock files older than an hour that no
+builder holds, incomplete entries (a tar without valid metadata or checksum) and corrupt
+entries moved aside are removed too. Without --older-than
 or --keep no complete entry is removed. --dry-run only lists.`,
 		Example: "  benchctl cache prune --older-than 720h --keep 5 --dry-run\n  benchctl cache prune --keep 10",
 		Args:    cobra.NoArgs,
