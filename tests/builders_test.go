@@ -3,10 +3,15 @@ package tests
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/models"
@@ -87,6 +92,56 @@ func TestBuilderConformance(t *testing.T) {
 			}
 			if !strings.Contains(be.Step, "fail") || !strings.Contains(strings.Join(be.Tail, "\n"), "failing on purpose") {
 				t.Fatalf("the error does not show the failing step and its log:\n%v", err)
+			}
+		})
+	}
+}
+
+// <Dockerfile>.dockerignore takes the place of .dockerignore (Docker's rule) with every
+// builder: what it ignores is not in the image, what only .dockerignore ignores is.
+func TestDockerfileDockerignoreWithEveryBuilder(t *testing.T) {
+	tb := testbed.Require(t)
+	ctxDir := testbed.HelloContext(t, t.TempDir(), map[string][]byte{
+		"kept.txt": []byte("kept\n"), "secret.txt": []byte("not for the image\n"), "notes.md": []byte("notes\n"),
+		".dockerignore":                 []byte("notes.md\n"),
+		"bench.Dockerfile":              []byte("FROM scratch\nARG CACHE_BUST\nCOPY . /\nCMD [\"/hello\"]\n"),
+		"bench.Dockerfile.dockerignore": []byte("# Docker reads this one, not .dockerignore\nsecret.txt\n"),
+	})
+	eng := tb.Engine(t, tb.Nodes[1])
+	for name, b := range builders(t, tb) {
+		t.Run(name, func(t *testing.T) {
+			mf := filepath.Join(ctxDir, name+".yaml")
+			body := fmt.Sprintf("name: ignore-%s\nimage:\n  dockerfile: bench.Dockerfile\n  buildArgs: {CACHE_BUST: %q}\nbenchmarks: [{name: hello, command: [/hello]}]\n",
+				name, fmt.Sprint(time.Now().UnixNano()))
+			if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			m, _, err := models.LoadManifest(mf, os.LookupEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache, err := image.OpenCache(tb.FreshDir(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := image.Build(context.Background(), image.BuildOptions{Manifest: m, Cache: cache, Builder: b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			removeImage(t, eng, rec.ImageID)
+			if _, err := image.Ensure(context.Background(), eng, cache, rec.Key, nil); err != nil {
+				t.Fatal(err)
+			}
+			created, err := eng.ContainerCreate(context.Background(), client.ContainerCreateOptions{Config: &container.Config{Image: rec.ImageID}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer eng.ContainerRemove(context.Background(), created.ID, client.ContainerRemoveOptions{Force: true})
+			for file, want := range map[string]bool{"/kept.txt": true, "/notes.md": true, "/hello": true, "/secret.txt": false} {
+				_, err := eng.ContainerStatPath(context.Background(), created.ID, client.ContainerStatPathOptions{Path: file})
+				if got := err == nil; got != want {
+					t.Errorf("%s in the image: %v, want %v (%v)", file, got, want, err)
+				}
 			}
 		})
 	}
