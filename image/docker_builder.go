@@ -62,9 +62,11 @@ func (b *DockerBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, er
 		return nil, err
 	}
 	pr, pw := io.Pipe()
+	sent := make(chan error, 1) // the context writer's own error
 	go func() {
 		_, err := writeContextTar(pw, req.Input, files)
 		pw.CloseWithError(err)
+		sent <- err
 	}()
 	// The Dockerfile's name is known before any byte is sent.
 	name := dockerfileName(req.Input)
@@ -89,6 +91,11 @@ func (b *DockerBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, er
 	resp, err := b.Engine.ImageBuild(ctx, pr, opts)
 	if err != nil {
 		pr.CloseWithError(err)
+		// The client reports a failed read of the request body (the context) as a failed
+		// connection too: a context file that vanished or could not be read is the cause then.
+		if cerr := <-sent; cerr != nil && cerr != err && !errors.Is(cerr, io.ErrClosedPipe) {
+			return nil, &BuildError{Builder: "docker", Err: fmt.Errorf("sending the build context %s: %w", req.Input.Context, cerr)}
+		}
 		if client.IsErrConnectionFailed(err) { // not a build failure: nothing was built
 			return nil, engineError(EngineHostOf(b.Engine), err)
 		}

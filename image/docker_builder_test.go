@@ -1,0 +1,60 @@
+package image
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/moby/moby/client"
+)
+
+// A context file that vanishes while the context streams to a reachable engine is a failed
+// build naming the file (exit 2), not an unreachable engine. The engine is a stub: the
+// failure has to happen between the key's walk and the upload, which a real one cannot time.
+func TestContextReadErrorIsNotAnUnreachableEngine(t *testing.T) {
+	dir, err := os.MkdirTemp("", "bctx") // short: unix socket paths are limited to 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctxDir := filepath.Join(dir, "ctx")
+	os.MkdirAll(ctxDir, 0o755)
+	os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM scratch\nCOPY . /\n"), 0o644)
+	os.WriteFile(filepath.Join(ctxDir, "a.bin"), make([]byte, 32<<20), 0o644) // still streaming when b.txt goes
+	os.WriteFile(filepath.Join(ctxDir, "b.txt"), []byte("b"), 0o644)
+	sock := filepath.Join(dir, "engine.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/build") {
+			os.Remove(filepath.Join(ctxDir, "b.txt"))
+			io.Copy(io.Discard, r.Body)
+			w.Write([]byte(`{"stream":"ok"}` + "\n"))
+			return
+		}
+		w.Header().Set("Api-Version", "1.44")
+		w.Write([]byte("OK"))
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	cl, err := client.New(client.WithHost("unix://"+sock), client.WithAPIVersion("1.44"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	b := &DockerBuilder{Engine: cl, Version: "classic"}
+	_, err = b.Build(t.Context(), BuildRequest{Input: BuildInput{Dockerfile: filepath.Join(ctxDir, "Dockerfile"), Context: ctxDir},
+		Key: strings.Repeat("ab", 32), Tag: "x:y"})
+	var be *BuildError
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "sending the build context") || !strings.Contains(err.Error(), "b.txt") ||
+		strings.Contains(err.Error(), "not reachable") {
+		t.Fatalf("got %v", err)
+	}
+}
