@@ -112,25 +112,34 @@ func (l *exclLock) Unlock() error {
 }
 
 // pruneLockFile removes a build lock file (an hour old or more) that nobody holds, and says
-// whether it was (or, with dryRun, would be) removed. A flock file is removed while Prune
-// holds its lock; an O_EXCL one is held by no one once it is that old (its holder refreshes
-// it every staleAfter/4). A builder that opened the file just before it was removed could
-// run beside one that creates it anew: the work is then done twice, never wrongly.
+// whether it was (or, with dryRun, would be) removed. Prune takes the lock the way a
+// builder would and removes the file while it holds it, so it never removes a lock a
+// builder holds on this filesystem. A flock file where flock is unsupported is a stub that
+// nobody locks (the O_EXCL file beside it is the lock). A builder that opened a flock file
+// just before it was removed could still run beside one that creates it anew: the work is
+// then done twice, never wrongly (readers open only complete entries).
 func pruneLockFile(path string, dryRun bool) bool {
 	if strings.HasSuffix(path, ".excl") {
-		if !dryRun {
-			return os.Remove(path) == nil
+		if dryRun {
+			st, err := os.Stat(path)
+			return err == nil && time.Since(st.ModTime()) > staleAfter
 		}
-		return true
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // one try: a stale file is taken over, a live one is not waited for
+		l, err := lockExcl(ctx, path, nil)
+		if err != nil {
+			return false
+		}
+		return l.Unlock() == nil
 	}
 	fl := flock.New(path)
 	ok, err := fl.TryLock()
-	if err != nil || !ok {
-		return false // held by a builder, or no flock here
+	switch {
+	case err != nil && flockUnsupported(err):
+		return dryRun || os.Remove(path) == nil
+	case err != nil || !ok:
+		return false // held by a builder
 	}
 	defer fl.Unlock()
-	if dryRun {
-		return true
-	}
-	return os.Remove(path) == nil
+	return dryRun || os.Remove(path) == nil
 }

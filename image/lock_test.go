@@ -124,3 +124,20 @@ func TestPruneRemovesUnheldOldLockFiles(t *testing.T) {
 		}
 	}
 }
+
+// Prune saw an old O_EXCL lock file, but a builder took it over before Prune got to it:
+// the builder's fresh lock stays.
+func TestPruneLeavesAnExclLockTakenOverMeanwhile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".k.lock.excl")
+	l, err := lockExcl(t.Context(), p, nil) // the builder's live lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	if pruneLockFile(p, false) || pruneLockFile(p, true) {
+		t.Fatal("a live lock was pruned")
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("the live lock file is gone: %v", err)
+	}
+}
