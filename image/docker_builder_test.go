@@ -27,28 +27,11 @@ func TestContextReadErrorIsNotAnUnreachableEngine(t *testing.T) {
 	os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM scratch\nCOPY . /\n"), 0o644)
 	os.WriteFile(filepath.Join(ctxDir, "a.bin"), make([]byte, 32<<20), 0o644) // still streaming when b.txt goes
 	os.WriteFile(filepath.Join(ctxDir, "b.txt"), []byte("b"), 0o644)
-	sock := filepath.Join(dir, "engine.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/build") {
-			os.Remove(filepath.Join(ctxDir, "b.txt"))
-			io.Copy(io.Discard, r.Body)
-			w.Write([]byte(`{"stream":"ok"}` + "\n"))
-			return
-		}
-		w.Header().Set("Api-Version", "1.44")
-		w.Write([]byte("OK"))
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	cl, err := client.New(client.WithHost("unix://"+sock), client.WithAPIVersion("1.44"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := stubEngine(t, func(w http.ResponseWriter, r *http.Request) {
+		os.Remove(filepath.Join(ctxDir, "b.txt"))
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte(`{"stream":"ok"}` + "\n"))
+	})
 	b := &DockerBuilder{Engine: cl, Version: "classic"}
 	_, err = b.Build(t.Context(), BuildRequest{Input: BuildInput{Dockerfile: filepath.Join(ctxDir, "Dockerfile"), Context: ctxDir},
 		Key: strings.Repeat("ab", 32), Tag: "x:y"})
@@ -56,5 +39,62 @@ func TestContextReadErrorIsNotAnUnreachableEngine(t *testing.T) {
 	if !errors.As(err, &be) || !strings.Contains(err.Error(), "sending the build context") || !strings.Contains(err.Error(), "b.txt") ||
 		strings.Contains(err.Error(), "not reachable") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// stubEngine serves the Engine API's pings and hands every other request to handle, on a
+// unix socket; for failures a real engine cannot be made to produce on cue.
+func stubEngine(t *testing.T, handle http.HandlerFunc) *client.Client {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "bstub") // short: unix socket paths are limited to 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "engine.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/_ping") {
+			w.Header().Set("Api-Version", "1.44")
+			w.Write([]byte("OK"))
+			return
+		}
+		handle(w, r)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	cl, err := client.New(client.WithHost("unix://"+sock), client.WithAPIVersion("1.44"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+// An engine that answers a load before it has read the whole tar (it rejected it): the
+// result is read only after the client is done with the tar (go test -race), and the
+// engine's message is reported.
+func TestLoadRejectedEarlyByTheEngine(t *testing.T) {
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Repeat("7e", 32)
+	publishBytes(t, c, key, make([]byte, 16<<20))
+	cl := stubEngine(t, func(w http.ResponseWriter, r *http.Request) {
+		io.CopyN(io.Discard, r.Body, 2<<20)
+		w.Write([]byte(`{"errorDetail":{"message":"unexpected tar"},"error":"unexpected tar"}` + "\n"))
+	})
+	for range 10 {
+		_, _, err := load(t.Context(), cl, c, key, nil)
+		if err == nil || !strings.Contains(err.Error(), "unexpected tar") {
+			t.Fatalf("got %v", err)
+		}
+	}
+	if _, err := c.Lookup(key); err != nil {
+		t.Fatalf("the intact entry was moved aside: %v", err)
 	}
 }

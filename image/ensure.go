@@ -76,25 +76,28 @@ func load(ctx context.Context, eng Engine, c *Cache, key string, progress Progre
 	sum := e.loadSum()
 	vr := newVerifyingReader(f, sum, newCounter(progress, "load", e.Size))
 	resp, err := eng.ImageLoad(ctx, vr, client.ImageLoadWithQuiet(true))
+	var rerr error
+	if err == nil {
+		rerr = readMessages(resp, nil)
+		resp.Close()
+	}
+	// The engine may answer before it has read the whole tar; wait until the client is
+	// done with it before reading the result.
+	n, verified, mismatch := vr.outcome(ctx, 10*time.Second)
+	if mismatch != "" {
+		return e, n, c.mismatch(e.Key, f, sum, mismatch)
+	}
 	if err != nil {
-		if vr.mismatch != "" {
-			return e, 0, c.mismatch(e.Key, f, sum, vr.mismatch)
-		}
 		return e, 0, fmt.Errorf("loading %s into the engine: %w", e.Tar, err)
 	}
-	rerr := readMessages(resp, nil)
-	resp.Close()
 	vr.counter.finish()
-	if vr.mismatch != "" {
-		return e, vr.n, c.mismatch(e.Key, f, sum, vr.mismatch)
-	}
 	if rerr != nil {
-		return e, vr.n, fmt.Errorf("the engine could not load %s: %w", e.Tar, rerr)
+		return e, n, fmt.Errorf("the engine could not load %s: %w", e.Tar, rerr)
 	}
-	if !vr.verified {
-		return e, vr.n, fmt.Errorf("the engine stopped reading %s before its end; the load is incomplete", e.Tar)
+	if !verified {
+		return e, n, fmt.Errorf("the engine stopped reading %s before its end; the load is incomplete", e.Tar)
 	}
-	return e, vr.n, nil
+	return e, n, nil
 }
 
 // EngineHostOf names an engine for messages.

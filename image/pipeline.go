@@ -1,6 +1,7 @@
 package image
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -144,8 +146,13 @@ func (c checksum) hash() hash.Hash {
 // expected checksum. On a mismatch Read fails instead, so a consumer (the engine's load)
 // never receives a complete corrupt tar. Reading and hashing happen inline, on the
 // consumer's goroutine: on a busy node a hand-off to another goroutine costs more than it
-// overlaps.
+// overlaps. An HTTP request body is read on the transport's goroutine, possibly still after
+// the response came: Close (the transport's, when it is done with the body) and outcome let
+// the caller wait for that before it looks at the result.
 type verifyingReader struct {
+	mu       sync.Mutex
+	closed   chan struct{}
+	once     sync.Once
 	r        io.Reader
 	sum      checksum
 	h        hash.Hash
@@ -163,12 +170,14 @@ type verifyingReader struct {
 }
 
 func newVerifyingReader(r io.Reader, sum checksum, c *counter) *verifyingReader {
-	v := &verifyingReader{r: r, sum: sum, h: sum.hash(), counter: c}
+	v := &verifyingReader{r: r, sum: sum, h: sum.hash(), counter: c, closed: make(chan struct{})}
 	v.bufs[0], v.bufs[1] = make([]byte, chunkSize), make([]byte, chunkSize)
 	return v
 }
 
 func (v *verifyingReader) Read(p []byte) (int, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	for len(v.cur) == 0 {
 		switch {
 		case len(v.tail) > 0:
@@ -211,4 +220,26 @@ func (v *verifyingReader) fill() {
 	default:
 		v.finished, v.err = true, err
 	}
+}
+
+// Close says the consumer is done reading.
+func (v *verifyingReader) Close() error {
+	v.once.Do(func() { close(v.closed) })
+	return nil
+}
+
+// outcome waits until the consumer closed the reader (at most wait, or until ctx ends),
+// then reports how many bytes it handed on, whether the whole input matched, and the
+// checksum read when it did not.
+func (v *verifyingReader) outcome(ctx context.Context, wait time.Duration) (n int64, verified bool, mismatch string) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-v.closed:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.n, v.verified, v.mismatch
 }
