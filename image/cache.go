@@ -263,7 +263,7 @@ func (c *Cache) mismatch(key string, f *os.File, sum checksum, got string) error
 	if !c.sameTar(key, f) || err != nil || e.sum(sum.Algo) != sum.Want {
 		return &ReplacedError{Key: key}
 	}
-	return c.quarantine(key, sum, got)
+	return c.quarantine(key, f, sum, got)
 }
 
 // Publish writes an entry: write streams the tar and may complete the metadata (a builder
@@ -365,13 +365,26 @@ func (c *Cache) Verify(key string, progress ProgressFunc) (*Entry, error) {
 }
 
 // quarantine moves a corrupt entry aside (never deleted silently: it is evidence).
-func (c *Cache) quarantine(key string, sum checksum, got string) error {
+func (c *Cache) quarantine(key string, f *os.File, sum checksum, got string) error {
 	dir := filepath.Join(c.Dir, "corrupt")
 	_ = os.MkdirAll(dir, 0o755)
 	stamp := time.Now().UTC().Format("20060102T150405")
 	dest := filepath.Join(dir, key+"."+stamp+".tar")
-	if err := os.Rename(c.tarPath(key), dest); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Rename(c.tarPath(key), dest); err != nil {
+		if errors.Is(err, os.ErrNotExist) && f != nil {
+			return &ReplacedError{Key: key} // republished (or moved aside by another node) meanwhile
+		}
 		dest = "(could not move: " + err.Error() + ")"
+	} else if f != nil {
+		// The tar is moved first; if it is not the one that was read, a republish put it
+		// there after the check: it goes back, and the entry is left alone.
+		a, err1 := f.Stat()
+		b, err2 := os.Stat(dest)
+		if err1 == nil && err2 == nil && !os.SameFile(a, b) {
+			if os.Rename(dest, c.tarPath(key)) == nil {
+				return &ReplacedError{Key: key}
+			}
+		}
 	}
 	_ = os.Rename(c.sumPath(key), dest+".sha256")
 	_ = os.Rename(c.metaPath(key), strings.TrimSuffix(dest, ".tar")+".json")
@@ -380,7 +393,7 @@ func (c *Cache) quarantine(key string, sum checksum, got string) error {
 
 // quarantineIncomplete moves an incomplete entry's files aside, like a corrupt one's.
 func (c *Cache) quarantineIncomplete(key string, inc *IncompleteError) error {
-	err := c.quarantine(key, checksum{}, "")
+	err := c.quarantine(key, nil, checksum{}, "")
 	var ce *CorruptError
 	if errors.As(err, &ce) {
 		return fmt.Errorf("%v; moved aside to %s", inc, ce.MovedTo)

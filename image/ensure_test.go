@@ -302,3 +302,33 @@ func BenchmarkChecksum(b *testing.B) {
 		})
 	}
 }
+
+// A republish between mismatch's check and quarantine's move: the new tar is moved back,
+// and the new entry stays whole.
+func TestQuarantineLeavesARepublishedEntry(t *testing.T) {
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Repeat("9c", 32)
+	publishBytes(t, c, key, []byte("old tar"))
+	_, f, err := c.open(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	publishBytes(t, c, key, []byte("new tar"))
+	err = c.quarantine(key, f, sums([]byte("old tar"))[1], "1111")
+	var re *ReplacedError
+	if !errors.As(err, &re) {
+		t.Fatalf("got %v, want a *ReplacedError", err)
+	}
+	if _, err := c.Verify(key, nil); err != nil {
+		t.Fatalf("the new entry: %v", err)
+	}
+	// Moved aside by someone else already: not this reader's to report.
+	os.Remove(c.tarPath(key))
+	if err := c.quarantine(key, f, sums([]byte("old tar"))[1], "1111"); !errors.As(err, &re) {
+		t.Fatalf("tar gone: got %v", err)
+	}
+}
