@@ -359,7 +359,12 @@ func (c *Cache) Verify(key string, progress ProgressFunc) (*Entry, error) {
 		return nil, c.mismatch(key, f, checksum{Algo: "sha256", Want: e.SHA256}, got)
 	}
 	if got := hex.EncodeToString(x.Sum(nil)); e.XXH64 != "" && got != e.XXH64 {
-		return nil, c.mismatch(key, f, checksum{Algo: "xxh64", Want: e.XXH64}, got)
+		err := c.mismatch(key, f, checksum{Algo: "xxh64", Want: e.XXH64}, got)
+		var ce *CorruptError
+		if errors.As(err, &ce) { // loads check the xxh64, so the entry is unusable all the same
+			return nil, fmt.Errorf("%w; the tar matches its sha256, so it is the metadata's xxh64 that is damaged", err)
+		}
+		return nil, err
 	}
 	return e, nil
 }

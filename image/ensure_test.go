@@ -280,7 +280,7 @@ func TestLoadChecksumOfOlderAndDamagedMetadata(t *testing.T) {
 	setXXH64("0123456789abcdef") // well-formed, wrong
 	_, err = c.Verify(key, nil)
 	var ce *CorruptError
-	if !errors.As(err, &ce) || ce.Algo != "xxh64" || ce.Got != sums(data)[1].Want || !strings.Contains(err.Error(), "xxh64") {
+	if !errors.As(err, &ce) || ce.Algo != "xxh64" || ce.Got != sums(data)[1].Want || !strings.Contains(err.Error(), "metadata's xxh64") {
 		t.Fatalf("verify with a wrong xxh64: %v", err)
 	}
 	if _, err := c.Lookup(key); !errors.Is(err, ErrNotCached) {
