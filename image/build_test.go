@@ -2,6 +2,9 @@ package image
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -59,10 +62,61 @@ func TestCacheHitUnderAnotherTag(t *testing.T) {
 
 func TestTailDropsTerminalEscapes(t *testing.T) {
 	tl := &tail{n: 2}
-	tl.add("\x1b[91mFATAL: no\x1b[0m")
-	tl.add("plain")
-	tl.add("\x1b[1;32mok\x1b[0m \x1b[2K")
+	tl.add("\x1b[91mFATAL: no\x1b[0m", false)
+	tl.add("plain", false)
+	tl.add("\x1b[1;32mok\x1b[0m \x1b[2K", false)
 	if strings.Join(tl.lines, "|") != "plain|ok " {
 		t.Fatalf("%q", tl.lines)
+	}
+}
+
+// A command's stderr may reach us before stdout it printed earlier; its error line must not
+// be pushed out of the tail by that stdout.
+func TestTailKeepsStderrOverLateStdout(t *testing.T) {
+	tl := &tail{n: 5}
+	tl.add("ERROR: it broke", true)
+	for i := range 10 {
+		tl.add(fmt.Sprint("out ", i), false)
+	}
+	if got := strings.Join(tl.lines, "|"); got != "ERROR: it broke|out 6|out 7|out 8|out 9" {
+		t.Fatalf("%q", got)
+	}
+	// Stderr alone keeps at most about half; the newest lines always stay.
+	tl.reset()
+	for i := range 10 {
+		tl.add(fmt.Sprint("err ", i), true)
+		tl.add(fmt.Sprint("out ", i), false)
+	}
+	if len(tl.lines) != 5 || tl.lines[4] != "out 9" || tl.nerr > 3 {
+		t.Fatalf("%q (%d from stderr)", tl.lines, tl.nerr)
+	}
+}
+
+// The classic builder's stream: stderr comes coloured, the builder's own lines are not
+// part of the tail, and a colour reset alone is not a line.
+func TestFollowClassicStream(t *testing.T) {
+	var stream strings.Builder
+	msg := func(s string) {
+		b, _ := json.Marshal(map[string]string{"stream": s})
+		stream.Write(append(b, '\n'))
+	}
+	msg("Step 3/3 : RUN [\"/prog\"]\n")
+	msg(" ---> Running in 0123456789ab\n")
+	msg("\x1b[91mERROR: something broke\n\x1b[0m")
+	for i := range 40 {
+		msg(fmt.Sprintf("line %d\n", i))
+	}
+	msg("Removing intermediate container 0123456789ab\n")
+	stream.WriteString(`{"errorDetail":{"message":"The command '/prog' returned a non-zero code: 3"},"error":"x"}` + "\n")
+	_, err := (&DockerBuilder{}).follow(strings.NewReader(stream.String()), nil)
+	var be *BuildError
+	if !errors.As(err, &be) || be.Step != `Step 3/3 : RUN ["/prog"]` || be.Tail[0] != "ERROR: something broke" ||
+		be.Tail[len(be.Tail)-1] != "line 39" || len(be.Tail) != 30 || !strings.Contains(err.Error(), "non-zero code: 3") {
+		t.Fatalf("%v\n%q", err, be.Tail)
+	}
+	for _, l := range be.Tail {
+		if l == "" || strings.Contains(l, "Running in") || strings.Contains(l, "Removing") {
+			t.Fatalf("builder chatter or an empty line in the tail: %q", be.Tail)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -60,19 +61,37 @@ func (e *BuildError) Unwrap() error { return e.Err }
 // ExitCode is 2, madengine's build failure code.
 func (e *BuildError) ExitCode() int { return 2 }
 
-// tail keeps the last n lines written to it.
+// tail keeps the last n lines of a step's output. Past n lines the oldest stdout line goes
+// first, so that what a failing command printed on stderr (its error, usually) survives the
+// stdout that reached us after it: an engine forwards the two streams separately, in no
+// fixed order. Stderr keeps at most half the tail.
 type tail struct {
 	n     int
 	lines []string
+	errs  []bool // lines[i] came from stderr
+	nerr  int
 }
 
 // ansiRE matches terminal escape sequences (colours, cursor moves) a build step may print.
 var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]`)
 
-func (t *tail) add(line string) {
+func (t *tail) add(line string, stderr bool) {
 	line = ansiRE.ReplaceAllString(line, "") // the tail is read in logs and messages, not on a terminal
-	t.lines = append(t.lines, line)
-	if len(t.lines) > t.n {
-		t.lines = t.lines[len(t.lines)-t.n:]
+	t.lines, t.errs = append(t.lines, line), append(t.errs, stderr)
+	if stderr {
+		t.nerr++
 	}
+	if len(t.lines) <= t.n {
+		return
+	}
+	drop := 0
+	if t.nerr <= t.n/2 {
+		drop = slices.Index(t.errs, false)
+	}
+	if t.errs[drop] {
+		t.nerr--
+	}
+	t.lines, t.errs = slices.Delete(t.lines, drop, drop+1), slices.Delete(t.errs, drop, drop+1)
 }
+
+func (t *tail) reset() { t.lines, t.errs, t.nerr = nil, nil, 0 }

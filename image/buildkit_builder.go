@@ -173,7 +173,7 @@ func (f *buildkitFollower) update(s *bkclient.SolveStatus) {
 			f.logs[id] = t
 		}
 		for _, line := range strings.Split(strings.TrimRight(string(l.Data), "\n"), "\n") {
-			t.add(line)
+			t.add(line, l.Stream == 2)
 			f.emit("  " + line)
 		}
 	}

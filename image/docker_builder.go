@@ -29,7 +29,14 @@ var _ Builder = (*DockerBuilder)(nil)
 // Name is "docker".
 func (b *DockerBuilder) Name() string { return "docker" }
 
-var stepRE = regexp.MustCompile(`^Step \d+/\d+ : `)
+var (
+	stepRE = regexp.MustCompile(`^Step \d+/\d+ : `)
+	// builderChatterRE: the classic builder's own lines, not a step's output.
+	builderChatterRE = regexp.MustCompile(`^ ---> |^Removing intermediate container [0-9a-f]+$`)
+)
+
+// stderrColour starts the classic builder's stream messages that carry a step's stderr.
+const stderrColour = "\x1b[91m"
 
 func (b *DockerBuilder) builderVersion(ctx context.Context) (build.BuilderVersion, error) {
 	switch b.Version {
@@ -134,6 +141,7 @@ const buildkitTraceID = "moby.buildkit.trace"
 // streams status updates, followed as the BuildKit builder follows buildkitd's.
 func (b *DockerBuilder) follow(r io.Reader, progress ProgressFunc) (string, error) {
 	var id, step string
+	var buildErr error // the engine's error message
 	t := &tail{n: 30}
 	bk := &buildkitFollower{progress: progress, logs: map[string]*tail{}, names: map[string]string{}}
 	fail := func(err error) error {
@@ -146,12 +154,21 @@ func (b *DockerBuilder) follow(r io.Reader, progress ProgressFunc) (string, erro
 	for {
 		var m jsonMessage
 		if err := dec.Decode(&m); err == io.EOF {
+			if buildErr != nil {
+				return "", fail(buildErr)
+			}
 			return id, nil
 		} else if err != nil {
 			return "", fail(fmt.Errorf("reading the build output: %w", err))
 		}
-		if err := m.err(); err != nil {
-			return "", fail(err)
+		if err := m.err(); err != nil && buildErr == nil {
+			// Read on to the end: the engine's BuildKit may send the last status updates
+			// (the failing step's last log lines) after the error.
+			buildErr = err
+			continue
+		}
+		if buildErr != nil && m.ID != buildkitTraceID {
+			continue
 		}
 		if m.ID == buildkitTraceID && len(m.Aux) > 0 {
 			var raw []byte // base64 in the JSON
@@ -167,15 +184,18 @@ func (b *DockerBuilder) follow(r io.Reader, progress ProgressFunc) (string, erro
 				id = aux.ID
 			}
 		}
+		// The classic builder colours what a step printed on stderr.
+		stderr := strings.HasPrefix(m.Stream, stderrColour)
 		for _, line := range strings.Split(trimLine(m.Stream), "\n") {
-			if line = strings.TrimRight(line, " \r"); line == "" {
+			if line = strings.TrimRight(ansiRE.ReplaceAllString(line, ""), " \r"); line == "" {
 				continue
 			}
-			if stepRE.MatchString(line) {
+			switch {
+			case stepRE.MatchString(line):
 				step = line
-				t.lines = nil
-			} else {
-				t.add(line)
+				t.reset()
+			case !builderChatterRE.MatchString(line):
+				t.add(line, stderr)
 			}
 			if progress != nil {
 				progress(Progress{Phase: "build", Step: line})
