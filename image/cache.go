@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -127,6 +128,9 @@ func OpenCache(sharedDir string) (*Cache, error) {
 	}
 	dir := filepath.Join(sharedDir, "cache", "images")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		if st, serr := os.Stat(sharedDir); (serr == nil && !st.IsDir()) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, &SharedDirError{Dir: sharedDir}
+		}
 		return nil, fmt.Errorf("creating the image cache: %w", err)
 	}
 	return &Cache{Dir: dir}, nil

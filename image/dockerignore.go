@@ -21,7 +21,8 @@ type ignoreRules struct {
 	pm *patternmatcher.PatternMatcher // nil: no rules
 }
 
-// IgnoreError is a .dockerignore line that is not a valid pattern: bad input (exit 4).
+// IgnoreError is a .dockerignore line that is not a valid pattern, or an ignore file that
+// cannot be read (Line 0): bad input (exit 4).
 type IgnoreError struct {
 	File string // the ignore file's path ("" until known)
 	Line int
@@ -30,6 +31,9 @@ type IgnoreError struct {
 }
 
 func (e *IgnoreError) Error() string {
+	if e.Line == 0 { // the file as a whole
+		return fmt.Sprintf("%s %v", e.File, e.Err)
+	}
 	return fmt.Sprintf("%s:%d: %q is not a valid pattern: %v (fix or remove that line)", e.File, e.Line, shortText(e.Text), e.Err)
 }
 
@@ -70,7 +74,7 @@ func readDockerignore(in BuildInput) (rules ignoreRules, file string, err error)
 		return ignoreRules{}, "", nil
 	}
 	if err != nil {
-		return ignoreRules{}, file, err
+		return ignoreRules{}, file, &IgnoreError{File: file, Err: fmt.Errorf("cannot be read (%w); it must be a readable file of patterns, or absent", err)}
 	}
 	rules, err = parseDockerignore(data)
 	var ie *IgnoreError

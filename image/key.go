@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -73,7 +74,7 @@ func walkContext(in BuildInput) ([]contextFile, error) {
 	var files []contextFile
 	err = filepath.WalkDir(in.Context, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("reading the build context: %w", err)
+			return contextError(in, p, err)
 		}
 		if p == in.Context {
 			return nil
@@ -88,13 +89,13 @@ func walkContext(in BuildInput) ([]contextFile, error) {
 		}
 		info, err := d.Info()
 		if err != nil {
-			return err
+			return contextError(in, p, err)
 		}
 		f := contextFile{rel: rel, abs: p, mode: info.Mode()}
 		switch {
 		case info.Mode()&fs.ModeSymlink != 0:
 			if f.link, err = os.Readlink(p); err != nil {
-				return err
+				return contextError(in, p, err)
 			}
 		case info.Mode().IsRegular():
 			f.size = info.Size()
@@ -171,7 +172,7 @@ func Key(in BuildInput) (string, error) {
 		fmt.Fprintf(w, "%s %q %o %q %d\n", kind, f.rel, f.mode.Perm()|f.mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), f.link, f.size)
 		if kind == "f" {
 			if err := hashFile(w, f.abs, buf); err != nil {
-				return "", err
+				return "", contextError(in, f.abs, err)
 			}
 		}
 	}
@@ -184,12 +185,12 @@ func Key(in BuildInput) (string, error) {
 func hashFile(w io.Writer, p string, buf []byte) error {
 	f, err := os.Open(p)
 	if err != nil {
-		return fmt.Errorf("reading the build context: %w", err)
+		return err
 	}
 	defer f.Close()
 	fh := sha256.New()
 	if _, err := io.CopyBuffer(fh, f, buf); err != nil {
-		return fmt.Errorf("reading %s: %w", p, err)
+		return err
 	}
 	_, err = io.WriteString(w, hex.EncodeToString(fh.Sum(nil))+"\n")
 	return err
@@ -201,4 +202,32 @@ func ShortKey(key string) string { return key[:min(12, len(key))] }
 // DefaultTag is the tag of a built image when the manifest sets none.
 func DefaultTag(name, key string) string {
 	return "benchctl/" + strings.ToLower(name) + ":" + ShortKey(key)
+}
+
+// ContextError is a build context entry that cannot be read (permissions, mostly): bad
+// input, fixed by making it readable or by ignoring it.
+type ContextError struct {
+	Path       string
+	IgnoreFile string // where to ignore it
+	Err        error
+}
+
+func (e *ContextError) Error() string {
+	if errors.Is(e.Err, fs.ErrPermission) {
+		return fmt.Sprintf("the build context cannot be read: %v; make it readable by this user, or list it in %s if the image does not need it", e.Err, e.IgnoreFile)
+	}
+	return fmt.Sprintf("the build context cannot be read: %v (%s)", e.Err, e.Path)
+}
+
+func (e *ContextError) Unwrap() error { return e.Err }
+
+// InvalidInput marks the error as bad input.
+func (e *ContextError) InvalidInput() bool { return true }
+
+func contextError(in BuildInput, p string, err error) error {
+	var ce *ContextError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return &ContextError{Path: p, IgnoreFile: ignoreFile(in), Err: err}
 }

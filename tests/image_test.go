@@ -326,3 +326,46 @@ func randomBytes(t *testing.T, n int) []byte {
 	rand.Read(b)
 	return b
 }
+
+// A context file this user cannot read is bad input (exit 4) with the fix, before any
+// engine is asked; so are an ignore file that is a folder and a shared directory that is a
+// file. Run as an unprivileged user when the tests run as root (root reads anything).
+func TestBuildInputsThatCannotBeRead(t *testing.T) {
+	tb := testbed.Require(t)
+	bin := tb.Benchctl(t)
+	dir, err := os.MkdirTemp("", "unreadable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.MkdirAll(filepath.Join(dir, "ctx"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "shared"), 0o777)
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Join(dir, "shared"), 0o777)
+	os.WriteFile(filepath.Join(dir, "ctx", "Dockerfile"), []byte("FROM scratch\nCOPY . /\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ctx", "secret.key"), []byte("x"), 0o000)
+	os.WriteFile(filepath.Join(dir, "afile"), nil, 0o644)
+	mf := filepath.Join(dir, "m.yaml")
+	os.WriteFile(mf, []byte("name: unreadable\nimage:\n  dockerfile: ctx/Dockerfile\n  context: ctx\nbenchmarks: [{name: b, command: [/b]}]\n"), 0o644)
+	build := func(shared string, asUser bool) (int, string) {
+		cmd := exec.Command(bin, "build", "--manifest", mf, "--shared-dir", shared)
+		cmd.Env = append(os.Environ(), "DOCKER_HOST=unix://"+filepath.Join(dir, "no-engine.sock"))
+		if asUser && os.Geteuid() == 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		}
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	if code, out := build(filepath.Join(dir, "shared"), true); code != 4 || !strings.Contains(out, "secret.key: permission denied") ||
+		!strings.Contains(out, "make it readable by this user, or list it in "+filepath.Join(dir, "ctx", ".dockerignore")) {
+		t.Errorf("unreadable context file: exit %d\n%s", code, out)
+	}
+	os.Chmod(filepath.Join(dir, "ctx", "secret.key"), 0o644)
+	if code, out := build(filepath.Join(dir, "afile"), false); code != 4 || !strings.Contains(out, "is not a folder") {
+		t.Errorf("shared dir that is a file: exit %d\n%s", code, out)
+	}
+	os.Mkdir(filepath.Join(dir, "ctx", ".dockerignore"), 0o755)
+	if code, out := build(filepath.Join(dir, "shared"), false); code != 4 || !strings.Contains(out, ".dockerignore cannot be read") {
+		t.Errorf("an ignore file that is a folder: exit %d\n%s", code, out)
+	}
+}
