@@ -438,6 +438,7 @@ func (c *Cache) List() ([]Entry, error) {
 
 // Resolve finds the full key for a unique prefix (at least 4 hex digits).
 func (c *Cache) Resolve(prefix string) (string, error) {
+	prefix = strings.ToLower(prefix) // keys are lower-case hex; a pasted upper-case one is the same key
 	if keyRE.MatchString(prefix) {
 		if _, err := os.Stat(c.tarPath(prefix)); err != nil {
 			return "", fmt.Errorf("no cache entry with key %s in %s", short(prefix), c.Dir)
@@ -490,8 +491,11 @@ func (c *Cache) Lock(ctx context.Context, key string, waiting func()) (Lock, err
 
 // PruneOptions select what Prune removes.
 type PruneOptions struct {
-	OlderThan time.Duration // entries created longer ago than this (0: no age limit)
-	Keep      int           // always keep the newest Keep entries
+	// Limit says whether complete entries are pruned at all; without it only leftovers
+	// (unfinished writes, unheld locks, incomplete and corrupt entries) are.
+	Limit     bool
+	OlderThan time.Duration // entries created longer ago than this (0: any age)
+	Keep      int           // always keep the newest Keep entries (0: none)
 	DryRun    bool
 	Now       time.Time
 }
@@ -528,14 +532,14 @@ func (c *Cache) Prune(o PruneOptions) ([]Pruned, error) {
 			}
 			continue
 		}
+		if !o.Limit {
+			continue // no limit given: complete entries stay
+		}
 		if kept++; kept <= o.Keep {
 			continue
 		}
 		if o.OlderThan > 0 && o.Now.Sub(e.Created) < o.OlderThan {
 			continue
-		}
-		if o.OlderThan == 0 && o.Keep == 0 {
-			continue // neither limit given: entries stay
 		}
 		out = append(out, Pruned{Path: e.Tar, Key: e.Key, Size: e.Size, Reason: fmt.Sprintf("created %s", e.Created.Format(time.RFC3339))})
 		if !o.DryRun {

@@ -45,7 +45,7 @@ func Ensure(ctx context.Context, eng Engine, c *Cache, key string, progress Prog
 			res.ImageID, res.Duration = id, time.Since(start)
 			return res, nil
 		}
-		return res, ErrNotCached
+		return res, lerr // ErrNotCached, or an *IncompleteError (which is one)
 	}
 	e, n, err := load(ctx, eng, c, key, progress)
 	var re *ReplacedError

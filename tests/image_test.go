@@ -171,8 +171,16 @@ func TestImageIncompleteEntryIsRebuiltOver(t *testing.T) {
 	}
 	n2 := tb.Engine(t, tb.Nodes[1])
 	removeImage(t, n2, rec.ImageID)
-	if _, err := image.Ensure(context.Background(), n2, cache, rec.Key, nil); !errors.Is(err, image.ErrNotCached) {
-		t.Fatalf("Ensure on an incomplete entry: %v, want not cached", err)
+	var inc *image.IncompleteError
+	if _, err := image.Ensure(context.Background(), n2, cache, rec.Key, nil); !errors.Is(err, image.ErrNotCached) || !errors.As(err, &inc) {
+		t.Fatalf("Ensure on an incomplete entry: %v, want not cached, saying it is incomplete", err)
+	}
+	// benchctl cache load says so too, with what to do (the key in upper case is the same key).
+	cmd := exec.Command(tb.Benchctl(t), "cache", "load", strings.ToUpper(rec.Key[:8]), "--shared-dir", filepath.Dir(filepath.Dir(filepath.Dir(rec.Tar))))
+	cmd.Env = append(os.Environ(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[1]])
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "is incomplete (no valid metadata") || !strings.Contains(string(out), "cache prune") {
+		t.Fatalf("cache load of an incomplete entry: exit %d\n%s", code, out)
 	}
 	rec2 := buildOn(t, tb.Engine(t, tb.Nodes[0]), cache, mf, false)
 	if rec2.CacheHit {

@@ -56,6 +56,12 @@ the cache; no engine needed).`,
 			if err := checkOutput("--output", opts.output, "text", "json"); err != nil {
 				return err
 			}
+			if opts.builder == "buildkit" && cmd.Flags().Changed("engine-builder") {
+				return usagef("--engine-builder picks the Docker Engine's own builder; drop it, or use --builder docker", "--engine-builder applies only to --builder docker")
+			}
+			if opts.builder == "docker" && cmd.Flags().Changed("buildkit-addr") {
+				return usagef("add --builder buildkit to build with that buildkitd", "--buildkit-addr applies only to --builder buildkit")
+			}
 			return buildRun(cmd, io, opts)
 		},
 	}

@@ -162,12 +162,14 @@ func newCachePruneCmd(io streams, opts *cacheOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prune [--older-than D] [--keep N] [--dry-run]",
 		Short: "Remove old cache entries and leftovers",
-		Long: `Remove entries created longer ago than --older-than, except the newest --keep. Leftovers of
+		Long: `Remove entries created longer ago than --older-than, except the newest --keep: --keep alone
+removes all but the newest N (--keep 0: every entry), --older-than alone every entry older
+than D (--older-than 0s: any age). Without either no complete entry is removed. Leftovers of
 killed builders (temp files older than an hour), build lock files older than an hour that no
 builder holds, incomplete entries (a tar without valid metadata or checksum) and corrupt
-entries moved aside are removed too. Without --older-than
-or --keep no complete entry is removed. --dry-run only lists.`,
-		Example: "  benchctl cache prune --older-than 720h --keep 5 --dry-run\n  benchctl cache prune --keep 10",
+entries moved aside (older than --older-than, when given) are removed in every case.
+--dry-run only lists.`,
+		Example: "  benchctl cache prune --older-than 720h --keep 5 --dry-run\n  benchctl cache prune --keep 10\n  benchctl cache prune --keep 0 --dry-run   # everything",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if p.keep < 0 || p.olderThan < 0 {
@@ -177,7 +179,8 @@ or --keep no complete entry is removed. --dry-run only lists.`,
 			if err != nil {
 				return err
 			}
-			removed, err := c.Prune(image.PruneOptions{OlderThan: p.olderThan, Keep: p.keep, DryRun: p.dryRun})
+			limit := cmd.Flags().Changed("keep") || cmd.Flags().Changed("older-than")
+			removed, err := c.Prune(image.PruneOptions{Limit: limit, OlderThan: p.olderThan, Keep: p.keep, DryRun: p.dryRun})
 			verb := "removed"
 			if p.dryRun {
 				verb = "would remove"
@@ -223,6 +226,10 @@ a damaged tar is never loaded.`,
 			defer eng.Close()
 			pp := newProgressPrinter(io.err, isTerminal(io.err))
 			res, err := image.Ensure(cmd.Context(), eng, c, key, pp.Func())
+			var inc *image.IncompleteError
+			if errors.As(err, &inc) {
+				return err // says what is missing, and what to do
+			}
 			if errors.Is(err, image.ErrNotCached) {
 				return fmt.Errorf("key %s is not in the cache %s", image.ShortKey(key), c.Dir)
 			}
