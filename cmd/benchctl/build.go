@@ -30,7 +30,9 @@ func newBuildCmd(io streams) *cobra.Command {
 		Long: `Build the image a manifest describes and publish it as a docker-archive tar to the
 content-addressed cache in the shared directory (cache/images/<key>.tar, with its sha256
 and metadata). The key is a digest of everything that determines the image: Dockerfile,
-build context (honouring .dockerignore), build args, target, platform, base images.
+build context (honouring .dockerignore), build args, target, platform, and the base images'
+FROM references as written (a tag that moves to another image is not seen: pin bases by
+digest, FROM image@sha256:..., or rebuild with --no-cache).
 
 A key that is already published is a cache hit: nothing is built or saved. Two builds of the
 same key at once build it once (the second waits for the first). A failed build exits 2
