@@ -21,7 +21,7 @@ func (f *fakeBuilder) Name() string { return "fake" }
 
 func (f *fakeBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, error) {
 	f.builds++
-	return req.Cache.Publish(ctx, req.Key, Meta{ImageID: "sha256:fake", Tags: []string{req.Tag}}, func(w io.Writer, m *Meta) error {
+	return req.Cache.Publish(ctx, req.Key, Meta{ImageID: "sha256:fake", Tags: []string{req.Tag}}, 0, func(w io.Writer, m *Meta) error {
 		_, err := io.WriteString(w, "tar of "+req.Tag)
 		return err
 	}, nil)

@@ -109,7 +109,7 @@ func (b *BuildKitBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, 
 		attrs["no-cache"] = ""
 	}
 	meta := Meta{Tags: []string{req.Tag}, Builder: "buildkit", Manifest: req.Manifest, Benchctl: req.Version}
-	return req.Cache.Publish(ctx, req.Key, meta, func(w io.Writer, m *Meta) error {
+	return req.Cache.Publish(ctx, req.Key, meta, 0, func(w io.Writer, m *Meta) error {
 		status := make(chan *bkclient.SolveStatus)
 		fol := &buildkitFollower{progress: req.Progress, logs: map[string]*tail{}, names: map[string]string{}}
 		done := make(chan struct{})

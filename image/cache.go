@@ -20,6 +20,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/manifest"
 )
 
 // Cache is the content-addressed image tar cache on the shared filesystem:
@@ -272,8 +273,9 @@ func (c *Cache) mismatch(key string, f *os.File, sum checksum, got string) error
 
 // Publish writes an entry: write streams the tar and may complete the metadata (a builder
 // learns the image id while it exports). The entry appears only when complete. meta.SHA256
-// and meta.Size are filled in from what was written.
-func (c *Cache) Publish(ctx context.Context, key string, meta Meta, write func(io.Writer, *Meta) error, progress ProgressFunc) (*Entry, error) {
+// and meta.Size are filled in from what was written. expected is the tar's size when it is
+// known or can be estimated, else 0 (progress shows a total and an ETA when it is set).
+func (c *Cache) Publish(ctx context.Context, key string, meta Meta, expected int64, write func(io.Writer, *Meta) error, progress ProgressFunc) (*Entry, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -288,7 +290,7 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, write func(i
 			os.Remove(tmp.Name())
 		}
 	}()
-	cnt := newCounter(progress, "save", 0)
+	cnt := newCounter(progress, "save", expected)
 	hw := newHashingWriter(tmp)
 	werr := write(countingWriter{w: hw, c: cnt}, &meta)
 	if err := hw.Close(); err != nil && werr == nil {
@@ -306,6 +308,9 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, write func(i
 	}
 	if err := tmp.Chmod(0o644); err != nil { // every node's user reads it
 		return nil, err
+	}
+	if progress != nil && cnt.done >= 256<<20 { // seconds on a network filesystem
+		progress(Progress{Phase: "wait", Step: fmt.Sprintf("flushing the %s tar to the shared filesystem", manifest.FormatBytes(cnt.done))})
 	}
 	if err := tmp.Sync(); err != nil {
 		return nil, fmt.Errorf("syncing the cache tar: %w", err)

@@ -70,3 +70,13 @@ func writeContextTar(w io.Writer, in BuildInput, files []contextFile) (string, e
 	}
 	return dfName, tw.Close()
 }
+
+// tarSize estimates the size of the context tar of files: a header per entry and contents
+// in 512-byte blocks, plus the end marker (long names add a few blocks more).
+func tarSize(files []contextFile) int64 {
+	n := int64(1024)
+	for _, f := range files {
+		n += 512 + (f.size+511)/512*512
+	}
+	return n
+}

@@ -70,8 +70,12 @@ func (b *DockerBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, er
 	}
 	pr, pw := io.Pipe()
 	sent := make(chan error, 1) // the context writer's own error
+	cnt := newCounter(req.Progress, "context", tarSize(files)) // the engine reads it all before step 1
 	go func() {
-		_, err := writeContextTar(pw, req.Input, files)
+		_, err := writeContextTar(countingWriter{w: pw, c: cnt}, req.Input, files)
+		if err == nil {
+			cnt.finish()
+		}
 		pw.CloseWithError(err)
 		sent <- err
 	}()
@@ -212,7 +216,11 @@ func (b *DockerBuilder) save(ctx context.Context, req BuildRequest, id string) (
 
 // PublishFromEngine streams an engine's `docker save` of ref into the cache under key.
 func PublishFromEngine(ctx context.Context, eng Engine, c *Cache, key, ref string, meta Meta, progress ProgressFunc) (*Entry, error) {
-	return c.Publish(ctx, key, meta, func(w io.Writer, _ *Meta) error {
+	var expected int64 // docker save's tar is the layers plus a little: a good estimate
+	if res, err := eng.ImageInspect(ctx, ref); err == nil {
+		expected = res.Size
+	}
+	return c.Publish(ctx, key, meta, expected, func(w io.Writer, _ *Meta) error {
 		rc, err := eng.ImageSave(ctx, []string{ref})
 		if err != nil {
 			return fmt.Errorf("saving %s from the engine: %w", ref, err)

@@ -98,3 +98,43 @@ func TestLoadRejectedEarlyByTheEngine(t *testing.T) {
 		t.Fatalf("the intact entry was moved aside: %v", err)
 	}
 }
+
+// Progress: the context upload and the load report bytes against a total, and their last
+// report is the whole of it.
+func TestContextAndLoadProgress(t *testing.T) {
+	ctxDir := t.TempDir()
+	os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM scratch\nCOPY . /\n"), 0o644)
+	os.WriteFile(filepath.Join(ctxDir, "a.bin"), make([]byte, 3<<20+5), 0o644)
+	var got int64
+	cl := stubEngine(t, func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		got = n
+		w.Write([]byte(`{"errorDetail":{"message":"stub engine: stop here"}}` + "\n"))
+	})
+	var last []Progress
+	record := func(p Progress) {
+		if p.Final {
+			last = append(last, p)
+		}
+	}
+	_, err := (&DockerBuilder{Engine: cl, Version: "classic"}).Build(t.Context(), BuildRequest{
+		Input: BuildInput{Dockerfile: filepath.Join(ctxDir, "Dockerfile"), Context: ctxDir}, Key: strings.Repeat("ab", 32), Tag: "x:y", Progress: record})
+	if err == nil || !strings.Contains(err.Error(), "stop here") {
+		t.Fatalf("build: %v", err)
+	}
+	if len(last) != 1 || last[0].Phase != "context" || last[0].Done != got || last[0].Total != got {
+		t.Fatalf("context progress %+v, the engine read %d bytes", last, got)
+	}
+
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Repeat("5e", 32)
+	publishBytes(t, c, key, make([]byte, 5<<20+7))
+	last = nil
+	_, _, err = load(t.Context(), cl, c, key, record)
+	if err == nil || len(last) != 1 || last[0].Phase != "load" || last[0].Done != 5<<20+7 || last[0].Total != 5<<20+7 {
+		t.Fatalf("load progress %+v (%v)", last, err)
+	}
+}

@@ -74,7 +74,14 @@ func load(ctx context.Context, eng Engine, c *Cache, key string, progress Progre
 	}
 	defer f.Close()
 	sum := e.loadSum()
-	vr := newVerifyingReader(f, sum, newCounter(progress, "load", e.Size))
+	cnt := newCounter(progress, "load", e.Size)
+	vr := newVerifyingReader(f, sum, cnt)
+	vr.onVerified = func() {
+		cnt.finish()
+		if progress != nil && e.Size >= 256<<20 { // the engine takes seconds more for big images
+			progress(Progress{Phase: "wait", Step: fmt.Sprintf("%s checksum verified; the engine is unpacking the image", sum.Algo)})
+		}
+	}
 	resp, err := eng.ImageLoad(ctx, vr, client.ImageLoadWithQuiet(true))
 	var rerr error
 	if err == nil {
@@ -90,7 +97,6 @@ func load(ctx context.Context, eng Engine, c *Cache, key string, progress Progre
 	if err != nil {
 		return e, 0, fmt.Errorf("loading %s into the engine: %w", e.Tar, err)
 	}
-	vr.counter.finish()
 	if rerr != nil {
 		return e, n, fmt.Errorf("the engine could not load %s: %w", e.Tar, rerr)
 	}

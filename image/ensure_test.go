@@ -107,7 +107,7 @@ func TestPublishRecordsSizeWithoutProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	e, err := c.Publish(t.Context(), key, Meta{ImageID: "sha256:x"}, func(w io.Writer, _ *Meta) error {
+	e, err := c.Publish(t.Context(), key, Meta{ImageID: "sha256:x"}, 0, func(w io.Writer, _ *Meta) error {
 		_, err := w.Write(make([]byte, 12345))
 		return err
 	}, nil)
@@ -160,7 +160,7 @@ func TestHashingWriterReportsWriteErrors(t *testing.T) {
 
 func publishBytes(t *testing.T, c *Cache, key string, data []byte) {
 	t.Helper()
-	_, err := c.Publish(context.Background(), key, Meta{ImageID: "sha256:x"}, func(w io.Writer, m *Meta) error {
+	_, err := c.Publish(context.Background(), key, Meta{ImageID: "sha256:x"}, 0, func(w io.Writer, m *Meta) error {
 		_, err := w.Write(data)
 		return err
 	}, nil)

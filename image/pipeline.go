@@ -167,6 +167,9 @@ type verifyingReader struct {
 	err      error
 	n        int64
 	counter  *counter
+	// onVerified is called (on the reading goroutine) when the whole input matched, before
+	// its last chunk is handed on.
+	onVerified func()
 }
 
 func newVerifyingReader(r io.Reader, sum checksum, c *counter) *verifyingReader {
@@ -193,7 +196,6 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	n := copy(p, v.cur)
 	v.cur = v.cur[n:]
 	v.n += int64(n)
-	v.counter.add(n)
 	return n, nil
 }
 
@@ -205,6 +207,7 @@ func (v *verifyingReader) fill() {
 	buf := v.bufs[next]
 	k, err := io.ReadFull(v.r, buf)
 	v.h.Write(buf[:k])
+	v.counter.add(k) // progress counts what was read and checked
 	switch {
 	case err == nil:
 		v.cur, v.held, v.hi = v.held, buf[:k], next
@@ -217,6 +220,9 @@ func (v *verifyingReader) fill() {
 		}
 		v.verified = true
 		v.cur, v.tail, v.held = v.held, buf[:k], nil
+		if v.onVerified != nil {
+			v.onVerified()
+		}
 	default:
 		v.finished, v.err = true, err
 	}

@@ -24,7 +24,7 @@ func publish(t *testing.T, shared string, n int) []string {
 	for i := range n {
 		key := strings.Repeat(fmt.Sprintf("%02x", 0xa0+i), 32)
 		created := time.Now().Add(time.Duration(i-n) * time.Minute)
-		_, err := c.Publish(context.Background(), key, image.Meta{ImageID: "sha256:x", Created: created}, func(w io.Writer, _ *image.Meta) error {
+		_, err := c.Publish(context.Background(), key, image.Meta{ImageID: "sha256:x", Created: created}, 0, func(w io.Writer, _ *image.Meta) error {
 			_, err := fmt.Fprintf(w, "tar %d", i)
 			return err
 		}, nil)

@@ -67,6 +67,8 @@ func (p *progressPrinter) report(ev image.Progress) {
 		if ev.Final {
 			fmt.Fprintln(p.w)
 			p.drawn = false
+			delete(p.started, ev.Phase)
+			delete(p.logged, ev.Phase)
 		}
 		return
 	}
@@ -83,6 +85,10 @@ func (p *progressPrinter) report(ev image.Progress) {
 			args = append(args, "elapsed", elapsed.Round(time.Millisecond).String())
 		}
 		slog.Info(ev.Phase, args...)
+	}
+	if ev.Final { // the next transfer of this phase starts its own clock
+		delete(p.started, ev.Phase)
+		delete(p.logged, ev.Phase)
 	}
 }
 
