@@ -69,7 +69,7 @@ func (b *DockerBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, er
 		return nil, err
 	}
 	pr, pw := io.Pipe()
-	sent := make(chan error, 1) // the context writer's own error
+	sent := make(chan error, 1)                                // the context writer's own error
 	cnt := newCounter(req.Progress, "context", tarSize(files)) // the engine reads it all before step 1
 	go func() {
 		_, err := writeContextTar(countingWriter{w: pw, c: cnt}, req.Input, files)
