@@ -15,6 +15,7 @@ var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 type expansion struct {
 	value   string
 	secrets []string // secret variables the value used
+	vars    []string // every variable the value used
 }
 
 // Expand replaces ${VAR}, ${VAR:-default}, ${VAR-default} and ${VAR:?message} with values
@@ -68,6 +69,7 @@ func expand(s string, lookup Lookup, secret func(string) bool) (expansion, error
 			return out, fmt.Errorf("${%s}: nested ${...} in a default is not supported", expr)
 		}
 		v, set := lookup(name)
+		out.vars = append(out.vars, name)
 		if secret != nil && secret(name) {
 			out.secrets = append(out.secrets, name)
 		}

@@ -308,3 +308,20 @@ func TestExtensionKeysHoldAnchors(t *testing.T) {
 		t.Fatalf("x- below the top level: %v", err)
 	}
 }
+
+// A stored field that takes a variable named like a credential, not listed under secrets:
+// loaded, with a warning at its line that says where the value ends up and what to do.
+func TestSecretLikeVariableInAStoredFieldWarns(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644)
+	p := filepath.Join(dir, "m.yaml")
+	os.WriteFile(p, []byte("name: x\nimage:\n  dockerfile: Dockerfile\n  buildArgs:\n    VERSION: \"${VERSION:-1}\"\n    TOKEN: \"${HF_TOKEN}\"\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
+	m, warns, err := Load(p, Options{Lookup: env("HF_TOKEN", "hf_abc")})
+	if err != nil || m == nil {
+		t.Fatal(err)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "m.yaml:6") || !strings.Contains(warns[0], "image.buildArgs.TOKEN") ||
+		!strings.Contains(warns[0], "looks like a secret") || !strings.Contains(warns[0], "list HF_TOKEN under secrets") || strings.Contains(warns[0], "hf_abc") {
+		t.Fatalf("warnings %q", warns)
+	}
+}

@@ -55,8 +55,17 @@ func (r *resolver) value(fp, s string) (string, bool) {
 		r.p.add(fp, "uses the secret ${%s}: secrets reach only the container's environment at run time, never build args, paths, tags or mounts (they would be stored in the image or the job record)", e.secrets[0])
 		return "", false
 	}
+	for _, v := range e.vars {
+		if secretLikeRE.MatchString(v) {
+			r.warn(fp, "takes ${%s}, whose name looks like a secret: this value is stored (image, cache key, build and job records); if it is one, list %s under secrets, which reach only the container's environment at run time", v, v)
+			break
+		}
+	}
 	return e.value, true
 }
+
+// secretLikeRE matches variable names that usually hold credentials.
+var secretLikeRE = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH)`)
 
 func (r *resolver) isSecret(name string) bool { return r.secrets[name] }
 
