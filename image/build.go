@@ -85,6 +85,10 @@ func Build(ctx context.Context, o BuildOptions) (*Record, error) {
 	buildStart := time.Now()
 	e, err := o.Builder.Build(ctx, BuildRequest{Input: in, Key: key, Tag: rec.Tag, Manifest: m.Name, NoCache: o.NoCache,
 		Cache: o.Cache, Progress: o.Progress, Version: o.Version})
+	var be *BuildError
+	if errors.As(err, &be) && be.Dockerfile == "" {
+		be.Dockerfile = in.Dockerfile // a parse error, say, names only a line
+	}
 	if err != nil {
 		return nil, err
 	}

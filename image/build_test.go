@@ -120,3 +120,31 @@ func TestFollowClassicStream(t *testing.T) {
 		}
 	}
 }
+
+type failingBuilder struct{}
+
+func (failingBuilder) Name() string { return "failing" }
+func (failingBuilder) Build(context.Context, BuildRequest) (*Entry, error) {
+	return nil, &BuildError{Builder: "failing", Err: errors.New("dockerfile parse error line 2: unknown instruction: FOOBAR")}
+}
+
+// A failed build names the Dockerfile: the builder's own message may give only a line.
+func TestBuildErrorNamesTheDockerfile(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "train.Dockerfile"), []byte("FROM scratch\nFOOBAR\n"), 0o644)
+	p := filepath.Join(dir, "m.yaml")
+	os.WriteFile(p, []byte("name: t\nimage: {dockerfile: train.Dockerfile}\nbenchmarks: [{name: a, command: [x]}]\n"), 0o644)
+	m, _, err := manifest.Load(p, manifest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Build(context.Background(), BuildOptions{Manifest: m, Cache: c, Builder: failingBuilder{}})
+	var be *BuildError
+	if !errors.As(err, &be) || be.ExitCode() != 2 || !strings.Contains(err.Error(), "build of "+filepath.Join(dir, "train.Dockerfile")+" failed") {
+		t.Fatalf("%v", err)
+	}
+}

@@ -34,15 +34,20 @@ func (r BuildRequest) labels() map[string]string {
 
 // BuildError is a failed build (exit code 2): the failing step and the end of its log.
 type BuildError struct {
-	Builder string
-	Step    string
-	Tail    []string
-	Err     error
+	Builder    string
+	Dockerfile string // its path, when known
+	Step       string
+	Tail       []string
+	Err        error
 }
 
 func (e *BuildError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "build failed (%s builder)", e.Builder)
+	if e.Dockerfile != "" {
+		fmt.Fprintf(&b, "build of %s failed (%s builder)", e.Dockerfile, e.Builder)
+	} else {
+		fmt.Fprintf(&b, "build failed (%s builder)", e.Builder)
+	}
 	if e.Step != "" {
 		fmt.Fprintf(&b, " at %s", e.Step)
 	}
