@@ -325,3 +325,16 @@ func TestSecretLikeVariableInAStoredFieldWarns(t *testing.T) {
 		t.Fatalf("warnings %q", warns)
 	}
 }
+
+func TestSecretLikeNames(t *testing.T) {
+	for name, want := range map[string]bool{
+		"HF_TOKEN": true, "GITHUB_TOKEN": true, "AWS_SECRET_ACCESS_KEY": true, "AWS_ACCESS_KEY_ID": true, "DB_PASSWORD": true,
+		"OPENAI_API_KEY": true, "hf_token": true, "AUTH": true, "WANDB_APIKEY": true,
+		"TOKENIZERS_PARALLELISM": false, "TOKENIZER": false, "AUTHOR": false, "OAUTH_URL": false, "KEY_PATH": false,
+		"HF_HUB_ENABLE_HF_TRANSFER": false, "MAX_TOKENS": false, "SSH_KEY_DIR": false, "VERSION": false,
+	} {
+		if got := secretLike(name); got != want {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+}

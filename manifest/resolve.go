@@ -56,7 +56,7 @@ func (r *resolver) value(fp, s string) (string, bool) {
 		return "", false
 	}
 	for _, v := range e.vars {
-		if secretLikeRE.MatchString(v) {
+		if secretLike(v) {
 			r.warn(fp, "takes ${%s}, whose name looks like a secret: this value is stored (image, cache key, build and job records); if it is one, list %s under secrets, which reach only the container's environment at run time", v, v)
 			break
 		}
@@ -64,8 +64,24 @@ func (r *resolver) value(fp, s string) (string, bool) {
 	return e.value, true
 }
 
-// secretLikeRE matches variable names that usually hold credentials.
-var secretLikeRE = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH)`)
+// secretLike reports whether a variable's name says it holds a credential: one of its
+// _-separated words is TOKEN, SECRET, PASSWORD, ... or it has API_KEY, ACCESS_KEY or
+// PRIVATE_KEY in it (HF_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD; not TOKENIZERS_PARALLELISM,
+// AUTHOR or KEY_PATH).
+func secretLike(name string) bool {
+	words := strings.Split(strings.ToUpper(name), "_")
+	for i, w := range words {
+		switch w {
+		case "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "APIKEY", "AUTH":
+			return true
+		case "KEY":
+			if i > 0 && (words[i-1] == "API" || words[i-1] == "ACCESS" || words[i-1] == "PRIVATE") {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 func (r *resolver) isSecret(name string) bool { return r.secrets[name] }
 
