@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -204,8 +205,8 @@ func DefaultTag(name, key string) string {
 	return "benchctl/" + strings.ToLower(name) + ":" + ShortKey(key)
 }
 
-// ContextError is a build context entry that cannot be read (permissions, mostly): bad
-// input, fixed by making it readable or by ignoring it.
+// ContextError is a build context entry that cannot be read: bad input when it is a
+// permission (or path) problem, fixed by making it readable or by ignoring it.
 type ContextError struct {
 	Path       string
 	IgnoreFile string // where to ignore it
@@ -221,8 +222,11 @@ func (e *ContextError) Error() string {
 
 func (e *ContextError) Unwrap() error { return e.Err }
 
-// InvalidInput marks the error as bad input.
-func (e *ContextError) InvalidInput() bool { return true }
+// InvalidInput: a permission or path problem is the user's to fix (exit 4); an I/O error
+// (EIO, ESTALE on NFS) is a failure (exit 1) that a retry may not see.
+func (e *ContextError) InvalidInput() bool {
+	return errors.Is(e.Err, fs.ErrPermission) || errors.Is(e.Err, syscall.ELOOP) || errors.Is(e.Err, syscall.ENAMETOOLONG)
+}
 
 func contextError(in BuildInput, p string, err error) error {
 	var ce *ContextError

@@ -2,9 +2,11 @@ package image
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -203,6 +205,14 @@ func TestWalkSkipsIgnoredFolders(t *testing.T) {
 	for _, f := range files {
 		if strings.HasPrefix(f.rel, "private") {
 			t.Errorf("%s listed", f.rel)
+		}
+	}
+}
+
+func TestContextErrorExitKinds(t *testing.T) {
+	for err, invalid := range map[error]bool{fs.ErrPermission: true, syscall.EACCES: true, syscall.ELOOP: true, syscall.EIO: false, syscall.ESTALE: false} {
+		if got := (&ContextError{Path: "/c/f", Err: &fs.PathError{Op: "open", Path: "/c/f", Err: err}}).InvalidInput(); got != invalid {
+			t.Errorf("%v: invalid input %v, want %v", err, got, invalid)
 		}
 	}
 }
