@@ -113,9 +113,15 @@ func CacheIn(sharedDir string) (*Cache, error) {
 }
 
 // SharedDirError is a shared directory that does not exist or is not a folder: bad input.
-type SharedDirError struct{ Dir string }
+type SharedDirError struct {
+	Dir    string
+	Detail string // what is wrong below it, when the folder itself is fine
+}
 
 func (e *SharedDirError) Error() string {
+	if e.Detail != "" {
+		return fmt.Sprintf("the shared directory %s cannot hold the image cache: %s", e.Dir, e.Detail)
+	}
 	return fmt.Sprintf("the shared directory %s does not exist or is not a folder (give --shared-dir or BENCHCTL_SHARED_DIR as used by build and run)", e.Dir)
 }
 
@@ -129,8 +135,11 @@ func OpenCache(sharedDir string) (*Cache, error) {
 	}
 	dir := filepath.Join(sharedDir, "cache", "images")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		if st, serr := os.Stat(sharedDir); (serr == nil && !st.IsDir()) || errors.Is(err, syscall.ENOTDIR) {
+		if st, serr := os.Stat(sharedDir); serr == nil && !st.IsDir() {
 			return nil, &SharedDirError{Dir: sharedDir}
+		}
+		if errors.Is(err, syscall.ENOTDIR) { // a file where cache/ or cache/images/ should be
+			return nil, &SharedDirError{Dir: sharedDir, Detail: fmt.Sprintf("%v: %s and %s must be folders", err, filepath.Join(sharedDir, "cache"), dir)}
 		}
 		return nil, fmt.Errorf("creating the image cache: %w", err)
 	}
@@ -183,6 +192,9 @@ func (c *Cache) Lookup(key string) (*Entry, error) {
 	}
 	var m Meta
 	data, err := os.ReadFile(c.metaPath(key))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("reading cache entry %s: %w", ShortKey(key), err) // EIO, ESTALE: not a verdict on the entry
+	}
 	if err == nil {
 		err = json.Unmarshal(data, &m)
 	}
@@ -196,6 +208,10 @@ func (c *Cache) Lookup(key string) (*Entry, error) {
 		return nil, &IncompleteError{Key: key, What: "no valid metadata", Err: err}
 	}
 	if m.SHA256, err = c.readSum(key); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("reading cache entry %s: %w", ShortKey(key), err)
+		}
 		return nil, &IncompleteError{Key: key, What: "no valid checksum", Err: err}
 	}
 	if st.Size() != m.Size {
@@ -402,6 +418,10 @@ func (c *Cache) quarantine(key string, f *os.File, sum checksum, got string) err
 	}
 	_ = os.Rename(c.sumPath(key), dest+".sha256")
 	_ = os.Rename(c.metaPath(key), strings.TrimSuffix(dest, ".tar")+".json")
+	now := time.Now() // prune --older-than counts from when it was moved aside
+	for _, p := range []string{dest, dest + ".sha256", strings.TrimSuffix(dest, ".tar") + ".json"} {
+		_ = os.Chtimes(p, now, now)
+	}
 	return &CorruptError{Key: key, Algo: sum.Algo, Want: sum.Want, Got: got, MovedTo: dest}
 }
 
@@ -431,11 +451,17 @@ func (c *Cache) List() ([]Entry, error) {
 			continue
 		}
 		e, err := c.Lookup(key)
-		if err != nil {
-			out = append(out, Entry{Meta: Meta{Key: key}, Tar: c.tarPath(key)})
-			continue
+		var inc *IncompleteError
+		switch {
+		case errors.As(err, &inc):
+			out = append(out, Entry{Meta: Meta{Key: key}, Tar: c.tarPath(key)}) // no ImageID: incomplete
+		case errors.Is(err, ErrNotCached):
+			// removed since the folder was read
+		case err != nil:
+			return nil, err // unreadable now (EIO, ESTALE): nothing is judged, or pruned, on that
+		default:
+			out = append(out, *e)
 		}
-		out = append(out, *e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
 	return out, nil

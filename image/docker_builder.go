@@ -115,6 +115,7 @@ func (b *DockerBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, er
 	id, berr := b.follow(resp.Body, req.Progress)
 	resp.Body.Close()
 	pr.Close()
+	<-sent // the context writer is done (and reports nothing after Build returns)
 	if berr != nil {
 		return nil, berr
 	}
@@ -163,6 +164,9 @@ func (b *DockerBuilder) follow(r io.Reader, progress ProgressFunc) (string, erro
 			}
 			return id, nil
 		} else if err != nil {
+			if buildErr != nil { // the engine's own message says more than a broken stream after it
+				return "", fail(buildErr)
+			}
 			return "", fail(fmt.Errorf("reading the build output: %w", err))
 		}
 		if err := m.err(); err != nil && buildErr == nil {

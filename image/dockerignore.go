@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/moby/patternmatcher"
 	"github.com/moby/patternmatcher/ignorefile"
@@ -74,7 +76,10 @@ func readDockerignore(in BuildInput) (rules ignoreRules, file string, err error)
 		return ignoreRules{}, "", nil
 	}
 	if err != nil {
-		return ignoreRules{}, file, &IgnoreError{File: file, Err: fmt.Errorf("cannot be read (%w); it must be a readable file of patterns, or absent", err)}
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EISDIR) { // the user's to fix: exit 4
+			return ignoreRules{}, file, &IgnoreError{File: file, Err: fmt.Errorf("cannot be read (%w); it must be a readable file of patterns, or absent", err)}
+		}
+		return ignoreRules{}, file, fmt.Errorf("reading %s: %w", file, err)
 	}
 	rules, err = parseDockerignore(data)
 	var ie *IgnoreError

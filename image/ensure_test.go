@@ -11,8 +11,10 @@ import (
 	"io"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -330,5 +332,60 @@ func TestQuarantineLeavesARepublishedEntry(t *testing.T) {
 	os.Remove(c.tarPath(key))
 	if err := c.quarantine(key, f, sums([]byte("old tar"))[1], "1111"); !errors.As(err, &re) {
 		t.Fatalf("tar gone: got %v", err)
+	}
+}
+
+// An entry whose metadata cannot be read right now (here: it is a folder, standing in for
+// EIO or ESTALE) is not judged incomplete: List fails, and Prune removes nothing.
+func TestUnreadableMetadataIsNotIncomplete(t *testing.T) {
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Repeat("3d", 32)
+	publishBytes(t, c, key, []byte("tar"))
+	os.Remove(c.metaPath(key))
+	os.Mkdir(c.metaPath(key), 0o755)
+	var inc *IncompleteError
+	if _, err := c.Lookup(key); err == nil || errors.As(err, &inc) {
+		t.Fatalf("lookup: %v", err)
+	}
+	if _, err := c.Prune(PruneOptions{Limit: true}); err == nil {
+		t.Fatal("prune went on over an entry it could not read")
+	}
+	if _, err := os.Stat(c.tarPath(key)); err != nil {
+		t.Fatalf("the tar was removed: %v", err)
+	}
+}
+
+// A corrupt entry moved aside counts its age from then, not from when it was built.
+func TestQuarantinedEntryAgeStartsWhenMovedAside(t *testing.T) {
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Repeat("4e", 32)
+	publishBytes(t, c, key, []byte("tar bytes"))
+	os.WriteFile(c.tarPath(key), []byte("tar bytez"), 0o644)
+	old := time.Now().Add(-48 * time.Hour)
+	os.Chtimes(c.tarPath(key), old, old)
+	var ce *CorruptError
+	if _, err := c.Verify(key, nil); !errors.As(err, &ce) {
+		t.Fatalf("verify: %v", err)
+	}
+	pruned, err := c.Prune(PruneOptions{Limit: true, OlderThan: time.Hour})
+	if err != nil || len(pruned) != 0 {
+		t.Fatalf("pruned %+v (%v): the entry was moved aside just now", pruned, err)
+	}
+}
+
+// A file where the cache's folder should be is named.
+func TestOpenCacheOverAFile(t *testing.T) {
+	shared := t.TempDir()
+	os.WriteFile(filepath.Join(shared, "cache"), nil, 0o644)
+	_, err := OpenCache(shared)
+	var sd *SharedDirError
+	if !errors.As(err, &sd) || !strings.Contains(err.Error(), filepath.Join(shared, "cache")+" and ") || strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("%v", err)
 	}
 }

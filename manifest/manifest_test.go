@@ -328,8 +328,9 @@ func TestSecretLikeVariableInAStoredFieldWarns(t *testing.T) {
 
 func TestSecretLikeNames(t *testing.T) {
 	for name, want := range map[string]bool{
-		"HF_TOKEN": true, "GITHUB_TOKEN": true, "AWS_SECRET_ACCESS_KEY": true, "AWS_ACCESS_KEY_ID": true, "DB_PASSWORD": true,
-		"OPENAI_API_KEY": true, "hf_token": true, "AUTH": true, "WANDB_APIKEY": true,
+		"HF_TOKEN": true, "GITHUB_TOKEN": true, "AWS_SECRET_ACCESS_KEY": true, "DB_PASSWORD": true, "DJANGO_SECRET_KEY": true,
+		"OPENAI_API_KEY": true, "hf_token": true, "AUTH": true, "WANDB_APIKEY": true, "CLIENT_SECRET": true,
+		"PASS_K": false, "NUM_PASS": false, "MAX_TOKEN": false, "TOKEN_LEN": false, "HF_TOKEN_PATH": false, "AWS_ACCESS_KEY_ID": false,
 		"TOKENIZERS_PARALLELISM": false, "TOKENIZER": false, "AUTHOR": false, "OAUTH_URL": false, "KEY_PATH": false,
 		"HF_HUB_ENABLE_HF_TRANSFER": false, "MAX_TOKENS": false, "SSH_KEY_DIR": false, "VERSION": false,
 	} {

@@ -64,18 +64,26 @@ func (r *resolver) value(fp, s string) (string, bool) {
 	return e.value, true
 }
 
-// secretLike reports whether a variable's name says it holds a credential: one of its
-// _-separated words is TOKEN, SECRET, PASSWORD, ... or it has API_KEY, ACCESS_KEY or
-// PRIVATE_KEY in it (HF_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD; not TOKENIZERS_PARALLELISM,
-// AUTHOR or KEY_PATH).
+// secretLike reports whether a variable's name says it holds a credential: its last
+// _-separated word is TOKEN, SECRET, PASSWORD, ... or it ends in API_KEY, ACCESS_KEY,
+// SECRET_KEY or PRIVATE_KEY (HF_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD; not
+// TOKENIZERS_PARALLELISM, MAX_TOKEN, TOKEN_LEN, HF_TOKEN_PATH, AUTHOR or NUM_PASS).
 func secretLike(name string) bool {
 	words := strings.Split(strings.ToUpper(name), "_")
-	for i, w := range words {
-		switch w {
-		case "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "APIKEY", "AUTH":
-			return true
-		case "KEY":
-			if i > 0 && (words[i-1] == "API" || words[i-1] == "ACCESS" || words[i-1] == "PRIVATE") {
+	last := words[len(words)-1]
+	if len(words) > 1 {
+		switch words[len(words)-2] {
+		case "MAX", "MIN", "NUM", "N": // a count of tokens, not a token
+			return false
+		}
+	}
+	switch last {
+	case "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "APIKEY", "AUTH":
+		return true
+	case "KEY":
+		if len(words) > 1 {
+			switch words[len(words)-2] {
+			case "API", "ACCESS", "SECRET", "PRIVATE":
 				return true
 			}
 		}
