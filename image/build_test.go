@@ -144,7 +144,7 @@ func TestBuildErrorNamesTheDockerfile(t *testing.T) {
 	}
 	_, err = Build(context.Background(), BuildOptions{Manifest: m, Cache: c, Builder: failingBuilder{}})
 	var be *BuildError
-	if !errors.As(err, &be) || be.ExitCode() != 2 || !strings.Contains(err.Error(), "build of "+filepath.Join(dir, "train.Dockerfile")+" failed") {
+	if !errors.As(err, &be) || be.ExitCode() != 2 || !strings.Contains(err.Error(), "build failed (failing builder, "+filepath.Join(dir, "train.Dockerfile")+")") {
 		t.Fatalf("%v", err)
 	}
 }

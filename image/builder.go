@@ -44,7 +44,7 @@ type BuildError struct {
 func (e *BuildError) Error() string {
 	var b strings.Builder
 	if e.Dockerfile != "" {
-		fmt.Fprintf(&b, "build of %s failed (%s builder)", e.Dockerfile, e.Builder)
+		fmt.Fprintf(&b, "build failed (%s builder, %s)", e.Builder, e.Dockerfile)
 	} else {
 		fmt.Fprintf(&b, "build failed (%s builder)", e.Builder)
 	}
