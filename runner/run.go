@@ -234,6 +234,16 @@ type resolvedImage struct {
 	ref, id, key string
 }
 
+// runRef is what containers are created from: the image id of a keyed image (it was just
+// ensured by id; the tag may be missing, or name another image, on this engine), else the
+// manifest's image.ref.
+func (img resolvedImage) runRef() string {
+	if img.key != "" && img.id != "" {
+		return img.id
+	}
+	return img.ref
+}
+
 // image gets the image onto this node's engine: rank 0 ensures, building if the cache lacks
 // it, then releases the others with the image id and key; workers ensure from the cache.
 // A second barrier phase ("ready") keeps every node from starting before all have it.
@@ -407,7 +417,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Ben
 		r.log.Error("creating the results folder", "err", err)
 	}
 	_ = os.Chmod(resultsDir, 0o777) // the container's user may not be ours
-	spec := BuildSpec(r.o.Manifest, b, r.node, img.ref, img.key, resultsDir, gpus, r.o.Environ)
+	spec := BuildSpec(r.o.Manifest, b, r.node, img.runRef(), img.key, resultsDir, gpus, r.o.Environ)
 	start := time.Now().UTC()
 	r.st.update(func(s *Status) {
 		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeRunning, StartedAt: start, Log: logName})

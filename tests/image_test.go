@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -375,5 +376,40 @@ func TestBuildInputsThatCannotBeRead(t *testing.T) {
 	os.Mkdir(filepath.Join(dir, "ctx", ".dockerignore"), 0o755)
 	if code, out := build(filepath.Join(dir, "shared"), false); code != 4 || !strings.Contains(out, ".dockerignore cannot be read") {
 		t.Errorf("an ignore file that is a folder: exit %d\n%s", code, out)
+	}
+}
+
+// A node whose engine has the image under another tag only (retagged, or its tag moved to
+// another image) runs it by id: containers start from exactly the image that was ensured.
+func TestRunUsesTheImageIDNotItsTag(t *testing.T) {
+	tb := testbed.Require(t)
+	bin := tb.Benchctl(t)
+	shared := tb.FreshDir(t)
+	ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
+	mf := testbed.WriteManifest(t, ctxDir, "retagged")
+	node := tb.Nodes[1]
+	run := func() string {
+		cmd := exec.Command(bin, "run", "--manifest", mf, "--shared-dir", shared)
+		cmd.Env = append(os.Environ(), "DOCKER_HOST="+tb.Sockets[node], "BENCHCTL_JOB_ID="+fmt.Sprintf("retag-%d", time.Now().UnixNano()))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	run()
+	eng := tb.Engine(t, node)
+	key := manifestKey(t, mf)
+	tag := image.DefaultTag("retagged", key)
+	alias := "benchctl-e2e/alias:" + image.ShortKey(key)
+	if _, err := eng.ImageTag(context.Background(), client.ImageTagOptions{Source: tag, Target: alias}); err != nil {
+		t.Fatal(err)
+	}
+	defer eng.ImageRemove(context.Background(), alias, client.ImageRemoveOptions{Force: true})
+	if _, err := eng.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := run(); !strings.Contains(out, "hello world") {
+		t.Fatalf("second run:\n%s", out)
 	}
 }
