@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -358,5 +359,45 @@ func TestEmptyJobTableHasAFailureRow(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteResults(&buf, FormatTable, s, PerfTable(s)); err != nil || !strings.Contains(buf.String(), "FAILURE") || !strings.Contains(buf.String(), noBenchmarksReason) {
 		t.Fatalf("%v\n%s", err, buf.String())
+	}
+}
+
+// A result a container left as a link to a host file, or as a FIFO, is not read: collect
+// neither copies the host file into perf.csv nor blocks.
+func TestCollectReadsOnlyRegularResultFiles(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "700", 3)
+	hdr := "model,performance,metric,status\n"
+	host := filepath.Join(t.TempDir(), "host.csv")
+	os.WriteFile(host, []byte(hdr+"HOSTFILE,99,x,SUCCESS\n"), 0o644)
+	writeNode(t, job, 0, OutcomeSuccess, hdr+"a,1,x,SUCCESS\n")
+	writeNode(t, job, 1, OutcomeSuccess, "")
+	writeNode(t, job, 2, OutcomeSuccess, "")
+	if err := os.Symlink(host, filepath.Join(job, "nodes", "1-h1", "results", "b", "b.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(job, "nodes", "2-h2", "results", "b", "b.csv"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "700", Attempt: -1})
+		done <- err
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("collect blocked on a FIFO")
+	}
+	perf, err := os.ReadFile(filepath.Join(job, PerfFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(perf), "HOSTFILE") || !strings.Contains(string(perf), "a,") {
+		t.Fatalf("perf.csv:\n%s", perf)
+	}
+	sum, _ := os.ReadFile(filepath.Join(job, "summary.json"))
+	if !strings.Contains(string(sum), "symbolic link") || !strings.Contains(string(sum), "not a regular file") {
+		t.Fatalf("summary.json does not say why the two results were not read:\n%s", sum)
 	}
 }

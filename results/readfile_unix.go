@@ -3,26 +3,39 @@
 package results
 
 import (
+	"errors"
 	"io"
 	"os"
 	"syscall"
 )
 
-// readInto reads a file with open, read until EOF, close: no poller registration and no
-// stat, which os.ReadFile would add.
+// readInto reads a file with open, fstat, read until EOF, close: no poller registration,
+// which os.ReadFile would add. Node folders hold what containers wrote, so the file must be
+// a regular file itself: a symbolic link (to a host file, say) is refused, and a FIFO
+// neither blocks the open nor is read.
 func readInto(path string, buf *[]byte, limit int64) (int, error) {
 	var fd int
 	var err error
 	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 		if err != syscall.EINTR {
 			break
 		}
+	}
+	if err == syscall.ELOOP {
+		return 0, &os.PathError{Op: "open", Path: path, Err: errors.New("is a symbolic link; a result must be a regular file written where it is, not a link to elsewhere")}
 	}
 	if err != nil {
 		return 0, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return 0, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return 0, &os.PathError{Op: "open", Path: path, Err: errors.New("is not a regular file")}
+	}
 	return readAllInto(fdReader(fd), buf, path, limit)
 }
 
