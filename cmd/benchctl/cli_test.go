@@ -169,3 +169,20 @@ func TestBuildWithoutAnEngineIsNotABuildFailure(t *testing.T) {
 		}
 	}
 }
+
+// A secret that is not set where run starts stops it (exit 4) before anything runs; a
+// --dry-run preview only warns.
+func TestRunWithAnUnsetSecret(t *testing.T) {
+	dir := t.TempDir()
+	mf := filepath.Join(dir, "m.yaml")
+	os.WriteFile(mf, []byte("name: x\nimage: {ref: busybox}\ngpu: {vendor: none}\nsecrets: [BCTEST_UNSET_TOKEN]\nenv: {DERIVED: \"tok=${BCTEST_UNSET_TOKEN}\"}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
+	os.Unsetenv("BCTEST_UNSET_TOKEN")
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(dir, "no-docker.sock"))
+	code, _, errs := run(t, "run", "--manifest", mf, "--shared-dir", dir)
+	if code != 4 || !strings.Contains(errs, "secrets: BCTEST_UNSET_TOKEN is not set") || !strings.Contains(errs, "export BCTEST_UNSET_TOKEN") {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if code, _, errs := run(t, "run", "--manifest", mf, "--shared-dir", dir, "--dry-run"); code != 0 {
+		t.Fatalf("dry run: exit %d\n%s", code, errs)
+	}
+}
