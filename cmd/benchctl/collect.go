@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -43,7 +45,8 @@ A job that is still running is refused unless --partial: Slurm is asked (squeue,
 scontrol) when it is there, else the status files decide. -o appends the rows to your own
 perf.csv under a lock (header union, atomic rewrite).
 
-Exit codes: 0 all benchmarks succeeded, 3 a benchmark or node failed, 4 no such job or bad flags.`,
+Exit codes: 0 all benchmarks succeeded, 1 the job is still running (without --partial) or
+the folders could not be read, 3 a benchmark or node failed, 4 no such job or bad flags.`,
 		Example: `  benchctl collect 123456
   benchctl collect 123456 --attempt 0 --format markdown
   benchctl collect 123456 --partial -o ~/perf.csv
@@ -52,6 +55,11 @@ Exit codes: 0 all benchmarks succeeded, 3 a benchmark or node failed, 4 no such 
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput("--format", opts.format, results.Formats()...); err != nil {
 				return err
+			}
+			if slices.Contains(results.Formats(), opts.output) || opts.output == "text" {
+				// Elsewhere -o is a format; here it names the perf.csv to append to.
+				return usagef(fmt.Sprintf("for that output format use --format %s; to append to a file named %s, write -o ./%s", opts.output, opts.output, opts.output),
+					"-o %s: collect's -o is a perf.csv to append the rows to, not a format", opts.output)
 			}
 			if opts.attempt < -1 {
 				return usagef("give an attempt number: 0 for the first run, 1 after one requeue, ...", "invalid --attempt %d", opts.attempt)

@@ -202,3 +202,18 @@ func TestCompareCommand(t *testing.T) {
 		}
 	}
 }
+
+// collect's -o is a file; a format name there is a mistake, said so, and nothing is written.
+func TestCollectOutputFlagIsNotAFormat(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, f := range []string{"json", "csv", "table", "markdown", "text"} {
+		code, _, errs := run(t, "collect", "1", "--shared-dir", dir, "-o", f)
+		if code != 4 || !strings.Contains(errs, "--format "+f) {
+			t.Errorf("-o %s: exit %d\n%s", f, code, errs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("-o %s wrote a file", f)
+		}
+	}
+}
