@@ -401,3 +401,29 @@ func TestCollectReadsOnlyRegularResultFiles(t *testing.T) {
 		t.Fatalf("summary.json does not say why the two results were not read:\n%s", sum)
 	}
 }
+
+// A job run with --benchmarks names the ones it ran in job.json: the others are not
+// expected, so a job where they all succeeded succeeds.
+func TestCollectOnlyTheSelectedBenchmarks(t *testing.T) {
+	for _, selected := range []bool{true, false} {
+		shared := t.TempDir()
+		job := writeJob(t, shared, "800", 2)
+		j := map[string]any{"version": 1, "job": "800", "world": 2, "nodes": []string{"h0", "h1"},
+			"manifest": map[string]any{"name": "t", "benchmarks": []any{map[string]any{"name": "b", "results": "b.csv"}, map[string]any{"name": "c", "results": "c.csv"}}}}
+		if selected {
+			j["benchmarks"] = []string{"b"}
+		}
+		data, _ := json.Marshal(j)
+		os.WriteFile(filepath.Join(job, JobFile), data, 0o644)
+		hdr := "model,performance,metric,status\n"
+		writeNode(t, job, 0, OutcomeSuccess, hdr+"a,1,x,SUCCESS\n")
+		writeNode(t, job, 1, OutcomeSuccess, hdr+"a,2,x,SUCCESS\n")
+		col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "800", Attempt: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if failed := col.Summary.Err() != nil; failed == selected {
+			t.Fatalf("selected %v: summary error %v", selected, col.Summary.Err())
+		}
+	}
+}

@@ -26,6 +26,8 @@ type Job struct {
 	Source          string      `json:"source,omitempty"` // slurm, env or local, when the runner says
 	Manifest        JobManifest `json:"manifest"`
 	Image           JobImage    `json:"image"`
+	// Benchmarks are the ones run (benchctl run --benchmarks); empty: all of the manifest's.
+	Benchmarks []string `json:"benchmarks,omitempty"`
 }
 
 // JobImage is the image every node ran.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -121,8 +122,8 @@ func (a *aggregator) readJob() {
 	a.job = j
 	a.specs = []benchSpec{}
 	for _, b := range j.Manifest.Benchmarks {
-		if b.Name == "" || a.byName[b.Name] != nil {
-			continue
+		if b.Name == "" || a.byName[b.Name] != nil || (len(j.Benchmarks) > 0 && !slices.Contains(j.Benchmarks, b.Name)) {
+			continue // not run (--benchmarks chose others)
 		}
 		if !filepath.IsLocal(b.Name) || (b.Results != "" && !filepath.IsLocal(b.Results)) {
 			a.problem("job.json: benchmark %q with results %q names a path outside its folder; ignored", b.Name, b.Results)

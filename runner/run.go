@@ -476,6 +476,17 @@ func (r *nodeRun) writeJob(img *resolvedImage) error {
 	if img != nil {
 		j["image"] = map[string]string{"id": img.id, "key": img.key, "tag": img.ref}
 	}
+	if len(r.o.Benchmarks) > 0 { // --benchmarks: collect expects only these
+		benches, err := SelectBenchmarks(r.o.Manifest, r.o.Benchmarks)
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, b := range benches {
+			names = append(names, b.Name)
+		}
+		j["benchmarks"] = names
+	}
 	data, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
 		return err

@@ -388,16 +388,16 @@ func TestRunUsesTheImageIDNotItsTag(t *testing.T) {
 	ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
 	mf := testbed.WriteManifest(t, ctxDir, "retagged")
 	node := tb.Nodes[1]
-	run := func() string {
-		cmd := exec.Command(bin, "run", "--manifest", mf, "--shared-dir", shared)
-		cmd.Env = append(os.Environ(), "DOCKER_HOST="+tb.Sockets[node], "BENCHCTL_JOB_ID="+fmt.Sprintf("retag-%d", time.Now().UnixNano()))
+	run := func(job string, args ...string) string {
+		cmd := exec.Command(bin, append([]string{"run", "--manifest", mf, "--shared-dir", shared}, args...)...)
+		cmd.Env = append(os.Environ(), "DOCKER_HOST="+tb.Sockets[node], "BENCHCTL_JOB_ID="+job)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, out)
 		}
 		return string(out)
 	}
-	run()
+	run(fmt.Sprintf("retag-%d", time.Now().UnixNano()))
 	eng := tb.Engine(t, node)
 	key := manifestKey(t, mf)
 	tag := image.DefaultTag("retagged", key)
@@ -409,7 +409,14 @@ func TestRunUsesTheImageIDNotItsTag(t *testing.T) {
 	if _, err := eng.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if out := run(); !strings.Contains(out, "hello world") {
+	job := fmt.Sprintf("retag-%d", time.Now().UnixNano())
+	if out := run(job, "--benchmarks", "hello"); !strings.Contains(out, "hello world") {
 		t.Fatalf("second run:\n%s", out)
+	}
+	// --benchmarks is recorded in job.json, for collect.
+	var j struct{ Benchmarks []string }
+	data, err := os.ReadFile(filepath.Join(shared, "jobs", job, "job.json"))
+	if err != nil || json.Unmarshal(data, &j) != nil || len(j.Benchmarks) != 1 || j.Benchmarks[0] != "hello" {
+		t.Fatalf("job.json benchmarks %v (%v)", j.Benchmarks, err)
 	}
 }
