@@ -42,6 +42,7 @@ type Change struct {
 	Percent   *float64 `json:"percent,omitempty"` // (new-base)/|base| × 100, when both are numbers and base ≠ 0
 	Direction string   `json:"direction"`
 	Verdict   string   `json:"verdict"`
+	Status    string   `json:"status,omitempty"` // "SUCCESS -> FAILURE" when the row's status got worse
 }
 
 // Comparison is a compared pair of perf.csv files.
@@ -73,7 +74,14 @@ func ReadCompareFile(path string) (*Table, error) {
 }
 
 type compareRow struct {
-	model, metric, key, perf string
+	model, metric, key, perf, status string
+}
+
+func (r compareRow) statusOr(def string) string {
+	if r.status == "" {
+		return def
+	}
+	return r.status
 }
 
 // compareKeyColumns are the row-key columns (DefaultKeyColumns) that both tables have: a
@@ -93,7 +101,7 @@ func compareKeyColumns(a, b *Table) []string {
 // only the rows of the last job that has it count (benchctl_job tells jobs apart; a table
 // without it is one job). order is the keys in first-seen order.
 func rowsByKey(t *Table, keyCols []string) (rows map[string]compareRow, order []string) {
-	m, me, p, job := t.Col(ColModel), t.Col(ColMetric), t.Col(ColPerformance), t.Col("benchctl_job")
+	m, me, p, job, st := t.Col(ColModel), t.Col(ColMetric), t.Col(ColPerformance), t.Col("benchctl_job"), t.Col(ColStatus)
 	cols := make([]int, len(keyCols))
 	for i, c := range keyCols {
 		cols[i] = t.Col(c)
@@ -105,7 +113,8 @@ func rowsByKey(t *Table, keyCols []string) (rows map[string]compareRow, order []
 	groups := map[string]*group{}
 	var ids []string
 	for r := range t.Rows {
-		row := compareRow{model: strings.TrimSpace(t.Get(r, m)), metric: strings.TrimSpace(t.Get(r, me)), perf: strings.TrimSpace(t.Get(r, p))}
+		row := compareRow{model: strings.TrimSpace(t.Get(r, m)), metric: strings.TrimSpace(t.Get(r, me)), perf: strings.TrimSpace(t.Get(r, p)),
+			status: strings.ToUpper(strings.TrimSpace(t.Get(r, st)))}
 		var parts []string
 		for i, c := range cols {
 			if v := strings.TrimSpace(t.Get(r, c)); v != "" {
@@ -160,6 +169,10 @@ func Compare(base, new *Table, opts CompareOptions) *Comparison {
 		}
 		ch.New = n.perf
 		judge(&ch, opts.Threshold)
+		if ok := func(s string) bool { return s == "" || s == "SUCCESS" }; ok(b.status) && !ok(n.status) {
+			// It failed where it succeeded: whatever number it still reports is not a result.
+			ch.Verdict, ch.Status = VerdictRegressed, b.statusOr("SUCCESS")+" -> "+n.status
+		}
 		c.Changes = append(c.Changes, ch)
 	}
 	for _, k := range norder {

@@ -121,3 +121,27 @@ func TestWriteComparisonFormats(t *testing.T) {
 		}
 	}
 }
+
+// A row that failed where it succeeded is a regression, whatever number it still carries;
+// one that failed in both is judged by its numbers.
+func TestCompareStatus(t *testing.T) {
+	base := table("model,metric,performance,status", "a,x,100,SUCCESS", "b,x,100,FAILURE", "c,x,100,")
+	newer := table("model,metric,performance,status", "a,x,100,FAILURE", "b,x,100,FAILURE", "c,x,100,failure")
+	c := Compare(base, newer, CompareOptions{Threshold: 5})
+	got := map[string]string{}
+	for _, ch := range c.Changes {
+		got[ch.Model] = ch.Verdict + "|" + ch.Status
+	}
+	want := map[string]string{"a": VerdictRegressed + "|SUCCESS -> FAILURE", "b": VerdictSame + "|", "c": VerdictRegressed + "|SUCCESS -> FAILURE"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	var re *RegressionError
+	if err := c.Err(); !errors.As(err, &re) || !strings.Contains(err.Error(), "status SUCCESS -> FAILURE") {
+		t.Fatalf("err %v", err)
+	}
+	var buf bytes.Buffer
+	if err := WriteComparison(&buf, FormatTable, c); err != nil || !strings.Contains(buf.String(), "(SUCCESS -> FAILURE)") {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+}

@@ -16,7 +16,10 @@ func (c *Comparison) Err() error {
 			continue
 		}
 		what := "no number in new"
-		if ch.Percent != nil {
+		switch {
+		case ch.Status != "":
+			what = "status " + ch.Status
+		case ch.Percent != nil:
 			what = fmt.Sprintf("%+.2f %%", *ch.Percent)
 		}
 		reg = append(reg, fmt.Sprintf("%s: %s", strings.Join(nonEmpty(ch.Model, ch.Metric, ch.Key), " "), what))
@@ -36,7 +39,11 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		if ch.Percent != nil {
 			pct = fmt.Sprintf("%+.2f%%", *ch.Percent)
 		}
-		lines = append(lines, []string{ch.Model, dash(ch.Metric), dash(ch.Key), dash(ch.Base), dash(ch.New), pct, ch.Direction, ch.Verdict})
+		verdict := ch.Verdict
+		if ch.Status != "" {
+			verdict += " (" + ch.Status + ")"
+		}
+		lines = append(lines, []string{ch.Model, dash(ch.Metric), dash(ch.Key), dash(ch.Base), dash(ch.New), pct, ch.Direction, verdict})
 	}
 	switch format {
 	case FormatJSON:

@@ -21,8 +21,8 @@ both files have (batch_size, seq_len, message_size, precision, args, ...: the co
 a sweep's rows apart; rows that differ in none of them are matched by position) and print the
 change of every row. A row regresses when it is worse than the threshold in the direction that is
 better (--metric-direction higher, the default, or lower; auto picks lower for metrics that
-look like times: latency, seconds, ms, ...), or when it had a number in BASE and has none in
-NEW. Rows found in only one file are listed, not errors. When a file holds rows of several
+look like times: latency, seconds, ms, ...), when it had a number in BASE and has none in
+NEW, or when its status column went from SUCCESS (or empty) to anything else. Rows found in only one file are listed, not errors. When a file holds rows of several
 jobs (a perf.csv that collect -o appended to; the benchctl_job column), the rows of the last
 job that has them count.
 
