@@ -87,6 +87,29 @@ func SelectBenchmarks(m *manifest.Manifest, names []string) ([]manifest.Benchmar
 	return out, nil
 }
 
+// SecretUnsetError is a secret of the manifest that is not set where run starts: the
+// benchmarks would get it empty. Bad input (exit 4).
+type SecretUnsetError struct{ Manifest, Name string }
+
+func (e *SecretUnsetError) Error() string {
+	return fmt.Sprintf("%s: secrets: %s is not set, so the benchmarks would get it empty; export %s before benchctl run (under Slurm, before sbatch or srun: they pass the environment on), or remove it from secrets",
+		e.Manifest, e.Name, e.Name)
+}
+
+// InvalidInput marks the error as bad input.
+func (e *SecretUnsetError) InvalidInput() bool { return true }
+
+// CheckSecrets returns a *SecretUnsetError for the first secret lookup does not have. A
+// run needs them all; a dry run (Plan) may be made where they are not.
+func CheckSecrets(m *manifest.Manifest, lookup func(string) (string, bool)) error {
+	for _, name := range m.Secrets {
+		if _, ok := lookup(name); !ok {
+			return &SecretUnsetError{Manifest: m.Path, Name: name}
+		}
+	}
+	return nil
+}
+
 // Run runs the manifest's benchmarks on this node as one rank of the job, and always
 // leaves nodes/<rank>-<host>/status.json in the job folder.
 func Run(ctx context.Context, o Options) (res *Result, err error) {
@@ -102,6 +125,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckSecrets(o.Manifest, o.Lookup); err != nil {
+		return nil, err
+	}
 	jobDir := filepath.Join(o.SharedDir, "jobs", node.JobDirName())
 	nodeDir := filepath.Join(jobDir, "nodes", node.NodeDirName())
 	if err := os.MkdirAll(nodeDir, 0o755); err != nil {
@@ -109,7 +135,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	st := newStatusFile(filepath.Join(nodeDir, "status.json"), node)
 	res = &Result{Node: node, JobDir: jobDir, NodeDir: nodeDir}
-	r := &nodeRun{o: o, log: log.With("rank", node.Rank, "host", node.Host), node: node, jobDir: jobDir, nodeDir: nodeDir, st: st}
+	r := &nodeRun{o: o, log: log.With("rank", node.Rank, "host", node.Host), node: node, jobDir: jobDir, nodeDir: nodeDir, st: st, benches: benches}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)
@@ -165,6 +191,7 @@ type nodeRun struct {
 	st      *statusFile
 	leader  *Leader
 	worker  *Worker
+	benches []manifest.Benchmark // the ones to run (--benchmarks, else all)
 }
 
 func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
@@ -477,12 +504,8 @@ func (r *nodeRun) writeJob(img *resolvedImage) error {
 		j["image"] = map[string]string{"id": img.id, "key": img.key, "tag": img.ref}
 	}
 	if len(r.o.Benchmarks) > 0 { // --benchmarks: collect expects only these
-		benches, err := SelectBenchmarks(r.o.Manifest, r.o.Benchmarks)
-		if err != nil {
-			return err
-		}
 		var names []string
-		for _, b := range benches {
+		for _, b := range r.benches {
 			names = append(names, b.Name)
 		}
 		j["benchmarks"] = names

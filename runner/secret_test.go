@@ -2,8 +2,11 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/manifest"
 )
 
 func TestEnvSecret(t *testing.T) {
@@ -27,5 +30,19 @@ func TestEnvSecret(t *testing.T) {
 	// The run uses it as the key; a blank one is not silently replaced by a derived key.
 	if _, err := jobSecret(context.Background(), lookupOf(map[string]string{"BENCHCTL_JOB_SECRET": " "}), "", Node{}, func(string) {}); err == nil {
 		t.Error("a blank secret fell back to a derived one")
+	}
+}
+
+// Every secret of the manifest must be set for a run; an empty value is set.
+func TestCheckSecrets(t *testing.T) {
+	m := &manifest.Manifest{Path: "/m.yaml", Secrets: []string{"HF_TOKEN", "WANDB_API_KEY"}}
+	if err := CheckSecrets(m, lookupOf(map[string]string{"HF_TOKEN": "x", "WANDB_API_KEY": ""})); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckSecrets(m, lookupOf(map[string]string{"HF_TOKEN": "x"}))
+	var se *SecretUnsetError
+	if !errors.As(err, &se) || !se.InvalidInput() || se.Name != "WANDB_API_KEY" ||
+		!strings.Contains(err.Error(), "/m.yaml: secrets: WANDB_API_KEY is not set") || !strings.Contains(err.Error(), "export WANDB_API_KEY") {
+		t.Fatalf("%v", err)
 	}
 }

@@ -78,14 +78,6 @@ func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	if !opts.dryRun { // a preview may be made where the secrets are not
-		for _, name := range m.Secrets {
-			if _, ok := os.LookupEnv(name); !ok {
-				return usagef(fmt.Sprintf("export %s before benchctl run (under Slurm, before sbatch or srun: they pass the environment on), or remove it from secrets", name),
-					"%s: secrets: %s is not set, so the benchmarks would get it empty", m.Path, name)
-			}
-		}
-	}
 	dir, err := sharedDir(opts.sharedDir)
 	if err != nil {
 		return err
