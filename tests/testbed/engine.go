@@ -63,7 +63,12 @@ import ("fmt"; "os"; "strings")
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "fail" {
-		fmt.Println("hello is failing on purpose")
+		// More stdout than a build log tail holds, then the reason on stderr: engines forward
+		// the two streams in no fixed order, and the tail must keep the reason.
+		for i := range 40 {
+			fmt.Println("hello output line", i)
+		}
+		fmt.Fprintln(os.Stderr, "hello is failing on purpose")
 		os.Exit(7)
 	}
 	fmt.Println("hello", strings.Join(os.Args[1:], " "), "rank", os.Getenv("NODE_RANK"))
