@@ -42,10 +42,7 @@ func TestCacheHitUnderAnotherTag(t *testing.T) {
 		}
 		return m
 	}
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	b := &fakeBuilder{}
 	rec, err := Build(context.Background(), BuildOptions{Manifest: load("first/img:1"), Cache: c, Builder: b})
 	if err != nil || rec.CacheHit || rec.Tag != "first/img:1" {
@@ -138,10 +135,7 @@ func TestBuildErrorNamesTheDockerfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	_, err = Build(context.Background(), BuildOptions{Manifest: m, Cache: c, Builder: failingBuilder{}})
 	var be *BuildError
 	if !errors.As(err, &be) || be.ExitCode() != 2 || !strings.Contains(err.Error(), "build failed (failing builder, "+filepath.Join(dir, "train.Dockerfile")+")") {

@@ -78,10 +78,7 @@ func stubEngine(t *testing.T, handle http.HandlerFunc) *client.Client {
 // result is read only after the client is done with the tar (go test -race), and the
 // engine's message is reported.
 func TestLoadRejectedEarlyByTheEngine(t *testing.T) {
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	key := strings.Repeat("7e", 32)
 	publishBytes(t, c, key, make([]byte, 16<<20))
 	cl := stubEngine(t, func(w http.ResponseWriter, r *http.Request) {
@@ -126,10 +123,7 @@ func TestContextAndLoadProgress(t *testing.T) {
 		t.Fatalf("context progress %+v, the engine read %d bytes", last, got)
 	}
 
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	key := strings.Repeat("5e", 32)
 	publishBytes(t, c, key, make([]byte, 5<<20+7))
 	last = nil

@@ -104,10 +104,7 @@ func (o *oneByte) Read(p []byte) (int, error) {
 }
 
 func TestPublishRecordsSizeWithoutProgress(t *testing.T) {
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	key := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	e, err := c.Publish(t.Context(), key, Meta{ImageID: "sha256:x"}, 0, func(w io.Writer, _ *Meta) error {
 		_, err := w.Write(make([]byte, 12345))
@@ -160,6 +157,16 @@ func TestHashingWriterReportsWriteErrors(t *testing.T) {
 	}
 }
 
+// newCache is an empty cache in a test's temp folder.
+func newCache(t *testing.T) *Cache {
+	t.Helper()
+	c, err := OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func publishBytes(t *testing.T, c *Cache, key string, data []byte) {
 	t.Helper()
 	_, err := c.Publish(context.Background(), key, Meta{ImageID: "sha256:x"}, 0, func(w io.Writer, m *Meta) error {
@@ -173,20 +180,11 @@ func publishBytes(t *testing.T, c *Cache, key string, data []byte) {
 
 // A republish while a reader holds the old tar is not corruption: nothing is quarantined.
 func TestRepublishIsNotCorruption(t *testing.T) {
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	key := strings.Repeat("ab", 32)
-	publishBytes(t, c, key, []byte("old tar"))
-	e, f, err := c.open(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	publishBytes(t, c, key, []byte("new tar, other content"))
+	f := republishedWhileOpen(t, c, key)
 	// The reader hashed the old tar; against the new checksum it would mismatch.
-	err = c.mismatch(key, f, sums([]byte("old tar"))[1], "1111")
+	err := c.mismatch(key, f, sums([]byte("old tar"))[1], "1111")
 	var re *ReplacedError
 	if !errors.As(err, &re) {
 		t.Fatalf("got %v, want a *ReplacedError", err)
@@ -194,19 +192,29 @@ func TestRepublishIsNotCorruption(t *testing.T) {
 	if _, err := c.Verify(key, nil); err != nil {
 		t.Fatalf("the new entry: %v", err)
 	}
-	_ = e
+}
+
+// republishedWhileOpen publishes "old tar" under key, opens it as a reader does, and
+// publishes "new tar" over it (build --no-cache); the reader's file is returned.
+func republishedWhileOpen(t *testing.T, c *Cache, key string) *os.File {
+	t.Helper()
+	publishBytes(t, c, key, []byte("old tar"))
+	_, f, err := c.open(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	publishBytes(t, c, key, []byte("new tar"))
+	return f
 }
 
 // An entry without metadata or checksum counts as not cached; verify moves it aside.
 func TestIncompleteEntry(t *testing.T) {
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	key := strings.Repeat("cd", 32)
 	publishBytes(t, c, key, []byte("tar"))
 	os.Remove(c.metaPath(key))
-	_, err = c.Lookup(key)
+	_, err := c.Lookup(key)
 	var inc *IncompleteError
 	if !errors.As(err, &inc) || !errors.Is(err, ErrNotCached) {
 		t.Fatalf("lookup: %v", err)
@@ -220,10 +228,7 @@ func TestIncompleteEntry(t *testing.T) {
 }
 
 func TestPruneRemovesIncompleteEntries(t *testing.T) {
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	good, bad := strings.Repeat("01", 32), strings.Repeat("ef", 32)
 	publishBytes(t, c, good, []byte("a"))
 	publishBytes(t, c, bad, []byte("b"))
@@ -240,10 +245,7 @@ func TestPruneRemovesIncompleteEntries(t *testing.T) {
 // Entries published before XXH64 was recorded are loaded by their sha256; a malformed
 // XXH64 makes the entry incomplete; verify checks the XXH64 too.
 func TestLoadChecksumOfOlderAndDamagedMetadata(t *testing.T) {
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	key := strings.Repeat("5a", 32)
 	data := []byte("a tar's bytes")
 	publishBytes(t, c, key, data)
@@ -308,19 +310,10 @@ func BenchmarkChecksum(b *testing.B) {
 // A republish between mismatch's check and quarantine's move: the new tar is moved back,
 // and the new entry stays whole.
 func TestQuarantineLeavesARepublishedEntry(t *testing.T) {
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	key := strings.Repeat("9c", 32)
-	publishBytes(t, c, key, []byte("old tar"))
-	_, f, err := c.open(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	publishBytes(t, c, key, []byte("new tar"))
-	err = c.quarantine(key, f, sums([]byte("old tar"))[1], "1111")
+	f := republishedWhileOpen(t, c, key)
+	err := c.quarantine(key, f, sums([]byte("old tar"))[1], "1111")
 	var re *ReplacedError
 	if !errors.As(err, &re) {
 		t.Fatalf("got %v, want a *ReplacedError", err)
@@ -338,10 +331,7 @@ func TestQuarantineLeavesARepublishedEntry(t *testing.T) {
 // An entry whose metadata cannot be read right now (here: it is a folder, standing in for
 // EIO or ESTALE) is not judged incomplete: List fails, and Prune removes nothing.
 func TestUnreadableMetadataIsNotIncomplete(t *testing.T) {
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	key := strings.Repeat("3d", 32)
 	publishBytes(t, c, key, []byte("tar"))
 	os.Remove(c.metaPath(key))
@@ -360,10 +350,7 @@ func TestUnreadableMetadataIsNotIncomplete(t *testing.T) {
 
 // A corrupt entry moved aside counts its age from then, not from when it was built.
 func TestQuarantinedEntryAgeStartsWhenMovedAside(t *testing.T) {
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	key := strings.Repeat("4e", 32)
 	publishBytes(t, c, key, []byte("tar bytes"))
 	os.WriteFile(c.tarPath(key), []byte("tar bytez"), 0o644)

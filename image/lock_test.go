@@ -47,10 +47,7 @@ func TestExclLockExcludesAndTakesOverStaleLocks(t *testing.T) {
 }
 
 func TestFlockLockWaitsForTheHolder(t *testing.T) {
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	key := "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
 	l, err := c.Lock(context.Background(), key, nil)
 	if err != nil {
@@ -74,10 +71,7 @@ func TestFlockLockWaitsForTheHolder(t *testing.T) {
 
 // Prune removes build lock files an hour old or more that nobody holds, and only those.
 func TestPruneRemovesUnheldOldLockFiles(t *testing.T) {
-	c, err := OpenCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCache(t)
 	old := time.Now().Add(-2 * time.Hour)
 	held, free, young := strings.Repeat("a1", 32), strings.Repeat("b2", 32), strings.Repeat("c3", 32)
 	l, err := c.Lock(t.Context(), held, nil)

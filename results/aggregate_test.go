@@ -54,6 +54,16 @@ func writeNode(t *testing.T, job string, rank int, outcome string, csv string) {
 	}
 }
 
+// aggregate aggregates a job folder written by writeJob (its id is the folder's name).
+func aggregate(t *testing.T, job string) *Summary {
+	t.Helper()
+	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: filepath.Base(job)}, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func sched(state string, active bool, err error) func(context.Context, string) (SchedulerState, error) {
 	return func(context.Context, string) (SchedulerState, error) {
 		return SchedulerState{Known: state != "", State: state, Active: active}, err
@@ -254,10 +264,7 @@ func TestBestCSVPrefersNumbers(t *testing.T) {
 	job := writeJob(t, shared, "21", 2)
 	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric\nm,N/A,u\n")
 	writeNode(t, job, 1, OutcomeSuccess, "model,performance,metric\nm,100,u\n")
-	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "21"}, AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregate(t, job)
 	b := s.Benchmarks[0]
 	if b.Winner == nil || b.Winner.Rank != 1 || b.Status != StatusSuccess {
 		t.Fatalf("winner %+v, status %s (%s)", b.Winner, b.Status, b.Reason)
@@ -278,10 +285,7 @@ func TestLinkedNodeFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Symlink(elsewhere, filepath.Join(job, "nodes", "1-h1"))
-	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "22"}, AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregate(t, job)
 	if b := s.Benchmarks[0]; b.Status != StatusSuccess || len(b.Failed) != 0 {
 		t.Fatalf("status %s (%s), failed %+v", b.Status, b.Reason, b.Failed)
 	}
@@ -292,10 +296,7 @@ func TestPerfTableKeepsClashingColumns(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "23", 1)
 	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric,perf_min,perf_min_csv,Performance,MODEL\nm,1,u,PMIN,OWN,999,OTHER\n")
-	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "23"}, AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregate(t, job)
 	pt := PerfTable(s)
 	got := map[string]string{}
 	for i, h := range pt.Header {
@@ -324,10 +325,7 @@ func TestStrayRankWithoutJobJSON(t *testing.T) {
 		data, _ := json.Marshal(st)
 		os.WriteFile(filepath.Join(job, "nodes", dir, StatusFile), data, 0o644)
 	}
-	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "24"}, AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregate(t, job)
 	if s.Nodes.Expected != 1 || !strings.Contains(strings.Join(s.Problems, "\n"), "node folders go up to rank 4000000, but the status files say the job has 1 nodes") {
 		t.Fatalf("expected %d, problems %v", s.Nodes.Expected, s.Problems)
 	}
@@ -339,10 +337,7 @@ func TestOtherKeysAreAProblem(t *testing.T) {
 	job := writeJob(t, shared, "25", 2)
 	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric,batch_size\nm,1,u,32\nm,2,u,64\n")
 	writeNode(t, job, 1, OutcomeSuccess, "model,performance,metric\nm,1,u\n")
-	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "25"}, AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregate(t, job)
 	if len(s.Benchmarks[0].OtherKeys) == 0 || !strings.Contains(strings.Join(s.Problems, "\n"), "benchmark b: other nodes reported rows the winner's CSV does not have") {
 		t.Fatalf("otherKeys %v, problems %v", s.Benchmarks[0].OtherKeys, s.Problems)
 	}
@@ -352,10 +347,7 @@ func TestEmptyJobTableHasAFailureRow(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "26", 1)
 	os.Remove(filepath.Join(job, JobFile))
-	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "26"}, AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregate(t, job)
 	var buf bytes.Buffer
 	if err := WriteResults(&buf, FormatTable, s, PerfTable(s)); err != nil || !strings.Contains(buf.String(), "FAILURE") || !strings.Contains(buf.String(), noBenchmarksReason) {
 		t.Fatalf("%v\n%s", err, buf.String())

@@ -2,7 +2,6 @@ package results
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -67,10 +66,7 @@ func TestReportManyNodes(t *testing.T) {
 	for r := range 600 {
 		writeNode(t, job, r, OutcomeSuccess, fmt.Sprintf("model,performance,metric\nm,%d,x\n", 1000+r%37))
 	}
-	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "11"}, AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregate(t, job)
 	html := render(t, s)
 	if !strings.Contains(html, "600 nodes in 30 bins") || strings.Count(html, "<rect") > 100 {
 		t.Fatalf("no histogram, or too many marks (%d rects)", strings.Count(html, "<rect"))
@@ -91,10 +87,7 @@ func TestReportHistogramExtremeValues(t *testing.T) {
 		}
 		writeNode(t, job, r, OutcomeSuccess, "model,performance,metric\nm,"+v+",x\n")
 	}
-	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "12"}, AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregate(t, job)
 	html := render(t, s)
 	if !strings.Contains(html, "70 nodes in 30 bins") {
 		t.Fatal("no histogram")

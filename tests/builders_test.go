@@ -14,7 +14,6 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
-	"github.com/benchctl/benchctl/models"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
 
@@ -49,10 +48,7 @@ func TestBuilderConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
-			m, _, err := models.LoadManifest(testbed.WriteManifest(t, ctxDir, "conf-"+name), os.LookupEnv)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := loadManifest(t, testbed.WriteManifest(t, ctxDir, "conf-"+name))
 			rec, err := image.Build(context.Background(), image.BuildOptions{Manifest: m, Cache: cache, Builder: b})
 			if err != nil {
 				t.Fatal(err)
@@ -81,10 +77,7 @@ func TestBuilderConformance(t *testing.T) {
 			// A failing step.
 			df := filepath.Join(ctxDir, "Dockerfile")
 			os.WriteFile(df, []byte("FROM scratch\nCOPY . /\nRUN [\"/hello\", \"fail\"]\n"), 0o644)
-			m2, _, err := models.LoadManifest(filepath.Join(ctxDir, "benchmark.yaml"), os.LookupEnv)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m2 := loadManifest(t, filepath.Join(ctxDir, "benchmark.yaml"))
 			_, err = image.Build(context.Background(), image.BuildOptions{Manifest: m2, Cache: cache, Builder: b})
 			var be *image.BuildError
 			if !errors.As(err, &be) || be.ExitCode() != 2 {
@@ -116,10 +109,7 @@ func TestDockerfileDockerignoreWithEveryBuilder(t *testing.T) {
 			if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			m, _, err := models.LoadManifest(mf, os.LookupEnv)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := loadManifest(t, mf)
 			cache, err := image.OpenCache(tb.FreshDir(t))
 			if err != nil {
 				t.Fatal(err)

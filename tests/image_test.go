@@ -18,16 +18,36 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/models"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
 
-func buildOn(t *testing.T, eng image.Engine, cache *image.Cache, manifestPath string, noCache bool) *image.Record {
+// loadManifest loads a manifest as benchctl does (catalog imports, this environment).
+func loadManifest(t *testing.T, path string) *manifest.Manifest {
 	t.Helper()
-	m, _, err := models.LoadManifest(manifestPath, os.LookupEnv)
+	m, _, err := models.LoadManifest(path, os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// publishedHello builds the hello image of a fresh manifest (named name) on n1 into a
+// fresh cache: the start of most image tests.
+func publishedHello(t *testing.T, tb *testbed.Testbed, name string) (cache *image.Cache, manifestPath string, rec *image.Record) {
+	t.Helper()
+	cache, err := image.OpenCache(tb.FreshDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestPath = testbed.WriteManifest(t, testbed.HelloContext(t, t.TempDir(), nil), name)
+	return cache, manifestPath, buildOn(t, tb.Engine(t, tb.Nodes[0]), cache, manifestPath, false)
+}
+
+func buildOn(t *testing.T, eng image.Engine, cache *image.Cache, manifestPath string, noCache bool) *image.Record {
+	t.Helper()
+	m := loadManifest(t, manifestPath)
 	rec, err := image.Build(context.Background(), image.BuildOptions{Manifest: m, Cache: cache,
 		Builder: &image.DockerBuilder{Engine: eng}, NoCache: noCache})
 	if err != nil {
@@ -92,13 +112,7 @@ func TestImageBuildOnceLoadEverywhere(t *testing.T) {
 // A flipped byte in a published tar: never loaded, reported, moved aside; a rebuild works.
 func TestImageCorruptTarIsNeverLoaded(t *testing.T) {
 	tb := testbed.Require(t)
-	cache, err := image.OpenCache(tb.FreshDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
-	mf := testbed.WriteManifest(t, ctxDir, "corrupt")
-	rec := buildOn(t, tb.Engine(t, tb.Nodes[0]), cache, mf, false)
+	cache, mf, rec := publishedHello(t, tb, "corrupt")
 	f, err := os.OpenFile(rec.Tar, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -160,13 +174,7 @@ func TestImageCorruptTarIsNeverLoaded(t *testing.T) {
 // takes it as not cached instead of failing, and the next build rebuilds over it.
 func TestImageIncompleteEntryIsRebuiltOver(t *testing.T) {
 	tb := testbed.Require(t)
-	cache, err := image.OpenCache(tb.FreshDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
-	mf := testbed.WriteManifest(t, ctxDir, "incomplete")
-	rec := buildOn(t, tb.Engine(t, tb.Nodes[0]), cache, mf, false)
+	cache, mf, rec := publishedHello(t, tb, "incomplete")
 	if err := os.Remove(strings.TrimSuffix(rec.Tar, ".tar") + ".json"); err != nil {
 		t.Fatal(err)
 	}
@@ -196,18 +204,9 @@ func TestImageIncompleteEntryIsRebuiltOver(t *testing.T) {
 // gets a consistent entry or says it was replaced; nothing is quarantined as corrupt.
 func TestImageRepublishWhileLoading(t *testing.T) {
 	tb := testbed.Require(t)
-	cache, err := image.OpenCache(tb.FreshDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
-	mf := testbed.WriteManifest(t, ctxDir, "republish")
-	rec := buildOn(t, tb.Engine(t, tb.Nodes[0]), cache, mf, false)
+	cache, mf, rec := publishedHello(t, tb, "republish")
 	n2 := tb.Engine(t, tb.Nodes[1])
-	m, _, err := models.LoadManifest(mf, os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadManifest(t, mf)
 	n1 := tb.Engine(t, tb.Nodes[0])
 	done := make(chan error, 1)
 	go func() { // the republish (no t.Fatal off the test goroutine)

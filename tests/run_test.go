@@ -14,7 +14,6 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
-	"github.com/benchctl/benchctl/models"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -94,10 +93,7 @@ func removeByKey(t *testing.T, tb *testbed.Testbed, key string) {
 }
 
 func manifestKey(t *testing.T, path string) string {
-	m, _, err := models.LoadManifest(path, os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadManifest(t, path)
 	k, err := image.Key(image.InputFromManifest(m))
 	if err != nil {
 		t.Fatal(err)

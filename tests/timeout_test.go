@@ -12,7 +12,6 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/benchctl/benchctl/models"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -28,10 +27,7 @@ func TestRunTimeoutCapturesDiagnosticsAndStops(t *testing.T) {
 		"benchmarks:\n  - {name: sleepy, command: [/dummy, --rows, \"1\", --sleep, 300s], timeout: 3s}\n"
 	mf := filepath.Join(dir, "benchmark.yaml")
 	os.WriteFile(mf, []byte(body), 0o644)
-	m, _, err := models.LoadManifest(mf, os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadManifest(t, mf)
 	env := map[string]string{"BENCHCTL_JOB_ID": fmt.Sprintf("timeout-%d", time.Now().UnixNano())}
 	start := time.Now()
 	res, err := runner.Run(context.Background(), runner.Options{Manifest: m, SharedDir: shared,
