@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/jobchan"
 )
 
 // addrFile is where rank 0 publishes the barrier's address in the job folder.
@@ -37,10 +38,10 @@ func (r *nodeRun) meet(ctx context.Context) error {
 		end(err)
 		return err
 	}
-	cfg := BarrierConfig{Job: n.JobID + "." + fmt.Sprint(n.Attempt), Rank: n.Rank, World: n.World, Hosts: n.Hosts,
+	cfg := jobchan.Config{Job: n.JobID + "." + fmt.Sprint(n.Attempt), Rank: n.Rank, World: n.World, Hosts: n.Hosts,
 		Secret: secret, Master: n.MasterAddr, Ports: n.BarrierPorts(), Log: r.log}
 	if n.Rank == 0 {
-		l, err := Listen(cfg)
+		l, err := jobchan.Listen(cfg)
 		if err != nil {
 			end(err)
 			return err
@@ -58,7 +59,7 @@ func (r *nodeRun) meet(ctx context.Context) error {
 			}
 			return strings.TrimSpace(string(b))
 		}
-		w, err := Join(bctx, cfg, hint)
+		w, err := jobchan.Join(bctx, cfg, hint)
 		if err != nil {
 			end(err)
 			return err

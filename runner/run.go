@@ -17,6 +17,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/jobchan"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -149,7 +150,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	st.phase("context")(nil)
 	err = r.run(ctx, benches)
 	outcome, code := OutcomeSuccess, 0
-	var ae *AbortError
+	var ae *jobchan.AbortError
 	var be *image.BuildError
 	switch {
 	case err == nil:
@@ -189,8 +190,8 @@ type nodeRun struct {
 	jobDir  string
 	nodeDir string
 	st      *statusFile
-	leader  *Leader
-	worker  *Worker
+	leader  *jobchan.Leader
+	worker  *jobchan.Worker
 	benches []manifest.Benchmark // the ones to run (--benchmarks, else all)
 }
 

@@ -1,4 +1,4 @@
-package runner
+package jobchan
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // once the last one has arrived (ms/release), and the memory the barrier holds per rank
 // (both sides, as they all live in this process: B/rank).
 //
-//	go test ./runner -run '^$' -bench Barrier -benchtime 5x
+//	go test ./jobchan -run '^$' -bench Barrier -benchtime 5x
 func BenchmarkBarrier(b *testing.B) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < lim.Max {

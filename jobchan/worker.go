@@ -1,4 +1,4 @@
-package runner
+package jobchan
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // Worker is a non-zero rank's side of the barrier.
 type Worker struct {
-	cfg BarrierConfig
+	cfg Config
 	ctx context.Context // bounds reconnecting
 
 	mu       sync.Mutex
@@ -32,7 +32,7 @@ type Worker struct {
 // once, rank 0 may be later. addrHint, if not nil, is asked on every round for an address to
 // try before the port range (rank 0 publishes its address in the job folder when there is a
 // shared directory).
-func Join(ctx context.Context, cfg BarrierConfig, addrHint func() string) (*Worker, error) {
+func Join(ctx context.Context, cfg Config, addrHint func() string) (*Worker, error) {
 	w := &Worker{cfg: cfg, ctx: ctx, changed: make(chan struct{}), releases: map[string]map[string]string{}, hintFn: addrHint}
 	c, err := w.connect(ctx)
 	if err != nil {

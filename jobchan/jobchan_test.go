@@ -1,4 +1,4 @@
-package runner
+package jobchan
 
 import (
 	"bufio"
@@ -28,12 +28,12 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-func testConfig(world int, logs *syncBuffer) BarrierConfig {
+func testConfig(world int, logs *syncBuffer) Config {
 	hosts := make([]string, world)
 	for i := range hosts {
 		hosts[i] = fmt.Sprintf("n%d", i+1)
 	}
-	cfg := BarrierConfig{Job: "42.0", World: world, Hosts: hosts, Secret: []byte("s3cret-s3cret-s3cret"), Master: "127.0.0.1",
+	cfg := Config{Job: "42.0", World: world, Hosts: hosts, Secret: []byte("s3cret-s3cret-s3cret"), Master: "127.0.0.1",
 		Ports: []int{0}, LogEvery: 50 * time.Millisecond}
 	if logs != nil {
 		cfg.Log = slog.New(slog.NewTextHandler(logs, nil))
@@ -41,7 +41,7 @@ func testConfig(world int, logs *syncBuffer) BarrierConfig {
 	return cfg
 }
 
-func startWorkers(t *testing.T, ctx context.Context, cfg BarrierConfig, addr string, ranks ...int) []*Worker {
+func startWorkers(t *testing.T, ctx context.Context, cfg Config, addr string, ranks ...int) []*Worker {
 	t.Helper()
 	ws := make([]*Worker, len(ranks))
 	for i, r := range ranks {
@@ -166,7 +166,7 @@ type rawConn struct {
 	session string
 }
 
-func dialRaw(t *testing.T, cfg BarrierConfig, addr string) *rawConn {
+func dialRaw(t *testing.T, cfg Config, addr string) *rawConn {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {

@@ -1,4 +1,4 @@
-package runner
+package jobchan
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// BarrierConfig is shared by the leader (rank 0) and the workers.
-type BarrierConfig struct {
+// Config is shared by the leader (rank 0) and the workers.
+type Config struct {
 	Job    string   // job id with attempt, e.g. "1234.0": other jobs' messages are rejected
 	Rank   int      //
 	World  int      //
@@ -27,21 +27,21 @@ type BarrierConfig struct {
 	Log      *slog.Logger
 }
 
-func (c *BarrierConfig) logger() *slog.Logger {
+func (c *Config) logger() *slog.Logger {
 	if c.Log != nil {
 		return c.Log
 	}
 	return slog.Default()
 }
 
-func (c *BarrierConfig) every() time.Duration {
+func (c *Config) every() time.Duration {
 	if c.LogEvery > 0 {
 		return c.LogEvery
 	}
 	return 5 * time.Second
 }
 
-func (c *BarrierConfig) host(rank int) string {
+func (c *Config) host(rank int) string {
 	if rank >= 0 && rank < len(c.Hosts) {
 		return c.Hosts[rank]
 	}
@@ -68,7 +68,7 @@ func (e *AbortError) ExitCode() int {
 
 // Leader is rank 0's side of the barrier.
 type Leader struct {
-	cfg  BarrierConfig
+	cfg  Config
 	ln   net.Listener
 	Addr string // host:port the leader listens on
 
@@ -85,7 +85,7 @@ type Leader struct {
 }
 
 // Listen binds the first free port of cfg.Ports and starts accepting workers.
-func Listen(cfg BarrierConfig) (*Leader, error) {
+func Listen(cfg Config) (*Leader, error) {
 	if len(cfg.Ports) == 0 {
 		return nil, errors.New("barrier: no ports to listen on")
 	}
