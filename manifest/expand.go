@@ -22,11 +22,13 @@ type expansion struct {
 // from lookup; "$$" is a literal "$". A "$" not followed by "{" or "$" stays as it is.
 // secret reports whether a variable is listed under `secrets`.
 func Expand(s string, lookup Lookup, secret func(string) bool) (string, []string, error) {
-	e, err := expand(s, lookup, secret)
+	e, err := expand(s, lookup, secret, nil)
 	return e.value, e.secrets, err
 }
 
-func expand(s string, lookup Lookup, secret func(string) bool) (expansion, error) {
+// expand is Expand; refuse, when not nil, vets every variable before it is read: an error
+// from it stops the expansion.
+func expand(s string, lookup Lookup, secret func(string) bool, refuse func(name string) error) (expansion, error) {
 	if !strings.Contains(s, "$") {
 		return expansion{value: s}, nil
 	}
@@ -67,6 +69,11 @@ func expand(s string, lookup Lookup, secret func(string) bool) (expansion, error
 		}
 		if strings.Contains(arg, "${") {
 			return out, fmt.Errorf("${%s}: nested ${...} in a default is not supported", expr)
+		}
+		if refuse != nil {
+			if err := refuse(name); err != nil {
+				return out, err
+			}
 		}
 		v, set := lookup(name)
 		out.vars = append(out.vars, name)

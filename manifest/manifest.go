@@ -79,7 +79,9 @@ type Mount struct {
 	ReadOnly bool   `json:"readOnly" yaml:"readOnly"`
 }
 
-// EnvVar is a NAME=value pair. Secret values are replaced by "***" in Redacted copies.
+// EnvVar is a NAME=value pair. Secret values are replaced by "***" in Redacted copies; an
+// env value is secret when it takes a variable listed under secrets, or one named like a
+// credential (CredentialLike) that is not.
 type EnvVar struct {
 	Name   string `json:"name" yaml:"name"`
 	Value  string `json:"value" yaml:"value"`

@@ -129,8 +129,8 @@ func TestInvalidManifests(t *testing.T) {
 		{"long name", "m.yaml", "name: " + strings.Repeat("a", 64) + "\nimage: {dockerfile: Dockerfile}\n" + okBench, []string{"1: name: "}},
 		{"conflicting mounts", "m.yaml", okHead + okBench + "mounts:\n  - /a:/data\n  - {source: /b, target: /data/}\n", []string{"6: mounts[1]: target /data is already mounted from /a (mounts[0], line 5); this one mounts /b"}},
 		{"ro rw conflict", "m.yaml", okHead + okBench + "mounts: [/a:/data:ro, /a:/data]\n", []string{"4: mounts[1]: target /data is mounted twice from /a, once read-only"}},
-		{"empty source", "m.yaml", okHead + okBench + "mounts: ['${BENCHCTL_TEST_UNSET_X:-}:/data', {source: /a, target: '${BENCHCTL_TEST_UNSET_Y:-}'}]\n", []string{`4: mounts[0]: source "${BENCHCTL_TEST_UNSET_X:-}" expands to an empty path`, `4: mounts[1]: target "${BENCHCTL_TEST_UNSET_Y:-}" expands to an empty path`}},
-		{"default with a colon in a string mount", "m.yaml", okHead + okBench + "mounts: ['${BENCHCTL_TEST_UNSET_X:-/scratch}/ckpt:/ckpt:rw', '/a:${BENCHCTL_TEST_UNSET_Y:-data}']\n", []string{`4: mounts[1]: container target "data" must be an absolute path`}},
+		{"empty source", "m.yaml", okHead + okBench + "mounts: ['${BCTL_TEST_UNSET_X:-}:/data', {source: /a, target: '${BCTL_TEST_UNSET_Y:-}'}]\n", []string{`4: mounts[0]: source "${BCTL_TEST_UNSET_X:-}" expands to an empty path`, `4: mounts[1]: target "${BCTL_TEST_UNSET_Y:-}" expands to an empty path`}},
+		{"default with a colon in a string mount", "m.yaml", okHead + okBench + "mounts: ['${BCTL_TEST_UNSET_X:-/scratch}/ckpt:/ckpt:rw', '/a:${BCTL_TEST_UNSET_Y:-data}']\n", []string{`4: mounts[1]: container target "data" must be an absolute path`}},
 		{"relative target", "m.yaml", okHead + okBench + "mounts: [/a:data]\n", []string{`4: mounts[0]: container target "data" must be an absolute path`}},
 		{"malformed mount", "m.yaml", okHead + okBench + "mounts: [/a, /a:/b:rx, 7]\n", []string{`4: mounts[0]: "/a" is not a mount`, `4: mounts[1]: mount option "rx" is not supported`, `4: mounts[2]: must be "SOURCE:TARGET[:ro]"`}},
 		{"empty command", "m.yaml", okHead + "benchmarks: [{name: b, command: []}]\n", []string{"3: benchmarks[0].command: is empty"}},
@@ -334,7 +334,7 @@ func TestSecretLikeNames(t *testing.T) {
 		"TOKENIZERS_PARALLELISM": false, "TOKENIZER": false, "AUTHOR": false, "OAUTH_URL": false, "KEY_PATH": false,
 		"HF_HUB_ENABLE_HF_TRANSFER": false, "MAX_TOKENS": false, "SSH_KEY_DIR": false, "VERSION": false,
 	} {
-		if got := secretLike(name); got != want {
+		if got := CredentialLike(name); got != want {
 			t.Errorf("%s: %v, want %v", name, got, want)
 		}
 	}

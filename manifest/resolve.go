@@ -44,9 +44,30 @@ func (r *resolver) warn(path, format string, args ...any) {
 	r.warnings = append(r.warnings, pr.String())
 }
 
+// ownVars is why a manifest cannot take benchctl's own variables.
+const ownVars = "benchctl's own variables (BENCHCTL_*, among them the barrier's key BENCHCTL_JOB_SECRET)"
+
+// ownVar reports whether a variable is one of benchctl's own (BENCHCTL_*, the bare prefix
+// included): no manifest value takes one and no secret names one. Names are case-sensitive,
+// as Linux's are: benchctl_job_secret is another variable, which benchctl never sets.
+func ownVar(name string) bool { return strings.HasPrefix(name, "BENCHCTL_") }
+
+// refuseOwn is the expander's vetting of every variable in a manifest field.
+func refuseOwn(name string) error {
+	if ownVar(name) {
+		return fmt.Errorf("${%s}: %s never reach a manifest value; use a variable of your own, or read BENCHCTL_JOB_ID, BENCHCTL_ATTEMPT, BENCHCTL_BENCHMARK or BENCHCTL_OUTPUT_DIR in the benchmark, where benchctl sets them", name, ownVars)
+	}
+	return nil
+}
+
+// expand expands a manifest field: never from benchctl's own variables.
+func (r *resolver) expand(s string) (expansion, error) {
+	return expand(s, r.lookup, r.isSecret, refuseOwn)
+}
+
 // value expands a field that may not carry a secret (it would be persisted).
 func (r *resolver) value(fp, s string) (string, bool) {
-	e, err := expand(s, r.lookup, r.isSecret)
+	e, err := r.expand(s)
 	if err != nil {
 		r.p.add(fp, "%v", err)
 		return "", false
@@ -56,7 +77,7 @@ func (r *resolver) value(fp, s string) (string, bool) {
 		return "", false
 	}
 	for _, v := range e.vars {
-		if secretLike(v) {
+		if CredentialLike(v) {
 			r.warn(fp, "takes ${%s}, whose name looks like a secret: this value is stored (image, cache key, build and job records); if it is one, list %s under secrets, which reach only the container's environment at run time", v, v)
 			break
 		}
@@ -64,11 +85,11 @@ func (r *resolver) value(fp, s string) (string, bool) {
 	return e.value, true
 }
 
-// secretLike reports whether a variable's name says it holds a credential: its last
+// CredentialLike reports whether a variable's name says it holds a credential: its last
 // _-separated word is TOKEN, SECRET, PASSWORD, ... or it ends in API_KEY, ACCESS_KEY,
 // SECRET_KEY or PRIVATE_KEY (HF_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD; not
 // TOKENIZERS_PARALLELISM, MAX_TOKEN, TOKEN_LEN, HF_TOKEN_PATH, AUTHOR or NUM_PASS).
-func secretLike(name string) bool {
+func CredentialLike(name string) bool {
 	words := strings.Split(strings.ToUpper(name), "_")
 	last := words[len(words)-1]
 	if len(words) > 1 {
@@ -113,6 +134,8 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		switch {
 		case !varNameRE.MatchString(n):
 			r.p.add(fp, "%s is not an environment variable name", quote(n))
+		case ownVar(n):
+			r.p.add(fp, "%s cannot be a secret: %s never reach a container through the manifest; remove it from secrets (a credential of your own needs a name of your own)", n, ownVars)
 		case r.secrets[n]:
 			r.p.add(fp, "%s is listed twice", n)
 		default:
@@ -304,12 +327,21 @@ func (r *resolver) env(base string, in map[string]string) []EnvVar {
 			r.p.add(fp, "%s is listed under secrets: it is passed from the host at run time; remove it here", k)
 			continue
 		}
-		e, err := expand(in[k], r.lookup, r.isSecret)
+		e, err := r.expand(in[k])
 		if err != nil {
 			r.p.add(fp, "%v", err)
 			continue
 		}
-		out = append(out, EnvVar{Name: k, Value: e.value, Secret: len(e.secrets) > 0})
+		secret := len(e.secrets) > 0
+		for _, v := range e.vars {
+			if !secret && CredentialLike(v) {
+				// Not listed under secrets, perhaps by mistake: the container still gets the
+				// value, but nothing that prints or stores the manifest shows it.
+				secret = true
+				r.warn(fp, "takes ${%s}, whose name looks like a secret, so the value is shown as *** wherever benchctl prints or stores it (job.json, validate, the dry run); list %s under secrets to say it is one, or give the variable a name that does not look like a credential", v, v)
+			}
+		}
+		out = append(out, EnvVar{Name: k, Value: e.value, Secret: secret})
 	}
 	return out
 }
