@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/manifest"
 )
 
 // PlanResult is what `benchctl run --dry-run` shows: nothing is created, loaded or run.
@@ -17,7 +18,7 @@ type PlanResult struct {
 	ImageKey   string   `json:"imageKey,omitempty"`
 	ImageState string   `json:"imageState"`
 	GPUs       []string `json:"gpus,omitempty"`
-	Containers []string `json:"containers"` // docker-run equivalents, secrets as ***
+	Containers []string `json:"containers"` // docker-run equivalents, secrets and credential-like values as ***
 }
 
 // Plan works out what Run would do on this node without changing anything.
@@ -59,6 +60,13 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	nodeDir := filepath.Join(p.JobDir, "nodes", node.NodeDirName())
 	for _, b := range benches {
 		spec := BuildSpec(m, b, node, p.ImageRef, p.ImageKey, filepath.Join(nodeDir, "results", b.Name), gpus, o.Environ)
+		for i, e := range spec.Env {
+			// Whatever is named like a credential is printed as ***, a host variable that
+			// passEnv copies included (the manifest marks the values it takes from one).
+			if manifest.CredentialLike(e.Name) {
+				spec.Env[i].Secret = true
+			}
+		}
 		p.Containers = append(p.Containers, spec.DockerRun())
 	}
 	return p, nil
