@@ -258,7 +258,7 @@ func TestBarrierTimeoutNamesMissingAndLostNodes(t *testing.T) {
 			t.Errorf("error %q lacks %q", msg, want)
 		}
 	}
-	if !strings.Contains(logs.String(), "waiting for: n3") || !strings.Contains(logs.String(), "lost a worker") {
+	if !strings.Contains(logs.String(), "waiting for: n3") || !strings.Contains(logs.String(), "lost the connection to a worker") {
 		t.Errorf("no progress/lost log lines:\n%s", logs.String())
 	}
 }
@@ -277,7 +277,7 @@ func TestBarrierWorkerReconnects(t *testing.T) {
 	go func() { _, err := w.Wait(ctx, "ready"); done <- err }()
 	time.Sleep(100 * time.Millisecond)
 	l.mu.Lock()
-	l.conns[1].c.Close() // the network drops the worker
+	l.peers[1].c.c.Close() // the network drops the worker
 	l.mu.Unlock()
 	if err := l.Release(ctx, "ready", nil); err != nil {
 		t.Fatal(err)
@@ -337,12 +337,12 @@ func TestBarrierWorkerFailureAbortsEveryone(t *testing.T) {
 	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
 	got := make(chan error, 1)
 	go func() { _, err := ws[0].Wait(ctx, "ready"); got <- err }()
-	if err := ws[1].Fail("image load failed: disk full", 1); err != nil {
+	if err := ws[1].Fail("failed: image load failed: disk full", 1); err != nil {
 		t.Fatal(err)
 	}
 	err = <-got
 	var ae *AbortError
-	if !errors.As(err, &ae) || !strings.Contains(ae.Reason, "n3 (rank 2) failed: image load failed: disk full") || ae.ExitCode() != 1 {
+	if !errors.As(err, &ae) || !strings.Contains(ae.Reason, "rank 2 (n3) failed: image load failed: disk full") || ae.ExitCode() != 1 {
 		t.Fatalf("worker 1 got %v", err)
 	}
 	if err := l.Release(ctx, "ready", nil); !errors.As(err, &ae) {

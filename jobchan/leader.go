@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"sort"
 	"strconv"
@@ -13,81 +12,62 @@ import (
 	"time"
 )
 
-// Config is shared by the leader (rank 0) and the workers.
-type Config struct {
-	Job    string   // job id with attempt, e.g. "1234.0": other jobs' messages are rejected
-	Rank   int      //
-	World  int      //
-	Hosts  []string // host of each rank, for messages
-	Secret []byte   // per-job secret for the HMACs
-	Master string   // rank 0's address (host name or IP)
-	Ports  []int    // the job's port range; the leader binds the first free one
-	// LogEvery is how often a waiting side logs who it waits for (default 5 s).
-	LogEvery time.Duration
-	Log      *slog.Logger
-}
-
-func (c *Config) logger() *slog.Logger {
-	if c.Log != nil {
-		return c.Log
-	}
-	return slog.Default()
-}
-
-func (c *Config) every() time.Duration {
-	if c.LogEvery > 0 {
-		return c.LogEvery
-	}
-	return 5 * time.Second
-}
-
-func (c *Config) host(rank int) string {
-	if rank >= 0 && rank < len(c.Hosts) {
-		return c.Hosts[rank]
-	}
-	return "rank " + strconv.Itoa(rank)
-}
-
-const ioTimeout = 10 * time.Second
-
-// AbortError is the reason rank 0 gave for aborting the job, and the exit code it asks for.
-type AbortError struct {
-	Reason string
-	Code   int
-}
-
-func (e *AbortError) Error() string { return "job aborted by rank 0: " + e.Reason }
-
-// ExitCode is the code every node exits with (e.g. 2 when rank 0's build failed).
-func (e *AbortError) ExitCode() int {
-	if e.Code == 0 {
-		return 1
-	}
-	return e.Code
-}
-
-// Leader is rank 0's side of the barrier.
+// Leader is rank 0's side of the job channel.
 type Leader struct {
 	cfg  Config
 	ln   net.Listener
 	Addr string // host:port the leader listens on
 
+	slots chan struct{} // handshakes in progress (unauthenticated connections)
+	warn  *limiter
+	quit  chan struct{} // closed by Close: stops the accept and heartbeat loops
+
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced whenever arrivals change
-	conns    map[int]*conn
-	lost     map[int]string // rank -> why its connection dropped (until it reconnects)
-	left     map[int]bool   // ranks that said goodbye
+	peers    map[int]*peer // connected workers
+	seen     map[int]time.Time
+	hostOf   map[int]string   // as each worker names itself
+	dropped  map[int]string   // rank -> why its connection dropped (until it reconnects)
+	left     map[int]bool     // ranks that said goodbye
+	lost     map[int]LostRank // ranks declared lost
 	arrived  map[string]map[int]bool
 	released map[string]map[string]string
 	aborted  string
 	code     int
+	done     chan struct{} // closed on abort
 	closed   bool
 }
+
+// peer is one connected worker.
+type peer struct {
+	c        *conn
+	host     string
+	pid      int
+	instance string
+	joined   time.Time
+}
+
+// LostRank is a worker rank 0 lost: silent for the lost timeout, or its connection dropped
+// and it did not come back in that time.
+type LostRank struct {
+	Rank     int
+	Host     string
+	LastSeen time.Time
+	Why      string
+}
+
+func (r LostRank) String() string {
+	return fmt.Sprintf("lost rank %d (%s), last seen %s: %s", r.Rank, r.Host, r.LastSeen.UTC().Format(time.RFC3339), r.Why)
+}
+
+// maxHandshakes bounds the connections that have not authenticated yet: the rest wait in
+// the kernel's accept queue, so strangers cannot use up the process's file descriptors.
+const maxHandshakes = 64
 
 // Listen binds the first free port of cfg.Ports and starts accepting workers.
 func Listen(cfg Config) (*Leader, error) {
 	if len(cfg.Ports) == 0 {
-		return nil, errors.New("barrier: no ports to listen on")
+		return nil, errors.New("job channel: no ports to listen on")
 	}
 	var ln net.Listener
 	var errs []string
@@ -100,23 +80,53 @@ func Listen(cfg Config) (*Leader, error) {
 		errs = append(errs, err.Error())
 	}
 	if ln == nil {
-		return nil, fmt.Errorf("barrier: no free port in %d-%d (open them in the firewall between nodes, or set MASTER_PORT): %s",
+		return nil, fmt.Errorf("job channel: no free port in %d-%d (open them in the firewall between nodes, or set MASTER_PORT): %s",
 			cfg.Ports[0], cfg.Ports[len(cfg.Ports)-1], strings.Join(errs, "; "))
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	l := &Leader{cfg: cfg, ln: ln, Addr: net.JoinHostPort(cfg.Master, strconv.Itoa(port)), changed: make(chan struct{}),
-		conns: map[int]*conn{}, lost: map[int]string{}, left: map[int]bool{}, arrived: map[string]map[int]bool{}, released: map[string]map[string]string{}}
-	go l.accept()
-	return l, nil
+	return serveOn(cfg, ln), nil
 }
 
+// serveOn starts a leader on a listener (tests pass one that fails).
+func serveOn(cfg Config, ln net.Listener) *Leader {
+	port := ln.Addr().(*net.TCPAddr).Port
+	l := &Leader{cfg: cfg, ln: ln, Addr: net.JoinHostPort(cfg.Master, strconv.Itoa(port)), changed: make(chan struct{}),
+		slots: make(chan struct{}, maxHandshakes), warn: newLimiter(10*time.Second, cfg.now), quit: make(chan struct{}),
+		peers: map[int]*peer{}, seen: map[int]time.Time{}, hostOf: map[int]string{}, dropped: map[int]string{},
+		left: map[int]bool{}, lost: map[int]LostRank{}, arrived: map[string]map[int]bool{},
+		released: map[string]map[string]string{}, done: make(chan struct{})}
+	go l.accept()
+	go l.heartbeats()
+	return l
+}
+
+// accept takes connections until Close. A failed Accept (EMFILE: the process is out of
+// file descriptors; ECONNABORTED) is retried with backoff, never the end of the listener.
 func (l *Leader) accept() {
+	log := l.cfg.logger()
+	backoff := 5 * time.Millisecond
 	for {
-		c, err := l.ln.Accept()
-		if err != nil {
+		select { // a handshake slot first: the rest wait in the kernel's queue
+		case l.slots <- struct{}{}:
+		case <-l.quit:
 			return
 		}
-		go l.serve(c)
+		nc, err := l.ln.Accept()
+		if err != nil {
+			<-l.slots
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			l.warn.warn(log, "accept", "job channel: accepting a connection failed; retrying", "err", err, "retry", backoff.String())
+			select {
+			case <-time.After(backoff):
+			case <-l.quit:
+				return
+			}
+			backoff = min(backoff*2, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		go l.serve(nc)
 	}
 }
 
@@ -125,36 +135,75 @@ func (l *Leader) notify() {
 	l.changed = make(chan struct{})
 }
 
-// serve runs one worker connection: handshake, then arrivals until it closes.
-func (l *Leader) serve(nc net.Conn) {
+func (l *Leader) timeout() time.Duration { return l.cfg.LostTimeout() }
+
+// handshake authenticates a new connection: hello with the leader's nonce, the worker's
+// join with its nonce, then welcome or refuse. It holds a handshake slot until done.
+func (l *Leader) handshake(nc net.Conn) (*conn, message, bool) {
+	defer func() { <-l.slots }()
 	log := l.cfg.logger()
-	peer := nc.RemoteAddr().String()
+	peerAddr := nc.RemoteAddr().String()
 	c := newConn(nc, l.cfg.Secret, l.cfg.Job)
 	c.session = nonce()
-	defer nc.Close()
-	if err := c.send(message{Type: msgHello}, ioTimeout); err != nil {
-		return
+	if err := c.send(message{Type: msgHello}, handshakeTimeout); err != nil {
+		return nil, message{}, false
 	}
-	m, err := c.recv(time.Now().Add(ioTimeout))
+	m, err := c.recv(time.Now().Add(handshakeTimeout))
 	if err != nil {
 		var ae *authError
 		if errors.As(err, &ae) {
-			log.Warn("barrier: rejected a connection", "peer", peer, "why", ae.why)
+			l.warn.warn(log, "reject:"+ae.why, "job channel: rejected a connection", "peer", peerAddr, "why", ae.why)
 		}
+		return nil, m, false
+	}
+	if m.Type != msgJoin || m.Rank < 1 || m.Rank >= l.cfg.World || !validNonce(m.Nonce) || m.Instance == "" {
+		l.warn.warn(log, "join", "job channel: rejected a join", "peer", peerAddr, "type", m.Type, "rank", m.Rank, "world", l.cfg.World)
+		return nil, m, false
+	}
+	c.bind(m.Rank, c.session, m.Nonce)
+	return c, m, true
+}
+
+// serve runs one worker connection: handshake, then its messages until it closes.
+func (l *Leader) serve(nc net.Conn) {
+	defer nc.Close()
+	log := l.cfg.logger()
+	c, m, ok := l.handshake(nc)
+	if !ok {
 		return
 	}
-	if m.Type != msgJoin || m.Rank < 1 || m.Rank >= l.cfg.World {
-		log.Warn("barrier: rejected a join", "peer", peer, "type", m.Type, "rank", m.Rank)
-		return
-	}
+	_ = nc.SetReadDeadline(time.Time{})
 	rank := m.Rank
+	now := l.cfg.now()
 	l.mu.Lock()
-	if old := l.conns[rank]; old != nil {
-		log.Info("barrier: a worker reconnected; dropping its old connection", "host", l.cfg.host(rank), "rank", rank)
-		old.c.Close()
+	if l.closed {
+		l.mu.Unlock()
+		return
 	}
-	l.conns[rank] = c
-	delete(l.lost, rank)
+	if old := l.peers[rank]; old != nil {
+		if old.instance != m.Instance && now.Sub(l.seen[rank]) <= l.timeout() {
+			reason := fmt.Sprintf("rank %d is already taken by %s (pid %d, joined %s); %s (pid %d) claims it too: each rank must be one process (srun --ntasks-per-node=1, one NODE_RANK per node)",
+				rank, old.host, old.pid, old.joined.UTC().Format(time.RFC3339), m.Host, m.PID)
+			l.mu.Unlock()
+			l.warn.warn(log, "dup:"+strconv.Itoa(rank), "job channel: refused a second process for one rank", "rank", rank, "why", reason)
+			_ = c.send(message{Type: msgRefuse, Reason: reason}, handshakeTimeout)
+			return
+		}
+		if old.instance == m.Instance {
+			log.Info("job channel: a worker reconnected; dropping its old connection", "host", m.Host, "rank", rank)
+		} else {
+			log.Warn("job channel: a new process took a silent rank", "rank", rank, "old", old.host, "new", m.Host)
+		}
+		old.c.c.Close()
+	}
+	if lr, ok := l.lost[rank]; ok { // too late: the job was aborted for it
+		l.mu.Unlock()
+		_ = c.send(message{Type: msgRefuse, Reason: lr.String() + "; the job was aborted"}, handshakeTimeout)
+		return
+	}
+	l.peers[rank] = &peer{c: c, host: m.Host, pid: m.PID, instance: m.Instance, joined: now}
+	l.seen[rank], l.hostOf[rank] = now, m.Host
+	delete(l.dropped, rank)
 	aborted, code := l.aborted, l.code
 	l.notify()
 	l.mu.Unlock()
@@ -162,65 +211,81 @@ func (l *Leader) serve(nc net.Conn) {
 		return
 	}
 	if aborted != "" {
-		_ = c.send(message{Type: msgAbort, Reason: aborted, Data: map[string]string{"exitCode": strconv.Itoa(code)}}, ioTimeout)
+		_ = c.send(abortMsg(aborted, code), ioTimeout)
 	}
 	for {
 		m, err := c.recv(time.Time{})
 		if err != nil {
-			var ae *authError
-			l.mu.Lock()
-			if l.conns[rank] == c {
-				delete(l.conns, rank)
-				why := "connection closed"
-				if errors.As(err, &ae) {
-					why = ae.Error()
-					log.Warn("barrier: rejected a message", "peer", peer, "host", l.cfg.host(rank), "why", ae.why)
-				} else if !errors.Is(err, net.ErrClosed) && err.Error() != "EOF" {
-					why = err.Error()
-				}
-				if !l.closed {
-					l.lost[rank] = why
-					log.Warn("barrier: lost a worker", "host", l.cfg.host(rank), "rank", rank, "why", why)
-				}
-				l.notify()
-			}
-			l.mu.Unlock()
+			l.dropPeer(rank, c, err)
 			return
 		}
-		if m.Type == msgBye {
+		l.mu.Lock()
+		l.seen[rank] = l.cfg.now()
+		l.mu.Unlock()
+		switch m.Type {
+		case msgBye:
 			l.mu.Lock()
-			if l.conns[rank] == c {
-				delete(l.conns, rank)
+			if p := l.peers[rank]; p != nil && p.c == c {
+				delete(l.peers, rank)
 				l.left[rank] = true
 				l.notify()
 			}
 			l.mu.Unlock()
 			return
-		}
-		if m.Type == msgFail {
+		case msgFail:
 			code, _ := strconv.Atoi(m.Data["exitCode"])
-			log.Error("barrier: a worker failed; aborting the job", "host", l.cfg.host(rank), "rank", rank, "reason", m.Reason)
-			go l.Abort(fmt.Sprintf("%s (rank %d) failed: %s", l.cfg.host(rank), rank, m.Reason), code)
-			continue
-		}
-		if m.Type != msgArrive || m.Phase == "" {
-			continue
-		}
-		l.mu.Lock()
-		if l.arrived[m.Phase] == nil {
-			l.arrived[m.Phase] = map[int]bool{}
-		}
-		l.arrived[m.Phase][rank] = true
-		data, done := l.released[m.Phase]
-		l.notify()
-		l.mu.Unlock()
-		if done { // a worker that reconnected after the release gets it again
-			_ = c.send(message{Type: msgRelease, Phase: m.Phase, Data: data}, ioTimeout)
+			reason := fmt.Sprintf("rank %d (%s) %s", rank, l.cfg.host(rank), m.Reason)
+			log.Error("job channel: a worker failed; aborting the job", "host", l.cfg.host(rank), "rank", rank, "reason", m.Reason)
+			go l.Abort(reason, code)
+		case msgArrive:
+			if m.Phase == "" {
+				continue
+			}
+			l.mu.Lock()
+			if l.arrived[m.Phase] == nil {
+				l.arrived[m.Phase] = map[int]bool{}
+			}
+			l.arrived[m.Phase][rank] = true
+			data, done := l.released[m.Phase]
+			l.notify()
+			l.mu.Unlock()
+			if done { // a worker that reconnected after the release gets it again
+				_ = c.send(message{Type: msgRelease, Phase: m.Phase, Data: data}, ioTimeout)
+			}
 		}
 	}
 }
 
-// missing lists the workers that have not arrived at phase, and why if they were lost.
+// dropPeer records that rank's connection c ended with err (it may reconnect).
+func (l *Leader) dropPeer(rank int, c *conn, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.peers[rank]
+	if p == nil || p.c != c {
+		return
+	}
+	delete(l.peers, rank)
+	why := "connection closed"
+	var ae *authError
+	if errors.As(err, &ae) {
+		why = ae.Error()
+		l.warn.warn(l.cfg.logger(), "msg:"+strconv.Itoa(rank), "job channel: rejected a message", "host", p.host, "rank", rank, "why", ae.why)
+	} else if !errors.Is(err, net.ErrClosed) && err.Error() != "EOF" {
+		why = err.Error()
+	}
+	if !l.closed {
+		l.dropped[rank] = why
+		l.cfg.logger().Warn("job channel: lost the connection to a worker", "host", p.host, "rank", rank, "why", why,
+			"lostIn", l.timeout().String())
+	}
+	l.notify()
+}
+
+func abortMsg(reason string, code int) message {
+	return message{Type: msgAbort, Reason: reason, Data: map[string]string{"exitCode": strconv.Itoa(code)}}
+}
+
+// missing lists the workers that have not arrived at phase, and why if they dropped.
 func (l *Leader) missing(phase string) []string {
 	var out []string
 	for r := 1; r < l.cfg.World; r++ {
@@ -228,11 +293,11 @@ func (l *Leader) missing(phase string) []string {
 			continue
 		}
 		s := l.cfg.host(r)
-		if why, ok := l.lost[r]; ok {
+		if why, ok := l.dropped[r]; ok {
 			s += " (lost: " + why + ")"
 		} else if l.left[r] {
 			s += " (left: it finished or failed)"
-		} else if l.conns[r] == nil && phase != "" {
+		} else if l.peers[r] == nil && phase != "" {
 			s += " (never connected)"
 		}
 		out = append(out, s)
@@ -242,7 +307,7 @@ func (l *Leader) missing(phase string) []string {
 
 // Release waits until every worker has arrived at phase, then releases them all with
 // data. A phase is released once. Waiting ends with an error naming the missing nodes when
-// ctx is done.
+// ctx is done, and with an *AbortError when the job is aborted.
 func (l *Leader) Release(ctx context.Context, phase string, data map[string]string) error {
 	log := l.cfg.logger()
 	tick := time.NewTicker(l.cfg.every())
@@ -251,7 +316,7 @@ func (l *Leader) Release(ctx context.Context, phase string, data map[string]stri
 		l.mu.Lock()
 		if _, done := l.released[phase]; done {
 			l.mu.Unlock()
-			return fmt.Errorf("barrier: phase %q was already released", phase)
+			return fmt.Errorf("job channel: phase %q was already released", phase)
 		}
 		if l.aborted != "" {
 			l.mu.Unlock()
@@ -263,12 +328,9 @@ func (l *Leader) Release(ctx context.Context, phase string, data map[string]stri
 				data = map[string]string{}
 			}
 			l.released[phase] = data
-			conns := make([]*conn, 0, len(l.conns))
-			for _, c := range l.conns {
-				conns = append(conns, c)
-			}
+			conns := l.connsLocked()
 			l.mu.Unlock()
-			l.broadcast(conns, message{Type: msgRelease, Phase: phase, Data: data})
+			l.broadcast(conns, message{Type: msgRelease, Phase: phase, Data: data}, ioTimeout)
 			return nil
 		}
 		changed := l.changed
@@ -279,9 +341,17 @@ func (l *Leader) Release(ctx context.Context, phase string, data map[string]stri
 		case <-tick.C:
 			log.Info(fmt.Sprintf("barrier %s: joined %d/%d, waiting for: %s", phase, joined, l.cfg.World, short(missing)))
 		case <-ctx.Done():
-			return fmt.Errorf("barrier %s: timed out with %d/%d nodes; missing: %s", phase, joined, l.cfg.World, strings.Join(missing, ", "))
+			return fmt.Errorf("barrier %s: timed out with %d/%d nodes; missing: %s", phase, joined, l.cfg.World, short(missing))
 		}
 	}
+}
+
+func (l *Leader) connsLocked() []*conn {
+	conns := make([]*conn, 0, len(l.peers))
+	for _, p := range l.peers {
+		conns = append(conns, p.c)
+	}
+	return conns
 }
 
 // short lists at most 10 names.
@@ -293,7 +363,7 @@ func short(names []string) string {
 }
 
 // broadcast sends m to every connection in parallel (a slow node must not delay the rest).
-func (l *Leader) broadcast(conns []*conn, m message) {
+func (l *Leader) broadcast(conns []*conn, m message, timeout time.Duration) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 256)
 	for _, c := range conns {
@@ -301,14 +371,15 @@ func (l *Leader) broadcast(conns []*conn, m message) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			_ = c.send(m, ioTimeout)
+			_ = c.send(m, timeout)
 		}()
 	}
 	wg.Wait()
 }
 
 // Abort tells every worker, now and any that joins later, that the job is aborted, and
-// with which exit code they should end.
+// with which exit code they should end. The first abort wins. The reason is cut to
+// MaxReason for the wire; Err keeps it whole.
 func (l *Leader) Abort(reason string, code int) {
 	l.mu.Lock()
 	if l.aborted != "" {
@@ -316,13 +387,24 @@ func (l *Leader) Abort(reason string, code int) {
 		return
 	}
 	l.aborted, l.code = reason, code
-	conns := make([]*conn, 0, len(l.conns))
-	for _, c := range l.conns {
-		conns = append(conns, c)
-	}
+	conns := l.connsLocked()
+	close(l.done)
 	l.notify()
 	l.mu.Unlock()
-	l.broadcast(conns, message{Type: msgAbort, Reason: reason, Data: map[string]string{"exitCode": strconv.Itoa(code)}})
+	l.broadcast(conns, abortMsg(reason, code), ioTimeout)
+}
+
+// Done is closed when the job is aborted (by Abort, a worker's failure or a lost rank).
+func (l *Leader) Done() <-chan struct{} { return l.done }
+
+// Err is the *AbortError once Done is closed, else nil.
+func (l *Leader) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.aborted == "" {
+		return nil
+	}
+	return &AbortError{Reason: l.aborted, Code: l.code}
 }
 
 // Aborted returns the abort reason, if the job was aborted.
@@ -332,25 +414,69 @@ func (l *Leader) Aborted() (string, bool) {
 	return l.aborted, l.aborted != ""
 }
 
+// Lost returns the ranks declared lost, by rank.
+func (l *Leader) Lost() []LostRank {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]LostRank, 0, len(l.lost))
+	for _, r := range l.lost {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Rank < out[j].Rank })
+	return out
+}
+
 // Connected returns the ranks currently connected, sorted.
 func (l *Leader) Connected() []int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]int, 0, len(l.conns))
-	for r := range l.conns {
+	out := make([]int, 0, len(l.peers))
+	for r := range l.peers {
 		out = append(out, r)
 	}
 	sort.Ints(out)
 	return out
 }
 
-// Close stops listening and closes every connection.
+// Finish waits until every worker has said goodbye or is lost, the job is aborted, or ctx
+// ends: rank 0 stays to supervise the workers still running.
+func (l *Leader) Finish(ctx context.Context) {
+	for {
+		l.mu.Lock()
+		left := 0
+		for r := 1; r < l.cfg.World; r++ {
+			if _, lost := l.lost[r]; l.left[r] || lost {
+				left++
+			}
+		}
+		changed, aborted := l.changed, l.aborted != ""
+		l.mu.Unlock()
+		if aborted || left == l.cfg.World-1 {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// Close tells the workers still connected that rank 0 is done (so they do not take its
+// going for a loss), stops listening and closes every connection.
 func (l *Leader) Close() error {
 	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
 	l.closed = true
-	for _, c := range l.conns {
+	conns := l.connsLocked()
+	close(l.quit)
+	l.mu.Unlock()
+	l.broadcast(conns, message{Type: msgEnd}, time.Second)
+	for _, c := range conns {
 		c.c.Close()
 	}
-	l.mu.Unlock()
 	return l.ln.Close()
 }

@@ -10,19 +10,23 @@ import (
 	"time"
 )
 
-// Worker is a non-zero rank's side of the barrier.
+// Worker is a non-zero rank's side of the job channel.
 type Worker struct {
-	cfg Config
-	ctx context.Context // bounds reconnecting
+	cfg      Config
+	instance string // this process, across reconnects: tells a reconnect from a second process
+	warn     *limiter
+	quit     chan struct{} // closed by Close
 
 	mu       sync.Mutex
 	c        *conn
 	changed  chan struct{}
 	releases map[string]map[string]string
-	aborted  string
-	code     int
-	dead     error
-	pending  string // the phase being waited for, re-announced after a reconnect
+	err      error         // the verdict that ended supervision: *AbortError, *LostError, *RefusedError
+	done     chan struct{} // closed when err is set
+	ended    bool          // rank 0 said it is done: no more supervision
+	lastSeen time.Time     // the last message from rank 0
+	dropped  string        // why the connection to rank 0 dropped, while reconnecting
+	pending  string        // the phase being waited for, re-announced after a reconnect
 	closed   bool
 	hint     string // last good leader address
 	hintFn   func() string
@@ -31,15 +35,18 @@ type Worker struct {
 // Join connects to the leader, retrying with backoff until ctx is done: workers start at
 // once, rank 0 may be later. addrHint, if not nil, is asked on every round for an address to
 // try before the port range (rank 0 publishes its address in the job folder when there is a
-// shared directory).
+// shared directory). Once joined, a dropped connection is re-established within the lost
+// timeout, or the worker ends with a *LostError (see Done).
 func Join(ctx context.Context, cfg Config, addrHint func() string) (*Worker, error) {
-	w := &Worker{cfg: cfg, ctx: ctx, changed: make(chan struct{}), releases: map[string]map[string]string{}, hintFn: addrHint}
+	w := &Worker{cfg: cfg, instance: nonce(), warn: newLimiter(10*time.Second, cfg.now), quit: make(chan struct{}),
+		changed: make(chan struct{}), releases: map[string]map[string]string{}, done: make(chan struct{}), hintFn: addrHint}
 	c, err := w.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	w.c = c
+	w.c, w.lastSeen = c, cfg.now()
 	go w.read(c)
+	go w.beats()
 	return w, nil
 }
 
@@ -62,7 +69,8 @@ func (w *Worker) candidates() []string {
 	return out
 }
 
-// connect dials the candidates until one is this job's leader, with backoff.
+// connect dials the candidates until one is this job's leader, with backoff. A refusal
+// (another process holds this rank) ends it at once with a *RefusedError.
 func (w *Worker) connect(ctx context.Context) (*conn, error) {
 	log := w.cfg.logger()
 	backoff := 50 * time.Millisecond
@@ -75,26 +83,34 @@ func (w *Worker) connect(ctx context.Context) (*conn, error) {
 				w.hint = addr
 				return c, nil
 			}
+			var re *RefusedError
+			if errors.As(err, &re) {
+				return nil, err
+			}
 			last = fmt.Errorf("%s: %w", addr, err)
 			var ae *authError
 			if errors.As(err, &ae) {
-				log.Warn("barrier: not this job's barrier", "addr", addr, "why", ae.why)
+				w.warn.warn(log, "auth:"+addr, "job channel: not this job's channel", "addr", addr, "why", ae.why)
 			}
 		}
 		if time.Since(lastLog) >= w.cfg.every() {
 			lastLog = time.Now()
-			log.Info(fmt.Sprintf("barrier: waiting for rank 0 (%s) to listen", w.cfg.host(0)), "last", last)
+			log.Info(fmt.Sprintf("job channel: waiting for rank 0 (%s) to listen", w.cfg.host(0)), "last", last)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("barrier: could not reach rank 0 (%s) on %s ports %d-%d before the deadline: %v",
+			return nil, fmt.Errorf("job channel: could not reach rank 0 (%s) on %s ports %d-%d before the deadline: %v",
 				w.cfg.host(0), w.cfg.Master, w.cfg.Ports[0], w.cfg.Ports[len(w.cfg.Ports)-1], last)
+		case <-w.quit:
+			return nil, errors.New("job channel: closed")
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 2*time.Second)
 	}
 }
 
+// handshake: the leader's hello and nonce, our join with our nonce, then welcome (or
+// refuse) in the session of both nonces, bound to our rank.
 func (w *Worker) handshake(ctx context.Context, addr string) (*conn, error) {
 	d := net.Dialer{Timeout: 2 * time.Second}
 	nc, err := d.DialContext(ctx, "tcp", addr)
@@ -111,18 +127,26 @@ func (w *Worker) handshake(ctx context.Context, addr string) (*conn, error) {
 		return nil, err
 	}
 	c.session = hello.Session
-	if err := c.send(message{Type: msgJoin, Rank: w.cfg.Rank, Host: w.cfg.host(w.cfg.Rank)}, ioTimeout); err != nil {
+	mine := nonce()
+	host, pid := self()
+	if err := c.send(message{Type: msgJoin, Rank: w.cfg.Rank, Host: host, PID: pid, Instance: w.instance, Nonce: mine}, ioTimeout); err != nil {
 		nc.Close()
 		return nil, err
 	}
-	welcome, err := c.recv(time.Now().Add(ioTimeout))
-	if err == nil && welcome.Type != msgWelcome {
+	c.bind(w.cfg.Rank, hello.Session, mine)
+	reply, err := c.recv(time.Now().Add(ioTimeout))
+	switch {
+	case err != nil:
+	case reply.Type == msgRefuse:
+		err = &RefusedError{Reason: reply.Reason}
+	case reply.Type != msgWelcome:
 		err = &authError{"expected welcome"}
 	}
 	if err != nil {
 		nc.Close()
 		return nil, err
 	}
+	_ = nc.SetReadDeadline(time.Time{})
 	return c, nil
 }
 
@@ -131,28 +155,57 @@ func (w *Worker) notify() {
 	w.changed = make(chan struct{})
 }
 
-// read handles the leader's messages; a dropped connection is re-established.
+// endLocked records the verdict that ends supervision (the first one wins).
+func (w *Worker) endLocked(err error) {
+	if w.err != nil {
+		return
+	}
+	w.err = err
+	close(w.done)
+	var le *LostError
+	if errors.As(err, &le) && w.c != nil {
+		w.c.c.Close()
+	}
+	w.notify()
+}
+
+// read handles the leader's messages; a dropped connection is re-established within the
+// lost timeout of the last message from rank 0.
 func (w *Worker) read(c *conn) {
 	for {
 		m, err := c.recv(time.Time{})
 		if err != nil {
-			w.mu.Lock()
-			closed := w.closed
-			w.mu.Unlock()
-			if closed {
-				return
-			}
-			w.cfg.logger().Warn(fmt.Sprintf("barrier: lost the connection to rank 0 (%s); reconnecting", w.cfg.host(0)), "err", err)
 			c.c.Close()
-			nc, cerr := w.connect(w.ctx)
 			w.mu.Lock()
-			if cerr != nil {
-				w.dead = fmt.Errorf("barrier: lost the connection to rank 0 (%s): %v", w.cfg.host(0), err)
-				w.notify()
+			if w.closed || w.ended || w.err != nil {
 				w.mu.Unlock()
 				return
 			}
-			w.c = nc
+			w.dropped = "connection closed"
+			if err.Error() != "EOF" {
+				w.dropped = err.Error()
+			}
+			deadline := w.lastSeen.Add(w.cfg.LostTimeout())
+			w.mu.Unlock()
+			w.warn.warn(w.cfg.logger(), "drop", fmt.Sprintf("job channel: lost the connection to rank 0 (%s); reconnecting", w.cfg.host(0)),
+				"err", err, "until", deadline.UTC().Format(time.RFC3339))
+			rctx, cancel := context.WithDeadline(context.Background(), deadline)
+			nc, cerr := w.connect(rctx)
+			cancel()
+			w.mu.Lock()
+			if cerr != nil {
+				var re *RefusedError
+				if !errors.As(cerr, &re) && !w.closed {
+					cerr = &LostError{Rank: 0, Host: w.cfg.host(0), LastSeen: w.lastSeen,
+						Why: fmt.Sprintf("%s and not back within %s", w.dropped, w.cfg.LostTimeout())}
+				}
+				if !w.closed {
+					w.endLocked(cerr)
+				}
+				w.mu.Unlock()
+				return
+			}
+			w.c, w.dropped, w.lastSeen = nc, "", w.cfg.now()
 			pending := w.pending
 			w.mu.Unlock()
 			if pending != "" {
@@ -162,12 +215,15 @@ func (w *Worker) read(c *conn) {
 			continue
 		}
 		w.mu.Lock()
+		w.lastSeen = w.cfg.now()
 		switch m.Type {
 		case msgRelease:
 			w.releases[m.Phase] = m.Data
 		case msgAbort:
-			w.aborted = m.Reason
-			w.code, _ = strconv.Atoi(m.Data["exitCode"])
+			code, _ := strconv.Atoi(m.Data["exitCode"])
+			w.endLocked(&AbortError{Reason: m.Reason, Code: code})
+		case msgEnd:
+			w.ended = true
 		}
 		w.notify()
 		w.mu.Unlock()
@@ -175,14 +231,14 @@ func (w *Worker) read(c *conn) {
 }
 
 // Wait announces that this node reached phase and blocks until rank 0 releases it (its
-// data), aborts the job (*AbortError), or ctx ends.
+// data), aborts the job (*AbortError), is lost (*LostError), or ctx ends.
 func (w *Worker) Wait(ctx context.Context, phase string) (map[string]string, error) {
 	w.mu.Lock()
 	w.pending = phase
 	c := w.c
 	w.mu.Unlock()
 	if err := c.send(message{Type: msgArrive, Phase: phase}, ioTimeout); err != nil {
-		w.cfg.logger().Warn("barrier: could not announce arrival; will retry after reconnecting", "err", err)
+		w.cfg.logger().Warn("job channel: could not announce arrival; will retry after reconnecting", "err", err)
 	}
 	tick := time.NewTicker(w.cfg.every())
 	defer tick.Stop()
@@ -190,15 +246,17 @@ func (w *Worker) Wait(ctx context.Context, phase string) (map[string]string, err
 	for {
 		w.mu.Lock()
 		data, ok := w.releases[phase]
-		aborted, dead, changed := w.aborted, w.dead, w.changed
+		verdict, ended, closed, changed := w.err, w.ended, w.closed, w.changed
 		w.mu.Unlock()
 		switch {
-		case aborted != "":
-			return nil, &AbortError{Reason: aborted, Code: w.code}
+		case verdict != nil:
+			return nil, verdict
 		case ok:
 			return data, nil
-		case dead != nil:
-			return nil, dead
+		case ended:
+			return nil, fmt.Errorf("barrier %s: rank 0 (%s) ended the job without releasing it", phase, w.cfg.host(0))
+		case closed:
+			return nil, errors.New("job channel: closed")
 		}
 		select {
 		case <-changed:
@@ -210,15 +268,31 @@ func (w *Worker) Wait(ctx context.Context, phase string) (map[string]string, err
 	}
 }
 
-// Fail tells rank 0 that this node failed, so that it aborts the job for everyone.
-func (w *Worker) Fail(reason string, code int) error {
+// Fail tells rank 0 that this node failed, so that it aborts the job for everyone. what
+// completes "rank R (host) …", e.g. "failed benchmark B: exited with code 1"; it is cut
+// to MaxReason (the caller keeps the whole text in its status and log).
+func (w *Worker) Fail(what string, code int) error {
 	w.mu.Lock()
-	c := w.c
+	c, ended := w.c, w.ended
 	w.mu.Unlock()
-	return c.send(message{Type: msgFail, Reason: reason, Data: map[string]string{"exitCode": strconv.Itoa(code)}}, ioTimeout)
+	if ended {
+		return fmt.Errorf("job channel: rank 0 (%s) already ended the job", w.cfg.host(0))
+	}
+	return c.send(message{Type: msgFail, Reason: TruncateReason(what), Data: map[string]string{"exitCode": strconv.Itoa(code)}}, ioTimeout)
 }
 
-// Close drops the connection to the leader.
+// Done is closed when supervision ends with a verdict: rank 0 aborted the job, rank 0 is
+// lost, or this worker was refused. Err says which.
+func (w *Worker) Done() <-chan struct{} { return w.done }
+
+// Err is the verdict once Done is closed, else nil.
+func (w *Worker) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Close says goodbye to the leader and drops the connection.
 func (w *Worker) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -226,7 +300,8 @@ func (w *Worker) Close() error {
 		return nil
 	}
 	w.closed = true
-	w.dead = errors.New("barrier: closed")
+	close(w.quit)
+	w.notify()
 	if w.c != nil {
 		_ = w.c.send(message{Type: msgBye}, time.Second)
 		return w.c.c.Close()

@@ -1,0 +1,267 @@
+package jobchan
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// recorder is a TCP proxy in front of the leader that keeps what the leader sent.
+type recorder struct {
+	ln   net.Listener
+	mu   sync.Mutex
+	sent []byte
+}
+
+func record(t *testing.T, target string) *recorder {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				return
+			}
+			go func() { _, _ = io.Copy(up, c) }()
+			go func() {
+				buf := make([]byte, 4096)
+				for {
+					n, err := up.Read(buf)
+					if n > 0 {
+						r.mu.Lock()
+						r.sent = append(r.sent, buf[:n]...)
+						r.mu.Unlock()
+						_, _ = c.Write(buf[:n])
+					}
+					if err != nil {
+						c.Close()
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return r
+}
+
+// A recorded rank-0 transcript (hello, welcome, release, abort) replayed to another worker
+// of the same job attempt does not get it in: the worker's own nonce is in the session
+// of every message after the hello. (Before: only the leader sent a nonce.)
+func TestReplayedLeaderTranscriptIsRejected(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := testConfig(3, nil)
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rec := record(t, l.Addr)
+	w1 := startWorkers(t, ctx, cfg, rec.ln.Addr().String(), 1)[0]
+	go func() { _ = l.Release(ctx, "image", map[string]string{"imageId": "sha256:evil"}) }()
+	go w1.Wait(ctx, "image")
+	startWorkers(t, ctx, cfg, l.Addr, 2)[0].Wait(ctx, "image")
+	rec.mu.Lock()
+	transcript := append([]byte(nil), rec.sent...)
+	rec.mu.Unlock()
+	if strings.Count(string(transcript), "\n") < 3 {
+		t.Fatalf("transcript too short: %s", transcript)
+	}
+
+	// A fake rank 0 that plays the transcript to whoever connects.
+	fake, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	go func() {
+		for {
+			c, err := fake.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = c.Write(transcript); time.Sleep(time.Second); c.Close() }()
+		}
+	}()
+	logs := &syncBuffer{}
+	for _, rank := range []int{2, 1} { // another rank, and the recorded rank itself
+		c := testConfig(3, logs)
+		c.Rank = rank
+		short, stop := context.WithTimeout(ctx, 700*time.Millisecond)
+		w, err := Join(short, c, func() string { return fake.Addr().String() })
+		stop()
+		if err == nil {
+			w.Close()
+			t.Fatalf("rank %d joined a replayed transcript", rank)
+		}
+	}
+	if !strings.Contains(logs.String(), "another session") {
+		t.Errorf("the replay was not named:\n%s", logs.String())
+	}
+}
+
+// Two processes claiming one rank: the second is refused at once with an error naming
+// both, the first keeps its place, and the log does not flood. (Before: each replaced
+// the other in a reconnect storm.)
+func TestDuplicateRankIsRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	logs := &syncBuffer{}
+	cfg := testConfig(3, logs)
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	first := startWorkers(t, ctx, cfg, l.Addr, 1)[0]
+	c := cfg
+	c.Rank = 1
+	for range 20 {
+		start := time.Now()
+		w, err := Join(ctx, c, func() string { return l.Addr })
+		var re *RefusedError
+		if err == nil {
+			w.Close()
+			t.Fatal("a second process joined as rank 1")
+		}
+		if !errors.As(err, &re) || !strings.Contains(re.Reason, "rank 1 is already taken by") || !strings.Contains(re.Reason, "claims it too") {
+			t.Fatalf("got %v", err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("refusing took %v", d)
+		}
+		if !re.InvalidInput() {
+			t.Error("a refusal is not marked bad input")
+		}
+	}
+	if got := l.Connected(); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("connected: %v", got)
+	}
+	if first.Err() != nil {
+		t.Fatalf("the first process lost its place: %v", first.Err())
+	}
+	if n := strings.Count(logs.String(), "refused a second process"); n != 1 {
+		t.Errorf("%d refusal warnings for 20 attempts, want 1 (rate-limited)", n)
+	}
+	// The same process reconnecting is no second process.
+	first.mu.Lock()
+	first.c.c.Close()
+	first.mu.Unlock()
+	go func() { _ = l.Release(ctx, "p", nil) }()
+	w2 := startWorkers(t, ctx, cfg, l.Addr, 2)[0]
+	go func() { _, _ = w2.Wait(ctx, "p") }()
+	if _, err := first.Wait(ctx, "p"); err != nil {
+		t.Fatalf("after reconnecting: %v", err)
+	}
+}
+
+// failingListener fails its first n Accepts with EMFILE, as a process out of file
+// descriptors does.
+type failingListener struct {
+	net.Listener
+	mu sync.Mutex
+	n  int
+}
+
+func (f *failingListener) Accept() (net.Conn, error) {
+	f.mu.Lock()
+	fail := f.n > 0
+	f.n--
+	f.mu.Unlock()
+	if fail {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE}
+	}
+	return f.Listener.Accept()
+}
+
+// EMFILE on accept is retried with backoff: the workers still meet, and the log says so
+// once, not once per failure. (Before: one failed Accept ended the listener for good.)
+func TestAcceptSurvivesEMFILE(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	logs := &syncBuffer{}
+	cfg := testConfig(3, logs)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := serveOn(cfg, &failingListener{Listener: ln, n: 8})
+	defer l.Close()
+	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
+	go func() { _, _ = ws[1].Wait(ctx, "image") }()
+	go func() { _ = l.Release(ctx, "image", nil) }()
+	if _, err := ws[0].Wait(ctx, "image"); err != nil {
+		t.Fatalf("%v\n%s", err, logs.String())
+	}
+	if n := strings.Count(logs.String(), "too many open files"); n != 1 {
+		t.Errorf("%d EMFILE warnings, want 1:\n%s", n, logs.String())
+	}
+}
+
+// Connections that never authenticate hold at most maxHandshakes slots, each for at most
+// handshakeTimeout; the rest wait in the kernel's queue, and a real worker still joins.
+// (Before: every connection got a goroutine and a descriptor for 10 s.)
+func TestHandshakesAreBounded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg := testConfig(2, nil)
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const idle = 3 * maxHandshakes
+	hellos := make(chan bool, idle)
+	var conns []net.Conn
+	for range idle {
+		c, err := net.Dial("tcp", l.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		go func() {
+			_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+			_, err := bufio.NewReader(c).ReadString('\n')
+			hellos <- err == nil
+		}()
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	greeted := 0
+	for range idle {
+		if <-hellos {
+			greeted++
+		}
+	}
+	if greeted > maxHandshakes {
+		t.Errorf("%d idle connections were served at once, want at most %d", greeted, maxHandshakes)
+	}
+	start := time.Now()
+	w := startWorkers(t, ctx, cfg, l.Addr, 1)[0]
+	go func() { _ = l.Release(ctx, "p", nil) }()
+	if _, err := w.Wait(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 4*handshakeTimeout {
+		t.Errorf("a real worker took %v to join behind idle connections", d)
+	}
+}
