@@ -23,7 +23,21 @@ type Manifest struct {
 	Benchmarks []Benchmark `json:"benchmarks" yaml:"benchmarks"`
 	Models     *Models     `json:"models,omitempty" yaml:"models,omitempty"`
 	Slurm      Slurm       `json:"slurm" yaml:"slurm"`
+	Job        Job         `json:"job" yaml:"job"`
 }
+
+// Job holds how the nodes of a job supervise each other.
+type Job struct {
+	// Heartbeat is the job channel's heartbeat period; 0: the default (5 s). A node
+	// silent for three periods is lost.
+	Heartbeat Duration `json:"heartbeat,omitempty" yaml:"heartbeat,omitempty"`
+}
+
+// Heartbeat bounds: short enough to notice a lost node fast, long enough to cost nothing.
+const (
+	MinHeartbeat = 100 * time.Millisecond
+	MaxHeartbeat = 10 * time.Minute
+)
 
 // Image is how the benchmark image is obtained: built from Dockerfile, or Ref as it is.
 type Image struct {
@@ -125,8 +139,31 @@ type Benchmark struct {
 	Timeout Duration `json:"timeout" yaml:"timeout"`
 	Results string   `json:"results,omitempty" yaml:"results,omitempty"` // relative to BENCHCTL_OUTPUT_DIR
 	Tags    []string `json:"tags,omitempty" yaml:"tags,omitempty"`
+	// OnFailure is what a failure of this benchmark on any node does to the job: abort it
+	// (every node stops its container) or let the others continue. Empty: the default,
+	// see Aborts.
+	OnFailure string `json:"onFailure,omitempty" yaml:"onFailure,omitempty"`
 	// Model is set for benchmarks imported from a MAD catalog.
 	Model *Model `json:"model,omitempty" yaml:"model,omitempty"`
+}
+
+// What a benchmark's failure does to the job (Benchmark.OnFailure).
+const (
+	OnFailureAbort    = "abort"
+	OnFailureContinue = "continue"
+)
+
+// Aborts reports whether a failure of b aborts a job of world nodes: as the manifest says,
+// else when there is more than one node (the peers of a collective would hang until
+// their own timeout).
+func (b Benchmark) Aborts(world int) bool {
+	switch b.OnFailure {
+	case OnFailureAbort:
+		return true
+	case OnFailureContinue:
+		return false
+	}
+	return world > 1
 }
 
 // Model is what a MAD catalog entry says beyond the command (for perf.csv columns).

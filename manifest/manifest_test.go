@@ -122,6 +122,11 @@ func TestInvalidManifests(t *testing.T) {
 		{"bad enum", "m.yaml", okHead + okBench + "gpu: {vendor: amdd}\n", []string{`4: gpu.vendor: "amdd" is not a GPU vendor, did you mean "amd"? (allowed: amd, nvidia, none, auto)`}},
 		{"bad duration", "m.yaml", okHead + "benchmarks: [{name: b, command: [x], timeout: 2hours}]\n", []string{`3: benchmarks[0].timeout: "2hours" is not a duration`}},
 		{"bare number duration", "m.yaml", okHead + "benchmarks: [{name: b, command: [x], timeout: 60}]\n", []string{`3: benchmarks[0].timeout: must be a duration`}},
+		{"bad onFailure", "m.yaml", okHead + "benchmarks: [{name: b, command: [x], onFailure: stop}]\n", []string{`3: benchmarks[0].onFailure: "stop" is not a failure policy: use "abort"`}},
+		{"heartbeat too short", "m.yaml", okHead + okBench + "job: {heartbeat: 10ms}\n", []string{`4: job.heartbeat: "10ms" is out of range: give 100ms to 10m0s`}},
+		{"heartbeat too long", "m.yaml", okHead + okBench + "job: {heartbeat: 2h}\n", []string{`4: job.heartbeat: "2h0m0s" is out of range`}},
+		{"heartbeat not a duration", "m.yaml", okHead + okBench + "job: {heartbeat: 5}\n", []string{`4: job.heartbeat: must be a duration`}},
+		{"unknown job field", "m.yaml", okHead + okBench + "job: {heartbeats: 5s}\n", []string{`4: job.heartbeats: unknown field, did you mean "heartbeat"?`}},
 		{"bad size", "m.yaml", okHead + okBench + "container: {shmSize: 16 gigs}\n", []string{`4: container.shmSize: "16 gigs" is not a size`}},
 		{"bad name", "m.yaml", "name: My_Bench\nimage: {dockerfile: Dockerfile}\n" + okBench, []string{`1: name: "My_Bench" is not a valid name`}},
 		{"name no image can have", "m.yaml", "name: llama..8b-\nimage: {dockerfile: Dockerfile}\n" + okBench, []string{`1: name: "llama..8b-" cannot name an image (benchctl/<name>)`, `e.g. "llama.8b"`}},
@@ -336,6 +341,34 @@ func TestSecretLikeNames(t *testing.T) {
 	} {
 		if got := CredentialLike(name); got != want {
 			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestOnFailureAndHeartbeat(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "m.yaml")
+	body := okHead + "job: {heartbeat: 2s}\nbenchmarks:\n  - {name: a, command: [x]}\n  - {name: b, command: [x], onFailure: continue}\n  - {name: c, command: [x], onFailure: abort}\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := Load(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Duration(m.Job.Heartbeat) != 2*time.Second {
+		t.Errorf("heartbeat %v", m.Job.Heartbeat)
+	}
+	for _, c := range []struct {
+		bench      int
+		world      int
+		wantAborts bool
+	}{{0, 1, false}, {0, 2, true}, {1, 4, false}, {1, 1, false}, {2, 1, true}, {2, 4, true}} {
+		if got := m.Benchmarks[c.bench].Aborts(c.world); got != c.wantAborts {
+			t.Errorf("%s on %d nodes: aborts %v, want %v", m.Benchmarks[c.bench].Name, c.world, got, c.wantAborts)
 		}
 	}
 }

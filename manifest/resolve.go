@@ -211,6 +211,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		r.p.add("models", "importing a catalog is not available here")
 	}
 	m.Slurm = r.slurm(s.Slurm)
+	m.Job = r.job(s.Job)
 	return m
 }
 

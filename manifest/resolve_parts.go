@@ -238,6 +238,12 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 			}
 		}
 		b.Env = r.env(fp+".env", s.Env)
+		switch s.OnFailure {
+		case "", OnFailureAbort, OnFailureContinue:
+			b.OnFailure = s.OnFailure
+		default:
+			r.p.add(fp+".onFailure", "%s is not a failure policy: use \"abort\" (stop every node's container; the default with more than one node) or \"continue\" (the other nodes go on)", quote(s.OnFailure))
+		}
 		out = append(out, b)
 	}
 	return out
@@ -267,6 +273,18 @@ func (r *resolver) models(s *ModelsSpec) *Models {
 		}
 	}
 	return m
+}
+
+func (r *resolver) job(s JobSpec) Job {
+	var j Job
+	if s.Heartbeat.Set {
+		if d := s.Heartbeat.D; d < MinHeartbeat || d > MaxHeartbeat {
+			r.p.add("job.heartbeat", "%s is out of range: give %s to %s (a node silent for three periods is lost)", quote(d.String()), MinHeartbeat, MaxHeartbeat)
+		} else {
+			j.Heartbeat = Duration(d)
+		}
+	}
+	return j
 }
 
 func (r *resolver) slurm(s SlurmSpec) Slurm {

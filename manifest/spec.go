@@ -17,6 +17,12 @@ type Spec struct {
 	Benchmarks []BenchmarkSpec   `json:"benchmarks"`
 	Models     *ModelsSpec       `json:"models"`
 	Slurm      SlurmSpec         `json:"slurm"`
+	Job        JobSpec           `json:"job"`
+}
+
+// JobSpec holds how the nodes of a job supervise each other.
+type JobSpec struct {
+	Heartbeat DurationSpec `json:"heartbeat"`
 }
 
 // ImageSpec says how to get the benchmark image: build a Dockerfile or use a ref.
@@ -56,6 +62,8 @@ type BenchmarkSpec struct {
 	Timeout DurationSpec      `json:"timeout"`
 	Results string            `json:"results"`
 	Tags    []string          `json:"tags"`
+	// OnFailure is "abort" or "continue"; empty: abort when the job has more than one node.
+	OnFailure string `json:"onFailure"`
 }
 
 // ModelsSpec imports benchmarks from a madengine/MAD models.json catalog.
