@@ -16,6 +16,9 @@ const (
 	OutcomeTimeout   = "timeout"
 	OutcomeCancelled = "cancelled"
 	OutcomeSkipped   = "skipped" // benchmarks only
+	// OutcomeAborted is a benchmark stopped because the job was aborted (another node
+	// failed, or a node was lost); its Error says why.
+	OutcomeAborted = "aborted" // benchmarks only
 )
 
 // Phase names and phase outcomes (PhaseStatus).

@@ -112,9 +112,22 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 	return len(b), err
 }
 
+// How long a container gets to stop after SIGTERM before it is killed: a timeout or a
+// cancel gives the benchmark time to write what it has; an abort does not wait for it.
+const (
+	stopGrace  = 10 // seconds
+	abortGrace = 2  // seconds
+	// stopSlack is how long past the grace an Engine call of the stop may take.
+	stopSlack = 5 * time.Second
+	// diagBudget bounds the diagnostics taken before a container is stopped.
+	diagBudget = 5 * time.Second
+)
+
 // runContainer runs one benchmark container to its end: it streams the log to logPath and
 // to stream, stops the container at timeout or when ctx is cancelled (diagnostics first),
-// and removes it on every path.
+// and removes it on every path. A ctx cancelled with a cause other than context.Canceled
+// (the job channel's *AbortError or *LostError) ends the benchmark as aborted, with that
+// cause as its reason.
 func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout time.Duration, logPath, diagDir string, stream io.Writer) execResult {
 	cfg, hc := spec.Config()
 	bg := context.WithoutCancel(ctx)
@@ -160,15 +173,18 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	stop := func(outcome, reason string) execResult {
+	stop := func(outcome, reason string, grace int) execResult {
 		res := execResult{Outcome: outcome, ExitCode: -1, Err: errors.New(reason)}
-		res.DiagDir = capture(bg, eng, id, reason, tail, spec, diagDir) // while it still runs
-		grace := 10
-		_, _ = eng.ContainerStop(bg, id, client.ContainerStopOptions{Timeout: &grace})
+		dctx, cancel := context.WithTimeout(bg, diagBudget)
+		res.DiagDir = capture(dctx, eng, id, reason, tail, spec, diagDir) // while it still runs
+		cancel()
+		sctx, cancel := context.WithTimeout(bg, time.Duration(grace)*time.Second+stopSlack)
+		_, _ = eng.ContainerStop(sctx, id, client.ContainerStopOptions{Timeout: &grace})
+		cancel()
 		select {
 		case r := <-wait.Result:
 			res.ExitCode = int(r.StatusCode)
-		case <-time.After(30 * time.Second):
+		case <-time.After(stopSlack):
 		}
 		waitLogs(logsDone)
 		return res
@@ -184,11 +200,15 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 		res.DiagDir = capture(bg, eng, id, reason, tail, spec, diagDir)
 		return res
 	case err := <-wait.Error:
-		return stop("failure", fmt.Sprintf("waiting for the container failed: %v", err))
+		return stop("failure", fmt.Sprintf("waiting for the container failed: %v", err), stopGrace)
 	case <-timer.C:
-		return stop("timeout", fmt.Sprintf("timed out after %s (benchmarks[].timeout)", timeout))
+		return stop("timeout", fmt.Sprintf("timed out after %s (benchmarks[].timeout)", timeout), stopGrace)
 	case <-ctx.Done():
-		return stop("cancelled", "cancelled (SIGTERM/SIGINT, e.g. scancel)")
+		if verdict := context.Cause(ctx); verdict != nil && !errors.Is(verdict, context.Canceled) && !errors.Is(verdict, context.DeadlineExceeded) {
+			// The job was aborted or rank 0 was lost: the peers must stop at once.
+			return stop(OutcomeAborted, verdict.Error(), abortGrace)
+		}
+		return stop("cancelled", "cancelled (SIGTERM/SIGINT, e.g. scancel)", stopGrace)
 	}
 }
 

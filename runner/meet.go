@@ -39,7 +39,7 @@ func (r *nodeRun) meet(ctx context.Context) error {
 		return err
 	}
 	cfg := jobchan.Config{Job: n.JobID + "." + fmt.Sprint(n.Attempt), Rank: n.Rank, World: n.World, Hosts: n.Hosts,
-		Secret: secret, Master: n.MasterAddr, Ports: n.BarrierPorts(), Log: r.log}
+		Secret: secret, Master: n.MasterAddr, Ports: n.BarrierPorts(), Log: r.log, Heartbeat: r.heartbeat()}
 	if n.Rank == 0 {
 		l, err := jobchan.Listen(cfg)
 		if err != nil {
@@ -88,13 +88,27 @@ func (r *nodeRun) phase(ctx context.Context, name string, data map[string]string
 	return nil
 }
 
-// fail tells the other nodes that this one failed: rank 0 aborts, a worker reports.
+// heartbeat is the job channel's period: --heartbeat, else the manifest's, else the default.
+func (r *nodeRun) heartbeat() time.Duration {
+	if r.o.Heartbeat > 0 {
+		return r.o.Heartbeat
+	}
+	if h := time.Duration(r.o.Manifest.Job.Heartbeat); h > 0 {
+		return h
+	}
+	return jobchan.DefaultHeartbeat
+}
+
+// fail tells the other nodes that this one failed: rank 0 aborts, a worker reports. The
+// reason is cut for the wire; the whole text stays in this node's status and log.
 func (r *nodeRun) fail(err error, code int) {
 	switch {
 	case r.leader != nil:
-		r.leader.Abort(fmt.Sprintf("%s (rank 0): %v", r.node.Host, err), code)
+		r.leader.Abort(jobchan.TruncateReason(fmt.Sprintf("rank 0 (%s) failed: %v", r.node.Host, err)), code)
 	case r.worker != nil:
-		_ = r.worker.Fail(err.Error(), code)
+		if ferr := r.worker.Fail(fmt.Sprintf("failed: %v", err), code); ferr != nil {
+			r.log.Warn("could not tell rank 0 that this node failed", "err", ferr)
+		}
 	}
 }
 

@@ -36,6 +36,8 @@ type Options struct {
 	Log        *slog.Logger
 	// BarrierTimeout bounds every wait at the barrier (rank 0 may be building).
 	BarrierTimeout time.Duration
+	// Heartbeat overrides the manifest's job.heartbeat (0: the manifest's, else 5 s).
+	Heartbeat time.Duration
 }
 
 // Result is what Run did on this node.
@@ -211,6 +213,8 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		return err
 	}
 	defer r.closeBarrier()
+	ctx, stop := r.supervise(ctx)
+	defer stop()
 	if gpus.Vendor != manifest.VendorNone {
 		r.log.Info("gpus", "access", strings.Join(gpus.Describe(), "; "))
 	}
@@ -231,20 +235,25 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	for i, b := range benches {
 		if n.World > 1 && i > 0 { // multi-node benchmarks start together
 			if err := r.phase(ctx, "start:"+b.Name, nil); err != nil {
+				r.skip(benches[i:], err)
 				end(err)
 				return err
 			}
 		}
 		if ctx.Err() != nil {
+			r.skip(benches[i:], context.Cause(ctx))
 			break
 		}
-		if !r.runOne(ctx, eng, b, img, gpus) {
-			failed = append(failed, b.Name)
+		res := r.runOne(ctx, eng, b, img, gpus)
+		if res.Outcome == OutcomeSuccess || res.Outcome == OutcomeAborted {
+			continue
 		}
-	}
-	if ctx.Err() != nil {
-		end(ctx.Err())
-		return ctx.Err()
+		failed = append(failed, b.Name)
+		if b.Aborts(n.World) && ctx.Err() == nil {
+			r.failBenchmark(b, res)
+			r.skip(benches[i+1:], fmt.Errorf("benchmark %s failed on %s (onFailure: abort)", b.Name, n.Host))
+			break
+		}
 	}
 	if len(failed) > 0 {
 		err := &RunError{Msg: fmt.Sprintf("%d of %d benchmarks failed on %s: %s", len(failed), len(benches), n.Host, strings.Join(failed, ", "))}
@@ -252,9 +261,83 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		r.checkResults(benches)
 		return err
 	}
+	if ctx.Err() != nil { // cancelled (SIGTERM), or the job channel's verdict
+		err := context.Cause(ctx)
+		end(err)
+		return err
+	}
 	end(nil)
 	r.checkResults(benches)
+	r.finishJob(ctx)
 	return nil
+}
+
+// supervise returns a context that ends with the job channel's verdict as its cause when
+// rank 0 aborts the job or is lost (a worker), or a rank is lost (rank 0).
+func (r *nodeRun) supervise(ctx context.Context) (context.Context, context.CancelFunc) {
+	var done <-chan struct{}
+	var verdict func() error
+	switch {
+	case r.leader != nil:
+		done, verdict = r.leader.Done(), r.leader.Err
+	case r.worker != nil:
+		done, verdict = r.worker.Done(), r.worker.Err
+	default:
+		return context.WithCancel(ctx)
+	}
+	sctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-done:
+			err := verdict()
+			r.log.Error("job channel: stopping this node", "why", err)
+			cancel(err)
+		case <-sctx.Done():
+		}
+	}()
+	return sctx, func() { cancel(nil) }
+}
+
+// failBenchmark tells the job that b failed on this node, so that rank 0 aborts it.
+func (r *nodeRun) failBenchmark(b manifest.Benchmark, res execResult) {
+	reason := fmt.Sprintf("failed benchmark %s: %v", b.Name, res.Err)
+	switch {
+	case r.leader != nil:
+		r.leader.Abort(jobchan.TruncateReason(fmt.Sprintf("rank 0 (%s) %s", r.node.Host, reason)), 3)
+	case r.worker != nil:
+		if err := r.worker.Fail(reason, 3); err != nil {
+			r.log.Warn("could not tell rank 0 that the benchmark failed", "err", err)
+		}
+	}
+}
+
+// skip records benchmarks that were not run, and why.
+func (r *nodeRun) skip(benches []manifest.Benchmark, why error) {
+	if len(benches) == 0 {
+		return
+	}
+	msg := "not run"
+	if why != nil {
+		msg += ": " + why.Error()
+	}
+	r.st.update(func(s *Status) {
+		for _, b := range benches {
+			s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeSkipped, Error: msg})
+		}
+	})
+}
+
+// finishJob keeps rank 0 on the job channel until every worker has finished (or is lost,
+// or the job is aborted): a worker's failure after rank 0's own last benchmark still
+// aborts the others.
+func (r *nodeRun) finishJob(ctx context.Context) {
+	if r.leader == nil {
+		return
+	}
+	if n := len(r.leader.Connected()); n > 0 {
+		r.log.Info("waiting for the other nodes to finish", "running", n)
+	}
+	r.leader.Finish(ctx)
 }
 
 // resolvedImage is the image every node runs.
@@ -436,8 +519,8 @@ func inspectRef(ctx context.Context, eng *client.Client, ref string) (string, er
 	return res.ID, nil
 }
 
-// runOne runs a benchmark container and records it; it reports success.
-func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Benchmark, img resolvedImage, gpus GPUAccess) bool {
+// runOne runs a benchmark container and records how it ended.
+func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Benchmark, img resolvedImage, gpus GPUAccess) execResult {
 	resultsDir := filepath.Join(r.nodeDir, "results", b.Name)
 	diagDir := filepath.Join(r.nodeDir, "diagnostics", b.Name)
 	logName := b.Name + ".log"
@@ -471,10 +554,10 @@ func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Ben
 	})
 	if res.Outcome != OutcomeSuccess {
 		r.log.Error("benchmark failed", "benchmark", b.Name, "outcome", res.Outcome, "err", res.Err, "diagnostics", res.DiagDir)
-		return false
+		return res
 	}
 	r.log.Info("benchmark finished", "benchmark", b.Name, "seconds", fmt.Sprintf("%.1f", end.Sub(start).Seconds()))
-	return true
+	return res
 }
 
 // checkResults notes benchmarks whose declared results file was not written.

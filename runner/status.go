@@ -22,6 +22,7 @@ const (
 	OutcomeTimeout   = results.OutcomeTimeout
 	OutcomeCancelled = results.OutcomeCancelled
 	OutcomeSkipped   = results.OutcomeSkipped
+	OutcomeAborted   = results.OutcomeAborted
 	PhaseOK          = results.PhaseOK
 	PhaseFailed      = results.PhaseFailed
 )

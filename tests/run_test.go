@@ -193,22 +193,15 @@ func TestRunBuildFailureStopsEveryNode(t *testing.T) {
 // dummyManifest writes a manifest for the dummy example with the given command.
 func dummyManifest(t *testing.T, name string, command []string) string {
 	t.Helper()
-	cmd, _ := json.Marshal(command)
-	body := fmt.Sprintf("name: %s\nimage: {dockerfile: %s}\ngpu: {vendor: none}\nbenchmarks:\n  - {name: dummy, command: %s, timeout: 5m, results: dummy.csv}\n",
-		name, repoPath(t, "models/dummy/Dockerfile"), cmd)
-	p := filepath.Join(t.TempDir(), "benchmark.yaml")
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return manifestWith(t, name, command, "", "")
 }
 
-// A benchmark that exits 3 on n2 only: the job fails with 3, n2 has diagnostics, the other
-// nodes' results are intact.
+// A benchmark that exits 3 on n2 only, with onFailure: continue: the job fails with 3, n2
+// has diagnostics, the other nodes' results are intact (they were not aborted).
 func TestRunOneNodeFails(t *testing.T) {
 	tb := testbed.Require(t)
 	shared := tb.FreshDir(t)
-	mf := dummyManifest(t, "onefails", []string{"/dummy", "--rows", "2", "--fail-rank", "1", "--exit-code", "3"})
+	mf := manifestWith(t, "onefails", []string{"/dummy", "--rows", "2", "--fail-rank", "1", "--exit-code", "3", "--sleep", "3s"}, ", onFailure: continue", "")
 	id, out, err := runJob(t, tb, mf, shared, true)
 	if err == nil {
 		t.Fatalf("the job succeeded:\n%s", out)
@@ -238,42 +231,14 @@ func TestRunScancel(t *testing.T) {
 	shared := tb.FreshDir(t)
 	mf := dummyManifest(t, "cancelled", []string{"/dummy", "--rows", "1", "--sleep", "300s"})
 	id, _, _ := runJob(t, tb, mf, shared, false)
-	deadline := time.Now().Add(3 * time.Minute)
-	for { // until every node runs its container
-		running := 0
-		for _, d := range nodeDirs(tb) {
-			var s runner.Status
-			if data, err := os.ReadFile(filepath.Join(shared, "jobs", id, "nodes", d, "status.json")); err == nil && json.Unmarshal(data, &s) == nil &&
-				len(s.Benchmarks) == 1 && s.Benchmarks[0].Outcome == runner.OutcomeRunning {
-				running++
-			}
-		}
-		if running == len(tb.Nodes) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the benchmark never ran on every node")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitAllRunning(t, tb, shared, id)
 	time.Sleep(time.Second)
 	scancel := exec.Command("scancel", id)
 	scancel.Env = tb.Env()
 	if out, err := scancel.CombinedOutput(); err != nil {
 		t.Fatalf("scancel: %v %s", err, out)
 	}
-	for { // until Slurm forgets the job's steps
-		sq := exec.Command("squeue", "-h", "-j", id)
-		sq.Env = tb.Env()
-		out, _ := sq.Output()
-		if strings.TrimSpace(string(out)) == "" {
-			break
-		}
-		if time.Now().After(deadline.Add(2 * time.Minute)) {
-			t.Fatalf("the job is still there: %s", out)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	waitJobGone(t, tb, id, 5*time.Minute)
 	for _, n := range tb.Nodes {
 		res, err := tb.Engine(t, n).ContainerList(context.Background(), client.ContainerListOptions{All: true,
 			Filters: make(client.Filters).Add("label", runner.LabelJob+"="+id)})

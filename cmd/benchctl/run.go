@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/models"
 	"github.com/benchctl/benchctl/runner"
 )
@@ -23,6 +24,7 @@ type runOptions struct {
 	dryRun         bool
 	output         string
 	barrierTimeout time.Duration
+	heartbeat      time.Duration
 }
 
 func newRunCmd(io streams) *cobra.Command {
@@ -39,7 +41,12 @@ on every node (MASTER_ADDR alone is an error, not a one-node job).
 
 Every node leaves jobs/<job>[.<attempt>]/nodes/<rank>-<host>/ in the shared directory:
 status.json, <benchmark>.log, results/<benchmark>/ (mounted as $BENCHCTL_OUTPUT_DIR) and, on
-failure, diagnostics/<benchmark>/. Exit codes: 0 all benchmarks succeeded, 1 another failure
+failure, diagnostics/<benchmark>/.
+
+While the benchmarks run the nodes supervise each other: a benchmark that fails on any node
+aborts the job on every node (benchmarks[].onFailure: abort, the default with more than one
+node), a node silent for three heartbeats is lost and the job aborted, and a node that loses
+rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 1 another failure
 (e.g. no engine), 2 the image build failed, 3 a benchmark failed (or the run was cancelled),
 4 invalid input.`,
 		Example: `  benchctl run --manifest models/cpubench/benchmark.yaml
@@ -57,6 +64,9 @@ failure, diagnostics/<benchmark>/. Exit codes: 0 all benchmarks succeeded, 1 ano
 			if opts.barrierTimeout <= 0 {
 				return usagef("give a positive duration, e.g. --barrier-timeout 30m", "--barrier-timeout %v is not a positive duration", opts.barrierTimeout)
 			}
+			if f := cmd.Flags().Lookup("heartbeat"); f.Changed && (opts.heartbeat < manifest.MinHeartbeat || opts.heartbeat > manifest.MaxHeartbeat) {
+				return usagef("give a period from 100ms to 10m, e.g. --heartbeat 5s", "--heartbeat %v is out of range", opts.heartbeat)
+			}
 			return runRun(cmd, io, opts)
 		},
 	}
@@ -68,6 +78,7 @@ failure, diagnostics/<benchmark>/. Exit codes: 0 all benchmarks succeeded, 1 ano
 	f.BoolVar(&opts.dryRun, "dry-run", false, "show the node context, the image and each container as a docker run line; change nothing")
 	f.StringVarP(&opts.output, "output", "o", "text", "--dry-run output format: text or json")
 	f.DurationVar(&opts.barrierTimeout, "barrier-timeout", time.Hour, "how long nodes wait for each other (rank 0 may be building)")
+	f.DurationVar(&opts.heartbeat, "heartbeat", 0, "how often nodes tell each other they are alive; one silent for 3 periods is lost (default: the manifest's job.heartbeat, else 5s)")
 	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	_ = cmd.RegisterFlagCompletionFunc("benchmarks", completeBenchmarks)
 	return cmd
@@ -83,7 +94,7 @@ func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
 		return err
 	}
 	ro := runner.Options{Manifest: m, SharedDir: dir, Benchmarks: opts.benchmarks, Lookup: os.LookupEnv,
-		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout,
+		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout, Heartbeat: opts.heartbeat,
 		Engine: func() (*client.Client, error) { return image.Connect() }, Stream: io.err}
 	if opts.record != "" {
 		if ro.Record, err = image.ReadRecord(opts.record); err != nil {

@@ -1,8 +1,9 @@
 // Command dummy is the smallest benchctl benchmark. It measures nothing: it writes --rows
 // rows of made-up but deterministic numbers (100*(i+1) + NODE_RANK samples per second for
 // row i) to dummy.csv in $BENCHCTL_OUTPUT_DIR and prints the first as its performance line.
-// --sleep makes it take a while, and --fail-rank makes one node fail on purpose at once,
-// before the sleep, with --exit-code, so benchctl's tests can exercise slow and failing nodes.
+// --sleep makes it take a while, and --fail-rank makes one node fail on purpose with
+// --exit-code, at once or after --fail-after, before the sleep, so benchctl's tests can
+// exercise slow and failing nodes.
 package main
 
 import (
@@ -20,10 +21,11 @@ func main() {
 }
 
 type options struct {
-	rows     int
-	sleep    time.Duration
-	failRank int
-	exitCode int
+	rows      int
+	sleep     time.Duration
+	failRank  int
+	failAfter time.Duration
+	exitCode  int
 }
 
 // parseFlags reads the command line; ok is false, with the message on stderr, when it is
@@ -34,6 +36,7 @@ func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) 
 	fs.DurationVar(&o.sleep, "sleep", 0, "how long to sleep before writing the results, e.g. 10s")
 	fs.IntVar(&o.failRank, "fail-rank", -1, "the node rank that fails on purpose (-1: none)")
 	fs.IntVar(&o.exitCode, "exit-code", 3, "exit status of the failing rank (1-255)")
+	fs.DurationVar(&o.failAfter, "fail-after", 0, "how long the failing rank runs before it fails, e.g. 2s")
 	if code, ok := example.ParseFlags(fs, args); !ok {
 		return o, code, false
 	}
@@ -45,6 +48,8 @@ func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) 
 		bad = fmt.Sprintf("--sleep %s: must not be negative", o.sleep)
 	case o.failRank < -1:
 		bad = fmt.Sprintf("--fail-rank %d: must be a node rank, or -1 for none", o.failRank)
+	case o.failAfter < 0:
+		bad = fmt.Sprintf("--fail-after %s: must not be negative", o.failAfter)
 	case o.exitCode < 1 || o.exitCode > 255:
 		bad = fmt.Sprintf("--exit-code %d: must be between 1 and 255", o.exitCode)
 	}
@@ -72,6 +77,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	fmt.Fprintf(stderr, "dummy: node rank %d of %d, %d rows\n", e.Rank, e.NNodes, o.rows)
 	if e.Rank == o.failRank {
+		if o.failAfter > 0 {
+			fmt.Fprintf(stderr, "dummy: node rank %d fails in %s\n", e.Rank, o.failAfter)
+			time.Sleep(o.failAfter)
+		}
 		fmt.Fprintf(stderr, "dummy: error: node rank %d fails on purpose (--fail-rank %d), exit status %d\n", e.Rank, o.failRank, o.exitCode)
 		return o.exitCode
 	}

@@ -30,6 +30,8 @@ func TestRun(t *testing.T) {
 			"performance: 102 samples_per_second", []string{"dummy_0,102", "dummy_1,202"}, ""},
 		{"fail rank matches", []string{"--fail-rank", "1"}, map[string]string{"NODE_RANK": "1", "NNODES": "2"}, 3, "", nil, "fails on purpose"},
 		{"fail rank custom code", []string{"--fail-rank", "0", "--exit-code", "7"}, nil, 7, "", nil, "exit status 7"},
+		{"fail after a while", []string{"--fail-rank", "0", "--fail-after", "50ms"}, nil, 3, "", nil, "fails in 50ms"},
+		{"negative fail-after", []string{"--fail-rank", "0", "--fail-after", "-1s"}, nil, 2, "", nil, "--fail-after -1s: must not be negative"},
 		{"fail rank other node", []string{"--fail-rank", "1", "--rows", "1"}, map[string]string{"NODE_RANK": "0", "NNODES": "2"}, 0,
 			"performance: 100 samples_per_second", []string{"dummy_0,100"}, ""},
 		{"short sleep", []string{"--sleep", "10ms", "--rows", "1"}, nil, 0, "performance: 100 samples_per_second", []string{"dummy_0,100"}, "sleeping 10ms"},

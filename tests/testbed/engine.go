@@ -62,6 +62,15 @@ func HelloContext(t testing.TB, dir string, extraFiles map[string][]byte) string
 import ("fmt"; "os"; "strings")
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "failhuge" {
+		// 300 lines of output, then a 10,000-character error line, then the reason.
+		for i := range 300 {
+			fmt.Println("hello output line", i)
+		}
+		fmt.Fprintln(os.Stderr, "hello error: "+strings.Repeat("x", 10000))
+		fmt.Fprintln(os.Stderr, "hello is failing on purpose")
+		os.Exit(7)
+	}
 	if len(os.Args) > 1 && os.Args[1] == "fail" {
 		// More stdout than a build log tail holds, then the reason on stderr: engines forward
 		// the two streams in no fixed order, and the tail must keep the reason.
