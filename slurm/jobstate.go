@@ -29,7 +29,12 @@ func (ExecCommander) Output(ctx context.Context, name string, args ...string) ([
 type JobState struct {
 	Known  bool   // Slurm knows the job; false when Slurm is absent or has forgotten it
 	State  string // e.g. PENDING, RUNNING, COMPLETED (the first word of Slurm's state)
-	Source string // squeue or scontrol
+	Source string // squeue, scontrol or sacct
+	// Accounting is set when squeue and scontrol do not know the job and sacct cannot say
+	// either: AccountingOff or AccountingDown. Nothing then tells whether the job ended.
+	// Detail is what sacct said ("sacct: Slurm accounting storage is disabled").
+	Accounting string
+	Detail     string
 }
 
 // Active reports whether the job may still run or is running: every state but the final
@@ -48,15 +53,37 @@ func (s JobState) Active() bool {
 }
 
 // QueryJobState asks Slurm about a job: `squeue -h -j ID -o %T` first, then
-// `scontrol show job -o ID` (which also knows jobs that ended recently). Both are run
-// without a shell. A job id that is not a Slurm job id, missing commands, and a job Slurm
-// does not know give an unknown state and no error; other failures (slurmctld down) give
-// an unknown state and an error to log, so that the caller can decide by other means.
+// `scontrol show job -o ID` (which also knows jobs that ended less than MinJobAge ago),
+// then `sacct -j ID -n -X -P -o State` (the accounting storage, which knows jobs long after
+// slurmctld has forgotten them). All are run without a shell. A job id that is not a Slurm
+// job id, missing commands, and a job Slurm does not know give an unknown state and no
+// error; so does accounting that is off or does not answer, with Accounting saying which.
+// Other failures (slurmctld down and no answer from sacct, output that is not a job state)
+// give an unknown state and an error to log, so that the caller can decide by other means.
 // For an array job, any active task makes the job active.
 func QueryJobState(ctx context.Context, run Commander, jobID string) (JobState, error) {
 	if !validJobID(jobID) {
 		return JobState{}, nil
 	}
+	st, err := queryController(ctx, run, jobID)
+	if st.Known || ctx.Err() != nil {
+		return st, err
+	}
+	if errors.Is(err, errNoSlurm) {
+		return JobState{}, nil // no squeue and no scontrol: not a Slurm machine
+	}
+	acct, aerr := queryAccounting(ctx, run, jobID)
+	if acct.Known {
+		return acct, nil // slurmctld may be down, but the accounting knows how the job ended
+	}
+	return acct, errors.Join(err, aerr)
+}
+
+// errNoSlurm is neither squeue nor scontrol being there.
+var errNoSlurm = errors.New("no squeue and no scontrol")
+
+// queryController asks slurmctld, through squeue and then scontrol.
+func queryController(ctx context.Context, run Commander, jobID string) (JobState, error) {
 	var sqErr error
 	out, err := run.Output(ctx, "squeue", "-h", "-j", jobID, "-o", "%T")
 	switch {
@@ -67,6 +94,7 @@ func QueryJobState(ctx context.Context, run Commander, jobID string) (JobState, 
 	case !notFound(err) && !unknownJob(err):
 		sqErr = fmt.Errorf("squeue: %w", errText(err))
 	}
+	sqMissing := notFound(err)
 	out, err = run.Output(ctx, "scontrol", "show", "job", "-o", jobID)
 	switch {
 	case err == nil:
@@ -82,6 +110,8 @@ func QueryJobState(ctx context.Context, run Commander, jobID string) (JobState, 
 			return JobState{Known: true, State: st, Source: "scontrol"}, nil
 		}
 		return JobState{}, sqErr
+	case notFound(err) && sqMissing:
+		return JobState{}, errNoSlurm
 	case notFound(err) || unknownJob(err):
 		return JobState{}, sqErr
 	}

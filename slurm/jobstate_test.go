@@ -57,15 +57,18 @@ func TestQueryJobState(t *testing.T) {
 		{name: "cancelled by user", id: "123", err: func(t *testing.T) map[string]error { return map[string]error{"squeue": invalid(t)} },
 			out:  map[string]string{"scontrol": "JobId=123 JobState=CANCELLED Reason=None\n"},
 			want: JobState{Known: true, State: "CANCELLED", Source: "scontrol"}, calls: 2},
-		{name: "unknown to both", id: "123", err: func(t *testing.T) map[string]error {
+		{name: "unknown to all three", id: "123", err: func(t *testing.T) map[string]error {
 			return map[string]error{"squeue": invalid(t), "scontrol": invalid(t)}
-		}, calls: 2},
-		{name: "no slurm commands", id: "123", err: func(t *testing.T) map[string]error {
+		}, calls: 3},
+		{name: "no slurm commands: sacct is not asked", id: "123", err: func(t *testing.T) map[string]error {
 			return map[string]error{"squeue": exec.ErrNotFound, "scontrol": exec.ErrNotFound}
 		}, calls: 2},
-		{name: "slurmctld down", id: "123", err: func(t *testing.T) map[string]error {
+		{name: "slurmctld down, accounting has no record", id: "123", err: func(t *testing.T) map[string]error {
 			return map[string]error{"squeue": exitErr(t, "slurm_load_jobs error: Unable to contact slurm controller"), "scontrol": exitErr(t, "Unable to contact slurm controller")}
-		}, wantErr: "squeue: exit status 1: slurm_load_jobs error: Unable to contact slurm controller", calls: 2},
+		}, wantErr: "squeue: exit status 1: slurm_load_jobs error: Unable to contact slurm controller", calls: 3},
+		{name: "slurmctld down, accounting knows", id: "123", out: map[string]string{"sacct": "COMPLETED\n"}, err: func(t *testing.T) map[string]error {
+			return map[string]error{"squeue": exitErr(t, "Unable to contact slurm controller"), "scontrol": exitErr(t, "Unable to contact slurm controller")}
+		}, want: JobState{Known: true, State: "COMPLETED", Source: "sacct"}, calls: 3},
 		{name: "not a slurm job id: nothing is run", id: "local-20261123-1", calls: 0},
 		{name: "an option is never passed on", id: "-a", calls: 0},
 	}
@@ -94,6 +97,9 @@ func TestQueryJobState(t *testing.T) {
 			}
 			if len(f.calls) > 1 && !reflect.DeepEqual(f.calls[1], []string{"scontrol", "show", "job", "-o", c.id}) {
 				t.Fatalf("scontrol called as %q", f.calls[1])
+			}
+			if len(f.calls) > 2 && !reflect.DeepEqual(f.calls[2], []string{"sacct", "-j", c.id, "-n", "-X", "-P", "-o", "State"}) {
+				t.Fatalf("sacct called as %q", f.calls[2])
 			}
 		})
 	}
