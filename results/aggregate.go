@@ -18,6 +18,7 @@ type SchedulerState struct {
 	Known  bool   // the scheduler knows the job (false: no Slurm, or the job was purged)
 	State  string // e.g. RUNNING, COMPLETED
 	Active bool   // pending, running, completing, suspended, ...
+	Source string // where the state comes from, e.g. squeue, scontrol or sacct
 }
 
 // AggregateOptions tune Aggregate. The zero value works.

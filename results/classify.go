@@ -2,9 +2,15 @@ package results
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
+
+// outcomeLost is a node whose status still says running in a job that Slurm says has
+// ended: it stopped without recording its end (killed, its host died). A failure.
+const outcomeLost = "lost"
 
 // Kinds of node, from its status file.
 const (
@@ -32,8 +38,7 @@ func (a *aggregator) classify(nd *nodeData) (kind int, f failRec) {
 			f.reason = fmt.Sprintf("cut short while running: the job was requeued (attempt %d is newer)", a.dir.Attempts[len(a.dir.Attempts)-1])
 			return nodeFailed, f
 		case a.opts.Scheduler.Known && !a.opts.Scheduler.Active:
-			f.outcome = "lost"
-			f.reason = "status still says running, but Slurm says the job is " + a.opts.Scheduler.State + ": the node stopped without recording its end"
+			f.outcome, f.reason = outcomeLost, a.lostReason(nd)
 			return nodeFailed, f
 		}
 		return nodeRunning, f
@@ -49,6 +54,52 @@ func (a *aggregator) classify(nd *nodeData) (kind int, f failRec) {
 		f.reason = describe(f.outcome, st.ExitCode, "phase "+p.Name+" failed: "+p.Error)
 	}
 	return nodeFailed, f
+}
+
+// lostReason writes "lost (last status 2026-11-23T10:01:00Z, phase run started): status.json
+// still says running, but Slurm says the job is COMPLETED (sacct); ...".
+func (a *aggregator) lostReason(nd *nodeData) string {
+	at, what := lastRecord(nd.status)
+	if at.IsZero() {
+		if info, err := os.Stat(filepath.Join(a.dir.Path, "nodes", nd.dir, StatusFile)); err == nil {
+			at, what = info.ModTime(), "status.json last written"
+		}
+	}
+	last := "unknown"
+	if !at.IsZero() {
+		last = at.UTC().Format(time.RFC3339) + ", " + what
+	}
+	sched := "Slurm says the job is " + a.opts.Scheduler.State
+	if src := a.opts.Scheduler.Source; src != "" {
+		sched += " (" + src + ")"
+	}
+	return fmt.Sprintf("lost (last status %s): status.json still says running, but %s; the node stopped without recording its end", last, sched)
+}
+
+// lastRecord is the latest moment a node's status records, and what happened then: the
+// node's own clock, written with the event. It is preferred to status.json's modification
+// time, which a copy or a restore of the job folder changes; the runner writes the file
+// only when it records such an event, so the two agree for a folder left in place.
+func lastRecord(st *Status) (time.Time, string) {
+	var at time.Time
+	what := ""
+	see := func(t *time.Time, s string) {
+		if t != nil && !t.IsZero() && !t.Before(at) { // the later record of a tie
+			at, what = *t, s
+		}
+	}
+	see(&st.StartedAt, "node started")
+	for i := range st.Phases {
+		p := &st.Phases[i]
+		see(&p.StartedAt, "phase "+p.Name+" started")
+		see(p.FinishedAt, "phase "+p.Name+" ended")
+	}
+	for i := range st.Benchmarks {
+		b := &st.Benchmarks[i]
+		see(&b.StartedAt, "benchmark "+b.Name+" started")
+		see(b.FinishedAt, "benchmark "+b.Name+" ended")
+	}
+	return at, what
 }
 
 // describe writes "timeout (exit 124): message".
@@ -77,6 +128,7 @@ func benchState(kind int, nf failRec, bs *BenchmarkStatus) (byte, failRec) {
 		return stRunning, f
 	case bs != nil && (bs.Outcome == OutcomeFailure || bs.Outcome == OutcomeTimeout || bs.Outcome == OutcomeCancelled):
 		f.outcome, f.exit, f.reason = bs.Outcome, int32(bs.ExitCode), describe(bs.Outcome, bs.ExitCode, bs.Error)
+	case bs != nil && nf.outcome == outcomeLost: // under way when the node was lost
 	case bs != nil:
 		f.outcome, f.exit, f.reason = OutcomeFailure, int32(bs.ExitCode), fmt.Sprintf("did not finish (outcome %q)", bs.Outcome)
 	case kind == nodeFailed:

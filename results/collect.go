@@ -48,7 +48,8 @@ type Collection struct {
 //
 // Running is decided by the scheduler when it knows the job (only for the newest attempt:
 // an older one was ended by the requeue), else from the status files: a node whose outcome
-// is running and that has no finishedAt is still running.
+// is running and that has no finishedAt is still running. With a *RunningError the
+// Collection is returned too, with only Dir and Warnings set.
 func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 	if opts.AppendTo != "" {
 		if err := CheckAppendTarget(opts.AppendTo); err != nil {
@@ -69,7 +70,7 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 		}
 	}
 	if sched.Known && sched.Active && !opts.Partial {
-		return nil, &RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: "Slurm says " + sched.State}
+		return c, &RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: "Slurm says " + sched.State}
 	}
 	aopts := opts.Aggregate
 	aopts.Partial, aopts.Scheduler = opts.Partial, sched
@@ -78,7 +79,7 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 		return nil, err
 	}
 	if len(s.Running) > 0 && !opts.Partial {
-		return nil, &RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: runningReason(s.Running)}
+		return c, &RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: runningReason(s.Running)}
 	}
 	c.Summary = s
 	c.Perf = PerfTable(s)

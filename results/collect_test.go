@@ -70,7 +70,7 @@ func TestCollectGolden(t *testing.T) {
 		{name: "missing-node", job: "400", attempt: -1, failed: true, contains: []string{"1-m2 (no status: node never reported"}},
 		{name: "requeued-latest", job: "500", attempt: -1, contains: []string{"train_0", "61", "SUCCESS"}},
 		{name: "requeued-first", job: "500", attempt: 0, failed: true, contains: []string{"requeued"}},
-		{name: "running-partial", job: "600", attempt: -1, partial: true, contains: []string{"train_0", "70"}},
+		{name: "running-partial", job: "600", attempt: -1, partial: true, failed: true, contains: []string{"train_0", "70", "FAILURE", "partial: 1 of 2 nodes still running"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

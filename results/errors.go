@@ -44,6 +44,8 @@ func (e *RunningError) Error() string {
 type FailedError struct {
 	JobID  string
 	Failed []string // "benchmark: reason" or "node 1-n2: reason"
+	// Unfinished: nothing failed, but nodes are still running (a --partial collection).
+	Unfinished bool
 }
 
 func (e *FailedError) Error() string {
@@ -51,6 +53,9 @@ func (e *FailedError) Error() string {
 	msg := strings.Join(e.Failed[:min(show, len(e.Failed))], "; ")
 	if len(e.Failed) > show {
 		msg += fmt.Sprintf("; and %d more (see summary.json)", len(e.Failed)-show)
+	}
+	if e.Unfinished {
+		return fmt.Sprintf("job %s has not finished: %s", e.JobID, msg)
 	}
 	return fmt.Sprintf("job %s has failures: %s", e.JobID, msg)
 }

@@ -80,8 +80,8 @@ func (a *aggregator) finish() *Summary {
 	slices.Sort(a.problems)
 	s.Problems = append([]string{}, a.problems...)
 	s.Status = StatusSuccess
-	if len(s.NodeFailures) > 0 || len(s.Benchmarks) == 0 {
-		s.Status = StatusFailure
+	if len(s.NodeFailures) > 0 || len(s.Benchmarks) == 0 || len(s.Running) > 0 {
+		s.Status = StatusFailure // a node still at work may yet fail: never SUCCESS
 	}
 	for _, b := range s.Benchmarks {
 		if b.Status == StatusFailure {

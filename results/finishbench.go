@@ -80,11 +80,11 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		}
 	case failedNote != "":
 		bs.Status, bs.Reason = StatusFailure, failedNote
+	case len(bs.Running) > 0:
+		// A node still at work may yet fail: a partial result is never SUCCESS.
+		bs.Status, bs.Reason = StatusFailure, fmt.Sprintf("partial: %d of %d nodes still running", len(bs.Running), world)
 	default:
 		bs.Status = StatusSuccess
-		if len(bs.Running) > 0 {
-			bs.Reason = fmt.Sprintf("partial: %d of %d nodes still running", len(bs.Running), world)
-		}
 	}
 	if !won {
 		bs.Rows = append(bs.Rows, RowSummary{Model: b.spec.name, Status: StatusFailure, Reason: bs.Reason})
@@ -115,8 +115,6 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 			row.Status, row.Reason = StatusFailure, fmt.Sprintf("performance %q is not a number", row.Performance)
 		case rowStatus == "FAILURE" || rowStatus == "FAILED":
 			row.Status, row.Reason = StatusFailure, "the benchmark marked this row "+rowStatus
-		default:
-			row.Reason = bs.Reason // "partial: ..." or empty
 		}
 		bs.Rows = append(bs.Rows, row)
 	}

@@ -151,10 +151,14 @@ func (s *Summary) Failures() []string {
 			out = append(out, fmt.Sprintf("node %s: %s", f.Label(), f.Reason))
 		}
 	}
+	if len(out) == 0 && len(s.Running) > 0 {
+		out = append(out, runningReason(s.Running))
+	}
 	return out
 }
 
-// Err is a *FailedError when anything failed, else nil.
+// Err is a *FailedError when anything failed or a node is still running (--partial), else
+// nil.
 func (s *Summary) Err() error {
 	if s.Status != StatusFailure {
 		return nil
@@ -163,5 +167,23 @@ func (s *Summary) Err() error {
 	if len(f) == 0 {
 		f = []string{"see summary.json"}
 	}
-	return &FailedError{JobID: s.Job, Failed: f}
+	return &FailedError{JobID: s.Job, Failed: f, Unfinished: s.unfinished()}
+}
+
+// unfinished: the only reason the job is not a SUCCESS is nodes that are still running.
+func (s *Summary) unfinished() bool {
+	if len(s.Running) == 0 || len(s.NodeFailures) > 0 || len(s.Benchmarks) == 0 {
+		return false
+	}
+	for _, b := range s.Benchmarks {
+		if b.Status == StatusFailure && (len(b.Running) == 0 || len(b.Failed) > 0) {
+			return false
+		}
+		for _, r := range b.Rows {
+			if b.Status == StatusSuccess && r.Status == StatusFailure {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -1,0 +1,170 @@
+package results
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// writeStuckNode writes node 1 of a job folder from writeJob: its status still says running,
+// with benchmark b under way since t0+3m (its latest record), as a SIGKILLed run leaves it.
+func writeStuckNode(t *testing.T, job string, st *Status) {
+	t.Helper()
+	if st == nil {
+		ok, run := t0.Add(time.Minute), t0.Add(2*time.Minute)
+		st = &Status{Version: 1, Rank: 1, Host: "h1", World: 3, Outcome: OutcomeRunning, StartedAt: t0,
+			Phases: []PhaseStatus{
+				{Name: PhaseContext, StartedAt: t0, FinishedAt: &ok, Outcome: PhaseOK},
+				{Name: PhaseImage, StartedAt: ok, FinishedAt: &run, Outcome: PhaseOK},
+				{Name: PhaseRun, StartedAt: run, Outcome: OutcomeRunning}},
+			Benchmarks: []BenchmarkStatus{{Name: "b", Outcome: OutcomeRunning, StartedAt: t0.Add(3 * time.Minute)}}}
+	}
+	nd := filepath.Join(job, "nodes", "1-h1")
+	if err := os.MkdirAll(nd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(st)
+	if err := os.WriteFile(filepath.Join(nd, StatusFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func threeNodeJob(t *testing.T, stuck *Status) string {
+	t.Helper()
+	shared := t.TempDir()
+	job := writeJob(t, shared, "77", 3)
+	csv := "model,performance,metric,status\nm,10,x,SUCCESS\n"
+	writeNode(t, job, 0, OutcomeSuccess, csv)
+	writeNode(t, job, 2, OutcomeSuccess, csv)
+	writeStuckNode(t, job, stuck)
+	return shared
+}
+
+// notSuccess fails the test when anything of the collection says SUCCESS: a job with a node
+// that is still running, or lost, is not a success, with or without --partial.
+func notSuccess(t *testing.T, col *Collection) {
+	t.Helper()
+	s := col.Summary
+	if s.Status == StatusSuccess {
+		t.Errorf("summary status SUCCESS")
+	}
+	for _, b := range s.Benchmarks {
+		if b.Status == StatusSuccess {
+			t.Errorf("benchmark %s SUCCESS", b.Name)
+		}
+		for _, r := range b.Rows {
+			if r.Status == StatusSuccess {
+				t.Errorf("row %s SUCCESS", r.Model)
+			}
+		}
+	}
+	st := col.Perf.Col(ColStatus)
+	for _, r := range col.Perf.Rows {
+		if r[st] == StatusSuccess {
+			t.Errorf("perf.csv row %q SUCCESS", r)
+		}
+	}
+	var fe *FailedError
+	if err := s.Err(); !errors.As(err, &fe) || fe.ExitCode() != 3 {
+		t.Errorf("Err() = %v, want a *FailedError (exit 3)", err)
+	}
+}
+
+// A node whose status still says running in a job that Slurm says has ended is lost: a
+// FAILURE that names its last record, with or without --partial.
+func TestCollectLostNode(t *testing.T) {
+	const want = "lost (last status 2026-01-01T00:03:00Z, benchmark b started): status.json still says running, " +
+		"but Slurm says the job is COMPLETED (sacct); the node stopped without recording its end"
+	for _, partial := range []bool{false, true} {
+		shared := threeNodeJob(t, nil)
+		col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "77", Attempt: -1, Partial: partial,
+			Scheduler: func(context.Context, string) (SchedulerState, error) {
+				return SchedulerState{Known: true, State: "COMPLETED", Source: "sacct"}, nil
+			}})
+		if err != nil {
+			t.Fatalf("partial=%v: %v", partial, err)
+		}
+		s := col.Summary
+		if len(s.NodeFailures) != 1 || s.NodeFailures[0].Outcome != outcomeLost || s.NodeFailures[0].Reason != want {
+			t.Fatalf("partial=%v: node failures %+v", partial, s.NodeFailures)
+		}
+		if s.Nodes.Running != 0 || len(s.Running) != 0 || s.Nodes.Failed != 1 {
+			t.Errorf("partial=%v: nodes %+v running %v", partial, s.Nodes, s.Running)
+		}
+		b := s.Benchmarks[0]
+		if len(b.Failed) != 1 || b.Failed[0].Reason != want || !strings.Contains(b.Reason, "1-h1 (lost (last status") {
+			t.Errorf("partial=%v: benchmark %s failed %+v", partial, b.Reason, b.Failed)
+		}
+		notSuccess(t, col)
+		if fe := new(FailedError); errors.As(s.Err(), &fe) && fe.Unfinished {
+			t.Errorf("partial=%v: a lost node is a failure, not an unfinished job: %v", partial, s.Err())
+		}
+	}
+}
+
+// A status without any time: the status file's modification time is the last sign of life.
+func TestCollectLostNodeWithoutTimes(t *testing.T) {
+	shared := threeNodeJob(t, &Status{Version: 1, Rank: 1, Host: "h1", Outcome: OutcomeRunning})
+	mtime := time.Date(2025, 5, 5, 5, 5, 5, 0, time.UTC)
+	os.Chtimes(filepath.Join(shared, "jobs", "77", "nodes", "1-h1", StatusFile), mtime, mtime)
+	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "77", Attempt: -1, Scheduler: sched("CANCELLED", false, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := col.Summary.NodeFailures
+	if len(f) != 1 || !strings.HasPrefix(f[0].Reason, "lost (last status 2025-05-05T05:05:05Z, status.json last written): ") ||
+		!strings.Contains(f[0].Reason, "Slurm says the job is CANCELLED;") {
+		t.Fatalf("node failures %+v", f)
+	}
+	notSuccess(t, col)
+}
+
+// --partial shows a node that is still running as running, and never says SUCCESS for a
+// job it is part of, even when its benchmark already succeeded.
+func TestCollectPartialNeverSuccess(t *testing.T) {
+	done := t0.Add(time.Minute)
+	benchDone := &Status{Version: 1, Rank: 1, Host: "h1", World: 3, Outcome: OutcomeRunning, StartedAt: t0,
+		Phases:     []PhaseStatus{{Name: PhaseResults, StartedAt: done, Outcome: OutcomeRunning}},
+		Benchmarks: []BenchmarkStatus{{Name: "b", Outcome: OutcomeSuccess, StartedAt: t0, FinishedAt: &done}}}
+	cases := []struct {
+		name      string
+		stuck     *Status
+		scheduler func(context.Context, string) (SchedulerState, error)
+		reason    string // the error's
+	}{
+		{name: "no scheduler", reason: "job 77 has not finished: b: partial: 1 of 3 nodes still running"},
+		{name: "slurm says running", scheduler: sched("RUNNING", true, nil), reason: "job 77 has not finished: b: partial: 1 of 3 nodes still running"},
+		{name: "slurm forgot the job, no accounting", scheduler: sched("", false, nil), reason: "has not finished"},
+		{name: "benchmark done, node still running", stuck: benchDone, scheduler: sched("RUNNING", true, nil),
+			reason: "job 77 has not finished: 1 node has not finished (1-h1)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			shared := threeNodeJob(t, c.stuck)
+			col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "77", Attempt: -1, Partial: true, Scheduler: c.scheduler})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := col.Summary
+			if len(s.Running) != 1 || s.Running[0].Rank != 1 || len(s.NodeFailures) != 0 {
+				t.Fatalf("running %+v failures %+v", s.Running, s.NodeFailures)
+			}
+			if c.stuck == nil {
+				notSuccess(t, col)
+			} else if s.Status == StatusSuccess {
+				t.Error("summary status SUCCESS with a node still running")
+			}
+			var fe *FailedError
+			if err := s.Err(); !errors.As(err, &fe) || !fe.Unfinished || !strings.Contains(err.Error(), c.reason) {
+				t.Fatalf("Err() = %v, want an unfinished job: %q", err, c.reason)
+			}
+		})
+	}
+}
