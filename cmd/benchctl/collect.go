@@ -38,15 +38,21 @@ stdout.
 
 Per benchmark the best CSV wins: the node with the most rows that have a performance value
 (then the most rows, then the lowest rank). Values that several nodes report for the same
-row are aggregated, never summed. A benchmark is SUCCESS only when it has a result and no
-node failed; a node that never reported counts as failed.
+row are aggregated, never summed. A benchmark is SUCCESS only when it has a result, no
+node failed and every node finished; a node that never reported counts as failed, and a
+node whose status still says running in a job that Slurm says has ended was lost
+("lost (last status T, what it recorded last)").
 
 A job that is still running is refused unless --partial: Slurm is asked (squeue, then
-scontrol) when it is there, else the status files decide. -o appends the rows to your own
+scontrol, then sacct for a job that slurmctld has forgotten) when it is there, else the
+status files decide; collect says so when Slurm accounting is off. With --partial, nodes
+still running are shown as running, never as SUCCESS: a benchmark they still run, and the
+job, are FAILURE ("partial: 1 of 4 nodes still running"). -o appends the rows to your own
 perf.csv under a lock (header union, atomic rewrite).
 
 Exit codes: 0 all benchmarks succeeded, 1 the job is still running (without --partial) or
-the folders could not be read, 3 a benchmark or node failed, 4 no such job or bad flags.`,
+the folders could not be read, 3 a benchmark or node failed (with --partial: or nodes are
+still running), 4 no such job or bad flags.`,
 		Example: `  benchctl collect 123456
   benchctl collect 123456 --attempt 0 --format markdown
   benchctl collect 123456 --partial -o ~/perf.csv
@@ -70,7 +76,7 @@ the folders could not be read, 3 a benchmark or node failed, 4 no such job or ba
 	f := cmd.Flags()
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	f.IntVar(&opts.attempt, "attempt", -1, "attempt to collect: 0 is the first run, n the n-th requeue (default: the newest)")
-	f.BoolVar(&opts.partial, "partial", false, "collect a job that is still running; running nodes are shown as running")
+	f.BoolVar(&opts.partial, "partial", false, "collect a job that is still running; running nodes are shown as running, never as SUCCESS")
 	f.StringVarP(&opts.output, "output", "o", "", "also append the rows to this perf.csv (locked, header union, atomic)")
 	f.StringVar(&opts.format, "format", results.FormatTable, "stdout format: table, csv, json or markdown")
 	_ = cmd.MarkFlagFilename("output", "csv")
@@ -93,11 +99,13 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 			}
 		}},
 	})
+	if col != nil {
+		for _, w := range col.Warnings {
+			slog.Warn(w)
+		}
+	}
 	if err != nil {
 		return err
-	}
-	for _, w := range col.Warnings {
-		slog.Warn(w)
 	}
 	s := col.Summary
 	const shownProblems = 10
@@ -119,12 +127,22 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	return s.Err()
 }
 
-// slurmJobState asks Slurm about a job, briefly.
+// slurmJobState asks Slurm about a job, briefly. Collect calls it once per job, so a job
+// that Slurm has forgotten on a cluster without accounting is said once.
 func slurmJobState(ctx context.Context, jobID string) (results.SchedulerState, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	st, err := slurm.QueryJobState(ctx, slurm.ExecCommander{}, jobID)
-	return results.SchedulerState{Known: st.Known, State: st.State, Active: st.Active()}, err
+	if st.Accounting != "" {
+		slog.Warn(accountingNote(st, jobID), "sacct", st.Detail)
+	}
+	return results.SchedulerState{Known: st.Known, State: st.State, Active: st.Active(), Source: st.Source}, err
+}
+
+// accountingNote says what a job that Slurm has forgotten, and its accounting cannot tell
+// about, means for collect: "Slurm accounting is off: cannot tell whether job 12 ended; ...".
+func accountingNote(st slurm.JobState, jobID string) string {
+	return fmt.Sprintf("%s: cannot tell whether job %s ended; nodes still saying running are reported as running", st.Accounting, jobID)
 }
 
 // completeJobIDs completes job ids from the shared directory's jobs/ folder, newest first.
