@@ -16,10 +16,12 @@ done
 log() { printf 'testbed: %s\n' "$*" >&2; }
 if [ ! -d "$D/pids" ]; then log "nothing to stop (no $D/pids)"; exit 0; fi
 
-# Stop slurmd before slurmctld and dockerd last (containers stop with their engine).
+# Stop slurmd before slurmctld, slurmctld before the accounting (slurmdbd, then its MariaDB),
+# and dockerd last (containers stop with their engine).
 order=()
 for f in "$D"/pids/slurmd-*.pid; do [ -e "$f" ] && order+=("$f"); done
-for f in "$D"/pids/slurmctld.pid "$D"/pids/buildkitd.pid "$D"/pids/dockerd-*.pid "$D"/pids/munged.pid; do [ -e "$f" ] && order+=("$f"); done
+for f in "$D"/pids/slurmctld.pid "$D"/pids/slurmdbd.pid "$D"/pids/mariadb.pid "$D"/pids/buildkitd.pid \
+         "$D"/pids/dockerd-*.pid "$D"/pids/munged.pid; do [ -e "$f" ] && order+=("$f"); done
 
 pids=()
 for f in "${order[@]}"; do

@@ -30,7 +30,7 @@ log() { printf 'testbed: %s\n' "$*" >&2; }
 die() { printf 'testbed: error: %s\n' "$*" >&2; exit 1; }
 cannot() { printf 'testbed: cannot start here: %s\n' "$*" >&2; exit 3; }
 
-[ "$(id -u)" = 0 ] || cannot "needs root (it starts dockerd, slurmctld, slurmd and munged)"
+[ "$(id -u)" = 0 ] || cannot "needs root (it starts dockerd, slurmctld, slurmd, slurmdbd, mariadbd and munged)"
 
 # ---- packages -------------------------------------------------------------------------
 need_pkgs=()
@@ -38,12 +38,22 @@ command -v dockerd >/dev/null || need_pkgs+=(docker.io)
 command -v slurmctld >/dev/null && command -v slurmd >/dev/null || need_pkgs+=(slurm-wlm)
 command -v munged >/dev/null || need_pkgs+=(munge)
 command -v curl >/dev/null || need_pkgs+=(curl)
+# Slurm accounting, so that sacct knows jobs that slurmctld has forgotten (MinJobAge).
+command -v slurmdbd >/dev/null || need_pkgs+=(slurmdbd)
+command -v mariadbd >/dev/null && command -v mariadb-install-db >/dev/null || need_pkgs+=(mariadb-server)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   command -v apt-get >/dev/null || cannot "missing ${need_pkgs[*]} and no apt-get to install them"
   log "installing ${need_pkgs[*]} from Debian (about a minute)"
+  # Packages must not start their own daemons (mariadb, slurmdbd): up.sh starts what it needs.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    printf '#!/bin/sh\n# benchctl testbed up.sh: apt-get install starts no daemons\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod 0755 /usr/sbin/policy-rc.d
+  fi
   apt-get update -q >"/tmp/benchctl-testbed-apt.log" 2>&1 || { tail -20 /tmp/benchctl-testbed-apt.log >&2; die "apt-get update failed"; }
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_pkgs[@]}" >>"/tmp/benchctl-testbed-apt.log" 2>&1 \
     || { tail -20 /tmp/benchctl-testbed-apt.log >&2; die "apt-get install ${need_pkgs[*]} failed"; }
+  if [ "$(trap -p EXIT)" != "" ]; then rm -f /usr/sbin/policy-rc.d; trap - EXIT; fi
 fi
 
 mkdir -p "$D"/{pids,log,shared,slurm/state,slurm/spool}
@@ -158,6 +168,13 @@ MpiDefault=none
 ReturnToService=2
 SchedulerParameters=sched_interval=1
 TaskProlog=$S/taskprolog.sh
+# Accounting through slurmdbd: sacct answers for jobs that slurmctld has forgotten.
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=16819
+# Forget ended jobs after 10 s (default 300), so that tests see what sacct says. sbatch --wait
+# polls every 8 s at a MinJobAge of 5..16 s (every 32 s above): at 9..16 it sees every exit.
+MinJobAge=10
 NodeName=n[1-$NODES] NodeHostname=$host NodeAddr=127.0.0.1 Port=[17001-$last] CPUs=2 RealMemory=4000 State=UNKNOWN
 PartitionName=debug Nodes=n[1-$NODES] Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
@@ -173,6 +190,82 @@ if ! cmp -s "$S/slurm.conf.new" "$S/slurm.conf"; then
   rm -rf "$S/state" && mkdir -p "$S/state"
 fi
 mv "$S/slurm.conf.new" "$S/slurm.conf"
+
+# ---- Slurm accounting: MariaDB and slurmdbd, before slurmctld registers with them ----------
+M="$D/mariadb"
+mkdir -p "$M"
+chown mysql:mysql "$M" && chmod 0750 "$M"
+touch "$D/log/mariadb.log" && chown mysql:mysql "$D/log/mariadb.log"
+mdb_ping() { mariadb-admin --no-defaults --socket="$M/mysqld.sock" ping; }
+if ! (alive "$M/mariadb.pid" && mdb_ping >/dev/null 2>&1); then
+  if [ ! -d "$M/data/mysql" ]; then
+    log "creating the MariaDB data directory"
+    mariadb-install-db --no-defaults --user=mysql --datadir="$M/data" --auth-root-authentication-method=socket \
+      --skip-test-db >"$D/log/mariadb-install.log" 2>&1 \
+      || { tail -20 "$D/log/mariadb-install.log" >&2; die "mariadb-install-db failed"; }
+  fi
+  if alive "$M/mariadb.pid"; then kill "$(cat "$M/mariadb.pid")" 2>/dev/null || true; wait_for 30 "mariadbd exit" sh -c "! kill -0 $(cat "$M/mariadb.pid") 2>/dev/null" || true; fi
+  rm -f "$M/mysqld.sock" "$M/mariadb.pid"
+  log "starting mariadbd"
+  setsid mariadbd --no-defaults --user=mysql --datadir="$M/data" --socket="$M/mysqld.sock" --pid-file="$M/mariadb.pid" \
+    --port=16306 --bind-address=127.0.0.1 --skip-name-resolve --log-error="$D/log/mariadb.log" \
+    --innodb-buffer-pool-size=128M --innodb-lock-wait-timeout=900 </dev/null >/dev/null 2>&1 &
+  started mariadb "$M/mariadb.pid"
+  wait_for 60 mariadbd mdb_ping || { tail -20 "$D/log/mariadb.log" >&2; die "mariadbd does not answer on $M/mysqld.sock"; }
+fi
+
+# slurmdbd reads slurmdbd.conf beside $SLURM_CONF; it holds the database password: 0600, root's.
+pass_file="$M/slurmdbd.pass"
+[ -s "$pass_file" ] || (umask 077; head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' >"$pass_file")
+db_pass="$(cat "$pass_file")"
+(umask 077; cat >"$S/slurmdbd.conf.new" <<CONF)
+# Written by benchctl tests/testbed/up.sh — the accounting daemon of the test cluster.
+AuthType=auth/munge
+DbdHost=$host
+DbdAddr=127.0.0.1
+DbdPort=16819
+SlurmUser=root
+PidFile=$S/slurmdbd.pid
+LogFile=$D/log/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=16306
+StorageUser=slurm
+StoragePass=$db_pass
+StorageLoc=slurm_acct_db
+CONF
+chmod 0600 "$S/slurmdbd.conf.new"
+if ! cmp -s "$S/slurmdbd.conf.new" "$S/slurmdbd.conf"; then
+  if alive "$S/slurmdbd.pid"; then kill "$(cat "$S/slurmdbd.pid")" 2>/dev/null || true; wait_for 20 "slurmdbd exit" sh -c "! kill -0 $(cat "$S/slurmdbd.pid") 2>/dev/null" || true; fi
+  mv "$S/slurmdbd.conf.new" "$S/slurmdbd.conf"
+else
+  rm -f "$S/slurmdbd.conf.new"
+fi
+if ! alive "$S/slurmdbd.pid"; then
+  # The password goes to the client on stdin, never on a command line.
+  mariadb --no-defaults --socket="$M/mysqld.sock" -u root <<SQL || die "could not set up the database user of slurmdbd (see $D/log/mariadb.log)"
+CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '$db_pass';
+ALTER USER 'slurm'@'127.0.0.1' IDENTIFIED BY '$db_pass';
+GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';
+SQL
+  log "starting slurmdbd"
+  slurmdbd || die "slurmdbd failed to start (see $D/log/slurmdbd.log)"
+  started slurmdbd "$S/slurmdbd.pid"
+fi
+wait_for 30 slurmdbd sacctmgr -n list cluster || { tail -20 "$D/log/slurmdbd.log" >&2; die "slurmdbd does not answer"; }
+if ! sacctmgr -n -P list cluster format=Cluster | grep -qx testbed; then
+  # Adding the cluster also makes the root account and root's association; nothing else is
+  # needed to submit, as AccountingStorageEnforce is left at its default (none).
+  log "adding cluster testbed to the accounting database"
+  sacctmgr -i add cluster testbed >/dev/null || die "sacctmgr add cluster testbed failed"
+fi
+# slurmctld registers with slurmdbd when it starts. One that runs unregistered (the database
+# is new) would keep its jobs out of the accounting: restart it, its jobs stay.
+if alive "$S/slurmctld.pid" && [ "$(sacctmgr -n -P show cluster where name=testbed format=ControlPort)" != 16817 ]; then
+  log "restarting slurmctld: it is not registered with slurmdbd"
+  kill "$(cat "$S/slurmctld.pid")" 2>/dev/null || true
+  wait_for 30 "slurmctld exit" sh -c "! kill -0 $(cat "$S/slurmctld.pid") 2>/dev/null" || die "slurmctld did not stop"
+fi
 
 if ! alive "$S/slurmctld.pid"; then
   log "starting slurmctld"
