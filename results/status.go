@@ -19,6 +19,9 @@ const (
 	// OutcomeAborted is a benchmark stopped because the job was aborted (another node
 	// failed, or a node was lost); its Error says why.
 	OutcomeAborted = "aborted" // benchmarks only
+	// OutcomeLost is a node that stopped without recording its end (killed, crashed),
+	// as recorded by benchctl cleanup.
+	OutcomeLost = "lost"
 )
 
 // Phase names and phase outcomes (PhaseStatus).

@@ -112,34 +112,50 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 	return len(b), err
 }
 
-// How long a container gets to stop after SIGTERM before it is killed: a timeout or a
-// cancel gives the benchmark time to write what it has; an abort does not wait for it.
-const (
-	stopGrace  = 10 // seconds
-	abortGrace = 2  // seconds
-	// stopSlack is how long past the grace an Engine call of the stop may take.
-	stopSlack = 5 * time.Second
-	// diagBudget bounds the diagnostics taken before a container is stopped.
-	diagBudget = 5 * time.Second
-)
+// budget bounds each step of stopping and removing a container, so that an engine that
+// does not answer cannot hold the node: a timeout gives the benchmark time to write what it
+// has; a cancel (scancel) less, so that the whole SIGTERM path fits in Slurm's KillWait
+// (30 s by default, see cancelTotal); an abort does not wait for it.
+type budget struct {
+	stopGrace, cancelGrace, abortGrace int           // seconds between SIGTERM and SIGKILL
+	stopSlack                          time.Duration // the Engine's stop call past the grace
+	waitSlack                          time.Duration // the container's exit, then its log, after the stop
+	diag                               time.Duration // diagnostics before the stop
+	remove                             time.Duration // the final forced remove
+}
+
+// defaultBudget is what a run uses: the SIGTERM path of a container takes at most cancelTotal (25 s);
+// writing status.json and closing the job channel add about a second.
+func defaultBudget() budget {
+	return budget{stopGrace: 10, cancelGrace: 8, abortGrace: 2, stopSlack: 3 * time.Second,
+		waitSlack: 2 * time.Second, diag: 5 * time.Second, remove: 5 * time.Second}
+}
+
+// cancelTotal is the most the SIGTERM path of one container takes: diagnostics, the stop
+// with its grace, waiting for the exit and the log, the remove.
+func (b budget) cancelTotal() time.Duration {
+	return b.diag + time.Duration(b.cancelGrace)*time.Second + b.stopSlack + 2*b.waitSlack + b.remove
+}
 
 // runContainer runs one benchmark container to its end: it streams the log to logPath and
 // to stream, stops the container at timeout or when ctx is cancelled (diagnostics first),
 // and removes it on every path. A ctx cancelled with a cause other than context.Canceled
 // (the job channel's *AbortError or *LostError) ends the benchmark as aborted, with that
 // cause as its reason.
-func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout time.Duration, logPath, diagDir string, stream io.Writer) execResult {
+func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout time.Duration, logPath, diagDir string, stream io.Writer, bud budget) execResult {
 	cfg, hc := spec.Config()
 	bg := context.WithoutCancel(ctx)
 	// A container of the same name is left from a crashed earlier run of this attempt.
-	_, _ = eng.ContainerRemove(bg, spec.Name, client.ContainerRemoveOptions{Force: true})
+	pctx, cancel := context.WithTimeout(bg, bud.remove)
+	_, _ = eng.ContainerRemove(pctx, spec.Name, client.ContainerRemoveOptions{Force: true})
+	cancel()
 	created, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: spec.Name})
 	if err != nil {
 		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("creating container %s: %w", spec.Name, err)}
 	}
 	id := created.ID
 	defer func() {
-		rctx, cancel := context.WithTimeout(bg, 30*time.Second)
+		rctx, cancel := context.WithTimeout(bg, bud.remove)
 		defer cancel()
 		_, _ = eng.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true})
 	}()
@@ -175,18 +191,34 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 	defer timer.Stop()
 	stop := func(outcome, reason string, grace int) execResult {
 		res := execResult{Outcome: outcome, ExitCode: -1, Err: errors.New(reason)}
-		dctx, cancel := context.WithTimeout(bg, diagBudget)
+		// A second SIGTERM/SIGINT (Forced) cuts the diagnostics and the stop grace short:
+		// the deferred remove kills the container at once.
+		fctx, fcancel := context.WithCancel(bg)
+		defer fcancel()
+		go func() {
+			select {
+			case <-Forced(ctx):
+				fcancel()
+			case <-fctx.Done():
+			}
+		}()
+		dctx, cancel := context.WithTimeout(fctx, bud.diag)
 		res.DiagDir = capture(dctx, eng, id, reason, tail, spec, diagDir) // while it still runs
 		cancel()
-		sctx, cancel := context.WithTimeout(bg, time.Duration(grace)*time.Second+stopSlack)
+		sctx, cancel := context.WithTimeout(fctx, time.Duration(grace)*time.Second+bud.stopSlack)
 		_, _ = eng.ContainerStop(sctx, id, client.ContainerStopOptions{Timeout: &grace})
 		cancel()
 		select {
 		case r := <-wait.Result:
 			res.ExitCode = int(r.StatusCode)
-		case <-time.After(stopSlack):
+		case <-time.After(bud.waitSlack):
+		case <-fctx.Done():
 		}
-		waitLogs(logsDone)
+		select {
+		case <-logsDone:
+		case <-time.After(bud.waitSlack):
+		case <-fctx.Done():
+		}
 		return res
 	}
 	select {
@@ -200,16 +232,32 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 		res.DiagDir = capture(bg, eng, id, reason, tail, spec, diagDir)
 		return res
 	case err := <-wait.Error:
-		return stop("failure", fmt.Sprintf("waiting for the container failed: %v", err), stopGrace)
+		return stop("failure", fmt.Sprintf("waiting for the container failed: %v", err), bud.stopGrace)
 	case <-timer.C:
-		return stop("timeout", fmt.Sprintf("timed out after %s (benchmarks[].timeout)", timeout), stopGrace)
+		return stop("timeout", fmt.Sprintf("timed out after %s (benchmarks[].timeout)", timeout), bud.stopGrace)
 	case <-ctx.Done():
 		if verdict := context.Cause(ctx); verdict != nil && !errors.Is(verdict, context.Canceled) && !errors.Is(verdict, context.DeadlineExceeded) {
 			// The job was aborted or rank 0 was lost: the peers must stop at once.
-			return stop(OutcomeAborted, verdict.Error(), abortGrace)
+			return stop(OutcomeAborted, verdict.Error(), bud.abortGrace)
 		}
-		return stop("cancelled", "cancelled (SIGTERM/SIGINT, e.g. scancel)", stopGrace)
+		return stop("cancelled", "cancelled (SIGTERM/SIGINT, e.g. scancel)", bud.cancelGrace)
 	}
+}
+
+// forceKey carries the channel closed at a second SIGTERM/SIGINT.
+type forceKey struct{}
+
+// WithForce returns ctx carrying force: when force is closed (e.g. at a second SIGTERM)
+// while a cancelled run cleans up, it stops waiting: no diagnostics, no stop grace, the
+// containers are removed at once.
+func WithForce(ctx context.Context, force <-chan struct{}) context.Context {
+	return context.WithValue(ctx, forceKey{}, force)
+}
+
+// Forced returns the force channel of ctx (nil, which never fires, if none).
+func Forced(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(forceKey{}).(<-chan struct{})
+	return ch
 }
 
 func waitLogs(done <-chan struct{}) {

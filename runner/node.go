@@ -130,8 +130,8 @@ func DetectNode(lookup func(string) (string, bool)) (Node, error) {
 	if n.Source == "slurm" {
 		idVar = "SLURM_JOB_ID"
 	}
-	if strings.ContainsAny(n.JobID, "/\\ \t") || n.JobID == "." || n.JobID == ".." || strings.IndexFunc(n.JobID, unicode.IsControl) >= 0 {
-		return n, &ContextError{idVar, fmt.Sprintf("%q cannot name a folder", n.JobID)}
+	if err := ValidJobID(n.JobID); err != nil {
+		return n, &ContextError{idVar, err.Error()}
 	}
 	if i := strings.LastIndexByte(n.JobID, '.'); i > 0 && i < len(n.JobID)-1 && strings.Trim(n.JobID[i+1:], "0123456789") == "" {
 		// jobs/<id>.<n> is attempt n of job <id>: such an id would be read as another job's attempt.
@@ -166,6 +166,14 @@ func envInt(get func(string) string, k string, min int) (int, error) {
 		return 0, &ContextError{k, fmt.Sprintf("%q is not a whole number ≥ %d", v, min)}
 	}
 	return i, nil
+}
+
+// ValidJobID checks that a job id can name a folder under jobs/ (and a container label).
+func ValidJobID(id string) error {
+	if id == "" || strings.ContainsAny(id, "/\\ \t") || id == "." || id == ".." || strings.IndexFunc(id, unicode.IsControl) >= 0 || len(id) > 200 {
+		return fmt.Errorf("%q cannot name a folder", id)
+	}
+	return nil
 }
 
 // validHost: a host name or an IPv4/IPv6 address, nothing else (no port, no blanks).

@@ -136,9 +136,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := os.MkdirAll(nodeDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the node folder: %w", err)
 	}
+	nlog := log.With("rank", node.Rank, "host", node.Host)
 	st := newStatusFile(filepath.Join(nodeDir, "status.json"), node)
+	st.log = nlog
 	res = &Result{Node: node, JobDir: jobDir, NodeDir: nodeDir}
-	r := &nodeRun{o: o, log: log.With("rank", node.Rank, "host", node.Host), node: node, jobDir: jobDir, nodeDir: nodeDir, st: st, benches: benches}
+	r := &nodeRun{o: o, log: nlog, node: node, jobDir: jobDir, nodeDir: nodeDir, st: st, benches: benches}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)
@@ -168,6 +170,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	st.finish(outcome, code, err)
 	if outcome == OutcomeCancelled {
 		err = &RunError{Msg: "cancelled: " + err.Error(), Code: code}
+	}
+	if werr := st.writeErr(); werr != nil && err == nil {
+		// The benchmarks ran, but the job folder does not say so: collect would call
+		// this node lost. Not a success.
+		err = fmt.Errorf("recording this node's status: %w", werr)
 	}
 	return res, err
 }
@@ -225,6 +232,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		return err
 	}
 	defer eng.Close()
+	r.removeLeftovers(ctx, eng)
 	img, err := r.image(ctx, eng)
 	if err != nil {
 		return err
@@ -539,7 +547,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Ben
 		stream = io.Discard
 	}
 	pw := &prefixWriter{w: stream, prefix: fmt.Sprintf("[r%d %s %s] ", r.node.Rank, r.node.Host, b.Name)}
-	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), filepath.Join(r.nodeDir, logName), diagDir, pw)
+	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), filepath.Join(r.nodeDir, logName), diagDir, pw, defaultBudget())
 	end := time.Now().UTC()
 	r.st.update(func(s *Status) {
 		bs := &s.Benchmarks[len(s.Benchmarks)-1]

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -27,11 +29,15 @@ const (
 	PhaseFailed      = results.PhaseFailed
 )
 
-// statusFile keeps a Status and rewrites the file on every change.
+// statusFile keeps a Status and rewrites the file on every change. A write that fails is
+// logged (once per distinct error) and kept: Run reports it.
 type statusFile struct {
-	mu   sync.Mutex
-	path string
-	s    Status
+	mu      sync.Mutex
+	path    string
+	s       Status
+	log     *slog.Logger
+	err     error // the first write error
+	lastErr string
 }
 
 func newStatusFile(path string, n Node) *statusFile {
@@ -50,7 +56,38 @@ func (f *statusFile) writeLocked() {
 	if f.path == "" {
 		return
 	}
-	_ = results.WriteStatus(f.path, &f.s)
+	err := results.WriteStatus(f.path, &f.s)
+	if err == nil {
+		f.lastErr = ""
+		return
+	}
+	if f.err == nil {
+		f.err = err
+	}
+	if key := rootCause(err).Error(); key != f.lastErr { // temp file names differ; the cause does not
+		f.lastErr = key
+		if f.log != nil {
+			f.log.Error("could not write status.json; the job folder will not show this node's progress", "path", f.path, "err", err)
+		}
+	}
+}
+
+// rootCause is the innermost error of err's chain (e.g. ENOTDIR under the path errors).
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}
+
+// writeErr is the first error writing the file, if any.
+func (f *statusFile) writeErr() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 // phase starts a phase and returns the function that ends it.

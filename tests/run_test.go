@@ -32,6 +32,12 @@ func repoPath(t *testing.T, rel string) string {
 // its output and whether it succeeded. wait=false returns right after submitting.
 func runJob(t *testing.T, tb *testbed.Testbed, manifest, shared string, wait bool, extra ...string) (string, string, error) {
 	t.Helper()
+	return runJobWith(t, tb, manifest, shared, wait, nil, extra...)
+}
+
+// runJobWith is runJob with extra sbatch options.
+func runJobWith(t *testing.T, tb *testbed.Testbed, manifest, shared string, wait bool, sbatch []string, extra ...string) (string, string, error) {
+	t.Helper()
 	work := t.TempDir()
 	out := filepath.Join(shared, fmt.Sprintf("job-%d.out", time.Now().UnixNano()))
 	script := filepath.Join(work, "job.sh")
@@ -43,6 +49,7 @@ func runJob(t *testing.T, tb *testbed.Testbed, manifest, shared string, wait boo
 	if wait {
 		args = append(args, "--wait")
 	}
+	args = append(args, sbatch...)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sbatch", append(args, script)...)

@@ -1,11 +1,16 @@
 package tests
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -166,5 +171,55 @@ func TestBuildFailureWithLongLinesStopsEveryNode(t *testing.T) {
 	}
 	if n := strings.Count(out, "reconnecting"); n > 0 {
 		t.Errorf("workers reconnected %d times", n)
+	}
+}
+
+// scontrol requeue of a running job: attempt 1 starts with no container of attempt 0 left
+// on any node, even one that attempt 0 could not clean up (made here by hand: created,
+// labelled as attempt 0's, never started).
+func TestRequeueStartsClean(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	mf := manifestWith(t, "requeue", []string{"/dummy", "--rows", "1", "--sleep", "600s"}, "", "job: {heartbeat: 1s}\n")
+	id, _, _ := runJobWith(t, tb, mf, shared, false, []string{"--requeue", "--open-mode=append"})
+	t.Cleanup(func() {
+		scancel := exec.Command("scancel", id)
+		scancel.Env = tb.Env()
+		_ = scancel.Run()
+		waitJobGone(t, tb, id, 2*time.Minute)
+		removeJobContainers(t, tb, id)
+	})
+	waitAllRunning(t, tb, shared, id)
+	st := readStatus(t, shared, id, nodeDirs(tb)[1])
+	eng := tb.Engine(t, tb.Nodes[1])
+	left, err := eng.ContainerCreate(context.Background(), client.ContainerCreateOptions{Name: "leftover-" + id,
+		Config: &container.Config{Image: st.ImageID, Cmd: []string{"/dummy"},
+			Labels: map[string]string{runner.LabelJob: id, runner.LabelAttempt: "0", runner.LabelRank: "1", runner.LabelBenchmark: "dummy"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rq := exec.Command("scontrol", "requeue", id)
+	rq.Env = tb.Env()
+	if out, err := rq.CombinedOutput(); err != nil {
+		t.Fatalf("scontrol requeue: %v %s", err, out)
+	}
+	waitAllRunning(t, tb, shared, id+".1")
+	for _, n := range tb.Nodes {
+		for _, c := range jobContainers(t, tb, n, id) {
+			info, err := tb.Engine(t, n).ContainerInspect(context.Background(), c, client.ContainerInspectOptions{})
+			if err != nil {
+				continue // removed meanwhile
+			}
+			if a := info.Container.Config.Labels[runner.LabelAttempt]; a != "1" {
+				t.Errorf("%s: a container of attempt %s is left: %s", n, a, info.Container.Name)
+			}
+		}
+	}
+	if _, err := eng.ContainerInspect(context.Background(), left.ID, client.ContainerInspectOptions{}); err == nil {
+		t.Errorf("the leftover of attempt 0 is still on %s", tb.Nodes[1])
+	}
+	s := readStatus(t, shared, id+".1", nodeDirs(tb)[1])
+	if s.Attempt != 1 {
+		t.Errorf("attempt %d", s.Attempt)
 	}
 }

@@ -1,0 +1,252 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/results"
+)
+
+// ContainerCleaner is what finding and removing a job's containers asks of the engine.
+type ContainerCleaner interface {
+	ContainerList(ctx context.Context, opts client.ContainerListOptions) (client.ContainerListResult, error)
+	ContainerRemove(ctx context.Context, id string, opts client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
+}
+
+var _ ContainerCleaner = (*client.Client)(nil)
+
+// engineCallTimeout bounds one Engine call of a cleanup: an engine that does not answer
+// must not hold a node past Slurm's KillWait.
+const engineCallTimeout = 5 * time.Second
+
+// JobContainer is a benchctl container found by its labels.
+type JobContainer struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Attempt   int    `json:"attempt"`
+	Rank      int    `json:"rank"`
+	Benchmark string `json:"benchmark"`
+	State     string `json:"state"`
+	Error     string `json:"error,omitempty"` // why it could not be removed
+}
+
+// JobContainers lists the containers of a job on an engine (label io.benchctl.job),
+// every attempt, sorted by attempt, rank and benchmark.
+func JobContainers(ctx context.Context, eng ContainerCleaner, job string) ([]JobContainer, error) {
+	return jobContainers(ctx, eng, job, engineCallTimeout)
+}
+
+func jobContainers(ctx context.Context, eng ContainerCleaner, job string, timeout time.Duration) ([]JobContainer, error) {
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := eng.ContainerList(lctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", LabelJob+"="+job)})
+	if err != nil {
+		return nil, fmt.Errorf("listing the containers of job %s: %w", job, err)
+	}
+	out := make([]JobContainer, 0, len(res.Items))
+	for _, c := range res.Items {
+		jc := JobContainer{ID: c.ID, Benchmark: c.Labels[LabelBenchmark], State: string(c.State), Attempt: -1, Rank: -1}
+		if len(c.Names) > 0 {
+			jc.Name = trimSlash(c.Names[0])
+		}
+		if a, err := strconv.Atoi(c.Labels[LabelAttempt]); err == nil {
+			jc.Attempt = a
+		}
+		if r, err := strconv.Atoi(c.Labels[LabelRank]); err == nil {
+			jc.Rank = r
+		}
+		out = append(out, jc)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Attempt != b.Attempt {
+			return a.Attempt < b.Attempt
+		}
+		if a.Rank != b.Rank {
+			return a.Rank < b.Rank
+		}
+		return a.Benchmark < b.Benchmark
+	})
+	return out, nil
+}
+
+func trimSlash(s string) string {
+	if len(s) > 0 && s[0] == '/' {
+		return s[1:]
+	}
+	return s
+}
+
+// removeContainers force-removes containers, each call bounded; a failure is recorded in
+// the container's Error.
+func removeContainers(ctx context.Context, eng ContainerCleaner, cs []JobContainer, timeout time.Duration) []JobContainer {
+	for i := range cs {
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		_, err := eng.ContainerRemove(rctx, cs[i].ID, client.ContainerRemoveOptions{Force: true})
+		cancel()
+		if err != nil {
+			cs[i].Error = err.Error()
+		}
+	}
+	return cs
+}
+
+// removeLeftovers removes this node's containers of earlier attempts of the job: a
+// requeued job starts clean even where the last attempt could not clean up.
+func (r *nodeRun) removeLeftovers(ctx context.Context, eng ContainerCleaner) {
+	if r.node.Attempt == 0 {
+		return
+	}
+	all, err := JobContainers(ctx, eng, r.node.JobID)
+	if err != nil {
+		r.log.Warn("could not look for containers left by earlier attempts", "err", err)
+		return
+	}
+	var old []JobContainer
+	for _, c := range all {
+		if c.Attempt < r.node.Attempt {
+			old = append(old, c)
+		}
+	}
+	if len(old) == 0 {
+		return
+	}
+	for _, c := range removeContainers(ctx, eng, old, engineCallTimeout) {
+		if c.Error != "" {
+			r.log.Warn("could not remove a container left by an earlier attempt", "container", c.Name, "attempt", c.Attempt, "err", c.Error)
+			continue
+		}
+		r.log.Info("removed a container left by an earlier attempt of this job", "container", c.Name, "attempt", c.Attempt,
+			"rank", c.Rank, "benchmark", c.Benchmark, "state", c.State)
+	}
+}
+
+// CleanupOptions configure Cleanup.
+type CleanupOptions struct {
+	Job       string // the job id, without attempt
+	SharedDir string // where the job folders are; "" cleans containers only
+	Host      string // this node's name, as in its node folders (<rank>-<host>)
+	// Outcome is written into status files still saying running: "lost" (benchctl was
+	// killed, the node crashed) or "cancelled".
+	Outcome string
+	Engine  ContainerCleaner
+	Now     func() time.Time
+	// CallTimeout bounds each Engine call (default 5 s).
+	CallTimeout time.Duration
+}
+
+// CleanupResult is what Cleanup did.
+type CleanupResult struct {
+	Removed []JobContainer `json:"removed"` // every container of the job found on this engine
+	Marked  []string       `json:"marked"`  // status.json files that said running, now Outcome
+}
+
+// Cleanup removes a job's containers from this node's engine (every attempt) and records
+// the end of this host's node folders whose status.json still says running: for a Slurm
+// epilog, or by hand after a node lost its benchctl. Every engine call is bounded.
+func Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, error) {
+	if o.Outcome != results.OutcomeLost && o.Outcome != OutcomeCancelled {
+		return nil, &ContextError{"--outcome", fmt.Sprintf("%q is not lost or cancelled", o.Outcome)}
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	res := &CleanupResult{Removed: []JobContainer{}, Marked: []string{}}
+	var errs []error
+	timeout := o.CallTimeout
+	if timeout <= 0 {
+		timeout = engineCallTimeout
+	}
+	if o.Engine != nil {
+		cs, err := jobContainers(ctx, o.Engine, o.Job, timeout)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		res.Removed = removeContainers(ctx, o.Engine, cs, timeout)
+		for _, c := range res.Removed {
+			if c.Error != "" {
+				errs = append(errs, fmt.Errorf("removing container %s: %s", c.Name, c.Error))
+			}
+		}
+	}
+	if o.SharedDir != "" {
+		marked, err := markStatuses(o, now().UTC())
+		res.Marked = marked
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// markStatuses ends every status.json of this host, in every attempt of the job, that
+// still says running.
+func markStatuses(o CleanupOptions, now time.Time) ([]string, error) {
+	jd, err := results.FindJob(o.SharedDir, o.Job, -1)
+	var nf *results.JobNotFoundError
+	if errors.As(err, &nf) {
+		return nil, nil // no folder: nothing ran here, or another shared directory
+	}
+	if err != nil {
+		return nil, err
+	}
+	var marked []string
+	var errs []error
+	for _, a := range jd.Attempts {
+		nodes := filepath.Join(o.SharedDir, "jobs", results.JobDirName(o.Job, a), "nodes")
+		entries, err := os.ReadDir(nodes)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		for _, e := range entries {
+			path := filepath.Join(nodes, e.Name(), results.StatusFile)
+			st, err := results.ReadStatus(path)
+			if err != nil || st.Host != o.Host || !st.Running() || e.Name() != fmt.Sprintf("%d-%s", st.Rank, st.Host) {
+				continue
+			}
+			last := st.StartedAt
+			if fi, err := os.Stat(path); err == nil {
+				last = fi.ModTime().UTC()
+			}
+			endStatus(st, o.Outcome, fmt.Sprintf("%s: benchctl on %s stopped without recording its end (last status %s); recorded by benchctl cleanup",
+				o.Outcome, o.Host, last.Format(time.RFC3339)), now)
+			if err := results.WriteStatus(path, st); err != nil {
+				errs = append(errs, fmt.Errorf("recording the end in %s: %w", path, err))
+				continue
+			}
+			marked = append(marked, path)
+		}
+	}
+	return marked, errors.Join(errs...)
+}
+
+// endStatus records an end that the node itself could not record.
+func endStatus(s *Status, outcome, why string, now time.Time) {
+	s.Outcome, s.ExitCode, s.Error, s.FinishedAt = outcome, 1, why, &now
+	for i := range s.Phases {
+		if s.Phases[i].FinishedAt == nil {
+			s.Phases[i].FinishedAt, s.Phases[i].Outcome, s.Phases[i].Error = &now, PhaseFailed, why
+		}
+	}
+	for i := range s.Benchmarks {
+		if b := &s.Benchmarks[i]; b.Outcome == OutcomeRunning {
+			b.Outcome, b.Error, b.FinishedAt = OutcomeFailure, why, &now
+			if outcome == OutcomeCancelled {
+				b.Outcome = OutcomeCancelled
+			}
+			b.DurationSeconds = now.Sub(b.StartedAt).Seconds()
+		}
+	}
+}
