@@ -8,10 +8,6 @@ import (
 	"time"
 )
 
-// outcomeLost is a node whose status still says running in a job that Slurm says has
-// ended: it stopped without recording its end (killed, its host died). A failure.
-const outcomeLost = "lost"
-
 // Kinds of node, from its status file.
 const (
 	nodeOK = iota
@@ -38,7 +34,7 @@ func (a *aggregator) classify(nd *nodeData) (kind int, f failRec) {
 			f.reason = fmt.Sprintf("cut short while running: the job was requeued (attempt %d is newer)", a.dir.Attempts[len(a.dir.Attempts)-1])
 			return nodeFailed, f
 		case a.opts.Scheduler.Known && !a.opts.Scheduler.Active:
-			f.outcome, f.reason = outcomeLost, a.lostReason(nd)
+			f.outcome, f.reason = OutcomeLost, a.lostReason(nd)
 			return nodeFailed, f
 		}
 		return nodeRunning, f
@@ -126,9 +122,14 @@ func benchState(kind int, nf failRec, bs *BenchmarkStatus) (byte, failRec) {
 		return stSkipped, f
 	case kind == nodeRunning:
 		return stRunning, f
+	case bs != nil && bs.Outcome == OutcomeAborted: // stopped because another node failed or was lost
+		f.outcome, f.exit, f.reason = OutcomeAborted, int32(bs.ExitCode), bs.Error
+		if f.reason == "" {
+			f.reason = "aborted"
+		}
 	case bs != nil && (bs.Outcome == OutcomeFailure || bs.Outcome == OutcomeTimeout || bs.Outcome == OutcomeCancelled):
 		f.outcome, f.exit, f.reason = bs.Outcome, int32(bs.ExitCode), describe(bs.Outcome, bs.ExitCode, bs.Error)
-	case bs != nil && nf.outcome == outcomeLost: // under way when the node was lost
+	case bs != nil && nf.outcome == OutcomeLost: // under way when the node was lost
 	case bs != nil:
 		f.outcome, f.exit, f.reason = OutcomeFailure, int32(bs.ExitCode), fmt.Sprintf("did not finish (outcome %q)", bs.Outcome)
 	case kind == nodeFailed:

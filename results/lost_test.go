@@ -92,7 +92,7 @@ func TestCollectLostNode(t *testing.T) {
 			t.Fatalf("partial=%v: %v", partial, err)
 		}
 		s := col.Summary
-		if len(s.NodeFailures) != 1 || s.NodeFailures[0].Outcome != outcomeLost || s.NodeFailures[0].Reason != want {
+		if len(s.NodeFailures) != 1 || s.NodeFailures[0].Outcome != OutcomeLost || s.NodeFailures[0].Reason != want {
 			t.Fatalf("partial=%v: node failures %+v", partial, s.NodeFailures)
 		}
 		if s.Nodes.Running != 0 || len(s.Running) != 0 || s.Nodes.Failed != 1 {

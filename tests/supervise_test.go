@@ -104,6 +104,23 @@ func TestKilledRankZeroIsLost(t *testing.T) {
 	if s := readStatus(t, shared, id, dirs[0]); s.Outcome != runner.OutcomeRunning {
 		t.Errorf("rank 0's status: %s (killed, it could not record its end)", s.Outcome)
 	}
+	// Slurm says the job ended: collect calls rank 0 lost, not still running.
+	if col := collectOutput(t, tb, shared, id, "--partial"); !strings.Contains(col, "0-"+tb.Nodes[0]+" (lost (last status") {
+		t.Errorf("collect does not call rank 0 lost:\n%s", col)
+	}
+	// benchctl cleanup on n1 (as an epilog would run it) removes the orphan and records the end.
+	cmd := exec.Command(tb.Benchctl(t), "cleanup", "--job", id, "--shared-dir", shared, "--host", tb.Nodes[0])
+	cmd.Env = append(tb.Env(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "benchctl-"+id+"-0-r0-dummy") || !strings.Contains(string(out), "removed") {
+		t.Fatalf("benchctl cleanup: %v\n%s", err, out)
+	}
+	if left := jobContainers(t, tb, tb.Nodes[0], id); len(left) != 0 {
+		t.Errorf("%s: containers left after cleanup: %v", tb.Nodes[0], left)
+	}
+	if s := readStatus(t, shared, id, dirs[0]); s.Outcome != "lost" || s.FinishedAt == nil || !strings.Contains(s.Error, "stopped without recording its end") {
+		t.Errorf("rank 0's status after cleanup: %+v", s)
+	}
 }
 
 // SIGKILL of a worker's benchctl: rank 0 aborts the job naming that rank.
