@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"sync"
@@ -41,15 +39,9 @@ func benchBarrier(b *testing.B, world int) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	l, err := Listen(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
+	l, ws := joinTree(b, ctx, cfg)
 	defer l.Close()
-	workers := joinAll(b, ctx, cfg, l.Addr)
-	if b.Failed() {
-		return
-	}
+	workers := ws[1:]
 	defer func() {
 		for _, w := range workers {
 			w.Close()
@@ -77,7 +69,7 @@ func benchBarrier(b *testing.B, world int) {
 			l.mu.Lock()
 			n := len(l.arrived[phase])
 			l.mu.Unlock()
-			if n == world-1 {
+			if n == len(l.children) { // every worker, or every relay with its whole group
 				break
 			}
 			time.Sleep(time.Millisecond)
@@ -92,30 +84,6 @@ func benchBarrier(b *testing.B, world int) {
 	b.StopTimer()
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/release")
 	b.ReportMetric(perRank, "B/rank")
-}
-
-// joinAll joins ranks 1..World-1 to the leader at addr, 64 at a time.
-func joinAll(b *testing.B, ctx context.Context, cfg Config, addr string) []*Worker {
-	workers := make([]*Worker, cfg.World-1)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
-	for r := 1; r < cfg.World; r++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			c := cfg
-			c.Rank = r
-			w, err := Join(ctx, c, func() string { return addr })
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			workers[r-1] = w
-		}()
-	}
-	wg.Wait()
-	return workers
 }
 
 func raiseFileLimit() uint64 {
@@ -148,15 +116,8 @@ func BenchmarkAbortFanout(b *testing.B) {
 				cfg := testConfig(world, nil)
 				cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 				cfg.LogEvery = time.Hour
-				l, err := Listen(cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				workers := joinAll(b, ctx, cfg, l.Addr)
-				if b.Failed() {
-					cancel()
-					return
-				}
+				l, ws := joinTree(b, ctx, cfg)
+				workers := ws[1:]
 				b.StartTimer()
 				start := time.Now()
 				l.Abort("rank 2 (n3) failed benchmark b: exited with code 1", 3)
@@ -176,107 +137,58 @@ func BenchmarkAbortFanout(b *testing.B) {
 	}
 }
 
-// BenchmarkHeartbeatCost measures the CPU rank 0 spends on heartbeats with 4,095 workers
-// connected: the workers run in a child process (this test binary), heartbeats go both ways
-// every second, and rank 0's CPU time (user+system, getrusage) over 20 rounds gives the cost
-// of one round; %core@5s is that cost at the default period of 5 s.
+// BenchmarkHeartbeatCost measures the CPU rank 0 spends on heartbeats in a job of 4,096
+// ranks: the workers run in another process (loadworkers), as relayed groups of 64, so
+// rank 0 exchanges heartbeats with 64 relays; each relay does the same with its group.
+// Heartbeats go both ways every second; rank 0's CPU time (user+system, getrusage) over 20
+// rounds gives the cost of one round, and %core@5s is that cost at the default period.
+// fanout=4096 measures the flat alternative, every worker connected to rank 0.
 //
 //	go test ./jobchan -run '^$' -bench HeartbeatCost -benchtime 1x
 func BenchmarkHeartbeatCost(b *testing.B) {
 	const world = 4096
-	const period = time.Second // shorter ones, on 2 cores busy with both sides, make joined workers look lost
-	if limit := raiseFileLimit(); limit < world+64 {
-		b.Skipf("needs %d open files, the limit is %d", world+64, limit)
+	const period = time.Second // shorter ones, on 2 cores busy with both sides, make workers look lost
+	bin := buildLoadWorkers(b)
+	if limit := raiseFileLimit(); limit < 2*world+512 {
+		b.Skipf("needs %d open files, the limit is %d", 2*world+512, limit)
 	}
-	cfg := testConfig(world, nil)
-	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.LogEvery, cfg.Heartbeat = time.Hour, period
-	l, err := Listen(cfg)
-	if err != nil {
-		b.Fatal(err)
+	for _, fanOut := range []int{DefaultFanOut, world} {
+		b.Run(fmt.Sprintf("fanout=%d", fanOut), func(b *testing.B) {
+			cfg := testConfig(world, nil)
+			cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+			cfg.LogEvery, cfg.Heartbeat, cfg.FanOut = time.Hour, period, fanOut
+			l, err := Listen(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			out, stop := startLoadWorkers(b, bin, cfg, l.Addr, "-fanout", strconv.Itoa(fanOut))
+			defer stop()
+			if !out.Scan() || out.Text() != fmt.Sprintf("joined %d", world-1) {
+				b.Fatalf("the workers say %q", out.Text())
+			}
+			time.Sleep(2 * period)
+			b.ResetTimer()
+			const rounds = 20
+			var perRound time.Duration
+			for i := 0; i < b.N; i++ {
+				before := cpuTime()
+				time.Sleep(rounds * period)
+				perRound += (cpuTime() - before) / rounds
+			}
+			perRound /= time.Duration(b.N)
+			if l.Err() != nil {
+				b.Fatalf("the job was aborted while measuring: %v", l.Err())
+			}
+			b.ReportMetric(float64(len(l.Connected())), "conns")
+			b.ReportMetric(float64(perRound.Microseconds())/1000, "ms-cpu/round")
+			b.ReportMetric(100*perRound.Seconds()/DefaultHeartbeat.Seconds(), "%core@5s")
+		})
 	}
-	defer l.Close()
-	child := exec.Command(os.Args[0], "-test.run=^TestHeartbeatWorkersHelper$")
-	child.Env = append(os.Environ(), "JOBCHAN_HELPER_LEADER="+l.Addr, "JOBCHAN_HELPER_WORLD="+strconv.Itoa(world), "JOBCHAN_HELPER_HEARTBEAT="+period.String())
-	stdin, err := child.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	child.Stderr = os.Stderr
-	if err := child.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { stdin.Close(); _ = child.Wait() }()
-	deadline := time.Now().Add(3 * time.Minute)
-	for len(l.Connected()) < world-1 {
-		if time.Now().After(deadline) {
-			b.Fatalf("only %d of %d workers joined", len(l.Connected()), world-1)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(time.Second)
-	b.ResetTimer()
-	const rounds = 20
-	var perRound time.Duration
-	for i := 0; i < b.N; i++ {
-		before := cpuTime()
-		time.Sleep(rounds * period)
-		perRound += (cpuTime() - before) / rounds
-	}
-	perRound /= time.Duration(b.N)
-	if l.Err() != nil {
-		b.Fatalf("the job was aborted while measuring: %v", l.Err())
-	}
-	b.ReportMetric(float64(perRound.Microseconds())/1000, "ms-cpu/round")
-	b.ReportMetric(100*perRound.Seconds()/DefaultHeartbeat.Seconds(), "%core@5s")
 }
 
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// TestHeartbeatWorkersHelper is BenchmarkHeartbeatCost's child process: it joins the
-// workers of a job to the leader named in its environment and keeps them until its
-// standard input closes. Run on its own it does nothing.
-func TestHeartbeatWorkersHelper(t *testing.T) {
-	addr := os.Getenv("JOBCHAN_HELPER_LEADER")
-	if addr == "" {
-		return
-	}
-	world, _ := strconv.Atoi(os.Getenv("JOBCHAN_HELPER_WORLD"))
-	period, _ := time.ParseDuration(os.Getenv("JOBCHAN_HELPER_HEARTBEAT"))
-	raiseFileLimit()
-	cfg := testConfig(world, nil)
-	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.LogEvery, cfg.Heartbeat = time.Hour, period
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	workers := make([]*Worker, 0, world-1)
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
-	for r := 1; r < world; r++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			c := cfg
-			c.Rank = r
-			w, err := Join(ctx, c, func() string { return addr })
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			workers = append(workers, w)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	for _, w := range workers {
-		w.Close()
-	}
 }

@@ -75,8 +75,12 @@ func TestReplayedLeaderTranscriptIsRejected(t *testing.T) {
 	rec := record(t, l.Addr)
 	w1 := startWorkers(t, ctx, cfg, rec.ln.Addr().String(), 1)[0]
 	go func() { _ = l.Release(ctx, "image", map[string]string{"imageId": "sha256:evil"}) }()
-	go w1.Wait(ctx, "image")
+	w1done := make(chan error, 1)
+	go func() { _, err := w1.Wait(ctx, "image"); w1done <- err }()
 	startWorkers(t, ctx, cfg, l.Addr, 2)[0].Wait(ctx, "image")
+	if err := <-w1done; err != nil { // the release has come through the recorder
+		t.Fatal(err)
+	}
 	rec.mu.Lock()
 	transcript := append([]byte(nil), rec.sent...)
 	rec.mu.Unlock()
@@ -104,7 +108,7 @@ func TestReplayedLeaderTranscriptIsRejected(t *testing.T) {
 		c := testConfig(3, logs)
 		c.Rank = rank
 		short, stop := context.WithTimeout(ctx, 700*time.Millisecond)
-		w, err := Join(short, c, func() string { return fake.Addr().String() })
+		w, err := Join(short, c, func(int) string { return fake.Addr().String() })
 		stop()
 		if err == nil {
 			w.Close()
@@ -134,7 +138,7 @@ func TestDuplicateRankIsRefused(t *testing.T) {
 	c.Rank = 1
 	for range 20 {
 		start := time.Now()
-		w, err := Join(ctx, c, func() string { return l.Addr })
+		w, err := Join(ctx, c, func(int) string { return l.Addr })
 		var re *RefusedError
 		if err == nil {
 			w.Close()
@@ -201,7 +205,7 @@ func TestAcceptSurvivesEMFILE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := serveOn(cfg, &failingListener{Listener: ln, n: 8})
+	l := serveOn(cfg, &failingListener{Listener: ln, n: 8}, 0, nil)
 	defer l.Close()
 	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
 	go func() { _, _ = ws[1].Wait(ctx, "image") }()

@@ -67,7 +67,7 @@ func (l *Leader) checkLost(now time.Time) {
 		l.cfg.logger().Error("job channel: "+lr.String(), "rank", lr.Rank, "host", lr.Host)
 		names[i] = lr.String()
 	}
-	l.Abort(TruncateReason(short(names)), 1)
+	l.failed(TruncateReason(short(names)), 1)
 }
 
 // beats sends this worker's heartbeat once a period and ends supervision with a
@@ -92,8 +92,8 @@ func (w *Worker) beats() {
 	}
 }
 
-// checkLost ends supervision with a *LostError if rank 0 has been silent for the lost
-// timeout at now.
+// checkLost ends supervision with a *LostError if the parent (rank 0, or the group's relay)
+// has been silent for the lost timeout at now.
 func (w *Worker) checkLost(now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -108,5 +108,5 @@ func (w *Worker) checkLost(now time.Time) {
 	if w.dropped != "" {
 		why = fmt.Sprintf("%s and not back within %s", w.dropped, w.cfg.LostTimeout())
 	}
-	w.endLocked(&LostError{Rank: 0, Host: w.cfg.host(0), LastSeen: w.lastSeen, Why: strings.TrimSpace(why)})
+	w.endLocked(&LostError{Rank: w.parent, Host: w.cfg.host(w.parent), LastSeen: w.lastSeen, Why: strings.TrimSpace(why)})
 }

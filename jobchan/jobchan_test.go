@@ -34,7 +34,7 @@ func testConfig(world int, logs *syncBuffer) Config {
 		hosts[i] = fmt.Sprintf("n%d", i+1)
 	}
 	cfg := Config{Job: "42.0", World: world, Hosts: hosts, Secret: []byte("s3cret-s3cret-s3cret"), Master: "127.0.0.1",
-		Ports: []int{0}, LogEvery: 50 * time.Millisecond}
+		Ports: []int{0}, LogEvery: 50 * time.Millisecond, AddrOf: func(int) string { return "127.0.0.1" }}
 	if logs != nil {
 		cfg.Log = slog.New(slog.NewTextHandler(logs, nil))
 	}
@@ -47,7 +47,7 @@ func startWorkers(t *testing.T, ctx context.Context, cfg Config, addr string, ra
 	for i, r := range ranks {
 		c := cfg
 		c.Rank = r
-		w, err := Join(ctx, c, func() string { return addr })
+		w, err := Join(ctx, c, func(int) string { return addr })
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
 		}
@@ -112,7 +112,7 @@ func TestBarrierRejectsForgedReplayedAndOtherJob(t *testing.T) {
 	bad := cfg
 	bad.Rank, bad.Secret = 1, []byte("wrong")
 	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
-	if _, err := Join(short, bad, func() string { return l.Addr }); err == nil {
+	if _, err := Join(short, bad, func(int) string { return l.Addr }); err == nil {
 		t.Fatal("a worker with the wrong secret joined")
 	}
 	cancelShort()

@@ -22,6 +22,13 @@ type Leader struct {
 	warn  *limiter
 	quit  chan struct{} // closed by Close: stops the accept and heartbeat loops
 
+	self     int          // 0, or the relay rank this leader serves a group for
+	children []int        // the ranks that connect here
+	isChild  map[int]bool //
+	// escalate, for a relay's group, takes a member's failure or loss to rank 0 instead of
+	// aborting the group itself: rank 0 aborts the whole job, and the abort comes back.
+	escalate func(reason string, code int)
+
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced whenever arrivals change
 	peers    map[int]*peer // connected workers
@@ -69,31 +76,40 @@ func Listen(cfg Config) (*Leader, error) {
 	if len(cfg.Ports) == 0 {
 		return nil, errors.New("job channel: no ports to listen on")
 	}
-	var ln net.Listener
+	ln, err := listenOn(cfg.Ports)
+	if err != nil {
+		return nil, err
+	}
+	return serveOn(cfg, ln, 0, nil), nil
+}
+
+// listenOn binds the first free port of ports, for rank 0 or a relay.
+func listenOn(ports []int) (net.Listener, error) {
 	var errs []string
-	for _, p := range cfg.Ports {
+	for _, p := range ports {
 		l, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(p)))
 		if err == nil {
-			ln = l
-			break
+			return l, nil
 		}
 		errs = append(errs, err.Error())
 	}
-	if ln == nil {
-		return nil, fmt.Errorf("job channel: no free port in %d-%d (open them in the firewall between nodes, or set MASTER_PORT): %s",
-			cfg.Ports[0], cfg.Ports[len(cfg.Ports)-1], strings.Join(errs, "; "))
-	}
-	return serveOn(cfg, ln), nil
+	return nil, fmt.Errorf("job channel: no free port in %d-%d (open them in the firewall between nodes, or set MASTER_PORT): %s",
+		ports[0], ports[len(ports)-1], strings.Join(errs, "; "))
 }
 
-// serveOn starts a leader on a listener (tests pass one that fails).
-func serveOn(cfg Config, ln net.Listener) *Leader {
+// serveOn starts a leader for rank self's children on a listener (tests pass one that
+// fails).
+func serveOn(cfg Config, ln net.Listener, self int, escalate func(string, int)) *Leader {
 	port := ln.Addr().(*net.TCPAddr).Port
-	l := &Leader{cfg: cfg, ln: ln, Addr: net.JoinHostPort(cfg.Master, strconv.Itoa(port)), changed: make(chan struct{}),
+	l := &Leader{cfg: cfg, ln: ln, Addr: net.JoinHostPort(cfg.addrOf(self), strconv.Itoa(port)), changed: make(chan struct{}),
+		self: self, children: cfg.children(self), isChild: map[int]bool{}, escalate: escalate,
 		slots: make(chan struct{}, maxHandshakes), warn: newLimiter(10*time.Second, cfg.now), quit: make(chan struct{}),
 		peers: map[int]*peer{}, seen: map[int]time.Time{}, hostOf: map[int]string{}, dropped: map[int]string{},
 		left: map[int]bool{}, lost: map[int]LostRank{}, arrived: map[string]map[int]bool{},
 		released: map[string]map[string]string{}, done: make(chan struct{})}
+	for _, r := range l.children {
+		l.isChild[r] = true
+	}
 	go l.accept()
 	go l.heartbeats()
 	return l
@@ -156,8 +172,8 @@ func (l *Leader) handshake(nc net.Conn) (*conn, message, bool) {
 		}
 		return nil, m, false
 	}
-	if m.Type != msgJoin || m.Rank < 1 || m.Rank >= l.cfg.World || !validNonce(m.Nonce) || m.Instance == "" {
-		l.warn.warn(log, "join", "job channel: rejected a join", "peer", peerAddr, "type", m.Type, "rank", m.Rank, "world", l.cfg.World)
+	if m.Type != msgJoin || !l.isChild[m.Rank] || !validNonce(m.Nonce) || m.Instance == "" {
+		l.warn.warn(log, "join", "job channel: rejected a join", "peer", peerAddr, "type", m.Type, "rank", m.Rank, "world", l.cfg.World, "servesFor", l.self)
 		return nil, m, false
 	}
 	c.bind(m.Rank, c.session, m.Nonce)
@@ -234,9 +250,12 @@ func (l *Leader) serve(nc net.Conn) {
 			return
 		case msgFail:
 			code, _ := strconv.Atoi(m.Data["exitCode"])
-			reason := fmt.Sprintf("rank %d (%s) %s", rank, l.cfg.host(rank), m.Reason)
-			log.Error("job channel: a worker failed; aborting the job", "host", l.cfg.host(rank), "rank", rank, "reason", m.Reason)
-			go l.Abort(reason, code)
+			reason := m.Reason
+			if m.Data["relayed"] != "1" { // a relay passes its group's failures on whole
+				reason = fmt.Sprintf("rank %d (%s) %s", rank, l.cfg.host(rank), m.Reason)
+			}
+			log.Error("job channel: a worker failed; aborting the job", "host", l.cfg.host(rank), "rank", rank, "reason", reason)
+			go l.failed(reason, code)
 		case msgArrive:
 			if m.Phase == "" {
 				continue
@@ -254,6 +273,16 @@ func (l *Leader) serve(nc net.Conn) {
 			}
 		}
 	}
+}
+
+// failed ends the job for a failure or a loss: rank 0 aborts it; a relay takes it to
+// rank 0.
+func (l *Leader) failed(reason string, code int) {
+	if l.escalate != nil {
+		l.escalate(reason, code)
+		return
+	}
+	l.Abort(reason, code)
 }
 
 // dropPeer records that rank's connection c ended with err (it may reconnect).
@@ -288,11 +317,14 @@ func abortMsg(reason string, code int) message {
 // missing lists the workers that have not arrived at phase, and why if they dropped.
 func (l *Leader) missing(phase string) []string {
 	var out []string
-	for r := 1; r < l.cfg.World; r++ {
+	for _, r := range l.children {
 		if l.arrived[phase][r] {
 			continue
 		}
 		s := l.cfg.host(r)
+		if l.cfg.IsRelay(r) && l.self == 0 {
+			s += fmt.Sprintf(" (relay for ranks %d-%d)", r, r+len(l.cfg.children(r)))
+		}
 		if why, ok := l.dropped[r]; ok {
 			s += " (lost: " + why + ")"
 		} else if l.left[r] {
@@ -309,6 +341,15 @@ func (l *Leader) missing(phase string) []string {
 // data. A phase is released once. Waiting ends with an error naming the missing nodes when
 // ctx is done, and with an *AbortError when the job is aborted.
 func (l *Leader) Release(ctx context.Context, phase string, data map[string]string) error {
+	if err := l.gather(ctx, phase); err != nil {
+		return err
+	}
+	l.releaseNow(phase, data)
+	return nil
+}
+
+// gather waits until every child has arrived at phase (see Release).
+func (l *Leader) gather(ctx context.Context, phase string) error {
 	log := l.cfg.logger()
 	tick := time.NewTicker(l.cfg.every())
 	defer tick.Stop()
@@ -324,26 +365,40 @@ func (l *Leader) Release(ctx context.Context, phase string, data map[string]stri
 		}
 		missing := l.missing(phase)
 		if len(missing) == 0 {
-			if data == nil {
-				data = map[string]string{}
-			}
-			l.released[phase] = data
-			conns := l.connsLocked()
 			l.mu.Unlock()
-			l.broadcast(conns, message{Type: msgRelease, Phase: phase, Data: data}, ioTimeout)
 			return nil
 		}
 		changed := l.changed
-		joined := l.cfg.World - len(missing)
+		joined, total := len(l.children)+1-len(missing), len(l.children)+1
 		l.mu.Unlock()
+		what := "barrier " + phase
+		if l.self != 0 {
+			what += fmt.Sprintf(" (group of rank %d)", l.self)
+		}
 		select {
 		case <-changed:
 		case <-tick.C:
-			log.Info(fmt.Sprintf("barrier %s: joined %d/%d, waiting for: %s", phase, joined, l.cfg.World, short(missing)))
+			log.Info(fmt.Sprintf("%s: joined %d/%d, waiting for: %s", what, joined, total, short(missing)))
 		case <-ctx.Done():
-			return fmt.Errorf("barrier %s: timed out with %d/%d nodes; missing: %s", phase, joined, l.cfg.World, short(missing))
+			return fmt.Errorf("%s: timed out with %d/%d nodes; missing: %s", what, joined, total, short(missing))
 		}
 	}
+}
+
+// releaseNow releases phase to every child with data (once).
+func (l *Leader) releaseNow(phase string, data map[string]string) {
+	if data == nil {
+		data = map[string]string{}
+	}
+	l.mu.Lock()
+	if _, done := l.released[phase]; done {
+		l.mu.Unlock()
+		return
+	}
+	l.released[phase] = data
+	conns := l.connsLocked()
+	l.mu.Unlock()
+	l.broadcast(conns, message{Type: msgRelease, Phase: phase, Data: data}, ioTimeout)
 }
 
 func (l *Leader) connsLocked() []*conn {
@@ -444,14 +499,14 @@ func (l *Leader) Finish(ctx context.Context) {
 	for {
 		l.mu.Lock()
 		left := 0
-		for r := 1; r < l.cfg.World; r++ {
+		for _, r := range l.children {
 			if _, lost := l.lost[r]; l.left[r] || lost {
 				left++
 			}
 		}
 		changed, aborted := l.changed, l.aborted != ""
 		l.mu.Unlock()
-		if aborted || left == l.cfg.World-1 {
+		if aborted || left == len(l.children) {
 			return
 		}
 		select {

@@ -29,19 +29,42 @@ type Worker struct {
 	pending  string        // the phase being waited for, re-announced after a reconnect
 	closed   bool
 	hint     string // last good leader address
-	hintFn   func() string
+	hintFn   func(rank int) string
+
+	parent int     // the rank this worker connects to: 0, or its group's relay
+	sub    *Leader // a relay's side towards its group, else nil
 }
 
 // Join connects to the leader, retrying with backoff until ctx is done: workers start at
-// once, rank 0 may be later. addrHint, if not nil, is asked on every round for an address to
-// try before the port range (rank 0 publishes its address in the job folder when there is a
-// shared directory). Once joined, a dropped connection is re-established within the lost
-// timeout, or the worker ends with a *LostError (see Done).
-func Join(ctx context.Context, cfg Config, addrHint func() string) (*Worker, error) {
+// once, rank 0 may be later. addrHint, if not nil, is asked on every round for an address of
+// the parent rank to try before the port range (rank 0 and relays publish their address in
+// the job folder when there is a shared directory). Once joined, a dropped connection is
+// re-established within the lost timeout, or the worker ends with a *LostError (see Done).
+//
+// In a job of more than Config.FanOut workers, a worker connects to its group's relay, and
+// a relay (the first rank of each group) also listens for its group: it gathers the group's
+// arrivals before it arrives itself, passes releases and aborts down, and takes its group's
+// failures and losses to rank 0.
+func Join(ctx context.Context, cfg Config, addrHint func(rank int) string) (*Worker, error) {
 	w := &Worker{cfg: cfg, instance: nonce(), warn: newLimiter(10*time.Second, cfg.now), quit: make(chan struct{}),
-		changed: make(chan struct{}), releases: map[string]map[string]string{}, done: make(chan struct{}), hintFn: addrHint}
+		changed: make(chan struct{}), releases: map[string]map[string]string{}, done: make(chan struct{}), hintFn: addrHint,
+		parent: cfg.Parent(cfg.Rank)}
+	if cfg.IsRelay(cfg.Rank) {
+		ln, err := listenOn(cfg.Ports)
+		if err != nil {
+			return nil, err
+		}
+		w.sub = serveOn(cfg, ln, cfg.Rank, w.escalate)
+		if cfg.Publish != nil {
+			cfg.Publish(cfg.Rank, w.sub.Addr)
+		}
+	}
 	c, err := w.connect(ctx)
 	if err != nil {
+		if w.sub != nil {
+			w.sub.Abort(err.Error(), 1)
+			w.sub.Close()
+		}
 		return nil, err
 	}
 	w.c, w.lastSeen = c, cfg.now()
@@ -53,15 +76,16 @@ func Join(ctx context.Context, cfg Config, addrHint func() string) (*Worker, err
 func (w *Worker) candidates() []string {
 	var out []string
 	if w.hintFn != nil {
-		if h := w.hintFn(); h != "" {
+		if h := w.hintFn(w.parent); h != "" {
 			w.hint = h
 		}
 	}
 	if w.hint != "" {
 		out = append(out, w.hint)
 	}
+	host := w.cfg.addrOf(w.parent)
 	for _, p := range w.cfg.Ports {
-		a := net.JoinHostPort(w.cfg.Master, strconv.Itoa(p))
+		a := net.JoinHostPort(host, strconv.Itoa(p))
 		if a != w.hint {
 			out = append(out, a)
 		}
@@ -95,12 +119,12 @@ func (w *Worker) connect(ctx context.Context) (*conn, error) {
 		}
 		if time.Since(lastLog) >= w.cfg.every() {
 			lastLog = time.Now()
-			log.Info(fmt.Sprintf("job channel: waiting for rank 0 (%s) to listen", w.cfg.host(0)), "last", last)
+			log.Info(fmt.Sprintf("job channel: waiting for rank %d (%s) to listen", w.parent, w.cfg.host(w.parent)), "last", last)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("job channel: could not reach rank 0 (%s) on %s ports %d-%d before the deadline: %v",
-				w.cfg.host(0), w.cfg.Master, w.cfg.Ports[0], w.cfg.Ports[len(w.cfg.Ports)-1], last)
+			return nil, fmt.Errorf("job channel: could not reach rank %d (%s) on ports %d-%d before the deadline: %v",
+				w.parent, w.cfg.host(w.parent), w.cfg.Ports[0], w.cfg.Ports[len(w.cfg.Ports)-1], last)
 		case <-w.quit:
 			return nil, errors.New("job channel: closed")
 		case <-time.After(backoff):
@@ -155,7 +179,8 @@ func (w *Worker) notify() {
 	w.changed = make(chan struct{})
 }
 
-// endLocked records the verdict that ends supervision (the first one wins).
+// endLocked records the verdict that ends supervision (the first one wins); a relay
+// passes it on to its group.
 func (w *Worker) endLocked(err error) {
 	if w.err != nil {
 		return
@@ -166,7 +191,30 @@ func (w *Worker) endLocked(err error) {
 	if errors.As(err, &le) && w.c != nil {
 		w.c.c.Close()
 	}
+	if w.sub != nil {
+		reason, code := err.Error(), 1
+		var ae *AbortError
+		if errors.As(err, &ae) {
+			reason, code = ae.Reason, ae.Code
+		}
+		go w.sub.Abort(reason, code)
+	}
 	w.notify()
+}
+
+// escalate takes a failure or loss in a relay's group to rank 0, whole (rank 0 does not
+// prefix it with the relay's rank). If rank 0 cannot be told, the group is aborted here.
+func (w *Worker) escalate(reason string, code int) {
+	w.mu.Lock()
+	c, ended := w.c, w.ended || w.closed
+	w.mu.Unlock()
+	if c == nil || ended {
+		w.sub.Abort(reason, code)
+		return
+	}
+	if err := c.send(message{Type: msgFail, Reason: TruncateReason(reason), Data: map[string]string{"exitCode": strconv.Itoa(code), "relayed": "1"}}, ioTimeout); err != nil {
+		w.sub.Abort(reason, code)
+	}
 }
 
 // read handles the leader's messages; a dropped connection is re-established within the
@@ -187,7 +235,7 @@ func (w *Worker) read(c *conn) {
 			}
 			deadline := w.lastSeen.Add(w.cfg.LostTimeout())
 			w.mu.Unlock()
-			w.warn.warn(w.cfg.logger(), "drop", fmt.Sprintf("job channel: lost the connection to rank 0 (%s); reconnecting", w.cfg.host(0)),
+			w.warn.warn(w.cfg.logger(), "drop", fmt.Sprintf("job channel: lost the connection to rank %d (%s); reconnecting", w.parent, w.cfg.host(w.parent)),
 				"err", err, "until", deadline.UTC().Format(time.RFC3339))
 			rctx, cancel := context.WithDeadline(context.Background(), deadline)
 			nc, cerr := w.connect(rctx)
@@ -196,7 +244,7 @@ func (w *Worker) read(c *conn) {
 			if cerr != nil {
 				var re *RefusedError
 				if !errors.As(cerr, &re) && !w.closed {
-					cerr = &LostError{Rank: 0, Host: w.cfg.host(0), LastSeen: w.lastSeen,
+					cerr = &LostError{Rank: w.parent, Host: w.cfg.host(w.parent), LastSeen: w.lastSeen,
 						Why: fmt.Sprintf("%s and not back within %s", w.dropped, w.cfg.LostTimeout())}
 				}
 				if !w.closed {
@@ -219,11 +267,17 @@ func (w *Worker) read(c *conn) {
 		switch m.Type {
 		case msgRelease:
 			w.releases[m.Phase] = m.Data
+			if w.sub != nil {
+				go w.sub.releaseNow(m.Phase, m.Data)
+			}
 		case msgAbort:
 			code, _ := strconv.Atoi(m.Data["exitCode"])
 			w.endLocked(&AbortError{Reason: m.Reason, Code: code})
 		case msgEnd:
 			w.ended = true
+			if w.sub != nil {
+				go w.sub.Close()
+			}
 		}
 		w.notify()
 		w.mu.Unlock()
@@ -233,6 +287,14 @@ func (w *Worker) read(c *conn) {
 // Wait announces that this node reached phase and blocks until rank 0 releases it (its
 // data), aborts the job (*AbortError), is lost (*LostError), or ctx ends.
 func (w *Worker) Wait(ctx context.Context, phase string) (map[string]string, error) {
+	if w.sub != nil { // a relay arrives once its whole group has
+		if err := w.sub.gather(ctx, phase); err != nil {
+			if verdict := w.Err(); verdict != nil {
+				return nil, verdict
+			}
+			return nil, err
+		}
+	}
 	w.mu.Lock()
 	w.pending = phase
 	c := w.c
@@ -261,9 +323,9 @@ func (w *Worker) Wait(ctx context.Context, phase string) (map[string]string, err
 		select {
 		case <-changed:
 		case <-tick.C:
-			w.cfg.logger().Info(fmt.Sprintf("barrier %s: waiting for rank 0 (%s) for %s", phase, w.cfg.host(0), time.Since(start).Round(time.Second)))
+			w.cfg.logger().Info(fmt.Sprintf("barrier %s: waiting for rank %d (%s) for %s", phase, w.parent, w.cfg.host(w.parent), time.Since(start).Round(time.Second)))
 		case <-ctx.Done():
-			return nil, fmt.Errorf("barrier %s: timed out waiting for rank 0 (%s)", phase, w.cfg.host(0))
+			return nil, fmt.Errorf("barrier %s: timed out waiting for rank %d (%s)", phase, w.parent, w.cfg.host(w.parent))
 		}
 	}
 }
@@ -292,8 +354,20 @@ func (w *Worker) Err() error {
 	return w.err
 }
 
-// Close says goodbye to the leader and drops the connection.
+// Finish waits, on a relay, until every rank of its group has finished (or is lost, or the
+// job is aborted), or ctx ends; on other workers it returns at once.
+func (w *Worker) Finish(ctx context.Context) {
+	if w.sub != nil {
+		w.sub.Finish(ctx)
+	}
+}
+
+// Close says goodbye to the leader and drops the connection; a relay first tells its group
+// that it is done.
 func (w *Worker) Close() error {
+	if w.sub != nil {
+		w.sub.Close()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,15 @@ import (
 
 // addrFile is where rank 0 publishes the barrier's address in the job folder.
 const addrFile = "barrier.addr"
+
+// addrFileOf is where rank publishes its address: rank 0's barrier.addr, a relay's
+// barrier.addr.<rank>.
+func addrFileOf(rank int) string {
+	if rank == 0 {
+		return addrFile
+	}
+	return addrFile + "." + strconv.Itoa(rank)
+}
 
 func (r *nodeRun) barrierCtx(ctx context.Context) context.Context {
 	d := r.o.BarrierTimeout
@@ -52,8 +62,14 @@ func (r *nodeRun) meet(ctx context.Context) error {
 		}
 		r.log.Info("barrier listening", "addr", l.Addr)
 	} else {
-		hint := func() string {
-			b, err := os.ReadFile(filepath.Join(r.jobDir, addrFile))
+		// Relays (in jobs of more than 64 workers) publish their address for their group.
+		cfg.Publish = func(rank int, addr string) {
+			if err := atomicfile.WriteFile(filepath.Join(r.jobDir, addrFileOf(rank)), []byte(addr+"\n")); err != nil {
+				r.log.Warn("could not publish the relay address; the group will probe the port range", "err", err)
+			}
+		}
+		hint := func(rank int) string {
+			b, err := os.ReadFile(filepath.Join(r.jobDir, addrFileOf(rank)))
 			if err != nil {
 				return ""
 			}

@@ -335,17 +335,19 @@ func (r *nodeRun) skip(benches []manifest.Benchmark, why error) {
 	})
 }
 
-// finishJob keeps rank 0 on the job channel until every worker has finished (or is lost,
-// or the job is aborted): a worker's failure after rank 0's own last benchmark still
-// aborts the others.
+// finishJob keeps rank 0 (and a relay, for its group) on the job channel until every worker
+// has finished (or is lost, or the job is aborted): a worker's failure after rank 0's own
+// last benchmark still aborts the others.
 func (r *nodeRun) finishJob(ctx context.Context) {
-	if r.leader == nil {
-		return
+	switch {
+	case r.leader != nil:
+		if n := len(r.leader.Connected()); n > 0 {
+			r.log.Info("waiting for the other nodes to finish", "running", n)
+		}
+		r.leader.Finish(ctx)
+	case r.worker != nil: // a relay waits for its group
+		r.worker.Finish(ctx)
 	}
-	if n := len(r.leader.Connected()); n > 0 {
-		r.log.Info("waiting for the other nodes to finish", "running", n)
-	}
-	r.leader.Finish(ctx)
 }
 
 // resolvedImage is the image every node runs.
