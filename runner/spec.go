@@ -91,6 +91,9 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 		}
 	}
 	for _, s := range m.Secrets {
+		if strings.HasPrefix(s, "BENCHCTL_") { // Load refuses these; the job secret never goes in
+			continue
+		}
 		if v, ok := hostEnv[s]; ok {
 			env[s] = manifest.EnvVar{Name: s, Value: v, Secret: true}
 		}

@@ -106,7 +106,9 @@ func TestMountFlag(t *testing.T) {
 
 // The barrier's key and benchctl's other host variables never reach a container.
 func TestPassEnvNeverPassesBenchctlVariables(t *testing.T) {
-	m := &manifest.Manifest{Name: "t", PassEnv: []string{"*"}}
+	// Load refuses BENCHCTL_* under secrets; a manifest built by other means must not pass
+	// the job secret in either.
+	m := &manifest.Manifest{Name: "t", PassEnv: []string{"*"}, Secrets: []string{"BENCHCTL_JOB_SECRET"}}
 	b := manifest.Benchmark{Name: "a", Command: []string{"x"}}
 	environ := []string{"BENCHCTL_JOB_SECRET=0123456789abcdef-TOPSECRET", "BENCHCTL_SHARED_DIR=/s", "OTHER=1"}
 	s := BuildSpec(m, b, Node{JobID: "1", World: 1}, "img", "k", "/r", GPUAccess{Vendor: "none"}, environ)
