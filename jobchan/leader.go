@@ -168,7 +168,7 @@ func (l *Leader) handshake(nc net.Conn) (*conn, message, bool) {
 	if err != nil {
 		var ae *authError
 		if errors.As(err, &ae) {
-			l.warn.warn(log, "reject:"+ae.why, "job channel: rejected a connection", "peer", peerAddr, "why", ae.why)
+			l.warn.warn(log, "reject:"+ae.kind(), "job channel: rejected a connection", "peer", peerAddr, "why", ae.why)
 		}
 		return nil, m, false
 	}
@@ -368,6 +368,12 @@ func (l *Leader) gather(ctx context.Context, phase string) error {
 			l.mu.Unlock()
 			return nil
 		}
+		for _, r := range l.children { // it will never arrive: no use waiting out the timeout
+			if l.left[r] && !l.arrived[phase][r] {
+				l.mu.Unlock()
+				return fmt.Errorf("barrier %s: %s (rank %d) left the job before it arrived", phase, l.cfg.host(r), r)
+			}
+		}
 		changed := l.changed
 		joined, total := len(l.children)+1-len(missing), len(l.children)+1
 		l.mu.Unlock()
@@ -436,6 +442,9 @@ func (l *Leader) broadcast(conns []*conn, m message, timeout time.Duration) {
 // with which exit code they should end. The first abort wins. The reason is cut to
 // MaxReason for the wire; Err keeps it whole.
 func (l *Leader) Abort(reason string, code int) {
+	if reason == "" { // "" means not aborted
+		reason = "aborted (no reason given)"
+	}
 	l.mu.Lock()
 	if l.aborted != "" {
 		l.mu.Unlock()
@@ -504,9 +513,9 @@ func (l *Leader) Finish(ctx context.Context) {
 				left++
 			}
 		}
-		changed, aborted := l.changed, l.aborted != ""
+		changed, over := l.changed, l.aborted != "" || l.closed
 		l.mu.Unlock()
-		if aborted || left == len(l.children) {
+		if over || left == len(l.children) {
 			return
 		}
 		select {
@@ -528,6 +537,7 @@ func (l *Leader) Close() error {
 	l.closed = true
 	conns := l.connsLocked()
 	close(l.quit)
+	l.notify()
 	l.mu.Unlock()
 	l.broadcast(conns, message{Type: msgEnd}, time.Second)
 	for _, c := range conns {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 )
 
@@ -148,6 +149,15 @@ func capValues(d map[string]string) map[string]string {
 type authError struct{ why string }
 
 func (e *authError) Error() string { return "rejected message: " + e.why }
+
+// kind is the reason without what the peer chose (a version, a job id, a number): a key
+// for rate-limited warnings that a stranger cannot multiply.
+func (e *authError) kind() string {
+	if i := strings.IndexAny(e.why, "0123456789\"("); i > 0 {
+		return e.why[:i]
+	}
+	return e.why
+}
 
 // readLine reads one line of at most maxMessage bytes through the connection's small
 // buffer (a long line is put together from its pieces).

@@ -27,6 +27,7 @@ type Worker struct {
 	lastSeen time.Time     // the last message from rank 0
 	dropped  string        // why the connection to rank 0 dropped, while reconnecting
 	pending  string        // the phase being waited for, re-announced after a reconnect
+	failure  *message      // this worker's failure, sent again after a reconnect
 	closed   bool
 	hint     string // last good leader address
 	hintFn   func(rank int) string
@@ -114,7 +115,7 @@ func (w *Worker) connect(ctx context.Context) (*conn, error) {
 			last = fmt.Errorf("%s: %w", addr, err)
 			var ae *authError
 			if errors.As(err, &ae) {
-				w.warn.warn(log, "auth:"+addr, "job channel: not this job's channel", "addr", addr, "why", ae.why)
+				w.warn.warn(log, "auth:"+ae.kind(), "job channel: not this job's channel", "addr", addr, "why", ae.why)
 			}
 		}
 		if time.Since(lastLog) >= w.cfg.every() {
@@ -253,9 +254,17 @@ func (w *Worker) read(c *conn) {
 				w.mu.Unlock()
 				return
 			}
+			if w.err != nil || w.closed { // too late: the verdict is in
+				w.mu.Unlock()
+				nc.c.Close()
+				return
+			}
 			w.c, w.dropped, w.lastSeen = nc, "", w.cfg.now()
-			pending := w.pending
+			pending, failure := w.pending, w.failure
 			w.mu.Unlock()
+			if failure != nil { // it may have been lost with the old connection
+				_ = nc.send(*failure, ioTimeout)
+			}
 			if pending != "" {
 				_ = nc.send(message{Type: msgArrive, Phase: pending}, ioTimeout)
 			}
@@ -334,13 +343,15 @@ func (w *Worker) Wait(ctx context.Context, phase string) (map[string]string, err
 // completes "rank R (host) …", e.g. "failed benchmark B: exited with code 1"; it is cut
 // to MaxReason (the caller keeps the whole text in its status and log).
 func (w *Worker) Fail(what string, code int) error {
+	m := message{Type: msgFail, Reason: TruncateReason(what), Data: map[string]string{"exitCode": strconv.Itoa(code)}}
 	w.mu.Lock()
 	c, ended := w.c, w.ended
+	w.failure = &m
 	w.mu.Unlock()
 	if ended {
 		return fmt.Errorf("job channel: rank 0 (%s) already ended the job", w.cfg.host(0))
 	}
-	return c.send(message{Type: msgFail, Reason: TruncateReason(what), Data: map[string]string{"exitCode": strconv.Itoa(code)}}, ioTimeout)
+	return c.send(m, ioTimeout)
 }
 
 // Done is closed when supervision ends with a verdict: rank 0 aborted the job, rank 0 is
@@ -358,7 +369,7 @@ func (w *Worker) Err() error {
 // job is aborted), or ctx ends; on other workers it returns at once.
 func (w *Worker) Finish(ctx context.Context) {
 	if w.sub != nil {
-		w.sub.Finish(ctx)
+		w.sub.Finish(ctx) // returns when rank 0 ends the job too: the sub-leader is closed then
 	}
 }
 
@@ -366,6 +377,20 @@ func (w *Worker) Finish(ctx context.Context) {
 // that it is done.
 func (w *Worker) Close() error {
 	if w.sub != nil {
+		w.mu.Lock()
+		verdict, ended := w.err, w.ended
+		w.mu.Unlock()
+		if !ended { // leaving before rank 0 ended the job: the group must stop, not carry on
+			reason, code := fmt.Sprintf("relay rank %d (%s) left the job", w.cfg.Rank, w.cfg.host(w.cfg.Rank)), 1
+			var ae *AbortError
+			switch {
+			case errors.As(verdict, &ae):
+				reason, code = ae.Reason, ae.Code
+			case verdict != nil:
+				reason = verdict.Error()
+			}
+			w.sub.Abort(reason, code)
+		}
 		w.sub.Close()
 	}
 	w.mu.Lock()

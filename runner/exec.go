@@ -151,6 +151,9 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 	cancel()
 	created, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: spec.Name})
 	if err != nil {
+		if res, stopped := interrupted(ctx); stopped {
+			return res
+		}
 		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("creating container %s: %w", spec.Name, err)}
 	}
 	id := created.ID
@@ -169,8 +172,13 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 
 	wait := eng.ContainerWait(bg, id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
 	if _, err := eng.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
+		if res, stopped := interrupted(ctx); stopped {
+			return res
+		}
 		res := execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("starting container %s: %w", spec.Name, err)}
-		res.DiagDir = capture(bg, eng, id, "the container did not start: "+err.Error(), tail, spec, diagDir)
+		dctx, cancel := context.WithTimeout(bg, bud.diag)
+		res.DiagDir = capture(dctx, eng, id, "the container did not start: "+err.Error(), tail, spec, diagDir)
+		cancel()
 		return res
 	}
 	logsDone := make(chan struct{})
@@ -223,13 +231,18 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 	}
 	select {
 	case r := <-wait.Result:
-		waitLogs(logsDone)
+		select { // the end of the log, bounded
+		case <-logsDone:
+		case <-time.After(2 * bud.waitSlack):
+		}
 		if r.StatusCode == 0 {
 			return execResult{Outcome: "success"}
 		}
 		reason := fmt.Sprintf("exited with code %d", r.StatusCode)
 		res := execResult{Outcome: "failure", ExitCode: int(r.StatusCode), Err: errors.New(reason)}
-		res.DiagDir = capture(bg, eng, id, reason, tail, spec, diagDir)
+		dctx, cancel := context.WithTimeout(bg, bud.diag)
+		res.DiagDir = capture(dctx, eng, id, reason, tail, spec, diagDir)
+		cancel()
 		return res
 	case err := <-wait.Error:
 		return stop("failure", fmt.Sprintf("waiting for the container failed: %v", err), bud.stopGrace)
@@ -242,6 +255,18 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 		}
 		return stop("cancelled", "cancelled (SIGTERM/SIGINT, e.g. scancel)", bud.cancelGrace)
 	}
+}
+
+// interrupted tells an Engine error caused by the run being stopped (a cancel, or the job
+// channel's abort) from a failure of the benchmark.
+func interrupted(ctx context.Context) (execResult, bool) {
+	if ctx.Err() == nil {
+		return execResult{}, false
+	}
+	if verdict := context.Cause(ctx); verdict != nil && !errors.Is(verdict, context.Canceled) && !errors.Is(verdict, context.DeadlineExceeded) {
+		return execResult{Outcome: OutcomeAborted, ExitCode: -1, Err: verdict}, true
+	}
+	return execResult{Outcome: OutcomeCancelled, ExitCode: -1, Err: errors.New("cancelled (SIGTERM/SIGINT, e.g. scancel) before the container started")}, true
 }
 
 // forceKey carries the channel closed at a second SIGTERM/SIGINT.
@@ -258,13 +283,6 @@ func WithForce(ctx context.Context, force <-chan struct{}) context.Context {
 func Forced(ctx context.Context) <-chan struct{} {
 	ch, _ := ctx.Value(forceKey{}).(<-chan struct{})
 	return ch
-}
-
-func waitLogs(done <-chan struct{}) {
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-	}
 }
 
 // flushWriter flushes after every write so the log file and stream stay current.
