@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/internal/exitcode"
 
 	"github.com/moby/moby/client"
 
@@ -165,7 +166,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	case errors.As(err, &be):
 		outcome, code = OutcomeFailure, 2
 	default:
-		outcome, code = OutcomeFailure, exitCodeOf(err)
+		outcome, code = OutcomeFailure, exitcode.Of(err)
 	}
 	st.finish(outcome, code, err)
 	if outcome == OutcomeCancelled {
@@ -177,18 +178,6 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		err = fmt.Errorf("recording this node's status: %w", werr)
 	}
 	return res, err
-}
-
-func exitCodeOf(err error) int {
-	var coded interface{ ExitCode() int }
-	if errors.As(err, &coded) {
-		return coded.ExitCode()
-	}
-	var inv interface{ InvalidInput() bool }
-	if errors.As(err, &inv) && inv.InvalidInput() {
-		return 4
-	}
-	return 1
 }
 
 // nodeRun is one node's run in progress.

@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/benchctl/benchctl/internal/exitcode"
 )
 
-// Exit codes, the same as madengine's.
+
+// Exit codes, the same as madengine's (see internal/exitcode).
 const (
-	exitOK      = 0
-	exitFailure = 1
-	exitBuild   = 2
-	exitRun     = 3
-	exitInvalid = 4
+	exitOK      = exitcode.OK
+	exitFailure = exitcode.Failure
+	exitBuild   = exitcode.Build
+	exitRun     = exitcode.Run
+	exitInvalid = exitcode.Invalid
 )
 
 // usageError is bad command-line input: exit 4, with a hint.
@@ -22,31 +25,15 @@ type usageError struct {
 	hint string
 }
 
-func (e *usageError) Error() string { return e.msg }
+func (e *usageError) Error() string      { return e.msg }
+func (e *usageError) InvalidInput() bool { return true }
 
 func usagef(hint, format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...), hint: hint}
 }
 
-// exitCode maps an error to the process exit code. This is the only place that does.
-func exitCode(err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var coded interface{ ExitCode() int }
-	if errors.As(err, &coded) {
-		return coded.ExitCode()
-	}
-	var invalid interface{ InvalidInput() bool }
-	if errors.As(err, &invalid) && invalid.InvalidInput() {
-		return exitInvalid
-	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		return exitInvalid
-	}
-	return exitFailure
-}
+// exitCode maps an error to the process exit code (internal/exitcode is the one mapping).
+func exitCode(err error) int { return exitcode.Of(err) }
 
 // printError writes an error for a person: the message, then a hint if there is one.
 func printError(w io.Writer, err error) {
