@@ -9,7 +9,6 @@ import (
 	"github.com/benchctl/benchctl/internal/exitcode"
 )
 
-
 // Exit codes, the same as madengine's (see internal/exitcode).
 const (
 	exitOK      = exitcode.OK
