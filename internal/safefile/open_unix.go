@@ -1,0 +1,173 @@
+//go:build unix
+
+package safefile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// linkHint is what a reader of the job folder is told about a symbolic link.
+const linkHint = "a file in the job folder must be written where it is, not linked to elsewhere"
+
+// Open opens a file a user named for reading: links are followed, but the file must be a
+// regular file. A FIFO is refused without blocking (checked before the open, and the open
+// is non-blocking, so a FIFO swapped in between cannot block it either).
+func Open(path string) (*os.File, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, &NotRegularError{Path: path, What: describe(st.Mode())}
+	}
+	return openFlags(path, 0, "")
+}
+
+// OpenNoFollow opens a file of the job folder: a regular file that is not itself a link.
+func OpenNoFollow(path string) (*os.File, error) {
+	return openFlags(path, unix.O_NOFOLLOW, linkHint)
+}
+
+func openFlags(path string, extra int, hint string) (*os.File, error) {
+	fd, err := retry(func() (int, error) {
+		return unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|extra, 0)
+	})
+	if err == unix.ELOOP && extra&unix.O_NOFOLLOW != 0 {
+		return nil, &NotRegularError{Path: path, What: "a symbolic link", Hint: hint}
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return checked(fd, path, hint)
+}
+
+// checked makes fd an *os.File if it is a regular file, else closes it.
+func checked(fd int, path, hint string) (*os.File, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, &NotRegularError{Path: path, What: describe(modeOf(uint32(st.Mode))), Hint: hint}
+	}
+	// A regular file never blocks; clear the flag so that the *os.File is a plain one.
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "fcntl", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+func modeOf(m uint32) os.FileMode {
+	switch m & unix.S_IFMT {
+	case unix.S_IFIFO:
+		return os.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return os.ModeSocket
+	case unix.S_IFCHR:
+		return os.ModeDevice | os.ModeCharDevice
+	case unix.S_IFBLK:
+		return os.ModeDevice
+	case unix.S_IFDIR:
+		return os.ModeDir
+	case unix.S_IFLNK:
+		return os.ModeSymlink
+	}
+	return os.ModeIrregular
+}
+
+func retry(f func() (int, error)) (int, error) {
+	for {
+		fd, err := f()
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// OutsideError is a path that leads out of the folder it must stay in.
+type OutsideError struct {
+	Root, Rel string
+	Why       string
+}
+
+func (e *OutsideError) Error() string {
+	return fmt.Sprintf("%s: %s; %s", filepath.Join(e.Root, e.Rel), e.Why, linkHint)
+}
+
+// OpenBeneath opens rel inside root: every component is resolved inside root, so a link
+// anywhere on the way cannot lead outside it, and the file itself must be a regular file,
+// not a link. rel must be a local path (no "..", not absolute). With openat2 (Linux 5.6+)
+// links that stay beneath root are followed; without it any link on the way is refused.
+func OpenBeneath(root, rel string) (*os.File, error) {
+	if !filepath.IsLocal(rel) {
+		return nil, &OutsideError{Root: root, Rel: rel, Why: "not a path inside the folder"}
+	}
+	dfd, err := retry(func() (int, error) {
+		return unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: root, Err: err}
+	}
+	defer unix.Close(dfd)
+	full := filepath.Join(root, rel)
+	fd, err := openat2Beneath(dfd, rel)
+	if errors.Is(err, errNoOpenat2) {
+		fd, err = walkBeneath(dfd, root, rel)
+	}
+	switch {
+	case err == unix.EXDEV:
+		return nil, &OutsideError{Root: root, Rel: rel, Why: "a symbolic link on the way leads outside " + root}
+	case err == unix.ELOOP:
+		return nil, &NotRegularError{Path: full, What: "a symbolic link (or a chain of them)", Hint: linkHint}
+	case err != nil:
+		var oe *OutsideError
+		var nr *NotRegularError
+		if errors.As(err, &oe) || errors.As(err, &nr) {
+			return nil, err
+		}
+		return nil, &os.PathError{Op: "open", Path: full, Err: err}
+	}
+	return checked(fd, full, linkHint)
+}
+
+// walkBeneath opens rel one component at a time, never following a link.
+func walkBeneath(dfd int, root, rel string) (int, error) {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	cur := dfd
+	closeCur := func() {
+		if cur != dfd {
+			unix.Close(cur)
+		}
+	}
+	for i, p := range parts {
+		last := i == len(parts)-1
+		flags := unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW
+		if last {
+			flags |= unix.O_NONBLOCK
+		} else {
+			flags |= unix.O_DIRECTORY
+		}
+		fd, err := retry(func() (int, error) { return unix.Openat(cur, p, flags, 0) })
+		if err == unix.ELOOP || (err == unix.ENOTDIR && !last) {
+			var st unix.Stat_t
+			if unix.Fstatat(cur, p, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				closeCur()
+				return -1, &OutsideError{Root: root, Rel: rel,
+					Why: strings.Join(parts[:i+1], "/") + " is a symbolic link (links are not followed in the job folder on this kernel)"}
+			}
+		}
+		closeCur()
+		if err != nil {
+			return -1, err
+		}
+		cur = fd
+	}
+	return cur, nil
+}
