@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/jobdir"
 	"io"
 	"io/fs"
 	"os"
@@ -48,7 +50,7 @@ type AggregateOptions struct {
 // not hold all nodes at once (see the package doc for what is kept per node). Problems with
 // single files are recorded in the summary; an error means the job folder itself could not
 // be read, or ctx ended.
-func Aggregate(ctx context.Context, dir JobDir, opts AggregateOptions) (*Summary, error) {
+func Aggregate(ctx context.Context, dir jobdir.Dir, opts AggregateOptions) (*Summary, error) {
 	a := newAggregator(dir, opts)
 	a.readJob()
 	if err := a.stream(ctx); err != nil {
@@ -66,7 +68,7 @@ func (o *AggregateOptions) workers() int {
 
 // stream lists nodes/ in batches and sends the names to workers; results are merged here.
 func (a *aggregator) stream(ctx context.Context) error {
-	nodesDir := filepath.Join(a.dir.Path, "nodes")
+	nodesDir := a.dir.Nodes()
 	f, err := os.Open(nodesDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		a.problem("no nodes folder: no node ever started")
@@ -108,13 +110,13 @@ func (a *aggregator) stream(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			var fr fileReader
+			var fr safefile.Reader
 			for name := range names {
-				if _, _, ok := parseNodeDirName(name); !ok {
+				if _, _, ok := jobdir.ParseNodeName(name); !ok {
 					out <- &nodeData{dir: name, rank: -1}
 					continue
 				}
-				out <- loadNode(&fr, a.dir.Path, name, a.specs)
+				out <- loadNode(&fr, a.dir, name, a.specs)
 			}
 		})
 	}

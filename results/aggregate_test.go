@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/jobdir"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,7 @@ func writeJob(t *testing.T, shared, id string, world int) string {
 	if err := os.MkdirAll(filepath.Join(dir, "nodes"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, JobFile), data, 0o644)
+	os.WriteFile(filepath.Join(dir, jobdir.JobFile), data, 0o644)
 	return dir
 }
 
@@ -37,16 +38,16 @@ func writeNode(t *testing.T, job string, rank int, outcome string, csv string) {
 	t.Helper()
 	nd := filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", rank, rank))
 	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	st := &Status{Version: 1, Rank: rank, Host: fmt.Sprintf("h%d", rank), Outcome: outcome, FinishedAt: &end,
-		Benchmarks: []BenchmarkStatus{{Name: "b", Outcome: outcome, DurationSeconds: 1}}}
-	if outcome == OutcomeRunning {
+	st := &jobdir.Status{Version: 1, Rank: rank, Host: fmt.Sprintf("h%d", rank), Outcome: outcome, FinishedAt: &end,
+		Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: outcome, DurationSeconds: 1}}}
+	if outcome == jobdir.OutcomeRunning {
 		st.FinishedAt, st.Benchmarks = nil, nil
 	}
 	if err := os.MkdirAll(filepath.Join(nd, "results", "b"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := json.Marshal(st) // not WriteStatus: its fsyncs make big fixtures slow
-	if err := os.WriteFile(filepath.Join(nd, StatusFile), data, 0o644); err != nil {
+	data, _ := json.Marshal(st) // not jobdir.WriteStatus: its fsyncs make big fixtures slow
+	if err := os.WriteFile(filepath.Join(nd, jobdir.StatusFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if csv != "" {
@@ -57,7 +58,7 @@ func writeNode(t *testing.T, job string, rank int, outcome string, csv string) {
 // aggregate aggregates a job folder written by writeJob (its id is the folder's name).
 func aggregate(t *testing.T, job string) *Summary {
 	t.Helper()
-	s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: filepath.Base(job)}, AggregateOptions{Now: fixedNow})
+	s, err := Aggregate(context.Background(), jobdir.Dir{Path: job, JobID: filepath.Base(job)}, AggregateOptions{Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestCollectRunning(t *testing.T) {
 // Without job.json the benchmarks and the node count come from the node folders.
 func TestCollectWithoutJobJSON(t *testing.T) {
 	shared := sharedCopy(t)
-	os.Remove(filepath.Join(shared, "jobs", "100", JobFile))
+	os.Remove(filepath.Join(shared, "jobs", "100", jobdir.JobFile))
 	col, err := collect(t, shared, "100", -1, false)
 	if err != nil {
 		t.Fatal(err)
@@ -139,10 +140,10 @@ func TestCollectOddFolders(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "7", 4)
 	hdr := "model,performance,metric,status\n"
-	writeNode(t, job, 0, OutcomeSuccess, hdr+"a,1,x,SUCCESS\nb,N/A,x,SUCCESS\nc,3,x,FAILURE\n")
-	writeNode(t, job, 1, OutcomeSuccess, hdr+"a,2,x,SUCCESS\nextra,5,x,SUCCESS\n")
-	writeNode(t, job, 2, OutcomeSuccess, "")
-	os.WriteFile(filepath.Join(job, "nodes", "2-h2", StatusFile), []byte("{garbage"), 0o644)
+	writeNode(t, job, 0, jobdir.OutcomeSuccess, hdr+"a,1,x,SUCCESS\nb,N/A,x,SUCCESS\nc,3,x,FAILURE\n")
+	writeNode(t, job, 1, jobdir.OutcomeSuccess, hdr+"a,2,x,SUCCESS\nextra,5,x,SUCCESS\n")
+	writeNode(t, job, 2, jobdir.OutcomeSuccess, "")
+	os.WriteFile(filepath.Join(job, "nodes", "2-h2", jobdir.StatusFile), []byte("{garbage"), 0o644)
 	os.MkdirAll(filepath.Join(job, "nodes", "not-a-node"), 0o755)
 	os.WriteFile(filepath.Join(job, "nodes", ".tmp-file"), nil, 0o644)
 	col, err := collect(t, shared, "7", -1, false)
@@ -187,7 +188,7 @@ func TestCollectOddFolders(t *testing.T) {
 func TestRowStatus(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "10", 1)
-	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric,status\na,1,x,SUCCESS\nb,N/A,x,SUCCESS\nc,3,x,failure\nd,,x,\n")
+	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric,status\na,1,x,SUCCESS\nb,N/A,x,SUCCESS\nc,3,x,failure\nd,,x,\n")
 	col, err := collect(t, shared, "10", -1, false)
 	if err != nil {
 		t.Fatal(err)
@@ -227,15 +228,15 @@ func TestAggregateDeterministic(t *testing.T) {
 		for i := range rows {
 			csv += fmt.Sprintf("m%d,%d.%03d,x\n", i, 100+r%17, r)
 		}
-		outcome := OutcomeSuccess
+		outcome := jobdir.OutcomeSuccess
 		if r%50 == 7 {
-			outcome = OutcomeFailure
+			outcome = jobdir.OutcomeFailure
 		}
 		writeNode(t, job, r, outcome, csv)
 	}
 	var outs [][]byte
 	for _, w := range []int{1, 3, 16} {
-		s, err := Aggregate(context.Background(), JobDir{Path: job, JobID: "9"}, AggregateOptions{Workers: w, Now: fixedNow})
+		s, err := Aggregate(context.Background(), jobdir.Dir{Path: job, JobID: "9"}, AggregateOptions{Workers: w, Now: fixedNow})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +254,7 @@ func TestAggregateDeterministic(t *testing.T) {
 func TestAggregateCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Aggregate(ctx, JobDir{Path: "testdata/shared/jobs/100", JobID: "100"}, AggregateOptions{}); !errors.Is(err, context.Canceled) {
+	if _, err := Aggregate(ctx, jobdir.Dir{Path: "testdata/shared/jobs/100", JobID: "100"}, AggregateOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -262,8 +263,8 @@ func TestAggregateCancelled(t *testing.T) {
 func TestBestCSVPrefersNumbers(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "21", 2)
-	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric\nm,N/A,u\n")
-	writeNode(t, job, 1, OutcomeSuccess, "model,performance,metric\nm,100,u\n")
+	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nm,N/A,u\n")
+	writeNode(t, job, 1, jobdir.OutcomeSuccess, "model,performance,metric\nm,100,u\n")
 	s := aggregate(t, job)
 	b := s.Benchmarks[0]
 	if b.Winner == nil || b.Winner.Rank != 1 || b.Status != StatusSuccess {
@@ -278,8 +279,8 @@ func TestBestCSVPrefersNumbers(t *testing.T) {
 func TestLinkedNodeFolder(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "22", 2)
-	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric\nm,1,u\n")
-	writeNode(t, job, 1, OutcomeSuccess, "model,performance,metric\nm,2,u\n")
+	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nm,1,u\n")
+	writeNode(t, job, 1, jobdir.OutcomeSuccess, "model,performance,metric\nm,2,u\n")
 	elsewhere := filepath.Join(t.TempDir(), "1-h1")
 	if err := os.Rename(filepath.Join(job, "nodes", "1-h1"), elsewhere); err != nil {
 		t.Fatal(err)
@@ -295,7 +296,7 @@ func TestLinkedNodeFolder(t *testing.T) {
 func TestPerfTableKeepsClashingColumns(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "23", 1)
-	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric,perf_min,perf_min_csv,Performance,MODEL\nm,1,u,PMIN,OWN,999,OTHER\n")
+	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric,perf_min,perf_min_csv,Performance,MODEL\nm,1,u,PMIN,OWN,999,OTHER\n")
 	s := aggregate(t, job)
 	pt := PerfTable(s)
 	got := map[string]string{}
@@ -316,14 +317,14 @@ func TestPerfTableKeepsClashingColumns(t *testing.T) {
 func TestStrayRankWithoutJobJSON(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "24", 1)
-	os.Remove(filepath.Join(job, JobFile))
-	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric\nm,1,u\n")
-	writeNode(t, job, 4000000, OutcomeSuccess, "model,performance,metric\nm,1,u\n")
+	os.Remove(filepath.Join(job, jobdir.JobFile))
+	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nm,1,u\n")
+	writeNode(t, job, 4000000, jobdir.OutcomeSuccess, "model,performance,metric\nm,1,u\n")
 	for _, dir := range []string{"0-h0", "4000000-h4000000"} {
-		st, _ := ReadStatus(filepath.Join(job, "nodes", dir, StatusFile))
+		st, _ := jobdir.ReadStatus(filepath.Join(job, "nodes", dir, jobdir.StatusFile))
 		st.World = 1
 		data, _ := json.Marshal(st)
-		os.WriteFile(filepath.Join(job, "nodes", dir, StatusFile), data, 0o644)
+		os.WriteFile(filepath.Join(job, "nodes", dir, jobdir.StatusFile), data, 0o644)
 	}
 	s := aggregate(t, job)
 	if s.Nodes.Expected != 1 || !strings.Contains(strings.Join(s.Problems, "\n"), "node folders go up to rank 4000000, but the status files say the job has 1 nodes") {
@@ -335,8 +336,8 @@ func TestStrayRankWithoutJobJSON(t *testing.T) {
 func TestOtherKeysAreAProblem(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "25", 2)
-	writeNode(t, job, 0, OutcomeSuccess, "model,performance,metric,batch_size\nm,1,u,32\nm,2,u,64\n")
-	writeNode(t, job, 1, OutcomeSuccess, "model,performance,metric\nm,1,u\n")
+	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric,batch_size\nm,1,u,32\nm,2,u,64\n")
+	writeNode(t, job, 1, jobdir.OutcomeSuccess, "model,performance,metric\nm,1,u\n")
 	s := aggregate(t, job)
 	if len(s.Benchmarks[0].OtherKeys) == 0 || !strings.Contains(strings.Join(s.Problems, "\n"), "benchmark b: other nodes reported rows the winner's CSV does not have") {
 		t.Fatalf("otherKeys %v, problems %v", s.Benchmarks[0].OtherKeys, s.Problems)
@@ -346,7 +347,7 @@ func TestOtherKeysAreAProblem(t *testing.T) {
 func TestEmptyJobTableHasAFailureRow(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "26", 1)
-	os.Remove(filepath.Join(job, JobFile))
+	os.Remove(filepath.Join(job, jobdir.JobFile))
 	s := aggregate(t, job)
 	var buf bytes.Buffer
 	if err := WriteResults(&buf, FormatTable, s, PerfTable(s)); err != nil || !strings.Contains(buf.String(), "FAILURE") || !strings.Contains(buf.String(), noBenchmarksReason) {
@@ -362,9 +363,9 @@ func TestCollectReadsOnlyRegularResultFiles(t *testing.T) {
 	hdr := "model,performance,metric,status\n"
 	host := filepath.Join(t.TempDir(), "host.csv")
 	os.WriteFile(host, []byte(hdr+"HOSTFILE,99,x,SUCCESS\n"), 0o644)
-	writeNode(t, job, 0, OutcomeSuccess, hdr+"a,1,x,SUCCESS\n")
-	writeNode(t, job, 1, OutcomeSuccess, "")
-	writeNode(t, job, 2, OutcomeSuccess, "")
+	writeNode(t, job, 0, jobdir.OutcomeSuccess, hdr+"a,1,x,SUCCESS\n")
+	writeNode(t, job, 1, jobdir.OutcomeSuccess, "")
+	writeNode(t, job, 2, jobdir.OutcomeSuccess, "")
 	if err := os.Symlink(host, filepath.Join(job, "nodes", "1-h1", "results", "b", "b.csv")); err != nil {
 		t.Fatal(err)
 	}
@@ -406,10 +407,10 @@ func TestCollectOnlyTheSelectedBenchmarks(t *testing.T) {
 			j["benchmarks"] = []string{"b"}
 		}
 		data, _ := json.Marshal(j)
-		os.WriteFile(filepath.Join(job, JobFile), data, 0o644)
+		os.WriteFile(filepath.Join(job, jobdir.JobFile), data, 0o644)
 		hdr := "model,performance,metric,status\n"
-		writeNode(t, job, 0, OutcomeSuccess, hdr+"a,1,x,SUCCESS\n")
-		writeNode(t, job, 1, OutcomeSuccess, hdr+"a,2,x,SUCCESS\n")
+		writeNode(t, job, 0, jobdir.OutcomeSuccess, hdr+"a,1,x,SUCCESS\n")
+		writeNode(t, job, 1, jobdir.OutcomeSuccess, hdr+"a,2,x,SUCCESS\n")
 		col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "800", Attempt: -1})
 		if err != nil {
 			t.Fatal(err)

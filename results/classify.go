@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/benchctl/benchctl/jobdir"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,20 +31,20 @@ func (a *aggregator) classify(nd *nodeData) (kind int, f failRec) {
 	case st.Running():
 		switch {
 		case !a.dir.Latest():
-			f.outcome = OutcomeCancelled
+			f.outcome = jobdir.OutcomeCancelled
 			f.reason = fmt.Sprintf("cut short while running: the job was requeued (attempt %d is newer)", a.dir.Attempts[len(a.dir.Attempts)-1])
 			return nodeFailed, f
 		case a.opts.Scheduler.Known && !a.opts.Scheduler.Active:
-			f.outcome, f.reason = OutcomeLost, a.lostReason(nd)
+			f.outcome, f.reason = jobdir.OutcomeLost, a.lostReason(nd)
 			return nodeFailed, f
 		}
 		return nodeRunning, f
-	case st.Outcome == OutcomeSuccess:
+	case st.Outcome == jobdir.OutcomeSuccess:
 		return nodeOK, f
 	}
 	f.outcome, f.exit = st.Outcome, int32(st.ExitCode)
-	if f.outcome == "" || f.outcome == OutcomeRunning {
-		f.outcome = OutcomeFailure
+	if f.outcome == "" || f.outcome == jobdir.OutcomeRunning {
+		f.outcome = jobdir.OutcomeFailure
 	}
 	f.reason = describe(f.outcome, st.ExitCode, st.Error)
 	if p := st.FailedPhase(); p != nil && st.Error == "" {
@@ -57,7 +58,7 @@ func (a *aggregator) classify(nd *nodeData) (kind int, f failRec) {
 func (a *aggregator) lostReason(nd *nodeData) string {
 	at, what := lastRecord(nd.status)
 	if at.IsZero() {
-		if info, err := os.Stat(filepath.Join(a.dir.Path, "nodes", nd.dir, StatusFile)); err == nil {
+		if info, err := os.Stat(filepath.Join(a.dir.Path, "nodes", nd.dir, jobdir.StatusFile)); err == nil {
 			at, what = info.ModTime(), "status.json last written"
 		}
 	}
@@ -76,7 +77,7 @@ func (a *aggregator) lostReason(nd *nodeData) string {
 // node's own clock, written with the event. It is preferred to status.json's modification
 // time, which a copy or a restore of the job folder changes; the runner writes the file
 // only when it records such an event, so the two agree for a folder left in place.
-func lastRecord(st *Status) (time.Time, string) {
+func lastRecord(st *jobdir.Status) (time.Time, string) {
 	var at time.Time
 	what := ""
 	see := func(t *time.Time, s string) {
@@ -112,29 +113,29 @@ func describe(outcome string, exit int, msg string) string {
 
 // benchState decides what a node did with one benchmark, from the node's kind and the
 // benchmark's record in its status (nil when there is none). A failure carries its reason.
-func benchState(kind int, nf failRec, bs *BenchmarkStatus) (byte, failRec) {
+func benchState(kind int, nf failRec, bs *jobdir.BenchmarkStatus) (byte, failRec) {
 	f := nf
 	switch {
 	case kind == nodeNoStatus:
-	case bs != nil && bs.Outcome == OutcomeSuccess:
+	case bs != nil && bs.Outcome == jobdir.OutcomeSuccess:
 		return stOK, f
-	case bs != nil && bs.Outcome == OutcomeSkipped:
+	case bs != nil && bs.Outcome == jobdir.OutcomeSkipped:
 		return stSkipped, f
 	case kind == nodeRunning:
 		return stRunning, f
-	case bs != nil && bs.Outcome == OutcomeAborted: // stopped because another node failed or was lost
-		f.outcome, f.exit, f.reason = OutcomeAborted, int32(bs.ExitCode), bs.Error
+	case bs != nil && bs.Outcome == jobdir.OutcomeAborted: // stopped because another node failed or was lost
+		f.outcome, f.exit, f.reason = jobdir.OutcomeAborted, int32(bs.ExitCode), bs.Error
 		if f.reason == "" {
 			f.reason = "aborted"
 		}
-	case bs != nil && (bs.Outcome == OutcomeFailure || bs.Outcome == OutcomeTimeout || bs.Outcome == OutcomeCancelled):
+	case bs != nil && (bs.Outcome == jobdir.OutcomeFailure || bs.Outcome == jobdir.OutcomeTimeout || bs.Outcome == jobdir.OutcomeCancelled):
 		f.outcome, f.exit, f.reason = bs.Outcome, int32(bs.ExitCode), describe(bs.Outcome, bs.ExitCode, bs.Error)
-	case bs != nil && nf.outcome == OutcomeLost: // under way when the node was lost
+	case bs != nil && nf.outcome == jobdir.OutcomeLost: // under way when the node was lost
 	case bs != nil:
-		f.outcome, f.exit, f.reason = OutcomeFailure, int32(bs.ExitCode), fmt.Sprintf("did not finish (outcome %q)", bs.Outcome)
+		f.outcome, f.exit, f.reason = jobdir.OutcomeFailure, int32(bs.ExitCode), fmt.Sprintf("did not finish (outcome %q)", bs.Outcome)
 	case kind == nodeFailed:
 	default:
-		f.outcome, f.reason = OutcomeFailure, "no record of this benchmark in status.json"
+		f.outcome, f.reason = jobdir.OutcomeFailure, "no record of this benchmark in status.json"
 	}
 	return stFailed, f
 }
@@ -142,7 +143,7 @@ func benchState(kind int, nf failRec, bs *BenchmarkStatus) (byte, failRec) {
 // failureLinks are a failed benchmark's log and diagnostics folder, relative to the job
 // folder (the status's own names when they are local paths). finish drops the ones that
 // do not exist.
-func failureLinks(dir, bench string, bs *BenchmarkStatus) (log, diag string) {
+func failureLinks(dir, bench string, bs *jobdir.BenchmarkStatus) (log, diag string) {
 	log, diag = bench+".log", "diagnostics/"+bench
 	if bs != nil {
 		if bs.Log != "" && filepath.IsLocal(bs.Log) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/benchctl/benchctl/jobdir"
 	"path/filepath"
 	"strings"
 
@@ -33,7 +34,7 @@ type CollectOptions struct {
 // Collection is a collected job: its summary, perf.csv, the files written, and warnings
 // for the caller to log.
 type Collection struct {
-	Dir      JobDir
+	Dir      jobdir.Dir
 	Summary  *Summary
 	Perf     *Table
 	Written  []string
@@ -56,7 +57,7 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 			return nil, err
 		}
 	}
-	dir, err := FindJob(opts.SharedDir, opts.JobID, opts.Attempt)
+	dir, err := jobdir.Layout{Shared: opts.SharedDir}.Find(opts.JobID, opts.Attempt)
 	if err != nil {
 		return nil, err
 	}

@@ -12,9 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/benchctl/benchctl/internal/safefile"
 )
 
 // MaxCSVSize is the largest results CSV read (64 MiB); a larger one is a problem, not a crash.
@@ -38,16 +41,23 @@ func (e *CSVError) Error() string {
 // ReadCSVFile reads and parses a results CSV of at most limit bytes (MaxCSVSize when limit
 // is 0). See ParseCSV.
 func ReadCSVFile(path string, limit int64) (*Table, error) {
-	var fr fileReader
-	return fr.readCSV(path, limit)
-}
-
-func (r *fileReader) readCSV(path string, limit int64) (*Table, error) {
 	if limit <= 0 {
 		limit = MaxCSVSize
 	}
-	data, err := r.read(path, limit)
-	var tl *tooLargeError
+	var r safefile.Reader
+	data, err := r.ReadNoFollow(path, limit)
+	return csvOf(path, data, err, limit)
+}
+
+// readCSVBeneath reads a results CSV at rel inside a node folder: no link on the way may
+// lead out of it (see safefile.OpenBeneath).
+func readCSVBeneath(r *safefile.Reader, dir, rel string, limit int64) (*Table, error) {
+	data, err := r.ReadBeneath(dir, rel, limit)
+	return csvOf(filepath.Join(dir, rel), data, err, limit)
+}
+
+func csvOf(path string, data []byte, err error, limit int64) (*Table, error) {
+	var tl *safefile.TooLargeError
 	if errors.As(err, &tl) {
 		return nil, &CSVError{Path: path, Msg: fmt.Sprintf("larger than the %d MiB limit", limit>>20)}
 	}

@@ -5,28 +5,6 @@ import (
 	"strings"
 )
 
-// JobNotFoundError is a job (or attempt, or shared directory) that is not there: invalid
-// input, exit 4. Known lists job ids that do exist.
-type JobNotFoundError struct {
-	JobID     string
-	SharedDir string
-	Msg       string
-	Known     []string
-}
-
-func (e *JobNotFoundError) Error() string {
-	if len(e.Known) == 0 {
-		if e.SharedDir != "" && strings.HasPrefix(e.Msg, "no job ") {
-			return e.Msg + " (the jobs folder is empty)"
-		}
-		return e.Msg
-	}
-	return fmt.Sprintf("%s; jobs there: %s", e.Msg, strings.Join(e.Known, ", "))
-}
-
-// InvalidInput marks the error as bad input (exit 4).
-func (e *JobNotFoundError) InvalidInput() bool { return true }
-
 // RunningError refuses to collect a job that is still running (without --partial).
 type RunningError struct {
 	JobID   string

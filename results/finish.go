@@ -3,6 +3,7 @@ package results
 import (
 	"cmp"
 	"fmt"
+	"github.com/benchctl/benchctl/jobdir"
 	"slices"
 	"strings"
 	"time"
@@ -47,7 +48,7 @@ func (a *aggregator) finish() *Summary {
 			s.StartedAt = &t
 		}
 	} else {
-		s.Deployment = (&Job{Job: a.dir.JobID}).Deployment()
+		s.Deployment = (&jobdir.Job{Job: a.dir.JobID}).Deployment()
 	}
 	if s.Image.ID == "" {
 		s.Image.ID, s.Image.Key = a.commonImage(), a.imageKey
@@ -121,7 +122,7 @@ func (a *aggregator) addMissing(world int) {
 		for rank := 0; rank <= a.maxRank && len(a.seen) > 0; rank++ {
 			if a.wasSeen(rank) && (rank >= len(b.state) || b.state[rank] == stNone) {
 				b.setState(rank, stFailed)
-				b.failed = append(b.failed, failRec{rank: int32(rank), host: a.hostOf(rank), outcome: OutcomeFailure,
+				b.failed = append(b.failed, failRec{rank: int32(rank), host: a.hostOf(rank), outcome: jobdir.OutcomeFailure,
 					reason: "no record of this benchmark on this node"})
 			}
 		}
@@ -135,7 +136,7 @@ func (a *aggregator) hostOf(rank int) string {
 	for _, b := range a.benches {
 		for _, c := range b.cands {
 			if int(c.rank) == rank {
-				_, h, _ := parseNodeDirName(c.dir)
+				_, h, _ := jobdir.ParseNodeName(c.dir)
 				return h
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/jobdir"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 
 // candidate makes the public Candidate of a node's result file.
 func (a *aggregator) candidate(b *benchAgg, c cand) Candidate {
-	_, host, _ := parseNodeDirName(c.dir)
+	_, host, _ := jobdir.ParseNodeName(c.dir)
 	pc := Candidate{Rank: int(c.rank), Host: host, Dir: dirPath(c.dir), Rows: int(c.rows), WithPerformance: int(c.withPerf),
 		Numeric: int(c.numeric), Problem: c.problem, Source: "none"}
 	switch c.source {

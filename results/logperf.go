@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"io"
 	"os"
 	"regexp"
@@ -41,12 +42,28 @@ type LogResult struct {
 // ParseLogPerformance returns the last `performance: <value>[unit][,] <metric>` line of a
 // log (the match is case-sensitive, as madengine's). Only the last 64 MiB of a larger log
 // are searched. found is false when no line matches.
+//
+// The log must be a regular file, not a link (a FIFO is refused without blocking).
 func ParseLogPerformance(path string) (res LogResult, found bool, err error) {
-	f, err := os.Open(path)
+	f, err := safefile.OpenNoFollow(path)
 	if err != nil {
 		return res, false, err
 	}
 	defer f.Close()
+	return parseLog(f, path)
+}
+
+// parseLogBeneath parses the log at rel inside a node folder (see safefile.OpenBeneath).
+func parseLogBeneath(dir, rel string) (res LogResult, found bool, err error) {
+	f, err := safefile.OpenBeneath(dir, rel)
+	if err != nil {
+		return res, false, err
+	}
+	defer f.Close()
+	return parseLog(f, f.Name())
+}
+
+func parseLog(f *os.File, path string) (res LogResult, found bool, err error) {
 	br := bufio.NewReaderSize(f, 64<<10)
 	if st, err := f.Stat(); err == nil && st.Size() > MaxLogScan {
 		if _, err := f.Seek(st.Size()-MaxLogScan, io.SeekStart); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/benchctl/benchctl/jobdir"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,34 +16,34 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // writeStuckNode writes node 1 of a job folder from writeJob: its status still says running,
 // with benchmark b under way since t0+3m (its latest record), as a SIGKILLed run leaves it.
-func writeStuckNode(t *testing.T, job string, st *Status) {
+func writeStuckNode(t *testing.T, job string, st *jobdir.Status) {
 	t.Helper()
 	if st == nil {
 		ok, run := t0.Add(time.Minute), t0.Add(2*time.Minute)
-		st = &Status{Version: 1, Rank: 1, Host: "h1", World: 3, Outcome: OutcomeRunning, StartedAt: t0,
-			Phases: []PhaseStatus{
-				{Name: PhaseContext, StartedAt: t0, FinishedAt: &ok, Outcome: PhaseOK},
-				{Name: PhaseImage, StartedAt: ok, FinishedAt: &run, Outcome: PhaseOK},
-				{Name: PhaseRun, StartedAt: run, Outcome: OutcomeRunning}},
-			Benchmarks: []BenchmarkStatus{{Name: "b", Outcome: OutcomeRunning, StartedAt: t0.Add(3 * time.Minute)}}}
+		st = &jobdir.Status{Version: 1, Rank: 1, Host: "h1", World: 3, Outcome: jobdir.OutcomeRunning, StartedAt: t0,
+			Phases: []jobdir.PhaseStatus{
+				{Name: jobdir.PhaseContext, StartedAt: t0, FinishedAt: &ok, Outcome: jobdir.PhaseOK},
+				{Name: jobdir.PhaseImage, StartedAt: ok, FinishedAt: &run, Outcome: jobdir.PhaseOK},
+				{Name: jobdir.PhaseRun, StartedAt: run, Outcome: jobdir.OutcomeRunning}},
+			Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: jobdir.OutcomeRunning, StartedAt: t0.Add(3 * time.Minute)}}}
 	}
 	nd := filepath.Join(job, "nodes", "1-h1")
 	if err := os.MkdirAll(nd, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := json.Marshal(st)
-	if err := os.WriteFile(filepath.Join(nd, StatusFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(nd, jobdir.StatusFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func threeNodeJob(t *testing.T, stuck *Status) string {
+func threeNodeJob(t *testing.T, stuck *jobdir.Status) string {
 	t.Helper()
 	shared := t.TempDir()
 	job := writeJob(t, shared, "77", 3)
 	csv := "model,performance,metric,status\nm,10,x,SUCCESS\n"
-	writeNode(t, job, 0, OutcomeSuccess, csv)
-	writeNode(t, job, 2, OutcomeSuccess, csv)
+	writeNode(t, job, 0, jobdir.OutcomeSuccess, csv)
+	writeNode(t, job, 2, jobdir.OutcomeSuccess, csv)
 	writeStuckNode(t, job, stuck)
 	return shared
 }
@@ -92,7 +93,7 @@ func TestCollectLostNode(t *testing.T) {
 			t.Fatalf("partial=%v: %v", partial, err)
 		}
 		s := col.Summary
-		if len(s.NodeFailures) != 1 || s.NodeFailures[0].Outcome != OutcomeLost || s.NodeFailures[0].Reason != want {
+		if len(s.NodeFailures) != 1 || s.NodeFailures[0].Outcome != jobdir.OutcomeLost || s.NodeFailures[0].Reason != want {
 			t.Fatalf("partial=%v: node failures %+v", partial, s.NodeFailures)
 		}
 		if s.Nodes.Running != 0 || len(s.Running) != 0 || s.Nodes.Failed != 1 {
@@ -111,9 +112,9 @@ func TestCollectLostNode(t *testing.T) {
 
 // A status without any time: the status file's modification time is the last sign of life.
 func TestCollectLostNodeWithoutTimes(t *testing.T) {
-	shared := threeNodeJob(t, &Status{Version: 1, Rank: 1, Host: "h1", Outcome: OutcomeRunning})
+	shared := threeNodeJob(t, &jobdir.Status{Version: 1, Rank: 1, Host: "h1", Outcome: jobdir.OutcomeRunning})
 	mtime := time.Date(2025, 5, 5, 5, 5, 5, 0, time.UTC)
-	os.Chtimes(filepath.Join(shared, "jobs", "77", "nodes", "1-h1", StatusFile), mtime, mtime)
+	os.Chtimes(filepath.Join(shared, "jobs", "77", "nodes", "1-h1", jobdir.StatusFile), mtime, mtime)
 	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "77", Attempt: -1, Scheduler: sched("CANCELLED", false, nil)})
 	if err != nil {
 		t.Fatal(err)
@@ -130,12 +131,12 @@ func TestCollectLostNodeWithoutTimes(t *testing.T) {
 // job it is part of, even when its benchmark already succeeded.
 func TestCollectPartialNeverSuccess(t *testing.T) {
 	done := t0.Add(time.Minute)
-	benchDone := &Status{Version: 1, Rank: 1, Host: "h1", World: 3, Outcome: OutcomeRunning, StartedAt: t0,
-		Phases:     []PhaseStatus{{Name: PhaseResults, StartedAt: done, Outcome: OutcomeRunning}},
-		Benchmarks: []BenchmarkStatus{{Name: "b", Outcome: OutcomeSuccess, StartedAt: t0, FinishedAt: &done}}}
+	benchDone := &jobdir.Status{Version: 1, Rank: 1, Host: "h1", World: 3, Outcome: jobdir.OutcomeRunning, StartedAt: t0,
+		Phases:     []jobdir.PhaseStatus{{Name: jobdir.PhaseResults, StartedAt: done, Outcome: jobdir.OutcomeRunning}},
+		Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: jobdir.OutcomeSuccess, StartedAt: t0, FinishedAt: &done}}}
 	cases := []struct {
 		name      string
-		stuck     *Status
+		stuck     *jobdir.Status
 		scheduler func(context.Context, string) (SchedulerState, error)
 		reason    string // the error's
 	}{

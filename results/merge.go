@@ -3,6 +3,7 @@ package results
 import (
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/jobdir"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -25,10 +26,10 @@ const rankLimit = 1 << 22
 
 // aggregator holds the state of one Aggregate call. add is called from one goroutine.
 type aggregator struct {
-	dir     JobDir
+	dir     jobdir.Dir
 	opts    AggregateOptions
 	keyCols []string
-	job     *Job // nil when job.json is unreadable
+	job     *jobdir.Job // nil when job.json is unreadable
 	specs   []benchSpec
 	benches []*benchAgg
 	byName  map[string]*benchAgg
@@ -97,7 +98,7 @@ type failRec struct {
 	rank, exit                            int32
 }
 
-func newAggregator(dir JobDir, opts AggregateOptions) *aggregator {
+func newAggregator(dir jobdir.Dir, opts AggregateOptions) *aggregator {
 	a := &aggregator{dir: dir, opts: opts, byName: map[string]*benchAgg{}, images: map[string]int{}}
 	a.keyCols = opts.KeyColumns
 	if a.keyCols == nil {
@@ -109,7 +110,7 @@ func newAggregator(dir JobDir, opts AggregateOptions) *aggregator {
 // readJob reads job.json. A missing or broken one is a problem, not an error: the status
 // files still say a lot.
 func (a *aggregator) readJob() {
-	j, err := ReadJob(filepath.Join(a.dir.Path, JobFile))
+	j, err := jobdir.ReadJob(a.dir.JobFile())
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			a.problem("no job.json: rank 0 never started, or the folder is not a job folder; benchmarks and node count are taken from the node folders")
@@ -255,7 +256,7 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 	}
 	b.cands = append(b.cands, c)
 
-	var bs *BenchmarkStatus
+	var bs *jobdir.BenchmarkStatus
 	if nd.status != nil {
 		bs = nd.status.Benchmark(b.spec.name)
 	}

@@ -3,10 +3,11 @@ package results
 import (
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/jobdir"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -28,7 +29,7 @@ type nodeData struct {
 	dir       string // folder name, "<rank>-<host>"
 	rank      int
 	host      string
-	status    *Status
+	status    *jobdir.Status
 	statusErr error // nil with a nil status: no status.json at all
 	benches   []nodeBench
 }
@@ -40,24 +41,15 @@ type nodeBench struct {
 	problem string
 }
 
-// parseNodeDirName splits "<rank>-<host>".
-func parseNodeDirName(name string) (rank int, host string, ok bool) {
-	r, h, found := strings.Cut(name, "-")
-	if !found || !allDigits(r) || h == "" || len(r) > 9 {
-		return 0, "", false
-	}
-	n, err := strconv.Atoi(r)
-	return n, h, err == nil
-}
-
 // loadNode reads one node folder: its status and, for every benchmark, its results CSV or
 // its log's performance line. specs nil means job.json was unreadable: the benchmarks are
 // then those the node's status names, plus its results/ sub-folders.
-func loadNode(fr *fileReader, jobPath, name string, specs []benchSpec) *nodeData {
+func loadNode(fr *safefile.Reader, job jobdir.Dir, name string, specs []benchSpec) *nodeData {
 	nd := &nodeData{dir: name}
-	nd.rank, nd.host, _ = parseNodeDirName(name)
-	dir := filepath.Join(jobPath, "nodes", name)
-	st, err := fr.readStatus(filepath.Join(dir, StatusFile))
+	node := job.NodeNamed(name)
+	nd.rank, nd.host = node.Rank, node.Host
+	dir := node.Path
+	st, err := jobdir.ReadStatusWith(fr, node.Status())
 	switch {
 	case err == nil:
 		nd.status = st
@@ -77,10 +69,10 @@ func loadNode(fr *fileReader, jobPath, name string, specs []benchSpec) *nodeData
 
 // loadBench reads one benchmark's result on a node. A results CSV that was configured but
 // not written falls back to the log's performance line.
-func loadBench(fr *fileReader, dir, name string, sp benchSpec, st *Status) nodeBench {
+func loadBench(fr *safefile.Reader, dir, name string, sp benchSpec, st *jobdir.Status) nodeBench {
 	nb := nodeBench{spec: sp}
 	if sp.results != "" {
-		t, err := fr.readCSV(filepath.Join(dir, "results", sp.name, sp.results), MaxCSVSize)
+		t, err := readCSVBeneath(fr, dir, filepath.Join(jobdir.ResultsRel(sp.name), sp.results), MaxCSVSize)
 		if err == nil {
 			nb.table, nb.source = t, srcCSV
 			return nb
@@ -90,13 +82,13 @@ func loadBench(fr *fileReader, dir, name string, sp benchSpec, st *Status) nodeB
 			return nb
 		}
 	}
-	logName := sp.name + ".log"
+	logName := jobdir.LogName(sp.name)
 	if st != nil {
 		if b := st.Benchmark(sp.name); b != nil && b.Log != "" && filepath.IsLocal(b.Log) {
 			logName = b.Log
 		}
 	}
-	res, found, err := ParseLogPerformance(filepath.Join(dir, logName))
+	res, found, err := parseLogBeneath(dir, logName)
 	missing := ""
 	if sp.results != "" {
 		missing = "no results file " + sp.results + " and "
@@ -122,27 +114,28 @@ func loadBench(fr *fileReader, dir, name string, sp benchSpec, st *Status) nodeB
 
 // relErr shortens paths in an error message to be relative to the job folder.
 func relErr(err error, dir, name string) string {
-	return strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "nodes/"+name+"/")
+	msg := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "nodes/"+name+"/")
+	return strings.ReplaceAll(msg, dir, "nodes/"+name)
 }
 
 // discoverSpecs lists a node's benchmarks without job.json: those its status names and the
 // sub-folders of results/ (whose single .csv file, if any, is the results file).
-func discoverSpecs(dir string, st *Status) []benchSpec {
+func discoverSpecs(dir string, st *jobdir.Status) []benchSpec {
 	var specs []benchSpec
 	seen := map[string]bool{}
 	if st != nil {
 		for _, b := range st.Benchmarks {
 			if filepath.IsLocal(b.Name) && !seen[b.Name] {
 				seen[b.Name] = true
-				specs = append(specs, benchSpec{name: b.Name, results: soleCSV(filepath.Join(dir, "results", b.Name))})
+				specs = append(specs, benchSpec{name: b.Name, results: soleCSV(filepath.Join(dir, jobdir.ResultsRel(b.Name)))})
 			}
 		}
 	}
-	ents, _ := os.ReadDir(filepath.Join(dir, "results"))
+	ents, _ := os.ReadDir(filepath.Join(dir, jobdir.ResultsFolder))
 	for _, e := range ents {
 		if e.IsDir() && !seen[e.Name()] {
 			seen[e.Name()] = true
-			specs = append(specs, benchSpec{name: e.Name(), results: soleCSV(filepath.Join(dir, "results", e.Name()))})
+			specs = append(specs, benchSpec{name: e.Name(), results: soleCSV(filepath.Join(dir, jobdir.ResultsRel(e.Name())))})
 		}
 	}
 	return specs

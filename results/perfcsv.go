@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/csv"
+	"github.com/benchctl/benchctl/jobdir"
 	"strconv"
 	"strings"
 )
@@ -149,8 +150,8 @@ func cmpOr(a, b string) string {
 func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSummary, row RowSummary) {
 	set := func(col, v string) { out[index[col]] = v }
 	world := s.Nodes.Expected
-	var jb *JobBenchmark
-	var m *JobManifest
+	var jb *jobdir.JobBenchmark
+	var m *jobdir.JobManifest
 	if s.job != nil {
 		m = &s.job.Manifest
 		for i := range m.Benchmarks {

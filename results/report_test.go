@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"fmt"
+	"github.com/benchctl/benchctl/jobdir"
 	"strings"
 	"testing"
 )
@@ -64,7 +65,7 @@ func TestReportManyNodes(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "11", 600)
 	for r := range 600 {
-		writeNode(t, job, r, OutcomeSuccess, fmt.Sprintf("model,performance,metric\nm,%d,x\n", 1000+r%37))
+		writeNode(t, job, r, jobdir.OutcomeSuccess, fmt.Sprintf("model,performance,metric\nm,%d,x\n", 1000+r%37))
 	}
 	s := aggregate(t, job)
 	html := render(t, s)
@@ -85,7 +86,7 @@ func TestReportHistogramExtremeValues(t *testing.T) {
 		case 1:
 			v = "1.7e308"
 		}
-		writeNode(t, job, r, OutcomeSuccess, "model,performance,metric\nm,"+v+",x\n")
+		writeNode(t, job, r, jobdir.OutcomeSuccess, "model,performance,metric\nm,"+v+",x\n")
 	}
 	s := aggregate(t, job)
 	html := render(t, s)

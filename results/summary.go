@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/benchctl/benchctl/jobdir"
 	"time"
 )
 
@@ -26,7 +27,7 @@ type Summary struct {
 	CollectedBy     string             `json:"collectedBy,omitempty"`     // benchctl version of collect
 	CollectedAt     time.Time          `json:"collectedAt"`
 	StartedAt       *time.Time         `json:"startedAt,omitempty"`
-	Image           JobImage           `json:"image"`
+	Image           jobdir.JobImage    `json:"image"`
 	Partial         bool               `json:"partial"`
 	Scheduler       string             `json:"scheduler,omitempty"` // Slurm's job state, when it knew the job
 	Status          string             `json:"status"`              // SUCCESS or FAILURE
@@ -36,8 +37,8 @@ type Summary struct {
 	Benchmarks      []BenchmarkSummary `json:"benchmarks"`
 	Problems        []string           `json:"problems"` // about the job folder as a whole
 
-	job  *Job   // job.json; nil when unreadable
-	path string // the job folder
+	job  *jobdir.Job // job.json; nil when unreadable
+	path string      // the job folder
 }
 
 // Path is the job folder the summary was made from ("" for a decoded summary.json).

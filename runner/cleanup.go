@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"time"
 
 	"github.com/moby/moby/client"
 
-	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // ContainerCleaner is what finding and removing a job's containers asks of the engine.
@@ -153,7 +152,7 @@ type CleanupResult struct {
 // the end of this host's node folders whose status.json still says running: for a Slurm
 // epilog, or by hand after a node lost its benchctl. Every engine call is bounded.
 func Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, error) {
-	if o.Outcome != results.OutcomeLost && o.Outcome != OutcomeCancelled {
+	if o.Outcome != jobdir.OutcomeLost && o.Outcome != OutcomeCancelled {
 		return nil, &ContextError{"--outcome", fmt.Sprintf("%q is not lost or cancelled", o.Outcome)}
 	}
 	now := time.Now
@@ -191,8 +190,9 @@ func Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, error) {
 // markStatuses ends every status.json of this host, in every attempt of the job, that
 // still says running.
 func markStatuses(o CleanupOptions, now time.Time) ([]string, error) {
-	jd, err := results.FindJob(o.SharedDir, o.Job, -1)
-	var nf *results.JobNotFoundError
+	l := jobdir.Layout{Shared: o.SharedDir}
+	jd, err := l.Find(o.Job, -1)
+	var nf *jobdir.JobNotFoundError
 	if errors.As(err, &nf) {
 		return nil, nil // no folder: nothing ran here, or another shared directory
 	}
@@ -202,8 +202,8 @@ func markStatuses(o CleanupOptions, now time.Time) ([]string, error) {
 	var marked []string
 	var errs []error
 	for _, a := range jd.Attempts {
-		nodes := filepath.Join(o.SharedDir, "jobs", results.JobDirName(o.Job, a), "nodes")
-		entries, err := os.ReadDir(nodes)
+		d := l.Job(o.Job, a)
+		entries, err := os.ReadDir(d.Nodes())
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
@@ -211,9 +211,9 @@ func markStatuses(o CleanupOptions, now time.Time) ([]string, error) {
 			continue
 		}
 		for _, e := range entries {
-			path := filepath.Join(nodes, e.Name(), results.StatusFile)
-			st, err := results.ReadStatus(path)
-			if err != nil || st.Host != o.Host || !st.Running() || e.Name() != fmt.Sprintf("%d-%s", st.Rank, st.Host) {
+			path := d.NodeNamed(e.Name()).Status()
+			st, err := jobdir.ReadStatus(path)
+			if err != nil || st.Host != o.Host || !st.Running() || e.Name() != jobdir.NodeName(st.Rank, st.Host) {
 				continue
 			}
 			last := st.StartedAt
@@ -222,7 +222,7 @@ func markStatuses(o CleanupOptions, now time.Time) ([]string, error) {
 			}
 			endStatus(st, o.Outcome, fmt.Sprintf("%s: benchctl on %s stopped without recording its end (last status %s); recorded by benchctl cleanup",
 				o.Outcome, o.Host, last.Format(time.RFC3339)), now)
-			if err := results.WriteStatus(path, st); err != nil {
+			if err := jobdir.WriteStatus(path, st); err != nil {
 				errs = append(errs, fmt.Errorf("recording the end in %s: %w", path, err))
 				continue
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
-	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // hangingEngine is a Docker Engine that stopped answering: every call blocks until its
@@ -172,15 +172,15 @@ func writeStatus(t *testing.T, shared, jobDir string, rank int, host, outcome st
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := &Status{Version: results.StatusVersion, Job: "77", Rank: rank, Host: host, World: 2, Outcome: outcome, StartedAt: time.Now().Add(-time.Hour).UTC(),
+	s := &Status{Version: jobdir.StatusVersion, Job: "77", Rank: rank, Host: host, World: 2, Outcome: outcome, StartedAt: time.Now().Add(-time.Hour).UTC(),
 		Phases:     []PhaseStatus{{Name: "run", StartedAt: time.Now().UTC(), Outcome: OutcomeRunning}},
 		Benchmarks: []BenchmarkStatus{{Name: "b", Outcome: OutcomeRunning, StartedAt: time.Now().Add(-time.Minute).UTC()}}}
 	if outcome != OutcomeRunning {
 		now := time.Now().UTC()
 		s.FinishedAt = &now
 	}
-	p := filepath.Join(dir, results.StatusFile)
-	if err := results.WriteStatus(p, s); err != nil {
+	p := filepath.Join(dir, jobdir.StatusFile)
+	if err := jobdir.WriteStatus(p, s); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -196,12 +196,12 @@ func TestCleanupRemovesContainersAndRecordsLostNodes(t *testing.T) {
 	done := writeStatus(t, shared, "77.1", 0, "n1", OutcomeSuccess)
 	fifoDir := filepath.Join(shared, "jobs", "77.1", "nodes", "1-n1")
 	os.MkdirAll(fifoDir, 0o755)
-	if err := syscall.Mkfifo(filepath.Join(fifoDir, results.StatusFile), 0o644); err != nil {
+	if err := syscall.Mkfifo(filepath.Join(fifoDir, jobdir.StatusFile), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	eng := &fakeCleaner{items: []container.Summary{summary("a", "0", "0"), summary("b", "1", "0"), summary("c", "1", "1")}, failID: "c"}
 	start := time.Now()
-	res, err := Cleanup(context.Background(), CleanupOptions{Job: "77", SharedDir: shared, Host: "n1", Outcome: results.OutcomeLost, Engine: eng})
+	res, err := Cleanup(context.Background(), CleanupOptions{Job: "77", SharedDir: shared, Host: "n1", Outcome: jobdir.OutcomeLost, Engine: eng})
 	if time.Since(start) > 5*time.Second {
 		t.Fatal("cleanup hung")
 	}
@@ -214,17 +214,17 @@ func TestCleanupRemovesContainersAndRecordsLostNodes(t *testing.T) {
 	if len(res.Marked) != 1 || res.Marked[0] != mine {
 		t.Fatalf("marked %v", res.Marked)
 	}
-	s, err := results.ReadStatus(mine)
+	s, err := jobdir.ReadStatus(mine)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Outcome != results.OutcomeLost || s.FinishedAt == nil || s.ExitCode != 1 ||
+	if s.Outcome != jobdir.OutcomeLost || s.FinishedAt == nil || s.ExitCode != 1 ||
 		!strings.Contains(s.Error, "lost: benchctl on n1 stopped without recording its end (last status ") ||
 		s.Benchmarks[0].Outcome != OutcomeFailure || s.Phases[0].Outcome != PhaseFailed {
 		t.Errorf("status %+v", s)
 	}
 	for _, p := range []string{other, done} {
-		if st, _ := results.ReadStatus(p); st == nil || (p == other && st.Outcome != OutcomeRunning) || (p == done && st.Outcome != OutcomeSuccess) {
+		if st, _ := jobdir.ReadStatus(p); st == nil || (p == other && st.Outcome != OutcomeRunning) || (p == done && st.Outcome != OutcomeSuccess) {
 			t.Errorf("%s was changed: %+v", p, st)
 		}
 	}
@@ -236,7 +236,7 @@ func TestCleanupRemovesContainersAndRecordsLostNodes(t *testing.T) {
 // A cleanup on an engine that does not answer ends within its call timeout.
 func TestCleanupWithAHangingEngineIsBounded(t *testing.T) {
 	start := time.Now()
-	_, err := Cleanup(context.Background(), CleanupOptions{Job: "77", Outcome: results.OutcomeLost, Engine: &hangingEngine{}, CallTimeout: 200 * time.Millisecond})
+	_, err := Cleanup(context.Background(), CleanupOptions{Job: "77", Outcome: jobdir.OutcomeLost, Engine: &hangingEngine{}, CallTimeout: 200 * time.Millisecond})
 	if err == nil || time.Since(start) > 2*time.Second {
 		t.Fatalf("took %v, err %v", time.Since(start), err)
 	}

@@ -101,7 +101,7 @@ func (o DoctorOptions) sharedChecks(ctx context.Context, node Node, haveNode boo
 	}
 	dir := filepath.Join(o.SharedDir, ".doctor")
 	if haveNode {
-		dir = filepath.Join(dir, node.JobDirName())
+		dir = filepath.Join(dir, node.DirName())
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return []Check{{Name: "shared directory", Detail: err.Error(), Fix: "create " + o.SharedDir + " and make it writable for this user on every node"}}

@@ -3,27 +3,14 @@ package runner
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobchan"
+	"github.com/benchctl/benchctl/jobdir"
 )
-
-// addrFile is where rank 0 publishes the barrier's address in the job folder.
-const addrFile = "barrier.addr"
-
-// addrFileOf is where rank publishes its address: rank 0's barrier.addr, a relay's
-// barrier.addr.<rank>.
-func addrFileOf(rank int) string {
-	if rank == 0 {
-		return addrFile
-	}
-	return addrFile + "." + strconv.Itoa(rank)
-}
 
 func (r *nodeRun) barrierCtx(ctx context.Context) context.Context {
 	d := r.o.BarrierTimeout
@@ -41,9 +28,9 @@ func (r *nodeRun) meet(ctx context.Context) error {
 	if n.World == 1 {
 		return nil
 	}
-	end := r.st.phase("barrier")
+	end := r.st.phase(jobdir.PhaseBarrier)
 	bctx := r.barrierCtx(ctx)
-	secret, err := jobSecret(bctx, r.o.Lookup, r.jobDir, n, func(msg string) { r.log.Warn(msg) })
+	secret, err := jobSecret(bctx, r.o.Lookup, r.secretDir(), n, func(msg string) { r.log.Warn(msg) })
 	if err != nil {
 		end(err)
 		return err
@@ -57,19 +44,19 @@ func (r *nodeRun) meet(ctx context.Context) error {
 			return err
 		}
 		r.leader = l
-		if err := atomicfile.WriteFile(filepath.Join(r.jobDir, addrFile), []byte(l.Addr+"\n")); err != nil {
+		if err := atomicfile.WriteFile(r.dir.BarrierAddr(0), []byte(l.Addr+"\n")); err != nil {
 			r.log.Warn("could not publish the barrier address; workers will probe the port range", "err", err)
 		}
 		r.log.Info("barrier listening", "addr", l.Addr)
 	} else {
 		// Relays (in jobs of more than 64 workers) publish their address for their group.
 		cfg.Publish = func(rank int, addr string) {
-			if err := atomicfile.WriteFile(filepath.Join(r.jobDir, addrFileOf(rank)), []byte(addr+"\n")); err != nil {
+			if err := atomicfile.WriteFile(r.dir.BarrierAddr(rank), []byte(addr+"\n")); err != nil {
 				r.log.Warn("could not publish the relay address; the group will probe the port range", "err", err)
 			}
 		}
 		hint := func(rank int) string {
-			b, err := os.ReadFile(filepath.Join(r.jobDir, addrFileOf(rank)))
+			b, err := safefile.ReadFile(r.dir.BarrierAddr(rank), 4<<10) // never blocks on a FIFO
 			if err != nil {
 				return ""
 			}
@@ -162,3 +149,6 @@ func (r *nodeRun) closeBarrier() {
 		r.worker = nil
 	}
 }
+
+// secretDir is where the job channel's secret file lives: the job folder.
+func (r *nodeRun) secretDir() string { return r.dir.Path }

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/slurm"
 )
 
@@ -50,16 +51,17 @@ func (n Node) BarrierPorts() []int {
 	return ports
 }
 
-// JobDirName is jobs/<this>: the job id, with ".<attempt>" after a requeue.
-func (n Node) JobDirName() string {
-	if n.Attempt == 0 {
-		return n.JobID
-	}
-	return n.JobID + "." + strconv.Itoa(n.Attempt)
+// Dir is this job attempt's folder in the shared directory.
+func (n Node) Dir(shared string) jobdir.Dir {
+	return jobdir.Layout{Shared: shared}.Job(n.JobID, n.Attempt)
 }
 
-// NodeDirName is nodes/<this> in the job folder.
-func (n Node) NodeDirName() string { return fmt.Sprintf("%d-%s", n.Rank, n.Host) }
+// DirName is the job folder's name, jobs/<this>: the job id, with ".<attempt>" after a
+// requeue.
+func (n Node) DirName() string { return jobdir.Name(n.JobID, n.Attempt) }
+
+// NodeName is the node folder's name, nodes/<this>: "<rank>-<host>".
+func (n Node) NodeName() string { return jobdir.NodeName(n.Rank, n.Host) }
 
 // DetectNode works out the node context: from Slurm when SLURM_JOB_ID is set, else from
 // NODE_RANK/NNODES/MASTER_ADDR/MASTER_PORT, else a local one-node job (MASTER_ADDR alone is

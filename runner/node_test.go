@@ -13,15 +13,15 @@ func TestDetectNode(t *testing.T) {
 	n, err := DetectNode(lookupOf(map[string]string{"SLURM_JOB_ID": "77", "SLURM_STEP_ID": "0", "SLURM_PROCID": "2",
 		"SLURM_STEP_NUM_TASKS": "3", "SLURM_STEP_NUM_NODES": "3", "SLURM_STEP_NODELIST": "gpu-[07-09]", "SLURMD_NODENAME": "gpu-09",
 		"SLURM_RESTART_COUNT": "1"}))
-	if err != nil || n.Rank != 2 || n.World != 3 || n.MasterAddr != "gpu-07" || n.Host != "gpu-09" || n.JobDirName() != "77.1" ||
-		n.NodeDirName() != "2-gpu-09" || n.Source != "slurm" || n.MasterPort < 20000 {
+	if err != nil || n.Rank != 2 || n.World != 3 || n.MasterAddr != "gpu-07" || n.Host != "gpu-09" || n.DirName() != "77.1" ||
+		n.NodeName() != "2-gpu-09" || n.Source != "slurm" || n.MasterPort < 20000 {
 		t.Fatalf("slurm: %+v %v", n, err)
 	}
 	if p := n.BarrierPorts(); len(p) != 8 || p[0] != n.MasterPort+1 {
 		t.Errorf("ports %v", p)
 	}
 	n, err = DetectNode(lookupOf(map[string]string{"NODE_RANK": "1", "NNODES": "2", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500", "BENCHCTL_JOB_ID": "exp1"}))
-	if err != nil || n.Rank != 1 || n.MasterPort != 29500 || n.Source != "env" || n.JobDirName() != "exp1" {
+	if err != nil || n.Rank != 1 || n.MasterPort != 29500 || n.Source != "env" || n.DirName() != "exp1" {
 		t.Fatalf("env: %+v %v", n, err)
 	}
 	n, err = DetectNode(lookupOf(nil))

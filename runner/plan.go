@@ -38,7 +38,7 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PlanResult{Node: node, JobDir: filepath.Join(o.SharedDir, "jobs", node.JobDirName()), GPUs: gpus.Describe()}
+	p := &PlanResult{Node: node, JobDir: node.Dir(o.SharedDir).Path, GPUs: gpus.Describe()}
 	m := o.Manifest
 	switch {
 	case !m.Image.Builds():
@@ -57,9 +57,9 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 		}
 		p.ImageState = imageState(ctx, o, p.ImageKey)
 	}
-	nodeDir := filepath.Join(p.JobDir, "nodes", node.NodeDirName())
+	nd := node.Dir(o.SharedDir).Node(node.Rank, node.Host)
 	for _, b := range benches {
-		spec := BuildSpec(m, b, node, p.ImageRef, p.ImageKey, filepath.Join(nodeDir, "results", b.Name), gpus, o.Environ)
+		spec := BuildSpec(m, b, node, p.ImageRef, p.ImageKey, nd.Results(b.Name), gpus, o.Environ)
 		for i, e := range spec.Env {
 			// Whatever is named like a credential is printed as ***, a host variable that
 			// passEnv copies included (the manifest marks the values it takes from one).

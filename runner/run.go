@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchctl/benchctl/internal/atomicfile"
 	"github.com/benchctl/benchctl/internal/exitcode"
+	"github.com/benchctl/benchctl/jobdir"
 
 	"github.com/moby/moby/client"
 
@@ -132,16 +131,16 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := CheckSecrets(o.Manifest, o.Lookup); err != nil {
 		return nil, err
 	}
-	jobDir := filepath.Join(o.SharedDir, "jobs", node.JobDirName())
-	nodeDir := filepath.Join(jobDir, "nodes", node.NodeDirName())
-	if err := os.MkdirAll(nodeDir, 0o755); err != nil {
+	dir := node.Dir(o.SharedDir)
+	nd := dir.Node(node.Rank, node.Host)
+	if err := os.MkdirAll(nd.Path, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the node folder: %w", err)
 	}
 	nlog := log.With("rank", node.Rank, "host", node.Host)
-	st := newStatusFile(filepath.Join(nodeDir, "status.json"), node)
+	st := newStatusFile(nd.Status(), node)
 	st.log = nlog
-	res = &Result{Node: node, JobDir: jobDir, NodeDir: nodeDir}
-	r := &nodeRun{o: o, log: nlog, node: node, jobDir: jobDir, nodeDir: nodeDir, st: st, benches: benches}
+	res = &Result{Node: node, JobDir: dir.Path, NodeDir: nd.Path}
+	r := &nodeRun{o: o, log: nlog, node: node, dir: dir, nd: nd, st: st, benches: benches}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)
@@ -152,7 +151,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		st.mu.Unlock()
 	}()
 	r.log.Info("node context", "job", node.JobID, "attempt", node.Attempt, "world", node.World, "master", node.MasterAddr, "source", node.Source)
-	st.phase("context")(nil)
+	st.phase(jobdir.PhaseContext)(nil)
 	err = r.run(ctx, benches)
 	outcome, code := OutcomeSuccess, 0
 	var ae *jobchan.AbortError
@@ -185,8 +184,8 @@ type nodeRun struct {
 	o       Options
 	log     *slog.Logger
 	node    Node
-	jobDir  string
-	nodeDir string
+	dir     jobdir.Dir
+	nd      jobdir.NodeDir
 	st      *statusFile
 	leader  *jobchan.Leader
 	worker  *jobchan.Worker
@@ -227,7 +226,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		return err
 	}
 
-	end := r.st.phase("run")
+	end := r.st.phase(jobdir.PhaseRun)
 	var failed []string
 	for i, b := range benches {
 		if n.World > 1 && i > 0 { // multi-node benchmarks start together
@@ -358,7 +357,7 @@ func (img resolvedImage) runRef() string {
 // it, then releases the others with the image id and key; workers ensure from the cache.
 // A second barrier phase ("ready") keeps every node from starting before all have it.
 func (r *nodeRun) image(ctx context.Context, eng *client.Client) (resolvedImage, error) {
-	end := r.st.phase("image")
+	end := r.st.phase(jobdir.PhaseImage)
 	var img resolvedImage
 	var err error
 	if r.node.Rank == 0 {
@@ -518,15 +517,27 @@ func inspectRef(ctx context.Context, eng *client.Client, ref string) (string, er
 	return res.ID, nil
 }
 
+// containerUser is the user a container of the image runs as: the manifest's
+// container.user, else the image's USER ("" for root, or when the engine cannot say).
+func containerUser(ctx context.Context, eng *client.Client, manifestUser, ref string) string {
+	if manifestUser != "" || eng == nil {
+		return manifestUser
+	}
+	res, err := eng.ImageInspect(ctx, ref)
+	if err != nil || res.Config == nil {
+		return ""
+	}
+	return res.Config.User
+}
+
 // runOne runs a benchmark container and records how it ended.
 func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Benchmark, img resolvedImage, gpus GPUAccess) execResult {
-	resultsDir := filepath.Join(r.nodeDir, "results", b.Name)
-	diagDir := filepath.Join(r.nodeDir, "diagnostics", b.Name)
-	logName := b.Name + ".log"
-	if err := os.MkdirAll(resultsDir, 0o777); err != nil {
+	resultsDir := r.nd.Results(b.Name)
+	diagDir := r.nd.Diagnostics(b.Name)
+	logName := jobdir.LogName(b.Name)
+	if err := makeResultsDir(resultsDir, containerUser(ctx, eng, r.o.Manifest.Container.User, img.runRef()), r.log); err != nil {
 		r.log.Error("creating the results folder", "err", err)
 	}
-	_ = os.Chmod(resultsDir, 0o777) // the container's user may not be ours
 	spec := BuildSpec(r.o.Manifest, b, r.node, img.runRef(), img.key, resultsDir, gpus, r.o.Environ)
 	start := time.Now().UTC()
 	r.st.update(func(s *Status) {
@@ -538,7 +549,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Ben
 		stream = io.Discard
 	}
 	pw := &prefixWriter{w: stream, prefix: fmt.Sprintf("[r%d %s %s] ", r.node.Rank, r.node.Host, b.Name)}
-	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), filepath.Join(r.nodeDir, logName), diagDir, pw, defaultBudget())
+	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), r.nd.Log(b.Name), diagDir, pw, defaultBudget())
 	end := time.Now().UTC()
 	r.st.update(func(s *Status) {
 		bs := &s.Benchmarks[len(s.Benchmarks)-1]
@@ -548,7 +559,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Ben
 			bs.Error = res.Err.Error()
 		}
 		if res.DiagDir != "" {
-			bs.Diagnostics = "diagnostics/" + b.Name
+			bs.Diagnostics = jobdir.DiagRel(b.Name)
 		}
 	})
 	if res.Outcome != OutcomeSuccess {
@@ -561,13 +572,13 @@ func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Ben
 
 // checkResults notes benchmarks whose declared results file was not written.
 func (r *nodeRun) checkResults(benches []manifest.Benchmark) {
-	end := r.st.phase("results")
+	end := r.st.phase(jobdir.PhaseResults)
 	var missing []string
 	for _, b := range benches {
 		if b.Results == "" {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(r.nodeDir, "results", b.Name, b.Results)); err != nil {
+		if _, err := os.Lstat(filepath.Join(r.nd.Results(b.Name), b.Results)); err != nil {
 			missing = append(missing, fmt.Sprintf("%s did not write %s", b.Name, b.Results))
 		}
 	}
@@ -581,21 +592,18 @@ func (r *nodeRun) checkResults(benches []manifest.Benchmark) {
 
 // writeJob writes job.json (rank 0): the redacted manifest, nodes, times, image.
 func (r *nodeRun) writeJob(img *resolvedImage) error {
-	j := map[string]any{"version": 1, "job": r.node.JobID, "attempt": r.node.Attempt, "world": r.node.World,
-		"nodes": r.node.Hosts, "startedAt": r.st.s.StartedAt, "benchctlVersion": r.o.Version, "manifest": r.o.Manifest.Redacted()}
-	if img != nil {
-		j["image"] = map[string]string{"id": img.id, "key": img.key, "tag": img.ref}
-	}
-	if len(r.o.Benchmarks) > 0 { // --benchmarks: collect expects only these
-		var names []string
-		for _, b := range r.benches {
-			names = append(names, b.Name)
-		}
-		j["benchmarks"] = names
-	}
-	data, err := json.MarshalIndent(j, "", "  ")
-	if err != nil {
+	j := &jobdir.Job{Job: r.node.JobID, Attempt: r.node.Attempt, World: r.node.World, Nodes: r.node.Hosts,
+		StartedAt: r.st.s.StartedAt, BenchctlVersion: r.o.Version, Source: r.node.Source}
+	if err := j.SetManifest(r.o.Manifest.Redacted()); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(r.jobDir, "job.json"), append(data, '\n'))
+	if img != nil {
+		j.Image = jobdir.JobImage{ID: img.id, Key: img.key, Tag: img.ref}
+	}
+	if len(r.o.Benchmarks) > 0 { // --benchmarks: collect expects only these
+		for _, b := range r.benches {
+			j.Benchmarks = append(j.Benchmarks, b.Name)
+		}
+	}
+	return jobdir.WriteJob(r.dir.JobFile(), j)
 }

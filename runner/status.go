@@ -6,27 +6,29 @@ import (
 	"sync"
 	"time"
 
-	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/jobdir"
 )
 
-// The status.json schema is the results package's, which reads it back; the runner writes it.
+// The status.json schema is jobdir's: the runner writes it, collect reads it back. The
+// names are shortened here for the runner's many uses.
 type (
-	Status          = results.Status
-	PhaseStatus     = results.PhaseStatus
-	BenchmarkStatus = results.BenchmarkStatus
+	Status          = jobdir.Status
+	PhaseStatus     = jobdir.PhaseStatus
+	BenchmarkStatus = jobdir.BenchmarkStatus
 )
 
 // Outcomes of a node, a phase or a benchmark (status.json).
 const (
-	OutcomeRunning   = results.OutcomeRunning
-	OutcomeSuccess   = results.OutcomeSuccess
-	OutcomeFailure   = results.OutcomeFailure
-	OutcomeTimeout   = results.OutcomeTimeout
-	OutcomeCancelled = results.OutcomeCancelled
-	OutcomeSkipped   = results.OutcomeSkipped
-	OutcomeAborted   = results.OutcomeAborted
-	PhaseOK          = results.PhaseOK
-	PhaseFailed      = results.PhaseFailed
+	OutcomeRunning   = jobdir.OutcomeRunning
+	OutcomeSuccess   = jobdir.OutcomeSuccess
+	OutcomeFailure   = jobdir.OutcomeFailure
+	OutcomeTimeout   = jobdir.OutcomeTimeout
+	OutcomeCancelled = jobdir.OutcomeCancelled
+	OutcomeSkipped   = jobdir.OutcomeSkipped
+	OutcomeAborted   = jobdir.OutcomeAborted
+	OutcomeLost      = jobdir.OutcomeLost
+	PhaseOK          = jobdir.PhaseOK
+	PhaseFailed      = jobdir.PhaseFailed
 )
 
 // statusFile keeps a Status and rewrites the file on every change. A write that fails is
@@ -41,7 +43,7 @@ type statusFile struct {
 }
 
 func newStatusFile(path string, n Node) *statusFile {
-	return &statusFile{path: path, s: Status{Version: results.StatusVersion, Job: n.JobID, Attempt: n.Attempt, Rank: n.Rank, Host: n.Host,
+	return &statusFile{path: path, s: Status{Version: jobdir.StatusVersion, Job: n.JobID, Attempt: n.Attempt, Rank: n.Rank, Host: n.Host,
 		World: n.World, Outcome: OutcomeRunning, StartedAt: time.Now().UTC(), Phases: []PhaseStatus{}, Benchmarks: []BenchmarkStatus{}}}
 }
 
@@ -56,7 +58,7 @@ func (f *statusFile) writeLocked() {
 	if f.path == "" {
 		return
 	}
-	err := results.WriteStatus(f.path, &f.s)
+	err := jobdir.WriteStatus(f.path, &f.s)
 	if err == nil {
 		f.lastErr = ""
 		return

@@ -2,11 +2,16 @@ package runner
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // A status.json that cannot be written is reported: logged once per distinct error, and
@@ -33,5 +38,92 @@ func TestStatusWriteFailuresAreReported(t *testing.T) {
 	ok.phase("image")(nil)
 	if ok.writeErr() != nil {
 		t.Fatal(ok.writeErr())
+	}
+}
+
+// The runner's writer and collect's reader (jobdir.ReadStatus, which results uses) agree on
+// every state a node can end in, and on a node still running.
+func TestStatusRoundTripEveryState(t *testing.T) {
+	cases := []struct {
+		name    string
+		act     func(f *statusFile)
+		outcome string
+		running bool
+	}{
+		{"running", func(f *statusFile) { f.phase(jobdir.PhaseRun) }, OutcomeRunning, true},
+		{"success", func(f *statusFile) { f.phase(jobdir.PhaseRun)(nil); f.finish(OutcomeSuccess, 0, nil) }, OutcomeSuccess, false},
+		{"failure", func(f *statusFile) {
+			f.phase(jobdir.PhaseImage)(errors.New("build failed"))
+			f.finish(OutcomeFailure, 2, errors.New("build failed"))
+		}, OutcomeFailure, false},
+		{"timeout", func(f *statusFile) { f.finish(OutcomeTimeout, 3, errors.New("timed out after 1m")) }, OutcomeTimeout, false},
+		{"cancelled", func(f *statusFile) { f.phase(jobdir.PhaseRun); f.finish(OutcomeCancelled, 1, errors.New("SIGTERM")) }, OutcomeCancelled, false},
+		{"aborted benchmark", func(f *statusFile) {
+			f.update(func(s *Status) {
+				s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "b", Outcome: OutcomeAborted, Error: "aborted: rank 2 failed"})
+			})
+			f.finish(OutcomeFailure, 3, errors.New("aborted: rank 2 failed"))
+		}, OutcomeFailure, false},
+		{"skipped benchmark", func(f *statusFile) {
+			f.update(func(s *Status) {
+				s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "b", Outcome: OutcomeSkipped})
+			})
+			f.finish(OutcomeSuccess, 0, nil)
+		}, OutcomeSuccess, false},
+		{"lost (recorded by cleanup)", func(f *statusFile) {
+			f.phase(jobdir.PhaseRun)
+			f.update(func(s *Status) { endStatus(s, OutcomeLost, "lost: killed", time.Now().UTC()) })
+		}, OutcomeLost, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), jobdir.StatusFile)
+			f := newStatusFile(path, Node{JobID: "9", Attempt: 1, Rank: 2, Host: "n3", World: 4})
+			c.act(f)
+			got, err := jobdir.ReadStatus(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			want := f.s
+			f.mu.Unlock()
+			if got.Outcome != c.outcome || got.Running() != c.running || got.Version != jobdir.StatusVersion ||
+				got.Rank != 2 || got.Attempt != 1 || len(got.Phases) != len(want.Phases) || len(got.Benchmarks) != len(want.Benchmarks) ||
+				got.Error != want.Error || got.ExitCode != want.ExitCode {
+				t.Fatalf("read back %+v\nwrote %+v", got, want)
+			}
+			if !slices.Contains(jobdir.NodeOutcomes, got.Outcome) {
+				t.Errorf("outcome %q is not one of jobdir.NodeOutcomes", got.Outcome)
+			}
+			for _, b := range got.Benchmarks {
+				if !slices.Contains(jobdir.BenchOutcomes, b.Outcome) {
+					t.Errorf("benchmark outcome %q is not one of jobdir.BenchOutcomes", b.Outcome)
+				}
+			}
+		})
+	}
+}
+
+func TestResultsMode(t *testing.T) {
+	for user, want := range map[string]os.FileMode{"": 0o755, "root": 0o755, "0": 0o755, "0:0": 0o755, "4242": 0o755, "4242:100": 0o755,
+		"1000": os.ModeSticky | 0o777, "nobody": os.ModeSticky | 0o777, "1000:1000": os.ModeSticky | 0o777} {
+		if got := resultsMode(user, 4242); got != want {
+			t.Errorf("resultsMode(%q) = %v, want %o", user, got, want)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "results", "b")
+	if err := makeResultsDir(dir, "1000", nil); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(dir)
+	if os.Getuid() != 1000 && st.Mode()&(os.ModeSticky|0o777) != os.ModeSticky|0o777 {
+		t.Errorf("a results folder for another user is %v, want sticky and writable", st.Mode())
+	}
+	dir2 := filepath.Join(t.TempDir(), "results", "b")
+	if err := makeResultsDir(dir2, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(dir2); st.Mode().Perm() != 0o755 || st.Mode()&os.ModeSticky != 0 {
+		t.Errorf("a results folder for root or this user is %v, want 0755 (it was 0777 without the sticky bit)", st.Mode())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -91,14 +92,15 @@ func TestCollectLostNodeViaSacct(t *testing.T) {
 func writeJobWithLostRank(t *testing.T, shared, id string, nodes []string, started time.Time) time.Time {
 	t.Helper()
 	dir := filepath.Join(shared, "jobs", id)
-	job := results.Job{Version: 1, Job: id, World: len(nodes), Nodes: nodes, StartedAt: started, Source: "slurm",
-		Manifest: results.JobManifest{Name: "lost", Benchmarks: []results.JobBenchmark{{Name: "dummy", Command: []string{"/dummy"}, Results: "dummy.csv"}},
-			GPU: results.ManifestGPU{Vendor: "none"}}}
-	data, _ := json.Marshal(job)
+	job := jobdir.Job{Job: id, World: len(nodes), Nodes: nodes, StartedAt: started, Source: jobdir.SourceSlurm}
+	if err := job.SetManifest(jobdir.JobManifest{Name: "lost", Benchmarks: []jobdir.JobBenchmark{{Name: "dummy", Command: []string{"/dummy"}, Results: "dummy.csv"}},
+		GPU: jobdir.ManifestGPU{Vendor: "none"}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, results.JobFile), data, 0o644); err != nil {
+	if err := jobdir.WriteJob(filepath.Join(dir, jobdir.JobFile), &job); err != nil {
 		t.Fatal(err)
 	}
 	imageAt, runAt, benchAt, done := started.Add(time.Second), started.Add(2*time.Second), started.Add(3*time.Second), started.Add(5*time.Second)
@@ -107,25 +109,25 @@ func writeJobWithLostRank(t *testing.T, shared, id string, nodes []string, start
 		if err := os.MkdirAll(filepath.Join(nd, "results", "dummy"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		st := &results.Status{Version: results.StatusVersion, Job: id, Rank: rank, Host: host, World: len(nodes), Outcome: results.OutcomeSuccess,
+		st := &jobdir.Status{Version: jobdir.StatusVersion, Job: id, Rank: rank, Host: host, World: len(nodes), Outcome: jobdir.OutcomeSuccess,
 			StartedAt: started, FinishedAt: &done,
-			Phases: []results.PhaseStatus{
-				{Name: results.PhaseContext, StartedAt: started, FinishedAt: &imageAt, Outcome: results.PhaseOK},
-				{Name: results.PhaseImage, StartedAt: imageAt, FinishedAt: &runAt, Outcome: results.PhaseOK},
-				{Name: results.PhaseRun, StartedAt: runAt, FinishedAt: &done, Outcome: results.PhaseOK}},
-			Benchmarks: []results.BenchmarkStatus{{Name: "dummy", Outcome: results.OutcomeSuccess, StartedAt: benchAt, FinishedAt: &done,
+			Phases: []jobdir.PhaseStatus{
+				{Name: jobdir.PhaseContext, StartedAt: started, FinishedAt: &imageAt, Outcome: jobdir.PhaseOK},
+				{Name: jobdir.PhaseImage, StartedAt: imageAt, FinishedAt: &runAt, Outcome: jobdir.PhaseOK},
+				{Name: jobdir.PhaseRun, StartedAt: runAt, FinishedAt: &done, Outcome: jobdir.PhaseOK}},
+			Benchmarks: []jobdir.BenchmarkStatus{{Name: "dummy", Outcome: jobdir.OutcomeSuccess, StartedAt: benchAt, FinishedAt: &done,
 				DurationSeconds: 2, Log: "dummy.log"}}}
 		if rank == 1 {
-			st.Outcome, st.FinishedAt = results.OutcomeRunning, nil
-			st.Phases[2].FinishedAt, st.Phases[2].Outcome = nil, results.OutcomeRunning
-			st.Benchmarks[0] = results.BenchmarkStatus{Name: "dummy", Outcome: results.OutcomeRunning, StartedAt: benchAt, Log: "dummy.log"}
+			st.Outcome, st.FinishedAt = jobdir.OutcomeRunning, nil
+			st.Phases[2].FinishedAt, st.Phases[2].Outcome = nil, jobdir.OutcomeRunning
+			st.Benchmarks[0] = jobdir.BenchmarkStatus{Name: "dummy", Outcome: jobdir.OutcomeRunning, StartedAt: benchAt, Log: "dummy.log"}
 		} else {
 			csv := fmt.Sprintf("model,performance,metric,status\ndummy_0,%d,samples_per_second,SUCCESS\n", 100+rank)
 			if err := os.WriteFile(filepath.Join(nd, "results", "dummy", "dummy.csv"), []byte(csv), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := results.WriteStatus(filepath.Join(nd, results.StatusFile), st); err != nil {
+		if err := jobdir.WriteStatus(filepath.Join(nd, jobdir.StatusFile), st); err != nil {
 			t.Fatal(err)
 		}
 	}

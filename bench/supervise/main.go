@@ -26,7 +26,7 @@ import (
 
 	"github.com/benchctl/benchctl/bench/internal/timing"
 	"github.com/benchctl/benchctl/diagnostics"
-	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
 
@@ -78,12 +78,12 @@ func measure(job string, nodes []string) (stopped, ended time.Duration) {
 	timing.Check(json.Unmarshal(data, &rep))
 	failed := rep.CapturedAt
 	for rank, n := range nodes {
-		st, err := results.ReadStatus(filepath.Join(job, "nodes", fmt.Sprintf("%d-%s", rank, n), results.StatusFile))
+		st, err := jobdir.ReadStatus(filepath.Join(job, "nodes", fmt.Sprintf("%d-%s", rank, n), jobdir.StatusFile))
 		timing.Check(err)
 		if st.FinishedAt == nil || len(st.Benchmarks) == 0 || st.Benchmarks[0].FinishedAt == nil {
 			log.Fatalf("rank %d did not record its end: %+v", rank, st)
 		}
-		if rank != 2 && st.Benchmarks[0].Outcome != results.OutcomeAborted {
+		if rank != 2 && st.Benchmarks[0].Outcome != jobdir.OutcomeAborted {
 			log.Fatalf("rank %d was not aborted: %s", rank, st.Benchmarks[0].Outcome)
 		}
 		if rank != 2 {

@@ -114,7 +114,7 @@ func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
 	if res != nil {
 		slog.Info("node finished", "outcome", res.Status.Outcome, "status", res.NodeDir+"/status.json")
 		for _, b := range res.Status.Benchmarks {
-			fmt.Fprintf(io.out, "%s\t%s\t%s\t%.1fs\n", res.Node.NodeDirName(), b.Name, b.Outcome, b.DurationSeconds)
+			fmt.Fprintf(io.out, "%s\t%s\t%s\t%.1fs\n", res.Node.NodeName(), b.Name, b.Outcome, b.DurationSeconds)
 		}
 	}
 	return err

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // Options describe a synthetic job. Zero values take the defaults in brackets.
@@ -54,17 +54,20 @@ func WriteJob(shared string, o Options) (string, error) {
 		return "", err
 	}
 	start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	job := results.Job{Version: 1, Job: o.JobID, World: o.Nodes, StartedAt: start, BenchctlVersion: "synthetic",
-		Manifest: results.JobManifest{Name: "synthetic", Image: results.ManifestImage{Dockerfile: "Dockerfile", Tag: "benchctl/synthetic:0"},
-			GPU: results.ManifestGPU{Vendor: "amd", Count: "8"}},
-		Image: results.JobImage{ID: "sha256:" + strings.Repeat("5", 64), Key: strings.Repeat("6", 64), Tag: "benchctl/synthetic:0"}}
+	job := jobdir.Job{Job: o.JobID, World: o.Nodes, StartedAt: start, BenchctlVersion: "synthetic", Source: jobdir.SourceSlurm,
+		Image: jobdir.JobImage{ID: "sha256:" + strings.Repeat("5", 64), Key: strings.Repeat("6", 64), Tag: "benchctl/synthetic:0"}}
+	m := jobdir.JobManifest{Name: "synthetic", Image: jobdir.ManifestImage{Dockerfile: "Dockerfile", Tag: "benchctl/synthetic:0"},
+		GPU: jobdir.ManifestGPU{Vendor: "amd", Count: "8"}}
 	for r := range o.Nodes {
 		job.Nodes = append(job.Nodes, Host(r))
 	}
 	for b := range o.Benchmarks {
-		job.Manifest.Benchmarks = append(job.Manifest.Benchmarks, results.JobBenchmark{Name: bench(b), Results: bench(b) + ".csv", Tags: []string{"synthetic"}})
+		m.Benchmarks = append(m.Benchmarks, jobdir.JobBenchmark{Name: bench(b), Results: bench(b) + ".csv", Tags: []string{"synthetic"}})
 	}
-	if err := writeJSON(filepath.Join(dir, results.JobFile), job); err != nil {
+	if err := job.SetManifest(m); err != nil {
+		return "", err
+	}
+	if err := jobdir.WriteJob(filepath.Join(dir, jobdir.JobFile), &job); err != nil {
 		return "", err
 	}
 	for r := range o.Nodes {
@@ -84,24 +87,24 @@ func writeNode(dir string, o Options, rank int, start time.Time) error {
 	nd := filepath.Join(dir, "nodes", fmt.Sprintf("%d-%s", rank, Host(rank)))
 	failed := o.FailEvery > 0 && rank%o.FailEvery == o.FailEvery-1
 	end := start.Add(5 * time.Minute)
-	st := results.Status{Version: 1, Job: o.JobID, Rank: rank, Host: Host(rank), World: o.Nodes, Outcome: results.OutcomeSuccess,
-		ImageID: "sha256:" + strings.Repeat("5", 64), StartedAt: start, FinishedAt: &end, Phases: []results.PhaseStatus{}}
-	for _, p := range []string{results.PhaseContext, results.PhaseBarrier, results.PhaseImage, results.PhaseRun, results.PhaseResults} {
-		st.Phases = append(st.Phases, results.PhaseStatus{Name: p, StartedAt: start, FinishedAt: &end, Outcome: results.PhaseOK})
+	st := jobdir.Status{Version: 1, Job: o.JobID, Rank: rank, Host: Host(rank), World: o.Nodes, Outcome: jobdir.OutcomeSuccess,
+		ImageID: "sha256:" + strings.Repeat("5", 64), StartedAt: start, FinishedAt: &end, Phases: []jobdir.PhaseStatus{}}
+	for _, p := range []string{jobdir.PhaseContext, jobdir.PhaseBarrier, jobdir.PhaseImage, jobdir.PhaseRun, jobdir.PhaseResults} {
+		st.Phases = append(st.Phases, jobdir.PhaseStatus{Name: p, StartedAt: start, FinishedAt: &end, Outcome: jobdir.PhaseOK})
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, uint64(rank)))
 	for b := range o.Benchmarks {
 		name := bench(b)
-		bs := results.BenchmarkStatus{Name: name, Outcome: results.OutcomeSuccess, StartedAt: start, FinishedAt: &end,
+		bs := jobdir.BenchmarkStatus{Name: name, Outcome: jobdir.OutcomeSuccess, StartedAt: start, FinishedAt: &end,
 			DurationSeconds: 60 + rng.Float64()*5, Log: name + ".log"}
 		rdir := filepath.Join(nd, "results", name)
 		if err := os.MkdirAll(rdir, 0o755); err != nil {
 			return err
 		}
 		if failed {
-			bs.Outcome, bs.ExitCode, bs.Error = results.OutcomeTimeout, 124, "ran past its 10m0s timeout"
+			bs.Outcome, bs.ExitCode, bs.Error = jobdir.OutcomeTimeout, 124, "ran past its 10m0s timeout"
 			bs.Diagnostics = "diagnostics/" + name
-			st.Outcome, st.ExitCode, st.Error = results.OutcomeTimeout, 124, "benchmark "+name+" ran past its 10m0s timeout"
+			st.Outcome, st.ExitCode, st.Error = jobdir.OutcomeTimeout, 124, "benchmark "+name+" ran past its 10m0s timeout"
 			ddir := filepath.Join(nd, "diagnostics", name)
 			if err := os.MkdirAll(ddir, 0o755); err != nil {
 				return err
@@ -128,7 +131,7 @@ func writeNode(dir string, o Options, rank int, start time.Time) error {
 	if failed {
 		st.ExitCode = 124
 	}
-	return writeJSON(filepath.Join(nd, results.StatusFile), st)
+	return writeJSON(filepath.Join(nd, jobdir.StatusFile), st)
 }
 
 func writeJSON(path string, v any) error {

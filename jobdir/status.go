@@ -1,4 +1,4 @@
-package results
+package jobdir
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/internal/safefile"
 )
 
 // Node outcomes (Status.Outcome) and benchmark outcomes (BenchmarkStatus.Outcome).
@@ -24,6 +25,13 @@ const (
 	OutcomeLost = "lost"
 )
 
+// NodeOutcomes are the outcomes a node's status can end with (and running); BenchOutcomes
+// those of a benchmark on a node.
+var (
+	NodeOutcomes  = []string{OutcomeRunning, OutcomeSuccess, OutcomeFailure, OutcomeTimeout, OutcomeCancelled, OutcomeLost}
+	BenchOutcomes = []string{OutcomeRunning, OutcomeSuccess, OutcomeFailure, OutcomeTimeout, OutcomeCancelled, OutcomeSkipped, OutcomeAborted}
+)
+
 // Phase names and phase outcomes (PhaseStatus).
 const (
 	PhaseContext = "context"
@@ -40,11 +48,8 @@ const (
 // StatusVersion is the schema version of status.json that this package writes.
 const StatusVersion = 1
 
-// StatusFile is the name of a node's status file in its folder.
-const StatusFile = "status.json"
-
-// maxStatusSize bounds how much of a status.json is read.
-const maxStatusSize = 16 << 20
+// MaxStatusSize bounds how much of a status.json (or job.json) is read: 16 MiB.
+const MaxStatusSize = 16 << 20
 
 // Status is a node's status.json: written by the node at the start, at every phase change
 // and at the end, whatever the end is. The runner writes the same schema.
@@ -114,13 +119,16 @@ func (s *Status) FailedPhase() *PhaseStatus {
 
 // ReadStatus reads a status.json. Unknown fields are ignored (a newer runner may add some);
 // a file that is not JSON, or is larger than 16 MiB, is an error.
+// A FIFO, a link or any other non-regular file is refused (without blocking).
 func ReadStatus(path string) (*Status, error) {
-	var fr fileReader
-	return fr.readStatus(path)
+	var r safefile.Reader
+	return ReadStatusWith(&r, path)
 }
 
-func (r *fileReader) readStatus(path string) (*Status, error) {
-	data, err := r.read(path, maxStatusSize)
+// ReadStatusWith is ReadStatus with a reader whose buffer is reused (for a worker that
+// reads thousands of node folders).
+func ReadStatusWith(r *safefile.Reader, path string) (*Status, error) {
+	data, err := r.ReadNoFollow(path, MaxStatusSize)
 	if err != nil {
 		return nil, err
 	}

@@ -1,20 +1,29 @@
-package results
+package jobdir
 
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/internal/safefile"
 )
 
-// JobFile is the name of the file rank 0 writes at the start of a job.
-const JobFile = "job.json"
+// JobVersion is the schema version of job.json that this package writes.
+const JobVersion = 2
 
-// Job is job.json, written by rank 0 at the start of a job. Only the parts collect needs
-// are decoded; the manifest is the resolved, redacted manifest.
+// Sources of a node context (Job.Source).
+const (
+	SourceSlurm = "slurm"
+	SourceEnv   = "env"
+	SourceLocal = "local"
+)
+
+// Job is job.json, written by rank 0 at the start of a job and again when the image is
+// known. Manifest holds the parts of the resolved, redacted manifest that collect needs;
+// the whole snapshot is kept as written (SetManifest) and survives a read and a write.
 type Job struct {
 	Version         int         `json:"version"`
 	Job             string      `json:"job"`
@@ -23,11 +32,58 @@ type Job struct {
 	Nodes           []string    `json:"nodes"`
 	StartedAt       time.Time   `json:"startedAt"`
 	BenchctlVersion string      `json:"benchctlVersion"`
-	Source          string      `json:"source,omitempty"` // slurm, env or local, when the runner says
-	Manifest        JobManifest `json:"manifest"`
-	Image           JobImage    `json:"image"`
+	Source          string      `json:"source,omitempty"` // SourceSlurm, SourceEnv or SourceLocal (version 2 on)
+	Manifest        JobManifest `json:"-"`
+	Image           JobImage    `json:"image,omitzero"` // set once rank 0 has the image
 	// Benchmarks are the ones run (benchctl run --benchmarks); empty: all of the manifest's.
 	Benchmarks []string `json:"benchmarks,omitempty"`
+
+	snapshot json.RawMessage // the manifest as written
+}
+
+// SetManifest records the manifest snapshot (already redacted: job.json is readable by
+// everyone who can read the shared folder) and decodes from it the parts collect reads.
+func (j *Job) SetManifest(m any) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encoding the manifest for job.json: %w", err)
+	}
+	var jm JobManifest
+	if err := json.Unmarshal(data, &jm); err != nil {
+		return fmt.Errorf("the manifest does not fit job.json's schema: %w", err)
+	}
+	j.snapshot, j.Manifest = data, jm
+	return nil
+}
+
+// MarshalJSON writes the snapshot set by SetManifest (or read from the file).
+func (j Job) MarshalJSON() ([]byte, error) {
+	type plain Job // without the method
+	out := struct {
+		plain
+		Manifest json.RawMessage `json:"manifest,omitempty"`
+	}{plain(j), j.snapshot}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads job.json, keeping the manifest snapshot whole.
+func (j *Job) UnmarshalJSON(b []byte) error {
+	type plain Job
+	var in struct {
+		plain
+		Manifest json.RawMessage `json:"manifest"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*j = Job(in.plain)
+	if len(in.Manifest) > 0 && string(in.Manifest) != "null" {
+		if err := json.Unmarshal(in.Manifest, &j.Manifest); err != nil {
+			return fmt.Errorf("manifest: %w", err)
+		}
+		j.snapshot = in.Manifest
+	}
+	return nil
 }
 
 // JobImage is the image every node ran.
@@ -99,25 +155,28 @@ func (t *TextOrNo) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ReadJob reads job.json (at most 16 MiB).
+// ReadJob reads job.json (a regular file of at most 16 MiB, not a link).
 func ReadJob(path string) (*Job, error) {
-	f, err := os.Open(path)
+	var r safefile.Reader
+	data, err := r.ReadNoFollow(path, MaxStatusSize)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxStatusSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > maxStatusSize {
-		return nil, fmt.Errorf("reading %s: larger than %d MiB", path, maxStatusSize>>20)
 	}
 	var j Job
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return &j, nil
+}
+
+// WriteJob writes job.json atomically. Version is set to JobVersion.
+func WriteJob(path string, j *Job) error {
+	j.Version = JobVersion
+	data, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", path, err)
+	}
+	return atomicfile.WriteFile(path, append(data, '\n'))
 }
 
 // WorldSize is the number of nodes the job was meant to have.
@@ -127,9 +186,9 @@ func (j *Job) WorldSize() int { return max(j.World, len(j.Nodes)) }
 // looks like a Slurm job id (digits, optionally an array or het-job suffix), else "local".
 func (j *Job) Deployment() string {
 	switch j.Source {
-	case "slurm":
+	case SourceSlurm:
 		return "slurm"
-	case "env", "local":
+	case SourceEnv, SourceLocal:
 		return "local"
 	}
 	if LooksLikeSlurmJobID(j.Job) {
@@ -145,16 +204,4 @@ func LooksLikeSlurmJobID(id string) bool {
 		head, tail, found = strings.Cut(id, "+")
 	}
 	return allDigits(head) && (!found || allDigits(tail))
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }

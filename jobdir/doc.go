@@ -1,0 +1,22 @@
+// Package jobdir owns the job folder, the contract between every node of a job and the
+// login node: every path under $BENCHCTL_SHARED_DIR/jobs, and the schemas of the files in it.
+//
+//	jobs/<id>[.<attempt>]/                     Dir (attempt n > 0 after the n-th requeue)
+//	  job.json                                 Job, written by rank 0
+//	  .barrier-secret                          the job channel's secret (0600), rank 0
+//	  barrier.addr, barrier.addr.<rank>        where rank 0 (and each relay) listens
+//	  perf.csv, summary.json, report.html      written by collect
+//	  nodes/<rank>-<host>/                     NodeDir, written by that node only
+//	    status.json                            Status
+//	    <benchmark>.log                        the container's output
+//	    results/<benchmark>/                   the container's results folder
+//	    diagnostics/<benchmark>/               captured on failure
+//	jobs/.submit/                              scripts and secrets of benchctl submit
+//
+// Layout computes every path; nobody else joins them. Read and Write of each schema are
+// here too: writes are atomic (a reader sees the old file or the new one), and reads never
+// block on a FIFO, never follow a link out of the folder, and are bounded in size
+// (internal/safefile), because containers write into this folder.
+//
+// runner writes the folder and results reads it; neither imports the other.
+package jobdir
