@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -71,7 +72,7 @@ func ignoreFile(in BuildInput) string {
 // the path it read ("" when there was none).
 func readDockerignore(in BuildInput) (rules ignoreRules, file string, err error) {
 	file = ignoreFile(in)
-	data, err := os.ReadFile(file)
+	data, err := safefile.ReadFile(file, maxDockerfile) // a FIFO is refused without blocking
 	if os.IsNotExist(err) {
 		return ignoreRules{}, "", nil
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"io"
 	"io/fs"
 	"os"
@@ -135,13 +136,16 @@ func BaseImages(dockerfile []byte, args []manifest.EnvVar) []string {
 	return refs
 }
 
+// maxDockerfile bounds the Dockerfile and .dockerignore reads.
+const maxDockerfile = 16 << 20
+
 // Key computes the content key of an image: a sha256 over the Dockerfile bytes, every
 // context file's path, type, permission bits and content (as the builder would receive
 // them, .dockerignore honoured), the build args, target, platform and base image refs.
 // Modification times, owners and absolute paths are not part of it, so the same inputs give
 // the same key on any machine.
 func Key(in BuildInput) (string, error) {
-	df, err := os.ReadFile(in.Dockerfile)
+	df, err := safefile.ReadFile(in.Dockerfile, maxDockerfile) // a FIFO is refused without blocking
 	if err != nil {
 		return "", fmt.Errorf("reading the Dockerfile: %w", err)
 	}

@@ -3,7 +3,7 @@ package image
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"time"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
@@ -56,7 +56,7 @@ func WriteRecord(path string, r *Record) error {
 
 // ReadRecord reads a build record.
 func ReadRecord(path string) (*Record, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, 16<<20) // a FIFO is refused without blocking
 	if err != nil {
 		return nil, fmt.Errorf("reading build record: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"io"
 	"os"
 	"path/filepath"
@@ -35,17 +36,21 @@ func Load(path string, opts Options) (*Manifest, []string, error) {
 	if err != nil {
 		return nil, nil, invalidFile(path, fmt.Sprintf("cannot resolve the path: %v", err))
 	}
-	f, err := os.Open(abs)
+	if st, err := os.Stat(abs); err == nil && st.IsDir() {
+		return nil, nil, invalidFile(path, "is a directory, not a manifest file")
+	}
+	f, err := safefile.Open(abs) // a FIFO or a device is refused, never read (it could block forever)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		var nr *safefile.NotRegularError
+		switch {
+		case errors.Is(err, os.ErrNotExist):
 			return nil, nil, invalidFile(path, "no such file (give the path of a .yaml, .yml or .json manifest)")
+		case errors.As(err, &nr):
+			return nil, nil, invalidFile(path, "is "+nr.What+", not a manifest file: give the path of a .yaml, .yml or .json file")
 		}
 		return nil, nil, invalidFile(path, fmt.Sprintf("cannot read: %v", err))
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, nil, invalidFile(path, "is a directory, not a manifest file")
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, nil, invalidFile(path, fmt.Sprintf("cannot read: %v", err))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"io"
 	"os"
 	"path/filepath"
@@ -49,10 +50,14 @@ var known = map[string]bool{"name": true, "url": true, "dockerfile": true, "scri
 // Load reads a MAD-style catalog: a JSON list of model objects. Problems are returned
 // together as a *manifest.Error, located by line; unknown keys are kept, with a warning.
 func Load(path string) (*Catalog, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path) // a FIFO is refused, never read (it could block forever)
 	if err != nil {
+		var nr *safefile.NotRegularError
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, catalogError(path, 0, "no such file")
+		}
+		if errors.As(err, &nr) {
+			return nil, catalogError(path, 0, "is "+nr.What+", not a models.json file")
 		}
 		return nil, catalogError(path, 0, fmt.Sprintf("cannot read: %v", err))
 	}

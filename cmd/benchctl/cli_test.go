@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -28,10 +29,23 @@ func TestExitCodesForBadInput(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "ign", "Dockerfile"), []byte("FROM scratch\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "ign", ".dockerignore"), []byte("[\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "ign", "ok.yaml"), []byte("name: x\nimage: {ref: busybox}\ngpu: {vendor: none}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
+	// A FIFO in place of a file a user names blocked validate forever.
+	fifo := filepath.Join(dir, "fifo.yaml")
+	fifoDF := filepath.Join(dir, "fifodf", "Dockerfile")
+	os.MkdirAll(filepath.Dir(fifoDF), 0o755)
+	os.WriteFile(filepath.Join(dir, "fifodf", "m.yaml"), []byte("name: x\nimage: {dockerfile: Dockerfile}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Mkfifo(fifoDF, 0o644)
+	syscall.Mkfifo(filepath.Join(dir, "fifo.json"), 0o644)
 	cases := []struct {
 		args []string
 		want string
 	}{
+		{[]string{"validate", "--manifest", fifo}, fifo + ": is a FIFO (named pipe), not a manifest file"},
+		{[]string{"validate", "--manifest", filepath.Join(dir, "fifodf", "m.yaml")}, fifoDF + " is not a file"},
+		{[]string{"run", "--manifest", filepath.Join(dir, "ign", "ok.yaml"), "--record", filepath.Join(dir, "fifo.json"), "--dry-run"}, "is a FIFO (named pipe), not a regular file"},
 		{[]string{"frob"}, `unknown command "frob"`},
 		{[]string{"validate", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"validate"}, "--manifest is required"},
