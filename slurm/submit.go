@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 )
@@ -62,58 +60,6 @@ func Submit(ctx context.Context, run Commander, j Job, script string) (string, e
 		return "", fmt.Errorf("sbatch printed %q, not a job id", strings.TrimSpace(string(out)))
 	}
 	return id, nil
-}
-
-// NodeProgress is one node's phase while a job runs, from its status.json.
-type NodeProgress struct {
-	Node    string
-	Outcome string
-	Phase   string // the phase in progress, or the last one
-}
-
-// Progress reads every node's status.json of a job attempt folder.
-func Progress(jobDir string) []NodeProgress {
-	ents, _ := os.ReadDir(filepath.Join(jobDir, "nodes"))
-	var out []NodeProgress
-	for _, e := range ents {
-		var s struct {
-			Outcome string `json:"outcome"`
-			Phases  []struct {
-				Name    string `json:"name"`
-				Outcome string `json:"outcome"`
-			} `json:"phases"`
-		}
-		data, err := os.ReadFile(filepath.Join(jobDir, "nodes", e.Name(), "status.json"))
-		if err != nil || json.Unmarshal(data, &s) != nil {
-			continue
-		}
-		p := NodeProgress{Node: e.Name(), Outcome: s.Outcome}
-		if len(s.Phases) > 0 {
-			p.Phase = s.Phases[len(s.Phases)-1].Name
-		}
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
-	return out
-}
-
-// Summary says how many nodes joined and what they are doing, e.g.
-// "3/4 nodes reported: 2 run, 1 image".
-func Summary(nodes []NodeProgress, world int) string {
-	count := map[string]int{}
-	for _, n := range nodes {
-		k := n.Phase
-		if n.Outcome != "running" {
-			k = n.Outcome
-		}
-		count[k]++
-	}
-	var parts []string
-	for k, v := range count {
-		parts = append(parts, fmt.Sprintf("%d %s", v, k))
-	}
-	sort.Strings(parts)
-	return fmt.Sprintf("%d/%d nodes reported: %s", len(nodes), world, strings.Join(parts, ", "))
 }
 
 // Wait follows a job until Slurm no longer lists it as active, polling with backoff (0.5 s

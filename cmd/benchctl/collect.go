@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
-	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/slurm"
 	"github.com/spf13/cobra"
@@ -155,47 +152,11 @@ func completeJobIDs(flag *string) func(*cobra.Command, []string, string) ([]stri
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		ents, _ := os.ReadDir(filepath.Join(dir, "jobs"))
-		type job struct {
-			id  string
-			mod int64
-		}
-		var jobs []job
-		seen := map[string]bool{}
-		for _, e := range ents {
-			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-				continue
-			}
-			id := e.Name()
-			if i := strings.LastIndexByte(id, '.'); i > 0 && isDigits(id[i+1:]) {
-				if st, err := os.Stat(filepath.Join(dir, "jobs", id[:i])); err == nil && st.IsDir() {
-					id = id[:i] // a requeue attempt of a job listed already
-				}
-			}
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			var mod int64
-			if info, err := e.Info(); err == nil {
-				mod = info.ModTime().UnixNano()
-			}
-			jobs = append(jobs, job{id, mod})
-		}
-		sort.Slice(jobs, func(i, j int) bool { return jobs[i].mod > jobs[j].mod })
+		jobs, _ := jobdir.Layout{Shared: dir}.List()
 		out := make([]string, len(jobs))
 		for i, j := range jobs {
-			out[i] = j.id
+			out[i] = j.ID
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
-}
-
-func isDigits(s string) bool {
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return s != ""
 }

@@ -7,9 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/models"
+	"github.com/benchctl/benchctl/runner"
 )
 
 // sharedDir resolves the shared directory: --shared-dir, else $BENCHCTL_SHARED_DIR, else a
@@ -33,15 +32,9 @@ func sharedDir(flag string) (string, error) {
 // loadManifest loads a manifest (with catalog import) from the process environment and logs
 // its warnings: what every command that takes --manifest does.
 func loadManifest(path string) (*manifest.Manifest, error) {
-	m, warnings, err := models.LoadManifest(path, os.LookupEnv)
+	m, warnings, err := runner.LoadManifest(path, os.LookupEnv)
 	for _, w := range warnings {
 		slog.Warn(w)
-	}
-	if err == nil && m.Image.Builds() {
-		// A bad .dockerignore pattern is the manifest's build input: report it now.
-		if ierr := image.CheckDockerignore(image.InputFromManifest(m)); ierr != nil {
-			return nil, ierr
-		}
 	}
 	return m, err
 }

@@ -2,17 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/slurm"
 )
@@ -104,36 +103,32 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 	}
 	self, _ = filepath.EvalSymlinks(self)
 	// Flags override the manifest's slurm: block, which overrides the defaults.
-	s := m.Slurm
-	j := slurm.Job{Name: "benchctl-" + m.Name, Nodes: s.Nodes, Partition: s.Partition, Account: s.Account, QOS: s.QOS,
-		Time: s.Time, GPUsPerNode: s.GPUsPerNode, Exclusive: s.Exclusive, SbatchArgs: s.SbatchArgs,
-		Benchctl: self, Manifest: m.Path, SharedDir: dir, Benchmarks: opts.benchmarks, Requeue: opts.requeue}
+	var o slurm.Overrides
 	fl := cmd.Flags()
 	if fl.Changed("nodes") {
-		j.Nodes = opts.nodes
+		o.Nodes = &opts.nodes
 	}
 	if fl.Changed("partition") {
-		j.Partition = opts.partition
+		o.Partition = &opts.partition
 	}
 	if fl.Changed("account") {
-		j.Account = opts.account
+		o.Account = &opts.account
 	}
 	if fl.Changed("qos") {
-		j.QOS = opts.qos
+		o.QOS = &opts.qos
 	}
 	if fl.Changed("time") {
-		j.Time = opts.time
+		o.Time = &opts.time
 	}
 	if fl.Changed("gpus-per-node") {
-		g := opts.gpusPerNode
-		j.GPUsPerNode = &g
+		o.GPUsPerNode = &opts.gpusPerNode
 	}
 	if fl.Changed("exclusive") {
-		j.Exclusive = opts.exclusive
+		o.Exclusive = &opts.exclusive
 	}
-	if fl.Changed("sbatch-arg") {
-		j.SbatchArgs = append(append([]string{}, j.SbatchArgs...), opts.sbatchArgs...)
-	}
+	o.SbatchArgs = opts.sbatchArgs
+	j := slurm.JobFor(m, o)
+	j.Benchctl, j.SharedDir, j.Benchmarks, j.Requeue = self, dir, opts.benchmarks, opts.requeue
 	if opts.record != "" {
 		if j.Record, err = filepath.Abs(opts.record); err != nil {
 			return err
@@ -149,8 +144,8 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 		return usagef("see 'benchctl submit --help'", "%v", err)
 	}
 	if opts.dryRun {
-		j.SecretFile = filepath.Join(dir, "jobs", ".submit", "<token>.secret")
-		j.OutputDir = filepath.Join(dir, "jobs", ".submit")
+		j.OutputDir = jobdir.Layout{Shared: dir}.Submit()
+		j.SecretFile = filepath.Join(j.OutputDir, "<token>.secret")
 		script, err := j.Script()
 		if err != nil {
 			return err
@@ -172,7 +167,7 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 		return err
 	}
 	fmt.Fprintln(io.out, id)
-	slog.Info("submitted", "job", id, "nodes", j.Nodes, "script", script, "jobDir", filepath.Join(dir, "jobs", id))
+	slog.Info("submitted", "job", id, "nodes", j.Nodes, "script", script, "jobDir", jobdir.Layout{Shared: dir}.Job(id, 0).Path)
 	if !opts.wait {
 		return nil
 	}
@@ -186,83 +181,30 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 	return collectRun(ctx, io, id, &collectOptions{sharedDir: dir, attempt: -1, format: "table"})
 }
 
-// jobFailed is a job whose nodes did not all succeed: exit with its code.
-type jobFailed struct {
-	msg  string
-	code int
-}
-
-func (e *jobFailed) Error() string { return e.msg }
-func (e *jobFailed) ExitCode() int { return e.code }
-
-// followJob waits for a submitted job, showing node phases, then reports its outcome.
+// followJob waits for a submitted job, logging its nodes' phases, then prints each node's
+// outcome and returns the job's verdict (jobdir.Judge).
 func followJob(ctx context.Context, io streams, shared, id string, world int) error {
-	last := ""
-	lastTime := time.Now()
-	st, err := slurm.Wait(ctx, slurm.ExecCommander{}, id, func(st slurm.JobState, err error) {
-		if err != nil {
-			slog.Warn("asking Slurm about the job", "job", id, "err", err)
-		}
-		line := fmt.Sprintf("job %s %s: %s", id, st.State, slurm.Summary(slurm.Progress(latestAttempt(shared, id)), world))
-		if line != last || time.Since(lastTime) > time.Minute {
-			slog.Info(line)
-			last, lastTime = line, time.Now()
-		}
-	})
-	if err != nil {
-		return err
-	}
-	jobDir := latestAttempt(shared, id)
-	nodes := slurm.Progress(jobDir)
-	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tOUTCOME\tLAST PHASE")
-	code, failed := 0, 0
-	for _, n := range nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Node, n.Outcome, n.Phase)
-		if n.Outcome != "success" {
-			failed++
-			if c := nodeExitCode(jobDir, n.Node); c > code {
-				code = c
+	end, err := jobdir.Follow{Layout: jobdir.Layout{Shared: shared}, JobID: id, World: world,
+		Wait: func(ctx context.Context, tick func(string, error)) (string, error) {
+			st, err := slurm.Wait(ctx, slurm.ExecCommander{}, id, func(st slurm.JobState, err error) { tick(st.State, err) })
+			return st.State, err
+		},
+		Line: func(line string, err error) {
+			if err != nil {
+				slog.Warn("asking Slurm about the job", "job", id, "err", err)
 			}
+			slog.Info(line)
+		}}.Run(ctx)
+	if end.Nodes != nil {
+		tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NODE\tOUTCOME\tLAST PHASE")
+		for _, n := range end.Nodes {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Node, n.Outcome, n.Phase)
 		}
+		tw.Flush()
 	}
-	tw.Flush()
-	switch {
-	case len(nodes) < world:
-		return &jobFailed{fmt.Sprintf("job %s ended (%s) with %d of %d nodes reporting; see %s", id, st.State, len(nodes), world, jobDir), 3}
-	case failed > 0:
-		if code == 0 || code == 1 {
-			code = 3
-		}
-		return &jobFailed{fmt.Sprintf("job %s: %d of %d nodes did not succeed; see %s", id, failed, world, jobDir), code}
+	if err == nil {
+		slog.Info("job finished", "job", id, "state", end.State, "jobDir", end.Dir.Path)
 	}
-	slog.Info("job finished", "job", id, "state", st.State, "jobDir", jobDir)
-	return nil
-}
-
-// latestAttempt is jobs/<id> or its highest requeue attempt jobs/<id>.<n>.
-func latestAttempt(shared, id string) string {
-	best, bestN := filepath.Join(shared, "jobs", id), 0
-	matches, _ := filepath.Glob(filepath.Join(shared, "jobs", id+".*"))
-	for _, m := range matches {
-		var n int
-		if _, err := fmt.Sscanf(strings.TrimPrefix(filepath.Base(m), id+"."), "%d", &n); err == nil && n > bestN {
-			best, bestN = m, n
-		}
-	}
-	return best
-}
-
-func nodeExitCode(jobDir, node string) int {
-	data, err := os.ReadFile(filepath.Join(jobDir, "nodes", node, "status.json"))
-	if err != nil {
-		return 3
-	}
-	var s struct {
-		ExitCode int `json:"exitCode"`
-	}
-	if json.Unmarshal(data, &s) != nil {
-		return 3
-	}
-	return s.ExitCode
+	return err
 }

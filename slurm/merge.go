@@ -1,0 +1,51 @@
+package slurm
+
+import "github.com/benchctl/benchctl/manifest"
+
+// Overrides are sbatch options given on the command line; a nil field was not given and
+// leaves the manifest's value.
+type Overrides struct {
+	Nodes       *int
+	Partition   *string
+	Account     *string
+	QOS         *string
+	Time        *string
+	GPUsPerNode *int
+	Exclusive   *bool
+	SbatchArgs  []string // appended after the manifest's sbatchArgs
+}
+
+// JobFor is the job's sbatch options for a manifest: the command line's overrides, then
+// the manifest's slurm: block, then the defaults (one node). The caller sets what only it
+// knows: the benchctl binary, paths, benchmarks, requeue.
+func JobFor(m *manifest.Manifest, o Overrides) Job {
+	s := m.Slurm
+	j := Job{Name: "benchctl-" + m.Name, Nodes: s.Nodes, Partition: s.Partition, Account: s.Account, QOS: s.QOS,
+		Time: s.Time, GPUsPerNode: s.GPUsPerNode, Exclusive: s.Exclusive, SbatchArgs: s.SbatchArgs, Manifest: m.Path}
+	if o.Nodes != nil {
+		j.Nodes = *o.Nodes
+	}
+	if o.Partition != nil {
+		j.Partition = *o.Partition
+	}
+	if o.Account != nil {
+		j.Account = *o.Account
+	}
+	if o.QOS != nil {
+		j.QOS = *o.QOS
+	}
+	if o.Time != nil {
+		j.Time = *o.Time
+	}
+	if o.GPUsPerNode != nil {
+		g := *o.GPUsPerNode
+		j.GPUsPerNode = &g
+	}
+	if o.Exclusive != nil {
+		j.Exclusive = *o.Exclusive
+	}
+	if len(o.SbatchArgs) > 0 {
+		j.SbatchArgs = append(append([]string{}, s.SbatchArgs...), o.SbatchArgs...)
+	}
+	return j
+}
