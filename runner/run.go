@@ -405,74 +405,23 @@ func (r *nodeRun) image(ctx context.Context, eng *client.Client) (resolvedImage,
 }
 
 func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client) (resolvedImage, error) {
-	m := r.o.Manifest
-	if !m.Image.Builds() {
-		id, err := inspectRef(ctx, eng, m.Image.Ref)
-		return resolvedImage{ref: m.Image.Ref, id: id}, err
+	o := image.LeaderOptions{Engine: eng, Manifest: r.o.Manifest, Record: r.o.Record, Progress: r.o.Progress, Version: r.o.Version,
+		Note: func(msg string, args ...any) { r.log.Info(msg, args...) }}
+	if r.o.Manifest.Image.Builds() {
+		cache, err := image.OpenCache(r.o.SharedDir)
+		if err != nil {
+			return resolvedImage{}, err
+		}
+		o.Cache = cache
 	}
-	cache, err := image.OpenCache(r.o.SharedDir)
+	res, err := image.Leader(ctx, o)
 	if err != nil {
 		return resolvedImage{}, err
 	}
-	var key, tag string
-	if rec := r.o.Record; rec != nil {
-		key, tag = rec.Key, rec.Tag
-		if cur, err := image.Key(image.InputFromManifest(m)); err == nil && cur != key {
-			r.log.Warn("the manifest's image inputs changed since the build record; running the recorded image", "record", image.ShortKey(key), "manifest", image.ShortKey(cur))
-		}
-	} else {
-		if key, err = image.Key(image.InputFromManifest(m)); err != nil {
-			return resolvedImage{}, err
-		}
+	if res.Key != "" && !res.Published {
+		r.logEnsure(res.Ensure)
 	}
-	res, err := image.Ensure(ctx, eng, cache, key, r.o.Progress)
-	var ce *image.CorruptError
-	if errors.As(err, &ce) {
-		r.log.Warn(ce.Error())
-	}
-	if errors.Is(err, image.ErrNotCached) || ce != nil {
-		if r.o.Record != nil {
-			return resolvedImage{}, fmt.Errorf("the recorded image %s is not in the cache %s any more; run benchctl build again", image.ShortKey(key), cache.Dir)
-		}
-		r.log.Info("image not cached: building from the manifest", "key", image.ShortKey(key))
-		rec, berr := image.Build(ctx, image.BuildOptions{Manifest: m, Cache: cache, Builder: &image.DockerBuilder{Engine: eng},
-			Progress: r.o.Progress, Version: r.o.Version})
-		if berr != nil {
-			return resolvedImage{}, berr
-		}
-		tag = rec.Tag
-		res, err = image.Ensure(ctx, eng, cache, key, r.o.Progress)
-	}
-	if err != nil {
-		return resolvedImage{}, err
-	}
-	if e, lerr := cache.Lookup(key); lerr == nil {
-		if tag == "" && len(e.Tags) > 0 {
-			tag = e.Tags[0]
-		}
-	} else if errors.Is(lerr, image.ErrNotCached) {
-		// This engine has the image (it built it earlier) but the cache does not: publish
-		// it, or the other nodes could not load it.
-		if tag == "" {
-			tag = m.Image.Tag
-		}
-		if tag == "" {
-			tag = image.DefaultTag(m.Name, key)
-		}
-		r.log.Info("publishing the engine's image to the cache", "key", image.ShortKey(key))
-		if _, err := image.PublishFromEngine(ctx, eng, cache, key, res.ImageID, image.Meta{ImageID: res.ImageID, Tags: []string{tag},
-			Builder: "docker", Manifest: m.Name, Benchctl: r.o.Version}, r.o.Progress); err != nil {
-			return resolvedImage{}, err
-		}
-		ref := res.ImageID
-		return resolvedImage{ref: ref, id: res.ImageID, key: key}, nil
-	}
-	ref := res.ImageID
-	if tag != "" {
-		ref = tag
-	}
-	r.logEnsure(res)
-	return resolvedImage{ref: ref, id: res.ImageID, key: key}, nil
+	return resolvedImage{ref: res.Ref, id: res.ID, key: res.Key}, nil
 }
 
 func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resolvedImage) error {

@@ -1,0 +1,115 @@
+package image
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// LeaderOptions say how rank 0 gets a job's image.
+type LeaderOptions struct {
+	Engine   Engine
+	Cache    *Cache
+	Manifest *manifest.Manifest
+	// Record pins the image (benchctl build --record): it must be in the cache, it is
+	// never rebuilt from a manifest that may have changed since.
+	Record   *Record
+	Progress ProgressFunc
+	Version  string // benchctl's, for the cache metadata
+	// Note, if set, is told what the policy decided ("image not cached: building"), for
+	// the caller's log: this package never prints.
+	Note func(msg string, args ...any)
+}
+
+// LeaderResult is the image rank 0 runs: Ref to show and tag with, ID, and Key (empty
+// for an image.ref used as it is).
+type LeaderResult struct {
+	Ref, ID, Key string
+	Ensure       EnsureResult // how this engine got it
+	Built        bool         // built here, now
+	Published    bool         // published from this engine to the cache, now
+}
+
+// Leader is rank 0's image policy, in one call: an image.ref is inspected on this engine
+// as it is; a built image is ensured by its key (already on the engine, or loaded from the
+// cache), else built and published, and an image this engine has but the cache lacks is
+// published so that the other nodes can load it. With a Record, the recorded key is used
+// (a warning notes when the manifest's inputs have changed since) and a missing cache
+// entry is an error, not a rebuild.
+func Leader(ctx context.Context, o LeaderOptions) (LeaderResult, error) {
+	note := o.Note
+	if note == nil {
+		note = func(string, ...any) {}
+	}
+	m := o.Manifest
+	if !m.Image.Builds() {
+		res, err := o.Engine.ImageInspect(ctx, m.Image.Ref)
+		if err != nil {
+			return LeaderResult{}, fmt.Errorf("image %s is not on this node's engine: load or pull it on every node, or build it with image.dockerfile: %w", m.Image.Ref, err)
+		}
+		return LeaderResult{Ref: m.Image.Ref, ID: res.ID}, nil
+	}
+	var key, tag string
+	var err error
+	if rec := o.Record; rec != nil {
+		key, tag = rec.Key, rec.Tag
+		if cur, err := Key(InputFromManifest(m)); err == nil && cur != key {
+			note("the manifest's image inputs changed since the build record; running the recorded image", "record", ShortKey(key), "manifest", ShortKey(cur))
+		}
+	} else if key, err = Key(InputFromManifest(m)); err != nil {
+		return LeaderResult{}, err
+	}
+	out := LeaderResult{Key: key}
+	res, err := Ensure(ctx, o.Engine, o.Cache, key, o.Progress)
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		note(ce.Error())
+	}
+	if errors.Is(err, ErrNotCached) || ce != nil {
+		if o.Record != nil {
+			return LeaderResult{}, fmt.Errorf("the recorded image %s is not in the cache %s any more; run benchctl build again", ShortKey(key), o.Cache.Dir)
+		}
+		note("image not cached: building from the manifest", "key", ShortKey(key))
+		rec, berr := Build(ctx, BuildOptions{Manifest: m, Cache: o.Cache, Builder: &DockerBuilder{Engine: o.Engine},
+			Progress: o.Progress, Version: o.Version})
+		if berr != nil {
+			return LeaderResult{}, berr
+		}
+		tag, out.Built = rec.Tag, true
+		res, err = Ensure(ctx, o.Engine, o.Cache, key, o.Progress)
+	}
+	if err != nil {
+		return LeaderResult{}, err
+	}
+	out.Ensure, out.ID = res, res.ImageID
+	e, lerr := o.Cache.Lookup(key)
+	switch {
+	case lerr == nil:
+		if tag == "" && len(e.Tags) > 0 {
+			tag = e.Tags[0]
+		}
+	case errors.Is(lerr, ErrNotCached):
+		// This engine has the image (it built it earlier) but the cache does not: publish
+		// it, or the other nodes could not load it.
+		if tag == "" {
+			tag = m.Image.Tag
+		}
+		if tag == "" {
+			tag = DefaultTag(m.Name, key)
+		}
+		note("publishing the engine's image to the cache", "key", ShortKey(key))
+		if _, err := PublishFromEngine(ctx, o.Engine, o.Cache, key, res.ImageID, Meta{ImageID: res.ImageID, Tags: []string{tag},
+			Builder: "docker", Manifest: m.Name, Benchctl: o.Version}, o.Progress); err != nil {
+			return LeaderResult{}, err
+		}
+		out.Ref, out.Published = res.ImageID, true
+		return out, nil
+	}
+	out.Ref = res.ImageID
+	if tag != "" {
+		out.Ref = tag
+	}
+	return out, nil
+}
