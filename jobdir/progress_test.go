@@ -1,0 +1,82 @@
+package jobdir
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeNodeStatus(t *testing.T, d Dir, rank int, host, outcome string, exit int, phase string) {
+	t.Helper()
+	n := d.Node(rank, host)
+	s := &Status{Version: StatusVersion, Job: d.JobID, Rank: rank, Host: host, Outcome: outcome, ExitCode: exit,
+		Phases: []PhaseStatus{{Name: phase, Outcome: PhaseOK}}}
+	if outcome != OutcomeRunning {
+		now := time.Now()
+		s.FinishedAt = &now
+	}
+	if err := mkdirAll(n.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteStatus(n.Status(), s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFollowAndJudge(t *testing.T) {
+	l := Layout{t.TempDir()}
+	d := l.Job("12", 0)
+	writeNodeStatus(t, d, 0, "n1", OutcomeRunning, 0, PhaseRun)
+	writeNodeStatus(t, d, 1, "n2", OutcomeRunning, 0, PhaseImage)
+	var lines []string
+	polls := 0
+	f := Follow{Layout: l, JobID: "12", World: 3,
+		Wait: func(ctx context.Context, tick func(string, error)) (string, error) {
+			tick("RUNNING", nil)
+			tick("RUNNING", nil) // unchanged: no second line
+			polls++
+			writeNodeStatus(t, d, 0, "n1", OutcomeSuccess, 0, PhaseResults)
+			writeNodeStatus(t, d, 1, "n2", OutcomeFailure, 2, PhaseImage)
+			writeNodeStatus(t, d, 2, "n3", OutcomeSuccess, 0, PhaseResults)
+			tick("COMPLETING", nil)
+			return "COMPLETED", nil
+		},
+		Line: func(line string, err error) { lines = append(lines, line) }}
+	end, err := f.Run(context.Background())
+	want := []string{"job 12 RUNNING: 2/3 nodes reported: 1 image, 1 run", "job 12 COMPLETING: 3/3 nodes reported: 1 failure, 2 success"}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	var ee *EndedError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(err.Error(), "1 of 3 nodes did not succeed") {
+		t.Fatalf("verdict %v (the worst node's code, 2 for a build failure)", err)
+	}
+	if len(end.Nodes) != 3 || end.State != "COMPLETED" || end.Dir.Path != d.Path {
+		t.Fatalf("%+v", end)
+	}
+	for _, c := range []struct {
+		nodes []NodeProgress
+		world int
+		code  int
+	}{
+		{[]NodeProgress{{Outcome: OutcomeSuccess}, {Outcome: OutcomeSuccess}}, 2, 0},
+		{[]NodeProgress{{Outcome: OutcomeSuccess}}, 2, 3},                                         // a node never reported
+		{[]NodeProgress{{Outcome: OutcomeSuccess}, {Outcome: OutcomeRunning}}, 2, 3},              // a node never recorded its end
+		{[]NodeProgress{{Outcome: OutcomeFailure, ExitCode: 1}, {Outcome: OutcomeSuccess}}, 2, 3}, // 1 is reported as a run failure
+		{[]NodeProgress{{Outcome: OutcomeFailure, ExitCode: 4}, {Outcome: OutcomeSuccess}}, 2, 4},
+	} {
+		err := Judge(d, c.nodes, c.world, "COMPLETED")
+		code := 0
+		if errors.As(err, &ee) {
+			code = ee.Code
+		}
+		if code != c.code {
+			t.Errorf("Judge(%+v, world %d) = %v, want code %d", c.nodes, c.world, err, c.code)
+		}
+	}
+}
+
+func mkdirAll(p string) error { return os.MkdirAll(p, 0o755) }
