@@ -37,3 +37,7 @@ func OpenBeneath(root, rel string) (*os.File, error) {
 	defer r.Close()
 	return r.Open(rel)
 }
+
+func openNoFollowRaw(path string) (rawFile, error) { return OpenNoFollow(path) }
+
+func openBeneathRaw(root, rel string) (rawFile, error) { return OpenBeneath(root, rel) }

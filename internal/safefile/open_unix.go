@@ -5,6 +5,7 @@ package safefile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,35 +34,84 @@ func OpenNoFollow(path string) (*os.File, error) {
 }
 
 func openFlags(path string, extra int, hint string) (*os.File, error) {
+	fd, err := openFD(path, extra, hint)
+	if err != nil {
+		return nil, err
+	}
+	return asFile(fd, path)
+}
+
+func openFD(path string, extra int, hint string) (int, error) {
 	fd, err := retry(func() (int, error) {
 		return unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|extra, 0)
 	})
 	if err == unix.ELOOP && extra&unix.O_NOFOLLOW != 0 {
-		return nil, &NotRegularError{Path: path, What: "a symbolic link", Hint: hint}
+		return -1, &NotRegularError{Path: path, What: "a symbolic link", Hint: hint}
 	}
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return -1, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return checked(fd, path, hint)
+	return checkedFD(fd, path, hint)
 }
 
-// checked makes fd an *os.File if it is a regular file, else closes it.
-func checked(fd int, path, hint string) (*os.File, error) {
+// checkedFD returns fd if it is a regular file, else closes it.
+func checkedFD(fd int, path, hint string) (int, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
+		return -1, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, &NotRegularError{Path: path, What: describe(modeOf(uint32(st.Mode))), Hint: hint}
+		return -1, &NotRegularError{Path: path, What: describe(modeOf(uint32(st.Mode))), Hint: hint}
 	}
+	return fd, nil
+}
+
+// asFile makes a checked regular file's fd an *os.File.
+func asFile(fd int, path string) (*os.File, error) {
 	// A regular file never blocks; clear the flag so that the *os.File is a plain one.
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
 		return nil, &os.PathError{Op: "fcntl", Path: path, Err: err}
 	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// fdFile reads a file descriptor directly, retrying EINTR; 0 bytes is io.EOF.
+type fdFile int
+
+func (f fdFile) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(f), p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (f fdFile) Close() error { return unix.Close(int(f)) }
+
+func openNoFollowRaw(path string) (rawFile, error) {
+	fd, err := openFD(path, unix.O_NOFOLLOW, linkHint)
+	if err != nil {
+		return nil, err
+	}
+	return fdFile(fd), nil
+}
+
+func openBeneathRaw(root, rel string) (rawFile, error) {
+	fd, err := openBeneathFD(root, rel)
+	if err != nil {
+		return nil, err
+	}
+	return fdFile(fd), nil
 }
 
 func modeOf(m uint32) os.FileMode {
@@ -106,14 +156,22 @@ func (e *OutsideError) Error() string {
 // not a link. rel must be a local path (no "..", not absolute). With openat2 (Linux 5.6+)
 // links that stay beneath root are followed; without it any link on the way is refused.
 func OpenBeneath(root, rel string) (*os.File, error) {
+	fd, err := openBeneathFD(root, rel)
+	if err != nil {
+		return nil, err
+	}
+	return asFile(fd, filepath.Join(root, rel))
+}
+
+func openBeneathFD(root, rel string) (int, error) {
 	if !filepath.IsLocal(rel) {
-		return nil, &OutsideError{Root: root, Rel: rel, Why: "not a path inside the folder"}
+		return -1, &OutsideError{Root: root, Rel: rel, Why: "not a path inside the folder"}
 	}
 	dfd, err := retry(func() (int, error) {
 		return unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	})
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: root, Err: err}
+		return -1, &os.PathError{Op: "open", Path: root, Err: err}
 	}
 	defer unix.Close(dfd)
 	full := filepath.Join(root, rel)
@@ -123,18 +181,18 @@ func OpenBeneath(root, rel string) (*os.File, error) {
 	}
 	switch {
 	case err == unix.EXDEV:
-		return nil, &OutsideError{Root: root, Rel: rel, Why: "a symbolic link on the way leads outside " + root}
+		return -1, &OutsideError{Root: root, Rel: rel, Why: "a symbolic link on the way leads outside " + root}
 	case err == unix.ELOOP:
-		return nil, &NotRegularError{Path: full, What: "a symbolic link (or a chain of them)", Hint: linkHint}
+		return -1, &NotRegularError{Path: full, What: "a symbolic link (or a chain of them)", Hint: linkHint}
 	case err != nil:
 		var oe *OutsideError
 		var nr *NotRegularError
 		if errors.As(err, &oe) || errors.As(err, &nr) {
-			return nil, err
+			return -1, err
 		}
-		return nil, &os.PathError{Op: "open", Path: full, Err: err}
+		return -1, &os.PathError{Op: "open", Path: full, Err: err}
 	}
-	return checked(fd, full, linkHint)
+	return checkedFD(fd, full, linkHint)
 }
 
 // walkBeneath opens rel one component at a time, never following a link.

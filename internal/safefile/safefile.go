@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // TooLargeError is a file over a reader's limit.
@@ -92,7 +93,7 @@ type Reader struct {
 // ReadNoFollow reads a file from the job folder: a regular file of at most limit bytes,
 // not itself a symbolic link.
 func (r *Reader) ReadNoFollow(path string, limit int64) ([]byte, error) {
-	f, err := OpenNoFollow(path)
+	f, err := openNoFollowRaw(path)
 	if err != nil {
 		return nil, err
 	}
@@ -102,12 +103,19 @@ func (r *Reader) ReadNoFollow(path string, limit int64) ([]byte, error) {
 
 // ReadBeneath reads rel, resolved beneath root (see OpenBeneath), of at most limit bytes.
 func (r *Reader) ReadBeneath(root, rel string, limit int64) ([]byte, error) {
-	f, err := OpenBeneath(root, rel)
+	f, err := openBeneathRaw(root, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return r.readFrom(f, f.Name(), limit)
+	return r.readFrom(f, filepath.Join(root, rel), limit)
+}
+
+// rawFile is an open file read without an *os.File (no allocation, no finalizer): the
+// Reader's thousands of small reads stay cheap.
+type rawFile interface {
+	io.Reader
+	Close() error
 }
 
 func (r *Reader) readFrom(f io.Reader, path string, limit int64) ([]byte, error) {
