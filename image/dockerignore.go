@@ -77,7 +77,8 @@ func readDockerignore(in BuildInput) (rules ignoreRules, file string, err error)
 		return ignoreRules{}, "", nil
 	}
 	if err != nil {
-		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EISDIR) { // the user's to fix: exit 4
+		var nr *safefile.NotRegularError
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EISDIR) || errors.As(err, &nr) { // the user's to fix: exit 4
 			return ignoreRules{}, file, &IgnoreError{File: file, Err: fmt.Errorf("cannot be read (%w); it must be a readable file of patterns, or absent", err)}
 		}
 		return ignoreRules{}, file, fmt.Errorf("reading %s: %w", file, err)

@@ -376,6 +376,14 @@ func TestBuildInputsThatCannotBeRead(t *testing.T) {
 	if code, out := build(filepath.Join(dir, "shared"), false); code != 4 || !strings.Contains(out, ".dockerignore cannot be read") {
 		t.Errorf("an ignore file that is a folder: exit %d\n%s", code, out)
 	}
+	os.Remove(filepath.Join(dir, "ctx", ".dockerignore"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "ctx", ".dockerignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := build(filepath.Join(dir, "shared"), false); code != 4 || !strings.Contains(out, ".dockerignore cannot be read (") ||
+		!strings.Contains(out, "is a FIFO (named pipe), not a regular file") {
+		t.Errorf("an ignore file that is a FIFO (it blocked the build): exit %d\n%s", code, out)
+	}
 }
 
 // A node whose engine has the image under another tag only (retagged, or its tag moved to
