@@ -27,21 +27,8 @@ func (a *aggregator) finish() *Summary {
 	if a.opts.Scheduler.Known {
 		s.Scheduler = a.opts.Scheduler.State
 	}
-	world := a.world
-	if len(a.seen) > 0 {
-		if a.job == nil && a.world > 0 && a.maxRank >= a.world {
-			// Without job.json the status files' world is the best count there is; a stray
-			// high-rank folder must not invent millions of missing nodes.
-			a.problem("node folders go up to rank %d, but the status files say the job has %d nodes; folders beyond that are ignored for the node count", a.maxRank, a.world)
-		} else {
-			world = max(world, a.maxRank+1)
-		}
-	}
+	world := a.worldSize()
 	if j := a.job; j != nil {
-		world = j.WorldSize()
-		if len(a.seen) > 0 && a.maxRank >= world {
-			a.problem("node folders go up to rank %d, but job.json says the job has %d nodes", a.maxRank, world)
-		}
 		s.Name, s.Deployment, s.BenchctlVersion, s.Image = j.Manifest.Name, j.Deployment(), j.BenchctlVersion, j.Image
 		if !j.StartedAt.IsZero() {
 			t := j.StartedAt
@@ -95,6 +82,60 @@ func (a *aggregator) finish() *Summary {
 		}
 	}
 	return s
+}
+
+// maxUnreported is how many more nodes than the folder shows the status files alone may
+// claim (without job.json there is no host list to back a claim).
+const maxUnreported = 4096
+
+// worldSize is the number of nodes the job is counted with. A claim — job.json's world,
+// or the status files' — is checked against what the folder shows before anything is
+// counted per rank, so that a damaged or hostile claim ("world": 2000000000) cannot make
+// collect allocate a record per claimed rank:
+//
+//   - job.json's world is used when its host list (rank 0 writes both from the same node
+//     context) or the node folders back it; a larger claim counts the larger of the two;
+//   - without job.json, the status files' world is used when they agree and it is at
+//     most maxUnreported above the highest node folder; otherwise the folders count.
+//
+// Node folders beyond the count are reported, never counted as missing nodes.
+func (a *aggregator) worldSize() int {
+	seen := 0
+	if len(a.seen) > 0 {
+		seen = a.maxRank + 1
+	}
+	if j := a.job; j != nil {
+		claimed, listed := j.World, len(j.Nodes)
+		world := max(claimed, listed)
+		if backed := max(listed, seen); claimed > backed {
+			a.problem("job.json says the job has %d nodes, but it lists %d hosts and the node folders go up to rank %d; counting %d nodes",
+				claimed, listed, a.maxRank, backed)
+			world = backed
+		}
+		if world == 0 {
+			return seen
+		}
+		if seen > world {
+			a.problem("node folders go up to rank %d, but job.json says the job has %d nodes", a.maxRank, world)
+		}
+		return world
+	}
+	switch {
+	case a.world == 0:
+		return seen
+	case a.minWorld != a.world:
+		a.problem("the status files disagree on the job's size (%d to %d nodes); counting %d, the node folders' extent",
+			a.minWorld, a.world, seen)
+		return seen
+	case a.world > seen+maxUnreported:
+		a.problem("the status files say the job has %d nodes, but the node folders go up to rank %d; counting %d nodes",
+			a.world, a.maxRank, seen)
+		return seen
+	case seen > a.world:
+		// A stray high-rank folder must not invent missing nodes.
+		a.problem("node folders go up to rank %d, but the status files say the job has %d nodes; folders beyond that are ignored for the node count", a.maxRank, a.world)
+	}
+	return a.world
 }
 
 // addMissing records every rank below world without a folder as a failed node.

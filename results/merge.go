@@ -44,6 +44,8 @@ type aggregator struct {
 	images   map[string]int // image id -> nodes (bounded)
 	imageKey string
 	world    int // largest world a status claimed
+	minWorld int // smallest world a status claimed (0: none did)
+	statuses int // status files read
 }
 
 // benchAgg is one benchmark's running aggregation.
@@ -203,7 +205,13 @@ func (a *aggregator) add(nd *nodeData) {
 		a.failures = append(a.failures, nf)
 	}
 	if st := nd.status; st != nil {
-		a.world = max(a.world, st.World)
+		if st.World > 0 {
+			if a.minWorld == 0 || st.World < a.minWorld {
+				a.minWorld = st.World
+			}
+			a.world = max(a.world, st.World)
+		}
+		a.statuses++
 		if st.Rank != nd.rank || (st.Host != "" && st.Host != nd.host) {
 			a.problem("nodes/%s/status.json says rank %d host %q", nd.dir, st.Rank, st.Host)
 		}

@@ -1,0 +1,106 @@
+package results
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// A job.json or status claiming a world of two billion made collect allocate a record per
+// claimed rank until it died: the claim is now checked against the host list and the node
+// folders, and the mismatch reported.
+func TestHostileWorldIsBounded(t *testing.T) {
+	writeStatusWorld := func(job string, rank, world int) {
+		p := filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", rank, rank), "status.json")
+		data, _ := os.ReadFile(p)
+		data = []byte(strings.Replace(string(data), `"world":0`, fmt.Sprintf(`"world":%d`, world), 1))
+		os.WriteFile(p, data, 0o644)
+	}
+	cases := []struct {
+		name     string
+		setup    func(t *testing.T) string
+		expected int
+		problem  string
+	}{
+		{"job.json claims two billion", func(t *testing.T) string {
+			job := writeJob(t, t.TempDir(), "1", 2)
+			rewriteJobWorld(t, job, 2000000000)
+			writeNode(t, job, 0, "success", "model,performance\nb,1\n")
+			writeNode(t, job, 1, "success", "model,performance\nb,1\n")
+			return job
+		}, 2, "job.json says the job has 2000000000 nodes, but it lists 2 hosts and the node folders go up to rank 1; counting 2 nodes"},
+		{"job.json backed by its host list: a node that never started is missing", func(t *testing.T) string {
+			job := writeJob(t, t.TempDir(), "1", 4)
+			for r := range 3 {
+				writeNode(t, job, r, "success", "model,performance\nb,1\n")
+			}
+			return job
+		}, 4, ""},
+		{"no job.json, a status claims two billion", func(t *testing.T) string {
+			job := writeJob(t, t.TempDir(), "1", 2)
+			os.Remove(filepath.Join(job, "job.json"))
+			writeNode(t, job, 0, "success", "model,performance\nb,1\n")
+			writeNode(t, job, 1, "success", "model,performance\nb,1\n")
+			writeStatusWorld(job, 0, 2000000000)
+			writeStatusWorld(job, 1, 2000000000)
+			return job
+		}, 2, "the status files say the job has 2000000000 nodes, but the node folders go up to rank 1; counting 2 nodes"},
+		{"no job.json, the statuses disagree", func(t *testing.T) string {
+			job := writeJob(t, t.TempDir(), "1", 2)
+			os.Remove(filepath.Join(job, "job.json"))
+			writeNode(t, job, 0, "success", "model,performance\nb,1\n")
+			writeNode(t, job, 1, "success", "model,performance\nb,1\n")
+			writeStatusWorld(job, 0, 2)
+			writeStatusWorld(job, 1, 3000)
+			return job
+		}, 2, "the status files disagree on the job's size (2 to 3000 nodes)"},
+		{"no job.json, statuses agree on one more node than the folders", func(t *testing.T) string {
+			job := writeJob(t, t.TempDir(), "1", 3)
+			os.Remove(filepath.Join(job, "job.json"))
+			writeNode(t, job, 0, "success", "model,performance\nb,1\n")
+			writeNode(t, job, 1, "success", "model,performance\nb,1\n")
+			writeStatusWorld(job, 0, 3)
+			writeStatusWorld(job, 1, 3)
+			return job
+		}, 3, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			job := c.setup(t)
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			s := aggregate(t, job)
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+				t.Errorf("collect allocated %d MiB for a 2-node folder", grew>>20)
+			}
+			if s.Nodes.Expected != c.expected {
+				t.Errorf("expected nodes %d, want %d", s.Nodes.Expected, c.expected)
+			}
+			all := strings.Join(s.Problems, "\n")
+			if c.problem != "" && !strings.Contains(all, c.problem) {
+				t.Errorf("problems:\n%s\nwant %q", all, c.problem)
+			}
+			if c.problem == "" && strings.Contains(all, "counting") {
+				t.Errorf("an honest world was doubted:\n%s", all)
+			}
+		})
+	}
+}
+
+// rewriteJobWorld sets job.json's world, leaving its host list.
+func rewriteJobWorld(t *testing.T, job string, world int) {
+	t.Helper()
+	p := filepath.Join(job, "job.json")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(data), `"world":`)
+	j := i + strings.IndexAny(string(data[i:]), ",}")
+	os.WriteFile(p, []byte(string(data[:i])+fmt.Sprintf(`"world":%d`, world)+string(data[j:])), 0o644)
+}
