@@ -116,7 +116,7 @@ func (a *aggregator) stream(ctx context.Context) error {
 					out <- &nodeData{dir: name, rank: -1}
 					continue
 				}
-				out <- loadNode(&fr, a.dir, name, a.specs)
+				out <- loadNode(ctx, &fr, a.dir, name, a.specs)
 			}
 		})
 	}

@@ -27,7 +27,7 @@ func TestAppendCSV(t *testing.T) {
 	}
 	want := &Table{Header: []string{"model", "performance", "a", "b"}, Rows: [][]string{{"m1", "1.50", "x", ""}, {"m2", "007", "", "y"}}}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %q, want %q", got, want)
+		t.Fatalf("got %+v, want %+v", got, want)
 	}
 }
 

@@ -7,7 +7,9 @@ package results
 // or re-format the unknown ones.
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -49,11 +51,51 @@ func ReadCSVFile(path string, limit int64) (*Table, error) {
 	return csvOf(path, data, err, limit)
 }
 
-// readCSVBeneath reads a results CSV at rel inside a node folder: no link on the way may
-// lead out of it (see safefile.OpenBeneath).
-func readCSVBeneath(r *safefile.Reader, dir, rel string, limit int64) (*Table, error) {
-	data, err := r.ReadBeneath(dir, rel, limit)
-	return csvOf(filepath.Join(dir, rel), data, err, limit)
+// MaxCSVRows is how many rows of one node's results CSV collect keeps; the rest are
+// counted (Table.Total) and reported, so that a CSV of millions of rows costs time but not
+// memory, and the report stays readable.
+const MaxCSVRows = 10000
+
+// readCSVBeneath reads a results CSV at rel inside a node folder (no link on the way may
+// lead out of it: see safefile.OpenBeneath). It streams: memory holds the first maxRows
+// rows, never the file; the file is still read to its end (at most limit bytes), to count
+// its rows and check every one. ctx is checked as it goes.
+func readCSVBeneath(ctx context.Context, dir, rel string, limit int64, maxRows int) (*Table, error) {
+	path := filepath.Join(dir, rel)
+	f, err := safefile.OpenBeneath(dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	lr := &limitedReader{r: f, left: limit}
+	t, err := parseStream(ctx, path, bufio.NewReaderSize(lr, 64<<10), true, maxRows, true)
+	if lr.over {
+		return nil, &CSVError{Path: path, Msg: fmt.Sprintf("larger than the %d MiB limit", limit>>20)}
+	}
+	return t, err
+}
+
+// limitedReader reads at most left bytes and notes whether the file had more.
+type limitedReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		var one [1]byte
+		if n, _ := l.r.Read(one[:]); n > 0 {
+			l.over = true
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
 }
 
 func csvOf(path string, data []byte, err error, limit int64) (*Table, error) {
@@ -85,11 +127,36 @@ func parseCSV(name string, data []byte, needPerformance bool) (*Table, error) {
 	if !utf8.Valid(data) {
 		return nil, &CSVError{Path: name, Msg: "not UTF-8 text"}
 	}
-	r := csv.NewReader(bytes.NewReader(data))
+	return parseStream(context.Background(), name, bytes.NewReader(data), needPerformance, 0, false)
+}
+
+// parseStream parses CSV text from r, keeping at most maxRows rows (0: all) and counting
+// the rest in Total. With check, every field is checked for NUL bytes and UTF-8 (the
+// caller has not seen the whole text); a byte order mark at the start is dropped.
+func parseStream(ctx context.Context, name string, in io.Reader, needPerformance bool, maxRows int, check bool) (*Table, error) {
+	if check {
+		br, ok := in.(*bufio.Reader)
+		if !ok {
+			br = bufio.NewReader(in)
+		}
+		if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
+			br.Discard(3)
+		}
+		in = br
+	}
+	r := csv.NewReader(in)
 	r.FieldsPerRecord = 0 // every record as long as the header
 	header, err := r.Read()
+	if err == io.EOF {
+		return nil, &CSVError{Path: name, Msg: "empty file: no header and no rows"}
+	}
 	if err != nil {
 		return nil, csvErr(name, err)
+	}
+	if check {
+		if err := checkText(name, r, header); err != nil {
+			return nil, err
+		}
 	}
 	t := &Table{Header: make([]string, len(header))}
 	seen := make(map[string]bool, len(header))
@@ -107,6 +174,7 @@ func parseCSV(name string, data []byte, needPerformance bool) (*Table, error) {
 	if needPerformance && t.Col(ColPerformance) < 0 {
 		return nil, &CSVError{Path: name, Line: 1, Msg: fmt.Sprintf("no performance column (columns: %s)", strings.Join(t.Header, ", "))}
 	}
+	total := 0
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -115,9 +183,38 @@ func parseCSV(name string, data []byte, needPerformance bool) (*Table, error) {
 		if err != nil {
 			return nil, csvErr(name, err)
 		}
-		t.Rows = append(t.Rows, rec)
+		if check {
+			if err := checkText(name, r, rec); err != nil {
+				return nil, err
+			}
+		}
+		total++
+		if total%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if maxRows <= 0 || len(t.Rows) < maxRows {
+			t.Rows = append(t.Rows, rec)
+		}
+	}
+	if total > len(t.Rows) {
+		t.Total = total
 	}
 	return t, nil
+}
+
+// checkText refuses a record with a NUL byte or text that is not UTF-8.
+func checkText(name string, r *csv.Reader, rec []string) error {
+	for _, f := range rec {
+		if strings.IndexByte(f, 0) >= 0 {
+			line, _ := r.FieldPos(0)
+			return &CSVError{Path: name, Line: line, Msg: "binary data (a NUL byte), not CSV text"}
+		}
+		if !utf8.ValidString(f) {
+			line, _ := r.FieldPos(0)
+			return &CSVError{Path: name, Line: line, Msg: "not UTF-8 text"}
+		}
+	}
+	return nil
 }
 
 func csvErr(name string, err error) error {

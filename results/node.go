@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"github.com/benchctl/benchctl/internal/safefile"
@@ -44,7 +45,7 @@ type nodeBench struct {
 // loadNode reads one node folder: its status and, for every benchmark, its results CSV or
 // its log's performance line. specs nil means job.json was unreadable: the benchmarks are
 // then those the node's status names, plus its results/ sub-folders.
-func loadNode(fr *safefile.Reader, job jobdir.Dir, name string, specs []benchSpec) *nodeData {
+func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name string, specs []benchSpec) *nodeData {
 	nd := &nodeData{dir: name}
 	node := job.NodeNamed(name)
 	nd.rank, nd.host = node.Rank, node.Host
@@ -62,19 +63,23 @@ func loadNode(fr *safefile.Reader, job jobdir.Dir, name string, specs []benchSpe
 	}
 	nd.benches = make([]nodeBench, len(specs))
 	for i, sp := range specs {
-		nd.benches[i] = loadBench(fr, dir, name, sp, st)
+		nd.benches[i] = loadBench(ctx, dir, name, sp, st)
 	}
 	return nd
 }
 
 // loadBench reads one benchmark's result on a node. A results CSV that was configured but
 // not written falls back to the log's performance line.
-func loadBench(fr *safefile.Reader, dir, name string, sp benchSpec, st *jobdir.Status) nodeBench {
+func loadBench(ctx context.Context, dir, name string, sp benchSpec, st *jobdir.Status) nodeBench {
 	nb := nodeBench{spec: sp}
 	if sp.results != "" {
-		t, err := readCSVBeneath(fr, dir, filepath.Join(jobdir.ResultsRel(sp.name), sp.results), MaxCSVSize)
+		rel := filepath.Join(jobdir.ResultsRel(sp.name), sp.results)
+		t, err := readCSVBeneath(ctx, dir, rel, MaxCSVSize, MaxCSVRows)
 		if err == nil {
 			nb.table, nb.source = t, srcCSV
+			if t.Total > len(t.Rows) {
+				nb.problem = fmt.Sprintf("NOTE: nodes/%s/%s has %d rows; only the first %d are used", name, rel, t.Total, len(t.Rows))
+			}
 			return nb
 		}
 		if !errors.Is(err, fs.ErrNotExist) {

@@ -78,6 +78,8 @@ type benchView struct {
 	Strip       strip
 	Charts      []chart
 	MoreRows    int
+	Rows        []RowSummary // the first maxTableRows rows of the table
+	HiddenRows  int          // rows left out of the table (all are in perf.csv)
 	Failed      []failView
 	MoreFailed  int
 	Candidates  []Candidate
@@ -102,6 +104,10 @@ func newReportView(s *Summary) *reportView {
 	}
 	return v
 }
+
+// maxTableRows is how many rows of a benchmark the report's table shows: a CSV of
+// thousands of rows would make the page unreadable (and megabytes long); perf.csv has all.
+const maxTableRows = 200
 
 func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
 	bv := benchView{B: b, ID: fmt.Sprintf("b%d", i)}
@@ -128,6 +134,8 @@ func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
 		bv.Durations = fmt.Sprintf("%s s on average over %s (min %s s, max %s s)", FormatStat(d.Mean), plural(d.Nodes, "node", "nodes"), FormatStat(d.Min), FormatStat(d.Max))
 	}
 	bv.Strip = nodeStrip(s, b)
+	bv.Rows = b.Rows[:min(len(b.Rows), maxTableRows)]
+	bv.HiddenRows = len(b.Rows) - len(bv.Rows)
 	for _, r := range b.Rows {
 		if len(bv.Charts) == maxCharts {
 			bv.MoreRows++

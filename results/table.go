@@ -7,6 +7,9 @@ import "strings"
 type Table struct {
 	Header []string
 	Rows   [][]string
+	// Total is how many rows the file had when more than the Rows kept were read (a
+	// node's CSV is capped at MaxCSVRows); 0 when not counted.
+	Total int
 }
 
 // Col returns the index of the column named name, or -1. The names benchctl gives meaning

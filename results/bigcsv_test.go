@@ -1,0 +1,150 @@
+package results
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// writeBigCSV writes a results CSV of about size bytes for node rank of job.
+func writeBigCSV(t *testing.T, job string, rank int, size int64) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", rank, rank), "results", "b", "b.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString("model,performance,metric,batch\n")
+	var n int64
+	for i := 0; n < size; i++ {
+		k, _ := fmt.Fprintf(w, "m%d,%d.5,samples_per_second,%d\n", i, 1000+i%97, i%64)
+		n += int64(k)
+	}
+	w.Flush()
+	f.Close()
+}
+
+// Three results CSVs just under the 64 MiB cap took minutes and gigabytes and made
+// summary.json and report.html tens of megabytes: now a node's CSV is streamed, its first
+// MaxCSVRows rows kept and the rest counted, and the peak heap stays far below 256 MiB.
+func TestBigCSVsAreBoundedInMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 189 MiB")
+	}
+	job := writeJob(t, t.TempDir(), "1", 3)
+	for r := range 3 {
+		writeNode(t, job, r, "success", "")
+		writeBigCSV(t, job, r, 63<<20)
+	}
+	runtime.GC()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // sample the heap while collect runs
+		defer close(done)
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > peak.Load() {
+				peak.Store(m.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	s := aggregate(t, job)
+	written, err := WriteOutputs(job, s, PerfTable(s))
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("peak heap in use %d MiB", peak.Load()>>20)
+	if peak.Load() > 256<<20 {
+		t.Errorf("peak heap %d MiB, over 256 MiB", peak.Load()>>20)
+	}
+	for _, p := range written {
+		if st, _ := os.Stat(p); st.Size() > 8<<20 {
+			t.Errorf("%s is %d MiB", filepath.Base(p), st.Size()>>20)
+		}
+	}
+	report, _ := os.ReadFile(filepath.Join(job, "report.html"))
+	if !strings.Contains(string(report), "more rows are not shown here: every row is in <a href=\"perf.csv\">perf.csv</a>") {
+		t.Error("the report does not say that rows were left out")
+	}
+	b := s.Benchmarks[0]
+	if len(b.Rows) != MaxCSVRows {
+		t.Errorf("%d rows, want the first %d", len(b.Rows), MaxCSVRows)
+	}
+	note := false
+	for _, c := range b.Candidates {
+		note = note || strings.Contains(c.Problem, "rows; only the first 10000 are used")
+	}
+	if !note {
+		t.Errorf("no NOTE about the rows left out: %+v", b.Candidates)
+	}
+}
+
+// A cancelled collect stops parsing a big CSV at once (it read every CSV to the end).
+func TestCancelStopsReadingABigCSV(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "nodes", "0-h0", "results", "b"), 0o755)
+	writeBigCSV(t, dir, 0, 32<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	_, err := readCSVBeneath(ctx, filepath.Join(dir, "nodes", "0-h0"), "results/b/b.csv", MaxCSVSize, MaxCSVRows)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %s after the cancel", d)
+	}
+}
+
+// A 6,000,000-character field, or a header line of 2 MB, is read within the file cap and
+// parsed or refused with a message: no crash, no allocation beyond the cap.
+func TestHugeFieldsAndHeaders(t *testing.T) {
+	dir := t.TempDir()
+	nd := filepath.Join(dir, "nodes", "0-h0")
+	os.MkdirAll(filepath.Join(nd, "results", "b"), 0o755)
+	p := filepath.Join(nd, "results", "b", "b.csv")
+	os.WriteFile(p, []byte("model,performance,note\nb,1,\""+strings.Repeat("x", 6_000_000)+"\"\n"), 0o644)
+	tb, err := readCSVBeneath(context.Background(), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows)
+	if err != nil || len(tb.Rows) != 1 || len(tb.Rows[0][2]) != 6_000_000 {
+		t.Fatalf("a 6 MB field: %v", err)
+	}
+	os.WriteFile(p, []byte(strings.Repeat("h,", 1_000_000)+"performance\n1\n"), 0o644)
+	if _, err := readCSVBeneath(context.Background(), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
+		!strings.Contains(err.Error(), "appears twice in the header") {
+		t.Fatalf("a 2 MB header: %v", err)
+	}
+	os.WriteFile(p, []byte("model,performance\nb,1\nc,\x00\n"), 0o644)
+	if _, err := readCSVBeneath(context.Background(), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
+		!strings.Contains(err.Error(), "b.csv:3: binary data (a NUL byte), not CSV text") {
+		t.Fatalf("a NUL byte: %v", err)
+	}
+	os.WriteFile(p, []byte("\xef\xbb\xbfmodel,performance\nb,\xff\n"), 0o644)
+	if _, err := readCSVBeneath(context.Background(), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
+		!strings.Contains(err.Error(), "b.csv:2: not UTF-8 text") {
+		t.Fatalf("not UTF-8: %v", err)
+	}
+	f, _ := os.Create(p)
+	f.Truncate(MaxCSVSize + 10)
+	f.Close()
+	if _, err := readCSVBeneath(context.Background(), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
+		!strings.Contains(err.Error(), "larger than the 64 MiB limit") {
+		t.Fatalf("over the cap: %v", err)
+	}
+}
