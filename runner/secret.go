@@ -7,14 +7,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-)
 
-// secretFile is the job secret in the job folder (0600), created by rank 0.
-const secretFile = ".barrier-secret"
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/jobdir"
+)
 
 // envSecret reads $BENCHCTL_JOB_SECRET: set is false when it is unset; blanks around it
 // do not count, and a blank or short one is an error (not a silent fallback).
@@ -48,7 +49,7 @@ func jobSecret(ctx context.Context, lookup func(string) (string, bool), jobDir s
 		h := sha256.Sum256([]byte("benchctl-public-secret/" + n.JobID + "/" + strings.Join(n.Hosts, ",")))
 		return h[:], nil
 	}
-	p := filepath.Join(jobDir, secretFile)
+	p := filepath.Join(jobDir, jobdir.SecretFile)
 	if n.Rank == 0 {
 		b := make([]byte, 32)
 		if _, err := rand.Read(b); err != nil {
@@ -77,8 +78,13 @@ func jobSecret(ctx context.Context, lookup func(string) (string, bool), jobDir s
 		return []byte(s), nil
 	}
 	for backoff := 20 * time.Millisecond; ; backoff = min(backoff*2, time.Second) {
-		if s, err := readSecret(p); err == nil {
+		s, err := readSecret(p)
+		if err == nil {
 			return s, nil
+		}
+		var bad *secretFileError
+		if errors.As(err, &bad) {
+			return nil, err
 		}
 		select {
 		case <-ctx.Done():
@@ -88,13 +94,41 @@ func jobSecret(ctx context.Context, lookup func(string) (string, bool), jobDir s
 	}
 }
 
+// readSecret reads the job folder's secret file. It must be a regular file (not a link, not
+// a FIFO), this user's, and readable by nobody else: anyone who could read it could talk
+// to the job channel, and anyone who could replace it could make the job trust them. A
+// file that fails these checks is a *secretFileError (the caller stops: waiting will not
+// fix it).
 func readSecret(p string) ([]byte, error) {
-	b, err := os.ReadFile(p)
+	f, err := safefile.OpenNoFollow(p)
+	var nr *safefile.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, &secretFileError{path: p, what: nr.What + ", not a regular file"}
+	}
 	if err != nil {
 		return nil, err
 	}
-	if s := strings.TrimSpace(string(b)); len(s) >= 32 {
+	defer f.Close()
+	if err := checkSecretFile(f, p); err != nil {
+		return nil, err
+	}
+	var buf [4 << 10]byte
+	n, err := io.ReadFull(f, buf[:])
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, err
+	}
+	if s := strings.TrimSpace(string(buf[:n])); len(s) >= 32 {
 		return []byte(s), nil
 	}
 	return nil, errors.New("secret file is incomplete")
 }
+
+// secretFileError is a job secret file that cannot be trusted.
+type secretFileError struct{ path, what string }
+
+func (e *secretFileError) Error() string {
+	return fmt.Sprintf("the job secret %s is %s; the job folder must be private to the user running the job: remove the file (rank 0 creates a new one) and check who else can write to the shared directory", e.path, e.what)
+}
+
+// InvalidInput: the job folder is the user's to fix (exit 4).
+func (e *secretFileError) InvalidInput() bool { return true }

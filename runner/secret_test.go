@@ -3,9 +3,15 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -44,5 +50,59 @@ func TestCheckSecrets(t *testing.T) {
 	if !errors.As(err, &se) || !se.InvalidInput() || se.Name != "WANDB_API_KEY" ||
 		!strings.Contains(err.Error(), "/m.yaml: secrets: WANDB_API_KEY is not set") || !strings.Contains(err.Error(), "export WANDB_API_KEY") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// An existing .barrier-secret was trusted whatever its owner, mode or type: a file another
+// user planted (or could read) let them into the job channel.
+func TestSecretFileMustBePrivate(t *testing.T) {
+	good := strings.Repeat("ab", 32)
+	cases := []struct {
+		name string
+		make func(t *testing.T, p string)
+		want string
+	}{
+		{"readable by others", func(t *testing.T, p string) { os.WriteFile(p, []byte(good), 0o644); os.Chmod(p, 0o644) }, "mode 0644: group or others may read or write it"},
+		{"a link", func(t *testing.T, p string) {
+			other := filepath.Join(t.TempDir(), "s")
+			os.WriteFile(other, []byte(good), 0o600)
+			os.Symlink(other, p)
+		}, "is a symbolic link, not a regular file"},
+		{"a FIFO", func(t *testing.T, p string) { syscall.Mkfifo(p, 0o600) }, "is a FIFO (named pipe), not a regular file"},
+		{"another user's", func(t *testing.T, p string) {
+			if os.Getuid() != 0 {
+				t.Skip("needs root to give the file away")
+			}
+			os.WriteFile(p, []byte(good), 0o600)
+			os.Chown(p, 65534, 65534)
+		}, "owned by uid 65534, not by this user (uid 0)"},
+	}
+	for _, c := range cases {
+		for _, rank := range []int{0, 1} {
+			t.Run(fmt.Sprintf("%s, rank %d", c.name, rank), func(t *testing.T) {
+				dir := t.TempDir()
+				c.make(t, filepath.Join(dir, jobdir.SecretFile))
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				start := time.Now()
+				_, err := jobSecret(ctx, func(string) (string, bool) { return "", false }, dir, Node{Rank: rank, World: 2}, func(string) {})
+				if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "remove the file") {
+					t.Fatalf("err = %v, want %q", err, c.want)
+				}
+				var inv interface{ InvalidInput() bool }
+				if !errors.As(err, &inv) {
+					t.Errorf("not bad input (exit 4): %T", err)
+				}
+				if time.Since(start) > 2*time.Second {
+					t.Errorf("took %s: a bad file must stop the wait at once", time.Since(start))
+				}
+			})
+		}
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, jobdir.SecretFile), []byte(good+"\n"), 0o600)
+	s, err := jobSecret(context.Background(), func(string) (string, bool) { return "", false }, dir, Node{Rank: 1, World: 2}, func(string) {})
+	if err != nil || string(s) != good {
+		t.Fatalf("a private secret file: %q, %v", s, err)
 	}
 }
