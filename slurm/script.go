@@ -73,11 +73,21 @@ func (j Job) Validate() error {
 	return nil
 }
 
+// filenamePattern makes a path literal inside an sbatch filename pattern (--output,
+// --error), where sbatch replaces %j, %u, %x, ...: a "%" is written "%%". A path with a
+// backslash is left as it is: sbatch does no replacement at all in such a name.
+func filenamePattern(path string) string {
+	if strings.Contains(path, `\`) {
+		return path
+	}
+	return strings.ReplaceAll(path, "%", "%%")
+}
+
 // SbatchArgs is sbatch's argument list (without the script): every option one argument,
 // never parsed by a shell.
 func (j Job) SbatchArgv() []string {
 	a := []string{"--parsable", "--job-name=" + j.Name, "--nodes=" + strconv.Itoa(j.Nodes), "--ntasks-per-node=1",
-		"--output=" + j.OutputDir + "/slurm-%j.out"}
+		"--output=" + filenamePattern(j.OutputDir) + "/slurm-%j.out"}
 	if j.Partition != "" {
 		a = append(a, "--partition="+j.Partition)
 	}

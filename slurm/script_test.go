@@ -85,3 +85,26 @@ func TestValidateRejectsInjection(t *testing.T) {
 		t.Errorf("an sbatch argument was split or altered: %q", argv)
 	}
 }
+
+// A shared directory with a "%" reached sbatch --output, where sbatch expands %j, %u, ...:
+// /scratch/100%used/jobs/.submit wrote to /scratch/100<user>sed/... Now "%" is "%%".
+func TestOutputPatternEscapesPercent(t *testing.T) {
+	for dir, want := range map[string]string{
+		"/scratch/bench/jobs/.submit":    "--output=/scratch/bench/jobs/.submit/slurm-%j.out",
+		"/scratch/100%used/jobs/.submit": "--output=/scratch/100%%used/jobs/.submit/slurm-%j.out",
+		"/s/%j%%x/jobs/.submit":          "--output=/s/%%j%%%%x/jobs/.submit/slurm-%j.out",
+		`/s/back\slash%u/jobs/.submit`:   `--output=/s/back\slash%u/jobs/.submit/slurm-%j.out`, // no replacement at all there
+	} {
+		j := sampleJob()
+		j.OutputDir = dir
+		var got string
+		for _, a := range j.SbatchArgv() {
+			if strings.HasPrefix(a, "--output=") {
+				got = a
+			}
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", dir, got, want)
+		}
+	}
+}
