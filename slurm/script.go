@@ -30,6 +30,7 @@ type Job struct {
 	Benchmarks []string // optional
 	SecretFile string   // 0600 file with the job secret, read by the script at run time
 	OutputDir  string   // where sbatch writes output before the script redirects it
+	Token      string   // names the submission's files in jobs/.submit (set by Prepare)
 }
 
 var (

@@ -6,8 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/jobdir"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -15,7 +15,8 @@ import (
 // Prepare creates the job's secret file (0600) and writes its script under
 // <shared>/jobs/.submit/; it returns the script's path.
 func Prepare(j *Job) (string, error) {
-	dir := filepath.Join(j.SharedDir, "jobs", ".submit")
+	l := jobdir.Layout{Shared: j.SharedDir}
+	dir := l.Submit()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -27,11 +28,13 @@ func Prepare(j *Job) (string, error) {
 		return "", err
 	}
 	token := hex.EncodeToString(b[:8])
+	files := l.SubmitFiles(token)
+	j.Token = token
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return "", err
 	}
-	j.SecretFile = filepath.Join(dir, token+".secret")
+	j.SecretFile = files.Secret
 	if err := os.WriteFile(j.SecretFile, []byte(hex.EncodeToString(secret)+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("writing the job secret: %w", err)
 	}
@@ -39,7 +42,7 @@ func Prepare(j *Job) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, token+".sh")
+	path := files.Script
 	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
 		return "", err
 	}

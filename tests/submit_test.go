@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -43,30 +44,67 @@ func TestSubmitWait(t *testing.T) {
 		t.Errorf("no progress lines on stderr:\n%s", errs)
 	}
 	id := strings.TrimSpace(strings.Split(out, "\n")[0])
-	script, _ := os.ReadDir(shared + "/jobs/.submit")
-	for _, f := range script {
-		if strings.HasSuffix(f.Name(), ".sh") {
-			body, _ := os.ReadFile(shared + "/jobs/.submit/" + f.Name())
-			secretFile := strings.TrimSuffix(f.Name(), ".sh") + ".secret"
-			secret, _ := os.ReadFile(shared + "/jobs/.submit/" + secretFile)
-			if len(strings.TrimSpace(string(secret))) < 32 || strings.Contains(string(body), strings.TrimSpace(string(secret))) {
-				t.Error("the job secret is missing or written into the script")
-			}
-			if st, err := os.Stat(shared + "/jobs/.submit/" + secretFile); err != nil || st.Mode().Perm() != 0o600 {
-				t.Errorf("secret file mode: %v %v", st.Mode(), err)
-			}
-		}
+	if left := submitFiles(t, shared); len(left) != 0 {
+		t.Errorf("the ended job's submission files (its secret) were left in jobs/.submit: %v", left)
 	}
 	logs, _ := os.ReadFile(shared + "/jobs/" + id + "/sbatch.err")
 	if len(logs) == 0 {
 		t.Error("the job's output did not land in its job folder")
 	}
 
+	// Without --wait the files stay while the job runs: the secret 0600 and not in the
+	// script; collect of the ended job removes them.
 	mf := dummyManifest(t, "submitfails", []string{"/dummy", "--rows", "1", "--fail-rank", "1", "--exit-code", "3"})
-	out, errs, code = submit(t, tb, "--manifest", mf, "--nodes", itoa(n), "--shared-dir", shared, "--wait", "--collect")
-	if code != 3 || !strings.Contains(out, "failure") || !strings.Contains(out, "FAILURE") {
-		t.Fatalf("failing job: exit %d\n%s\n%s", code, out, errs)
+	out, errs, code = submit(t, tb, "--manifest", mf, "--nodes", itoa(n), "--shared-dir", shared)
+	if code != 0 {
+		t.Fatalf("submit: exit %d\n%s\n%s", code, out, errs)
 	}
+	id = strings.TrimSpace(out)
+	files := submitFiles(t, shared)
+	if len(files) != 3 {
+		t.Fatalf("submission files %v, want the script, the secret and %s.job", files, id)
+	}
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".sh") {
+			continue
+		}
+		body, _ := os.ReadFile(shared + "/jobs/.submit/" + f)
+		secretFile := shared + "/jobs/.submit/" + strings.TrimSuffix(f, ".sh") + ".secret"
+		secret, _ := os.ReadFile(secretFile)
+		if len(strings.TrimSpace(string(secret))) < 32 || strings.Contains(string(body), strings.TrimSpace(string(secret))) {
+			t.Error("the job secret is missing or written into the script")
+		}
+		if st, err := os.Stat(secretFile); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("secret file mode: %v %v", st.Mode(), err)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		code, cout, cerr := benchctlRun(t, tb.Env(), "collect", id, "--shared-dir", shared)
+		if code == 3 && strings.Contains(cout, "FAILURE") {
+			break
+		}
+		if (code != 1 && code != 4) || time.Now().After(deadline) { // 1: still running; 4: no folder yet
+			t.Fatalf("collect of the failing job: exit %d\n%s\n%s", code, cout, cerr)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if left := submitFiles(t, shared); len(left) != 0 {
+		t.Errorf("collect left the ended job's submission files: %v", left)
+	}
+}
+
+// submitFiles lists the submission files in jobs/.submit (not sbatch's own output).
+func submitFiles(t *testing.T, shared string) []string {
+	t.Helper()
+	ents, _ := os.ReadDir(shared + "/jobs/.submit")
+	var names []string
+	for _, e := range ents {
+		if n := e.Name(); strings.HasSuffix(n, ".sh") || strings.HasSuffix(n, ".secret") || strings.HasSuffix(n, ".job") {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

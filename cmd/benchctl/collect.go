@@ -121,6 +121,9 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	if err := results.WriteResults(io.out, opts.format, s, col.Perf); err != nil {
 		return err
 	}
+	if !opts.partial && col.Dir.Latest() && len(s.Running) == 0 {
+		removeSubmitted(jobdir.Layout{Shared: dir}, col.Dir.JobID) // the job has ended: its secret is not needed any more
+	}
 	return s.Err()
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -157,21 +158,29 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 		fmt.Fprintf(io.out, "# sbatch %s <script>\n%s", strings.Join(argv, " "), script)
 		return nil
 	}
+	ctx := cmd.Context()
+	layout := jobdir.Layout{Shared: dir}
+	pruneSubmitted(ctx, layout)
 	script, err := slurm.Prepare(&j)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
 	id, err := slurm.Submit(ctx, slurm.ExecCommander{}, j, script)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(io.out, id)
+	if err := layout.RecordSubmitted(j.Token, id); err != nil {
+		slog.Warn("could not record the job's submission files; benchctl submit removes them after 7 days", "err", err)
+	}
 	slog.Info("submitted", "job", id, "nodes", j.Nodes, "script", script, "jobDir", jobdir.Layout{Shared: dir}.Job(id, 0).Path)
 	if !opts.wait {
 		return nil
 	}
 	ferr := followJob(ctx, io, dir, id, j.Nodes)
+	if ctx.Err() == nil {
+		removeSubmitted(layout, id) // the job has ended: its secret is not needed any more
+	}
 	if !opts.collect || ctx.Err() != nil {
 		return ferr
 	}
@@ -179,6 +188,33 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 		slog.Warn(ferr.Error())
 	}
 	return collectRun(ctx, io, id, &collectOptions{sharedDir: dir, attempt: -1, format: "table"})
+}
+
+// submittedMaxAge is how long the files of a submission whose job has ended are kept when
+// neither submit --wait nor collect removed them.
+const submittedMaxAge = 7 * 24 * time.Hour
+
+// pruneSubmitted removes old submission files (secrets above all) of jobs that have ended.
+func pruneSubmitted(ctx context.Context, l jobdir.Layout) {
+	n, err := l.PruneSubmitted(submittedMaxAge, time.Now(), func(id string) bool {
+		qctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		st, err := slurm.QueryJobState(qctx, slurm.ExecCommander{}, id)
+		return err != nil || (st.Known && st.Active()) // in doubt, keep it
+	})
+	if err != nil {
+		slog.Warn("pruning old submission files in "+l.Submit(), "err", err)
+	}
+	if n > 0 {
+		slog.Info("removed the submission files of ended jobs", "count", n, "folder", l.Submit())
+	}
+}
+
+// removeSubmitted removes an ended job's submission files.
+func removeSubmitted(l jobdir.Layout, id string) {
+	if err := l.RemoveSubmitted(id); err != nil {
+		slog.Warn("could not remove the job's submission files", "job", id, "err", err)
+	}
 }
 
 // followJob waits for a submitted job, logging its nodes' phases, then prints each node's

@@ -1,0 +1,137 @@
+package jobdir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/internal/safefile"
+)
+
+// Files benchctl submit keeps in jobs/.submit for one submission: the sbatch script and
+// the job channel's secret (0600), named by a random token, and, once sbatch has given the
+// job its id, <id>.job naming the token, so that the end of the job can find them.
+const (
+	scriptSuffix    = ".sh"
+	secretSuffix    = ".secret"
+	submittedSuffix = ".job"
+)
+
+// SubmitFiles are one submission's files.
+type SubmitFiles struct {
+	Script, Secret string
+}
+
+// SubmitFiles are the files of the submission with that token.
+func (l Layout) SubmitFiles(token string) SubmitFiles {
+	return SubmitFiles{Script: filepath.Join(l.Submit(), token+scriptSuffix), Secret: filepath.Join(l.Submit(), token+secretSuffix)}
+}
+
+// submitted is the record of which token a job id was submitted with.
+func (l Layout) submitted(jobID string) (string, error) {
+	if jobID == "" || strings.ContainsAny(jobID, `/\`) || strings.HasPrefix(jobID, ".") {
+		return "", fmt.Errorf("%q is not a job id", jobID)
+	}
+	return filepath.Join(l.Submit(), jobID+submittedSuffix), nil
+}
+
+// RecordSubmitted notes that job jobID was submitted with token's files.
+func (l Layout) RecordSubmitted(token, jobID string) error {
+	p, err := l.submitted(jobID)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(p, []byte(token+"\n"))
+}
+
+// RemoveSubmitted removes a job's submission files (its secret above all) once the job has
+// ended for good: nothing is left that could read them. Missing files are not an error.
+// A job requeued after this cannot start again (its script reads the secret): submit it
+// anew.
+func (l Layout) RemoveSubmitted(jobID string) error {
+	p, err := l.submitted(jobID)
+	if err != nil {
+		return err
+	}
+	data, err := safefile.ReadFile(p, 4<<10)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if token := strings.TrimSpace(string(data)); validToken(token) {
+		f := l.SubmitFiles(token)
+		errs = append(errs, removeIfThere(f.Secret), removeIfThere(f.Script))
+	}
+	errs = append(errs, removeIfThere(p))
+	return errors.Join(errs...)
+}
+
+func validToken(t string) bool {
+	return t != "" && !strings.ContainsAny(t, `/\.`) && len(t) <= 64
+}
+
+func removeIfThere(p string) error {
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// PruneSubmitted removes the submission files older than maxAge whose job is not active
+// (active asks the scheduler; it is called only for those old files), and the files of
+// submissions that never got a job id (sbatch failed) once older than maxAge. It returns
+// how many submissions it removed.
+func (l Layout) PruneSubmitted(maxAge time.Duration, now time.Time, active func(jobID string) bool) (int, error) {
+	ents, err := os.ReadDir(l.Submit())
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	old := func(e fs.DirEntry) bool {
+		info, err := e.Info()
+		return err == nil && now.Sub(info.ModTime()) > maxAge
+	}
+	claimed := map[string]bool{} // tokens of jobs still recorded
+	removed := 0
+	var errs []error
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), submittedSuffix)
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		if old(e) && !active(id) {
+			if err := l.RemoveSubmitted(id); err != nil {
+				errs = append(errs, err)
+			} else {
+				removed++
+			}
+			continue
+		}
+		if data, err := safefile.ReadFile(filepath.Join(l.Submit(), e.Name()), 4<<10); err == nil {
+			claimed[strings.TrimSpace(string(data))] = true
+		}
+	}
+	for _, e := range ents { // secrets of submissions that never got a job id
+		token, ok := strings.CutSuffix(e.Name(), secretSuffix)
+		if !ok || claimed[token] || !old(e) || !validToken(token) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(l.Submit(), token+secretSuffix)); err != nil {
+			continue // removed above with its job
+		}
+		f := l.SubmitFiles(token)
+		errs = append(errs, removeIfThere(f.Secret), removeIfThere(f.Script))
+		removed++
+	}
+	return removed, errors.Join(errs...)
+}
