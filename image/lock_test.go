@@ -9,7 +9,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/filelock"
 )
+
+// lockExcl is the lock-file protocol as the cache uses it.
+func lockExcl(ctx context.Context, path string, waiting func()) (Lock, error) {
+	return filelock.AcquireFile(ctx, path, filelock.Options{Waiting: waiting, StaleAfter: staleAfter})
+}
 
 func TestExclLockExcludesAndTakesOverStaleLocks(t *testing.T) {
 	dir := t.TempDir()

@@ -8,12 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
 
-	"github.com/gofrs/flock"
+	"github.com/benchctl/benchctl/internal/filelock"
 )
 
 // maxAppendSize bounds the user's perf.csv that AppendCSV rewrites.
@@ -121,37 +120,14 @@ func unionTables(a, b *Table) *Table {
 }
 
 // lockPath takes an exclusive lock on a lock file, waiting until ctx ends (at most 2
-// minutes). Where flock is unsupported (NFS mounted nolock) it falls back to an O_EXCL
-// lock file, taken over when older than 2 minutes (its holder died).
+// minutes): internal/filelock, so flock, or a lock file where flock is missing or local to
+// this machine (NFS mounted nolock).
 func lockPath(ctx context.Context, path string) (unlock func(), err error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	fl := flock.New(path)
-	ok, err := fl.TryLockContext(ctx, 50*time.Millisecond)
-	if err == nil && ok {
-		return func() { _ = fl.Unlock() }, nil
+	l, err := filelock.Acquire(ctx, path, filelock.Options{Poll: 50 * time.Millisecond})
+	if err != nil {
+		return nil, err
 	}
-	if err != nil && !errors.Is(err, syscall.ENOLCK) && !errors.Is(err, syscall.EOPNOTSUPP) && !errors.Is(err, syscall.ENOSYS) {
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	excl := path + ".excl"
-	for {
-		f, err := os.OpenFile(excl, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			f.Close()
-			return func() { _ = os.Remove(excl) }, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("locking %s: %w", excl, err)
-		}
-		if st, err := os.Stat(excl); err == nil && time.Since(st.ModTime()) > 2*time.Minute {
-			_ = os.Remove(excl)
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("locking %s: %w", excl, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return func() { _ = l.Unlock() }, nil
 }
