@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/safefile"
 )
 
 // writeBigCSV writes a results CSV of about size bytes for node rank of job.
@@ -104,7 +106,7 @@ func TestCancelStopsReadingABigCSV(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	start := time.Now()
-	_, err := readCSVBeneath(ctx, filepath.Join(dir, "nodes", "0-h0"), "results/b/b.csv", MaxCSVSize, MaxCSVRows)
+	_, err := readCSVBeneath(ctx, new(safefile.Reader), filepath.Join(dir, "nodes", "0-h0"), "results/b/b.csv", MaxCSVSize, MaxCSVRows)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -121,29 +123,33 @@ func TestHugeFieldsAndHeaders(t *testing.T) {
 	os.MkdirAll(filepath.Join(nd, "results", "b"), 0o755)
 	p := filepath.Join(nd, "results", "b", "b.csv")
 	os.WriteFile(p, []byte("model,performance,note\nb,1,\""+strings.Repeat("x", 6_000_000)+"\"\n"), 0o644)
-	tb, err := readCSVBeneath(context.Background(), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows)
+	tb, err := readCSVBeneath(context.Background(), new(safefile.Reader), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows)
 	if err != nil || len(tb.Rows) != 1 || len(tb.Rows[0][2]) != 6_000_000 {
 		t.Fatalf("a 6 MB field: %v", err)
 	}
 	os.WriteFile(p, []byte(strings.Repeat("h,", 1_000_000)+"performance\n1\n"), 0o644)
-	if _, err := readCSVBeneath(context.Background(), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
+	if _, err := readCSVBeneath(context.Background(), new(safefile.Reader), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
 		!strings.Contains(err.Error(), "appears twice in the header") {
 		t.Fatalf("a 2 MB header: %v", err)
 	}
-	os.WriteFile(p, []byte("model,performance\nb,1\nc,\x00\n"), 0o644)
-	if _, err := readCSVBeneath(context.Background(), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
-		!strings.Contains(err.Error(), "b.csv:3: binary data (a NUL byte), not CSV text") {
-		t.Fatalf("a NUL byte: %v", err)
-	}
-	os.WriteFile(p, []byte("\xef\xbb\xbfmodel,performance\nb,\xff\n"), 0o644)
-	if _, err := readCSVBeneath(context.Background(), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
-		!strings.Contains(err.Error(), "b.csv:2: not UTF-8 text") {
-		t.Fatalf("not UTF-8: %v", err)
+	// Small files are read whole and checked at once; big ones are checked row by row.
+	pad := strings.Repeat("a,1\n", smallCSV/4+1)
+	for _, c := range []struct{ data, want string }{
+		{"model,performance\nb,1\nc,\x00\n", "b.csv: binary data (a NUL byte at offset 24), not CSV text"},
+		{"model,performance\n" + pad + "c,\x00\n", fmt.Sprintf("b.csv:%d: binary data (a NUL byte), not CSV text", smallCSV/4+3)},
+		{"\xef\xbb\xbfmodel,performance\nb,\xff\n", "b.csv: not UTF-8 text"},
+		{"\xef\xbb\xbfmodel,performance\n" + pad + "b,\xff\n", fmt.Sprintf("b.csv:%d: not UTF-8 text", smallCSV/4+3)},
+	} {
+		os.WriteFile(p, []byte(c.data), 0o644)
+		if _, err := readCSVBeneath(context.Background(), new(safefile.Reader), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
+			!strings.Contains(err.Error(), c.want) {
+			t.Errorf("%d bytes: %v, want %q", len(c.data), err, c.want)
+		}
 	}
 	f, _ := os.Create(p)
 	f.Truncate(MaxCSVSize + 10)
 	f.Close()
-	if _, err := readCSVBeneath(context.Background(), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
+	if _, err := readCSVBeneath(context.Background(), new(safefile.Reader), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
 		!strings.Contains(err.Error(), "larger than the 64 MiB limit") {
 		t.Fatalf("over the cap: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/benchctl/benchctl/internal/safefile"
@@ -60,20 +61,37 @@ const MaxCSVRows = 10000
 // lead out of it: see safefile.OpenBeneath). It streams: memory holds the first maxRows
 // rows, never the file; the file is still read to its end (at most limit bytes), to count
 // its rows and check every one. ctx is checked as it goes.
-func readCSVBeneath(ctx context.Context, dir, rel string, limit int64, maxRows int) (*Table, error) {
+func readCSVBeneath(ctx context.Context, fr *safefile.Reader, dir, rel string, limit int64, maxRows int) (*Table, error) {
 	path := filepath.Join(dir, rel)
+	// Most results CSVs are small: read whole into the worker's reused buffer.
+	data, err := fr.ReadBeneath(dir, rel, min(limit, smallCSV))
+	var tl *safefile.TooLargeError
+	if !errors.As(err, &tl) {
+		if err != nil {
+			return nil, err
+		}
+		return parseCSVRows(path, data, true, maxRows)
+	}
 	f, err := safefile.OpenBeneath(dir, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	lr := &limitedReader{r: f, left: limit}
-	t, err := parseStream(ctx, path, bufio.NewReaderSize(lr, 64<<10), true, maxRows, true)
+	br := bufPool.Get().(*bufio.Reader)
+	defer bufPool.Put(br)
+	br.Reset(lr)
+	t, err := parseStream(ctx, path, br, true, maxRows, true)
 	if lr.over {
 		return nil, &CSVError{Path: path, Msg: fmt.Sprintf("larger than the %d MiB limit", limit>>20)}
 	}
 	return t, err
 }
+
+// smallCSV is the size up to which a results CSV is read whole, then parsed.
+const smallCSV = 1 << 20
+
+var bufPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
 // limitedReader reads at most left bytes and notes whether the file had more.
 type limitedReader struct {
@@ -117,6 +135,11 @@ func csvOf(path string, data []byte, err error, limit int64) (*Table, error) {
 func ParseCSV(name string, data []byte) (*Table, error) { return parseCSV(name, data, true) }
 
 func parseCSV(name string, data []byte, needPerformance bool) (*Table, error) {
+	return parseCSVRows(name, data, needPerformance, 0)
+}
+
+// parseCSVRows is parseCSV keeping at most maxRows rows (0: all).
+func parseCSVRows(name string, data []byte, needPerformance bool, maxRows int) (*Table, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &CSVError{Path: name, Msg: "empty file: no header and no rows"}
@@ -127,7 +150,7 @@ func parseCSV(name string, data []byte, needPerformance bool) (*Table, error) {
 	if !utf8.Valid(data) {
 		return nil, &CSVError{Path: name, Msg: "not UTF-8 text"}
 	}
-	return parseStream(context.Background(), name, bytes.NewReader(data), needPerformance, 0, false)
+	return parseStream(context.Background(), name, bytes.NewReader(data), needPerformance, maxRows, false)
 }
 
 // parseStream parses CSV text from r, keeping at most maxRows rows (0: all) and counting

@@ -63,18 +63,18 @@ func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name str
 	}
 	nd.benches = make([]nodeBench, len(specs))
 	for i, sp := range specs {
-		nd.benches[i] = loadBench(ctx, dir, name, sp, st)
+		nd.benches[i] = loadBench(ctx, fr, dir, name, sp, st)
 	}
 	return nd
 }
 
 // loadBench reads one benchmark's result on a node. A results CSV that was configured but
 // not written falls back to the log's performance line.
-func loadBench(ctx context.Context, dir, name string, sp benchSpec, st *jobdir.Status) nodeBench {
+func loadBench(ctx context.Context, fr *safefile.Reader, dir, name string, sp benchSpec, st *jobdir.Status) nodeBench {
 	nb := nodeBench{spec: sp}
 	if sp.results != "" {
 		rel := filepath.Join(jobdir.ResultsRel(sp.name), sp.results)
-		t, err := readCSVBeneath(ctx, dir, rel, MaxCSVSize, MaxCSVRows)
+		t, err := readCSVBeneath(ctx, fr, dir, rel, MaxCSVSize, MaxCSVRows)
 		if err == nil {
 			nb.table, nb.source = t, srcCSV
 			if t.Total > len(t.Rows) {
