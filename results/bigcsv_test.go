@@ -85,6 +85,10 @@ func TestBigCSVsAreBoundedInMemory(t *testing.T) {
 	if !strings.Contains(string(report), "more rows are not shown here: every row is in <a href=\"perf.csv\">perf.csv</a>") {
 		t.Error("the report does not say that rows were left out")
 	}
+	sum, _ := os.ReadFile(filepath.Join(job, "summary.json"))
+	if !strings.Contains(string(sum), `"rowsOmitted": 9000`) && !strings.Contains(string(sum), `"rowsOmitted":9000`) {
+		t.Error("summary.json does not count the rows it leaves out")
+	}
 	b := s.Benchmarks[0]
 	if len(b.Rows) != MaxCSVRows {
 		t.Errorf("%d rows, want the first %d", len(b.Rows), MaxCSVRows)

@@ -22,11 +22,36 @@ func Formats() []string { return []string{FormatTable, FormatCSV, FormatJSON, Fo
 
 // EncodeSummary is summary.json's bytes.
 func EncodeSummary(s *Summary) ([]byte, error) {
-	data, err := json.Marshal(s)
+	data, err := json.Marshal(summarised(s))
 	if err != nil {
 		return nil, fmt.Errorf("encoding the summary: %w", err)
 	}
 	return indentJSON(data), nil
+}
+
+// MaxSummaryRows is how many rows per benchmark summary.json lists with their per-node
+// values; the rest are counted in rowsOmitted (every row is in perf.csv), so that a
+// benchmark of many thousands of rows still gives a summary.json of a readable size.
+const MaxSummaryRows = 1000
+
+// summarised is s with at most MaxSummaryRows rows per benchmark; s is not changed.
+func summarised(s *Summary) *Summary {
+	cut := false
+	for _, b := range s.Benchmarks {
+		cut = cut || len(b.Rows) > MaxSummaryRows
+	}
+	if !cut {
+		return s
+	}
+	c := *s
+	c.Benchmarks = make([]BenchmarkSummary, len(s.Benchmarks))
+	for i, b := range s.Benchmarks {
+		if n := len(b.Rows); n > MaxSummaryRows {
+			b.Rows, b.RowsOmitted = b.Rows[:MaxSummaryRows], n-MaxSummaryRows
+		}
+		c.Benchmarks[i] = b
+	}
+	return &c
 }
 
 // WriteResults writes a collected job to w: format table or markdown shows one line per

@@ -92,6 +92,8 @@ type BenchmarkSummary struct {
 	Skipped    int           `json:"skipped"` // nodes that skipped it
 	Durations  Durations     `json:"durations"`
 	OtherKeys  []string      `json:"otherKeys,omitempty"` // rows other nodes reported that the winner's CSV lacks
+	// RowsOmitted counts the rows summary.json leaves out (MaxSummaryRows); perf.csv has them.
+	RowsOmitted int `json:"rowsOmitted,omitempty"`
 
 	table  *Table // the winner's CSV (nil without a winner)
 	states []byte // one state per rank (st* constants)

@@ -105,14 +105,10 @@ func hostileShared(t *testing.T) string {
 			t.Fatal(err)
 		}
 		w := bufio.NewWriterSize(f, 1<<20)
-		w.WriteString("model,performance,metric,batch\n")
-		for i := 0; w.Size() > 0; i++ {
-			fmt.Fprintf(w, "m%d,%d.5,samples_per_second,%d\n", i, 1000+i%97, i%64)
-			if i%1024 == 0 {
-				if st, _ := f.Stat(); st.Size() > 63<<20 {
-					break
-				}
-			}
+		n, _ := w.WriteString("model,performance,metric,batch\n")
+		for i := 0; n < 63<<20-64; i++ {
+			k, _ := fmt.Fprintf(w, "m%d,%d.5,samples_per_second,%d\n", i, 1000+i%97, i%64)
+			n += k
 		}
 		w.Flush()
 		f.Close()
@@ -188,10 +184,10 @@ func TestCollectHostileFolders(t *testing.T) {
 			}
 			for _, w := range c.want {
 				if !strings.Contains(string(summary), w) {
-					t.Errorf("summary.json does not mention %q", w)
+					t.Errorf("summary.json does not mention %q:\n%s", w, tail(string(summary), 1500))
 				}
 			}
-			if strings.Contains(string(summary), "stolen") || strings.Contains(string(summary), "666") {
+			if strings.Contains(string(summary), "stolen") {
 				t.Errorf("summary.json shows a value read through a link out of the node folder")
 			}
 			for _, f := range []string{"summary.json", "report.html"} {
