@@ -23,7 +23,7 @@ func (a *aggregator) classify(nd *nodeData) (kind int, f failRec) {
 	st := nd.status
 	switch {
 	case nd.statusErr != nil:
-		f.outcome, f.reason = "unreadable", "status.json unreadable: "+relErr(nd.statusErr, filepath.Join(a.dir.Path, "nodes", nd.dir), nd.dir)
+		f.outcome, f.reason = "unreadable", "status.json unreadable: "+relErr(nd.statusErr, a.dir.NodeNamed(nd.dir).Path, nd.dir)
 		return nodeNoStatus, f
 	case st == nil:
 		f.outcome, f.reason = "no-status", "no status: status.json missing (benchctl run never started on the node, or its folder is incomplete)"
@@ -58,7 +58,7 @@ func (a *aggregator) classify(nd *nodeData) (kind int, f failRec) {
 func (a *aggregator) lostReason(nd *nodeData) string {
 	at, what := lastRecord(nd.status)
 	if at.IsZero() {
-		if info, err := os.Stat(filepath.Join(a.dir.Path, "nodes", nd.dir, jobdir.StatusFile)); err == nil {
+		if info, err := os.Stat(a.dir.NodeNamed(nd.dir).Status()); err == nil {
 			at, what = info.ModTime(), "status.json last written"
 		}
 	}

@@ -62,7 +62,7 @@ func main() {
 		if id == "" {
 			log.Fatal("sbatch gave no job id")
 		}
-		s, e := measure(filepath.Join(shared, "jobs", id), tb.Nodes[:3])
+		s, e := measure(jobdir.Layout{Shared: shared}.Job(id, 0), tb.Nodes[:3])
 		fmt.Printf("rep %d (job %s): last container stopped %.2f s after the failure, last node ended %.2f s after\n", i+1, id, s.Seconds(), e.Seconds())
 		stopped, ended = append(stopped, s), append(ended, e)
 	}
@@ -71,14 +71,14 @@ func main() {
 
 // measure reads the job folder: rank 2's failure time, the end of the aborted benchmarks
 // and of every node.
-func measure(job string, nodes []string) (stopped, ended time.Duration) {
+func measure(job jobdir.Dir, nodes []string) (stopped, ended time.Duration) {
 	var rep diagnostics.Report
-	data, err := os.ReadFile(filepath.Join(job, "nodes", "2-"+nodes[2], "diagnostics", "dummy", "report.json"))
+	data, err := os.ReadFile(filepath.Join(job.Node(2, nodes[2]).Diagnostics("dummy"), "report.json"))
 	timing.Check(err)
 	timing.Check(json.Unmarshal(data, &rep))
 	failed := rep.CapturedAt
 	for rank, n := range nodes {
-		st, err := jobdir.ReadStatus(filepath.Join(job, "nodes", fmt.Sprintf("%d-%s", rank, n), jobdir.StatusFile))
+		st, err := jobdir.ReadStatus(job.Node(rank, n).Status())
 		timing.Check(err)
 		if st.FinishedAt == nil || len(st.Benchmarks) == 0 || st.Benchmarks[0].FinishedAt == nil {
 			log.Fatalf("rank %d did not record its end: %+v", rank, st)

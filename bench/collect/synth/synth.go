@@ -49,8 +49,9 @@ func Host(rank int) string { return fmt.Sprintf("node%05d", rank) }
 // WriteJob writes the job folder under shared/jobs and returns its path.
 func WriteJob(shared string, o Options) (string, error) {
 	o.defaults()
-	dir := filepath.Join(shared, "jobs", o.JobID)
-	if err := os.MkdirAll(filepath.Join(dir, "nodes"), 0o755); err != nil {
+	jd := jobdir.Layout{Shared: shared}.Job(o.JobID, 0)
+	dir := jd.Path
+	if err := os.MkdirAll(jd.Nodes(), 0o755); err != nil {
 		return "", err
 	}
 	start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
@@ -84,7 +85,8 @@ func WriteJob(shared string, o Options) (string, error) {
 func bench(b int) string { return "bench" + strconv.Itoa(b) }
 
 func writeNode(dir string, o Options, rank int, start time.Time) error {
-	nd := filepath.Join(dir, "nodes", fmt.Sprintf("%d-%s", rank, Host(rank)))
+	node := jobdir.Dir{Path: dir}.Node(rank, Host(rank))
+	nd := node.Path
 	failed := o.FailEvery > 0 && rank%o.FailEvery == o.FailEvery-1
 	end := start.Add(5 * time.Minute)
 	st := jobdir.Status{Version: 1, Job: o.JobID, Rank: rank, Host: Host(rank), World: o.Nodes, Outcome: jobdir.OutcomeSuccess,
@@ -96,8 +98,8 @@ func writeNode(dir string, o Options, rank int, start time.Time) error {
 	for b := range o.Benchmarks {
 		name := bench(b)
 		bs := jobdir.BenchmarkStatus{Name: name, Outcome: jobdir.OutcomeSuccess, StartedAt: start, FinishedAt: &end,
-			DurationSeconds: 60 + rng.Float64()*5, Log: name + ".log"}
-		rdir := filepath.Join(nd, "results", name)
+			DurationSeconds: 60 + rng.Float64()*5, Log: jobdir.LogName(name)}
+		rdir := node.Results(name)
 		if err := os.MkdirAll(rdir, 0o755); err != nil {
 			return err
 		}
@@ -105,7 +107,7 @@ func writeNode(dir string, o Options, rank int, start time.Time) error {
 			bs.Outcome, bs.ExitCode, bs.Error = jobdir.OutcomeTimeout, 124, "ran past its 10m0s timeout"
 			bs.Diagnostics = "diagnostics/" + name
 			st.Outcome, st.ExitCode, st.Error = jobdir.OutcomeTimeout, 124, "benchmark "+name+" ran past its 10m0s timeout"
-			ddir := filepath.Join(nd, "diagnostics", name)
+			ddir := node.Diagnostics(name)
 			if err := os.MkdirAll(ddir, 0o755); err != nil {
 				return err
 			}
@@ -123,7 +125,7 @@ func writeNode(dir string, o Options, rank int, start time.Time) error {
 				return err
 			}
 		}
-		if err := os.WriteFile(filepath.Join(nd, name+".log"), []byte("starting "+name+"\nstep 42\n"), 0o644); err != nil {
+		if err := os.WriteFile(node.Log(name), []byte("starting "+name+"\nstep 42\n"), 0o644); err != nil {
 			return err
 		}
 		st.Benchmarks = append(st.Benchmarks, bs)
