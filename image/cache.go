@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"io"
 	"io/fs"
 	"os"
@@ -191,7 +192,7 @@ func (c *Cache) Lookup(key string) (*Entry, error) {
 		return nil, err
 	}
 	var m Meta
-	data, err := os.ReadFile(c.metaPath(key))
+	data, err := safefile.ReadFile(c.metaPath(key), maxMetaSize)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("reading cache entry %s: %w", ShortKey(key), err) // EIO, ESTALE: not a verdict on the entry
 	}
@@ -220,9 +221,12 @@ func (c *Cache) Lookup(key string) (*Entry, error) {
 	return &Entry{Meta: m, Tar: c.tarPath(key)}, nil
 }
 
+// maxMetaSize bounds the metadata and checksum files read from the shared cache.
+const maxMetaSize = 1 << 20
+
 // readSum reads the sha256 from an entry's checksum file ("<hex>  <key>.tar").
 func (c *Cache) readSum(key string) (string, error) {
-	data, err := os.ReadFile(c.sumPath(key))
+	data, err := safefile.ReadFile(c.sumPath(key), maxMetaSize)
 	if err != nil {
 		return "", err
 	}
@@ -239,7 +243,7 @@ func (c *Cache) readSum(key string) (string, error) {
 // sees the change and reads again.
 func (c *Cache) open(key string) (*Entry, *os.File, error) {
 	for attempt := 1; ; attempt++ {
-		f, err := os.Open(c.tarPath(key))
+		f, err := safefile.Open(c.tarPath(key)) // a FIFO in the shared cache is refused, never read
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil, ErrNotCached
 		}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -374,5 +375,32 @@ func TestOpenCacheOverAFile(t *testing.T) {
 	var sd *SharedDirError
 	if !errors.As(err, &sd) || !strings.Contains(err.Error(), filepath.Join(shared, "cache")+" and ") || strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// A FIFO in the shared cache in place of an entry's metadata, checksum or tar blocked every
+// node that looked the key up: it is refused at once.
+func TestFIFOsInTheCacheDoNotBlock(t *testing.T) {
+	for _, which := range []string{"meta", "sum", "tar"} {
+		t.Run(which, func(t *testing.T) {
+			c := newCache(t)
+			key := strings.Repeat("ef", 32)
+			publishBytes(t, c, key, []byte("tar"))
+			p := map[string]string{"meta": c.metaPath(key), "sum": c.sumPath(key), "tar": c.tarPath(key)}[which]
+			os.Remove(p)
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Skip(err)
+			}
+			done := make(chan error, 1)
+			go func() { _, _, err := c.open(key); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("a FIFO was taken for a cache file")
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("blocked on a FIFO in the cache")
+			}
+		})
 	}
 }

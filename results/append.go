@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -65,7 +66,7 @@ func readAppendTarget(path string) (*Table, error) {
 	case st.Size() > maxAppendSize:
 		return nil, &InputError{Path: path, Err: fmt.Errorf("the file is larger than %d MiB; start a new one", maxAppendSize>>20)}
 	}
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, maxAppendSize) // a FIFO swapped in since the stat is refused
 	if err != nil {
 		return nil, &InputError{Path: path, Err: err}
 	}

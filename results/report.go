@@ -5,9 +5,9 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -163,7 +163,7 @@ func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
 
 // excerpt returns the first lines of a diagnostics summary, as valid UTF-8 text.
 func excerpt(path string) (string, bool) {
-	f, err := os.Open(path)
+	f, err := safefile.OpenNoFollow(path) // in the job folder: never a FIFO, never a link
 	if err != nil {
 		return "", false
 	}

@@ -82,8 +82,11 @@ func hostileShared(t *testing.T) string {
 	write("fifos/nodes/1-n2/status.json", status("fifos", 1, "n2"))
 	fifo("fifos/nodes/1-n2/b.log")
 	fifo("fifos/nodes/1-n2/results/b/b.csv")
-	write("fifos/nodes/2-n3/status.json", status("fifos", 2, "n3"))
+	// A failed node whose diagnostics summary (which the report quotes) is a FIFO.
+	write("fifos/nodes/2-n3/status.json", strings.Replace(strings.Replace(status("fifos", 2, "n3"), `"outcome":"success"`, `"outcome":"failure","exitCode":3`, 1),
+		`"log":"b.log"`, `"log":"b.log","diagnostics":"diagnostics/b"`, 1))
 	write("fifos/nodes/2-n3/results/b/b.csv", "model,performance\nb,1\n")
+	fifo("fifos/nodes/2-n3/diagnostics/b/summary.txt")
 
 	// Links that lead out of the node folder: a results folder, a status, a log.
 	outside := t.TempDir()
