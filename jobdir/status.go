@@ -25,6 +25,11 @@ const (
 	OutcomeLost = "lost"
 )
 
+// SkipArchPrefix starts the error of a benchmark a node skipped because the MAD model's
+// skip_gpu_arch names the node's GPU architecture: collect reports a benchmark that every
+// node skipped so as SKIPPED, not as a failure.
+const SkipArchPrefix = "skipped for the GPU architecture"
+
 // NodeOutcomes are the outcomes a node's status can end with (and running); BenchOutcomes
 // those of a benchmark on a node.
 var (

@@ -72,6 +72,10 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		failedNote = fmt.Sprintf("%d of %d nodes failed: %s", n, world, listFailures(bs.Failed, maxListedNodes))
 	}
 	switch {
+	case !won && b.archSkipped > 0 && b.archSkipped == b.skipped && len(bs.Failed) == 0 && len(bs.Running) == 0:
+		// Every node that reported skipped it for its GPU architecture (skip_gpu_arch):
+		// madengine's SKIPPED, not a failure.
+		bs.Status, bs.Reason = StatusSkipped, b.skipWhy
 	case !won && len(bs.Running) > 0 && len(bs.Failed) == 0:
 		bs.Status, bs.Reason = StatusFailure, fmt.Sprintf("no result yet (%s still running)", plural(len(bs.Running), "node", "nodes"))
 	case !won:
@@ -88,7 +92,11 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		bs.Status = StatusSuccess
 	}
 	if !won {
-		bs.Rows = append(bs.Rows, RowSummary{Model: b.spec.name, Status: StatusFailure, Reason: bs.Reason})
+		st := StatusFailure
+		if bs.Status == StatusSkipped {
+			st = StatusSkipped
+		}
+		bs.Rows = append(bs.Rows, RowSummary{Model: b.spec.name, Status: st, Reason: bs.Reason})
 		return bs
 	}
 	t := b.bestT

@@ -60,10 +60,14 @@ type benchAgg struct {
 	failed  []failRec
 	running []int32
 	skipped int
-	durN    int
-	durMin  float64
-	durMax  float64
-	durSum  float64
+	// archSkipped counts the nodes that skipped it for their GPU architecture
+	// (skip_gpu_arch); skipWhy is the first such node's reason.
+	archSkipped int
+	skipWhy     string
+	durN        int
+	durMin      float64
+	durMax      float64
+	durSum      float64
 }
 
 // cand is a compact Candidate.
@@ -281,6 +285,12 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 	switch state {
 	case stSkipped:
 		b.skipped++
+		if bs != nil && strings.HasPrefix(bs.Error, jobdir.SkipArchPrefix) {
+			b.archSkipped++
+			if b.skipWhy == "" {
+				b.skipWhy = bs.Error
+			}
+		}
 	case stRunning:
 		b.running = append(b.running, int32(nd.rank))
 	case stFailed:

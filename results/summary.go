@@ -13,6 +13,8 @@ const SummaryVersion = 1
 const (
 	StatusSuccess = "SUCCESS"
 	StatusFailure = "FAILURE"
+	// StatusSkipped is a MAD model that every node skipped for its GPU architecture.
+	StatusSkipped = "SKIPPED"
 )
 
 // Summary is summary.json: what collect found in a job folder, per node and per benchmark.

@@ -40,7 +40,7 @@ func selectGPUs(g manifest.GPU, lookup func(string) (string, bool), opts gpu.Opt
 	if err != nil {
 		return GPUAccess{}, &GPUError{Msg: "gpu.vendor " + g.Vendor + ": " + err.Error()}
 	}
-	acc := GPUAccess{Vendor: inv.Vendor}
+	acc := GPUAccess{Vendor: inv.Vendor, System: inv.GPUs}
 	if inv.Vendor == gpu.VendorNone {
 		if g.Count > 0 {
 			// "all" of none is fine (a CPU benchmark); a number of GPUs that are not there is not.
@@ -59,12 +59,18 @@ func selectGPUs(g manifest.GPU, lookup func(string) (string, bool), opts gpu.Opt
 	if err != nil {
 		return acc, &GPUError{Msg: err.Error()}
 	}
+	return access(acc, sel, groupFile), nil
+}
+
+// access gives acc the selected GPUs sel: the devices and visibility variables for them.
+func access(acc GPUAccess, sel []gpu.GPU, groupFile string) GPUAccess {
 	ids := make([]string, len(sel))
 	for i, s := range sel {
 		ids[i] = strconv.Itoa(s.Index)
 	}
-	acc.GPUs = sel
-	switch inv.Vendor {
+	acc.GPUs, acc.Devices, acc.GroupAdd, acc.Requests, acc.Env = sel, nil, nil, nil, nil
+	acc.groupFile = groupFile
+	switch acc.Vendor {
 	case gpu.VendorAMD:
 		// /dev/kfd and every render node; ROCR_VISIBLE_DEVICES selects (ROCm numbers GPUs by
 		// the KFD topology, which lists them all).
@@ -76,7 +82,7 @@ func selectGPUs(g manifest.GPU, lookup func(string) (string, bool), opts gpu.Opt
 			}
 		}
 		add("/dev/kfd")
-		for _, d := range inv.GPUs {
+		for _, d := range acc.System {
 			add(d.RenderNode)
 		}
 		for _, grp := range []string{"video", "render"} {
@@ -96,7 +102,22 @@ func selectGPUs(g manifest.GPU, lookup func(string) (string, bool), opts gpu.Opt
 		acc.Requests = []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: devIDs, Capabilities: [][]string{{"gpu"}}}}
 		acc.Env = []manifest.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: strings.Join(devIDs, ",")}}
 	}
-	return acc, nil
+	return acc
+}
+
+// Take is the access to the first n of the selected GPUs (n < 0: all of them), for a
+// model whose n_gpus asks for fewer than the job's; more than there are is a *GPUError.
+func (a GPUAccess) Take(n int, who string) (GPUAccess, error) {
+	if n < 0 || a.Vendor == manifest.VendorNone || a.Vendor == "" || n == len(a.GPUs) {
+		if n > 0 && (a.Vendor == manifest.VendorNone || a.Vendor == "") {
+			return a, &GPUError{Msg: fmt.Sprintf("%s needs %d GPUs (n_gpus) but this node gives the job none (gpu.vendor %s)", who, n, a.Vendor)}
+		}
+		return a, nil
+	}
+	if n > len(a.GPUs) {
+		return a, &GPUError{Msg: fmt.Sprintf("%s needs %d GPUs (n_gpus) but this node gives the job %d of its %d; lower n_gpus, or raise gpu.count", who, n, len(a.GPUs), len(a.System))}
+	}
+	return access(a, a.GPUs[:n], a.groupFile), nil
 }
 
 // Describe lists the GPUs for messages and diagnostics.

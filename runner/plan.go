@@ -18,7 +18,8 @@ type PlanResult struct {
 	ImageKey   string   `json:"imageKey,omitempty"`
 	ImageState string   `json:"imageState"`
 	GPUs       []string `json:"gpus,omitempty"`
-	Containers []string `json:"containers"` // docker-run equivalents, secrets and credential-like values as ***
+	Containers []string `json:"containers"`        // docker-run equivalents, secrets and credential-like values as ***
+	Skipped    []string `json:"skipped,omitempty"` // MAD models skip_gpu_arch skips on this node, and why
 }
 
 // Plan works out what Run would do on this node without changing anything.
@@ -59,7 +60,15 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	}
 	nd := node.Dir(o.SharedDir).Node(node.Rank, node.Host)
 	for _, b := range benches {
-		spec := BuildSpec(m, b, node, p.ImageRef, p.ImageKey, nd.Results(b.Name), gpus, o.Environ)
+		acc, err := modelGPUs(b, gpus)
+		if err != nil {
+			return nil, err
+		}
+		if why := skipArch(b, gpus); why != "" && !o.NoSkipGPUArch {
+			p.Skipped = append(p.Skipped, b.Name+": "+why)
+			continue
+		}
+		spec := BuildSpec(m, b, node, p.ImageRef, p.ImageKey, nd.Results(b.Name), acc, o.Environ)
 		for i, e := range spec.Env {
 			// Whatever is named like a credential is printed as ***, a host variable that
 			// passEnv copies included (the manifest marks the values it takes from one).

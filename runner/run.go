@@ -36,6 +36,9 @@ type Options struct {
 	Log        *slog.Logger
 	// BarrierTimeout bounds every wait at the barrier (rank 0 may be building).
 	BarrierTimeout time.Duration
+	// NoSkipGPUArch runs MAD models whatever their skip_gpu_arch says
+	// (madengine's --disable-skip-gpu-arch).
+	NoSkipGPUArch bool
 	// Heartbeat overrides the manifest's job.heartbeat (0: the manifest's, else 5 s).
 	Heartbeat time.Duration
 }
@@ -204,6 +207,17 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		r.failEarly(ctx, err)
 		return err
 	}
+	// Each model's GPUs (n_gpus) and skip_gpu_arch are decided before any container starts.
+	access, skips := make([]GPUAccess, len(benches)), make([]string, len(benches))
+	for i, b := range benches {
+		if access[i], err = modelGPUs(b, gpus); err != nil {
+			r.failEarly(ctx, err)
+			return err
+		}
+		if !r.o.NoSkipGPUArch {
+			skips[i] = skipArch(b, gpus)
+		}
+	}
 	if err := r.meet(ctx); err != nil {
 		return err
 	}
@@ -240,7 +254,14 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 			r.skip(benches[i:], context.Cause(ctx))
 			break
 		}
-		res := r.runOne(ctx, eng, b, img, gpus)
+		if skips[i] != "" {
+			r.log.Info("benchmark skipped", "benchmark", b.Name, "why", skips[i])
+			r.st.update(func(s *Status) {
+				s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeSkipped, Error: skips[i]})
+			})
+			continue
+		}
+		res := r.runOne(ctx, eng, b, img, access[i])
 		if res.Outcome == OutcomeSuccess || res.Outcome == OutcomeAborted {
 			continue
 		}

@@ -45,11 +45,14 @@ type Spec struct {
 // GPUAccess is how a container gets this node's GPUs.
 type GPUAccess struct {
 	GPUs     []gpu.GPU         // the selected GPUs
+	System   []gpu.GPU         // every GPU of the node (MAD_SYSTEM_*)
 	Vendor   string            // amd, nvidia or none
 	Devices  []manifest.Device // AMD: /dev/kfd and renderD nodes
 	GroupAdd []string          // AMD: numeric video/render group ids
 	Requests []container.DeviceRequest
 	Env      []manifest.EnvVar // visibility variables
+
+	groupFile string // where the AMD group ids were looked up
 }
 
 var containerNameRE = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
@@ -102,6 +105,9 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 		"NODE_RANK": strconv.Itoa(n.Rank), "NNODES": strconv.Itoa(n.World), "WORLD_SIZE": strconv.Itoa(n.World),
 		"MASTER_ADDR": n.MasterAddr, "MASTER_PORT": strconv.Itoa(n.MasterPort), "BENCHCTL_OUTPUT_DIR": OutputDir,
 		"BENCHCTL_JOB_ID": n.JobID, "BENCHCTL_ATTEMPT": strconv.Itoa(n.Attempt), "BENCHCTL_BENCHMARK": b.Name,
+	}
+	for k, v := range madEnv(b, n, gpu) {
+		derived[k] = v
 	}
 	for k, v := range derived {
 		env[k] = manifest.EnvVar{Name: k, Value: v}

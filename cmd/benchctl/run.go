@@ -25,6 +25,7 @@ type runOptions struct {
 	output         string
 	barrierTimeout time.Duration
 	heartbeat      time.Duration
+	noSkipArch     bool
 }
 
 func newRunCmd(io streams) *cobra.Command {
@@ -79,6 +80,7 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 	f.StringVarP(&opts.output, "output", "o", "text", "--dry-run output format: text or json")
 	f.DurationVar(&opts.barrierTimeout, "barrier-timeout", time.Hour, "how long nodes wait for each other (rank 0 may be building)")
 	f.DurationVar(&opts.heartbeat, "heartbeat", 0, "how often nodes tell each other they are alive; one silent for 3 periods is lost (default: the manifest's job.heartbeat, else 5s)")
+	f.BoolVar(&opts.noSkipArch, "disable-skip-gpu-arch", false, "run MAD models on every GPU architecture, whatever their skip_gpu_arch says (as madengine's flag)")
 	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	_ = cmd.RegisterFlagCompletionFunc("benchmarks", completeBenchmarks)
 	return cmd
@@ -94,7 +96,7 @@ func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
 		return err
 	}
 	ro := runner.Options{Manifest: m, SharedDir: dir, Benchmarks: opts.benchmarks, Lookup: os.LookupEnv,
-		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout, Heartbeat: opts.heartbeat,
+		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout, Heartbeat: opts.heartbeat, NoSkipGPUArch: opts.noSkipArch,
 		Engine: func() (*client.Client, error) { return image.Connect() }, Stream: io.err}
 	if opts.record != "" {
 		if ro.Record, err = image.ReadRecord(opts.record); err != nil {
@@ -136,6 +138,9 @@ func printPlan(io streams, p *runner.PlanResult, format string) error {
 	fmt.Fprintf(io.out, "state:   %s\n", p.ImageState)
 	for _, g := range p.GPUs {
 		fmt.Fprintf(io.out, "gpus:    %s\n", g)
+	}
+	for _, sk := range p.Skipped {
+		fmt.Fprintf(io.out, "skipped: %s\n", sk)
 	}
 	for _, c := range p.Containers {
 		fmt.Fprintf(io.out, "\n%s\n", c)
