@@ -24,6 +24,16 @@ type Manifest struct {
 	Models     *Models     `json:"models,omitempty" yaml:"models,omitempty"`
 	Slurm      Slurm       `json:"slurm" yaml:"slurm"`
 	Job        Job         `json:"job" yaml:"job"`
+	LogScan    LogScan     `json:"logScan" yaml:"logScan"`
+}
+
+// LogScan is how benchmark logs are scanned for errors: a line that contains one of Errors
+// and none of Benign fails the benchmark, even at exit 0. Nil lists: the defaults
+// (package logscan).
+type LogScan struct {
+	Disabled bool     `json:"disabled,omitempty" yaml:"disabled,omitempty"`
+	Errors   []string `json:"errors,omitempty" yaml:"errors,omitempty"`
+	Benign   []string `json:"benign,omitempty" yaml:"benign,omitempty"`
 }
 
 // Job holds how the nodes of a job supervise each other.
@@ -143,6 +153,9 @@ type Benchmark struct {
 	// (every node stops its container) or let the others continue. Empty: the default,
 	// see Aborts.
 	OnFailure string `json:"onFailure,omitempty" yaml:"onFailure,omitempty"`
+	// NoLogScan turns the log error scan off for this benchmark (logScan: false, or a MAD
+	// model's log_error_pattern_scan: false).
+	NoLogScan bool `json:"noLogScan,omitempty" yaml:"noLogScan,omitempty"`
 	// Model is set for benchmarks imported from a MAD catalog.
 	Model *Model `json:"model,omitempty" yaml:"model,omitempty"`
 }

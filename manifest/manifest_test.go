@@ -108,6 +108,9 @@ func TestInvalidManifests(t *testing.T) {
 		want             []string // "line: path: fragment"
 	}{
 		{"unknown field", "m.yaml", okHead + okBench + "gpus: {vendor: amd}\n", []string{`4: gpus: unknown field, did you mean "gpu"?`}},
+		{"log scan blank pattern", "m.yaml", okHead + okBench + "logScan: {errors: [\"NCCL WARN\", \" \"]}\n", []string{`4: logScan.errors[1]: " " is not a pattern`}},
+		{"log scan no errors", "m.yaml", okHead + okBench + "logScan: {errors: []}\n", []string{"4: logScan.errors: is empty: to turn the scan off, write logScan: {enabled: false}"}},
+		{"log scan not a bool", "m.yaml", okHead + "benchmarks: [{name: b, command: [x], logScan: maybe}]\n", []string{"3: benchmarks[0].logScan:"}},
 		{"unknown nested", "m.yaml", okHead + "benchmarks: [{name: b, command: [x], timout: 1h}]\n", []string{`3: benchmarks[0].timout: unknown field, did you mean "timeout"?`}},
 		{"wrong type", "m.yaml", okHead + okBench + "passEnv: NCCL_*\n", []string{"4: passEnv: must be a list"}},
 		{"duplicate key yaml", "m.yaml", okHead + okBench + "env: {A: 1}\nenv: {B: 2}\n", []string{`5: duplicate key "env" (first defined at line 4)`}},

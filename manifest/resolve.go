@@ -175,6 +175,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		m.PassEnv = append(m.PassEnv, g)
 	}
 	m.Container = r.container(s.Container)
+	m.LogScan = r.logScan(s.LogScan)
 	m.Benchmarks = r.benchmarks(s.Benchmarks)
 	if s.Models != nil {
 		m.Models = r.models(s.Models)

@@ -238,6 +238,7 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 			}
 		}
 		b.Env = r.env(fp+".env", s.Env)
+		b.NoLogScan = s.LogScan != nil && !*s.LogScan
 		switch s.OnFailure {
 		case "", OnFailureAbort, OnFailureContinue:
 			b.OnFailure = s.OnFailure
@@ -273,6 +274,28 @@ func (r *resolver) models(s *ModelsSpec) *Models {
 		}
 	}
 	return m
+}
+
+func (r *resolver) logScan(s LogScanSpec) LogScan {
+	l := LogScan{Disabled: s.Enabled != nil && !*s.Enabled}
+	check := func(field string, list []string) []string {
+		for i, p := range list {
+			if strings.TrimSpace(p) == "" || strings.ContainsAny(p, "\n\r") {
+				r.p.add(index("logScan."+field, i), "%s is not a pattern: give the text a log line contains (one line, not blank)", quote(p))
+			}
+		}
+		return list
+	}
+	if s.Errors != nil {
+		l.Errors = check("errors", s.Errors)
+		if len(s.Errors) == 0 {
+			r.p.add("logScan.errors", "is empty: to turn the scan off, write logScan: {enabled: false}")
+		}
+	}
+	if s.Benign != nil {
+		l.Benign = check("benign", s.Benign)
+	}
+	return l
 }
 
 func (r *resolver) job(s JobSpec) Job {

@@ -18,6 +18,14 @@ type Spec struct {
 	Models     *ModelsSpec       `json:"models"`
 	Slurm      SlurmSpec         `json:"slurm"`
 	Job        JobSpec           `json:"job"`
+	LogScan    LogScanSpec       `json:"logScan"`
+}
+
+// LogScanSpec says how benchmark logs are scanned for errors (madengine's log error scan).
+type LogScanSpec struct {
+	Enabled *bool    `json:"enabled"`
+	Errors  []string `json:"errors"`
+	Benign  []string `json:"benign"`
 }
 
 // JobSpec holds how the nodes of a job supervise each other.
@@ -64,6 +72,8 @@ type BenchmarkSpec struct {
 	Tags    []string          `json:"tags"`
 	// OnFailure is "abort" or "continue"; empty: abort when the job has more than one node.
 	OnFailure string `json:"onFailure"`
+	// LogScan false turns the log error scan off for this benchmark.
+	LogScan *bool `json:"logScan"`
 }
 
 // ModelsSpec imports benchmarks from a madengine/MAD models.json catalog.

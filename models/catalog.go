@@ -32,6 +32,7 @@ type Model struct {
 	Timeout           int // seconds; 0 means the default
 	MultipleResults   string
 	SkipGPUArch       []string
+	NoLogScan         bool              // log_error_pattern_scan: false
 	Extra             map[string]string // keys benchctl does not use, kept as JSON text
 	Line              int
 }
@@ -45,7 +46,7 @@ type Catalog struct {
 
 var known = map[string]bool{"name": true, "url": true, "dockerfile": true, "scripts": true, "n_gpus": true,
 	"owner": true, "training_precision": true, "tags": true, "args": true, "timeout": true,
-	"multiple_results": true, "skip_gpu_arch": true}
+	"multiple_results": true, "skip_gpu_arch": true, "log_error_pattern_scan": true}
 
 // Load reads a MAD-style catalog: a JSON list of model objects. Problems are returned
 // together as a *manifest.Error, located by line; unknown keys are kept, with a warning.
@@ -162,6 +163,14 @@ func (c *Catalog) model(it *manifest.Node, fp string, add addFunc) Model {
 				add(v.Line, kp, "must be a number of seconds up to a year (-1 or 0 for the default), got %q", v.Value)
 			}
 			m.Timeout = t
+		case "log_error_pattern_scan":
+			switch strings.ToLower(v.Value) {
+			case "true", "1", "yes":
+			case "false", "0", "no":
+				m.NoLogScan = v.Kind == manifest.ScalarNode
+			default:
+				add(v.Line, kp, "must be true or false, got %q", v.Value)
+			}
 		case "n_gpus":
 			if v.Kind != manifest.ScalarNode {
 				add(v.Line, kp, "must be a number as a string, e.g. \"8\" or \"-1\"")

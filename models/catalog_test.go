@@ -154,3 +154,33 @@ func TestManifestImportsCatalog(t *testing.T) {
 		t.Errorf("catalog problem: %v", err)
 	}
 }
+
+// madengine's per-model log_error_pattern_scan: false turns the scan off for that model;
+// anything but a boolean is an error with its line.
+func TestLogErrorPatternScanKey(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "models.json")
+	os.WriteFile(p, []byte(`[
+ {"name": "a", "scripts": "run.sh", "tags": ["x"], "log_error_pattern_scan": false},
+ {"name": "b", "scripts": "run.sh", "tags": ["x"], "log_error_pattern_scan": true},
+ {"name": "c", "scripts": "run.sh", "tags": ["x"]}
+]`), 0o644)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false, false} {
+		b, err := c.Models[i].Benchmark(p)
+		if err != nil || b.NoLogScan != want {
+			t.Errorf("%s: NoLogScan %v, want %v (%v)", c.Models[i].Name, b.NoLogScan, want, err)
+		}
+	}
+	if len(c.Warnings) != 0 {
+		t.Errorf("warnings: %v", c.Warnings)
+	}
+	os.WriteFile(p, []byte(`[
+ {"name": "a", "scripts": "run.sh", "log_error_pattern_scan": "sometimes"}
+]`), 0o644)
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), `:2: `) || !strings.Contains(err.Error(), `must be true or false, got "sometimes"`) {
+		t.Fatalf("a bad value: %v", err)
+	}
+}

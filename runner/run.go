@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/logscan"
 
 	"github.com/moby/moby/client"
 
@@ -487,6 +488,21 @@ func inspectRef(ctx context.Context, eng *client.Client, ref string) (string, er
 	return res.ID, nil
 }
 
+// logScanner is the log error scan of a benchmark, or nil when it is off.
+func logScanner(l manifest.LogScan, b manifest.Benchmark) *logscan.Scanner {
+	if l.Disabled || b.NoLogScan {
+		return nil
+	}
+	rules := logscan.Defaults()
+	if l.Errors != nil {
+		rules.Errors = l.Errors
+	}
+	if l.Benign != nil {
+		rules.Benign = l.Benign
+	}
+	return logscan.New(rules)
+}
+
 // containerUser is the user a container of the image runs as: the manifest's
 // container.user, else the image's USER ("" for root, or when the engine cannot say).
 func containerUser(ctx context.Context, eng *client.Client, manifestUser, ref string) string {
@@ -518,8 +534,18 @@ func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Ben
 	if stream == nil {
 		stream = io.Discard
 	}
-	pw := &prefixWriter{w: stream, prefix: fmt.Sprintf("[r%d %s %s] ", r.node.Rank, r.node.Host, b.Name)}
-	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), r.nd.Log(b.Name), diagDir, pw, defaultBudget())
+	var out io.Writer = &prefixWriter{w: stream, prefix: fmt.Sprintf("[r%d %s %s] ", r.node.Rank, r.node.Host, b.Name)}
+	scan := logScanner(r.o.Manifest.LogScan, b)
+	if scan != nil {
+		out = io.MultiWriter(out, scan)
+	}
+	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), r.nd.Log(b.Name), diagDir, out, defaultBudget())
+	if res.Outcome == OutcomeSuccess && scan != nil {
+		if m := scan.Match(); m != nil { // madengine's rule: an error in the log fails the run, whatever the exit code
+			res = execResult{Outcome: OutcomeFailure, ExitCode: res.ExitCode,
+				Err: fmt.Errorf("the container exited 0, but its log has an error: %s (turn the scan off with logScan: false)", m)}
+		}
+	}
 	end := time.Now().UTC()
 	r.st.update(func(s *Status) {
 		bs := &s.Benchmarks[len(s.Benchmarks)-1]

@@ -26,6 +26,7 @@ type options struct {
 	failRank  int
 	failAfter time.Duration
 	exitCode  int
+	say       string
 }
 
 // parseFlags reads the command line; ok is false, with the message on stderr, when it is
@@ -37,6 +38,7 @@ func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) 
 	fs.IntVar(&o.failRank, "fail-rank", -1, "the node rank that fails on purpose (-1: none)")
 	fs.IntVar(&o.exitCode, "exit-code", 3, "exit status of the failing rank (1-255)")
 	fs.DurationVar(&o.failAfter, "fail-after", 0, "how long the failing rank runs before it fails, e.g. 2s")
+	fs.StringVar(&o.say, "say", "", "a line to print on stderr first (e.g. a Python error, to test the log error scan)")
 	if code, ok := example.ParseFlags(fs, args); !ok {
 		return o, code, false
 	}
@@ -76,6 +78,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	fmt.Fprintf(stderr, "dummy: node rank %d of %d, %d rows\n", e.Rank, e.NNodes, o.rows)
+	if o.say != "" {
+		fmt.Fprintln(stderr, o.say)
+	}
 	if e.Rank == o.failRank {
 		if o.failAfter > 0 {
 			fmt.Fprintf(stderr, "dummy: node rank %d fails in %s\n", e.Rank, o.failAfter)

@@ -1,0 +1,158 @@
+package logscan
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// DefaultErrors are the error patterns a log is scanned for unless a manifest says
+// otherwise, modelled on madengine's log error scan.
+var DefaultErrors = []string{
+	"OutOfMemoryError",
+	"HIP out of memory",
+	"CUDA out of memory",
+	"RuntimeError:",
+	"AssertionError:",
+	"ValueError:",
+	"Traceback (most recent call last)",
+	"FAILED",
+	"failed (exitcode:",
+	"Segmentation fault",
+	"core dumped",
+}
+
+// DefaultBenign are lines that contain an error pattern but are not errors: a line with
+// one of these is never a match.
+var DefaultBenign = []string{
+	"Failed to establish connection to the metrics exporter agent",
+	"RpcError: Running out of retries to initialize the metrics agent",
+	"Metrics will not be exported",
+	"0 FAILED",
+	"FAILED: 0",
+}
+
+// MaxLine is how much of one line is scanned; the rest of a longer line is skipped.
+const MaxLine = 64 << 10
+
+// maxQuote is how much of a matching line a Match keeps.
+const maxQuote = 500
+
+// Rules are the patterns a log is scanned with: plain substrings, case-sensitive.
+type Rules struct {
+	Errors []string
+	Benign []string
+}
+
+// Defaults are DefaultErrors and DefaultBenign.
+func Defaults() Rules { return Rules{Errors: DefaultErrors, Benign: DefaultBenign} }
+
+// Match is the first line that matched an error pattern.
+type Match struct {
+	Line    int    // 1-based
+	Pattern string // the error pattern it contains
+	Text    string // the line, cut to 500 bytes
+}
+
+func (m *Match) String() string {
+	return fmt.Sprintf("line %d contains the error pattern %q: %s", m.Line, m.Pattern, m.Text)
+}
+
+// Scanner finds the first matching line of what is written to it. It is safe for
+// concurrent use (the container's stdout and stderr may be copied by two goroutines).
+type Scanner struct {
+	mu      sync.Mutex
+	rules   Rules
+	line    int
+	buf     []byte // the current line, up to MaxLine
+	skip    bool   // the current line is past MaxLine
+	match   *Match
+	errBs   [][]byte
+	benigns [][]byte
+}
+
+// New returns a scanner for rules (nothing matches when rules.Errors is empty).
+func New(rules Rules) *Scanner {
+	s := &Scanner{rules: rules}
+	for _, p := range rules.Errors {
+		if p != "" {
+			s.errBs = append(s.errBs, []byte(p))
+		}
+	}
+	for _, p := range rules.Benign {
+		if p != "" {
+			s.benigns = append(s.benigns, []byte(p))
+		}
+	}
+	return s
+}
+
+// Write scans p; it never fails.
+func (s *Scanner) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(p)
+	if s.match != nil || len(s.errBs) == 0 {
+		return n, nil // the first match is kept; nothing more to look for
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if !s.skip {
+			room := MaxLine - len(s.buf)
+			if len(chunk) > room {
+				s.buf = append(s.buf, chunk[:room]...)
+				s.skip = true
+			} else {
+				s.buf = append(s.buf, chunk...)
+			}
+		}
+		if i < 0 {
+			break
+		}
+		s.endLine()
+		if s.match != nil {
+			break
+		}
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// endLine checks the current line and starts the next.
+func (s *Scanner) endLine() {
+	s.line++
+	line := bytes.TrimRight(s.buf, "\r")
+	for _, e := range s.errBs {
+		if !bytes.Contains(line, e) {
+			continue
+		}
+		benign := false
+		for _, b := range s.benigns {
+			benign = benign || bytes.Contains(line, b)
+		}
+		if !benign {
+			text := strings.ToValidUTF8(string(line[:min(len(line), maxQuote)]), "?")
+			s.match = &Match{Line: s.line, Pattern: string(e), Text: strings.TrimSpace(text)}
+		}
+		break
+	}
+	s.buf, s.skip = s.buf[:0], false
+	if cap(s.buf) > 4*4096 && s.match == nil {
+		s.buf = nil // do not keep a long line's buffer
+	}
+}
+
+// Match returns the first matching line, including a last line without a newline.
+func (s *Scanner) Match() *Match {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.match == nil && len(s.buf) > 0 {
+		s.endLine()
+	}
+	return s.match
+}
