@@ -121,6 +121,10 @@ type Container struct {
 	CapAdd  []string `json:"capAdd,omitempty" yaml:"capAdd,omitempty"`
 	Devices []Device `json:"devices,omitempty" yaml:"devices,omitempty"`
 	Ulimits []Limit  `json:"ulimits,omitempty" yaml:"ulimits,omitempty"` // sorted by name
+	// SecurityOpt and GroupAdd come from container.extraOptions (--security-opt,
+	// --group-add). The options' text is not kept: an -e value could be a credential.
+	SecurityOpt []string `json:"securityOpt,omitempty" yaml:"securityOpt,omitempty"`
+	GroupAdd    []string `json:"groupAdd,omitempty" yaml:"groupAdd,omitempty"`
 }
 
 // Device is a host device given to the container.

@@ -164,6 +164,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		m.Image = r.image(s.Image)
 	}
 	m.GPU = r.gpu(s.GPU)
+	extra := r.extraOptions(s)
 	m.Mounts = r.mounts(s.Mounts)
 	m.Env = r.env("env", s.Env)
 	for i, g := range s.PassEnv {
@@ -175,6 +176,9 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		m.PassEnv = append(m.PassEnv, g)
 	}
 	m.Container = r.container(s.Container)
+	if extra != nil {
+		m.Container.SecurityOpt, m.Container.GroupAdd = extra.SecurityOpt, extra.GroupAdd
+	}
 	m.LogScan = r.logScan(s.LogScan)
 	m.Benchmarks = r.benchmarks(s.Benchmarks)
 	if s.Models != nil {

@@ -59,6 +59,9 @@ type ContainerSpec struct {
 	CapAdd  []string          `json:"capAdd"`
 	Devices []string          `json:"devices"`
 	Ulimits map[string]Ulimit `json:"ulimits"`
+	// ExtraOptions are docker-run flags (a string, or a list of words), parsed into the
+	// fields above and env and mounts: see RunFlags.
+	ExtraOptions ArgsSpec `json:"extraOptions"`
 }
 
 // BenchmarkSpec is one benchmark: a command run in the image on every node.

@@ -105,3 +105,22 @@ func TestSkipArch(t *testing.T) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// --security-opt and --group-add from container.extraOptions reach the Engine API (the
+// GPU's groups kept), and the dry run shows them.
+func TestExtraOptionsReachTheEngine(t *testing.T) {
+	m := &manifest.Manifest{Name: "m", Container: manifest.Container{Network: "host", IPC: "host",
+		SecurityOpt: []string{"seccomp=unconfined"}, GroupAdd: []string{"video"}}}
+	acc := amdNode(1)
+	acc.GroupAdd = []string{"44"}
+	spec := BuildSpec(m, manifest.Benchmark{Name: "b", Command: []string{"x"}}, Node{World: 1}, "img", "", "/r", acc, nil)
+	_, hc := spec.Config()
+	if !slicesEqual(hc.SecurityOpt, []string{"seccomp=unconfined"}) || !slicesEqual(hc.GroupAdd, []string{"44", "video"}) {
+		t.Fatalf("host config: security %v groups %v", hc.SecurityOpt, hc.GroupAdd)
+	}
+	if run := spec.DockerRun(); !strings.Contains(run, "--security-opt seccomp=unconfined") || !strings.Contains(run, "--group-add video") {
+		t.Fatalf("dry run: %s", run)
+	}
+}
+
+func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }

@@ -140,7 +140,8 @@ func (s Spec) Config() (*container.Config, *container.HostConfig) {
 		IpcMode:     container.IpcMode(s.Container.IPC),
 		ShmSize:     s.Container.ShmSize,
 		CapAdd:      s.Container.CapAdd,
-		GroupAdd:    s.GPU.GroupAdd,
+		GroupAdd:    append(append([]string{}, s.GPU.GroupAdd...), s.Container.GroupAdd...),
+		SecurityOpt: s.Container.SecurityOpt,
 	}
 	for _, m := range s.Mounts {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
@@ -168,8 +169,11 @@ func (s Spec) DockerRun() string {
 	for _, c := range s.Container.CapAdd {
 		a = append(a, "--cap-add", c)
 	}
-	for _, g := range s.GPU.GroupAdd {
+	for _, g := range append(append([]string{}, s.GPU.GroupAdd...), s.Container.GroupAdd...) {
 		a = append(a, "--group-add", g)
+	}
+	for _, o := range s.Container.SecurityOpt {
+		a = append(a, "--security-opt", o)
 	}
 	for _, d := range append(append([]manifest.Device{}, s.Container.Devices...), s.GPU.Devices...) {
 		a = append(a, "--device", d.Host+":"+d.Container+":"+d.Permissions)
