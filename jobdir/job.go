@@ -37,6 +37,8 @@ type Job struct {
 	Image           JobImage    `json:"image,omitzero"` // set once rank 0 has the image
 	// Benchmarks are the ones run (benchctl run --benchmarks); empty: all of the manifest's.
 	Benchmarks []string `json:"benchmarks,omitempty"`
+	// BuildNumber is $BUILD_NUMBER where rank 0 ran (a CI build, as madengine records it).
+	BuildNumber string `json:"buildNumber,omitempty"`
 
 	snapshot json.RawMessage // the manifest as written
 }
@@ -91,6 +93,10 @@ type JobImage struct {
 	ID  string `json:"id"`
 	Key string `json:"key"`
 	Tag string `json:"tag"`
+	// Base is the image it was built FROM (or the image.ref used as it is); GitCommit the
+	// commit of the build context's git repository, when it is in one.
+	Base      string `json:"base,omitempty"`
+	GitCommit string `json:"gitCommit,omitempty"`
 }
 
 // JobManifest is the part of the resolved manifest that perf.csv's columns come from.

@@ -74,6 +74,11 @@ type Status struct {
 	FinishedAt *time.Time        `json:"finishedAt,omitempty"`
 	Phases     []PhaseStatus     `json:"phases"`
 	Benchmarks []BenchmarkStatus `json:"benchmarks"`
+	// The node's GPUs, from its inventory: how many, their architecture (gfx942, sm_90)
+	// and product name; empty without GPUs.
+	GPUCount int    `json:"gpuCount,omitempty"`
+	GPUArch  string `json:"gpuArch,omitempty"`
+	GPUName  string `json:"gpuName,omitempty"`
 }
 
 // PhaseStatus is one phase of a node's run: context, barrier, image, run, results.
@@ -97,6 +102,8 @@ type BenchmarkStatus struct {
 	DurationSeconds float64    `json:"durationSeconds"`
 	Log             string     `json:"log"`
 	Diagnostics     string     `json:"diagnostics,omitempty"`
+	// GPUs is how many GPUs the benchmark's container got on this node.
+	GPUs int `json:"gpus,omitempty"`
 }
 
 // Running reports whether the node says it is still at work: outcome running and no end.

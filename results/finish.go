@@ -40,6 +40,14 @@ func (a *aggregator) finish() *Summary {
 	if s.Image.ID == "" {
 		s.Image.ID, s.Image.Key = a.commonImage(), a.imageKey
 	}
+	if len(a.archs) > 0 {
+		archs := make([]string, 0, len(a.archs))
+		for k := range a.archs {
+			archs = append(archs, k)
+		}
+		slices.Sort(archs)
+		s.GPUArch = strings.Join(archs, ",")
+	}
 	if len(a.images) > 1 {
 		a.problem("the nodes ran different images: %s", a.imageCounts())
 	}

@@ -43,9 +43,10 @@ type aggregator struct {
 	problems []string
 	images   map[string]int // image id -> nodes (bounded)
 	imageKey string
-	world    int // largest world a status claimed
-	minWorld int // smallest world a status claimed (0: none did)
-	statuses int // status files read
+	world    int            // largest world a status claimed
+	minWorld int            // smallest world a status claimed (0: none did)
+	archs    map[string]int // GPU architectures the nodes reported, and how many of each
+	statuses int            // status files read
 }
 
 // benchAgg is one benchmark's running aggregation.
@@ -64,10 +65,13 @@ type benchAgg struct {
 	// (skip_gpu_arch); skipWhy is the first such node's reason.
 	archSkipped int
 	skipWhy     string
-	durN        int
-	durMin      float64
-	durMax      float64
-	durSum      float64
+	// gpus is the GPUs the benchmark's containers got, summed over the nodes; gpusPerNode
+	// the most on one node.
+	gpus, gpusPerNode int
+	durN              int
+	durMin            float64
+	durMax            float64
+	durSum            float64
 }
 
 // cand is a compact Candidate.
@@ -216,6 +220,12 @@ func (a *aggregator) add(nd *nodeData) {
 			a.world = max(a.world, st.World)
 		}
 		a.statuses++
+		if st.GPUArch != "" && (a.archs[st.GPUArch] > 0 || len(a.archs) < 16) {
+			if a.archs == nil {
+				a.archs = map[string]int{}
+			}
+			a.archs[st.GPUArch]++
+		}
 		if st.Rank != nd.rank || (st.Host != "" && st.Host != nd.host) {
 			a.problem("nodes/%s/status.json says rank %d host %q", nd.dir, st.Rank, st.Host)
 		}
@@ -280,6 +290,10 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 		b.durMax = max(b.durMax, d)
 		b.durSum += d
 		b.durN++
+	}
+	if bs != nil && bs.GPUs > 0 {
+		b.gpus += bs.GPUs
+		b.gpusPerNode = max(b.gpusPerNode, bs.GPUs)
 	}
 	state, f := benchState(kind, nf, bs)
 	switch state {

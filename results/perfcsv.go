@@ -182,6 +182,15 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 	if n, err := strconv.Atoi(perNode); err == nil && n >= 0 {
 		set("n_gpus", strconv.Itoa(n*world))
 	}
+	if b.GPUs > 0 { // what the containers really got, as the nodes recorded it
+		set("gpus_per_node", strconv.Itoa(b.GPUsPerNode))
+		set("n_gpus", strconv.Itoa(b.GPUs))
+	}
+	set("gpu_architecture", s.GPUArch)
+	if s.job != nil {
+		set("build_number", s.job.BuildNumber)
+	}
+	set("git_commit", s.Image.GitCommit)
 	if jb != nil {
 		set("tags", strings.Join(jb.Tags, ","))
 	}
@@ -191,6 +200,9 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 		}
 		if m.Image.Dockerfile == "" {
 			set("base_docker", m.Image.Ref)
+		}
+		if s.Image.Base != "" {
+			set("base_docker", s.Image.Base)
 		}
 	}
 	set("docker_sha", s.Image.ID)

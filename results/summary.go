@@ -30,6 +30,7 @@ type Summary struct {
 	CollectedAt     time.Time          `json:"collectedAt"`
 	StartedAt       *time.Time         `json:"startedAt,omitempty"`
 	Image           jobdir.JobImage    `json:"image"`
+	GPUArch         string             `json:"gpuArch,omitempty"` // the nodes' GPU architectures, comma-separated
 	Partial         bool               `json:"partial"`
 	Scheduler       string             `json:"scheduler,omitempty"` // Slurm's job state, when it knew the job
 	Status          string             `json:"status"`              // SUCCESS or FAILURE
@@ -96,6 +97,10 @@ type BenchmarkSummary struct {
 	OtherKeys  []string      `json:"otherKeys,omitempty"` // rows other nodes reported that the winner's CSV lacks
 	// RowsOmitted counts the rows summary.json leaves out (MaxSummaryRows); perf.csv has them.
 	RowsOmitted int `json:"rowsOmitted,omitempty"`
+	// GPUs is how many GPUs its containers got, over all nodes; GPUsPerNode the most on one
+	// node (0: the nodes did not say).
+	GPUs        int `json:"gpus,omitempty"`
+	GPUsPerNode int `json:"gpusPerNode,omitempty"`
 
 	table  *Table // the winner's CSV (nil without a winner)
 	states []byte // one state per rank (st* constants)

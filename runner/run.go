@@ -208,6 +208,11 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		r.failEarly(ctx, err)
 		return err
 	}
+	if len(gpus.System) > 0 {
+		r.st.update(func(s *Status) {
+			s.GPUCount, s.GPUArch, s.GPUName = len(gpus.System), gpus.System[0].Arch, gpus.System[0].Name
+		})
+	}
 	// Each model's GPUs (n_gpus) and skip_gpu_arch are decided before any container starts.
 	access, skips := make([]GPUAccess, len(benches)), make([]string, len(benches))
 	for i, b := range benches {
@@ -527,7 +532,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Ben
 	spec := BuildSpec(r.o.Manifest, b, r.node, img.runRef(), img.key, resultsDir, gpus, r.o.Environ)
 	start := time.Now().UTC()
 	r.st.update(func(s *Status) {
-		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeRunning, StartedAt: start, Log: logName})
+		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeRunning, StartedAt: start, Log: logName, GPUs: len(gpus.GPUs)})
 	})
 	r.log.Info("benchmark starting", "benchmark", b.Name, "container", spec.Name, "timeout", time.Duration(b.Timeout).String())
 	stream := r.o.Stream
@@ -594,7 +599,14 @@ func (r *nodeRun) writeJob(img *resolvedImage) error {
 		return err
 	}
 	if img != nil {
-		j.Image = jobdir.JobImage{ID: img.id, Key: img.key, Tag: img.ref}
+		j.Image = jobdir.JobImage{ID: img.id, Key: img.key, Tag: img.ref, Base: r.o.Manifest.Image.Ref}
+		if r.o.Manifest.Image.Builds() {
+			p := image.ProvenanceOf(image.InputFromManifest(r.o.Manifest))
+			j.Image.Base, j.Image.GitCommit = p.Base, p.GitCommit
+		}
+	}
+	if v, ok := r.o.Lookup("BUILD_NUMBER"); ok {
+		j.BuildNumber = strings.TrimSpace(v)
 	}
 	if len(r.o.Benchmarks) > 0 { // --benchmarks: collect expects only these
 		for _, b := range r.benches {

@@ -3,10 +3,12 @@ package tests
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -43,8 +45,22 @@ benchmarks:
 			t.Errorf("%s optout: %s: %s", d, opt.Outcome, opt.Error)
 		}
 	}
-	code, cout, cerr := benchctlRun(t, tb.Env(), "collect", id, "--shared-dir", shared)
-	if code != 3 || !strings.Contains(cout, "swallowed") || !strings.Contains(cout, "FAILURE") {
+	code, cout, cerr := benchctlRun(t, tb.Env(), "collect", id, "--shared-dir", shared, "--format", "csv")
+	if code != 3 || !strings.Contains(cout, "RuntimeError") || !strings.Contains(cout, "FAILURE") {
 		t.Fatalf("collect: exit %d\n%s\n%s", code, cout, cerr)
+	}
+	// job.json records the image's provenance for perf.csv: its base and the commit of
+	// the repository its build context is in (this checkout).
+	j, err := jobdir.ReadJob(filepath.Join(shared, "jobs", id, "job.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Image.Base != "scratch" {
+		t.Errorf("base %q, want scratch", j.Image.Base)
+	}
+	if head, err := exec.Command("git", "-C", repoPath(t, "."), "rev-parse", "HEAD").Output(); err == nil {
+		if want := strings.TrimSpace(string(head)); j.Image.GitCommit != want || !strings.Contains(cout, want) {
+			t.Errorf("git commit %q, want %q (and in perf.csv)", j.Image.GitCommit, want)
+		}
 	}
 }
