@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -32,6 +33,8 @@ type modelsListOptions struct {
 	catalog string
 	tags    []string
 	output  string
+	vendor  string
+	guestOS string
 }
 
 func newModelsListCmd(io streams) *cobra.Command {
@@ -52,24 +55,35 @@ the tags (a model's name also works as a tag; "all" lists everything).`,
 			if err := checkOutput("--output", opts.output, "table", "json"); err != nil {
 				return err
 			}
+			if opts.vendor != "" {
+				if err := checkOutput("--gpu-vendor", strings.ToLower(opts.vendor), "amd", "nvidia"); err != nil {
+					return err
+				}
+			}
 			return modelsListRun(io, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.catalog, "catalog", "", "models.json catalog file")
 	cmd.Flags().StringSliceVar(&opts.tags, "tags", nil, "select models with any of these tags (comma-separated; all = every model)")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
+	cmd.Flags().StringVar(&opts.vendor, "gpu-vendor", "", "show the Dockerfile each model's dockerfile prefix gives for this GPU vendor (amd or nvidia), by its CONTEXT line")
+	cmd.Flags().StringVar(&opts.guestOS, "guest-os", "", "with --gpu-vendor: the guest_os the Dockerfile must be for (e.g. UBUNTU), when several match")
 	_ = cmd.MarkFlagFilename("catalog", "json")
 	return cmd
 }
 
 type modelRow struct {
-	Name     string   `json:"name"`
-	Tags     []string `json:"tags"`
-	NGPUs    string   `json:"nGPUs,omitempty"`
-	Timeout  string   `json:"timeout"`
-	Command  []string `json:"command"`
-	Results  string   `json:"results,omitempty"`
-	Warnings []string `json:"-"`
+	Name    string   `json:"name"`
+	Tags    []string `json:"tags"`
+	NGPUs   string   `json:"nGPUs,omitempty"`
+	Timeout string   `json:"timeout"`
+	Command []string `json:"command"`
+	Results string   `json:"results,omitempty"`
+	// Dockerfile is what the model's dockerfile prefix gives for --gpu-vendor; DockerfileError
+	// why it gives none.
+	Dockerfile      string   `json:"dockerfile,omitempty"`
+	DockerfileError string   `json:"dockerfileError,omitempty"`
+	Warnings        []string `json:"-"`
 }
 
 func modelsListRun(io streams, opts *modelsListOptions) error {
@@ -97,8 +111,18 @@ func modelsListRun(io streams, opts *modelsListOptions) error {
 		if err != nil {
 			return fmt.Errorf("%s:%d: %s: %w", c.Path, m.Line, m.Name, err)
 		}
-		rows = append(rows, modelRow{Name: m.Name, Tags: m.Tags, NGPUs: m.NGPUs, Timeout: time.Duration(b.Timeout).String(),
-			Command: b.Command, Results: b.Results})
+		row := modelRow{Name: m.Name, Tags: m.Tags, NGPUs: m.NGPUs, Timeout: time.Duration(b.Timeout).String(),
+			Command: b.Command, Results: b.Results}
+		if opts.vendor != "" {
+			df, err := models.ResolveDockerfile(filepath.Dir(c.Path), m.Name, m.Dockerfile, opts.vendor, opts.guestOS)
+			if err != nil {
+				row.DockerfileError = err.Error()
+				slog.Warn(err.Error())
+			} else if rel, rerr := filepath.Rel(filepath.Dir(c.Path), df); rerr == nil {
+				row.Dockerfile = rel
+			}
+		}
+		rows = append(rows, row)
 	}
 	if opts.output == "json" {
 		enc := json.NewEncoder(io.out)
@@ -106,11 +130,23 @@ func modelsListRun(io streams, opts *modelsListOptions) error {
 		return enc.Encode(rows)
 	}
 	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTAGS\tGPUS\tTIMEOUT\tCOMMAND")
+	head := "NAME\tTAGS\tGPUS\tTIMEOUT\tCOMMAND"
+	if opts.vendor != "" {
+		head = "NAME\tTAGS\tGPUS\tTIMEOUT\tDOCKERFILE\tCOMMAND"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rows {
 		gpus := r.NGPUs
 		if gpus == "" || gpus == "-1" {
 			gpus = "all"
+		}
+		if opts.vendor != "" {
+			df := r.Dockerfile
+			if df == "" {
+				df = "- (see the warning)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, strings.Join(r.Tags, ","), gpus, r.Timeout, df, strings.Join(r.Command, " "))
+			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, strings.Join(r.Tags, ","), gpus, r.Timeout, strings.Join(r.Command, " "))
 	}
