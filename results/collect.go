@@ -25,6 +25,8 @@ type CollectOptions struct {
 	Attempt   int  // negative: the newest attempt
 	Partial   bool // collect a job that is still running
 	AppendTo  string
+	// Baseline is an earlier perf.csv: relative_change compares with it.
+	Baseline string
 	// Scheduler asks the batch system about the job; nil decides from the status files
 	// alone. An error is reported as a warning and the status files decide.
 	Scheduler func(ctx context.Context, jobID string) (SchedulerState, error)
@@ -57,6 +59,13 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 			return nil, err
 		}
 	}
+	var base *Table
+	if opts.Baseline != "" {
+		var err error
+		if base, err = readBaseline(opts.Baseline); err != nil {
+			return nil, err
+		}
+	}
 	dir, err := jobdir.Layout{Shared: opts.SharedDir}.Find(opts.JobID, opts.Attempt)
 	if err != nil {
 		return nil, err
@@ -84,6 +93,11 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 	}
 	c.Summary = s
 	c.Perf = PerfTable(s)
+	if base != nil {
+		if n := ApplyBaseline(c.Perf, base); n < len(c.Perf.Rows) {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("the baseline %s has a comparable row for %d of %d rows; relative_change is empty for the others", opts.Baseline, n, len(c.Perf.Rows)))
+		}
+	}
 	if c.Written, err = WriteOutputs(dir.Path, s, c.Perf); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ type collectOptions struct {
 	partial   bool
 	output    string
 	format    string
+	baseline  string
 }
 
 func newCollectCmd(io streams) *cobra.Command {
@@ -45,7 +46,9 @@ scontrol, then sacct for a job that slurmctld has forgotten) when it is there, e
 status files decide; collect says so when Slurm accounting is off. With --partial, nodes
 still running are shown as running, never as SUCCESS: a benchmark they still run, and the
 job, are FAILURE ("partial: 1 of 4 nodes still running"). -o appends the rows to your own
-perf.csv under a lock (header union, atomic rewrite).
+perf.csv under a lock (header union, atomic rewrite). --baseline compares with an earlier
+perf.csv: relative_change is the change of each row's performance against the row with the
+same model, metric and key columns there, in percent.
 
 Exit codes: 0 all benchmarks succeeded, 1 the job is still running (without --partial) or
 the folders could not be read, 3 a benchmark or node failed (with --partial: or nodes are
@@ -53,6 +56,7 @@ still running), 4 no such job or bad flags.`,
 		Example: `  benchctl collect 123456
   benchctl collect 123456 --attempt 0 --format markdown
   benchctl collect 123456 --partial -o ~/perf.csv
+  benchctl collect 123457 --baseline ~/perf-last-week.csv
   BENCHCTL_SHARED_DIR=/shared/benchctl benchctl collect 123456 --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -76,6 +80,7 @@ still running), 4 no such job or bad flags.`,
 	f.BoolVar(&opts.partial, "partial", false, "collect a job that is still running; running nodes are shown as running, never as SUCCESS")
 	f.StringVarP(&opts.output, "output", "o", "", "also append the rows to this perf.csv (locked, header union, atomic)")
 	f.StringVar(&opts.format, "format", results.FormatTable, "stdout format: table, csv, json or markdown")
+	f.StringVar(&opts.baseline, "baseline", "", "an earlier perf.csv: fill relative_change with the change against it, in percent")
 	_ = cmd.MarkFlagFilename("output", "csv")
 	return cmd
 }
@@ -87,7 +92,7 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	}
 	started, lastLog := time.Now(), time.Now()
 	col, err := results.Collect(ctx, results.CollectOptions{
-		SharedDir: dir, JobID: jobID, Attempt: opts.attempt, Partial: opts.partial, AppendTo: opts.output,
+		SharedDir: dir, JobID: jobID, Attempt: opts.attempt, Partial: opts.partial, AppendTo: opts.output, Baseline: opts.baseline,
 		Scheduler: slurmJobState,
 		Aggregate: results.AggregateOptions{CollectedBy: currentBuild().Version, Progress: func(n int) {
 			if now := time.Now(); now.Sub(lastLog) >= 5*time.Second {

@@ -1,0 +1,71 @@
+package results
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// baselineKey is how a perf.csv row is matched with a row of an earlier perf.csv: model,
+// metric, and the values of the key columns (DefaultKeyColumns) the file has, so that a
+// sweep's rows meet their own counterparts.
+func baselineKey(t *Table, r int) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(t.Get(r, t.Col(ColModel))))
+	b.WriteByte(0)
+	b.WriteString(strings.TrimSpace(t.Get(r, t.Col(ColMetric))))
+	for _, c := range DefaultKeyColumns() {
+		if i := t.Col(c); i >= 0 {
+			if v := strings.TrimSpace(t.Rows[r][i]); v != "" {
+				b.WriteByte(0)
+				b.WriteString(c + "=" + v)
+			}
+		}
+	}
+	return b.String()
+}
+
+// ApplyBaseline fills perf's relative_change column from an earlier perf.csv (madengine's
+// column): (performance − baseline) / baseline × 100, two decimals, for every row whose
+// key is in base once with a number; others stay empty. It returns how many rows matched.
+func ApplyBaseline(perf, base *Table) int {
+	col, pc := perf.Col("relative_change"), perf.Col(ColPerformance)
+	bp := base.Col(ColPerformance)
+	if col < 0 || pc < 0 || bp < 0 {
+		return 0
+	}
+	old := map[string]float64{}
+	dup := map[string]bool{}
+	for r := range base.Rows {
+		v, ok := parsePerformance(base.Rows[r][bp])
+		if !ok {
+			continue
+		}
+		k := baselineKey(base, r)
+		if _, seen := old[k]; seen {
+			dup[k] = true // ambiguous: several baseline rows for one key
+		}
+		old[k] = v
+	}
+	n := 0
+	for r := range perf.Rows {
+		k := baselineKey(perf, r)
+		o, ok := old[k]
+		v, num := parsePerformance(perf.Rows[r][pc])
+		if !ok || dup[k] || !num || o == 0 {
+			continue
+		}
+		perf.Rows[r][col] = strconv.FormatFloat((v-o)/o*100, 'f', 2, 64)
+		n++
+	}
+	return n
+}
+
+// readBaseline reads a perf.csv to compare with.
+func readBaseline(path string) (*Table, error) {
+	t, err := ReadCSVFile(path, maxAppendSize)
+	if err != nil {
+		return nil, &InputError{Path: path, Err: fmt.Errorf("reading the baseline: %w", err)}
+	}
+	return t, nil
+}
