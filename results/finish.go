@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"github.com/benchctl/benchctl/jobdir"
+	"iter"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -92,38 +94,41 @@ func (a *aggregator) finish() *Summary {
 	return s
 }
 
-// maxUnreported is how many more nodes than the folder shows the status files alone may
-// claim (without job.json there is no host list to back a claim).
-const maxUnreported = 4096
+// maxUnreported is how many more nodes than there are node folders a count may include
+// without a host list to back them: the gaps between folders' ranks (nodes that never
+// started) and a world the status files claim.
+const maxUnreported = 256
 
 // worldSize is the number of nodes the job is counted with. A claim — job.json's world,
 // or the status files' — is checked against what the folder shows before anything is
-// counted per rank, so that a damaged or hostile claim ("world": 2000000000) cannot make
-// collect allocate a record per claimed rank:
+// counted per rank, so that a damaged or hostile claim ("world": 2000000000), or one stray
+// folder (nodes/4000000-x), cannot make collect allocate a record per claimed rank. The
+// rule:
 //
+//   - the folders show their extent: the highest rank seen plus one, leaving out stray
+//     ranks more than maxUnreported beyond the number of node folders (so one folder
+//     nodes/4000000-x does not invent four million missing nodes);
 //   - job.json's world is used when its host list (rank 0 writes both from the same node
-//     context) or the node folders back it; a larger claim counts the larger of the two;
+//     context) or the folders' extent backs it; a larger claim is reported, and the larger
+//     of the two is counted;
 //   - without job.json, the status files' world is used when they agree and it is at
-//     most maxUnreported above the highest node folder; otherwise the folders count.
+//     most maxUnreported above the number of node folders; otherwise the extent counts.
 //
 // Node folders beyond the count are reported, never counted as missing nodes.
 func (a *aggregator) worldSize() int {
-	seen := 0
-	if len(a.seen) > 0 {
-		seen = a.maxRank + 1
-	}
+	seen := a.extent()
 	if j := a.job; j != nil {
 		claimed, listed := j.World, len(j.Nodes)
 		world := max(claimed, listed)
 		if backed := max(listed, seen); claimed > backed {
-			a.problem("job.json says the job has %d nodes, but it lists %d hosts and the node folders go up to rank %d; counting %d nodes",
-				claimed, listed, a.maxRank, backed)
+			a.problem("job.json says the job has %d nodes, but it lists %d hosts and the node folders go up to rank %d (%s); counting %d nodes",
+				claimed, listed, a.maxRank, plural(a.folders, "folder", "folders"), backed)
 			world = backed
 		}
 		if world == 0 {
 			return seen
 		}
-		if seen > world {
+		if a.maxRank >= world {
 			a.problem("node folders go up to rank %d, but job.json says the job has %d nodes", a.maxRank, world)
 		}
 		return world
@@ -135,15 +140,36 @@ func (a *aggregator) worldSize() int {
 		a.problem("the status files disagree on the job's size (%d to %d nodes); counting %d, the node folders' extent",
 			a.minWorld, a.world, seen)
 		return seen
-	case a.world > seen+maxUnreported:
-		a.problem("the status files say the job has %d nodes, but the node folders go up to rank %d; counting %d nodes",
-			a.world, a.maxRank, seen)
+	case a.world > max(seen, a.folders+maxUnreported):
+		a.problem("the status files say the job has %d nodes, but the node folders go up to rank %d (%s); counting %d nodes",
+			a.world, a.maxRank, plural(a.folders, "folder", "folders"), seen)
 		return seen
-	case seen > a.world:
+	case a.maxRank >= a.world:
 		// A stray high-rank folder must not invent missing nodes.
 		a.problem("node folders go up to rank %d, but the status files say the job has %d nodes; folders beyond that are ignored for the node count", a.maxRank, a.world)
 	}
 	return a.world
+}
+
+// extent is how many nodes the node folders show: the highest rank plus one. Ranks more
+// than maxUnreported beyond the number of folders are strays (nodes/4000000-x): the
+// extent then ends after the highest rank below that bound.
+func (a *aggregator) extent() int {
+	limit := a.folders + maxUnreported
+	if a.folders == 0 {
+		return 0
+	}
+	if a.maxRank < limit {
+		return a.maxRank + 1
+	}
+	n := 0
+	for r := range a.seenRanks() {
+		if r >= limit {
+			break
+		}
+		n = r + 1
+	}
+	return n
 }
 
 // addMissing records every rank below world without a folder as a failed node.
@@ -168,11 +194,26 @@ func (a *aggregator) addMissing(world int) {
 	}
 	// Without job.json, a node may not mention a benchmark that others ran.
 	for _, b := range a.benches {
-		for rank := 0; rank <= a.maxRank && len(a.seen) > 0; rank++ {
-			if a.wasSeen(rank) && (rank >= len(b.state) || b.state[rank] == stNone) {
+		for rank := range a.seenRanks() {
+			if b.stateOf(rank) == stNone {
 				b.setState(rank, stFailed)
 				b.failed = append(b.failed, failRec{rank: int32(rank), host: a.hostOf(rank), outcome: jobdir.OutcomeFailure,
 					reason: "no record of this benchmark on this node"})
+			}
+		}
+	}
+}
+
+// seenRanks yields the ranks that have a folder, in order.
+func (a *aggregator) seenRanks() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for w, word := range a.seen {
+			for word != 0 {
+				b := bits.TrailingZeros64(word)
+				if !yield(w*64 + b) {
+					return
+				}
+				word &^= 1 << b
 			}
 		}
 	}

@@ -29,10 +29,7 @@ func (a *aggregator) candidate(b *benchAgg, c cand) Candidate {
 // finishBench picks the winner, computes the rows' statistics and the benchmark's status.
 func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 	bs := BenchmarkSummary{Name: b.spec.name, Results: b.spec.results, Skipped: b.skipped, GPUs: b.gpus, GPUsPerNode: b.gpusPerNode,
-		Candidates: make([]Candidate, 0, len(b.cands)), Failed: []NodeFailure{}, Rows: []RowSummary{}, states: b.state}
-	for len(bs.states) < world {
-		bs.states = append(bs.states, stNone)
-	}
+		Candidates: make([]Candidate, 0, len(b.cands)), Failed: []NodeFailure{}, Rows: []RowSummary{}, states: b.states(world)}
 	slices.SortFunc(b.cands, func(x, y cand) int { return cmp.Or(cmp.Compare(x.rank, y.rank), strings.Compare(x.dir, y.dir)) })
 	for _, c := range b.cands {
 		bs.Candidates = append(bs.Candidates, a.candidate(b, c))

@@ -35,6 +35,7 @@ type aggregator struct {
 	byName  map[string]*benchAgg
 
 	seen     []uint64 // bit per rank
+	folders  int      // distinct ranks seen
 	dupRanks []int
 	maxRank  int
 	counts   NodeCounts
@@ -57,7 +58,8 @@ type benchAgg struct {
 	bestT   *Table
 	hasBest bool
 	accs    map[string]*accumulator
-	state   []byte // by rank
+	state   []byte         // by rank, for ranks below denseRanks
+	far     map[int32]byte // ranks from denseRanks up (a stray folder's must not cost a byte per rank)
 	failed  []failRec
 	running []int32
 	skipped int
@@ -173,6 +175,7 @@ func (a *aggregator) markSeen(rank int) bool {
 		return false
 	}
 	a.seen[w] |= bit
+	a.folders++
 	return true
 }
 
@@ -314,13 +317,47 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 	b.setState(nd.rank, state)
 }
 
+// denseRanks is how many ranks a benchmark's states are kept for one byte each; the
+// states of higher ranks go into a map, so that one folder named nodes/4000000-x costs a
+// map entry per benchmark, not four megabytes.
+const denseRanks = 1 << 16
+
 func (b *benchAgg) setState(rank int, s byte) {
+	old := b.stateOf(rank)
+	if old != stNone && s != stFailed {
+		return
+	}
+	if rank >= denseRanks {
+		if b.far == nil {
+			b.far = map[int32]byte{}
+		}
+		b.far[int32(rank)] = s
+		return
+	}
 	for len(b.state) <= rank {
 		b.state = append(b.state, stNone)
 	}
-	if b.state[rank] == stNone || s == stFailed {
-		b.state[rank] = s
+	b.state[rank] = s
+}
+
+func (b *benchAgg) stateOf(rank int) byte {
+	if rank < len(b.state) {
+		return b.state[rank]
 	}
+	return b.far[int32(rank)] // stNone when absent
+}
+
+// states is the states by rank, one byte each, for ranks 0 to world-1 (world is bounded by
+// what the folder shows: see worldSize) and any dense rank beyond.
+func (b *benchAgg) states(world int) []byte {
+	out := make([]byte, max(world, len(b.state)))
+	copy(out, b.state)
+	for r, s := range b.far {
+		if int(r) < len(out) {
+			out[r] = s
+		}
+	}
+	return out
 }
 
 func sortFailures(f []failRec) {

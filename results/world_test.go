@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ func TestHostileWorldIsBounded(t *testing.T) {
 			writeNode(t, job, 0, "success", "model,performance\nb,1\n")
 			writeNode(t, job, 1, "success", "model,performance\nb,1\n")
 			return job
-		}, 2, "job.json says the job has 2000000000 nodes, but it lists 2 hosts and the node folders go up to rank 1; counting 2 nodes"},
+		}, 2, "job.json says the job has 2000000000 nodes, but it lists 2 hosts and the node folders go up to rank 1 (2 folders); counting 2 nodes"},
 		{"job.json backed by its host list: a node that never started is missing", func(t *testing.T) string {
 			job := writeJob(t, t.TempDir(), "1", 4)
 			for r := range 3 {
@@ -47,7 +48,7 @@ func TestHostileWorldIsBounded(t *testing.T) {
 			writeStatusWorld(job, 0, 2000000000)
 			writeStatusWorld(job, 1, 2000000000)
 			return job
-		}, 2, "the status files say the job has 2000000000 nodes, but the node folders go up to rank 1; counting 2 nodes"},
+		}, 2, "the status files say the job has 2000000000 nodes, but the node folders go up to rank 1 (2 folders); counting 2 nodes"},
 		{"no job.json, the statuses disagree", func(t *testing.T) string {
 			job := writeJob(t, t.TempDir(), "1", 2)
 			os.Remove(filepath.Join(job, "job.json"))
@@ -103,4 +104,41 @@ func rewriteJobWorld(t *testing.T, job string, world int) {
 	i := strings.Index(string(data), `"world":`)
 	j := i + strings.IndexAny(string(data[i:]), ",}")
 	os.WriteFile(p, []byte(string(data[:i])+fmt.Sprintf(`"world":%d`, world)+string(data[j:])), 0o644)
+}
+
+// One stray folder with a huge rank (nodes/4194000-x) made every benchmark keep a state
+// byte per rank up to it, and backed a large world claim, so that collect recorded four
+// million missing nodes: per-rank memory now follows the folders that exist.
+func TestStrayHighRankFolderIsBounded(t *testing.T) {
+	job := writeJob(t, t.TempDir(), "1", 2)
+	benches := make([]any, 200)
+	for i := range benches {
+		benches[i] = map[string]any{"name": fmt.Sprintf("b%d", i), "results": "b.csv"}
+	}
+	j := map[string]any{"version": 1, "job": "1", "world": 2000000000, "nodes": []string{"h0", "h1"},
+		"manifest": map[string]any{"name": "t", "benchmarks": benches}}
+	data, _ := json.Marshal(j)
+	os.WriteFile(filepath.Join(job, "job.json"), data, 0o644)
+	for _, name := range []string{"0-h0", "1-h1", "4194000-x"} {
+		os.MkdirAll(filepath.Join(job, "nodes", name), 0o755)
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s := aggregate(t, job)
+	if _, err := WriteOutputs(job, s, PerfTable(s)); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("collect allocated %d MiB for 3 node folders", grew>>20)
+	}
+	if s.Nodes.Expected != 2 {
+		t.Errorf("expected nodes %d, want 2: a stray folder backed the claim", s.Nodes.Expected)
+	}
+	all := strings.Join(s.Problems, "\n")
+	if !strings.Contains(all, "job.json says the job has 2000000000 nodes, but it lists 2 hosts and the node folders go up to rank 4194000 (3 folders); counting 2 nodes") ||
+		!strings.Contains(all, "node folders go up to rank 4194000, but job.json says the job has 2 nodes") {
+		t.Errorf("problems:\n%s", all)
+	}
 }
