@@ -57,6 +57,20 @@ func ReadCSVFile(path string, limit int64) (*Table, error) {
 // memory, and the report stays readable.
 const MaxCSVRows = 10000
 
+// Beyond the row cap, a results CSV is bounded in its shape, so that the rows kept cost
+// memory in proportion to a small part of the file, whatever its shape: a row of a
+// million empty fields costs 16 MB as strings, a 6 MB field is no benchmark result.
+const (
+	// MaxCSVColumns is the most columns a results CSV may have (madengine's have ~30).
+	MaxCSVColumns = 1024
+	// MaxCSVField is the longest field, in bytes.
+	MaxCSVField = 64 << 10
+	// maxKeptBytes is how much of a node's CSV is kept (strings and their headers): rows
+	// beyond it are counted like those beyond MaxCSVRows. Workers hold a few tables each
+	// at once, so this times 3 per worker bounds collect's memory for tables.
+	maxKeptBytes = 4 << 20
+)
+
 // readCSVBeneath reads a results CSV at rel inside a node folder (no link on the way may
 // lead out of it: see safefile.OpenBeneath). It streams: memory holds the first maxRows
 // rows, never the file; the file is still read to its end (at most limit bytes), to count
@@ -153,8 +167,9 @@ func parseCSVRows(name string, data []byte, needPerformance bool, maxRows int) (
 	return parseStream(context.Background(), name, bytes.NewReader(data), needPerformance, maxRows, false)
 }
 
-// parseStream parses CSV text from r, keeping at most maxRows rows (0: all) and counting
-// the rest in Total. With check, every field is checked for NUL bytes and UTF-8 (the
+// parseStream parses CSV text from r, keeping at most maxRows rows (0: all, else also
+// at most maxKeptBytes of them) and counting the rest in Total. A header of more than
+// MaxCSVColumns columns, or a field longer than MaxCSVField, is a *CSVError. With check, every field is checked for NUL bytes and UTF-8 (the
 // caller has not seen the whole text); a byte order mark at the start is dropped.
 func parseStream(ctx context.Context, name string, in io.Reader, needPerformance bool, maxRows int, check bool) (*Table, error) {
 	if check {
@@ -176,10 +191,11 @@ func parseStream(ctx context.Context, name string, in io.Reader, needPerformance
 	if err != nil {
 		return nil, csvErr(name, err)
 	}
-	if check {
-		if err := checkText(name, r, header); err != nil {
-			return nil, err
-		}
+	if len(header) > MaxCSVColumns {
+		return nil, &CSVError{Path: name, Line: 1, Msg: fmt.Sprintf("%d columns; collect reads at most %d", len(header), MaxCSVColumns)}
+	}
+	if err := checkFields(name, r, header, check); err != nil {
+		return nil, err
 	}
 	t := &Table{Header: make([]string, len(header))}
 	seen := make(map[string]bool, len(header))
@@ -197,7 +213,7 @@ func parseStream(ctx context.Context, name string, in io.Reader, needPerformance
 	if needPerformance && t.Col(ColPerformance) < 0 {
 		return nil, &CSVError{Path: name, Line: 1, Msg: fmt.Sprintf("no performance column (columns: %s)", strings.Join(t.Header, ", "))}
 	}
-	total := 0
+	total, kept, full := 0, 0, false
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -206,18 +222,25 @@ func parseStream(ctx context.Context, name string, in io.Reader, needPerformance
 		if err != nil {
 			return nil, csvErr(name, err)
 		}
-		if check {
-			if err := checkText(name, r, rec); err != nil {
-				return nil, err
-			}
+		if err := checkFields(name, r, rec, check); err != nil {
+			return nil, err
 		}
 		total++
 		if total%4096 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if maxRows <= 0 || len(t.Rows) < maxRows {
-			t.Rows = append(t.Rows, rec)
+		if full {
+			continue
 		}
+		if maxRows > 0 {
+			kept += rowBytes(rec)
+			if len(t.Rows) == maxRows || kept > maxKeptBytes {
+				full = true
+				r.ReuseRecord = true // rows from here on are only counted
+				continue
+			}
+		}
+		t.Rows = append(t.Rows, rec)
 	}
 	if total > len(t.Rows) {
 		t.Total = total
@@ -225,8 +248,27 @@ func parseStream(ctx context.Context, name string, in io.Reader, needPerformance
 	return t, nil
 }
 
-// checkText refuses a record with a NUL byte or text that is not UTF-8.
-func checkText(name string, r *csv.Reader, rec []string) error {
+// rowBytes is what a kept row costs: its slice, the string headers and the text.
+func rowBytes(rec []string) int {
+	n := 24 + 16*len(rec)
+	for _, f := range rec {
+		n += len(f)
+	}
+	return n
+}
+
+// checkFields refuses a record with a field longer than MaxCSVField and, with text, one
+// with a NUL byte or text that is not UTF-8.
+func checkFields(name string, r *csv.Reader, rec []string, text bool) error {
+	for i, f := range rec {
+		if len(f) > MaxCSVField {
+			line, _ := r.FieldPos(i)
+			return &CSVError{Path: name, Line: line, Msg: fmt.Sprintf("a field of %d bytes; collect reads fields of at most %d", len(f), MaxCSVField)}
+		}
+	}
+	if !text {
+		return nil
+	}
 	for _, f := range rec {
 		if strings.IndexByte(f, 0) >= 0 {
 			line, _ := r.FieldPos(0)
