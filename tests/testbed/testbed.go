@@ -23,6 +23,9 @@ type Testbed struct {
 	SlurmConf string
 	// BuildKitAddr is the address of the testbed's buildkitd.
 	BuildKitAddr string
+	// ShellImage is a base image with a shell (static busybox and bash) in every engine,
+	// working in /myworkspace, for MAD-style models.
+	ShellImage string
 }
 
 // EnvFile is where up.sh writes the testbed description.
@@ -75,7 +78,7 @@ func Read(file string) (*Testbed, error) {
 	}
 	tb := &Testbed{Dir: vars["BENCHCTL_TESTBED_DIR"], SharedDir: vars["BENCHCTL_TESTBED_SHARED_DIR"],
 		Partition: vars["BENCHCTL_TESTBED_PARTITION"], SlurmConf: vars["SLURM_CONF"], Sockets: map[string]string{},
-		BuildKitAddr: vars["BENCHCTL_TESTBED_BUILDKIT_ADDR"]}
+		BuildKitAddr: vars["BENCHCTL_TESTBED_BUILDKIT_ADDR"], ShellImage: vars["BENCHCTL_TESTBED_SHELL_IMAGE"]}
 	tb.Nodes = strings.Split(vars["BENCHCTL_TESTBED_NODE_NAMES"], ",")
 	socks := strings.Split(vars["BENCHCTL_TESTBED_SOCKETS"], ",")
 	if len(tb.Nodes) == 0 || tb.Nodes[0] == "" || len(socks) != len(tb.Nodes) || tb.SharedDir == "" || tb.SlurmConf == "" {

@@ -41,6 +41,9 @@ command -v curl >/dev/null || need_pkgs+=(curl)
 # Slurm accounting, so that sacct knows jobs that slurmctld has forgotten (MinJobAge).
 command -v slurmdbd >/dev/null || need_pkgs+=(slurmdbd)
 command -v mariadbd >/dev/null && command -v mariadb-install-db >/dev/null || need_pkgs+=(mariadb-server)
+# A base image with a shell for MAD-style models (bash scripts), made here without a registry.
+[ -x /bin/busybox ] || need_pkgs+=(busybox-static)
+[ -x /bin/bash-static ] || need_pkgs+=(bash-static)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   command -v apt-get >/dev/null || cannot "missing ${need_pkgs[*]} and no apt-get to install them"
   log "installing ${need_pkgs[*]} from Debian (about a minute)"
@@ -312,6 +315,41 @@ if ! (alive "$BK/pid" && [ -S "$bk_sock" ]); then
   wait_for 60 buildkitd test -S "$bk_sock" || { tail -20 "$D/log/buildkitd.log" >&2; die "buildkitd does not answer on $bk_sock"; }
 fi
 
+# ---- a base image with a shell, in every engine ---------------------------------------------
+# MAD-style models run `bash scripts/.../run.sh`: the image benchctl-testbed/shell:1 holds
+# Debian's static busybox (sh and the usual tools) and static bash, imported into each
+# engine from a tar made here (no registry), working in /myworkspace (where madengine mounts
+# a MAD checkout). Imported only into an engine that lacks it.
+SHELL_IMAGE=benchctl-testbed/shell:2
+shell_ok=1
+for sock in "${sockets[@]}"; do
+  DOCKER_HOST="unix://$sock" docker image inspect "$SHELL_IMAGE" >/dev/null 2>&1 || shell_ok=0
+done
+if [ "$shell_ok" = 0 ]; then
+  # Imported once, then saved and loaded into every engine: an import stamps the time into
+  # the image, and the nodes must hold the same image id.
+  root="$(mktemp -d)"
+  mkdir -p "$root/bin" "$root/usr/bin" "$root/tmp" "$root/etc" "$root/myworkspace"
+  cp /bin/busybox "$root/bin/busybox"
+  cp /bin/bash-static "$root/bin/bash"
+  for app in $("$root/bin/busybox" --list); do
+    [ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
+  done
+  ln -s ../../bin/bash "$root/usr/bin/bash"
+  ln -s ../../bin/env "$root/usr/bin/env"
+  printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
+  first="unix://${sockets[0]}"
+  tar -C "$root" -c . | DOCKER_HOST="$first" docker import -c 'ENV PATH=/bin:/usr/bin' -c 'WORKDIR /myworkspace' - "$SHELL_IMAGE" >/dev/null \
+    || die "could not import $SHELL_IMAGE into the engine at $first"
+  rm -rf "$root"
+  DOCKER_HOST="$first" docker save "$SHELL_IMAGE" -o "$D/shell-image.tar" || die "could not save $SHELL_IMAGE"
+  for sock in "${sockets[@]:1}"; do
+    DOCKER_HOST="unix://$sock" docker load -q -i "$D/shell-image.tar" >/dev/null || die "could not load $SHELL_IMAGE into the engine at $sock"
+  done
+  rm -f "$D/shell-image.tar" "$D/shell-rootfs.tar"
+fi
+log "base image with a shell: $SHELL_IMAGE"
+
 # ---- the env file the tests read ---------------------------------------------------------
 sock_list="$(IFS=,; echo "${sockets[*]}")"
 name_list="$(IFS=,; echo "${names[*]}")"
@@ -324,6 +362,7 @@ export BENCHCTL_TESTBED_SOCKETS=$sock_list
 export BENCHCTL_TESTBED_SHARED_DIR=$D/shared
 export BENCHCTL_TESTBED_PARTITION=debug
 export BENCHCTL_TESTBED_BUILDKIT_ADDR=unix://$bk_sock
+export BENCHCTL_TESTBED_SHELL_IMAGE=$SHELL_IMAGE
 export SLURM_CONF=$S/slurm.conf
 ENV
 mv "$D/testbed.env.new" "$D/testbed.env"
