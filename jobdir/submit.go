@@ -85,6 +85,10 @@ func removeIfThere(p string) error {
 	return nil
 }
 
+// maxPruneAsks bounds how many jobs one prune asks the scheduler about (each question can
+// take seconds); the rest wait for the next prune.
+const maxPruneAsks = 50
+
 // PruneSubmitted removes the submission files older than maxAge whose job is not active
 // (active asks the scheduler; it is called only for those old files), and the files of
 // submissions that never got a job id (sbatch failed) once older than maxAge. It returns
@@ -102,20 +106,23 @@ func (l Layout) PruneSubmitted(maxAge time.Duration, now time.Time, active func(
 		return err == nil && now.Sub(info.ModTime()) > maxAge
 	}
 	claimed := map[string]bool{} // tokens of jobs still recorded
-	removed := 0
+	removed, asked := 0, 0
 	var errs []error
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), submittedSuffix)
 		if !ok || !e.Type().IsRegular() {
 			continue
 		}
-		if old(e) && !active(id) {
-			if err := l.RemoveSubmitted(id); err != nil {
-				errs = append(errs, err)
-			} else {
-				removed++
+		if old(e) && asked < maxPruneAsks {
+			asked++
+			if !active(id) {
+				if err := l.RemoveSubmitted(id); err != nil {
+					errs = append(errs, err)
+				} else {
+					removed++
+				}
+				continue
 			}
-			continue
 		}
 		if data, err := safefile.ReadFile(filepath.Join(l.Submit(), e.Name()), 4<<10); err == nil {
 			claimed[strings.TrimSpace(string(data))] = true

@@ -1,6 +1,7 @@
 package jobdir
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -64,5 +65,25 @@ func TestSubmitFilesAreRemoved(t *testing.T) {
 	}
 	if asked["104"] {
 		t.Error("the scheduler was asked about a recent job")
+	}
+}
+
+// A prune asks the scheduler about at most maxPruneAsks jobs: each question can take
+// seconds, and submit must not wait minutes for them.
+func TestPruneAsksABoundedNumberOfJobs(t *testing.T) {
+	l := Layout{t.TempDir()}
+	os.MkdirAll(l.Submit(), 0o700)
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	for i := range maxPruneAsks + 20 {
+		token, id := fmt.Sprintf("t%03d", i), fmt.Sprintf("%d", 1000+i)
+		os.WriteFile(l.SubmitFiles(token).Secret, []byte("s"), 0o600)
+		l.RecordSubmitted(token, id)
+		os.Chtimes(filepath.Join(l.Submit(), id+".job"), old, old)
+		os.Chtimes(l.SubmitFiles(token).Secret, old, old)
+	}
+	asked := 0
+	n, err := l.PruneSubmitted(7*24*time.Hour, time.Now(), func(string) bool { asked++; return false })
+	if err != nil || asked != maxPruneAsks || n != maxPruneAsks {
+		t.Fatalf("asked %d, removed %d, %v; want %d", asked, n, err, maxPruneAsks)
 	}
 }

@@ -196,10 +196,15 @@ const submittedMaxAge = 7 * 24 * time.Hour
 
 // pruneSubmitted removes old submission files (secrets above all) of jobs that have ended.
 func pruneSubmitted(ctx context.Context, l jobdir.Layout) {
+	failed := false
 	n, err := l.PruneSubmitted(submittedMaxAge, time.Now(), func(id string) bool {
-		qctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		if failed {
+			return true // Slurm did not answer: keep the rest for the next submit
+		}
+		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		st, err := slurm.QueryJobState(qctx, slurm.ExecCommander{}, id)
+		failed = err != nil
 		return err != nil || (st.Known && st.Active()) // in doubt, keep it
 	})
 	if err != nil {
