@@ -30,6 +30,9 @@ type LeaderResult struct {
 	Ensure       EnsureResult // how this engine got it
 	Built        bool         // built here, now
 	Published    bool         // published from this engine to the cache, now
+	// BuildSeconds is how long the image's build took: this build's, or the build record's
+	// (0 when neither says).
+	BuildSeconds float64
 }
 
 // Leader is rank 0's image policy, in one call: an image.ref is inspected on this engine
@@ -62,6 +65,9 @@ func Leader(ctx context.Context, o LeaderOptions) (LeaderResult, error) {
 		return LeaderResult{}, err
 	}
 	out := LeaderResult{Key: key}
+	if o.Record != nil {
+		out.BuildSeconds = o.Record.Durations.Build
+	}
 	res, err := Ensure(ctx, o.Engine, o.Cache, key, o.Progress)
 	var ce *CorruptError
 	if errors.As(err, &ce) {
@@ -77,7 +83,7 @@ func Leader(ctx context.Context, o LeaderOptions) (LeaderResult, error) {
 		if berr != nil {
 			return LeaderResult{}, berr
 		}
-		tag, out.Built = rec.Tag, true
+		tag, out.Built, out.BuildSeconds = rec.Tag, true, rec.Durations.Build
 		res, err = Ensure(ctx, o.Engine, o.Cache, key, o.Progress)
 	}
 	if err != nil {

@@ -97,6 +97,9 @@ type JobImage struct {
 	// commit of the build context's git repository, when it is in one.
 	Base      string `json:"base,omitempty"`
 	GitCommit string `json:"gitCommit,omitempty"`
+	// BuildSeconds is how long its build took, when rank 0 built it or ran it from a build
+	// record (perf.csv's build_duration).
+	BuildSeconds float64 `json:"buildSeconds,omitempty"`
 }
 
 // JobManifest is the part of the resolved manifest that perf.csv's columns come from.

@@ -16,7 +16,7 @@ func TestPerfCSVMadengineColumns(t *testing.T) {
 	job := writeJob(t, t.TempDir(), "1", 2)
 	j, _ := jobdir.ReadJob(filepath.Join(job, "job.json"))
 	j.BuildNumber = "4711"
-	j.Image = jobdir.JobImage{ID: "sha256:1", Tag: "t:1", Base: "rocm/pytorch:rocm6.2", GitCommit: "0123456789abcdef0123456789abcdef01234567"}
+	j.Image = jobdir.JobImage{ID: "sha256:1", Tag: "t:1", Base: "rocm/pytorch:rocm6.2", GitCommit: "0123456789abcdef0123456789abcdef01234567", BuildSeconds: 42.5}
 	if err := jobdir.WriteJob(filepath.Join(job, "job.json"), j); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestPerfCSVMadengineColumns(t *testing.T) {
 	}
 	for col, want := range map[string]string{
 		"gpu_architecture": "gfx942", "n_gpus": "8", "gpus_per_node": "4", "nnodes": "2", "build_number": "4711",
-		"base_docker": "rocm/pytorch:rocm6.2", "git_commit": "0123456789abcdef0123456789abcdef01234567", "docker_sha": "sha256:1",
+		"base_docker": "rocm/pytorch:rocm6.2", "git_commit": "0123456789abcdef0123456789abcdef01234567", "docker_sha": "sha256:1", "build_duration": "42.5",
 	} {
 		if row[col] != want {
 			t.Errorf("%s = %q, want %q", col, row[col], want)

@@ -191,6 +191,9 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 		set("build_number", s.job.BuildNumber)
 	}
 	set("git_commit", s.Image.GitCommit)
+	if s.Image.BuildSeconds > 0 {
+		set("build_duration", FormatStat(s.Image.BuildSeconds))
+	}
 	if jb != nil {
 		set("tags", strings.Join(jb.Tags, ","))
 	}

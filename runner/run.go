@@ -368,6 +368,7 @@ func (r *nodeRun) finishJob(ctx context.Context) {
 // resolvedImage is the image every node runs.
 type resolvedImage struct {
 	ref, id, key string
+	buildSeconds float64 // rank 0 only: how long the image's build took, when known
 }
 
 // runRef is what containers are created from: the image id of a keyed image (it was just
@@ -448,7 +449,7 @@ func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client) (resolved
 	if res.Key != "" && !res.Published {
 		r.logEnsure(res.Ensure)
 	}
-	return resolvedImage{ref: res.Ref, id: res.ID, key: res.Key}, nil
+	return resolvedImage{ref: res.Ref, id: res.ID, key: res.Key, buildSeconds: res.BuildSeconds}, nil
 }
 
 func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resolvedImage) error {
@@ -599,7 +600,7 @@ func (r *nodeRun) writeJob(img *resolvedImage) error {
 		return err
 	}
 	if img != nil {
-		j.Image = jobdir.JobImage{ID: img.id, Key: img.key, Tag: img.ref, Base: r.o.Manifest.Image.Ref}
+		j.Image = jobdir.JobImage{ID: img.id, Key: img.key, Tag: img.ref, Base: r.o.Manifest.Image.Ref, BuildSeconds: img.buildSeconds}
 		if r.o.Manifest.Image.Builds() {
 			p := image.ProvenanceOf(image.InputFromManifest(r.o.Manifest))
 			j.Image.Base, j.Image.GitCommit = p.Base, p.GitCommit
