@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -115,7 +116,7 @@ func TestStaleTakeOver(t *testing.T) {
 	for range 16 {
 		wg.Go(func() {
 			<-start
-			if takeOver(path, time.Minute) {
+			if judged, ok := staleFile(path, time.Minute); ok && claimStale(path, judged, time.Minute) {
 				took.Add(1)
 			}
 		})
@@ -146,5 +147,79 @@ func TestUnescape(t *testing.T) {
 		if got := unescape(in); got != want {
 			t.Errorf("unescape(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A holder whose lock file was taken over (it stopped refreshing for longer than
+// StaleAfter, say it was suspended) neither refreshes nor removes the new holder's file.
+func TestLostLockLeavesTheNewHolderAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k.lock.excl")
+	l, err := acquireExcl(context.Background(), path, Options{StaleAfter: 40 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A waiter judged it stale and removed it; another holder created its own.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("otherhost 7 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	then := time.Now().Add(-time.Second).Truncate(time.Second)
+	os.Chtimes(path, then, then)
+	time.Sleep(60 * time.Millisecond) // several refresh periods
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.ModTime().Equal(then) {
+		t.Errorf("the lost holder refreshed the new holder's lock file (mtime %s, want %s)", st.ModTime(), then)
+	}
+	if err := l.Unlock(); err == nil || !strings.Contains(err.Error(), "taken over") {
+		t.Errorf("Unlock of a lost lock: %v, want an error saying it was taken over", err)
+	}
+	if data, err := os.ReadFile(path); err != nil || string(data) != "otherhost 7 7\n" {
+		t.Fatalf("the new holder's lock file is gone or changed: %q, %v", data, err)
+	}
+}
+
+// Between a waiter's look (stale) and its claim, another waiter may have taken the stale
+// file over and a new holder created a fresh one: the claim must leave that one in place.
+func TestTakeOverSparesAFreshLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k.lock.excl")
+	os.WriteFile(path, []byte("deadhost 1 1\n"), 0o644)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(path, old, old)
+	judged, ok := staleFile(path, time.Minute)
+	if !ok {
+		t.Fatal("a file an hour old was not judged stale")
+	}
+	// Another waiter takes it over; a new holder creates a fresh lock.
+	os.Remove(path)
+	os.WriteFile(path, []byte("newhost 2 2\n"), 0o644)
+	if claimStale(path, judged, time.Minute) {
+		t.Fatal("a fresh lock was claimed as stale")
+	}
+	if data, err := os.ReadFile(path); err != nil || string(data) != "newhost 2 2\n" {
+		t.Fatalf("the fresh lock file is gone or changed: %q, %v", data, err)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	if len(ents) != 1 {
+		t.Errorf("files left beside the lock: %v", ents)
+	}
+}
+
+// A waiter whose context is cancelled while it waits gets the context's error.
+func TestCancelWhileWaiting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k.lock.excl")
+	l, err := acquireExcl(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = acquireExcl(ctx, path, Options{Poll: time.Millisecond, Waiting: cancel})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("err = %v, want context.Canceled naming %s", err, path)
 	}
 }
