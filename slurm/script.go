@@ -71,16 +71,23 @@ func (j Job) Validate() error {
 			return fmt.Errorf("%s %q contains a control character (a line break, tab, ...); rename it", f.what, f.v)
 		}
 	}
+	// sbatch's --output is a filename pattern, and Slurm drops every backslash from a
+	// pattern that has one (older versions keep a doubled one): a folder with a backslash
+	// cannot be named there.
+	out, what := j.OutputDir, "the output folder"
+	if out == "" {
+		out, what = j.SharedDir, "the shared directory"
+	}
+	if strings.Contains(out, `\`) {
+		return fmt.Errorf("%s %q contains a backslash, which Slurm removes from sbatch --output file names (the job's output would land elsewhere); use a directory without one", what, out)
+	}
 	return nil
 }
 
 // filenamePattern makes a path literal inside an sbatch filename pattern (--output,
-// --error), where sbatch replaces %j, %u, %x, ...: a "%" is written "%%". A path with a
-// backslash is left as it is: sbatch does no replacement at all in such a name.
+// --error), where Slurm replaces %j, %u, %x, ...: a "%" is written "%%". A path with a
+// backslash cannot be written literally at all (Validate refuses it).
 func filenamePattern(path string) string {
-	if strings.Contains(path, `\`) {
-		return path
-	}
 	return strings.ReplaceAll(path, "%", "%%")
 }
 

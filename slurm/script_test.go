@@ -93,7 +93,6 @@ func TestOutputPatternEscapesPercent(t *testing.T) {
 		"/scratch/bench/jobs/.submit":    "--output=/scratch/bench/jobs/.submit/slurm-%j.out",
 		"/scratch/100%used/jobs/.submit": "--output=/scratch/100%%used/jobs/.submit/slurm-%j.out",
 		"/s/%j%%x/jobs/.submit":          "--output=/s/%%j%%%%x/jobs/.submit/slurm-%j.out",
-		`/s/back\slash%u/jobs/.submit`:   `--output=/s/back\slash%u/jobs/.submit/slurm-%j.out`, // no replacement at all there
 	} {
 		j := sampleJob()
 		j.OutputDir = dir
@@ -105,6 +104,23 @@ func TestOutputPatternEscapesPercent(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%s: %s, want %s", dir, got, want)
+		}
+	}
+}
+
+// Slurm drops every backslash from an --output name that has one (and then replaces no
+// %j), so output under a folder with a backslash would land somewhere else: such a folder
+// is refused up front, with the reason and what to do.
+func TestValidateRefusesBackslashInTheOutputFolder(t *testing.T) {
+	for _, c := range []struct{ shared, out string }{
+		{`/s/back\slash`, ""}, // the output folder defaults to the shared one's jobs/.submit
+		{"/shared", `/shared/jobs\x/.submit`},
+	} {
+		j := sampleJob()
+		j.SharedDir, j.OutputDir, j.SecretFile = c.shared, c.out, ""
+		err := j.Validate()
+		if err == nil || !strings.Contains(err.Error(), "backslash") || !strings.Contains(err.Error(), "without one") {
+			t.Errorf("shared %q, output %q: %v, want an error about the backslash", c.shared, c.out, err)
 		}
 	}
 }
