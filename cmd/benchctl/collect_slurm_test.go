@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // fakeSlurm puts squeue, scontrol and sacct scripts on PATH: squeue and scontrol have
@@ -73,6 +75,34 @@ func TestCollectAsksSacct(t *testing.T) {
 			}
 			if c.once == "" && strings.Contains(errs, "cannot tell whether") {
 				t.Errorf("accounting note without cause:\n%s", errs)
+			}
+		})
+	}
+}
+
+// collect removes an ended job's submission files (its secret) only when Slurm says the
+// job has ended: a requeued job reads its secret again, and a Slurm that does not answer
+// cannot say.
+func TestCollectRemovesTheSecretOnlyWhenSlurmSaysEnded(t *testing.T) {
+	for _, c := range []struct {
+		name, sacctOut, sacctErr string
+		kept                     bool
+	}{
+		{name: "sacct says completed", sacctOut: "COMPLETED\n"},
+		{name: "Slurm does not answer", sacctErr: "sacct: error: Problem talking to the database: Connection refused", kept: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			shared := fixtures(t)
+			l := jobdir.Layout{Shared: shared}
+			os.MkdirAll(l.Submit(), 0o700)
+			os.WriteFile(l.SubmitFiles("tok").Secret, []byte("s"), 0o600)
+			if err := l.RecordSubmitted("tok", "100"); err != nil {
+				t.Fatal(err)
+			}
+			fakeSlurm(t, c.sacctOut, c.sacctErr)
+			runResults(t, "collect", "100", "--shared-dir", shared)
+			if _, err := os.Stat(l.SubmitFiles("tok").Secret); (err == nil) != c.kept {
+				t.Fatalf("secret kept = %v, want %v", err == nil, c.kept)
 			}
 		})
 	}
