@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -160,6 +161,10 @@ type Benchmark struct {
 	// NoLogScan turns the log error scan off for this benchmark (logScan: false, or a MAD
 	// model's log_error_pattern_scan: false).
 	NoLogScan bool `json:"noLogScan,omitempty" yaml:"noLogScan,omitempty"`
+	// Container and Mounts, when set, replace the manifest's for this benchmark: a MAD
+	// model's additional_docker_run_options merged into them.
+	Container *Container `json:"container,omitempty" yaml:"container,omitempty"`
+	Mounts    []Mount    `json:"mounts,omitempty" yaml:"mounts,omitempty"`
 	// Model is set for benchmarks imported from a MAD catalog.
 	Model *Model `json:"model,omitempty" yaml:"model,omitempty"`
 }
@@ -185,18 +190,20 @@ func (b Benchmark) Aborts(world int) bool {
 
 // Model is what a MAD catalog entry says beyond the command (for perf.csv columns).
 type Model struct {
-	Catalog           string            `json:"catalog" yaml:"catalog"`
-	Line              int               `json:"line" yaml:"line"`
-	URL               string            `json:"url,omitempty" yaml:"url,omitempty"`
-	Dockerfile        string            `json:"dockerfile,omitempty" yaml:"dockerfile,omitempty"`
-	Scripts           string            `json:"scripts,omitempty" yaml:"scripts,omitempty"`
-	Args              string            `json:"args,omitempty" yaml:"args,omitempty"`
-	NGPUs             string            `json:"nGPUs,omitempty" yaml:"nGPUs,omitempty"`
-	Owner             string            `json:"owner,omitempty" yaml:"owner,omitempty"`
-	TrainingPrecision string            `json:"trainingPrecision,omitempty" yaml:"trainingPrecision,omitempty"`
-	MultipleResults   string            `json:"multipleResults,omitempty" yaml:"multipleResults,omitempty"`
-	SkipGPUArch       []string          `json:"skipGPUArch,omitempty" yaml:"skipGPUArch,omitempty"`
-	Extra             map[string]string `json:"extra,omitempty" yaml:"extra,omitempty"` // unknown keys, as JSON text
+	Catalog           string   `json:"catalog" yaml:"catalog"`
+	Line              int      `json:"line" yaml:"line"`
+	URL               string   `json:"url,omitempty" yaml:"url,omitempty"`
+	Dockerfile        string   `json:"dockerfile,omitempty" yaml:"dockerfile,omitempty"`
+	Scripts           string   `json:"scripts,omitempty" yaml:"scripts,omitempty"`
+	Args              string   `json:"args,omitempty" yaml:"args,omitempty"`
+	NGPUs             string   `json:"nGPUs,omitempty" yaml:"nGPUs,omitempty"`
+	Owner             string   `json:"owner,omitempty" yaml:"owner,omitempty"`
+	TrainingPrecision string   `json:"trainingPrecision,omitempty" yaml:"trainingPrecision,omitempty"`
+	MultipleResults   string   `json:"multipleResults,omitempty" yaml:"multipleResults,omitempty"`
+	SkipGPUArch       []string `json:"skipGPUArch,omitempty" yaml:"skipGPUArch,omitempty"`
+	// RunOptions are the model's additional_docker_run_options, as written.
+	RunOptions string            `json:"runOptions,omitempty" yaml:"runOptions,omitempty"`
+	Extra      map[string]string `json:"extra,omitempty" yaml:"extra,omitempty"` // unknown keys, as JSON text
 }
 
 // Duration is a time.Duration that prints as "2h0m0s".
@@ -236,9 +243,44 @@ func (m *Manifest) Redacted() *Manifest {
 	c.Benchmarks = make([]Benchmark, len(m.Benchmarks))
 	for i, b := range m.Benchmarks {
 		b.Env = redactVars(b.Env)
+		if b.Model != nil && b.Model.RunOptions != "" {
+			mc := *b.Model
+			mc.RunOptions = redactRunOptions(mc.RunOptions, b.Env)
+			b.Model = &mc
+		}
 		c.Benchmarks[i] = b
 	}
 	return &c
+}
+
+// redactRunOptions hides the values that docker-run flags give to a secret or
+// credential-like variable (-e HF_TOKEN=...): the text is kept as metadata, and would
+// otherwise carry the value into job.json.
+func redactRunOptions(opts string, env []EnvVar) string {
+	words, err := SplitArgs(opts)
+	if err != nil {
+		return Redacted
+	}
+	secret := map[string]bool{}
+	for _, e := range env {
+		secret[e.Name] = e.Secret
+	}
+	for i, w := range words {
+		kv := w
+		switch {
+		case i > 0 && (words[i-1] == "-e" || words[i-1] == "--env"):
+		case strings.HasPrefix(w, "--env="):
+			kv = strings.TrimPrefix(w, "--env=")
+		case strings.HasPrefix(w, "-e") && len(w) > 2:
+			kv = strings.TrimPrefix(strings.TrimPrefix(w, "-e"), "=")
+		default:
+			continue
+		}
+		if k, _, ok := strings.Cut(kv, "="); ok && (secret[k] || CredentialLike(k)) {
+			words[i] = strings.TrimSuffix(w, kv) + k + "=" + Redacted
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // Redacted is the placeholder printed instead of a secret value.

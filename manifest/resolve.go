@@ -207,6 +207,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 				continue
 			}
 			seen[b.Name] = true
+			r.modelOptions(s, m, &b)
 			m.Benchmarks = append(m.Benchmarks, b)
 		}
 		if err == nil && len(bs) == 0 {

@@ -200,6 +200,13 @@ func (r *resolver) extraOptions(s *Spec) *RunOptions {
 		r.p.add(fp, "%v", err)
 		return nil
 	}
+	r.mergeOptions(s, o, fp, x.Line)
+	return &o
+}
+
+// mergeOptions merges parsed docker-run flags into s — the container's fields, env and
+// mounts — before those are resolved; fp names where the flags came from in problems.
+func (r *resolver) mergeOptions(s *Spec, o RunOptions, fp string, line int) {
 	c := &s.Container
 	scalar := func(field string, dst *string, v string) {
 		switch {
@@ -251,7 +258,59 @@ func (r *resolver) extraOptions(s *Spec) *RunOptions {
 			r.p.add(fp, "-v %s is not a bind mount (SOURCE:TARGET[:ro|rw], SOURCE a path; named volumes and other options are not supported)", quote(v))
 			continue
 		}
-		s.Mounts = append(s.Mounts, MountSpec{Source: parts[0], Target: parts[1], ReadOnly: len(parts) == 3 && parts[2] == "ro", Line: x.Line})
+		s.Mounts = append(s.Mounts, MountSpec{Source: parts[0], Target: parts[1], ReadOnly: len(parts) == 3 && parts[2] == "ro", Line: line})
 	}
-	return &o
+}
+
+// modelOptions gives the MAD models that carry additional_docker_run_options their own
+// container settings, env and mounts: the manifest's, with the model's flags merged in and
+// checked as the manifest's are.
+func (r *resolver) modelOptions(s *Spec, m *Manifest, b *Benchmark) {
+	if b.Model == nil || strings.TrimSpace(b.Model.RunOptions) == "" {
+		return
+	}
+	fp := fmt.Sprintf("models: %s (%s:%d): additional_docker_run_options", b.Name, b.Model.Catalog, b.Model.Line)
+	args, err := SplitArgs(b.Model.RunOptions)
+	if err != nil {
+		r.p.add(fp, "%v", err)
+		return
+	}
+	o, err := ParseRunOptions(args)
+	if err != nil {
+		r.p.add(fp, "%v", err)
+		return
+	}
+	own := *s // the manifest's spec (with its own extraOptions merged), copied
+	own.Container.CapAdd = append([]string(nil), s.Container.CapAdd...)
+	own.Container.Devices = append([]string(nil), s.Container.Devices...)
+	own.Container.Ulimits = map[string]Ulimit{}
+	for k, v := range s.Container.Ulimits {
+		own.Container.Ulimits[k] = v
+	}
+	own.Env = map[string]string{}
+	for k, v := range s.Env {
+		own.Env[k] = v
+	}
+	own.Mounts = append([]MountSpec(nil), s.Mounts...)
+	before := len(r.p.list)
+	r.mergeOptions(&own, o, fp, 0)
+	c := r.container(own.Container)
+	c.SecurityOpt = append(append([]string(nil), m.Container.SecurityOpt...), o.SecurityOpt...)
+	c.GroupAdd = append(append([]string(nil), m.Container.GroupAdd...), o.GroupAdd...)
+	mounts := r.mounts(own.Mounts)
+	var env map[string]string
+	for k, v := range o.Env {
+		if _, ok := s.Env[k]; !ok {
+			if env == nil {
+				env = map[string]string{}
+			}
+			env[k] = v
+		}
+	}
+	extraEnv := r.env(fp+" -e", env)
+	if len(r.p.list) > before {
+		return
+	}
+	b.Container, b.Mounts = &c, mounts
+	b.Env = append(b.Env, extraEnv...)
 }

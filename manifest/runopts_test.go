@@ -101,3 +101,20 @@ func TestExtraOptionsInAManifest(t *testing.T) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// A model's additional_docker_run_options are kept as metadata (job.json): the value of a
+// credential-like variable in them is redacted there.
+func TestRedactRunOptions(t *testing.T) {
+	for in, want := range map[string]string{
+		"-e HF_TOKEN=hf_abc --shm-size 1g":  "-e HF_TOKEN=*** --shm-size 1g",
+		"--env=API_KEY=k -eNCCL_DEBUG=INFO": "--env=API_KEY=*** -eNCCL_DEBUG=INFO",
+		"-e=MY_PASSWORD=p":                  "-e=MY_PASSWORD=***",
+		"--env MINE=x":                      "--env MINE=***",
+		"--ipc host":                        "--ipc host",
+		"--env 'unclosed":                   "***",
+	} {
+		if got := redactRunOptions(in, []EnvVar{{Name: "MINE", Secret: true}}); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}

@@ -33,6 +33,7 @@ type Model struct {
 	MultipleResults   string
 	SkipGPUArch       []string
 	NoLogScan         bool              // log_error_pattern_scan: false
+	RunOptions        string            // additional_docker_run_options
 	Extra             map[string]string // keys benchctl does not use, kept as JSON text
 	Line              int
 }
@@ -46,7 +47,8 @@ type Catalog struct {
 
 var known = map[string]bool{"name": true, "url": true, "dockerfile": true, "scripts": true, "n_gpus": true,
 	"owner": true, "training_precision": true, "tags": true, "args": true, "timeout": true,
-	"multiple_results": true, "skip_gpu_arch": true, "log_error_pattern_scan": true}
+	"multiple_results": true, "skip_gpu_arch": true, "log_error_pattern_scan": true,
+	"additional_docker_run_options": true}
 
 // Load reads a MAD-style catalog: a JSON list of model objects. Problems are returned
 // together as a *manifest.Error, located by line; unknown keys are kept, with a warning.
@@ -202,6 +204,8 @@ func setString(m *Model, key, v string) {
 		m.Dockerfile = v
 	case "scripts":
 		m.Scripts = v
+	case "additional_docker_run_options":
+		m.RunOptions = v
 	case "owner":
 		m.Owner = v
 	case "training_precision":

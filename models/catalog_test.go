@@ -184,3 +184,53 @@ func TestLogErrorPatternScanKey(t *testing.T) {
 		t.Fatalf("a bad value: %v", err)
 	}
 }
+
+// A MAD model's additional_docker_run_options give it its own container settings, env and
+// mounts (the manifest's, with the model's flags merged in and checked); a flag benchctl
+// does not take is an error naming the model and its catalog line.
+func TestModelRunOptions(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644)
+	write := func(opts string) string {
+		os.WriteFile(filepath.Join(dir, "models.json"), []byte(`[
+ {"name": "plain", "scripts": "run.sh", "tags": ["x"]},
+ {"name": "tuned", "scripts": "run.sh", "tags": ["x"], "additional_docker_run_options": `+opts+`}
+]`), 0o644)
+		mf := filepath.Join(dir, "m.yaml")
+		os.WriteFile(mf, []byte("name: mad\nimage: {dockerfile: Dockerfile}\ncontainer: {capAdd: [IPC_LOCK]}\nenv: {A: a}\nmodels: {catalog: models.json, tags: [x]}\n"), 0o644)
+		return mf
+	}
+	m, warns, err := LoadManifest(write(`"--shm-size 64G --cap-add SYS_PTRACE --security-opt seccomp=unconfined -e NCCL_DEBUG=INFO -v /data:/data:ro"`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range warns {
+		if strings.Contains(w, "additional_docker_run_options") {
+			t.Errorf("warned: %s", w)
+		}
+	}
+	plain, tuned := m.Benchmarks[0], m.Benchmarks[1]
+	if plain.Container != nil || plain.Mounts != nil {
+		t.Errorf("plain got its own settings: %+v", plain)
+	}
+	c := tuned.Container
+	if c == nil || c.ShmSize != 64<<30 || !reflect.DeepEqual(c.CapAdd, []string{"IPC_LOCK", "SYS_PTRACE"}) || !reflect.DeepEqual(c.SecurityOpt, []string{"seccomp=unconfined"}) {
+		t.Fatalf("tuned container %+v", c)
+	}
+	if len(tuned.Mounts) != 1 || tuned.Mounts[0].Target != "/data" || len(tuned.Env) != 1 || tuned.Env[0].Name != "NCCL_DEBUG" {
+		t.Fatalf("tuned mounts %+v env %+v", tuned.Mounts, tuned.Env)
+	}
+	if !reflect.DeepEqual(m.Container.CapAdd, []string{"IPC_LOCK"}) || len(m.Mounts) != 0 {
+		t.Fatalf("the manifest's own settings changed: %+v %+v", m.Container, m.Mounts)
+	}
+	for opts, want := range map[string]string{
+		`"--privileged"`:  "models: tuned (",
+		`"-e A=b"`:        `sets A="b", but env sets A="a"`,
+		`"--ipc 'host"`:   "unclosed single quote",
+		`"--ulimit nope"`: "is not a ulimit",
+	} {
+		if _, _, err := LoadManifest(write(opts), nil); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "additional_docker_run_options") {
+			t.Errorf("%s: %v, want %q", opts, err, want)
+		}
+	}
+}

@@ -101,7 +101,7 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 		Model: &manifest.Model{
 			Catalog: catalog, Line: m.Line, URL: m.URL, Dockerfile: m.Dockerfile, Scripts: m.Scripts,
 			Args: m.Args, NGPUs: m.NGPUs, Owner: m.Owner, TrainingPrecision: m.TrainingPrecision,
-			MultipleResults: m.MultipleResults, SkipGPUArch: m.SkipGPUArch, Extra: m.Extra,
+			MultipleResults: m.MultipleResults, SkipGPUArch: m.SkipGPUArch, Extra: m.Extra, RunOptions: m.RunOptions,
 		},
 	}
 	if m.Timeout > 0 {

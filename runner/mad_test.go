@@ -124,3 +124,21 @@ func TestExtraOptionsReachTheEngine(t *testing.T) {
 }
 
 func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
+
+// A MAD model with its own container settings (additional_docker_run_options) runs with
+// them and its own mounts; the others keep the manifest's.
+func TestModelContainerOverride(t *testing.T) {
+	m := &manifest.Manifest{Name: "m", Container: manifest.Container{Network: "host", IPC: "host"},
+		Mounts: []manifest.Mount{{Source: "/a", Target: "/a"}}}
+	own := manifest.Container{Network: "host", IPC: "host", ShmSize: 1 << 30}
+	b := manifest.Benchmark{Name: "tuned", Command: []string{"x"}, Container: &own,
+		Mounts: []manifest.Mount{{Source: "/a", Target: "/a"}, {Source: "/data", Target: "/data", ReadOnly: true}}}
+	spec := BuildSpec(m, b, Node{World: 1}, "img", "", "/r", GPUAccess{Vendor: manifest.VendorNone}, nil)
+	if spec.Container.ShmSize != 1<<30 || len(spec.Mounts) != 3 || spec.Mounts[1].Target != "/data" {
+		t.Fatalf("tuned: %+v %+v", spec.Container, spec.Mounts)
+	}
+	plain := BuildSpec(m, manifest.Benchmark{Name: "plain", Command: []string{"x"}}, Node{World: 1}, "img", "", "/r", GPUAccess{Vendor: manifest.VendorNone}, nil)
+	if plain.Container.ShmSize != 0 || len(plain.Mounts) != 2 {
+		t.Fatalf("plain: %+v %+v", plain.Container, plain.Mounts)
+	}
+}

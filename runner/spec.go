@@ -115,15 +115,19 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 	for _, e := range gpu.Env {
 		env[e.Name] = e
 	}
+	ctr, mounts := m.Container, m.Mounts
+	if b.Container != nil { // a MAD model's additional_docker_run_options
+		ctr, mounts = *b.Container, b.Mounts
+	}
 	s := Spec{Name: ContainerName(n, b.Name), Image: imageRef, Command: b.Command, Workdir: b.Workdir,
-		Container: m.Container, GPU: gpu,
+		Container: ctr, GPU: gpu,
 		Labels: map[string]string{LabelJob: n.JobID, LabelAttempt: strconv.Itoa(n.Attempt), LabelRank: strconv.Itoa(n.Rank),
 			LabelBenchmark: b.Name, LabelKey: key}}
 	for _, e := range env {
 		s.Env = append(s.Env, e)
 	}
 	sort.Slice(s.Env, func(i, j int) bool { return s.Env[i].Name < s.Env[j].Name })
-	s.Mounts = append(append([]manifest.Mount{}, m.Mounts...), manifest.Mount{Source: resultsDir, Target: OutputDir})
+	s.Mounts = append(append([]manifest.Mount{}, mounts...), manifest.Mount{Source: resultsDir, Target: OutputDir})
 	return s
 }
 
