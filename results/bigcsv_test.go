@@ -48,34 +48,16 @@ func TestBigCSVsAreBoundedInMemory(t *testing.T) {
 		writeBigCSV(t, job, r, 63<<20)
 	}
 	runtime.GC()
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { // sample the heap while collect runs
-		defer close(done)
-		var m runtime.MemStats
-		for {
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
+	stop := heapPeak() // sample the heap while collect runs
 	s := aggregate(t, job)
 	written, err := WriteOutputs(job, s, PerfTable(s))
-	close(stop)
-	<-done
+	peak := stop()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("peak heap in use %d MiB", peak.Load()>>20)
-	if peak.Load() > 256<<20 {
-		t.Errorf("peak heap %d MiB, over 256 MiB", peak.Load()>>20)
+	t.Logf("peak heap in use %d MiB", peak>>20)
+	if peak > 256<<20 {
+		t.Errorf("peak heap %d MiB, over 256 MiB", peak>>20)
 	}
 	for _, p := range written {
 		if st, _ := os.Stat(p); filepath.Base(p) != "perf.csv" && st.Size() > 2<<20 {

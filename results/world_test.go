@@ -14,12 +14,6 @@ import (
 // claimed rank until it died: the claim is now checked against the host list and the node
 // folders, and the mismatch reported.
 func TestHostileWorldIsBounded(t *testing.T) {
-	writeStatusWorld := func(job string, rank, world int) {
-		p := filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", rank, rank), "status.json")
-		data, _ := os.ReadFile(p)
-		data = []byte(strings.Replace(string(data), `"world":0`, fmt.Sprintf(`"world":%d`, world), 1))
-		os.WriteFile(p, data, 0o644)
-	}
 	cases := []struct {
 		name     string
 		setup    func(t *testing.T) string
@@ -41,31 +35,13 @@ func TestHostileWorldIsBounded(t *testing.T) {
 			return job
 		}, 4, ""},
 		{"no job.json, a status claims two billion", func(t *testing.T) string {
-			job := writeJob(t, t.TempDir(), "1", 2)
-			os.Remove(filepath.Join(job, "job.json"))
-			writeNode(t, job, 0, "success", "model,performance\nb,1\n")
-			writeNode(t, job, 1, "success", "model,performance\nb,1\n")
-			writeStatusWorld(job, 0, 2000000000)
-			writeStatusWorld(job, 1, 2000000000)
-			return job
+			return twoNodesWithoutJobJSON(t, 2000000000, 2000000000)
 		}, 2, "the status files say the job has 2000000000 nodes, but the node folders go up to rank 1 (2 folders); counting 2 nodes"},
 		{"no job.json, the statuses disagree", func(t *testing.T) string {
-			job := writeJob(t, t.TempDir(), "1", 2)
-			os.Remove(filepath.Join(job, "job.json"))
-			writeNode(t, job, 0, "success", "model,performance\nb,1\n")
-			writeNode(t, job, 1, "success", "model,performance\nb,1\n")
-			writeStatusWorld(job, 0, 2)
-			writeStatusWorld(job, 1, 3000)
-			return job
+			return twoNodesWithoutJobJSON(t, 2, 3000)
 		}, 2, "the status files disagree on the job's size (2 to 3000 nodes)"},
 		{"no job.json, statuses agree on one more node than the folders", func(t *testing.T) string {
-			job := writeJob(t, t.TempDir(), "1", 3)
-			os.Remove(filepath.Join(job, "job.json"))
-			writeNode(t, job, 0, "success", "model,performance\nb,1\n")
-			writeNode(t, job, 1, "success", "model,performance\nb,1\n")
-			writeStatusWorld(job, 0, 3)
-			writeStatusWorld(job, 1, 3)
-			return job
+			return twoNodesWithoutJobJSON(t, 3, 3)
 		}, 3, ""},
 	}
 	for _, c := range cases {
@@ -141,4 +117,25 @@ func TestStrayHighRankFolderIsBounded(t *testing.T) {
 		!strings.Contains(all, "node folders go up to rank 4194000, but job.json says the job has 2 nodes") {
 		t.Errorf("problems:\n%s", all)
 	}
+}
+
+// twoNodesWithoutJobJSON is a job folder with nodes 0 and 1, whose status files claim the
+// worlds given, and no job.json.
+func twoNodesWithoutJobJSON(t *testing.T, world0, world1 int) string {
+	t.Helper()
+	job := writeJob(t, t.TempDir(), "1", 2)
+	os.Remove(filepath.Join(job, "job.json"))
+	for rank, w := range []int{world0, world1} {
+		writeNode(t, job, rank, "success", "model,performance\nb,1\n")
+		writeStatusWorld(job, rank, w)
+	}
+	return job
+}
+
+// writeStatusWorld makes a node's status.json (written by writeNode) claim a world.
+func writeStatusWorld(job string, rank, world int) {
+	p := filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", rank, rank), "status.json")
+	data, _ := os.ReadFile(p)
+	data = []byte(strings.Replace(string(data), `"world":0`, fmt.Sprintf(`"world":%d`, world), 1))
+	os.WriteFile(p, data, 0o644)
 }
