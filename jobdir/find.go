@@ -61,7 +61,7 @@ func scanJobs(jobs, jobID string) (attempts []int, others []string, err error) {
 	for {
 		ents, err := f.ReadDir(512)
 		for _, e := range ents {
-			if !isDirEntry(jobs, e) {
+			if !IsDirEntry(jobs, e) {
 				continue
 			}
 			id, att := SplitName(e.Name())
@@ -121,8 +121,9 @@ func joinInts(v []int) string {
 	return strings.Join(s, ", ")
 }
 
-// isDirEntry: a folder, or a symbolic link to one (a folder linked in from elsewhere).
-func isDirEntry(parent string, e fs.DirEntry) bool {
+// IsDirEntry reports whether an entry of parent is a folder, or a symbolic link to one (a
+// job or node folder linked in from elsewhere): what listing jobs/ and nodes/ counts.
+func IsDirEntry(parent string, e fs.DirEntry) bool {
 	if e.IsDir() {
 		return true
 	}
@@ -175,7 +176,7 @@ func (l Layout) List() ([]Listed, error) {
 	byID := map[string]int{}
 	var out []Listed
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".") || !isDirEntry(l.Jobs(), e) {
+		if strings.HasPrefix(e.Name(), ".") || !IsDirEntry(l.Jobs(), e) {
 			continue
 		}
 		id, att := SplitName(e.Name())

@@ -43,7 +43,7 @@ func (d Dir) Progress() []NodeProgress {
 	for {
 		ents, err := f.ReadDir(512)
 		for _, e := range ents {
-			if !e.IsDir() {
+			if !IsDirEntry(d.Nodes(), e) {
 				continue
 			}
 			s, serr := ReadStatusWith(&r, d.NodeNamed(e.Name()).Status())

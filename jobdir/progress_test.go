@@ -80,3 +80,18 @@ func TestFollowAndJudge(t *testing.T) {
 }
 
 func mkdirAll(p string) error { return os.MkdirAll(p, 0o755) }
+
+// A node folder linked in from elsewhere counts for Progress as it does for collect.
+func TestProgressCountsALinkedNodeFolder(t *testing.T) {
+	l := Layout{t.TempDir()}
+	d := l.Job("13", 0)
+	elsewhere := Layout{t.TempDir()}.Job("13", 0)
+	writeNodeStatus(t, elsewhere, 1, "n2", OutcomeSuccess, 0, PhaseResults)
+	writeNodeStatus(t, d, 0, "n1", OutcomeSuccess, 0, PhaseResults)
+	if err := os.Symlink(elsewhere.Node(1, "n2").Path, d.Node(1, "n2").Path); err != nil {
+		t.Fatal(err)
+	}
+	if p := d.Progress(); len(p) != 2 || p[1].Node != "1-n2" {
+		t.Fatalf("progress %+v", p)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -89,7 +88,7 @@ func (a *aggregator) stream(ctx context.Context) error {
 		for {
 			ents, err := f.ReadDir(256)
 			for _, e := range ents {
-				if !isDirEntry(nodesDir, e) { // temp files and the like
+				if !jobdir.IsDirEntry(nodesDir, e) { // temp files and the like
 					continue
 				}
 				select {
@@ -136,16 +135,4 @@ func (a *aggregator) stream(ctx context.Context) error {
 		return err
 	}
 	return listErr // read after out is closed: the lister has returned
-}
-
-// isDirEntry: a folder, or a symbolic link to one (a node folder linked in from elsewhere).
-func isDirEntry(parent string, e fs.DirEntry) bool {
-	if e.IsDir() {
-		return true
-	}
-	if e.Type()&fs.ModeSymlink == 0 {
-		return false
-	}
-	st, err := os.Stat(filepath.Join(parent, e.Name()))
-	return err == nil && st.IsDir()
 }
