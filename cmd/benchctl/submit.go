@@ -190,23 +190,9 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 	return collectRun(ctx, io, id, &collectOptions{sharedDir: dir, attempt: -1, format: "table"})
 }
 
-// submittedMaxAge is how long the files of a submission whose job has ended are kept when
-// neither submit --wait nor collect removed them.
-const submittedMaxAge = 7 * 24 * time.Hour
-
 // pruneSubmitted removes old submission files (secrets above all) of jobs that have ended.
 func pruneSubmitted(ctx context.Context, l jobdir.Layout) {
-	failed := false
-	n, err := l.PruneSubmitted(submittedMaxAge, time.Now(), func(id string) bool {
-		if failed {
-			return true // Slurm did not answer: keep the rest for the next submit
-		}
-		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		st, err := slurm.QueryJobState(qctx, slurm.ExecCommander{}, id)
-		failed = err != nil
-		return err != nil || (st.Known && st.Active()) // in doubt, keep it
-	})
+	n, err := slurm.PruneSubmitted(ctx, slurm.ExecCommander{}, l, time.Now())
 	if err != nil {
 		slog.Warn("pruning old submission files in "+l.Submit(), "err", err)
 	}
