@@ -65,7 +65,7 @@ func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
 // anything else (e.g. /usr/bin/prog) directly. args are split like a shell would split
 // words, with quotes, but nothing is expanded: there is no shell.
 func (m Model) Command() ([]string, error) {
-	args, err := SplitArgs(m.Args)
+	args, err := manifest.SplitArgs(m.Args)
 	if err != nil {
 		return nil, fmt.Errorf("args: %w", err)
 	}
@@ -109,9 +109,6 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 	}
 	return b, nil
 }
-
-// SplitArgs splits a command-line string into words; see manifest.SplitArgs.
-func SplitArgs(s string) ([]string, error) { return manifest.SplitArgs(s) }
 
 // Importer is the manifest.CatalogFunc that imports `models:` from a catalog.
 func Importer(sel manifest.Models) ([]manifest.Benchmark, []string, error) {

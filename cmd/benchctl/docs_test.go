@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchctl/benchctl/models"
+	"github.com/benchctl/benchctl/manifest"
 )
 
 // docCommands returns every `benchctl ...` command line in the fenced code blocks of a
@@ -53,7 +53,7 @@ func docCommands(t *testing.T, path string) map[int][]string {
 		if i := strings.Index(line, " #"); i >= 0 {
 			line = line[:i]
 		}
-		words, err := models.SplitArgs(strings.TrimPrefix(strings.TrimSpace(line), "$ "))
+		words, err := manifest.SplitArgs(strings.TrimPrefix(strings.TrimSpace(line), "$ "))
 		if err != nil {
 			continue
 		}
