@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -214,6 +215,29 @@ func TestCollectOutputFlagIsNotAFormat(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("-o %s wrote a file", f)
+		}
+	}
+}
+
+// A baseline that is missing, a FIFO or not a CSV is bad input (exit 4) naming it, and a
+// FIFO does not block.
+func TestCollectBadBaseline(t *testing.T) {
+	shared := fixtures(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.csv")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	garbage := filepath.Join(dir, "garbage.csv")
+	os.WriteFile(garbage, []byte("just,text\n1,2\n"), 0o644)
+	for path, want := range map[string]string{
+		filepath.Join(dir, "none.csv"): "reading the baseline",
+		fifo:                           "is a FIFO (named pipe), not a regular file",
+		garbage:                        "no performance column",
+	} {
+		code, _, errs := runResults(t, "collect", "100", "--shared-dir", shared, "--baseline", path)
+		if code != exitInvalid || !strings.Contains(errs, path) || !strings.Contains(errs, want) {
+			t.Errorf("%s: exit %d\n%s", path, code, errs)
 		}
 	}
 }
