@@ -74,21 +74,18 @@ func nodeLabel(s *Summary, rank int) string {
 // nodeStrip draws one cell per node coloured by its state, or a stacked bar for many nodes.
 func nodeStrip(s *Summary, b *BenchmarkSummary) strip {
 	var st strip
-	counts := make([]int, numStates)
-	for _, x := range b.states {
-		counts[x]++
-	}
-	for k, n := range counts {
+	ns := &b.nodes
+	for k, n := range ns.counts {
 		if n > 0 {
 			class, label := stateName(byte(k))
 			st.Legend = append(st.Legend, legendItem{Class: class, Label: label, N: n})
 		}
 	}
-	if len(b.states) <= maxStripNodes {
-		rows := (len(b.states) + stripCellsPerRow - 1) / stripCellsPerRow
-		st.W = min(len(b.states), stripCellsPerRow) * stripCell
+	if ns.n <= maxStripNodes {
+		rows := (ns.n + stripCellsPerRow - 1) / stripCellsPerRow
+		st.W = min(ns.n, stripCellsPerRow) * stripCell
 		st.H = rows * stripCell
-		for rank, x := range b.states {
+		for rank, x := range ns.cells {
 			class, label := stateName(x)
 			st.Cells = append(st.Cells, cell{X: float64(rank%stripCellsPerRow) * stripCell, Y: float64(rank/stripCellsPerRow) * stripCell,
 				W: stripCell - 2, H: stripCell - 2, Class: class, Tip: nodeLabel(s, rank) + ": " + label})
@@ -98,7 +95,7 @@ func nodeStrip(s *Summary, b *BenchmarkSummary) strip {
 	st.W, st.H = chartWidth, 20
 	x := 0.0
 	for _, l := range st.Legend {
-		w := float64(chartWidth) * float64(l.N) / float64(len(b.states))
+		w := float64(chartWidth) * float64(l.N) / float64(ns.n)
 		st.Stacked = append(st.Stacked, cell{X: x, W: w, H: 20, Class: l.Class, Tip: fmt.Sprintf("%s: %d nodes", l.Label, l.N)})
 		x += w
 	}

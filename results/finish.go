@@ -172,24 +172,39 @@ func (a *aggregator) extent() int {
 	return n
 }
 
-// addMissing records every rank below world without a folder as a failed node.
+// maxMissingEach is how many ranks without a folder are recorded one by one, each with
+// its host. Beyond it, each run of consecutive such ranks is one record ("ranks
+// 2-1999999"), so that a world of millions backed by job.json's host list costs a record
+// per gap between node folders, not one per rank and benchmark.
+const maxMissingEach = 256
+
+// rankRun is the ranks first to last.
+type rankRun struct{ first, last int }
+
+// addMissing records every rank below world without a folder as a failed node: one record
+// per rank when there are at most maxMissingEach, else one per run of them.
 func (a *aggregator) addMissing(world int) {
-	for rank := range world {
-		if a.wasSeen(rank) {
+	runs := a.missingRuns(world)
+	total := 0
+	for _, r := range runs {
+		total += r.last - r.first + 1
+	}
+	for _, run := range runs {
+		n := run.last - run.first + 1
+		a.counts.Missing += n
+		a.counts.Failed += n
+		if n > 1 && total > maxMissingEach {
+			a.addMissingRec(failRec{rank: int32(run.first), last: int32(run.last), outcome: "missing",
+				reason: fmt.Sprintf("no status: %d nodes never reported (no folders nodes/%d-* to nodes/%d-*)", n, run.first, run.last)})
 			continue
 		}
-		host := "unknown"
-		if a.job != nil && rank < len(a.job.Nodes) && a.job.Nodes[rank] != "" {
-			host = a.job.Nodes[rank]
-		}
-		f := failRec{rank: int32(rank), host: host, outcome: "missing",
-			reason: fmt.Sprintf("no status: node never reported (no folder nodes/%d-*)", rank)}
-		a.counts.Missing++
-		a.counts.Failed++
-		a.failures = append(a.failures, f)
-		for _, b := range a.benches {
-			b.setState(rank, stMissing)
-			b.failed = append(b.failed, f)
+		for rank := run.first; rank <= run.last; rank++ {
+			host := "unknown"
+			if a.job != nil && rank < len(a.job.Nodes) && a.job.Nodes[rank] != "" {
+				host = a.job.Nodes[rank]
+			}
+			a.addMissingRec(failRec{rank: int32(rank), host: host, outcome: "missing",
+				reason: fmt.Sprintf("no status: node never reported (no folder nodes/%d-*)", rank)})
 		}
 	}
 	// Without job.json, a node may not mention a benchmark that others ran.
@@ -202,6 +217,35 @@ func (a *aggregator) addMissing(world int) {
 			}
 		}
 	}
+}
+
+// addMissingRec records a node (or a run of them) without a folder, for the job and for
+// every benchmark.
+func (a *aggregator) addMissingRec(f failRec) {
+	a.failures = append(a.failures, f)
+	for _, b := range a.benches {
+		b.failed = append(b.failed, f)
+	}
+}
+
+// missingRuns is the runs of ranks below world without a folder, in order: at most one
+// more than there are folders.
+func (a *aggregator) missingRuns(world int) []rankRun {
+	var runs []rankRun
+	next := 0 // the lowest rank not yet accounted for
+	for r := range a.seenRanks() {
+		if r >= world {
+			break
+		}
+		if r > next {
+			runs = append(runs, rankRun{next, r - 1})
+		}
+		next = r + 1
+	}
+	if next < world {
+		runs = append(runs, rankRun{next, world - 1})
+	}
+	return runs
 }
 
 // seenRanks yields the ranks that have a folder, in order.
@@ -254,8 +298,12 @@ func (a *aggregator) imageCounts() string {
 }
 
 func (f failRec) public() NodeFailure {
-	return NodeFailure{Rank: int(f.rank), Host: f.host, Dir: dirPath(f.dir), Outcome: f.outcome, ExitCode: int(f.exit),
+	nf := NodeFailure{Rank: int(f.rank), Host: f.host, Dir: dirPath(f.dir), Outcome: f.outcome, ExitCode: int(f.exit),
 		Reason: f.reason, Log: f.log, Diagnostics: f.diag}
+	if f.last > f.rank {
+		nf.LastRank = int(f.last)
+	}
+	return nf
 }
 
 func dirPath(dir string) string {

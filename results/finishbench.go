@@ -29,7 +29,7 @@ func (a *aggregator) candidate(b *benchAgg, c cand) Candidate {
 // finishBench picks the winner, computes the rows' statistics and the benchmark's status.
 func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 	bs := BenchmarkSummary{Name: b.spec.name, Results: b.spec.results, Skipped: b.skipped, GPUs: b.gpus, GPUsPerNode: b.gpusPerNode,
-		Candidates: make([]Candidate, 0, len(b.cands)), Failed: []NodeFailure{}, Rows: []RowSummary{}, states: b.states(world)}
+		Candidates: make([]Candidate, 0, len(b.cands)), Failed: []NodeFailure{}, Rows: []RowSummary{}, nodes: a.nodeStates(b, world)}
 	slices.SortFunc(b.cands, func(x, y cand) int { return cmp.Or(cmp.Compare(x.rank, y.rank), strings.Compare(x.dir, y.dir)) })
 	for _, c := range b.cands {
 		bs.Candidates = append(bs.Candidates, a.candidate(b, c))
@@ -65,7 +65,7 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		bs.table = b.bestT
 	}
 	failedNote := ""
-	if n := len(bs.Failed); n > 0 {
+	if n := countNodes(bs.Failed); n > 0 {
 		failedNote = fmt.Sprintf("%d of %d nodes failed: %s", n, world, listFailures(bs.Failed, maxListedNodes))
 	}
 	switch {
@@ -178,12 +178,13 @@ func (a *aggregator) winnerWhy(b *benchAgg) string {
 	return why + fmt.Sprintf("; next best %s with %d", second.dir, second.withPerf)
 }
 
-// listFailures names up to n failed nodes with short reasons.
+// listFailures names up to n failed nodes (or runs of missing nodes) with short reasons;
+// "and 7 more" counts the nodes left out.
 func listFailures(f []NodeFailure, n int) string {
 	parts := make([]string, 0, min(n, len(f))+1)
 	for i, x := range f {
 		if i == n {
-			parts = append(parts, fmt.Sprintf("and %d more", len(f)-n))
+			parts = append(parts, fmt.Sprintf("and %d more", countNodes(f[n:])))
 			break
 		}
 		parts = append(parts, x.Label()+" ("+shorten(x.Reason, 120)+")")

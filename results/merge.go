@@ -18,7 +18,7 @@ const (
 	stFailed              // failed, timed out, cancelled, or the node failed
 	stRunning             // the node is still running (--partial)
 	stSkipped             // the node skipped it
-	stMissing             // the node never reported
+	stMissing             // the node never reported (not stored per benchmark: see nodeStates)
 )
 
 // rankLimit bounds ranks, so that a stray folder name cannot make the per-rank arrays huge.
@@ -104,10 +104,11 @@ func (c cand) better(o cand) bool {
 	return c.dir < o.dir
 }
 
-// failRec is a compact NodeFailure.
+// failRec is a compact NodeFailure. A record of ranks that left no folder may stand for
+// a run of them: ranks rank to last (last is 0 for one node).
 type failRec struct {
 	dir, host, outcome, reason, log, diag string
-	rank, exit                            int32
+	rank, last, exit                      int32
 }
 
 func newAggregator(dir jobdir.Dir, opts AggregateOptions) *aggregator {
@@ -347,17 +348,50 @@ func (b *benchAgg) stateOf(rank int) byte {
 	return b.far[int32(rank)] // stNone when absent
 }
 
-// states is the states by rank, one byte each, for ranks 0 to world-1 (world is bounded by
-// what the folder shows: see worldSize) and any dense rank beyond.
-func (b *benchAgg) states(world int) []byte {
-	out := make([]byte, max(world, len(b.state)))
-	copy(out, b.state)
-	for r, s := range b.far {
-		if int(r) < len(out) {
-			out[r] = s
+// nodeStates is what the report's node strip shows of a benchmark: how many nodes are in
+// each state, and the state of each rank when there are at most maxStripNodes.
+type nodeStates struct {
+	n      int // ranks 0 to n-1
+	counts [numStates]int
+	cells  []byte // by rank; nil above maxStripNodes
+}
+
+// nodeStates is b's states for ranks 0 to world-1 (world is bounded by what the folder
+// shows: see worldSize) and any dense rank beyond. A rank below world without a folder is
+// stMissing; those are counted, not stored, so that a world of millions backed by its host
+// list costs nothing per rank here.
+func (a *aggregator) nodeStates(b *benchAgg, world int) nodeStates {
+	ns := nodeStates{n: max(world, len(b.state))}
+	if ns.n <= maxStripNodes {
+		ns.cells = make([]byte, ns.n)
+		for r := range ns.n {
+			x := b.stateOf(r)
+			if x == stNone && r < world && !a.wasSeen(r) {
+				x = stMissing
+			}
+			ns.cells[r] = x
+			ns.counts[x]++
+		}
+		return ns
+	}
+	known := 0
+	for _, x := range b.state {
+		if x != stNone {
+			ns.counts[x]++
+			known++
 		}
 	}
-	return out
+	for r, x := range b.far {
+		if int(r) < ns.n && x != stNone {
+			ns.counts[x]++
+			known++
+		}
+	}
+	// addMissing counted the ranks below world without a folder; every rank with a folder
+	// has a state by then.
+	ns.counts[stMissing] = a.counts.Missing
+	ns.counts[stNone] = ns.n - known - a.counts.Missing
+	return ns
 }
 
 func sortFailures(f []failRec) {

@@ -63,7 +63,7 @@ type reportView struct {
 	Image      string
 	Benchmarks []benchView
 	NodeFails  []NodeFailure
-	MoreFails  int
+	MoreFails  int // nodes left out of NodeFails
 }
 
 type benchView struct {
@@ -81,7 +81,8 @@ type benchView struct {
 	Rows        []RowSummary // the first maxTableRows rows of the table
 	HiddenRows  int          // rows left out of the table (all are in perf.csv)
 	Failed      []failView
-	MoreFailed  int
+	FailedNodes int // nodes the failures stand for (a run of missing nodes is one entry)
+	MoreFailed  int // nodes left out of Failed
 	Candidates  []Candidate
 	MoreCands   int
 }
@@ -98,7 +99,7 @@ func newReportView(s *Summary) *reportView {
 		v.Image = v.Image[:19] + "…"
 	}
 	v.NodeFails = s.NodeFailures[:min(len(s.NodeFailures), maxFailedListed)]
-	v.MoreFails = len(s.NodeFailures) - len(v.NodeFails)
+	v.MoreFails = countNodes(s.NodeFailures[len(v.NodeFails):])
 	for i := range s.Benchmarks {
 		v.Benchmarks = append(v.Benchmarks, newBenchView(s, &s.Benchmarks[i], i))
 	}
@@ -155,7 +156,8 @@ func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
 		}
 		bv.Failed = append(bv.Failed, fv)
 	}
-	bv.MoreFailed = len(b.Failed) - len(bv.Failed)
+	bv.FailedNodes = countNodes(b.Failed)
+	bv.MoreFailed = countNodes(b.Failed[len(bv.Failed):])
 	bv.Candidates = b.Candidates[:min(len(b.Candidates), maxCandidates)]
 	bv.MoreCands = len(b.Candidates) - len(bv.Candidates)
 	return bv

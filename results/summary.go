@@ -65,9 +65,11 @@ type NodeRef struct {
 }
 
 // NodeFailure is a node that failed, as a whole or for one benchmark. Log and Diagnostics
-// are relative to the job folder.
+// are relative to the job folder. Nodes that left no folder, when there are many, are one
+// NodeFailure per run of consecutive ranks: Rank to LastRank, without a host.
 type NodeFailure struct {
 	Rank        int    `json:"rank"`
+	LastRank    int    `json:"lastRank,omitempty"` // the last rank of a run of missing nodes (0: one node)
 	Host        string `json:"host"`
 	Dir         string `json:"dir,omitempty"` // empty when the node never made its folder
 	Outcome     string `json:"outcome"`       // failure, timeout, cancelled, missing, no-status, unreadable, ...
@@ -77,8 +79,25 @@ type NodeFailure struct {
 	Diagnostics string `json:"diagnostics,omitempty"`
 }
 
-// Label is "rank-host", the node's folder name.
-func (f NodeFailure) Label() string { return fmt.Sprintf("%d-%s", f.Rank, f.Host) }
+// Label is "rank-host", the node's folder name, or "ranks 2-1999999" for a run of nodes.
+func (f NodeFailure) Label() string {
+	if f.LastRank > f.Rank {
+		return fmt.Sprintf("ranks %d-%d", f.Rank, f.LastRank)
+	}
+	return fmt.Sprintf("%d-%s", f.Rank, f.Host)
+}
+
+// Nodes is how many nodes f stands for: 1, or the length of a run of missing nodes.
+func (f NodeFailure) Nodes() int { return max(1, f.LastRank-f.Rank+1) }
+
+// countNodes is how many nodes the failures stand for.
+func countNodes(f []NodeFailure) int {
+	n := 0
+	for _, x := range f {
+		n += x.Nodes()
+	}
+	return n
+}
 
 // BenchmarkSummary is one benchmark across all nodes.
 type BenchmarkSummary struct {
@@ -102,8 +121,8 @@ type BenchmarkSummary struct {
 	GPUs        int `json:"gpus,omitempty"`
 	GPUsPerNode int `json:"gpusPerNode,omitempty"`
 
-	table  *Table // the winner's CSV (nil without a winner)
-	states []byte // one state per rank (st* constants)
+	table *Table     // the winner's CSV (nil without a winner)
+	nodes nodeStates // for the report's node strip
 }
 
 // Candidate is one node's result file for a benchmark, with its counts.
@@ -158,7 +177,11 @@ func (s *Summary) Failures() []string {
 	}
 	if len(out) == 0 && len(s.NodeFailures) > 0 {
 		for _, f := range s.NodeFailures {
-			out = append(out, fmt.Sprintf("node %s: %s", f.Label(), f.Reason))
+			label := "node " + f.Label()
+			if f.Nodes() > 1 {
+				label = f.Label() // "ranks 2-1999999"
+			}
+			out = append(out, label+": "+f.Reason)
 		}
 	}
 	if len(out) == 0 && len(s.Running) > 0 {

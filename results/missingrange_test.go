@@ -1,0 +1,207 @@
+package results
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+// A job.json whose world and host list agree on two million nodes, with only two node
+// folders, made collect write a missing-node record per rank per benchmark (two million
+// times fifty, with a state byte each) until it was killed for memory. The ranks that left
+// no folder are now one range per gap between folders: the cost follows the folders.
+func TestMissingRanksAreOneRange(t *testing.T) {
+	const world, benches = 2000000, 50
+	shared := t.TempDir()
+	job := filepath.Join(shared, "jobs", "1")
+	host := func(r int) string { return strconv.FormatInt(int64(r), 36) } // short: job.json must stay under 16 MiB
+	writeHugeJob(t, job, world, benches, host)
+	csv := "model,performance,metric\nm,1,x\n"
+	for r := range 2 {
+		writeNodeBenches(t, job, r, host(r), benches, csv)
+	}
+	runtime.GC()
+	stop := heapGuard(1 << 30) // the code before the fix passed it within seconds
+	start := time.Now()
+	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "1", Attempt: -1,
+		Aggregate: AggregateOptions{Now: fixedNow}})
+	took, peak := time.Since(start), stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("collect: %v, peak heap in use %d MiB", took.Round(time.Millisecond), peak>>20)
+	if peak > 256<<20 {
+		t.Errorf("peak heap %d MiB, over 256 MiB", peak>>20)
+	}
+	s := col.Summary
+	if n := s.Nodes; n.Expected != world || n.Missing != world-2 || n.Failed != world-2 || n.Reported != 2 || n.Succeeded != 2 {
+		t.Errorf("nodes %+v", n)
+	}
+	const label, reason = "ranks 2-1999999", "no status: 1999998 nodes never reported (no folders nodes/2-* to nodes/1999999-*)"
+	if f := s.NodeFailures; len(f) != 1 || f[0].Label() != label || f[0].Reason != reason || f[0].Outcome != "missing" ||
+		f[0].Rank != 2 || f[0].LastRank != world-1 || f[0].Nodes() != world-2 {
+		t.Fatalf("node failures %s", short(f))
+	}
+	if len(s.Benchmarks) != benches {
+		t.Fatalf("%d benchmarks", len(s.Benchmarks))
+	}
+	note := "1999998 of 2000000 nodes failed: " + label + " (" + reason + ")"
+	for _, b := range s.Benchmarks {
+		if b.Status != StatusFailure || b.Reason != note || len(b.Failed) != 1 || b.Winner == nil {
+			t.Fatalf("benchmark %s: %s %s, failed %s", b.Name, b.Status, short(b.Reason), short(b.Failed))
+		}
+	}
+	var fe *FailedError
+	if err := s.Err(); s.Status != StatusFailure || !errors.As(err, &fe) || fe.ExitCode() != 3 {
+		t.Errorf("status %s, Err() = %v: missing nodes must be a failure (exit 3)", s.Status, err)
+	}
+	st, fn := col.Perf.Col(ColStatus), col.Perf.Col("benchctl_failed_nodes")
+	if len(col.Perf.Rows) != benches {
+		t.Errorf("perf.csv has %d rows", len(col.Perf.Rows))
+	}
+	for _, r := range col.Perf.Rows {
+		if r[st] != StatusFailure || r[fn] != label+" ("+reason+")" || r[col.Perf.Col("nnodes")] != "2000000" {
+			t.Fatalf("perf.csv row %s", short(r))
+		}
+	}
+	for name, want := range map[string][]string{
+		SummaryFile: {reason},
+		ReportFile:  {label, "never reported: 1999998", "Failed nodes (1999998)", "1999998 never reported"},
+		PerfFile:    {label},
+	} {
+		data, err := os.ReadFile(filepath.Join(job, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) > 2<<20 {
+			t.Errorf("%s is %d KiB", name, len(data)>>10)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(data), w) {
+				t.Errorf("%s lacks %q", name, w)
+			}
+		}
+		if name != SummaryFile {
+			continue
+		}
+		var got Summary
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+		if f := got.NodeFailures; len(f) != 1 || f[0].Rank != 2 || f[0].LastRank != world-1 || got.Nodes.Missing != world-2 {
+			t.Errorf("summary.json: nodes %+v, node failures %s", got.Nodes, short(f))
+		}
+		for _, b := range got.Benchmarks {
+			if len(b.Failed) != 1 || b.Failed[0].LastRank != world-1 {
+				t.Fatalf("summary.json: benchmark %s failed %s", b.Name, short(b.Failed))
+			}
+		}
+	}
+}
+
+// writeHugeJob writes job.json with a world and as many hosts, and benchmarks b0, b1, ...
+// (results b.csv), without holding the file in memory.
+func writeHugeJob(t *testing.T, job string, world, benches int, host func(int) string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(job, "nodes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(job, jobdir.JobFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprintf(w, `{"version":1,"job":"1","world":%d,"nodes":[`, world)
+	for r := range world {
+		if r > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteString(strconv.Quote(host(r)))
+	}
+	w.WriteString(`],"manifest":{"name":"t","benchmarks":[`)
+	for i := range benches {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		fmt.Fprintf(w, `{"name":"b%d","results":"b.csv"}`, i)
+	}
+	w.WriteString("]}}")
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(f.Name()); st.Size() > jobdir.MaxStatusSize {
+		t.Fatalf("job.json is %d bytes, over what collect reads", st.Size())
+	}
+}
+
+// writeNodeBenches writes a successful node folder with benchmarks b0, b1, ... and the same
+// CSV for each.
+func writeNodeBenches(t *testing.T, job string, rank int, host string, benches int, csv string) {
+	t.Helper()
+	nd := filepath.Join(job, "nodes", fmt.Sprintf("%d-%s", rank, host))
+	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	st := &jobdir.Status{Version: 1, Rank: rank, Host: host, Outcome: jobdir.OutcomeSuccess, FinishedAt: &end}
+	for i := range benches {
+		name := fmt.Sprintf("b%d", i)
+		st.Benchmarks = append(st.Benchmarks, jobdir.BenchmarkStatus{Name: name, Outcome: jobdir.OutcomeSuccess, DurationSeconds: 1})
+		if err := os.MkdirAll(filepath.Join(nd, "results", name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(nd, "results", name, "b.csv"), []byte(csv), 0o644)
+	}
+	data, _ := json.Marshal(st)
+	if err := os.WriteFile(filepath.Join(nd, jobdir.StatusFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// short formats v for a failure message, cut to 2,000 bytes (the code before the fix
+// listed two million nodes).
+func short(v any) string {
+	s := fmt.Sprintf("%+v", v)
+	if len(s) > 2000 {
+		s = s[:2000] + "…"
+	}
+	return s
+}
+
+// heapGuard is heapPeak that also stops the test binary when the heap in use passes limit,
+// so that a regression fails the test instead of taking the machine's memory.
+func heapGuard(limit uint64) func() uint64 {
+	var peak atomic.Uint64
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > peak.Load() {
+				peak.Store(m.HeapInuse)
+			}
+			if m.HeapInuse > limit {
+				panic(fmt.Sprintf("heap in use %d MiB, over %d MiB: stopped before it takes the machine's memory", m.HeapInuse>>20, limit>>20))
+			}
+			select {
+			case <-quit:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	return func() uint64 { close(quit); <-done; return peak.Load() }
+}
