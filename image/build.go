@@ -35,7 +35,7 @@ func Build(ctx context.Context, o BuildOptions) (*Record, error) {
 		return nil, err
 	}
 	rec := &Record{Version: 1, Manifest: m.Name, ManifestPath: m.Path, ManifestDigest: m.Digest, Key: key,
-		Tag: m.Image.Tag, Builder: o.Builder.Name(), Benchctl: o.Version}
+		Tag: m.Image.Tag, Builder: o.Builder.Name(), Benchctl: o.Version, Dockerfile: m.Image.Dockerfile}
 	if rec.Tag == "" {
 		rec.Tag = DefaultTag(m.Name, key)
 	}

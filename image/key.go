@@ -112,28 +112,66 @@ func walkContext(in BuildInput) ([]contextFile, error) {
 	return files, err
 }
 
-var fromRE = regexp.MustCompile(`(?im)^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)`)
+var (
+	fromRE = regexp.MustCompile(`(?im)^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)`)
+	// A global ARG (before the first FROM) with its default: what FROM $BASE_DOCKER uses
+	// when no build arg is given, as MAD's Dockerfiles are written.
+	argRE = regexp.MustCompile(`(?im)^\s*ARG\s+([A-Za-z_][A-Za-z0-9_]*)(?:=(\S*))?`)
+	// $NAME, ${NAME}, ${NAME:-word} and ${NAME:+word}, as Dockerfile substitution has them.
+	dfVarRE = regexp.MustCompile(`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?::([-+])([^}]*))?\})`)
+)
 
-// BaseImages returns the FROM references of a Dockerfile, with ${ARG}s from buildArgs
-// substituted (stages named earlier are included as written).
+// BaseImages returns the FROM references of a Dockerfile, with $ARG and ${ARG} substituted
+// from buildArgs, else from the global ARG's default (stages named earlier are included as
+// written).
 func BaseImages(dockerfile []byte, args []manifest.EnvVar) []string {
+	defaults := map[string]string{}
+	firstFrom := len(dockerfile)
+	if loc := fromRE.FindIndex(dockerfile); loc != nil {
+		firstFrom = loc[0]
+	}
+	for _, m := range argRE.FindAllSubmatch(dockerfile[:firstFrom], -1) {
+		defaults[string(m[1])] = strings.Trim(string(m[2]), `"'`)
+	}
 	lookup := func(k string) (string, bool) {
 		for _, a := range args {
 			if a.Name == k {
 				return a.Value, true
 			}
 		}
-		return "", false
+		v, ok := defaults[k]
+		return v, ok
 	}
 	var refs []string
 	for _, m := range fromRE.FindAllSubmatch(dockerfile, -1) {
-		ref := string(m[1])
-		if v, _, err := manifest.Expand(ref, lookup, nil); err == nil {
-			ref = v
-		}
-		refs = append(refs, ref)
+		refs = append(refs, substDockerfile(string(m[1]), lookup))
 	}
 	return refs
+}
+
+// substDockerfile substitutes variables in a FROM reference the way the Dockerfile
+// frontend does; an unset variable is empty.
+func substDockerfile(s string, lookup func(string) (string, bool)) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	return dfVarRE.ReplaceAllStringFunc(s, func(v string) string {
+		m := dfVarRE.FindStringSubmatch(v)
+		name := m[1] + m[2]
+		val, set := lookup(name)
+		switch m[3] {
+		case "-":
+			if !set || val == "" {
+				return m[4]
+			}
+		case "+":
+			if set && val != "" {
+				return m[4]
+			}
+			return ""
+		}
+		return val
+	})
 }
 
 // maxDockerfile bounds the Dockerfile and .dockerignore reads.

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -213,6 +214,24 @@ func TestContextErrorExitKinds(t *testing.T) {
 	for err, invalid := range map[error]bool{fs.ErrPermission: true, syscall.EACCES: true, syscall.ELOOP: true, syscall.EIO: false, syscall.ESTALE: false} {
 		if got := (&ContextError{Path: "/c/f", Err: &fs.PathError{Op: "open", Path: "/c/f", Err: err}}).InvalidInput(); got != invalid {
 			t.Errorf("%v: invalid input %v, want %v", err, got, invalid)
+		}
+	}
+}
+
+// MAD's Dockerfiles write ARG BASE_DOCKER=rocm/pytorch:... then FROM $BASE_DOCKER: the
+// base is the default unless a build arg gives another (it was "$BASE_DOCKER" as written).
+func TestBaseImagesTakeGlobalArgDefaults(t *testing.T) {
+	df := []byte("# CONTEXT {'gpu_vendor': 'AMD'}\nARG BASE_DOCKER=rocm/pytorch:6.4\nARG TAG=\"1.0\"\nFROM $BASE_DOCKER\nARG LATE=x\nFROM busybox:${TAG}\nFROM ${UNSET:-debian:12}\nFROM img${UNSET:+-never}\n")
+	for _, c := range []struct {
+		args []manifest.EnvVar
+		want []string
+	}{
+		{nil, []string{"rocm/pytorch:6.4", "busybox:1.0", "debian:12", "img"}},
+		{[]manifest.EnvVar{{Name: "BASE_DOCKER", Value: "benchctl-testbed/shell:2"}, {Name: "UNSET", Value: "u"}},
+			[]string{"benchctl-testbed/shell:2", "busybox:1.0", "u", "img-never"}},
+	} {
+		if got := BaseImages(df, c.args); !slices.Equal(got, c.want) {
+			t.Errorf("BaseImages(%v) = %q, want %q", c.args, got, c.want)
 		}
 	}
 }

@@ -3,10 +3,12 @@ package image
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/safefile"
+	"strings"
 	"time"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/manifest"
 )
 
 // Record is what `benchctl build` writes (build.json): enough to pin the image of a run. It
@@ -28,7 +30,11 @@ type Record struct {
 	Created        time.Time  `json:"created"`
 	Benchctl       string     `json:"benchctl"`
 	BuildArgs      []KeyValue `json:"buildArgs,omitempty"`
-	Notes          []string   `json:"notes,omitempty"` // things the user should know, e.g. a tag that did not apply
+	// Dockerfile is the Dockerfile built, and Benchmarks the manifest's benchmarks that run
+	// on the image: what a run with several images matches each image's record by.
+	Dockerfile string   `json:"dockerfile,omitempty"`
+	Benchmarks []string `json:"benchmarks,omitempty"`
+	Notes      []string `json:"notes,omitempty"` // things the user should know, e.g. a tag that did not apply
 }
 
 // KeyValue is a build argument in the record.
@@ -45,6 +51,66 @@ type Durations struct {
 	Waiting float64 `json:"waiting,omitempty"` // for another builder of the same key
 }
 
+// recordSet is the build record of a manifest with several images (version 2): one
+// record per image. A manifest with one image keeps writing a version-1 record.
+type recordSet struct {
+	Version int       `json:"version"`
+	Images  []*Record `json:"images"`
+}
+
+// WriteRecords writes the build records of a manifest's images atomically: a version-1
+// record for one image, a version-2 set of records for several.
+func WriteRecords(path string, recs []*Record) error {
+	if len(recs) == 1 {
+		return WriteRecord(path, recs[0])
+	}
+	data, err := json.MarshalIndent(recordSet{Version: 2, Images: recs}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, append(data, '\n'))
+}
+
+// ReadRecords reads a build record file: one record (version 1) or the records of a
+// manifest's images (version 2).
+func ReadRecords(path string) ([]*Record, error) {
+	data, err := safefile.ReadFile(path, 16<<20) // a FIFO is refused without blocking
+	if err != nil {
+		return nil, fmt.Errorf("reading build record: %w", err)
+	}
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("build record %s: %w", path, err)
+	}
+	if head.Version != 2 {
+		r, err := decodeRecord(path, data)
+		if err != nil {
+			return nil, err
+		}
+		return []*Record{r}, nil
+	}
+	var set struct {
+		Images []json.RawMessage `json:"images"`
+	}
+	if err := json.Unmarshal(data, &set); err != nil {
+		return nil, fmt.Errorf("build record %s: %w", path, err)
+	}
+	if len(set.Images) == 0 {
+		return nil, fmt.Errorf("build record %s (version 2) lists no images", path)
+	}
+	out := make([]*Record, 0, len(set.Images))
+	for i, raw := range set.Images {
+		r, err := decodeRecord(fmt.Sprintf("%s: images[%d]", path, i), raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 // WriteRecord writes a build record atomically.
 func WriteRecord(path string, r *Record) error {
 	data, err := json.MarshalIndent(r, "", "  ")
@@ -54,12 +120,8 @@ func WriteRecord(path string, r *Record) error {
 	return atomicfile.WriteFile(path, append(data, '\n'))
 }
 
-// ReadRecord reads a build record.
-func ReadRecord(path string) (*Record, error) {
-	data, err := safefile.ReadFile(path, 16<<20) // a FIFO is refused without blocking
-	if err != nil {
-		return nil, fmt.Errorf("reading build record: %w", err)
-	}
+// decodeRecord decodes one record; path says where it was read.
+func decodeRecord(path string, data []byte) (*Record, error) {
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("build record %s: %w", path, err)
@@ -68,4 +130,21 @@ func ReadRecord(path string) (*Record, error) {
 		return nil, fmt.Errorf("build record %s is not a benchctl build record (version 1 with key and imageId)", path)
 	}
 	return &r, nil
+}
+
+// RecordFor picks, from the records of `benchctl build --record`, the one that pins img,
+// which benchmarks run on: the only record when the job has one image, else the record of
+// the same Dockerfile. A record of another manifest's images is an error saying which
+// image it lacks.
+func RecordFor(recs []*Record, img manifest.Image, images int, benchmarks []string) (*Record, error) {
+	if len(recs) == 1 && images == 1 {
+		return recs[0], nil
+	}
+	for _, r := range recs {
+		if r.Dockerfile != "" && r.Dockerfile == img.Dockerfile {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("the build record pins %d image(s) and none is built from %s (benchmarks %s): run benchctl build --record again for this manifest",
+		len(recs), img, strings.Join(benchmarks, ", "))
 }

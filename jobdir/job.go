@@ -3,6 +3,7 @@ package jobdir
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 )
 
 // JobVersion is the schema version of job.json that this package writes.
-const JobVersion = 2
+const JobVersion = 3
 
 // Sources of a node context (Job.Source).
 const (
@@ -34,7 +35,11 @@ type Job struct {
 	BenchctlVersion string      `json:"benchctlVersion"`
 	Source          string      `json:"source,omitempty"` // SourceSlurm, SourceEnv or SourceLocal (version 2 on)
 	Manifest        JobManifest `json:"-"`
-	Image           JobImage    `json:"image,omitzero"` // set once rank 0 has the image
+	// Image is set once rank 0 has the job's image: its only one, or its first of several.
+	Image JobImage `json:"image,omitzero"`
+	// Images, when the benchmarks run on several images (version 3 on), lists each with the
+	// benchmarks that run on it; Image is then the first of them. See ImageOf.
+	Images []JobImage `json:"images,omitempty"`
 	// Benchmarks are the ones run (benchctl run --benchmarks); empty: all of the manifest's.
 	Benchmarks []string `json:"benchmarks,omitempty"`
 	// BuildNumber is $BUILD_NUMBER where rank 0 ran (a CI build, as madengine records it).
@@ -88,11 +93,15 @@ func (j *Job) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// JobImage is the image every node ran.
+// JobImage is an image every node ran.
 type JobImage struct {
 	ID  string `json:"id"`
 	Key string `json:"key"`
 	Tag string `json:"tag"`
+	// Dockerfile is the Dockerfile it was built from (empty for an image.ref), and
+	// Benchmarks the benchmarks that ran on it (in Job.Images only).
+	Dockerfile string   `json:"dockerfile,omitempty"`
+	Benchmarks []string `json:"benchmarks,omitempty"`
 	// Base is the image it was built FROM (or the image.ref used as it is); GitCommit the
 	// commit of the build context's git repository, when it is in one.
 	Base      string `json:"base,omitempty"`
@@ -186,6 +195,16 @@ func WriteJob(path string, j *Job) error {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
 	return atomicfile.WriteFile(path, append(data, '\n'))
+}
+
+// ImageOf is the image benchmark name ran on: its entry in Images, else Image.
+func (j *Job) ImageOf(name string) JobImage {
+	for _, im := range j.Images {
+		if slices.Contains(im.Benchmarks, name) {
+			return im
+		}
+	}
+	return j.Image
 }
 
 // WorldSize is the number of nodes the job was meant to have.

@@ -104,6 +104,8 @@ type BenchmarkStatus struct {
 	Diagnostics     string     `json:"diagnostics,omitempty"`
 	// GPUs is how many GPUs the benchmark's container got on this node.
 	GPUs int `json:"gpus,omitempty"`
+	// ImageID is the image its container ran (a job's benchmarks may run on several).
+	ImageID string `json:"imageId,omitempty"`
 }
 
 // Running reports whether the node says it is still at work: outcome running and no end.

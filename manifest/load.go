@@ -19,7 +19,19 @@ const MaxFileSize = 4 << 20
 // CatalogFunc imports the benchmarks a manifest's `models:` block selects. It is supplied by
 // the models package (which imports this one), so that manifest stays at the bottom of the
 // import graph. Problems in the catalog file are returned as an *Error; warnings as text.
-type CatalogFunc func(sel Models) ([]Benchmark, []string, error)
+type CatalogFunc func(imp CatalogImport) ([]Benchmark, []string, error)
+
+// CatalogImport is what a catalog import is asked for: the selection, and what picks each
+// model's image.
+type CatalogImport struct {
+	Models
+	// Vendor is the manifest's gpu.vendor: amd or nvidia pick each model's Dockerfile by its
+	// CONTEXT line; auto and none cannot (the import says so, unless Image names one).
+	Vendor string
+	// Image is the manifest's image: when it names one (Given), it is every model's and no
+	// Dockerfile is picked; else its BuildArgs, Target and Platform apply to every model's.
+	Image Image
+}
 
 // Options control Load.
 type Options struct {

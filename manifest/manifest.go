@@ -50,7 +50,10 @@ const (
 	MaxHeartbeat = 10 * time.Minute
 )
 
-// Image is how the benchmark image is obtained: built from Dockerfile, or Ref as it is.
+// Image is how a benchmark image is obtained: built from Dockerfile, or Ref as it is. The
+// manifest's Image may have neither when every benchmark gets its image elsewhere (its own
+// image:, or a MAD model's Dockerfile); its BuildArgs, Target and Platform then apply to
+// the catalog's images.
 type Image struct {
 	Dockerfile string   `json:"dockerfile,omitempty" yaml:"dockerfile,omitempty"`
 	Context    string   `json:"context,omitempty" yaml:"context,omitempty"`
@@ -63,6 +66,17 @@ type Image struct {
 
 // Builds reports whether the image is built from a Dockerfile (rather than used by ref).
 func (i Image) Builds() bool { return i.Dockerfile != "" }
+
+// Given reports whether the image names one (a Dockerfile or a ref).
+func (i Image) Given() bool { return i.Dockerfile != "" || i.Ref != "" }
+
+// String names the image for people: its Dockerfile, else its ref.
+func (i Image) String() string {
+	if i.Builds() {
+		return i.Dockerfile
+	}
+	return i.Ref
+}
 
 // Vendors of GPUs.
 const (
@@ -167,6 +181,9 @@ type Benchmark struct {
 	Mounts    []Mount    `json:"mounts,omitempty" yaml:"mounts,omitempty"`
 	// Model is set for benchmarks imported from a MAD catalog.
 	Model *Model `json:"model,omitempty" yaml:"model,omitempty"`
+	// Image, when set, is the benchmark's own image: its image: in the manifest, or a
+	// MAD model's Dockerfile picked by GPU vendor. Nil: the manifest's image.
+	Image *Image `json:"image,omitempty" yaml:"image,omitempty"`
 }
 
 // What a benchmark's failure does to the job (Benchmark.OnFailure).
@@ -220,6 +237,9 @@ type Models struct {
 	Catalog string   `json:"catalog" yaml:"catalog"`
 	Tags    []string `json:"tags,omitempty" yaml:"tags,omitempty"`
 	Names   []string `json:"names,omitempty" yaml:"names,omitempty"`
+	GuestOS string   `json:"guestOS,omitempty" yaml:"guestOS,omitempty"`
+	// GPUVendor (amd or nvidia) picks the models' Dockerfiles; "" means gpu.vendor's.
+	GPUVendor string `json:"gpuVendor,omitempty" yaml:"gpuVendor,omitempty"`
 }
 
 // Slurm holds the manifest's defaults for `benchctl submit`.

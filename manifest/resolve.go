@@ -158,10 +158,8 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		m.Name = s.Name
 	}
 
-	if s.Image == nil {
-		r.p.add("image", "is required (image.dockerfile to build an image, or image.ref to use an existing one)")
-	} else {
-		m.Image = r.image(s.Image)
+	if s.Image != nil {
+		m.Image = r.image("image", s.Image, s.Models != nil)
 	}
 	m.GPU = r.gpu(s.GPU)
 	extra := r.extraOptions(s)
@@ -188,7 +186,11 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		r.p.add("benchmarks", "is required: list at least one benchmark (name and command), or import some with models: {catalog, tags}")
 	}
 	if m.Models != nil && r.catalog != nil && len(r.p.list) == 0 {
-		bs, warns, err := r.catalog(*m.Models)
+		imp := CatalogImport{Models: *m.Models, Vendor: m.GPU.Vendor, Image: m.Image}
+		if m.Models.GPUVendor != "" {
+			imp.Vendor = m.Models.GPUVendor
+		}
+		bs, warns, err := r.catalog(imp)
 		r.warnings = append(r.warnings, warns...)
 		if err != nil {
 			if e, ok := err.(*Error); ok {
@@ -210,87 +212,149 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 			r.modelOptions(s, m, &b)
 			m.Benchmarks = append(m.Benchmarks, b)
 		}
+		r.catalogImageNote(m, bs)
 		if err == nil && len(bs) == 0 {
 			r.p.add("models", "selects no model from %s (check models.tags and models.names; `benchctl models list --catalog %s` shows what is there)", m.Models.Catalog, m.Models.Catalog)
 		}
 	} else if m.Models != nil && r.catalog == nil {
 		r.p.add("models", "importing a catalog is not available here")
 	}
+	r.everyBenchmarkHasAnImage(s, m)
 	m.Slurm = r.slurm(s.Slurm)
 	m.Job = r.job(s.Job)
 	return m
 }
 
-func (r *resolver) image(s *ImageSpec) Image {
+// everyBenchmarkHasAnImage: a benchmark without an image of its own runs on the
+// manifest's, which must then name one.
+func (r *resolver) everyBenchmarkHasAnImage(s *Spec, m *Manifest) {
+	if m.Image.Given() || (s.Image != nil && (s.Image.Dockerfile != "" || s.Image.Ref != "")) {
+		return // given (or given wrongly, which is reported already)
+	}
+	var without []string
+	for _, b := range m.Benchmarks {
+		if b.Image == nil {
+			without = append(without, b.Name)
+		}
+	}
+	if len(without) == 0 || r.p.has("models") || r.p.has("models.catalog") {
+		return
+	}
+	if len(without) > 5 {
+		without = append(without[:5], fmt.Sprintf("and %d more", len(without)-5))
+	}
+	what := "image.dockerfile to build an image, or image.ref to use an existing one"
+	if m.Models != nil {
+		what += "; a catalog's models get theirs from their dockerfile when gpu.vendor is amd or nvidia"
+	}
+	r.p.add("image", "is required: %s run on the manifest's image (%s)", strings.Join(without, ", "), what)
+}
+
+// catalogImageNote says, when the manifest's image: overrides the catalog's Dockerfiles,
+// that it does: validate shows it, so nobody wonders why a model's Dockerfile is not built.
+func (r *resolver) catalogImageNote(m *Manifest, bs []Benchmark) {
+	if !m.Image.Given() {
+		return
+	}
+	var named []string
+	for _, b := range bs {
+		if b.Model != nil && b.Model.Dockerfile != "" {
+			named = append(named, b.Name)
+		}
+	}
+	if len(named) == 0 {
+		return
+	}
+	if len(named) > 5 {
+		named = append(named[:5], fmt.Sprintf("and %d more", len(named)-5))
+	}
+	r.warn("image", "overrides the catalog's Dockerfiles: every model (%s) runs on %s; remove image: (keep buildArgs if you need them) to build each model's own Dockerfile", strings.Join(named, ", "), m.Image)
+}
+
+// image resolves an image: block at fp ("image", or "benchmarks[i].image"). defaults says
+// the block may name no image (the manifest's, when the catalog gives the images): then
+// only its buildArgs, target and platform are kept, for the catalog's images.
+func (r *resolver) image(fp string, s *ImageSpec, defaults bool) Image {
 	var im Image
 	switch {
 	case s.Dockerfile != "" && s.Ref != "":
-		r.p.add("image", "give either dockerfile (build) or ref (use an existing image), not both")
+		r.p.add(fp, "give either dockerfile (build) or ref (use an existing image), not both")
 		return im
-	case s.Dockerfile == "" && s.Ref == "":
-		r.p.add("image", "needs dockerfile (to build an image) or ref (to use an existing one)")
+	case s.Dockerfile == "" && s.Ref == "" && !defaults:
+		r.p.add(fp, "needs dockerfile (to build an image) or ref (to use an existing one)")
 		return im
 	case s.Ref != "":
-		if v, ok := r.value("image.ref", s.Ref); ok {
+		if v, ok := r.value(fp+".ref", s.Ref); ok {
 			if err := checkReference(v, true); err != nil {
-				r.p.add("image.ref", "%s is not an image reference: %v", quote(v), err)
+				r.p.add(fp+".ref", "%s is not an image reference: %v", quote(v), err)
 			} else {
 				im.Ref = v
 			}
 		}
 		for _, f := range []struct{ name, v string }{{"context", s.Context}, {"target", s.Target}, {"tag", s.Tag}, {"platform", s.Platform}} {
 			if f.v != "" {
-				r.p.add("image."+f.name, "applies only when building (image.dockerfile); remove it, or build instead of using image.ref")
+				r.p.add(fp+"."+f.name, "applies only when building (%s.dockerfile); remove it, or build instead of using %s.ref", fp, fp)
 			}
 		}
 		if len(s.BuildArgs) > 0 {
-			r.p.add("image.buildArgs", "applies only when building (image.dockerfile)")
+			r.p.add(fp+".buildArgs", "applies only when building (%s.dockerfile)", fp)
 		}
 		return im
+	case s.Dockerfile == "":
+		// Settings for the catalog's images: each model's Dockerfile, built in the
+		// catalog's docker/ folder, under a tag of its own.
+		if s.Context != "" {
+			r.p.add(fp+".context", "applies to image.dockerfile, which is not given: the catalog's models are built in the catalog's docker/ folder")
+		}
+		if s.Tag != "" {
+			r.p.add(fp+".tag", "names one image, and image.dockerfile is not given: each catalog image is tagged benchctl/<name>:<key>")
+		}
 	}
-	if v, ok := r.value("image.dockerfile", s.Dockerfile); ok {
-		im.Dockerfile = r.abs(v)
-		if st, err := os.Stat(im.Dockerfile); err != nil {
-			r.p.add("image.dockerfile", "%s does not exist (paths are relative to the manifest's folder %s)", im.Dockerfile, r.dir)
-		} else if !st.Mode().IsRegular() {
-			r.p.add("image.dockerfile", "%s is not a file", im.Dockerfile)
+	if s.Dockerfile != "" {
+		if v, ok := r.value(fp+".dockerfile", s.Dockerfile); ok {
+			im.Dockerfile = r.abs(v)
+			if st, err := os.Stat(im.Dockerfile); err != nil {
+				r.p.add(fp+".dockerfile", "%s does not exist (paths are relative to the manifest's folder %s)", im.Dockerfile, r.dir)
+			} else if !st.Mode().IsRegular() {
+				r.p.add(fp+".dockerfile", "%s is not a file", im.Dockerfile)
+			}
 		}
 	}
 	ctx := s.Context
 	if ctx == "" && im.Dockerfile != "" {
 		im.Context = filepath.Dir(im.Dockerfile)
-	} else if ctx != "" {
-		if v, ok := r.value("image.context", ctx); ok {
+	} else if ctx != "" && s.Dockerfile != "" {
+		if v, ok := r.value(fp+".context", ctx); ok {
 			im.Context = r.abs(v)
 			if st, err := os.Stat(im.Context); err != nil {
-				r.p.add("image.context", "%s does not exist (paths are relative to the manifest's folder %s)", im.Context, r.dir)
+				r.p.add(fp+".context", "%s does not exist (paths are relative to the manifest's folder %s)", im.Context, r.dir)
 			} else if !st.IsDir() {
-				r.p.add("image.context", "%s is not a directory", im.Context)
+				r.p.add(fp+".context", "%s is not a directory", im.Context)
 			}
 		}
 	}
 	if s.Target != "" && !targetRE.MatchString(s.Target) {
-		r.p.add("image.target", "%s is not a build stage name", quote(s.Target))
+		r.p.add(fp+".target", "%s is not a build stage name", quote(s.Target))
 	}
 	im.Target = s.Target
 	if s.Platform != "" && !platformRE.MatchString(s.Platform) {
-		r.p.add("image.platform", "%s is not a platform (os/arch[/variant], e.g. linux/amd64)", quote(s.Platform))
+		r.p.add(fp+".platform", "%s is not a platform (os/arch[/variant], e.g. linux/amd64)", quote(s.Platform))
 	}
 	im.Platform = s.Platform
 	for _, k := range sortedKeys(s.BuildArgs) {
-		fp := "image.buildArgs." + k
+		bp := fp + ".buildArgs." + k
 		if !varNameRE.MatchString(k) {
-			r.p.add(fp, "%s is not a build argument name (letters, digits and _)", quote(k))
+			r.p.add(bp, "%s is not a build argument name (letters, digits and _)", quote(k))
 			continue
 		}
-		if v, ok := r.value(fp, s.BuildArgs[k]); ok {
+		if v, ok := r.value(bp, s.BuildArgs[k]); ok {
 			im.BuildArgs = append(im.BuildArgs, EnvVar{Name: k, Value: v})
 		}
 	}
-	if s.Tag != "" {
-		if v, ok := r.value("image.tag", s.Tag); ok {
+	if s.Tag != "" && s.Dockerfile != "" {
+		if v, ok := r.value(fp+".tag", s.Tag); ok {
 			if err := checkReference(v, false); err != nil {
-				r.p.add("image.tag", "%s is not an image tag: %v", quote(v), err)
+				r.p.add(fp+".tag", "%s is not an image tag: %v", quote(v), err)
 			} else {
 				im.Tag = v
 			}

@@ -238,6 +238,10 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 			}
 		}
 		b.Env = r.env(fp+".env", s.Env)
+		if s.Image != nil {
+			img := r.image(fp+".image", s.Image, false)
+			b.Image = &img
+		}
 		b.NoLogScan = s.LogScan != nil && !*s.LogScan
 		switch s.OnFailure {
 		case "", OnFailureAbort, OnFailureContinue:
@@ -251,7 +255,14 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 }
 
 func (r *resolver) models(s *ModelsSpec) *Models {
-	m := &Models{Tags: s.Tags, Names: s.Names}
+	m := &Models{Tags: s.Tags, Names: s.Names, GuestOS: s.GuestOS}
+	switch v := strings.ToLower(s.GPUVendor); v {
+	case "":
+	case VendorAMD, VendorNVIDIA:
+		m.GPUVendor = v
+	default:
+		r.p.add("models.gpuVendor", "%s is not a vendor a Dockerfile's CONTEXT line names (allowed: amd, nvidia)", quote(s.GPUVendor))
+	}
 	if s.Catalog == "" {
 		r.p.add("models.catalog", "is required: the path of a MAD-style models.json")
 	} else if v, ok := r.value("models.catalog", s.Catalog); ok {

@@ -77,6 +77,9 @@ type BenchmarkSpec struct {
 	OnFailure string `json:"onFailure"`
 	// LogScan false turns the log error scan off for this benchmark.
 	LogScan *bool `json:"logScan"`
+	// Image is this benchmark's own image (dockerfile or ref); without it the benchmark
+	// runs on the manifest's image.
+	Image *ImageSpec `json:"image"`
 }
 
 // ModelsSpec imports benchmarks from a madengine/MAD models.json catalog.
@@ -84,6 +87,12 @@ type ModelsSpec struct {
 	Catalog string   `json:"catalog"`
 	Tags    []string `json:"tags"`
 	Names   []string `json:"names"`
+	// GuestOS narrows each model's Dockerfile to those whose CONTEXT line names this
+	// guest_os (madengine's guest_os), besides the GPU vendor.
+	GuestOS string `json:"guestOS"`
+	// GPUVendor picks each model's Dockerfile by the gpu_vendor of its CONTEXT line
+	// (madengine's gpu_vendor); default: gpu.vendor.
+	GPUVendor string `json:"gpuVendor"`
 }
 
 // SlurmSpec holds defaults for `benchctl submit`; flags override them.

@@ -1,8 +1,10 @@
 package models
 
 import (
+	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -110,8 +112,11 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 	return b, nil
 }
 
-// Importer is the manifest.CatalogFunc that imports `models:` from a catalog.
-func Importer(sel manifest.Models) ([]manifest.Benchmark, []string, error) {
+// Importer is the manifest.CatalogFunc that imports `models:` from a catalog. Unless the
+// manifest's image: names one, each model gets its own image: its dockerfile prefix
+// resolved by the GPU vendor (ResolveDockerfile), built in the catalog's docker/ folder
+// with the manifest's build args, as madengine builds it.
+func Importer(sel manifest.CatalogImport) ([]manifest.Benchmark, []string, error) {
 	c, err := Load(sel.Catalog)
 	if err != nil {
 		return nil, nil, err
@@ -130,6 +135,14 @@ func Importer(sel manifest.Models) ([]manifest.Benchmark, []string, error) {
 			problems = append(problems, manifest.Problem{File: c.Path, Line: m.Line, Path: m.Name, Msg: err.Error()})
 			continue
 		}
+		if !sel.Image.Given() {
+			img, err := c.image(m, sel)
+			if err != nil {
+				problems = append(problems, manifest.Problem{File: c.Path, Line: m.Line, Path: m.Name + ".dockerfile", Msg: err.Error()})
+				continue
+			}
+			b.Image = img
+		}
 		if strings.ContainsAny(m.Args, "$`;|&<>") {
 			warnings = append(warnings, fmt.Sprintf("%s:%d: %s: args %q contain shell characters; benchctl runs no shell, so they are passed literally", c.Path, m.Line, m.Name, m.Args))
 		}
@@ -139,6 +152,33 @@ func Importer(sel manifest.Models) ([]manifest.Benchmark, []string, error) {
 		return nil, warnings, &manifest.Error{File: c.Path, Kind: "catalog", Problems: problems}
 	}
 	return out, warnings, nil
+}
+
+// image is a model's own image: its Dockerfile for the job's GPU vendor, built in the
+// catalog's docker/ folder (madengine builds ./docker) or, for a Dockerfile outside it, in
+// the Dockerfile's folder. A model without a dockerfile gets none (the manifest must give
+// one).
+func (c *Catalog) image(m Model, sel manifest.CatalogImport) (*manifest.Image, error) {
+	if m.Dockerfile == "" {
+		return nil, nil
+	}
+	vendor := strings.ToLower(sel.Vendor)
+	if vendor != manifest.VendorAMD && vendor != manifest.VendorNVIDIA {
+		return nil, fmt.Errorf("the model's image is its dockerfile %s picked by GPU vendor, and gpu.vendor is %s: set gpu.vendor (or models.gpuVendor, which picks only the Dockerfiles) to amd or nvidia (madengine's gpu_vendor), or give image: to run every model on one image", m.Dockerfile, orNone(sel.Vendor))
+	}
+	df, err := ResolveDockerfile(c.Dir(), m.Name, m.Dockerfile, vendor, sel.GuestOS)
+	if err != nil {
+		var de *DockerfileError
+		if errors.As(err, &de) { // the problem already names the model
+			return nil, fmt.Errorf("dockerfile %s: %s", de.Prefix, strings.TrimPrefix(de.Error(), fmt.Sprintf("model %s: dockerfile %s: ", de.Model, de.Prefix)))
+		}
+		return nil, err
+	}
+	ctx := filepath.Join(c.Dir(), "docker")
+	if rel, err := filepath.Rel(ctx, df); err != nil || strings.HasPrefix(rel, "..") {
+		ctx = filepath.Dir(df)
+	}
+	return &manifest.Image{Dockerfile: df, Context: ctx, Target: sel.Image.Target, Platform: sel.Image.Platform, BuildArgs: sel.Image.BuildArgs}, nil
 }
 
 // LoadManifest loads a manifest with catalog import wired in: what every command uses.

@@ -31,7 +31,7 @@ func (a *aggregator) finish() *Summary {
 	}
 	world := a.worldSize()
 	if j := a.job; j != nil {
-		s.Name, s.Deployment, s.BenchctlVersion, s.Image = j.Manifest.Name, j.Deployment(), j.BenchctlVersion, j.Image
+		s.Name, s.Deployment, s.BenchctlVersion, s.Image, s.Images = j.Manifest.Name, j.Deployment(), j.BenchctlVersion, j.Image, j.Images
 		if !j.StartedAt.IsZero() {
 			t := j.StartedAt
 			s.StartedAt = &t

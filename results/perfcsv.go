@@ -3,9 +3,12 @@ package results
 import (
 	"bytes"
 	"encoding/csv"
-	"github.com/benchctl/benchctl/jobdir"
+	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // MadengineColumns is madengine's perf.csv header, in its order. perf.csv starts with it.
@@ -190,12 +193,25 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 	if s.job != nil {
 		set("build_number", s.job.BuildNumber)
 	}
-	set("git_commit", s.Image.GitCommit)
-	if s.Image.BuildSeconds > 0 {
-		set("build_duration", FormatStat(s.Image.BuildSeconds))
+	img := s.Image
+	if s.job != nil && len(s.job.Images) > 0 { // the benchmarks ran on several images
+		img = s.job.ImageOf(b.Name)
+	}
+	set("git_commit", img.GitCommit)
+	if img.BuildSeconds > 0 {
+		set("build_duration", FormatStat(img.BuildSeconds))
 	}
 	if jb != nil {
 		set("tags", strings.Join(jb.Tags, ","))
+	}
+	if img.Dockerfile != "" {
+		df := img.Dockerfile
+		if jb != nil && jb.Model != nil && jb.Model.Dockerfile != "" && strings.HasPrefix(filepath.Base(df), path.Base(jb.Model.Dockerfile)+".") {
+			// A MAD model's own Dockerfile, as madengine names it: beside its prefix
+			// (docker/x.ubuntu.amd.Dockerfile for the prefix docker/x).
+			df = path.Join(path.Dir(jb.Model.Dockerfile), filepath.Base(df))
+		}
+		set("docker_file", df)
 	}
 	if m != nil {
 		if out[index["docker_file"]] == "" {
@@ -204,12 +220,12 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 		if m.Image.Dockerfile == "" {
 			set("base_docker", m.Image.Ref)
 		}
-		if s.Image.Base != "" {
-			set("base_docker", s.Image.Base)
-		}
 	}
-	set("docker_sha", s.Image.ID)
-	tag := s.Image.Tag
+	if img.Base != "" {
+		set("base_docker", img.Base)
+	}
+	set("docker_sha", img.ID)
+	tag := img.Tag
 	if tag == "" && m != nil {
 		tag = cmpOr(m.Image.Tag, m.Image.Ref)
 	}

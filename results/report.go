@@ -67,6 +67,7 @@ type reportView struct {
 }
 
 type benchView struct {
+	Image       string // the image it ran on, when the job's benchmarks ran on several
 	B           *BenchmarkSummary
 	ID          string
 	Headline    string
@@ -112,6 +113,10 @@ const maxTableRows = 200
 
 func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
 	bv := benchView{B: b, ID: fmt.Sprintf("b%d", i)}
+	if len(s.Images) > 0 && s.job != nil {
+		im := s.job.ImageOf(b.Name)
+		bv.Image = cmpOr(im.Tag, im.ID)
+	}
 	if w := b.Winner; w != nil {
 		bv.WinnerLabel = w.Label()
 		bv.WinnerLink = w.File

@@ -19,26 +19,29 @@ const (
 
 // Summary is summary.json: what collect found in a job folder, per node and per benchmark.
 type Summary struct {
-	Version         int                `json:"version"`
-	Job             string             `json:"job"`
-	Attempt         int                `json:"attempt"`
-	Attempts        []int              `json:"attempts"`
-	Name            string             `json:"name"` // the manifest's name
-	Deployment      string             `json:"deployment"`
-	BenchctlVersion string             `json:"benchctlVersion,omitempty"` // of the run
-	CollectedBy     string             `json:"collectedBy,omitempty"`     // benchctl version of collect
-	CollectedAt     time.Time          `json:"collectedAt"`
-	StartedAt       *time.Time         `json:"startedAt,omitempty"`
-	Image           jobdir.JobImage    `json:"image"`
-	GPUArch         string             `json:"gpuArch,omitempty"` // the nodes' GPU architectures, comma-separated
-	Partial         bool               `json:"partial"`
-	Scheduler       string             `json:"scheduler,omitempty"` // Slurm's job state, when it knew the job
-	Status          string             `json:"status"`              // SUCCESS or FAILURE
-	Nodes           NodeCounts         `json:"nodes"`
-	NodeFailures    []NodeFailure      `json:"nodeFailures"`
-	Running         []NodeRef          `json:"running,omitempty"`
-	Benchmarks      []BenchmarkSummary `json:"benchmarks"`
-	Problems        []string           `json:"problems"` // about the job folder as a whole
+	Version         int             `json:"version"`
+	Job             string          `json:"job"`
+	Attempt         int             `json:"attempt"`
+	Attempts        []int           `json:"attempts"`
+	Name            string          `json:"name"` // the manifest's name
+	Deployment      string          `json:"deployment"`
+	BenchctlVersion string          `json:"benchctlVersion,omitempty"` // of the run
+	CollectedBy     string          `json:"collectedBy,omitempty"`     // benchctl version of collect
+	CollectedAt     time.Time       `json:"collectedAt"`
+	StartedAt       *time.Time      `json:"startedAt,omitempty"`
+	Image           jobdir.JobImage `json:"image"`
+	// Images, when the benchmarks ran on several images, is each with its benchmarks
+	// (Image is then the first).
+	Images       []jobdir.JobImage  `json:"images,omitempty"`
+	GPUArch      string             `json:"gpuArch,omitempty"` // the nodes' GPU architectures, comma-separated
+	Partial      bool               `json:"partial"`
+	Scheduler    string             `json:"scheduler,omitempty"` // Slurm's job state, when it knew the job
+	Status       string             `json:"status"`              // SUCCESS or FAILURE
+	Nodes        NodeCounts         `json:"nodes"`
+	NodeFailures []NodeFailure      `json:"nodeFailures"`
+	Running      []NodeRef          `json:"running,omitempty"`
+	Benchmarks   []BenchmarkSummary `json:"benchmarks"`
+	Problems     []string           `json:"problems"` // about the job folder as a whole
 
 	job  *jobdir.Job // job.json; nil when unreadable
 	path string      // the job folder

@@ -78,7 +78,7 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 	checks = append(checks, o.sharedChecks(ctx, node, nerr == nil)...)
 
 	if o.Manifest != nil {
-		acc, err := SelectGPUs(o.Manifest.GPU, o.Lookup)
+		acc, err := SelectGPUs(o.Manifest.GPU, o.Lookup, "")
 		if err != nil {
 			add(Check{Name: "gpus", Detail: err.Error(), Fix: "run on a node with the manifest's GPUs, or change gpu.vendor / gpu.count"})
 		} else {
@@ -154,13 +154,25 @@ func (o DoctorOptions) diskChecks(info client.SystemInfoResult, haveEngine bool)
 	var out []Check
 	need := int64(0)
 	source := "unknown until it is built"
-	if o.Manifest.Image.Builds() {
-		if key, err := image.Key(image.InputFromManifest(o.Manifest)); err == nil {
+	uses := o.Manifest.Images(o.Manifest.Benchmarks)
+	cached := 0
+	for _, use := range uses {
+		if !use.Image.Builds() {
+			continue
+		}
+		if key, err := image.Key(image.InputFromManifest(o.Manifest.WithImage(use.Image))); err == nil {
 			c := &image.Cache{Dir: filepath.Join(o.SharedDir, "cache", "images")}
 			if e, err := c.Lookup(key); err == nil {
-				need, source = e.Size, "the cached tar"
+				need += e.Size
+				cached++
 			}
 		}
+	}
+	switch {
+	case cached == 1 && len(uses) == 1:
+		source = "the cached tar"
+	case cached > 0:
+		source = fmt.Sprintf("the cached tars of %d of its %d images", cached, len(uses))
 	}
 	check := func(name, dir string, mult int64, fix string) {
 		free, err := freeBytes(dir)

@@ -27,8 +27,10 @@ var visibilityVars = []string{"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE
 // node's inventory (package gpu: vendor auto-detected or as the manifest says) and the
 // allocation (Slurm's GPU variables, else the visibility variables) and gpu.count. More
 // GPUs than the node has is an error.
-func SelectGPUs(g manifest.GPU, lookup func(string) (string, bool)) (GPUAccess, error) {
-	return selectGPUs(g, lookup, gpu.Options{}, "/etc/group")
+// sysfsRoot, when not "", is the root /sys, /proc and /opt/rocm are read under (a recorded
+// tree: the hidden run --sysfs-root).
+func SelectGPUs(g manifest.GPU, lookup func(string) (string, bool), sysfsRoot string) (GPUAccess, error) {
+	return selectGPUs(g, lookup, gpu.Options{SysfsRoot: sysfsRoot}, "/etc/group")
 }
 
 func selectGPUs(g manifest.GPU, lookup func(string) (string, bool), opts gpu.Options, groupFile string) (GPUAccess, error) {

@@ -12,14 +12,21 @@ import (
 
 // PlanResult is what `benchctl run --dry-run` shows: nothing is created, loaded or run.
 type PlanResult struct {
-	Node       Node     `json:"node"`
-	JobDir     string   `json:"jobDir"`
-	ImageRef   string   `json:"imageRef"`
-	ImageKey   string   `json:"imageKey,omitempty"`
-	ImageState string   `json:"imageState"`
-	GPUs       []string `json:"gpus,omitempty"`
-	Containers []string `json:"containers"`        // docker-run equivalents, secrets and credential-like values as ***
-	Skipped    []string `json:"skipped,omitempty"` // MAD models skip_gpu_arch skips on this node, and why
+	Node       Node        `json:"node"`
+	JobDir     string      `json:"jobDir"`
+	Images     []PlanImage `json:"images"` // which benchmark runs on which image
+	GPUs       []string    `json:"gpus,omitempty"`
+	Containers []string    `json:"containers"`        // docker-run equivalents, secrets and credential-like values as ***
+	Skipped    []string    `json:"skipped,omitempty"` // MAD models skip_gpu_arch skips on this node, and why
+}
+
+// PlanImage is one image of the job and the benchmarks that would run on it.
+type PlanImage struct {
+	Ref        string   `json:"ref"`
+	Key        string   `json:"key,omitempty"`
+	Dockerfile string   `json:"dockerfile,omitempty"`
+	State      string   `json:"state"`
+	Benchmarks []string `json:"benchmarks"`
 }
 
 // Plan works out what Run would do on this node without changing anything.
@@ -35,28 +42,23 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	gpus, err := SelectGPUs(o.Manifest.GPU, o.Lookup)
+	gpus, err := SelectGPUs(o.Manifest.GPU, o.Lookup, o.SysfsRoot)
 	if err != nil {
 		return nil, err
 	}
 	p := &PlanResult{Node: node, JobDir: node.Dir(o.SharedDir).Path, GPUs: gpus.Describe()}
 	m := o.Manifest
-	switch {
-	case !m.Image.Builds():
-		p.ImageRef, p.ImageState = m.Image.Ref, "used as it is (image.ref): every node's engine must have it"
-	default:
-		if o.Record != nil {
-			p.ImageKey, p.ImageRef = o.Record.Key, o.Record.Tag
-		} else if p.ImageKey, err = image.Key(image.InputFromManifest(m)); err != nil {
+	uses := m.Images(benches)
+	imageOf := map[string]int{}
+	for i, use := range uses {
+		pi, err := planImage(ctx, o, use, len(uses))
+		if err != nil {
 			return nil, err
 		}
-		if p.ImageRef == "" {
-			p.ImageRef = m.Image.Tag
+		p.Images = append(p.Images, pi)
+		for _, b := range use.Benchmarks {
+			imageOf[b] = i
 		}
-		if p.ImageRef == "" {
-			p.ImageRef = image.DefaultTag(m.Name, p.ImageKey)
-		}
-		p.ImageState = imageState(ctx, o, p.ImageKey)
 	}
 	nd := node.Dir(o.SharedDir).Node(node.Rank, node.Host)
 	for _, b := range benches {
@@ -68,7 +70,8 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 			p.Skipped = append(p.Skipped, b.Name+": "+why)
 			continue
 		}
-		spec := BuildSpec(m, b, node, p.ImageRef, p.ImageKey, nd.Results(b.Name), acc, o.Environ)
+		img := p.Images[imageOf[b.Name]]
+		spec := BuildSpec(m, b, node, img.Ref, img.Key, nd.Results(b.Name), acc, o.Environ)
 		for i, e := range spec.Env {
 			// Whatever is named like a credential is printed as ***, a host variable that
 			// passEnv copies included (the manifest marks the values it takes from one).
@@ -79,6 +82,37 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 		p.Containers = append(p.Containers, spec.DockerRun())
 	}
 	return p, nil
+}
+
+// planImage is what rank 0 would run for one image of the job: its tag and key (the build
+// record's, when run was given one), and whether the cache and this engine have it.
+func planImage(ctx context.Context, o Options, use manifest.ImageUse, images int) (PlanImage, error) {
+	pi := PlanImage{Dockerfile: use.Image.Dockerfile, Benchmarks: use.Benchmarks}
+	if !use.Image.Builds() {
+		pi.Ref, pi.State = use.Image.Ref, "used as it is (image.ref): every node's engine must have it"
+		return pi, nil
+	}
+	m := o.Manifest.WithImage(use.Image)
+	if len(o.Records) > 0 {
+		rec, err := image.RecordFor(o.Records, use.Image, images, use.Benchmarks)
+		if err != nil {
+			return pi, &ContextError{"--record", err.Error()}
+		}
+		pi.Key, pi.Ref = rec.Key, rec.Tag
+	} else {
+		var err error
+		if pi.Key, err = image.Key(image.InputFromManifest(m)); err != nil {
+			return pi, err
+		}
+	}
+	if pi.Ref == "" {
+		pi.Ref = m.Image.Tag
+	}
+	if pi.Ref == "" {
+		pi.Ref = image.DefaultTag(m.Name, pi.Key)
+	}
+	pi.State = imageState(ctx, o, pi.Key)
+	return pi, nil
 }
 
 func imageState(ctx context.Context, o Options, key string) string {

@@ -26,8 +26,8 @@ import (
 type Options struct {
 	Manifest   *manifest.Manifest
 	SharedDir  string
-	Record     *image.Record // pins the image (from `benchctl build --record`)
-	Benchmarks []string      // run only these (default: all)
+	Records    []*image.Record // pin the images (from `benchctl build --record`)
+	Benchmarks []string        // run only these (default: all)
 	Lookup     func(string) (string, bool)
 	Environ    []string
 	Version    string
@@ -42,6 +42,9 @@ type Options struct {
 	NoSkipGPUArch bool
 	// Heartbeat overrides the manifest's job.heartbeat (0: the manifest's, else 5 s).
 	Heartbeat time.Duration
+	// SysfsRoot, when set, is where the GPU inventory reads /sys, /proc and /opt/rocm: a
+	// recorded tree (tests, and checking what a node would do with another node's GPUs).
+	SysfsRoot string
 }
 
 // Result is what Run did on this node.
@@ -203,7 +206,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 			return err
 		}
 	}
-	gpus, err := SelectGPUs(r.o.Manifest.GPU, r.o.Lookup)
+	gpus, err := SelectGPUs(r.o.Manifest.GPU, r.o.Lookup, r.o.SysfsRoot)
 	if err != nil {
 		r.failEarly(ctx, err)
 		return err
@@ -241,7 +244,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	}
 	defer eng.Close()
 	r.removeLeftovers(ctx, eng)
-	img, err := r.image(ctx, eng)
+	imgs, err := r.images(ctx, eng)
 	if err != nil {
 		return err
 	}
@@ -267,7 +270,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 			})
 			continue
 		}
-		res := r.runOne(ctx, eng, b, img, access[i])
+		res := r.runOne(ctx, eng, b, imgs.forBenchmark(b.Name), access[i])
 		if res.Outcome == OutcomeSuccess || res.Outcome == OutcomeAborted {
 			continue
 		}
@@ -365,135 +368,6 @@ func (r *nodeRun) finishJob(ctx context.Context) {
 	}
 }
 
-// resolvedImage is the image every node runs.
-type resolvedImage struct {
-	ref, id, key string
-	buildSeconds float64 // rank 0 only: how long the image's build took, when known
-}
-
-// runRef is what containers are created from: the image id of a keyed image (it was just
-// ensured by id; the tag may be missing, or name another image, on this engine), else the
-// manifest's image.ref.
-func (img resolvedImage) runRef() string {
-	if img.key != "" && img.id != "" {
-		return img.id
-	}
-	return img.ref
-}
-
-// image gets the image onto this node's engine: rank 0 ensures, building if the cache lacks
-// it, then releases the others with the image id and key; workers ensure from the cache.
-// A second barrier phase ("ready") keeps every node from starting before all have it.
-func (r *nodeRun) image(ctx context.Context, eng *client.Client) (resolvedImage, error) {
-	end := r.st.phase(jobdir.PhaseImage)
-	var img resolvedImage
-	var err error
-	if r.node.Rank == 0 {
-		img, err = r.leaderImage(ctx, eng)
-		if err != nil {
-			end(err)
-			code := 1
-			var be *image.BuildError
-			if errors.As(err, &be) {
-				code = 2
-			}
-			r.fail(err, code)
-			return img, err
-		}
-		if err := r.writeJob(&img); err != nil {
-			r.log.Warn("could not update job.json", "err", err)
-		}
-		if r.leader != nil {
-			if err := r.leader.Release(r.barrierCtx(ctx), "image", map[string]string{"ref": img.ref, "imageId": img.id, "key": img.key}); err != nil {
-				r.leader.Abort(err.Error(), 1)
-				end(err)
-				return img, err
-			}
-		}
-	} else {
-		data, err := r.worker.Wait(r.barrierCtx(ctx), "image")
-		if err != nil {
-			end(err)
-			return img, err
-		}
-		img = resolvedImage{ref: data["ref"], id: data["imageId"], key: data["key"]}
-		if err := r.workerImage(ctx, eng, img); err != nil {
-			end(err)
-			r.fail(err, 1)
-			return img, err
-		}
-	}
-	r.st.update(func(s *Status) { s.ImageID, s.ImageKey = img.id, img.key })
-	if err := r.phase(ctx, "ready", nil); err != nil {
-		end(err)
-		return img, err
-	}
-	end(nil)
-	return img, nil
-}
-
-func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client) (resolvedImage, error) {
-	o := image.LeaderOptions{Engine: eng, Manifest: r.o.Manifest, Record: r.o.Record, Progress: r.o.Progress, Version: r.o.Version,
-		Note: func(msg string, args ...any) { r.log.Info(msg, args...) }}
-	if r.o.Manifest.Image.Builds() {
-		cache, err := image.OpenCache(r.o.SharedDir)
-		if err != nil {
-			return resolvedImage{}, err
-		}
-		o.Cache = cache
-	}
-	res, err := image.Leader(ctx, o)
-	if err != nil {
-		return resolvedImage{}, err
-	}
-	if res.Key != "" && !res.Published {
-		r.logEnsure(res.Ensure)
-	}
-	return resolvedImage{ref: res.Ref, id: res.ID, key: res.Key, buildSeconds: res.BuildSeconds}, nil
-}
-
-func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resolvedImage) error {
-	if img.key == "" {
-		id, err := inspectRef(ctx, eng, img.ref)
-		if err == nil && img.id != "" && id != img.id {
-			return fmt.Errorf("image %s is %s on this node but %s on rank 0", img.ref, id, img.id)
-		}
-		return err
-	}
-	cache, err := image.OpenCache(r.o.SharedDir)
-	if err != nil {
-		return err
-	}
-	res, err := image.Ensure(ctx, eng, cache, img.key, r.o.Progress)
-	if errors.Is(err, image.ErrNotCached) {
-		return fmt.Errorf("image %s is not in the cache %s on this node (is the shared directory the same on every node?)", image.ShortKey(img.key), cache.Dir)
-	}
-	if err != nil {
-		return err
-	}
-	if res.ImageID != img.id {
-		return fmt.Errorf("loaded image %s, but rank 0 runs %s", res.ImageID, img.id)
-	}
-	r.logEnsure(res)
-	return nil
-}
-
-func (r *nodeRun) logEnsure(res image.EnsureResult) {
-	if res.Loaded {
-		r.log.Info("image loaded from the cache", "key", image.ShortKey(res.Key), "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", res.Duration.Seconds()))
-	} else {
-		r.log.Info("image already present on this node's engine", "id", res.ImageID)
-	}
-}
-
-func inspectRef(ctx context.Context, eng *client.Client, ref string) (string, error) {
-	res, err := eng.ImageInspect(ctx, ref)
-	if err != nil {
-		return "", fmt.Errorf("image %s is not on this node's engine (%s): load or pull it on every node, or build it with image.dockerfile: %w", ref, eng.DaemonHost(), err)
-	}
-	return res.ID, nil
-}
-
 // logScanner is the log error scan of a benchmark, or nil when it is off.
 func logScanner(l manifest.LogScan, b manifest.Benchmark) *logscan.Scanner {
 	if l.Disabled || b.NoLogScan {
@@ -530,10 +404,11 @@ func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Ben
 	if err := makeResultsDir(resultsDir, containerUser(ctx, eng, r.o.Manifest.Container.User, img.runRef()), r.log); err != nil {
 		r.log.Error("creating the results folder", "err", err)
 	}
-	spec := BuildSpec(r.o.Manifest, b, r.node, img.runRef(), img.key, resultsDir, gpus, r.o.Environ)
+	spec := BuildSpec(r.o.Manifest, b, r.node, img.runRef(), img.Key, resultsDir, gpus, r.o.Environ)
 	start := time.Now().UTC()
 	r.st.update(func(s *Status) {
-		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeRunning, StartedAt: start, Log: logName, GPUs: len(gpus.GPUs)})
+		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeRunning, StartedAt: start, Log: logName, GPUs: len(gpus.GPUs),
+			ImageID: img.ID})
 	})
 	r.log.Info("benchmark starting", "benchmark", b.Name, "container", spec.Name, "timeout", time.Duration(b.Timeout).String())
 	stream := r.o.Stream
@@ -592,18 +467,19 @@ func (r *nodeRun) checkResults(benches []manifest.Benchmark) {
 	end(nil)
 }
 
-// writeJob writes job.json (rank 0): the redacted manifest, nodes, times, image.
-func (r *nodeRun) writeJob(img *resolvedImage) error {
+// writeJob writes job.json (rank 0): the redacted manifest, nodes, times, images.
+func (r *nodeRun) writeJob(imgs []resolvedImage) error {
 	j := &jobdir.Job{Job: r.node.JobID, Attempt: r.node.Attempt, World: r.node.World, Nodes: r.node.Hosts,
 		StartedAt: r.st.s.StartedAt, BenchctlVersion: r.o.Version, Source: r.node.Source}
 	if err := j.SetManifest(r.o.Manifest.Redacted()); err != nil {
 		return err
 	}
-	if img != nil {
-		j.Image = jobdir.JobImage{ID: img.id, Key: img.key, Tag: img.ref, Base: r.o.Manifest.Image.Ref, BuildSeconds: img.buildSeconds}
-		if r.o.Manifest.Image.Builds() {
-			p := image.ProvenanceOf(image.InputFromManifest(r.o.Manifest))
-			j.Image.Base, j.Image.GitCommit = p.Base, p.GitCommit
+	if len(imgs) > 0 {
+		j.Image = r.jobImage(imgs[0], false)
+	}
+	if len(imgs) > 1 {
+		for _, img := range imgs {
+			j.Images = append(j.Images, r.jobImage(img, true))
 		}
 	}
 	if v, ok := r.o.Lookup("BUILD_NUMBER"); ok {

@@ -50,9 +50,11 @@ func main() {
 	dry := exec.Command(*bin, "run", "-m", manifest, "--shared-dir", shared, "--dry-run", "-o", "json")
 	dry.Env = env
 	if out, err := dry.Output(); err == nil {
-		var p struct{ ImageRef string }
+		var p struct{ Images []struct{ Ref string } }
 		_ = json.Unmarshal(out, &p)
-		tag = p.ImageRef
+		if len(p.Images) > 0 {
+			tag = p.Images[0].Ref
+		}
 	}
 	if tag == "" {
 		log.Fatal("could not learn the image tag")

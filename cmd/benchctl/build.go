@@ -6,8 +6,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/manifest"
 	"github.com/spf13/cobra"
 )
 
@@ -26,8 +29,8 @@ func newBuildCmd(io streams) *cobra.Command {
 	opts := &buildOptions{}
 	cmd := &cobra.Command{
 		Use:   "build --manifest FILE",
-		Short: "Build the manifest's image once and publish it to the shared tar cache",
-		Long: `Build the image a manifest describes and publish it as a docker-archive tar to the
+		Short: "Build the manifest's images once and publish them to the shared tar cache",
+		Long: `Build the images a manifest describes and publish each as a docker-archive tar to the
 content-addressed cache in the shared directory (cache/images/<key>.tar, with its sha256
 and metadata). The key is a digest of everything that determines the image: Dockerfile,
 build context (honouring .dockerignore), build args, target, platform, and the base images'
@@ -37,6 +40,11 @@ digest, FROM image@sha256:..., or rebuild with --no-cache).
 A key that is already published is a cache hit: nothing is built or saved. Two builds of the
 same key at once build it once (the second waits for the first). A failed build exits 2
 with the failing step and the end of its log.
+
+When the benchmarks run on several images (a benchmark's own image:, or a MAD catalog's
+models, each built from its own Dockerfile picked by gpu.vendor), each image is built once,
+one after the other, and a table lists them; a failed image does not stop the others, and
+the build exits 2 naming every image that failed. --record then writes one record per image.
 
 Builders: docker (the Docker Engine at DOCKER_HOST, then docker save into the cache) or
 buildkit (a buildkitd at --buildkit-addr or BUILDKIT_HOST, exporting the tar straight into
@@ -110,29 +118,55 @@ func buildRun(cmd *cobra.Command, io streams, opts *buildOptions) error {
 	defer closeBuilder()
 	pp := newProgressPrinter(io.err, isTerminal(io.err))
 	slog.Info("building", "manifest", m.Name, "builder", builder.Name(), "cache", cache.Dir)
-	rec, err := image.Build(ctx, image.BuildOptions{Manifest: m, Cache: cache, Builder: builder, NoCache: opts.noCache,
-		Progress: pp.Func(), Version: currentBuild().Version})
+	built, err := image.BuildAll(ctx, image.BuildAllOptions{
+		BuildOptions: image.BuildOptions{Manifest: m, Cache: cache, Builder: builder, NoCache: opts.noCache,
+			Progress: pp.Func(), Version: currentBuild().Version},
+		Starting: func(i, n int, use manifest.ImageUse) {
+			if n > 1 {
+				slog.Info(fmt.Sprintf("image %d of %d", i, n), "dockerfile", use.Image.Dockerfile, "benchmarks", strings.Join(use.Benchmarks, ","))
+			}
+		}})
+	var recs []*image.Record
+	for _, b := range built {
+		if b.Record == nil {
+			continue
+		}
+		recs = append(recs, b.Record)
+		for _, n := range b.Record.Notes {
+			slog.Warn(n)
+		}
+		if b.Record.CacheHit {
+			slog.Info("cache hit: the image is already published; nothing built or saved", "key", image.ShortKey(b.Record.Key))
+		} else {
+			slog.Info("built and published", "key", image.ShortKey(b.Record.Key), "seconds", fmt.Sprintf("%.1f", b.Record.Durations.Total))
+		}
+	}
+	if len(built) > 1 {
+		printBuilt(io, built) // what did build, also when another image failed
+	}
 	if err != nil {
 		return err
 	}
-	for _, n := range rec.Notes {
-		slog.Warn(n)
-	}
-	if rec.CacheHit {
-		slog.Info("cache hit: the image is already published; nothing built or saved", "key", image.ShortKey(rec.Key))
-	} else {
-		slog.Info("built and published", "key", image.ShortKey(rec.Key), "seconds", fmt.Sprintf("%.1f", rec.Durations.Total))
-	}
 	if opts.record != "" {
-		if err := image.WriteRecord(opts.record, rec); err != nil {
+		if err := image.WriteRecords(opts.record, recs); err != nil {
 			return err
 		}
 	}
 	if opts.output == "json" {
 		enc := json.NewEncoder(io.out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rec)
+		if len(recs) == 1 {
+			return enc.Encode(recs[0])
+		}
+		return enc.Encode(struct {
+			Version int             `json:"version"`
+			Images  []*image.Record `json:"images"`
+		}{2, recs})
 	}
+	if len(built) > 1 {
+		return nil
+	}
+	rec := recs[0]
 	hit := "no (built)"
 	if rec.CacheHit {
 		hit = "yes"
@@ -140,6 +174,42 @@ func buildRun(cmd *cobra.Command, io streams, opts *buildOptions) error {
 	fmt.Fprintf(io.out, "key:       %s\nimage:     %s\ntag:       %s\nsize:      %s\ntar:       %s\ncache hit: %s\n",
 		rec.Key, rec.ImageID, rec.Tag, humanBytes(rec.Size), rec.Tar, hit)
 	return nil
+}
+
+// printBuilt is the summary table of a manifest with several images: one row each.
+func printBuilt(io streams, built []image.BuiltImage) {
+	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "IMAGE\tBENCHMARKS\tKEY\tSIZE\tRESULT")
+	for _, b := range built {
+		name, key, size, result := b.Use.Image.String(), "-", "-", ""
+		if b.Use.Image.Builds() {
+			name = filepath.Base(name)
+		}
+		switch {
+		case b.Err != nil:
+			result = "FAILED: " + firstLine(b.Err.Error())
+		case b.Record == nil:
+			result = "used as it is (image.ref)"
+		default:
+			key, size, result = image.ShortKey(b.Record.Key), humanBytes(b.Record.Size), "built"
+			if b.Record.CacheHit {
+				result = "cache hit"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, strings.Join(b.Use.Benchmarks, ","), key, size, result)
+	}
+	tw.Flush()
+}
+
+// firstLine is s up to its first newline, cut to 160 characters.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
 }
 
 // newBuilder makes the chosen builder; the returned func releases it.

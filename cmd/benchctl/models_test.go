@@ -13,12 +13,12 @@ func TestModelsListDockerfiles(t *testing.T) {
 		"amd": `NAME        TAGS            GPUS  TIMEOUT  DOCKERFILE                         COMMAND
 echo_infer  inference,echo  all   2h0m0s   docker/echo.ubuntu.amd.Dockerfile  bash scripts/echo_model/run.sh --mode infer
 echo_train  training,echo   2     2h0m0s   docker/echo.ubuntu.amd.Dockerfile  bash scripts/echo_model/run.sh --mode train
-noop_smoke  smoke           1     2h0m0s   docker/noop.amd.Dockerfile         bash scripts/echo_model/run.sh
+noop_smoke  smoke           all   2h0m0s   docker/noop.amd.Dockerfile         bash scripts/echo_model/run.sh
 `,
 		"NVIDIA": `NAME        TAGS            GPUS  TIMEOUT  DOCKERFILE                            COMMAND
 echo_infer  inference,echo  all   2h0m0s   docker/echo.ubuntu.nvidia.Dockerfile  bash scripts/echo_model/run.sh --mode infer
 echo_train  training,echo   2     2h0m0s   docker/echo.ubuntu.nvidia.Dockerfile  bash scripts/echo_model/run.sh --mode train
-noop_smoke  smoke           1     2h0m0s   docker/noop.nvidia.Dockerfile         bash scripts/echo_model/run.sh
+noop_smoke  smoke           all   2h0m0s   docker/noop.nvidia.Dockerfile         bash scripts/echo_model/run.sh
 `,
 	} {
 		code, out, errs := run(t, "models", "list", "--catalog", catalog, "--gpu-vendor", vendor)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -17,6 +18,7 @@ import (
 )
 
 type runOptions struct {
+	sysfsRoot      string
 	manifest       string
 	sharedDir      string
 	record         string
@@ -80,6 +82,8 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 	f.StringVarP(&opts.output, "output", "o", "text", "--dry-run output format: text or json")
 	f.DurationVar(&opts.barrierTimeout, "barrier-timeout", time.Hour, "how long nodes wait for each other (rank 0 may be building)")
 	f.DurationVar(&opts.heartbeat, "heartbeat", 0, "how often nodes tell each other they are alive; one silent for 3 periods is lost (default: the manifest's job.heartbeat, else 5s)")
+	f.StringVar(&opts.sysfsRoot, "sysfs-root", "", "read the GPU inventory's /sys, /proc and /opt/rocm under this directory (a recorded tree; tests)")
+	_ = f.MarkHidden("sysfs-root")
 	f.BoolVar(&opts.noSkipArch, "disable-skip-gpu-arch", false, "run MAD models on every GPU architecture, whatever their skip_gpu_arch says (as madengine's flag)")
 	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	_ = cmd.RegisterFlagCompletionFunc("benchmarks", completeBenchmarks)
@@ -96,10 +100,10 @@ func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
 		return err
 	}
 	ro := runner.Options{Manifest: m, SharedDir: dir, Benchmarks: opts.benchmarks, Lookup: os.LookupEnv,
-		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout, Heartbeat: opts.heartbeat, NoSkipGPUArch: opts.noSkipArch,
+		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout, Heartbeat: opts.heartbeat, NoSkipGPUArch: opts.noSkipArch, SysfsRoot: opts.sysfsRoot,
 		Engine: func() (*client.Client, error) { return image.Connect() }, Stream: io.err}
 	if opts.record != "" {
-		if ro.Record, err = image.ReadRecord(opts.record); err != nil {
+		if ro.Records, err = image.ReadRecords(opts.record); err != nil {
 			return usagef("pass the file written by benchctl build --record", "%v", err)
 		}
 	}
@@ -131,11 +135,17 @@ func printPlan(io streams, p *runner.PlanResult, format string) error {
 	n := p.Node
 	fmt.Fprintf(io.out, "node:    rank %d of %d on %s (%s), job %s attempt %d\nmaster:  %s:%d\njob dir: %s\n",
 		n.Rank, n.World, n.Host, n.Source, n.JobID, n.Attempt, n.MasterAddr, n.MasterPort, p.JobDir)
-	fmt.Fprintf(io.out, "image:   %s\n", p.ImageRef)
-	if p.ImageKey != "" {
-		fmt.Fprintf(io.out, "key:     %s\n", p.ImageKey)
+	for _, img := range p.Images {
+		fmt.Fprintf(io.out, "image:   %s\n", img.Ref)
+		if img.Dockerfile != "" && len(p.Images) > 1 {
+			fmt.Fprintf(io.out, "  from:  %s\n", img.Dockerfile)
+		}
+		if img.Key != "" {
+			fmt.Fprintf(io.out, "  key:   %s\n", img.Key)
+		}
+		fmt.Fprintf(io.out, "  state: %s\n", img.State)
+		fmt.Fprintf(io.out, "  runs:  %s\n", strings.Join(img.Benchmarks, ", "))
 	}
-	fmt.Fprintf(io.out, "state:   %s\n", p.ImageState)
 	for _, g := range p.GPUs {
 		fmt.Fprintf(io.out, "gpus:    %s\n", g)
 	}

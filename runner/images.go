@@ -1,0 +1,225 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// resolvedImage is an image every node runs, and the benchmarks that run on it.
+type resolvedImage struct {
+	Ref string `json:"ref,omitempty"`
+	ID  string `json:"id"`
+	Key string `json:"key,omitempty"`
+
+	use          manifest.ImageUse // rank 0: which image of the manifest, for job.json
+	buildSeconds float64           // rank 0 only: how long the image's build took, when known
+}
+
+// runRef is what containers are created from: the image id of a keyed image (it was just
+// ensured by id; the tag may be missing, or name another image, on this engine), else the
+// manifest's image.ref.
+func (img resolvedImage) runRef() string {
+	if img.Key != "" && img.ID != "" {
+		return img.ID
+	}
+	return img.Ref
+}
+
+// maxReleaseImages bounds the images of one job: rank 0 releases them all in one job-channel
+// message (64 KiB), about 200 bytes each.
+const maxReleaseImages = 200
+
+// jobImages is the images of a job, in the order the benchmarks first use them.
+type jobImages struct {
+	list []resolvedImage
+	of   map[string]int // benchmark name -> index in list
+}
+
+func (j *jobImages) forBenchmark(name string) resolvedImage { return j.list[j.of[name]] }
+
+// newJobImages indexes list by the benchmarks of uses (list[i] is uses[i]'s image).
+func newJobImages(uses []manifest.ImageUse, list []resolvedImage) *jobImages {
+	j := &jobImages{list: list, of: map[string]int{}}
+	for i, u := range uses {
+		for _, b := range u.Benchmarks {
+			j.of[b] = i
+		}
+	}
+	return j
+}
+
+// images gets every image of the job onto this node's engine: rank 0 ensures each (building
+// what the cache lacks), then releases the others with each image's id and key; workers
+// ensure each from the cache. A second barrier phase ("ready") keeps every node from
+// starting before all have them all.
+func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, error) {
+	end := r.st.phase(jobdir.PhaseImage)
+	uses := r.o.Manifest.Images(r.benches)
+	if len(uses) > maxReleaseImages {
+		err := &ContextError{"benchmarks", fmt.Sprintf("the selected benchmarks run on %d images; one job runs at most %d (select fewer models, or share Dockerfiles)", len(uses), maxReleaseImages)}
+		end(err)
+		r.fail(err, 4)
+		return nil, err
+	}
+	list := make([]resolvedImage, len(uses))
+	if r.node.Rank == 0 {
+		for i, use := range uses {
+			if len(uses) > 1 {
+				r.log.Info(fmt.Sprintf("image %d of %d", i+1, len(uses)), "image", use.Image.String(), "benchmarks", strings.Join(use.Benchmarks, ","))
+			}
+			img, err := r.leaderImage(ctx, eng, use, len(uses))
+			if err != nil {
+				if len(uses) > 1 {
+					err = fmt.Errorf("image %s (benchmarks %s): %w", use.Image, strings.Join(use.Benchmarks, ", "), err)
+				}
+				end(err)
+				code := 1
+				var be *image.BuildError
+				if errors.As(err, &be) {
+					code = 2
+				}
+				r.fail(err, code)
+				return nil, err
+			}
+			list[i] = img
+		}
+		if err := r.writeJob(list); err != nil {
+			r.log.Warn("could not update job.json", "err", err)
+		}
+		if r.leader != nil {
+			data, err := json.Marshal(list)
+			if err == nil {
+				err = r.leader.Release(r.barrierCtx(ctx), "image", map[string]string{"images": string(data)})
+			}
+			if err != nil {
+				r.leader.Abort(err.Error(), 1)
+				end(err)
+				return nil, err
+			}
+		}
+	} else {
+		data, err := r.worker.Wait(r.barrierCtx(ctx), "image")
+		if err != nil {
+			end(err)
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(data["images"]), &list); err != nil || len(list) != len(uses) {
+			err = fmt.Errorf("rank 0 released %d images for %d of this node's (is every node running the same manifest and benchctl?): %v", len(list), len(uses), err)
+			end(err)
+			r.fail(err, 1)
+			return nil, err
+		}
+		for i, img := range list {
+			if err := r.workerImage(ctx, eng, img); err != nil {
+				if len(uses) > 1 {
+					err = fmt.Errorf("image %s (benchmarks %s): %w", uses[i].Image, strings.Join(uses[i].Benchmarks, ", "), err)
+				}
+				end(err)
+				r.fail(err, 1)
+				return nil, err
+			}
+		}
+	}
+	r.st.update(func(s *Status) { s.ImageID, s.ImageKey = list[0].ID, list[0].Key })
+	if err := r.phase(ctx, "ready", nil); err != nil {
+		end(err)
+		return nil, err
+	}
+	end(nil)
+	return newJobImages(uses, list), nil
+}
+
+// leaderImage is rank 0's policy for one image of the job (image.Leader), with the build
+// record that pins it, if run was given one.
+func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client, use manifest.ImageUse, images int) (resolvedImage, error) {
+	m := r.o.Manifest.WithImage(use.Image)
+	o := image.LeaderOptions{Engine: eng, Manifest: m, Progress: r.o.Progress, Version: r.o.Version,
+		Note: func(msg string, args ...any) { r.log.Info(msg, args...) }}
+	if use.Image.Builds() {
+		if len(r.o.Records) > 0 {
+			rec, err := image.RecordFor(r.o.Records, use.Image, images, use.Benchmarks)
+			if err != nil {
+				return resolvedImage{}, &ContextError{"--record", err.Error()}
+			}
+			o.Record = rec
+		}
+		cache, err := image.OpenCache(r.o.SharedDir)
+		if err != nil {
+			return resolvedImage{}, err
+		}
+		o.Cache = cache
+	}
+	res, err := image.Leader(ctx, o)
+	if err != nil {
+		return resolvedImage{}, err
+	}
+	if res.Key != "" && !res.Published {
+		r.logEnsure(res.Ensure)
+	}
+	return resolvedImage{Ref: res.Ref, ID: res.ID, Key: res.Key, use: use, buildSeconds: res.BuildSeconds}, nil
+}
+
+func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resolvedImage) error {
+	if img.Key == "" {
+		id, err := inspectRef(ctx, eng, img.Ref)
+		if err == nil && img.ID != "" && id != img.ID {
+			return fmt.Errorf("image %s is %s on this node but %s on rank 0", img.Ref, id, img.ID)
+		}
+		return err
+	}
+	cache, err := image.OpenCache(r.o.SharedDir)
+	if err != nil {
+		return err
+	}
+	res, err := image.Ensure(ctx, eng, cache, img.Key, r.o.Progress)
+	if errors.Is(err, image.ErrNotCached) {
+		return fmt.Errorf("image %s is not in the cache %s on this node (is the shared directory the same on every node?)", image.ShortKey(img.Key), cache.Dir)
+	}
+	if err != nil {
+		return err
+	}
+	if res.ImageID != img.ID {
+		return fmt.Errorf("loaded image %s, but rank 0 runs %s", res.ImageID, img.ID)
+	}
+	r.logEnsure(res)
+	return nil
+}
+
+func (r *nodeRun) logEnsure(res image.EnsureResult) {
+	if res.Loaded {
+		r.log.Info("image loaded from the cache", "key", image.ShortKey(res.Key), "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", res.Duration.Seconds()))
+	} else {
+		r.log.Info("image already present on this node's engine", "id", res.ImageID)
+	}
+}
+
+func inspectRef(ctx context.Context, eng *client.Client, ref string) (string, error) {
+	res, err := eng.ImageInspect(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("image %s is not on this node's engine (%s): load or pull it on every node, or build it with image.dockerfile: %w", ref, eng.DaemonHost(), err)
+	}
+	return res.ID, nil
+}
+
+// jobImage is img as job.json records it: with where it came from.
+func (r *nodeRun) jobImage(img resolvedImage, withBenchmarks bool) jobdir.JobImage {
+	ji := jobdir.JobImage{ID: img.ID, Key: img.Key, Tag: img.Ref, Base: img.use.Image.Ref, BuildSeconds: img.buildSeconds,
+		Dockerfile: img.use.Image.Dockerfile}
+	if img.use.Image.Builds() {
+		p := image.ProvenanceOf(image.InputFromManifest(r.o.Manifest.WithImage(img.use.Image)))
+		ji.Base, ji.GitCommit = p.Base, p.GitCommit
+	}
+	if withBenchmarks {
+		ji.Benchmarks = img.use.Benchmarks
+	}
+	return ji
+}
