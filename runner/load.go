@@ -7,11 +7,21 @@ import (
 )
 
 // LoadManifest loads a manifest as every command that takes --manifest does: decoded,
-// validated and resolved (with its MAD catalog import), and, when it builds an image, with
-// each .dockerignore checked — a bad pattern is the manifest's build input, so it is
+// validated and resolved (with its MAD catalog import), and, for each image it builds, with
+// its .dockerignore checked — a bad pattern is the manifest's build input, so it is
 // reported now rather than when the build starts. Warnings are for the caller to show.
 func LoadManifest(path string, lookup func(string) (string, bool)) (*manifest.Manifest, []string, error) {
-	m, warnings, err := models.LoadManifest(path, lookup)
+	return checked(models.LoadManifest(path, lookup))
+}
+
+// LoadCheckout is LoadManifest for a MAD checkout run without a manifest (run or build
+// --tags, with madengine's --additional-context keys): the manifest it stands for, checked
+// the same way.
+func LoadCheckout(o models.CheckoutOptions) (*manifest.Manifest, []string, error) {
+	return checked(models.CheckoutManifest(o))
+}
+
+func checked(m *manifest.Manifest, warnings []string, err error) (*manifest.Manifest, []string, error) {
 	if err != nil {
 		return m, warnings, err
 	}

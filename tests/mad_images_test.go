@@ -5,11 +5,13 @@ import (
 	"encoding/csv"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -161,5 +163,48 @@ func TestSkipGPUArchOnARecordedMI250X(t *testing.T) {
 	rows := readPerf(t, filepath.Join(shared, "jobs", id, "perf.csv"))
 	if len(rows) != 1 || rows[0]["model"] != "echo_train" || rows[0]["status"] != "SKIPPED" || rows[0]["gpu_architecture"] != "gfx90a" {
 		t.Errorf("perf.csv %v", rows)
+	}
+}
+
+// build --tags in a MAD checkout, as madengine users build: with gpu_vendor AMD it builds
+// exactly the AMD Dockerfiles of the selected models, with NVIDIA exactly the NVIDIA ones,
+// and no GPU is needed to build them.
+func TestBuildTagsBuildsTheVendorsDockerfiles(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	mad := repoPath(t, "tests/fixtures/mad")
+	for vendor, want := range map[string][]string{
+		"AMD":    {"echo.ubuntu.amd.Dockerfile", "noop.amd.Dockerfile"},
+		"NVIDIA": {"echo.ubuntu.nvidia.Dockerfile", "noop.nvidia.Dockerfile"},
+	} {
+		cmd := exec.Command(tb.Benchctl(t), "build", "--tags", "echo,smoke", "--context", `{"gpu_vendor": "`+vendor+`", "docker_build_arg": {"BASE_DOCKER": "`+tb.ShellImage+`"}}`,
+			"--shared-dir", shared, "--record", filepath.Join(shared, vendor+".json"))
+		cmd.Dir = mad
+		cmd.Env = append(tb.Env(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", vendor, err, out)
+		}
+		for _, w := range []string{"IMAGE", "echo_infer,echo_train", "noop_smoke", want[0], want[1]} {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("%s: the summary lacks %q:\n%s", vendor, w, out)
+			}
+		}
+		recs, err := image.ReadRecords(filepath.Join(shared, vendor+".json"))
+		if err != nil || len(recs) != 2 {
+			t.Fatalf("%s: records %v %v", vendor, recs, err)
+		}
+		var got []string
+		eng := tb.Engine(t, tb.Nodes[0])
+		for _, r := range recs {
+			got = append(got, filepath.Base(r.Dockerfile))
+			res, err := eng.ImageInspect(context.Background(), r.ImageID)
+			if err != nil || res.Config == nil || res.Config.Labels["vendor"] != strings.ToLower(vendor) {
+				t.Errorf("%s: image %s of %s: %v %+v", vendor, r.ImageID, r.Dockerfile, err, res.Config)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: built %v, want %v", vendor, got, want)
+		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 type buildOptions struct {
-	manifest      string
+	src           manifestSource
 	sharedDir     string
 	builder       string
 	engineBuilder string
@@ -28,7 +28,7 @@ type buildOptions struct {
 func newBuildCmd(io streams) *cobra.Command {
 	opts := &buildOptions{}
 	cmd := &cobra.Command{
-		Use:   "build --manifest FILE",
+		Use:   "build (--manifest FILE | --tags TAGS [--context JSON])",
 		Short: "Build the manifest's images once and publish them to the shared tar cache",
 		Long: `Build the images a manifest describes and publish each as a docker-archive tar to the
 content-addressed cache in the shared directory (cache/images/<key>.tar, with its sha256
@@ -45,17 +45,20 @@ When the benchmarks run on several images (a benchmark's own image:, or a MAD ca
 models, each built from its own Dockerfile picked by gpu.vendor), each image is built once,
 one after the other, and a table lists them; a failed image does not stop the others, and
 the build exits 2 naming every image that failed. --record then writes one record per image.
+In a MAD checkout, --tags and --context build the images of ./models.json's models with those
+tags, as run --tags would run them (see benchctl run --help).
 
 Builders: docker (the Docker Engine at DOCKER_HOST, then docker save into the cache) or
 buildkit (a buildkitd at --buildkit-addr or BUILDKIT_HOST, exporting the tar straight into
 the cache; no engine needed).`,
 		Example: `  benchctl build --manifest models/cpubench/benchmark.yaml
   benchctl build --manifest m.yaml --shared-dir /shared/benchctl --record build.json
-  BUILDKIT_HOST=unix:///run/buildkit/buildkitd.sock benchctl build -m m.yaml --builder buildkit`,
+  BUILDKIT_HOST=unix:///run/buildkit/buildkitd.sock benchctl build -m m.yaml --builder buildkit
+  benchctl build --tags vllm --context '{"gpu_vendor": "AMD"}'`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.manifest == "" {
-				return usagef("give the manifest: benchctl build --manifest m.yaml", "--manifest is required")
+			if err := opts.src.check(cmd); err != nil {
+				return err
 			}
 			if err := checkOutput("--builder", opts.builder, "docker", "buildkit"); err != nil {
 				return err
@@ -76,7 +79,7 @@ the cache; no engine needed).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.manifest, "manifest", "m", "", "manifest file (.yaml, .yml or .json)")
+	opts.src.addFlags(cmd, f)
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	f.StringVar(&opts.builder, "builder", "docker", "builder: docker or buildkit")
 	f.StringVar(&opts.engineBuilder, "engine-builder", "auto", "with --builder docker: the engine's builder: auto, classic or buildkit")
@@ -84,13 +87,12 @@ the cache; no engine needed).`,
 	f.BoolVar(&opts.noCache, "no-cache", false, "build and publish again even if the key is cached")
 	f.StringVar(&opts.record, "record", "", "write the build record (JSON) to this file")
 	f.StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
-	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	return cmd
 }
 
 func buildRun(cmd *cobra.Command, io streams, opts *buildOptions) error {
 	ctx := cmd.Context()
-	m, err := loadManifest(opts.manifest)
+	m, err := opts.src.load()
 	if err != nil {
 		return err
 	}

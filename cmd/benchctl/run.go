@@ -19,7 +19,7 @@ import (
 
 type runOptions struct {
 	sysfsRoot      string
-	manifest       string
+	src            manifestSource
 	sharedDir      string
 	record         string
 	benchmarks     []string
@@ -33,18 +33,24 @@ type runOptions struct {
 func newRunCmd(io streams) *cobra.Command {
 	opts := &runOptions{}
 	cmd := &cobra.Command{
-		Use:   "run --manifest FILE",
+		Use:   "run (--manifest FILE | --tags TAGS [--context JSON])",
 		Short: "Run the manifest's benchmarks on this node (one task per node under srun)",
 		Long: `Run the benchmarks of a manifest as one node of a job. Under Slurm, start it once per node
 (srun --ntasks-per-node=1 benchctl run ...) with the same command line everywhere; rank 0
-makes sure the image is cached (building it if needed), the others wait at an authenticated
-barrier, load the image only if their engine lacks it, and all start together. Outside Slurm
+makes sure each image is cached (building it if needed), the others wait at an authenticated
+barrier, load each image only if their engine lacks it, and all start together. Outside Slurm
 it is a one-node job; for several, set NODE_RANK, NNODES, MASTER_ADDR and BENCHCTL_JOB_ID
 on every node (MASTER_ADDR alone is an error, not a one-node job).
 
 Every node leaves jobs/<job>[.<attempt>]/nodes/<rank>-<host>/ in the shared directory:
 status.json, <benchmark>.log, results/<benchmark>/ (mounted as $BENCHCTL_OUTPUT_DIR) and, on
 failure, diagnostics/<benchmark>/.
+
+In a MAD checkout, as madengine runs it, --tags without --manifest runs the models of
+./models.json with those tags, each on the image of its own Dockerfile picked by gpu_vendor;
+--context (or --context-file) takes madengine's --additional-context keys (gpu_vendor,
+guest_os, docker_env_vars, docker_mounts, docker_build_arg, docker_gpus). The checkout is
+mounted at /myworkspace, where the models start.
 
 While the benchmarks run the nodes supervise each other: a benchmark that fails on any node
 aborts the job on every node (benchmarks[].onFailure: abort, the default with more than one
@@ -55,11 +61,12 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 		Example: `  benchctl run --manifest models/cpubench/benchmark.yaml
   srun --ntasks-per-node=1 benchctl run -m models/allreduce/benchmark.yaml --shared-dir /shared/benchctl
   benchctl run -m m.yaml --record build.json --benchmarks train,infer
-  benchctl run -m m.yaml --dry-run`,
+  benchctl run -m m.yaml --dry-run
+  benchctl run --tags vllm --context '{"gpu_vendor": "AMD", "docker_env_vars": {"HF_HOME": "/data/hf"}}'`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.manifest == "" {
-				return usagef("give the manifest: benchctl run --manifest m.yaml", "--manifest is required")
+			if err := opts.src.check(cmd); err != nil {
+				return err
 			}
 			if err := checkOutput("--output", opts.output, "text", "json"); err != nil {
 				return err
@@ -74,7 +81,7 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.manifest, "manifest", "m", "", "manifest file (.yaml, .yml or .json)")
+	opts.src.addFlags(cmd, f)
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory, the same on every node (default $BENCHCTL_SHARED_DIR)")
 	f.StringVar(&opts.record, "record", "", "run the image pinned by this build record (from benchctl build --record)")
 	f.StringSliceVar(&opts.benchmarks, "benchmarks", nil, "run only these benchmarks (comma-separated)")
@@ -85,13 +92,12 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 	f.StringVar(&opts.sysfsRoot, "sysfs-root", "", "read the GPU inventory's /sys, /proc and /opt/rocm under this directory (a recorded tree; tests)")
 	_ = f.MarkHidden("sysfs-root")
 	f.BoolVar(&opts.noSkipArch, "disable-skip-gpu-arch", false, "run MAD models on every GPU architecture, whatever their skip_gpu_arch says (as madengine's flag)")
-	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	_ = cmd.RegisterFlagCompletionFunc("benchmarks", completeBenchmarks)
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
-	m, err := loadManifest(opts.manifest)
+	m, err := opts.src.load()
 	if err != nil {
 		return err
 	}
