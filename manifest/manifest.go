@@ -175,6 +175,11 @@ type Benchmark struct {
 	// NoLogScan turns the log error scan off for this benchmark (logScan: false, or a MAD
 	// model's log_error_pattern_scan: false).
 	NoLogScan bool `json:"noLogScan,omitempty" yaml:"noLogScan,omitempty"`
+	// LogErrors and LogBenign are a MAD model's own log_error_patterns (instead of the
+	// defaults, unless the manifest's logScan.errors is given) and log_error_benign_patterns
+	// (ignored besides the manifest's or the default benign lines).
+	LogErrors []string `json:"logErrors,omitempty" yaml:"logErrors,omitempty"`
+	LogBenign []string `json:"logBenign,omitempty" yaml:"logBenign,omitempty"`
 	// Container and Mounts, when set, replace the manifest's for this benchmark: a MAD
 	// model's additional_docker_run_options merged into them.
 	Container *Container `json:"container,omitempty" yaml:"container,omitempty"`

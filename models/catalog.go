@@ -33,6 +33,8 @@ type Model struct {
 	MultipleResults   string
 	SkipGPUArch       []string
 	NoLogScan         bool              // log_error_pattern_scan: false
+	LogErrors         []string          // log_error_patterns: this model's error patterns, instead of the defaults
+	LogBenign         []string          // log_error_benign_patterns: lines this model's scan ignores, besides the defaults
 	RunOptions        string            // additional_docker_run_options
 	Extra             map[string]string // keys benchctl does not use, kept as JSON text
 	Line              int
@@ -48,6 +50,7 @@ type Catalog struct {
 var known = map[string]bool{"name": true, "url": true, "dockerfile": true, "scripts": true, "n_gpus": true,
 	"owner": true, "training_precision": true, "tags": true, "args": true, "timeout": true,
 	"multiple_results": true, "skip_gpu_arch": true, "log_error_pattern_scan": true,
+	"log_error_patterns": true, "log_error_benign_patterns": true,
 	"additional_docker_run_options": true}
 
 // Load reads a MAD-style catalog: a JSON list of model objects. Problems are returned
@@ -173,6 +176,18 @@ func (c *Catalog) model(it *manifest.Node, fp string, add addFunc) Model {
 			default:
 				add(v.Line, kp, "must be true or false, got %q", v.Value)
 			}
+		case "log_error_patterns", "log_error_benign_patterns":
+			list, msg := patternList(v)
+			if msg != "" {
+				add(v.Line, kp, "%s", msg)
+			} else if key.Value == "log_error_patterns" {
+				if len(list) == 0 {
+					add(v.Line, kp, "is empty: it replaces the default error patterns; to turn the scan off, write \"log_error_pattern_scan\": false")
+				}
+				m.LogErrors = list
+			} else {
+				m.LogBenign = list
+			}
 		case "n_gpus":
 			if v.Kind != manifest.ScalarNode {
 				add(v.Line, kp, "must be a number as a string, e.g. \"8\" or \"-1\"")
@@ -222,6 +237,26 @@ func catalogError(path string, line int, msg string) error {
 }
 
 // stringList reads a list of strings or a comma-separated string.
+// patternList reads a list of log patterns: literal text a log line contains, one line
+// each, not blank (madengine's log_error_patterns and log_error_benign_patterns). A
+// comma-separated string is not accepted: a pattern may contain a comma.
+func patternList(n *manifest.Node) ([]string, string) {
+	if n.Kind != manifest.SeqNode {
+		return nil, fmt.Sprintf("must be a list of strings (the text a log line contains), got %s", n.Kind)
+	}
+	out := make([]string, 0, len(n.Items))
+	for i, it := range n.Items {
+		if it.Kind != manifest.ScalarNode || strings.TrimSpace(it.Value) == "" || strings.ContainsAny(it.Value, "\n\r") {
+			return nil, fmt.Sprintf("item %d is not a pattern: give the text a log line contains (one line, not blank)", i)
+		}
+		if len(it.Value) > 4096 {
+			return nil, fmt.Sprintf("item %d is %d bytes long: a pattern is at most 4096", i, len(it.Value))
+		}
+		out = append(out, it.Value)
+	}
+	return out, ""
+}
+
 func stringList(n *manifest.Node) ([]string, bool) {
 	var parts []string
 	switch n.Kind {

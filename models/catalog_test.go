@@ -185,6 +185,36 @@ func TestLogErrorPatternScanKey(t *testing.T) {
 	}
 }
 
+// madengine's per-model log_error_patterns (replacing the defaults) and
+// log_error_benign_patterns reach the benchmark; a comma string, an empty list of errors, a
+// blank or multi-line pattern and a 5,000-byte one are errors with their line.
+func TestLogErrorPatternKeys(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "models.json")
+	os.WriteFile(p, []byte(`[
+ {"name": "a", "scripts": "run.sh", "log_error_patterns": ["NCCL WARN, fatal", "died"], "log_error_benign_patterns": ["RuntimeError: expected"]}
+]`), 0o644)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.Models[0].Benchmark(p)
+	if strings.Join(b.LogErrors, "|") != "NCCL WARN, fatal|died" || strings.Join(b.LogBenign, "|") != "RuntimeError: expected" || len(c.Warnings) != 0 {
+		t.Errorf("errors %q benign %q warnings %q", b.LogErrors, b.LogBenign, c.Warnings)
+	}
+	for body, want := range map[string]string{
+		`"log_error_patterns": "a,b"`:                                 "log_error_patterns: must be a list of strings",
+		`"log_error_patterns": []`:                                    "log_error_patterns: is empty: it replaces the default error patterns",
+		`"log_error_benign_patterns": ["ok", " "]`:                    "log_error_benign_patterns: item 1 is not a pattern",
+		`"log_error_benign_patterns": ["two\nlines"]`:                 "item 0 is not a pattern",
+		`"log_error_patterns": ["` + strings.Repeat("x", 5000) + `"]`: "item 0 is 5000 bytes long: a pattern is at most 4096",
+	} {
+		os.WriteFile(p, []byte("[\n {\"name\": \"a\", \"scripts\": \"run.sh\", "+body+"}\n]"), 0o644)
+		if _, err := Load(p); err == nil || !strings.Contains(err.Error(), ":2: ") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%.60s: %v", body, err)
+		}
+	}
+}
+
 // A MAD model's additional_docker_run_options give it its own container settings, env and
 // mounts (the manifest's, with the model's flags merged in and checked); a flag benchctl
 // does not take is an error naming the model and its catalog line.

@@ -185,6 +185,9 @@ func (c *checkout) document(tags []string, redact bool) ([]byte, error) {
 		mounts = append(mounts, docMount{Source: mt.source, Target: mt.target})
 	}
 	doc := map[string]any{"name": name, "gpu": gpu, "models": models, "mounts": mounts}
+	if c.ctx.logScan != nil {
+		doc["logScan"] = c.ctx.logScan
+	}
 	if len(c.ctx.buildArgs) > 0 {
 		doc["image"] = map[string]any{"buildArgs": c.ctx.buildArgs}
 	}

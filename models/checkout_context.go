@@ -21,8 +21,9 @@ type madContext struct {
 	guestOS   string
 	env       map[string]string
 	buildArgs map[string]string
-	mounts    []ctxMount // in the order written
-	count     string     // gpu.count from docker_gpus: "" (not given), "all" or a number
+	mounts    []ctxMount     // in the order written
+	count     string         // gpu.count from docker_gpus: "" (not given), "all" or a number
+	logScan   map[string]any // the manifest's logScan from the log_error_* keys; nil: not given
 }
 
 type ctxMount struct{ target, source string }
@@ -44,12 +45,9 @@ var contextHints = map[string]string{
 	"docker_cpus":        "benchctl does not pin containers to CPUs",
 	"MAD_CONTAINER_IMAGE": "to run every model on one existing image, write a manifest with image: {ref: ...} " +
 		"and models: {catalog: models.json} (docs/migrating-from-madengine.md)",
-	"log_error_pattern_scan":    `use a model's "log_error_pattern_scan": false in models.json, or logScan: in a manifest`,
-	"log_error_patterns":        "use logScan.errors in a manifest",
-	"log_error_benign_patterns": "use logScan.benign in a manifest",
 }
 
-const acceptedKeys = "gpu_vendor, guest_os, docker_env_vars, docker_mounts, docker_build_arg, docker_gpus"
+const acceptedKeys = "gpu_vendor, guest_os, docker_env_vars, docker_mounts, docker_build_arg, docker_gpus, log_error_pattern_scan, log_error_patterns, log_error_benign_patterns"
 
 // readContext reads and checks --context or --context-file; every problem of the context
 // is reported together, as an invalid-input *manifest.Error.
@@ -168,6 +166,8 @@ func readContext(o CheckoutOptions) (*madContext, error) {
 				continue
 			}
 			c.count = n
+		case "log_error_pattern_scan", "log_error_patterns", "log_error_benign_patterns":
+			c.logKey(key, v, bad)
 		default:
 			if hint, ok := contextHints[key]; ok {
 				bad(key, "is not supported: %s", hint)

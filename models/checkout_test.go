@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
+	"github.com/benchctl/benchctl/logscan"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -222,7 +224,10 @@ func TestCheckoutBadInput(t *testing.T) {
 		{"no models.json", CheckoutOptions{Dir: dir, Context: `{"gpu_vendor": "AMD"}`}, "--tags: no models.json in " + dir + ": run in a MAD checkout, or give --manifest"},
 		{"a missing folder", CheckoutOptions{Dir: filepath.Join(dir, "none")}, "no models.json in " + filepath.Join(dir, "none")},
 		{"an unknown key", CheckoutOptions{Context: `{` + amd + `"frobnicate": 1}`},
-			"--context: frobnicate: unknown key (benchctl accepts gpu_vendor, guest_os, docker_env_vars, docker_mounts, docker_build_arg, docker_gpus)"},
+			"--context: frobnicate: unknown key (benchctl accepts gpu_vendor, guest_os, docker_env_vars, docker_mounts, docker_build_arg, docker_gpus, log_error_pattern_scan, log_error_patterns, log_error_benign_patterns)"},
+		{"a log scan switch that is not a boolean", CheckoutOptions{Context: `{` + amd + `"log_error_pattern_scan": "maybe"}`}, `--context: log_error_pattern_scan: must be true or false, got the string "maybe"`},
+		{"no error patterns", CheckoutOptions{Context: `{` + amd + `"log_error_patterns": []}`}, "--context: log_error_patterns: is empty: it replaces the default error patterns"},
+		{"benign patterns as a string", CheckoutOptions{Context: `{` + amd + `"log_error_benign_patterns": "a,b"}`}, "--context: log_error_benign_patterns: must be a list of strings"},
 		{"slurm", CheckoutOptions{Context: `{` + amd + `"slurm": {"nodes": 2}}`}, "--context: slurm: is not supported: use `benchctl submit` flags (--nodes,"},
 		{"multi_node_args", CheckoutOptions{Context: `{` + amd + `"multi_node_args": {}}`}, "--context: multi_node_args: is not supported: benchctl sets MAD_MULTI_NODE_RUNNER"},
 		{"tools", CheckoutOptions{Context: `{` + amd + `"tools": [{"name": "rocprof"}]}`}, "--context: tools: is not supported: benchctl runs each model's script as it is"},
@@ -278,6 +283,27 @@ func TestCheckoutBadInput(t *testing.T) {
 }
 
 // Warnings name the context key they are about, as problems do.
+// madengine's log error scan keys in the context become the manifest's logScan: the switch,
+// error patterns that replace the defaults, benign lines added to the defaults.
+func TestCheckoutLogScanKeys(t *testing.T) {
+	mad, _ := filepath.Abs("../tests/fixtures/mad")
+	m, _, err := CheckoutManifest(CheckoutOptions{Dir: mad, Tags: []string{"smoke"},
+		Context: `{"gpu_vendor": "AMD", "log_error_patterns": ["NCCL WARN"], "log_error_benign_patterns": ["RuntimeError: expected"]}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := m.LogScan; l.Disabled || strings.Join(l.Errors, "|") != "NCCL WARN" || !slices.Contains(l.Benign, "RuntimeError: expected") ||
+		len(l.Benign) != len(logscan.DefaultBenign)+1 {
+		t.Errorf("logScan %+v", l)
+	}
+	for _, off := range []string{"false", `"false"`, "0"} {
+		m, _, err := CheckoutManifest(CheckoutOptions{Dir: mad, Tags: []string{"smoke"}, Context: `{"gpu_vendor": "AMD", "log_error_pattern_scan": ` + off + `}`})
+		if err != nil || !m.LogScan.Disabled {
+			t.Errorf("%s: %+v %v", off, m.LogScan, err)
+		}
+	}
+}
+
 func TestCheckoutWarningsAreLocated(t *testing.T) {
 	m, warns, err := CheckoutManifest(CheckoutOptions{Dir: madFixture, Tags: []string{"smoke"}, Lookup: lookup("API_TOKEN", "tok-value"),
 		Context: `{"gpu_vendor": "AMD", "docker_env_vars": {"AUTH_HEADER": "Bearer ${API_TOKEN}"}, "docker_mounts": {"/data": "/does/not/exist"}}`})

@@ -99,7 +99,7 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 		Results: m.MultipleResults,
 		Tags:    m.Tags,
 		// madengine's per-model switch for the log error scan.
-		NoLogScan: m.NoLogScan,
+		NoLogScan: m.NoLogScan, LogErrors: m.LogErrors, LogBenign: m.LogBenign,
 		Model: &manifest.Model{
 			Catalog: catalog, Line: m.Line, URL: m.URL, Dockerfile: m.Dockerfile, Scripts: m.Scripts,
 			Args: m.Args, NGPUs: m.NGPUs, Owner: m.Owner, TrainingPrecision: m.TrainingPrecision,

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -368,18 +369,25 @@ func (r *nodeRun) finishJob(ctx context.Context) {
 	}
 }
 
-// logScanner is the log error scan of a benchmark, or nil when it is off.
+// logScanner is the log error scan of a benchmark, or nil when it is off. As in madengine,
+// where the run's context wins over the model: the manifest's logScan.errors, else a MAD
+// model's log_error_patterns, else the defaults; benign lines are the manifest's
+// logScan.benign (else the defaults) and the model's log_error_benign_patterns.
 func logScanner(l manifest.LogScan, b manifest.Benchmark) *logscan.Scanner {
 	if l.Disabled || b.NoLogScan {
 		return nil
 	}
 	rules := logscan.Defaults()
-	if l.Errors != nil {
+	switch {
+	case l.Errors != nil:
 		rules.Errors = l.Errors
+	case b.LogErrors != nil:
+		rules.Errors = b.LogErrors
 	}
 	if l.Benign != nil {
 		rules.Benign = l.Benign
 	}
+	rules.Benign = append(slices.Clip(rules.Benign), b.LogBenign...)
 	return logscan.New(rules)
 }
 
