@@ -47,7 +47,7 @@ func TestPlanNeverPrintsCredentials(t *testing.T) {
 		t.Fatalf("containers %q", p.Containers)
 	}
 	run := p.Containers[0]
-	for _, w := range []string{"-e AUTH_HEADER=***", "-e HF_COPY=***", "-e HF_TOKEN=***", "-e KEY=***", "-e WANDB_API_KEY=***",
+	for _, w := range []string{"-e 'AUTH_HEADER=***'", "-e 'HF_COPY=***'", "-e 'HF_TOKEN=***'", "-e 'KEY=***'", "-e 'WANDB_API_KEY=***'",
 		"-e NCCL_DEBUG=INFO", "-e VERSION=1"} {
 		if !strings.Contains(run, w) {
 			t.Errorf("docker run line lacks %s: %.400s", w, run)

@@ -223,7 +223,6 @@ func (s Spec) DockerRun() string {
 	return strings.Join(a, " ")
 }
 
-// shellQuote quotes a word for display so that it reads back as the same word.
 // mountFlag is a bind mount as docker run flags: -v SRC:DST[:ro], or --mount when a path
 // holds a ':' or ',' that -v would split on (its fields CSV-quoted, as docker parses them).
 func mountFlag(m manifest.Mount) []string {
@@ -245,8 +244,15 @@ func mountFlag(m manifest.Mount) []string {
 	return []string{"--mount", strings.TrimSuffix(b.String(), "\n")}
 }
 
+// shellQuote quotes a word so that a POSIX shell reads it back as exactly that word, and
+// so the printed line can be pasted into a shell and runs the same argv. A word of only
+// letters, digits and - _ . / : = , @ % + (none of which a shell treats specially) stays
+// bare, unless it starts with '=' (zsh expands =cmd to a path); any other word, the empty
+// word included, is put in single quotes, inside which a shell treats nothing specially
+// (globs * ? [ ], $, `, \, ", blanks, newlines, ; & | < > ( ) { } ~ # ! alike); a single
+// quote in it ends the quoting, is escaped (\') and the quoting starts again.
 func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,@%+*") == "" {
+	if s != "" && s[0] != '=' && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,@%+") == "" {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -70,11 +71,79 @@ func TestContainerNameIsSafe(t *testing.T) {
 	}
 }
 
+// Every word a POSIX shell would not read back as itself is quoted, so that the dry-run line
+// pasted into a shell runs the same argv; words it would read back stay bare, so the common
+// line stays readable.
 func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{"plain": "plain", "a b": "'a b'", "it's": `'it'\''s'`, "": "''", "$HOME": "'$HOME'"} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+	long := strings.Repeat("a*b'c $d", 750) // 6,000 characters
+	type qc struct{ in, want string }
+	cases := []qc{
+		{"plain", "plain"},
+		{"/data/x-1_2.3:ro", "/data/x-1_2.3:ro"},
+		{"NAME=v,w@x%y+z", "NAME=v,w@x%y+z"},
+		{"", "''"},
+		{" ", "' '"},
+		{"a b", "'a b'"},
+		{"it's", `'it'\''s'`},
+		{"'", `''\'''`},
+		{"$HOME", "'$HOME'"},
+		{"=ls", "'=ls'"},
+		{"~", "'~'"},
+		{"~/x", "'~/x'"},
+		{"a~b", "'a~b'"},
+		{"é", "'é'"},
+		{long, "'" + strings.ReplaceAll(long, "'", `'\''`) + "'"},
+	}
+	// Each character a shell treats specially, alone and inside a word.
+	for _, c := range []string{"*", "?", "[", "]", "$", "`", `\`, `"`, ";", "&", "|", "<", ">", "(", ")", "{", "}", "#", "!", "^", "\t", "\n", "\r"} {
+		cases = append(cases, qc{c, "'" + c + "'"}, qc{"x" + c + "y", "'x" + c + "y'"})
+	}
+	for _, c := range cases {
+		if got := shellQuote(c.in); got != c.want {
+			t.Errorf("shellQuote(%.40q) = %.60s, want %.60s", c.in, got, c.want)
 		}
+	}
+	// What a shell makes of the quoted words is the words.
+	words := make([]string, len(cases))
+	quoted := make([]string, len(cases))
+	for i, c := range cases {
+		words[i], quoted[i] = c.in, shellQuote(c.in)
+	}
+	ran := false
+	for _, sh := range []string{"sh", "bash"} {
+		if _, err := exec.LookPath(sh); err != nil {
+			continue
+		}
+		ran = true
+		out, err := exec.Command(sh, "-c", `printf '%s\0' `+strings.Join(quoted, " ")).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", sh, err)
+		}
+		got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+		if len(got) != len(words) {
+			t.Errorf("%s reads %d words back, not %d", sh, len(got), len(words))
+			continue
+		}
+		for i := range words {
+			if got[i] != words[i] {
+				t.Errorf("%s reads %.40q back as %.40q", sh, words[i], got[i])
+			}
+		}
+	}
+	if !ran {
+		t.Log("no sh or bash: the quoted words were not read back by a shell")
+	}
+}
+
+// The dry-run docker run line quotes what a shell would glob.
+func TestDockerRunQuotesGlobs(t *testing.T) {
+	m := &manifest.Manifest{Name: "t", Container: manifest.Container{Network: "host", IPC: "host"}}
+	b := manifest.Benchmark{Name: "b", Command: []string{"sh", "-c", "ls *.csv", "*", "[ab]"},
+		Env: []manifest.EnvVar{{Name: "PAT", Value: "/data/*.bin"}}}
+	s := BuildSpec(m, b, Node{JobID: "9", World: 1, Host: "n1", MasterAddr: "n1"}, "img:1", "k", "/r", GPUAccess{Vendor: "none"}, nil)
+	run := s.DockerRun()
+	if !strings.Contains(run, "-e 'PAT=/data/*.bin'") || !strings.HasSuffix(run, "--entrypoint sh img:1 -c 'ls *.csv' '*' '[ab]'") {
+		t.Errorf("docker run line: %s", run)
 	}
 }
 

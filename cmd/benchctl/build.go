@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -155,12 +154,10 @@ func buildRun(cmd *cobra.Command, io streams, opts *buildOptions) error {
 		}
 	}
 	if opts.output == "json" {
-		enc := json.NewEncoder(io.out)
-		enc.SetIndent("", "  ")
 		if len(recs) == 1 {
-			return enc.Encode(recs[0])
+			return writeJSON(io.out, recs[0])
 		}
-		return enc.Encode(struct {
+		return writeJSON(io.out, struct {
 			Version int             `json:"version"`
 			Images  []*image.Record `json:"images"`
 		}{2, recs})

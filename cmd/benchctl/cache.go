@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -67,9 +66,7 @@ func newCacheLsCmd(io streams, opts *cacheOptions) *cobra.Command {
 				return err
 			}
 			if opts.output == "json" {
-				enc := json.NewEncoder(io.out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(entries)
+				return writeJSON(io.out, entries)
 			}
 			tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "KEY\tTAG\tSIZE\tBUILDER\tCREATED")

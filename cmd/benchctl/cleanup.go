@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 
@@ -83,9 +82,7 @@ func cleanupRun(cmd *cobra.Command, io streams, opts *cleanupOptions) error {
 	res, err := runner.Cleanup(cmd.Context(), runner.CleanupOptions{Job: opts.job, SharedDir: dir, Host: host, Outcome: opts.outcome, Engine: eng})
 	if res != nil {
 		if opts.output == "json" {
-			enc := json.NewEncoder(io.out)
-			enc.SetIndent("", "  ")
-			if jerr := enc.Encode(res); jerr != nil {
+			if jerr := writeJSON(io.out, res); jerr != nil {
 				return jerr
 			}
 		} else {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 
@@ -63,9 +62,7 @@ for its image. Exit 1 if any check fails.`,
 				}
 			}
 			if opts.output == "json" {
-				enc := json.NewEncoder(io.out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(checks); err != nil {
+				if err := writeJSON(io.out, checks); err != nil {
 					return err
 				}
 			} else {

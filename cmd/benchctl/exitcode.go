@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
 )
@@ -26,6 +29,7 @@ type usageError struct {
 
 func (e *usageError) Error() string      { return e.msg }
 func (e *usageError) InvalidInput() bool { return true }
+func (e *usageError) Hint() string       { return e.hint }
 
 func usagef(hint, format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...), hint: hint}
@@ -34,6 +38,16 @@ func usagef(hint, format string, args ...any) error {
 // exitCode maps an error to the process exit code (internal/exitcode is the one mapping).
 func exitCode(err error) int { return exitcode.Of(err) }
 
+// hintOf is what the user can do about err: the Hint() of the first error in its chain that
+// has one, or "".
+func hintOf(err error) string {
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		return h.Hint()
+	}
+	return ""
+}
+
 // printError writes an error for a person: the message, then a hint if there is one.
 func printError(w io.Writer, err error) {
 	msg := err.Error()
@@ -41,8 +55,19 @@ func printError(w io.Writer, err error) {
 		msg = "error: " + msg
 	}
 	fmt.Fprintln(w, "benchctl: "+msg)
-	var ue *usageError
-	if errors.As(err, &ue) && ue.hint != "" {
-		fmt.Fprintln(w, "hint: "+ue.hint)
+	if hint := hintOf(err); hint != "" {
+		fmt.Fprintln(w, "hint: "+hint)
 	}
+}
+
+// printErrorJSON writes the error as one record in the shape of --log-format json's log
+// lines (slog's JSON handler: time, level, msg), with the hint if there is one and the exit
+// code, so that a JSON log stays JSON to its last line.
+func printErrorJSON(w io.Writer, err error, code int, now time.Time) {
+	r := slog.NewRecord(now, slog.LevelError, err.Error(), 0)
+	if hint := hintOf(err); hint != "" {
+		r.AddAttrs(slog.String("hint", hint))
+	}
+	r.AddAttrs(slog.Int("exitCode", code))
+	_ = slog.NewJSONHandler(w, nil).Handle(context.Background(), r) // nowhere to report a failed write of the last error
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -69,9 +68,7 @@ func gpusRun(ctx context.Context, io streams, detect detectGPUs, opts *gpusOptio
 		fmt.Fprintln(io.err, "no GPUs found")
 	}
 	if opts.json {
-		enc := json.NewEncoder(io.out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(inv)
+		return writeJSON(io.out, inv)
 	}
 	if len(inv.GPUs) == 0 {
 		return nil

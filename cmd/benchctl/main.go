@@ -29,7 +29,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchctl: exiting at once; containers and status files may be left (benchctl cleanup --job ID removes and records them)")
 		os.Exit(130)
 	}()
-	code := Execute(runner.WithForce(ctx, force), os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+	code := Execute(runner.WithForce(ctx, force), os.Args[1:], systemStreams())
 	signal.Stop(sigs)
 	cancel()
 	os.Exit(code)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -125,9 +124,7 @@ func modelsListRun(io streams, opts *modelsListOptions) error {
 		rows = append(rows, row)
 	}
 	if opts.output == "json" {
-		enc := json.NewEncoder(io.out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return writeJSON(io.out, rows)
 	}
 	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
 	head := "NAME\tTAGS\tGPUS\tTIMEOUT\tCOMMAND"

@@ -20,13 +20,17 @@ type progressPrinter struct {
 	w       io.Writer
 	tty     bool
 	every   time.Duration
+	now     func() time.Time // the clock; tests replace it
+	log     *slog.Logger     // where the log lines go (not a TTY, and build steps)
 	started map[string]time.Time
 	logged  map[string]time.Time
 	drawn   bool
 }
 
+// newProgressPrinter prints to w, a redrawn bar when tty (see streams.CanRedrawStderr).
 func newProgressPrinter(w io.Writer, tty bool) *progressPrinter {
-	return &progressPrinter{w: w, tty: tty, every: 5 * time.Second, started: map[string]time.Time{}, logged: map[string]time.Time{}}
+	return &progressPrinter{w: w, tty: tty, every: 5 * time.Second, now: time.Now, log: slog.Default(),
+		started: map[string]time.Time{}, logged: map[string]time.Time{}}
 }
 
 func (p *progressPrinter) Func() image.ProgressFunc { return p.report }
@@ -38,17 +42,17 @@ func (p *progressPrinter) report(ev image.Progress) {
 		p.clearBar()
 		switch {
 		case ev.Phase == "wait":
-			slog.Info(ev.Step)
+			p.log.Info(ev.Step)
 		case p.tty:
 			fmt.Fprintln(p.w, ev.Step)
 		case strings.HasPrefix(ev.Step, "Step ") || strings.HasPrefix(ev.Step, "#"):
-			slog.Info("build", "step", ev.Step)
+			p.log.Info("build", "step", ev.Step)
 		default:
-			slog.Debug("build", "output", ev.Step)
+			p.log.Debug("build", "output", ev.Step)
 		}
 		return
 	}
-	now := time.Now()
+	now := p.now()
 	if _, ok := p.started[ev.Phase]; !ok {
 		p.started[ev.Phase] = now
 		p.logged[ev.Phase] = now
@@ -60,7 +64,7 @@ func (p *progressPrinter) report(ev image.Progress) {
 	}
 	eta := ""
 	if ev.Total > 0 && rate > 0 && ev.Done < ev.Total {
-		eta = (time.Duration(float64(ev.Total-ev.Done)/rate) * time.Second / time.Second).Round(time.Second).String()
+		eta = etaString(float64(ev.Total-ev.Done) / rate)
 	}
 	if p.tty {
 		p.drawBar(ev, rate, eta)
@@ -84,7 +88,7 @@ func (p *progressPrinter) report(ev image.Progress) {
 		if ev.Final {
 			args = append(args, "elapsed", elapsed.Round(time.Millisecond).String())
 		}
-		slog.Info(ev.Phase, args...)
+		p.log.Info(ev.Phase, args...)
 	}
 	if ev.Final { // the next transfer of this phase starts its own clock
 		delete(p.started, ev.Phase)
@@ -92,14 +96,23 @@ func (p *progressPrinter) report(ev image.Progress) {
 	}
 }
 
+// etaString is secs seconds to go, to the second ("1m5s"); "" past 100 hours, where an
+// estimate says nothing (and a Duration could overflow).
+func etaString(secs float64) string {
+	if secs > (100 * time.Hour).Seconds() {
+		return ""
+	}
+	return time.Duration(secs * float64(time.Second)).Round(time.Second).String()
+}
+
 func (p *progressPrinter) drawBar(ev image.Progress, rate float64, eta string) {
 	const width = 30
-	bar := strings.Repeat("?", 0)
+	line := fmt.Sprintf("%-7s ", ev.Phase)
 	if ev.Total > 0 {
 		n := int(float64(width) * float64(min(ev.Done, ev.Total)) / float64(ev.Total))
-		bar = "[" + strings.Repeat("=", n) + strings.Repeat(" ", width-n) + "]"
+		line += "[" + strings.Repeat("=", n) + strings.Repeat(" ", width-n) + "] "
 	}
-	line := fmt.Sprintf("%-7s %s %s", ev.Phase, bar, humanBytes(ev.Done))
+	line += humanBytes(ev.Done)
 	if ev.Total > 0 {
 		line += " / " + humanBytes(ev.Total)
 	}

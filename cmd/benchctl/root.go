@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -27,8 +28,33 @@ func Execute(ctx context.Context, args []string, io streams) int {
 		// cobra failed before a command ran: unknown command, bad flag, wrong arguments.
 		err = &usageError{msg: err.Error(), hint: "run 'benchctl --help' or 'benchctl COMMAND --help'"}
 	}
-	printError(io.err, err)
-	return exitCode(err)
+	code := exitCode(err)
+	if logFormatOf(root, args) == "json" {
+		printErrorJSON(io.err, err, code, time.Now())
+	} else {
+		printError(io.err, err)
+	}
+	return code
+}
+
+// logFormatOf is the --log-format the command line asked for, also when cobra stopped before
+// parsing it (an unknown command or flag): the final error is then in the logs' format too.
+func logFormatOf(root *cobra.Command, args []string) string {
+	if f := root.PersistentFlags().Lookup("log-format"); f != nil && f.Changed {
+		return f.Value.String()
+	}
+	format := ""
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return format
+		case a == "--log-format" && i+1 < len(args):
+			format = args[i+1]
+		case strings.HasPrefix(a, "--log-format="):
+			format = strings.TrimPrefix(a, "--log-format=")
+		}
+	}
+	return format
 }
 
 func newRootCmd(io streams) (*cobra.Command, *bool) {

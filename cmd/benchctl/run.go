@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -134,9 +133,7 @@ func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
 
 func printPlan(io streams, p *runner.PlanResult, format string) error {
 	if format == "json" {
-		enc := json.NewEncoder(io.out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(p)
+		return writeJSON(io.out, p)
 	}
 	n := p.Node
 	fmt.Fprintf(io.out, "node:    rank %d of %d on %s (%s), job %s attempt %d\nmaster:  %s:%d\njob dir: %s\n",

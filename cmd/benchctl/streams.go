@@ -3,21 +3,82 @@ package main
 import (
 	"io"
 	"os"
+
+	"golang.org/x/term"
 )
 
-// streams are the IO streams, decided in one place: stdout for results, stderr for logs.
+// streams are the IO streams, decided in one place (cli/cli's iostreams): stdout for
+// results, stderr for logs and progress. Whether a stream is a terminal is asked of the
+// stream itself: a *os.File is asked with term.IsTerminal (so /dev/null, a character device
+// that is not a terminal, is not one), anything else is not a terminal, and a test fixes the
+// answer with SetStdoutTTY or SetStderrTTY, so streams{in: ..., out: ..., err: ...} needs
+// nothing more. TERM and NO_COLOR are read where they matter: isTerminal, ColorEnabled.
 type streams struct {
 	in  io.Reader
 	out io.Writer
 	err io.Writer
 }
 
-// isTerminal reports whether w is a character device (a terminal).
+// systemStreams are the process's own stdin, stdout and stderr.
+func systemStreams() streams {
+	return streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}
+}
+
+func (s streams) In() io.Reader     { return s.in }
+func (s streams) Out() io.Writer    { return s.out }
+func (s streams) ErrOut() io.Writer { return s.err }
+
+// IsStdoutTTY reports whether stdout is a terminal.
+func (s streams) IsStdoutTTY() bool { return isTTY(s.out) }
+
+// IsStderrTTY reports whether stderr is a terminal.
+func (s streams) IsStderrTTY() bool { return isTTY(s.err) }
+
+// SetStdoutTTY fixes IsStdoutTTY's answer, for tests of the terminal and the pipe output.
+func (s *streams) SetStdoutTTY(tty bool) { s.out = ttyWriter{Writer: unwrapTTY(s.out), tty: tty} }
+
+// SetStderrTTY fixes IsStderrTTY's answer (and so whether progress is a redrawn bar).
+func (s *streams) SetStderrTTY(tty bool) { s.err = ttyWriter{Writer: unwrapTTY(s.err), tty: tty} }
+
+// CanRedrawStderr reports whether progress on stderr may be a bar redrawn in place: stderr
+// is a terminal and TERM is not "dumb" (a terminal that cannot move the cursor).
+func (s streams) CanRedrawStderr() bool { return isTerminal(s.err) }
+
+// ColorEnabled reports whether stdout may be coloured: a terminal, TERM not "dumb", and
+// NO_COLOR unset or empty (https://no-color.org). Nothing benchctl prints today is coloured
+// (the bar's "\r\033[K" only erases the line, which NO_COLOR leaves alone); anything
+// that colours output must ask this first.
+func (s streams) ColorEnabled() bool {
+	return isTerminal(s.out) && os.Getenv("NO_COLOR") == ""
+}
+
+// isTerminal reports whether w may be redrawn in place: it is a terminal (see streams) and
+// TERM is not "dumb". The progress printer asks it of the stderr stream.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
+	return isTTY(w) && os.Getenv("TERM") != "dumb"
+}
+
+// isTTY reports whether w is a terminal: a test's fixed answer, else term.IsTerminal of a
+// file's descriptor.
+func isTTY(w io.Writer) bool {
+	switch w := w.(type) {
+	case ttyWriter:
+		return w.tty
+	case *os.File:
+		return w != nil && term.IsTerminal(int(w.Fd()))
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return false
+}
+
+// ttyWriter is a stream whose TTY answer a test fixed; it writes through to the stream.
+type ttyWriter struct {
+	io.Writer
+	tty bool
+}
+
+func unwrapTTY(w io.Writer) io.Writer {
+	if t, ok := w.(ttyWriter); ok {
+		return t.Writer
+	}
+	return w
 }

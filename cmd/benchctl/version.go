@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/benchctl/benchctl/image"
@@ -19,21 +20,39 @@ var (
 )
 
 type buildInfo struct {
-	Version   string `json:"version"`
-	Commit    string `json:"commit"`
-	GoVersion string `json:"goVersion"`
-	Platform  string `json:"platform"`
+	Version    string `json:"version"`
+	Commit     string `json:"commit"`
+	Modified   bool   `json:"modified,omitempty"`   // built from a work tree with uncommitted changes
+	CommitTime string `json:"commitTime,omitempty"` // the commit's time (RFC 3339), when the Go toolchain recorded it
+	GoVersion  string `json:"goVersion"`
+	Platform   string `json:"platform"`
 }
 
 func currentBuild() buildInfo {
-	b := buildInfo{Version: version, Commit: commit, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	bi, _ := debug.ReadBuildInfo()
+	return buildFrom(version, commit, bi)
+}
+
+// buildFrom is what benchctl says it is: the linker's -X main.version and main.commit (what
+// make sets); where they are empty (a plain go build or go install), what the Go toolchain
+// recorded in the binary (bi, nil when there is none): the module version unless it is
+// "(devel)", and the vcs.revision, vcs.modified and vcs.time of the work tree it was built
+// in (absent with -buildvcs=false). What neither knows is "dev" and "unknown".
+func buildFrom(ldVersion, ldCommit string, bi *debug.BuildInfo) buildInfo {
+	b := buildInfo{Version: ldVersion, Commit: ldCommit, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if bi != nil {
 		if b.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			b.Version = bi.Main.Version
 		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && b.Commit == "" {
-				b.Commit = s.Value
+		if b.Commit == "" { // the vcs settings describe the recorded revision, not a commit given by -X
+			vcs := map[string]string{}
+			for _, s := range bi.Settings {
+				vcs[s.Key] = s.Value
+			}
+			if rev := vcs["vcs.revision"]; rev != "" {
+				b.Commit = rev
+				b.Modified = vcs["vcs.modified"] == "true"
+				b.CommitTime = vcs["vcs.time"]
 			}
 		}
 	}
@@ -46,9 +65,16 @@ func currentBuild() buildInfo {
 	return b
 }
 
-func versionString() string {
-	b := currentBuild()
-	return fmt.Sprintf("%s (commit %s, %s, %s)", b.Version, b.Commit, b.GoVersion, b.Platform)
+func versionString() string { return currentBuild().String() }
+
+// String is the one-line version: "v1.2.0 (commit 0123abc, go1.26.8, linux/amd64)", with
+// ", modified" after the commit when the work tree had uncommitted changes.
+func (b buildInfo) String() string {
+	commit := b.Commit
+	if b.Modified {
+		commit += ", modified"
+	}
+	return fmt.Sprintf("%s (commit %s, %s, %s)", b.Version, commit, b.GoVersion, b.Platform)
 }
 
 type versionOptions struct {
@@ -107,7 +133,11 @@ func versionRun(ctx context.Context, io streams, opts *versionOptions) error {
 		return json.NewEncoder(io.out).Encode(rep)
 	}
 	c := rep.Client
-	fmt.Fprintf(io.out, "benchctl %s\n  commit:   %s\n  go:       %s\n  platform: %s\n", c.Version, c.Commit, c.GoVersion, c.Platform)
+	fmt.Fprintf(io.out, "benchctl %s\n  commit:   %s\n", c.Version, c.Commit)
+	if c.CommitTime != "" || c.Modified {
+		fmt.Fprintf(io.out, "  built:    %s\n", builtFrom(c))
+	}
+	fmt.Fprintf(io.out, "  go:       %s\n  platform: %s\n", c.GoVersion, c.Platform)
 	switch {
 	case rep.Engine != nil:
 		e := rep.Engine
@@ -116,4 +146,16 @@ func versionRun(ctx context.Context, io streams, opts *versionOptions) error {
 		fmt.Fprintf(io.out, "engine: unavailable: %s\n", rep.EngineError)
 	}
 	return nil
+}
+
+// builtFrom says what the work tree was: "commit of 2026-11-25T09:53:52Z, with uncommitted changes".
+func builtFrom(c buildInfo) string {
+	var parts []string
+	if c.CommitTime != "" {
+		parts = append(parts, "commit of "+c.CommitTime)
+	}
+	if c.Modified {
+		parts = append(parts, "with uncommitted changes")
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchctl/benchctl/gpu"
+)
+
+// A list printed as JSON is [] when empty, at the top and inside objects; what is not a
+// list, or says itself how it marshals, is left alone.
+func TestWriteJSONEmptyLists(t *testing.T) {
+	type inner struct {
+		Tags []string `json:"tags"`
+	}
+	type outer struct {
+		Items   []inner          `json:"items"`
+		Ptr     *inner           `json:"ptr"`
+		NilPtr  *inner           `json:"nilPtr"`
+		Arr     [1]inner         `json:"arr"`
+		Bytes   []byte           `json:"bytes"`
+		Raw     json.RawMessage  `json:"raw"`
+		Map     map[string][]int `json:"map"`
+		Omitted []int            `json:"omitted,omitempty"`
+		When    time.Time        `json:"when"`
+		hidden  []int
+	}
+	for _, c := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"nil list", []string(nil), `[]`},
+		{"nil list of structs", []inner(nil), `[]`},
+		{"pointer to a nil list", new([]int), `[]`},
+		{"list", []inner{{}, {Tags: []string{"a"}}}, `[{"tags":[]},{"tags":["a"]}]`},
+		{"nil interface", nil, `null`},
+		{"object", outer{Items: []inner{{}}, Ptr: &inner{}, Map: map[string][]int{"k": nil}, hidden: nil},
+			`{"items":[{"tags":[]}],"ptr":{"tags":[]},"nilPtr":null,"arr":[{"tags":[]}],"bytes":null,"raw":null,"map":{"k":null},"when":"0001-01-01T00:00:00Z"}`},
+	} {
+		var b bytes.Buffer
+		if err := writeJSON(&b, c.v); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		var compact bytes.Buffer
+		json.Compact(&compact, b.Bytes())
+		if compact.String() != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, compact.String(), c.want)
+		}
+	}
+	// Indented, one value, a newline at the end, as the commands printed before.
+	var b bytes.Buffer
+	writeJSON(&b, []inner{{Tags: []string{"a"}}})
+	if want := "[\n  {\n    \"tags\": [\n      \"a\"\n    ]\n  }\n]\n"; b.String() != want {
+		t.Errorf("layout %q, want %q", b.String(), want)
+	}
+}
+
+// cache ls -o json on an empty cache (never created, or created and empty) prints [], and
+// an entry without tags has "tags": [].
+func TestCacheLsJSONEmpty(t *testing.T) {
+	shared := t.TempDir()
+	if code, out, errs := run(t, "cache", "ls", "--shared-dir", shared, "-o", "json"); code != 0 || out != "[]\n" {
+		t.Fatalf("no cache folder: exit %d, %q, stderr %s", code, out, errs)
+	}
+	if err := os.MkdirAll(filepath.Join(shared, "cache", "images"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, "cache", "ls", "--shared-dir", shared, "-o", "json"); code != 0 || out != "[]\n" {
+		t.Fatalf("an empty cache folder: exit %d, %q, stderr %s", code, out, errs)
+	}
+	publish(t, shared, 1)
+	code, out, errs := run(t, "cache", "ls", "--shared-dir", shared, "-o", "json")
+	if code != 0 || !strings.Contains(out, `"tags": [],`) {
+		t.Fatalf("an entry without tags: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// The other lists: models list that selects nothing, gpus --json on a machine without GPUs.
+func TestOtherJSONListsEmpty(t *testing.T) {
+	code, out, errs := run(t, "models", "list", "--catalog", "../../tests/fixtures/mad/models.json", "--tags", "no-such-tag", "-o", "json")
+	if code != 0 || out != "[]\n" {
+		t.Errorf("models list selecting nothing: exit %d, %q\n%s", code, out, errs)
+	}
+	none := func(context.Context, gpu.Options) (gpu.Inventory, error) { return gpu.Inventory{Vendor: "none"}, nil }
+	out, _, err := runGpus(t, none, "--json")
+	if err != nil || !strings.Contains(out, `"gpus": [],`) {
+		t.Errorf("gpus --json without GPUs: %v\n%s", err, out)
+	}
+}
