@@ -21,6 +21,7 @@ type Engine interface {
 	ImageBuild(ctx context.Context, buildContext io.Reader, opts client.ImageBuildOptions) (client.ImageBuildResult, error)
 	ImageList(ctx context.Context, opts client.ImageListOptions) (client.ImageListResult, error)
 	ServerVersion(ctx context.Context, opts client.ServerVersionOptions) (client.ServerVersionResult, error)
+	ImagePull(ctx context.Context, ref string, opts client.ImagePullOptions) (client.ImagePullResponse, error)
 }
 
 var _ Engine = (*client.Client)(nil)
@@ -61,7 +62,11 @@ type jsonMessage struct {
 	ErrorDetail *struct {
 		Message string `json:"message"`
 	} `json:"errorDetail"`
-	Aux json.RawMessage `json:"aux"`
+	Aux            json.RawMessage `json:"aux"`
+	ProgressDetail *struct {
+		Current int64 `json:"current"`
+		Total   int64 `json:"total"`
+	} `json:"progressDetail"`
 }
 
 func (m jsonMessage) err() error {

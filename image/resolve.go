@@ -21,6 +21,13 @@ type LeaderOptions struct {
 	// Note, if set, is told what the policy decided ("image not cached: building"), for
 	// the caller's log: this package never prints.
 	Note func(msg string, args ...any)
+	// Distribute publishes an image.ref image to the cache (once per image id), so that the
+	// other nodes load it from there instead of each pulling it: set for a job of several
+	// nodes. Without it an image.ref is only made present on this engine.
+	Distribute bool
+	// Credentials, if set, gives the registry credentials for a pull (nil: none); it is
+	// called only when a pull is needed.
+	Credentials func(ctx context.Context, ref string) (*Credentials, error)
 }
 
 // LeaderResult is the image rank 0 runs: Ref to show and tag with, ID, and Key (empty
@@ -29,7 +36,11 @@ type LeaderResult struct {
 	Ref, ID, Key string
 	Ensure       EnsureResult // how this engine got it
 	Built        bool         // built here, now
-	Published    bool         // published from this engine to the cache, now
+	Pulled       bool         // pulled from its registry here, now
+	// Digest is the registry digest of an image.ref (repo@sha256:...), when the engine
+	// knows it (an image pulled from a registry).
+	Digest    string
+	Published bool // published from this engine to the cache, now
 	// BuildSeconds is how long the image's build took: this build's, or the build record's
 	// (0 when neither says).
 	BuildSeconds float64
@@ -48,11 +59,7 @@ func Leader(ctx context.Context, o LeaderOptions) (LeaderResult, error) {
 	}
 	m := o.Manifest
 	if !m.Image.Builds() {
-		res, err := o.Engine.ImageInspect(ctx, m.Image.Ref)
-		if err != nil {
-			return LeaderResult{}, fmt.Errorf("image %s is not on this node's engine: load or pull it on every node, or build it with image.dockerfile: %w", m.Image.Ref, err)
-		}
-		return LeaderResult{Ref: m.Image.Ref, ID: res.ID}, nil
+		return leaderRef(ctx, o, note)
 	}
 	var key, tag string
 	var err error

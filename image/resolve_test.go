@@ -38,8 +38,8 @@ func TestLeader(t *testing.T) {
 	if err != nil || res.Ref != "busybox:1" || res.ID != "sha256:"+strings.Repeat("a", 64) || res.Key != "" {
 		t.Fatalf("an image.ref on the engine: %+v, %v", res, err)
 	}
-	_, err = Leader(ctx, LeaderOptions{Engine: eng, Manifest: &manifest.Manifest{Name: "m", Image: manifest.Image{Ref: "nope:1"}}})
-	if err == nil || !strings.Contains(err.Error(), "image nope:1 is not on this node's engine") {
+	_, err = Leader(ctx, LeaderOptions{Engine: eng, Manifest: &manifest.Manifest{Name: "m", Image: manifest.Image{Ref: "nope:1", Pull: PullNever}}})
+	if err == nil || !strings.Contains(err.Error(), "image nope:1 is not on this node's engine and image.pull is never") {
 		t.Fatalf("an image.ref missing: %v", err)
 	}
 

@@ -102,6 +102,9 @@ type JobImage struct {
 	// Benchmarks the benchmarks that ran on it (in Job.Images only).
 	Dockerfile string   `json:"dockerfile,omitempty"`
 	Benchmarks []string `json:"benchmarks,omitempty"`
+	// Digest is an image.ref's registry digest (repo@sha256:...), when rank 0's engine knows
+	// it: what the tag resolved to for this job.
+	Digest string `json:"digest,omitempty"`
 	// Base is the image it was built FROM (or the image.ref used as it is); GitCommit the
 	// commit of the build context's git repository, when it is in one.
 	Base      string `json:"base,omitempty"`

@@ -62,6 +62,11 @@ type Image struct {
 	BuildArgs  []EnvVar `json:"buildArgs,omitempty" yaml:"buildArgs,omitempty"` // sorted by name
 	Tag        string   `json:"tag,omitempty" yaml:"tag,omitempty"`             // empty: benchctl/<name>:<key prefix>
 	Ref        string   `json:"ref,omitempty" yaml:"ref,omitempty"`
+	// Pull is when an image.ref is pulled from its registry: missing (default), always or
+	// never. PullSecret names a variable under secrets: whose value is user:password (or a
+	// token) for the registry; without it, the docker CLI's credentials are used.
+	Pull       string `json:"pull,omitempty" yaml:"pull,omitempty"`
+	PullSecret string `json:"pullSecret,omitempty" yaml:"pullSecret,omitempty"`
 }
 
 // Builds reports whether the image is built from a Dockerfile (rather than used by ref).

@@ -291,6 +291,19 @@ func (r *resolver) image(fp string, s *ImageSpec, defaults bool) Image {
 				im.Ref = v
 			}
 		}
+		switch s.Pull {
+		case "", "missing", "always", "never":
+			im.Pull = s.Pull
+		default:
+			r.p.add(fp+".pull", "%s is not a pull policy (allowed: missing, always, never)", quote(s.Pull))
+		}
+		if s.PullSecret != "" {
+			if !r.isSecret(s.PullSecret) {
+				r.p.add(fp+".pullSecret", "%s is not listed under secrets: list it there (its value is user:password for the registry, or a token), so that it is never written anywhere", quote(s.PullSecret))
+			} else {
+				im.PullSecret = s.PullSecret
+			}
+		}
 		for _, f := range []struct{ name, v string }{{"context", s.Context}, {"target", s.Target}, {"tag", s.Tag}, {"platform", s.Platform}} {
 			if f.v != "" {
 				r.p.add(fp+"."+f.name, "applies only when building (%s.dockerfile); remove it, or build instead of using %s.ref", fp, fp)
@@ -331,6 +344,11 @@ func (r *resolver) image(fp string, s *ImageSpec, defaults bool) Image {
 			} else if !st.IsDir() {
 				r.p.add(fp+".context", "%s is not a directory", im.Context)
 			}
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"pull", s.Pull}, {"pullSecret", s.PullSecret}} {
+		if f.v != "" {
+			r.p.add(fp+"."+f.name, "applies only to an existing image (%s.ref); a built image's bases are pulled by its builder", fp)
 		}
 	}
 	if s.Target != "" && !targetRE.MatchString(s.Target) {

@@ -42,6 +42,8 @@ type ImageSpec struct {
 	BuildArgs  map[string]string `json:"buildArgs"`
 	Tag        string            `json:"tag"`
 	Ref        string            `json:"ref"`
+	Pull       string            `json:"pull"`
+	PullSecret string            `json:"pullSecret"`
 }
 
 // GPUSpec selects the GPU vendor and how many GPUs each node's container gets.

@@ -229,6 +229,9 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 	if tag == "" && m != nil {
 		tag = cmpOr(m.Image.Tag, m.Image.Ref)
 	}
+	if _, dg, ok := strings.Cut(img.Digest, "@"); ok && tag != "" && !strings.Contains(tag, "@") {
+		tag += "@" + dg // what the tag resolved to for this job (an image.ref pulled from its registry)
+	}
 	set("docker_image", tag)
 	set("deployment_type", s.Deployment)
 	set("launcher", "benchctl")

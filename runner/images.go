@@ -22,6 +22,7 @@ type resolvedImage struct {
 
 	use          manifest.ImageUse // rank 0: which image of the manifest, for job.json
 	buildSeconds float64           // rank 0 only: how long the image's build took, when known
+	digest       string            // rank 0 only: an image.ref's registry digest, when known
 }
 
 // runRef is what containers are created from: the image id of a keyed image (it was just
@@ -143,15 +144,18 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client, use manifest.ImageUse, images int) (resolvedImage, error) {
 	m := r.o.Manifest.WithImage(use.Image)
 	o := image.LeaderOptions{Engine: eng, Manifest: m, Progress: r.o.Progress, Version: r.o.Version,
-		Note: func(msg string, args ...any) { r.log.Info(msg, args...) }}
-	if use.Image.Builds() {
-		if len(r.o.Records) > 0 {
-			rec, err := image.RecordFor(r.o.Records, use.Image, images, use.Benchmarks)
-			if err != nil {
-				return resolvedImage{}, &ContextError{"--record", err.Error()}
-			}
-			o.Record = rec
+		Note: func(msg string, args ...any) { r.log.Info(msg, args...) }, Distribute: r.node.World > 1,
+		Credentials: func(ctx context.Context, ref string) (*image.Credentials, error) {
+			return registryCredentials(ctx, use.Image, r.o.Lookup)
+		}}
+	if use.Image.Builds() && len(r.o.Records) > 0 {
+		rec, err := image.RecordFor(r.o.Records, use.Image, images, use.Benchmarks)
+		if err != nil {
+			return resolvedImage{}, &ContextError{"--record", err.Error()}
 		}
+		o.Record = rec
+	}
+	if use.Image.Builds() || o.Distribute {
 		cache, err := image.OpenCache(r.o.SharedDir)
 		if err != nil {
 			return resolvedImage{}, err
@@ -165,7 +169,27 @@ func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client, use manif
 	if res.Key != "" && !res.Published {
 		r.logEnsure(res.Ensure)
 	}
-	return resolvedImage{Ref: res.Ref, ID: res.ID, Key: res.Key, use: use, buildSeconds: res.BuildSeconds}, nil
+	if res.Pulled {
+		r.log.Info("image pulled", "ref", res.Ref, "digest", res.Digest)
+	}
+	return resolvedImage{Ref: res.Ref, ID: res.ID, Key: res.Key, use: use, buildSeconds: res.BuildSeconds, digest: res.Digest}, nil
+}
+
+// registryCredentials are the credentials for pulling img: its pullSecret's value, else
+// the docker CLI's for the ref's registry (none: an anonymous pull).
+func registryCredentials(ctx context.Context, img manifest.Image, lookup func(string) (string, bool)) (*image.Credentials, error) {
+	if img.PullSecret != "" {
+		v, ok := lookup(img.PullSecret)
+		if !ok {
+			return nil, &SecretUnsetError{Manifest: "image.pullSecret", Name: img.PullSecret}
+		}
+		return image.CredentialsFromSecret(img.PullSecret, v)
+	}
+	host, err := image.RegistryOf(img.Ref)
+	if err != nil {
+		return nil, err
+	}
+	return image.LookupCredentials(ctx, host, lookup)
 }
 
 func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resolvedImage) error {
@@ -213,7 +237,7 @@ func inspectRef(ctx context.Context, eng *client.Client, ref string) (string, er
 // jobImage is img as job.json records it: with where it came from.
 func (r *nodeRun) jobImage(img resolvedImage, withBenchmarks bool) jobdir.JobImage {
 	ji := jobdir.JobImage{ID: img.ID, Key: img.Key, Tag: img.Ref, Base: img.use.Image.Ref, BuildSeconds: img.buildSeconds,
-		Dockerfile: img.use.Image.Dockerfile}
+		Dockerfile: img.use.Image.Dockerfile, Digest: img.digest}
 	if img.use.Image.Builds() {
 		p := image.ProvenanceOf(image.InputFromManifest(r.o.Manifest.WithImage(img.use.Image)))
 		ji.Base, ji.GitCommit = p.Base, p.GitCommit

@@ -1,0 +1,93 @@
+package image
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/distribution/reference"
+)
+
+// leaderRef is rank 0's policy for an image used by reference: pulled from its registry
+// as image.pull says (missing: only when this engine lacks it; always: the tag's digest is
+// resolved again; never), then, for a job of several nodes, published to the cache under
+// RefKey(id) unless it is there already, so that every other node loads it from the cache:
+// one registry pull per job, not one per node.
+func leaderRef(ctx context.Context, o LeaderOptions, note func(string, ...any)) (LeaderResult, error) {
+	ref := o.Manifest.Image.Ref
+	policy := o.Manifest.Image.Pull
+	if policy == "" {
+		policy = PullMissing
+	}
+	out := LeaderResult{Ref: ref}
+	id, have, err := hasImage(ctx, o.Engine, ref)
+	if err != nil {
+		return out, engineError(EngineHostOf(o.Engine), err)
+	}
+	if !have && policy == PullNever {
+		return out, fmt.Errorf("image %s is not on this node's engine and image.pull is never: load or pull it on every node, or set image.pull: missing", ref)
+	}
+	if !have || policy == PullAlways {
+		note("pulling the image", "ref", ref, "why", map[bool]string{false: "not on this engine", true: "image.pull: always"}[have])
+		var creds *Credentials
+		if o.Credentials != nil {
+			if creds, err = o.Credentials(ctx, ref); err != nil {
+				return out, err
+			}
+		}
+		if err := Pull(ctx, o.Engine, ref, creds, o.Progress); err != nil {
+			return out, err
+		}
+		out.Pulled = true
+	}
+	res, err := o.Engine.ImageInspect(ctx, ref)
+	if err != nil {
+		return out, fmt.Errorf("image %s is not on this node's engine after the pull: %w", ref, err)
+	}
+	out.ID, out.Digest = res.ID, repoDigest(ref, res.RepoDigests)
+	if have && out.Pulled && id != out.ID {
+		note("the tag moved to another image since this engine last had it", "ref", ref, "was", id, "now", out.ID)
+	}
+	if !o.Distribute || o.Cache == nil {
+		return out, nil
+	}
+	out.Key = RefKey(out.ID)
+	if _, err := o.Cache.Lookup(out.Key); err == nil {
+		return out, nil
+	} else if !errors.Is(err, ErrNotCached) {
+		var ce *CorruptError
+		if !errors.As(err, &ce) {
+			return out, err
+		}
+		note(ce.Error())
+	}
+	lock, err := o.Cache.Lock(ctx, out.Key, func() { note("another node is publishing this image; waiting for it", "ref", ref) })
+	if err != nil {
+		return out, err
+	}
+	defer lock.Unlock()
+	if _, err := o.Cache.Lookup(out.Key); err == nil {
+		return out, nil
+	}
+	note("publishing the image to the cache for the other nodes", "ref", ref, "key", ShortKey(out.Key))
+	if _, err := PublishFromEngine(ctx, o.Engine, o.Cache, out.Key, ref, Meta{ImageID: out.ID, Tags: []string{ref},
+		Builder: "pull", Manifest: o.Manifest.Name, Benchctl: o.Version}, o.Progress); err != nil {
+		return out, err
+	}
+	out.Published = true
+	return out, nil
+}
+
+// repoDigest is the engine's repo@sha256 digest of ref's repository, or "".
+func repoDigest(ref string, digests []string) string {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return ""
+	}
+	for _, d := range digests {
+		if dn, err := reference.ParseNormalizedNamed(d); err == nil && dn.Name() == named.Name() {
+			return d
+		}
+	}
+	return ""
+}
