@@ -24,6 +24,7 @@ const (
 type AuthError struct {
 	Ref, Registry, Source string
 	Err                   error
+	Push                  bool // a push (else a pull)
 }
 
 func (e *AuthError) Error() string {
@@ -31,7 +32,12 @@ func (e *AuthError) Error() string {
 	if e.Source != "" {
 		how = fmt.Sprintf("the credentials from %s were refused: log in again with `docker login %s`, or fix image.pullSecret", e.Source, e.Registry)
 	}
-	return fmt.Sprintf("pulling %s: the registry %s refused access (%v): %s", e.Ref, e.Registry, e.Err, how)
+	verb := "pulling"
+	if e.Push {
+		verb = "pushing"
+		how = strings.Replace(how, "image.pullSecret", "the docker config", 1)
+	}
+	return fmt.Sprintf("%s %s: the registry %s refused access (%v): %s", verb, e.Ref, e.Registry, e.Err, how)
 }
 
 func (e *AuthError) Unwrap() error { return e.Err }
@@ -90,13 +96,14 @@ func Pull(ctx context.Context, eng Engine, ref string, creds *Credentials, progr
 
 // pullProgress sums the engine's per-layer download progress into one count of bytes.
 type pullProgress struct {
+	phase  string // "pull" or "push"
 	fn     ProgressFunc
 	layers map[string][2]int64 // id -> current, total
 	last   time.Time
 }
 
 func newPullProgress(fn ProgressFunc) *pullProgress {
-	return &pullProgress{fn: fn, layers: map[string][2]int64{}}
+	return &pullProgress{phase: "pull", fn: fn, layers: map[string][2]int64{}}
 }
 
 func (p *pullProgress) add(m jsonMessage) {
@@ -105,9 +112,9 @@ func (p *pullProgress) add(m jsonMessage) {
 	}
 	l := p.layers[m.ID]
 	switch {
-	case m.Status == "Downloading" && m.ProgressDetail != nil:
+	case (m.Status == "Downloading" || m.Status == "Pushing") && m.ProgressDetail != nil:
 		l = [2]int64{m.ProgressDetail.Current, max(m.ProgressDetail.Total, l[1])}
-	case m.Status == "Download complete" || m.Status == "Pull complete" || m.Status == "Already exists":
+	case m.Status == "Download complete" || m.Status == "Pull complete" || m.Status == "Already exists" || m.Status == "Pushed" || m.Status == "Layer already exists":
 		l[0] = l[1]
 	default:
 		return
@@ -124,7 +131,7 @@ func (p *pullProgress) report(final bool) {
 	for _, l := range p.layers {
 		done, total = done+l[0], total+l[1]
 	}
-	p.fn(Progress{Phase: "pull", Done: done, Total: total, Final: final})
+	p.fn(Progress{Phase: p.phase, Done: done, Total: total, Final: final})
 }
 
 func (p *pullProgress) finish() {

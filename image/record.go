@@ -34,7 +34,9 @@ type Record struct {
 	// on the image: what a run with several images matches each image's record by.
 	Dockerfile string   `json:"dockerfile,omitempty"`
 	Benchmarks []string `json:"benchmarks,omitempty"`
-	Notes      []string `json:"notes,omitempty"` // things the user should know, e.g. a tag that did not apply
+	// Pushed is where build --push put the image (registry/name@sha256:...).
+	Pushed string   `json:"pushed,omitempty"`
+	Notes  []string `json:"notes,omitempty"` // things the user should know, e.g. a tag that did not apply
 }
 
 // KeyValue is a build argument in the record.

@@ -26,7 +26,25 @@ type Manifest struct {
 	Slurm      Slurm       `json:"slurm" yaml:"slurm"`
 	Job        Job         `json:"job" yaml:"job"`
 	LogScan    LogScan     `json:"logScan" yaml:"logScan"`
+	// Distribution is how images reach the nodes (Distribution* constants; "" is auto).
+	Distribution string `json:"distribution,omitempty" yaml:"distribution,omitempty"`
 }
+
+// How images reach the nodes (Manifest.Distribution).
+const (
+	// DistributionAuto is the default: today, the shared cache.
+	DistributionAuto = "auto"
+	// DistributionCache: rank 0 builds, or pulls, each image once and publishes it to the
+	// shared cache; the other nodes load it from there.
+	DistributionCache = "cache"
+	// DistributionRegistry: every node pulls each image.ref from its registry (for sites
+	// with a registry nearby); built images are pushed there first (benchctl build --push).
+	DistributionRegistry = "registry"
+)
+
+// PullsEverywhere reports whether every node pulls the images itself (distribution:
+// registry) rather than loading them from the shared cache.
+func (m *Manifest) PullsEverywhere() bool { return m.Distribution == DistributionRegistry }
 
 // LogScan is how benchmark logs are scanned for errors: a line that contains one of Errors
 // and none of Benign fails the benchmark, even at exit 0. Nil lists: the defaults

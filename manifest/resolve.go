@@ -222,7 +222,34 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	r.everyBenchmarkHasAnImage(s, m)
 	m.Slurm = r.slurm(s.Slurm)
 	m.Job = r.job(s.Job)
+	r.distribution(s, m)
 	return m
+}
+
+// distribution checks how images reach the nodes: with registry, every image must be an
+// image.ref that each node can pull.
+func (r *resolver) distribution(s *Spec, m *Manifest) {
+	switch s.Distribution {
+	case "", DistributionAuto, DistributionCache:
+		m.Distribution = s.Distribution
+		return
+	case DistributionRegistry:
+		m.Distribution = s.Distribution
+	default:
+		r.p.add("distribution", "%s is not a way to distribute images (allowed: auto, cache, registry)", quote(s.Distribution))
+		return
+	}
+	for _, use := range m.Images(m.Benchmarks) {
+		if use.Image.Builds() {
+			r.p.add("distribution", "registry has every node pull its image, but %s builds %s: push it with benchctl build --push REGISTRY/NAME:TAG and give image.ref, or use distribution: cache",
+				strings.Join(use.Benchmarks, ", "), use.Image.Dockerfile)
+			return
+		}
+		if use.Image.Pull == "never" {
+			r.p.add("distribution", "registry has every node pull its image, and image.pull is never for %s", strings.Join(use.Benchmarks, ", "))
+			return
+		}
+	}
 }
 
 // everyBenchmarkHasAnImage: a benchmark without an image of its own runs on the

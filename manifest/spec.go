@@ -2,80 +2,165 @@ package manifest
 
 // The manifest as written. Field names are the schema's (json tags); both JSON and YAML
 // decode through the same strict decoder. Resolve turns a Spec into a Manifest.
+//
+// The doc comment of every field below is also its description in the manifest's JSON
+// Schema (schema.go, `benchctl schema`): write it for the person editing a manifest. A
+// leading "Field is " is dropped there.
 
 // Spec is the top level of a manifest file.
 type Spec struct {
-	Version    *int              `json:"version"`
-	Name       string            `json:"name"`
-	Image      *ImageSpec        `json:"image"`
-	GPU        GPUSpec           `json:"gpu"`
-	Mounts     []MountSpec       `json:"mounts"`
-	Env        map[string]string `json:"env"`
-	PassEnv    []string          `json:"passEnv"`
-	Secrets    []string          `json:"secrets"`
-	Container  ContainerSpec     `json:"container"`
-	Benchmarks []BenchmarkSpec   `json:"benchmarks"`
-	Models     *ModelsSpec       `json:"models"`
-	Slurm      SlurmSpec         `json:"slurm"`
-	Job        JobSpec           `json:"job"`
-	LogScan    LogScanSpec       `json:"logScan"`
+	// Version is the manifest format version: only 1.
+	Version *int `json:"version"`
+	// Name is the manifest's name: lower-case letters, digits, '.', '_' and '-', at most 63,
+	// usable as an image name (images are tagged benchctl/<name>).
+	Name string `json:"name"`
+	// Image is how the benchmark image is obtained: dockerfile (build it) or ref (use an
+	// existing image). Required unless every benchmark gets an image elsewhere (its own
+	// image, or a catalog model's Dockerfile); then it may hold buildArgs, target and
+	// platform for the catalog's images.
+	Image *ImageSpec `json:"image"`
+	// GPU is the GPU vendor and how many GPUs each node's container gets.
+	GPU GPUSpec `json:"gpu"`
+	// Mounts are bind mounts into the container: "SOURCE:TARGET", "SOURCE:TARGET:ro" (or
+	// :rw) or {source, target, readOnly}. Relative sources are relative to the manifest's
+	// folder; targets are absolute container paths.
+	Mounts []MountSpec `json:"mounts"`
+	// Env is the container environment. Values may use ${VAR}; numbers and booleans are
+	// kept as written.
+	Env map[string]string `json:"env"`
+	// PassEnv lists host variables copied into the container at run time: names or globs
+	// such as NCCL_*.
+	PassEnv []string `json:"passEnv"`
+	// Secrets lists host variables passed into the container at run time only: their
+	// values never reach a build, a record, a log or a printed command.
+	Secrets []string `json:"secrets"`
+	// Container holds the container settings shared by all benchmarks.
+	Container ContainerSpec `json:"container"`
+	// Benchmarks are the benchmarks run on every node, in order. Required unless models
+	// imports some.
+	Benchmarks []BenchmarkSpec `json:"benchmarks"`
+	// Models imports benchmarks from a madengine/MAD models.json catalog.
+	Models *ModelsSpec `json:"models"`
+	// Slurm holds defaults for `benchctl submit`; its flags override them.
+	Slurm SlurmSpec `json:"slurm"`
+	// Job holds how the nodes of a job supervise each other.
+	Job JobSpec `json:"job"`
+	// LogScan says how benchmark logs are scanned for error lines (madengine's log error
+	// scan): a line with an error pattern fails the benchmark, even at exit 0.
+	LogScan LogScanSpec `json:"logScan"`
+	// Distribution is how images reach the nodes: auto (the default; today the same as
+	// cache), cache (rank 0 publishes each image to the shared cache, the other nodes load
+	// it) or registry (every node pulls each image.ref itself).
+	Distribution string `json:"distribution"`
 }
 
 // LogScanSpec says how benchmark logs are scanned for errors (madengine's log error scan).
 type LogScanSpec struct {
-	Enabled *bool    `json:"enabled"`
-	Errors  []string `json:"errors"`
-	Benign  []string `json:"benign"`
+	// Enabled false turns the log error scan off for every benchmark (default: true).
+	Enabled *bool `json:"enabled"`
+	// Errors are the texts (case-sensitive, one line each) whose presence in a log line
+	// fails the benchmark; they replace the defaults.
+	Errors []string `json:"errors"`
+	// Benign are the texts that make a log line never an error; they replace the defaults.
+	Benign []string `json:"benign"`
 }
 
 // JobSpec holds how the nodes of a job supervise each other.
 type JobSpec struct {
+	// Heartbeat is how often rank 0 and every other node tell each other they are alive:
+	// a duration from "100ms" to "10m" (default: "5s"). A node silent for three periods is
+	// lost.
 	Heartbeat DurationSpec `json:"heartbeat"`
 }
 
 // ImageSpec says how to get the benchmark image: build a Dockerfile or use a ref.
 type ImageSpec struct {
-	Dockerfile string            `json:"dockerfile"`
-	Context    string            `json:"context"`
-	Target     string            `json:"target"`
-	Platform   string            `json:"platform"`
-	BuildArgs  map[string]string `json:"buildArgs"`
-	Tag        string            `json:"tag"`
-	Ref        string            `json:"ref"`
-	Pull       string            `json:"pull"`
-	PullSecret string            `json:"pullSecret"`
+	// Dockerfile is the Dockerfile to build, relative to the manifest's folder.
+	Dockerfile string `json:"dockerfile"`
+	// Context is the build context folder (default: the Dockerfile's folder); its
+	// .dockerignore is honoured.
+	Context string `json:"context"`
+	// Target is the build stage to build.
+	Target string `json:"target"`
+	// Platform is the platform to build for, os/arch[/variant] such as linux/amd64
+	// (default: the engine's).
+	Platform string `json:"platform"`
+	// BuildArgs are the build arguments. Values may use ${VAR} (never a secret); numbers
+	// and booleans are kept as written.
+	BuildArgs map[string]string `json:"buildArgs"`
+	// Tag is the tag of the built image (default: benchctl/<name>:<first 12 of its cache
+	// key>).
+	Tag string `json:"tag"`
+	// Ref is an existing image to use instead of building one: rank 0 pulls it when its
+	// engine lacks it (see pull) and shares it with the other nodes.
+	Ref string `json:"ref"`
+	// Pull is when the image ref is pulled: missing (the default: when rank 0's engine
+	// lacks it), always, or never.
+	Pull string `json:"pull"`
+	// PullSecret is the name of a variable listed under secrets whose value is
+	// user:password (or a token) for the registry of ref; without it, the docker CLI's
+	// credentials are used.
+	PullSecret string `json:"pullSecret"`
 }
 
 // GPUSpec selects the GPU vendor and how many GPUs each node's container gets.
 type GPUSpec struct {
-	Vendor string   `json:"vendor"`
-	Count  GPUCount `json:"count"`
+	// Vendor is the GPU vendor: amd, nvidia, none, or auto (the default: what the node has).
+	Vendor string `json:"vendor"`
+	// Count is the number of GPUs per node, or "all" (the default).
+	Count GPUCount `json:"count"`
 }
 
 // ContainerSpec holds the container settings shared by all benchmarks.
 type ContainerSpec struct {
-	Network string            `json:"network"`
-	IPC     string            `json:"ipc"`
-	ShmSize ByteSize          `json:"shmSize"`
-	User    string            `json:"user"`
-	CapAdd  []string          `json:"capAdd"`
-	Devices []string          `json:"devices"`
+	// Network is the container's network: host (the default; multi-node benchmarks need
+	// it), none or bridge.
+	Network string `json:"network"`
+	// IPC is the container's IPC namespace: host (the default), private, shareable or none.
+	IPC string `json:"ipc"`
+	// ShmSize is the size of /dev/shm: a number of bytes, or a size such as "16g" or
+	// "512m" (default: the engine's, 64 MiB).
+	ShmSize ByteSize `json:"shmSize"`
+	// User is who the container runs as: NAME, UID, NAME:GROUP or UID:GID (default: the
+	// image's USER).
+	User string `json:"user"`
+	// CapAdd lists Linux capabilities to add, such as SYS_PTRACE or IPC_LOCK.
+	CapAdd []string `json:"capAdd"`
+	// Devices lists host devices to add, HOST[:CONTAINER[:PERMISSIONS]] with HOST under
+	// /dev, such as /dev/infiniband/uverbs0.
+	Devices []string `json:"devices"`
+	// Ulimits are resource limits by name (nofile, memlock, stack, ...): one number for
+	// both soft and hard (-1: unlimited), or {soft, hard}.
 	Ulimits map[string]Ulimit `json:"ulimits"`
-	// ExtraOptions are docker-run flags (a string, or a list of words), parsed into the
-	// fields above and env and mounts: see RunFlags.
+	// ExtraOptions are docker-run flags (a string split like a shell splits words, or a
+	// list of words), each parsed into the field it stands for: the settings above, env
+	// and mounts. Flags benchctl cannot express are refused.
 	ExtraOptions ArgsSpec `json:"extraOptions"`
 }
 
 // BenchmarkSpec is one benchmark: a command run in the image on every node.
 type BenchmarkSpec struct {
-	Name    string            `json:"name"`
-	Command []string          `json:"command"`
-	Workdir string            `json:"workdir"`
-	Env     map[string]string `json:"env"`
-	Timeout DurationSpec      `json:"timeout"`
-	Results string            `json:"results"`
-	Tags    []string          `json:"tags"`
-	// OnFailure is "abort" or "continue"; empty: abort when the job has more than one node.
+	// Name is the benchmark's name, unique in the manifest: letters, digits, '.', '_' and
+	// '-', at most 100.
+	Name string `json:"name"`
+	// Command is the program and its arguments as a list (exec form); benchctl never runs
+	// a shell string: use ["sh", "-c", "..."] if you need a shell.
+	Command []string `json:"command"`
+	// Workdir is the absolute working directory in the container (default: the image's).
+	Workdir string `json:"workdir"`
+	// Env is this benchmark's environment; it overrides the manifest's env.
+	Env map[string]string `json:"env"`
+	// Timeout is how long the benchmark may run before its container is stopped
+	// (diagnostics first): a duration such as "90m" or "2h" (the default).
+	Timeout DurationSpec `json:"timeout"`
+	// Results is the CSV file the benchmark writes under $BENCHCTL_OUTPUT_DIR: a relative
+	// file name such as perf.csv.
+	Results string `json:"results"`
+	// Tags label the benchmark, for selecting benchmarks by tag.
+	Tags []string `json:"tags"`
+	// OnFailure is what a failure of this benchmark on any node does to the job: abort
+	// (stop every node's container; the default when the job has more than one node) or
+	// continue (the other nodes go on).
 	OnFailure string `json:"onFailure"`
 	// LogScan false turns the log error scan off for this benchmark.
 	LogScan *bool `json:"logScan"`
@@ -86,25 +171,39 @@ type BenchmarkSpec struct {
 
 // ModelsSpec imports benchmarks from a madengine/MAD models.json catalog.
 type ModelsSpec struct {
-	Catalog string   `json:"catalog"`
-	Tags    []string `json:"tags"`
-	Names   []string `json:"names"`
+	// Catalog is the path of a MAD-style models.json, relative to the manifest's folder (a
+	// folder means its models.json).
+	Catalog string `json:"catalog"`
+	// Tags select the models that have any of them (a model's name works as a tag; all
+	// selects every model).
+	Tags []string `json:"tags"`
+	// Names select models by name.
+	Names []string `json:"names"`
 	// GuestOS narrows each model's Dockerfile to those whose CONTEXT line names this
 	// guest_os (madengine's guest_os), besides the GPU vendor.
 	GuestOS string `json:"guestOS"`
 	// GPUVendor picks each model's Dockerfile by the gpu_vendor of its CONTEXT line
-	// (madengine's gpu_vendor); default: gpu.vendor.
+	// (madengine's gpu_vendor): amd or nvidia (default: gpu.vendor).
 	GPUVendor string `json:"gpuVendor"`
 }
 
 // SlurmSpec holds defaults for `benchctl submit`; flags override them.
 type SlurmSpec struct {
-	Nodes       int      `json:"nodes"`
-	Partition   string   `json:"partition"`
-	Account     string   `json:"account"`
-	QOS         string   `json:"qos"`
-	Time        string   `json:"time"`
-	GPUsPerNode *int     `json:"gpusPerNode"`
-	Exclusive   bool     `json:"exclusive"`
-	SbatchArgs  []string `json:"sbatchArgs"`
+	// Nodes is the number of nodes (default: 1).
+	Nodes int `json:"nodes"`
+	// Partition is the Slurm partition (default: Slurm's).
+	Partition string `json:"partition"`
+	// Account is the Slurm account the job is charged to.
+	Account string `json:"account"`
+	// QOS is the Slurm quality of service.
+	QOS string `json:"qos"`
+	// Time is the job's time limit in Slurm's format: MM, HH:MM:SS, D-HH:MM:SS or
+	// UNLIMITED (default: the partition's).
+	Time string `json:"time"`
+	// GPUsPerNode is the number of GPUs per node asked of Slurm (sbatch --gpus-per-node).
+	GPUsPerNode *int `json:"gpusPerNode"`
+	// Exclusive asks Slurm for whole nodes (sbatch --exclusive).
+	Exclusive bool `json:"exclusive"`
+	// SbatchArgs are more sbatch options, one per item, such as "--constraint=mi300x".
+	SbatchArgs []string `json:"sbatchArgs"`
 }

@@ -19,17 +19,19 @@ type resolvedImage struct {
 	Ref string `json:"ref,omitempty"`
 	ID  string `json:"id"`
 	Key string `json:"key,omitempty"`
+	// Digest is an image.ref's registry digest on rank 0 (repo@sha256:...): what the other
+	// nodes pull with distribution: registry, so that all run the same content.
+	Digest string `json:"digest,omitempty"`
 
 	use          manifest.ImageUse // rank 0: which image of the manifest, for job.json
 	buildSeconds float64           // rank 0 only: how long the image's build took, when known
-	digest       string            // rank 0 only: an image.ref's registry digest, when known
 }
 
-// runRef is what containers are created from: the image id of a keyed image (it was just
-// ensured by id; the tag may be missing, or name another image, on this engine), else the
-// manifest's image.ref.
+// runRef is what containers are created from: the image id, which every node has checked
+// (a tag may be missing, or name another image, on this engine: an image loaded from the
+// cache or pulled by digest), else the ref.
 func (img resolvedImage) runRef() string {
-	if img.Key != "" && img.ID != "" {
+	if img.ID != "" {
 		return img.ID
 	}
 	return img.Ref
@@ -120,7 +122,7 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 			return nil, err
 		}
 		for i, img := range list {
-			if err := r.workerImage(ctx, eng, img); err != nil {
+			if err := r.workerImage(ctx, eng, img, uses[i].Image); err != nil {
 				if len(uses) > 1 {
 					err = fmt.Errorf("image %s (benchmarks %s): %w", uses[i].Image, strings.Join(uses[i].Benchmarks, ", "), err)
 				}
@@ -144,7 +146,7 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client, use manifest.ImageUse, images int) (resolvedImage, error) {
 	m := r.o.Manifest.WithImage(use.Image)
 	o := image.LeaderOptions{Engine: eng, Manifest: m, Progress: r.o.Progress, Version: r.o.Version,
-		Note: func(msg string, args ...any) { r.log.Info(msg, args...) }, Distribute: r.node.World > 1,
+		Note: func(msg string, args ...any) { r.log.Info(msg, args...) }, Distribute: r.node.World > 1 && !r.o.Manifest.PullsEverywhere(),
 		Credentials: func(ctx context.Context, ref string) (*image.Credentials, error) {
 			return registryCredentials(ctx, use.Image, r.o.Lookup)
 		}}
@@ -172,7 +174,7 @@ func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client, use manif
 	if res.Pulled {
 		r.log.Info("image pulled", "ref", res.Ref, "digest", res.Digest)
 	}
-	return resolvedImage{Ref: res.Ref, ID: res.ID, Key: res.Key, use: use, buildSeconds: res.BuildSeconds, digest: res.Digest}, nil
+	return resolvedImage{Ref: res.Ref, ID: res.ID, Key: res.Key, use: use, buildSeconds: res.BuildSeconds, Digest: res.Digest}, nil
 }
 
 // registryCredentials are the credentials for pulling img: its pullSecret's value, else
@@ -192,7 +194,10 @@ func registryCredentials(ctx context.Context, img manifest.Image, lookup func(st
 	return image.LookupCredentials(ctx, host, lookup)
 }
 
-func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resolvedImage) error {
+func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resolvedImage, spec manifest.Image) error {
+	if img.Key == "" && r.o.Manifest.PullsEverywhere() {
+		return r.pullHere(ctx, eng, img, spec)
+	}
 	if img.Key == "" {
 		id, err := inspectRef(ctx, eng, img.Ref)
 		if err == nil && img.ID != "" && id != img.ID {
@@ -218,6 +223,36 @@ func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resol
 	return nil
 }
 
+// pullHere is a worker's image with distribution: registry: pulled from its registry by
+// rank 0's digest (the same content, even if the tag has moved since), unless this engine
+// already has the image id.
+func (r *nodeRun) pullHere(ctx context.Context, eng *client.Client, img resolvedImage, spec manifest.Image) error {
+	if _, err := eng.ImageInspect(ctx, img.ID); err == nil {
+		r.log.Info("image already present on this node's engine", "id", img.ID)
+		return nil
+	}
+	ref := img.Ref
+	if img.Digest != "" {
+		ref = img.Digest
+	}
+	creds, err := registryCredentials(ctx, spec, r.o.Lookup)
+	if err != nil {
+		return err
+	}
+	r.log.Info("pulling the image (distribution: registry)", "ref", ref)
+	if err := image.Pull(ctx, eng, ref, creds, r.o.Progress); err != nil {
+		return err
+	}
+	res, err := eng.ImageInspect(ctx, ref)
+	if err != nil {
+		return fmt.Errorf("image %s is not on this node's engine after the pull: %w", ref, err)
+	}
+	if res.ID != img.ID {
+		return fmt.Errorf("pulled %s as %s, but rank 0 runs %s (did the tag move? pin it by digest)", ref, res.ID, img.ID)
+	}
+	return nil
+}
+
 func (r *nodeRun) logEnsure(res image.EnsureResult) {
 	if res.Loaded {
 		r.log.Info("image loaded from the cache", "key", image.ShortKey(res.Key), "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", res.Duration.Seconds()))
@@ -237,7 +272,7 @@ func inspectRef(ctx context.Context, eng *client.Client, ref string) (string, er
 // jobImage is img as job.json records it: with where it came from.
 func (r *nodeRun) jobImage(img resolvedImage, withBenchmarks bool) jobdir.JobImage {
 	ji := jobdir.JobImage{ID: img.ID, Key: img.Key, Tag: img.Ref, Base: img.use.Image.Ref, BuildSeconds: img.buildSeconds,
-		Dockerfile: img.use.Image.Dockerfile, Digest: img.digest}
+		Dockerfile: img.use.Image.Dockerfile, Digest: img.Digest}
 	if img.use.Image.Builds() {
 		p := image.ProvenanceOf(image.InputFromManifest(r.o.Manifest.WithImage(img.use.Image)))
 		ji.Base, ji.GitCommit = p.Base, p.GitCommit

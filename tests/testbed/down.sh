@@ -17,10 +17,12 @@ log() { printf 'testbed: %s\n' "$*" >&2; }
 if [ ! -d "$D/pids" ]; then log "nothing to stop (no $D/pids)"; exit 0; fi
 
 # Stop slurmd before slurmctld, slurmctld before the accounting (slurmdbd, then its MariaDB),
-# and dockerd last (containers stop with their engine).
+# the registries before the engines that may be pulling from them, and dockerd last
+# (containers stop with their engine).
 order=()
 for f in "$D"/pids/slurmd-*.pid; do [ -e "$f" ] && order+=("$f"); done
 for f in "$D"/pids/slurmctld.pid "$D"/pids/slurmdbd.pid "$D"/pids/mariadb.pid "$D"/pids/buildkitd.pid \
+         "$D"/pids/registry.pid "$D"/pids/registry-auth.pid \
          "$D"/pids/dockerd-*.pid "$D"/pids/munged.pid; do [ -e "$f" ] && order+=("$f"); done
 
 pids=()

@@ -26,6 +26,18 @@ type Testbed struct {
 	// ShellImage is a base image with a shell (static busybox and bash) in every engine,
 	// working in /myworkspace, for MAD-style models.
 	ShellImage string
+	// Registry is the HOST:PORT of the testbed's registry without auth (plain HTTP on a
+	// loopback address, which every engine accepts); empty when up.sh predates it.
+	Registry string
+	// RegistryLog is the registry's log file (its access log included), see RegistryBlobGets.
+	RegistryLog string
+	// AuthRegistry is the HOST:PORT of the registry with htpasswd auth: AuthRegistryUser and
+	// the password in AuthRegistryPasswordFile (0600; see AuthRegistryPassword).
+	AuthRegistry             string
+	AuthRegistryUser         string
+	AuthRegistryPasswordFile string
+	// AuthRegistryLog is the log file of the registry with auth.
+	AuthRegistryLog string
 }
 
 // EnvFile is where up.sh writes the testbed description.
@@ -78,7 +90,11 @@ func Read(file string) (*Testbed, error) {
 	}
 	tb := &Testbed{Dir: vars["BENCHCTL_TESTBED_DIR"], SharedDir: vars["BENCHCTL_TESTBED_SHARED_DIR"],
 		Partition: vars["BENCHCTL_TESTBED_PARTITION"], SlurmConf: vars["SLURM_CONF"], Sockets: map[string]string{},
-		BuildKitAddr: vars["BENCHCTL_TESTBED_BUILDKIT_ADDR"], ShellImage: vars["BENCHCTL_TESTBED_SHELL_IMAGE"]}
+		BuildKitAddr: vars["BENCHCTL_TESTBED_BUILDKIT_ADDR"], ShellImage: vars["BENCHCTL_TESTBED_SHELL_IMAGE"],
+		Registry: vars["BENCHCTL_TESTBED_REGISTRY"], RegistryLog: vars["BENCHCTL_TESTBED_REGISTRY_LOG"],
+		AuthRegistry: vars["BENCHCTL_TESTBED_AUTH_REGISTRY"], AuthRegistryUser: vars["BENCHCTL_TESTBED_AUTH_REGISTRY_USER"],
+		AuthRegistryPasswordFile: vars["BENCHCTL_TESTBED_AUTH_REGISTRY_PASSWORD_FILE"],
+		AuthRegistryLog:          vars["BENCHCTL_TESTBED_AUTH_REGISTRY_LOG"]}
 	tb.Nodes = strings.Split(vars["BENCHCTL_TESTBED_NODE_NAMES"], ",")
 	socks := strings.Split(vars["BENCHCTL_TESTBED_SOCKETS"], ",")
 	if len(tb.Nodes) == 0 || tb.Nodes[0] == "" || len(socks) != len(tb.Nodes) || tb.SharedDir == "" || tb.SlurmConf == "" {

@@ -30,7 +30,7 @@ log() { printf 'testbed: %s\n' "$*" >&2; }
 die() { printf 'testbed: error: %s\n' "$*" >&2; exit 1; }
 cannot() { printf 'testbed: cannot start here: %s\n' "$*" >&2; exit 3; }
 
-[ "$(id -u)" = 0 ] || cannot "needs root (it starts dockerd, slurmctld, slurmd, slurmdbd, mariadbd and munged)"
+[ "$(id -u)" = 0 ] || cannot "needs root (it starts dockerd, slurmctld, slurmd, slurmdbd, mariadbd, docker-registry and munged)"
 
 # ---- packages -------------------------------------------------------------------------
 need_pkgs=()
@@ -44,10 +44,14 @@ command -v mariadbd >/dev/null && command -v mariadb-install-db >/dev/null || ne
 # A base image with a shell for MAD-style models (bash scripts), made here without a registry.
 [ -x /bin/busybox ] || need_pkgs+=(busybox-static)
 [ -x /bin/bash-static ] || need_pkgs+=(bash-static)
+# Container registries (the CNCF distribution registry), and htpasswd for the one with auth.
+command -v docker-registry >/dev/null || need_pkgs+=(docker-registry)
+command -v htpasswd >/dev/null || need_pkgs+=(apache2-utils)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   command -v apt-get >/dev/null || cannot "missing ${need_pkgs[*]} and no apt-get to install them"
   log "installing ${need_pkgs[*]} from Debian (about a minute)"
-  # Packages must not start their own daemons (mariadb, slurmdbd): up.sh starts what it needs.
+  # Packages must not start their own daemons (mariadb, slurmdbd, docker-registry): up.sh
+  # starts what it needs.
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     trap 'rm -f /usr/sbin/policy-rc.d' EXIT
     printf '#!/bin/sh\n# benchctl testbed up.sh: apt-get install starts no daemons\nexit 101\n' >/usr/sbin/policy-rc.d
@@ -315,6 +319,116 @@ if ! (alive "$BK/pid" && [ -S "$bk_sock" ]); then
   wait_for 60 buildkitd test -S "$bk_sock" || { tail -20 "$D/log/buildkitd.log" >&2; die "buildkitd does not answer on $bk_sock"; }
 fi
 
+# ---- container registries ---------------------------------------------------------------
+# Two CNCF distribution registries (Debian's docker-registry, 2.8) as plain processes on
+# loopback ports: "registry" without auth and "registry-auth" with htpasswd (bcrypt) auth for
+# the user benchctl, whose password is generated once into $D/registry-auth/password (0600).
+# Engines accept plain HTTP from registries in 127.0.0.0/8 (Docker's default insecure range).
+# Each keeps its blobs in $D/<name>/data and appends its log (info level, access log on: one
+# line per request) to $D/log/<name>.log, which tests read to count blob fetches.
+REG_USER=benchctl
+RA="$D/registry-auth"
+mkdir -p "$D/registry/data" "$RA/data"
+chmod 0700 "$RA"
+reg_pass_file="$RA/password"
+[ -s "$reg_pass_file" ] || (umask 077; head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' >"$reg_pass_file")
+chmod 0600 "$reg_pass_file"
+# The htpasswd file (bcrypt) is rewritten only when it does not match the password; the
+# password goes to htpasswd on stdin, never on a command line.
+if ! htpasswd -v -i "$RA/htpasswd" "$REG_USER" <"$reg_pass_file" >/dev/null 2>&1; then
+  log "writing $RA/htpasswd for the user $REG_USER"
+  (umask 077; htpasswd -B -i -c "$RA/htpasswd" "$REG_USER" <"$reg_pass_file" >/dev/null 2>&1) \
+    || die "htpasswd could not write $RA/htpasswd"
+fi
+# reg_code ADDR [AUTH]: the HTTP status of GET http://ADDR/v2/ (AUTH=1: with the test user's
+# credentials, given to curl on stdin).
+reg_code() {
+  if [ "${2:-0}" = 1 ]; then
+    printf 'user = "%s:%s"\n' "$REG_USER" "$(cat "$reg_pass_file")" \
+      | curl -s -o /dev/null -w '%{http_code}' --max-time 2 -A benchctl-testbed-up -K - "http://$1/v2/" 2>/dev/null || true
+  else
+    curl -s -o /dev/null -w '%{http_code}' --max-time 2 -A benchctl-testbed-up "http://$1/v2/" 2>/dev/null || true
+  fi
+}
+reg_ok() { # reg_ok ADDR AUTH: the registry answers (and, with auth, refuses anonymous requests)
+  [ "$(reg_code "$1" "$2")" = 200 ] || return 1
+  [ "$2" = 0 ] || [ "$(reg_code "$1" 0)" = 401 ]
+}
+# port_free ADDR: nothing accepts connections on ADDR (HOST:PORT).
+port_free() { ! (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+reg_config() { # reg_config NAME ADDR AUTH: write $D/NAME/config.yml.new
+  local dir="$D/$1"
+  {
+    cat <<CONF
+# Written by benchctl tests/testbed/up.sh — the test registry "$1".
+version: 0.1
+log:
+  level: info
+  formatter: text
+  accesslog:
+    disabled: false
+  fields:
+    service: $1
+storage:
+  filesystem:
+    rootdirectory: $dir/data
+  delete:
+    enabled: true
+http:
+  addr: $2
+CONF
+    if [ "$3" = 1 ]; then
+      cat <<CONF
+auth:
+  htpasswd:
+    realm: benchctl-testbed
+    path: $dir/htpasswd
+CONF
+    fi
+  } >"$dir/config.yml.new"
+}
+# registry NAME PORT AUTH: start the registry NAME unless it answers; sets reg_addr. It listens
+# on 127.0.0.1:PORT, or on the next of 127.0.0.2..127.0.0.9 whose PORT is free when another
+# process holds that one; the address is kept in $D/NAME/addr, so that it stays the same.
+registry() {
+  local name=$1 port=$2 auth=$3 dir="$D/$1" a
+  reg_addr="$(cat "$dir/addr" 2>/dev/null || true)"
+  [ -n "$reg_addr" ] || reg_addr="127.0.0.1:$port"
+  reg_config "$name" "$reg_addr" "$auth"
+  if ! cmp -s "$dir/config.yml.new" "$dir/config.yml"; then
+    mv "$dir/config.yml.new" "$dir/config.yml"
+    if alive "$dir/pid"; then kill "$(cat "$dir/pid")" 2>/dev/null || true; wait_for 20 "$name exit" sh -c "! kill -0 $(cat "$dir/pid") 2>/dev/null" || true; fi
+  else
+    rm -f "$dir/config.yml.new"
+  fi
+  if alive "$dir/pid" && reg_ok "$reg_addr" "$auth"; then return 0; fi
+  if alive "$dir/pid"; then kill "$(cat "$dir/pid")" 2>/dev/null || true; wait_for 20 "$name exit" sh -c "! kill -0 $(cat "$dir/pid") 2>/dev/null" || true; fi
+  rm -f "$dir/pid"
+  if ! port_free "$reg_addr"; then
+    local taken=$reg_addr
+    reg_addr=""
+    for a in 127.0.0.1 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6 127.0.0.7 127.0.0.8 127.0.0.9; do
+      if port_free "$a:$port"; then reg_addr="$a:$port"; break; fi
+    done
+    [ -n "$reg_addr" ] || die "port $port is taken on 127.0.0.1..127.0.0.9: no address for the registry $name"
+    log "$taken is taken by another process: the registry $name moves to $reg_addr"
+    reg_config "$name" "$reg_addr" "$auth"
+    mv "$dir/config.yml.new" "$dir/config.yml"
+  fi
+  log "starting the registry $name on $reg_addr"
+  printf '%s\n' "$reg_addr" >"$dir/addr"
+  setsid docker-registry serve "$dir/config.yml" >>"$D/log/$name.log" 2>&1 </dev/null &
+  echo $! >"$dir/pid"
+  started "$name" "$dir/pid"
+  wait_for 30 "registry $name" reg_ok "$reg_addr" "$auth" \
+    || { tail -20 "$D/log/$name.log" >&2; die "the registry $name does not answer on http://$reg_addr/v2/"; }
+}
+registry registry 16500 0
+registry_addr=$reg_addr
+registry registry-auth 16501 1
+auth_registry_addr=$reg_addr
+log "registries: $registry_addr, $auth_registry_addr (htpasswd, user $REG_USER)"
+
 # ---- a base image with a shell, in every engine ---------------------------------------------
 # MAD-style models run `bash scripts/.../run.sh`: the image benchctl-testbed/shell:1 holds
 # Debian's static busybox (sh and the usual tools) and static bash, imported into each
@@ -363,6 +477,12 @@ export BENCHCTL_TESTBED_SHARED_DIR=$D/shared
 export BENCHCTL_TESTBED_PARTITION=debug
 export BENCHCTL_TESTBED_BUILDKIT_ADDR=unix://$bk_sock
 export BENCHCTL_TESTBED_SHELL_IMAGE=$SHELL_IMAGE
+export BENCHCTL_TESTBED_REGISTRY=$registry_addr
+export BENCHCTL_TESTBED_REGISTRY_LOG=$D/log/registry.log
+export BENCHCTL_TESTBED_AUTH_REGISTRY=$auth_registry_addr
+export BENCHCTL_TESTBED_AUTH_REGISTRY_USER=$REG_USER
+export BENCHCTL_TESTBED_AUTH_REGISTRY_PASSWORD_FILE=$reg_pass_file
+export BENCHCTL_TESTBED_AUTH_REGISTRY_LOG=$D/log/registry-auth.log
 export SLURM_CONF=$S/slurm.conf
 ENV
 mv "$D/testbed.env.new" "$D/testbed.env"
