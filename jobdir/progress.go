@@ -19,6 +19,7 @@ type NodeProgress struct {
 	Outcome  string
 	Phase    string // the phase in progress, or the last one
 	ExitCode int
+	Finished *time.Time // when the node recorded its end
 }
 
 // Latest is the job's newest attempt, or attempt 0 when no folder exists yet (a job
@@ -50,7 +51,7 @@ func (d Dir) Progress() []NodeProgress {
 			if serr != nil {
 				continue
 			}
-			p := NodeProgress{Node: e.Name(), Outcome: s.Outcome, ExitCode: s.ExitCode}
+			p := NodeProgress{Node: e.Name(), Outcome: s.Outcome, ExitCode: s.ExitCode, Finished: s.FinishedAt}
 			if len(s.Phases) > 0 {
 				p.Phase = s.Phases[len(s.Phases)-1].Name
 			}

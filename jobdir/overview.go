@@ -1,0 +1,139 @@
+package jobdir
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/benchctl/benchctl/internal/safefile"
+)
+
+// Job states in an overview (JobOverview.State).
+const (
+	JobRunning = "running" // a node is at work, and the scheduler does not say the job ended
+	JobDone    = "done"    // every node of the world succeeded
+	JobFailed  = "failed"  // every node that reported has ended, and not all succeeded (or some never reported)
+	JobLost    = "lost"    // a node still says running, but the scheduler says the job ended
+	JobPending = "pending" // no node has reported yet, and the scheduler does not say the job ended
+)
+
+// JobOverview is one job of the shared folder, as `benchctl jobs` lists it: from job.json,
+// the nodes' status.json files and, when it can be asked, the scheduler.
+type JobOverview struct {
+	ID       string     `json:"id"`
+	Attempt  int        `json:"attempt"`
+	Name     string     `json:"name,omitempty"` // the manifest's
+	State    string     `json:"state"`
+	Nodes    int        `json:"nodes"`    // the world
+	Reported int        `json:"reported"` // node folders with a readable status
+	Started  *time.Time `json:"started,omitempty"`
+	Ended    *time.Time `json:"ended,omitempty"`
+	// Seconds is from the start to the last node's end (to now while it runs).
+	Seconds   float64 `json:"seconds"`
+	Outcome   string  `json:"outcome"`             // "3/3 succeeded", "1 of 3 nodes failed (exit 3)"
+	Scheduler string  `json:"scheduler,omitempty"` // the scheduler's state, when it knew the job
+	Collected bool    `json:"collected"`           // collect has written perf.csv
+	Path      string  `json:"path"`
+}
+
+// SchedulerFunc says what the scheduler knows of a job: its state and whether it is still
+// active; known is false when it cannot say (no Slurm, or the job is forgotten).
+type SchedulerFunc func(jobID string) (state string, active, known bool)
+
+// Overview lists the newest jobs of the shared folder (at most limit; 0: all), newest
+// first, each judged from its newest attempt's files. sched may be nil.
+func (l Layout) Overview(limit int, sched SchedulerFunc, now time.Time) ([]JobOverview, error) {
+	listed, err := l.List()
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 && len(listed) > limit {
+		listed = listed[:limit]
+	}
+	out := make([]JobOverview, 0, len(listed))
+	for _, j := range listed {
+		out = append(out, l.overview(j.ID, sched, now))
+	}
+	return out, nil
+}
+
+func (l Layout) overview(id string, sched SchedulerFunc, now time.Time) JobOverview {
+	d := l.Latest(id)
+	o := JobOverview{ID: id, Attempt: d.Attempt, Path: d.Path}
+	var r safefile.Reader
+	if data, err := r.ReadNoFollow(d.JobFile(), MaxStatusSize); err == nil {
+		var j Job
+		if j.UnmarshalJSON(data) == nil {
+			o.Name, o.Nodes = j.Manifest.Name, j.WorldSize()
+			if !j.StartedAt.IsZero() {
+				t := j.StartedAt
+				o.Started = &t
+			}
+		}
+	}
+	nodes := d.Progress()
+	o.Reported = len(nodes)
+	o.Nodes = max(o.Nodes, o.Reported)
+	running, failed, code := 0, 0, 0
+	for _, n := range nodes {
+		switch n.Outcome {
+		case OutcomeRunning:
+			running++
+		case OutcomeSuccess:
+		default:
+			failed++
+			code = max(code, n.ExitCode)
+		}
+	}
+	for _, n := range nodes {
+		if n.Finished != nil && (o.Ended == nil || n.Finished.After(*o.Ended)) {
+			o.Ended = n.Finished
+		}
+	}
+	active, known := true, false
+	if sched != nil {
+		var state string
+		state, active, known = sched(id)
+		if known {
+			o.Scheduler = state
+		}
+	}
+	ended := known && !active
+	switch {
+	case running > 0 && ended:
+		o.State = JobLost
+		o.Outcome = fmt.Sprintf("%d of %d nodes never recorded their end (the scheduler says %s)", running, o.Nodes, strings.ToLower(o.Scheduler))
+	case running > 0:
+		o.State, o.Ended = JobRunning, nil
+		o.Outcome = Summary(nodes, o.Nodes)
+	case o.Reported == 0 && !ended:
+		o.State = JobPending
+		o.Outcome = "no node has reported yet"
+	case failed == 0 && o.Reported >= o.Nodes && o.Nodes > 0:
+		o.State = JobDone
+		o.Outcome = fmt.Sprintf("%d/%d succeeded", o.Reported, o.Nodes)
+	default:
+		o.State = JobFailed
+		switch {
+		case failed > 0:
+			o.Outcome = fmt.Sprintf("%d of %d nodes failed (exit %d)", failed, o.Nodes, code)
+		default:
+			o.Outcome = fmt.Sprintf("%d of %d nodes never reported", o.Nodes-o.Reported, o.Nodes)
+		}
+		if failed > 0 && o.Reported < o.Nodes {
+			o.Outcome += fmt.Sprintf("; %d never reported", o.Nodes-o.Reported)
+		}
+	}
+	if o.Started != nil {
+		end := now
+		if o.Ended != nil {
+			end = *o.Ended
+		}
+		o.Seconds = max(0, end.Sub(*o.Started).Seconds())
+	}
+	if st, err := os.Lstat(d.Output("perf.csv")); err == nil && st.Mode().IsRegular() {
+		o.Collected = true
+	}
+	return o
+}
