@@ -10,7 +10,7 @@ EXAMPLES := dummy cpubench allreduce
 # Unit-test packages: everything but the end-to-end suite.
 UNIT_PKGS = $(shell $(GO) list ./... | grep -Ev '/tests(/|$$)')
 
-.PHONY: all build examples lint unit e2e test demo testbed-up testbed-down fuzz clean docs man
+.PHONY: all build examples lint unit e2e test demo testbed-up testbed-down fuzz clean docs man schema
 
 all: build
 
@@ -60,6 +60,11 @@ docs: build
 
 man: build
 	rm -rf man && bin/benchctl gen-docs man man
+
+# The manifest's JSON Schema (docs/manifest.schema.json, checked in; a test fails when it is
+# stale), generated from the manifest's Go types and their doc comments.
+schema:
+	$(GO) generate ./manifest/
 
 fuzz:
 	$(GO) test ./manifest -run '^$$' -fuzz FuzzParse -fuzztime 60s

@@ -10,9 +10,11 @@ import (
 
 // leaderRef is rank 0's policy for an image used by reference: pulled from its registry
 // as image.pull says (missing: only when this engine lacks it; always: the tag's digest is
-// resolved again; never), then, for a job of several nodes, published to the cache under
-// RefKey(id) unless it is there already, so that every other node loads it from the cache:
-// one registry pull per job, not one per node.
+// resolved again; never). For a job of several nodes, an image rank 0 had to pull is
+// published to the cache under RefKey(id) (unless it is there already), so that every
+// other node loads it from the cache: one registry pull per job, not one per node. An
+// image rank 0 already had is keyed only when the cache has it; otherwise each other node
+// uses its own copy, or pulls it itself.
 func leaderRef(ctx context.Context, o LeaderOptions, note func(string, ...any)) (LeaderResult, error) {
 	ref := o.Manifest.Image.Ref
 	policy := o.Manifest.Image.Pull
@@ -51,8 +53,9 @@ func leaderRef(ctx context.Context, o LeaderOptions, note func(string, ...any)) 
 	if !o.Distribute || o.Cache == nil {
 		return out, nil
 	}
-	out.Key = RefKey(out.ID)
-	if _, err := o.Cache.Lookup(out.Key); err == nil {
+	key := RefKey(out.ID)
+	if _, err := o.Cache.Lookup(key); err == nil {
+		out.Key = key
 		return out, nil
 	} else if !errors.Is(err, ErrNotCached) {
 		var ce *CorruptError
@@ -61,6 +64,13 @@ func leaderRef(ctx context.Context, o LeaderOptions, note func(string, ...any)) 
 		}
 		note(ce.Error())
 	}
+	if !out.Pulled {
+		// This engine had it already (pre-loaded, as sites often do for big images): the
+		// others likely have it too; one that does not pulls it itself. Saving it to the
+		// cache would cost a whole image's write for nobody.
+		return out, nil
+	}
+	out.Key = key
 	lock, err := o.Cache.Lock(ctx, out.Key, func() { note("another node is publishing this image; waiting for it", "ref", ref) })
 	if err != nil {
 		return out, err

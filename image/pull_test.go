@@ -113,6 +113,12 @@ func TestLeaderPullsAndPublishesARef(t *testing.T) {
 	if res, err = Leader(context.Background(), o); err != nil || res.Key != "" || f.saves != 1 {
 		t.Errorf("one node: %+v %v", res, err)
 	}
+	// An image rank 0 already had (pre-loaded) and the cache lacks: nothing is saved for
+	// nodes that most likely have it too (each that does not pulls it itself).
+	o.Distribute, o.Cache = true, newCache(t)
+	if res, err = Leader(context.Background(), o); err != nil || res.Key != "" || res.Pulled || f.saves != 1 || f.pulls != 2 {
+		t.Errorf("pre-loaded: %+v %v (%d pulls, %d saves)", res, err, f.pulls, f.saves)
+	}
 }
 
 // A registry that refuses the credentials: an *AuthError naming the registry and how to log

@@ -12,6 +12,9 @@ import (
 type StarterOptions struct {
 	Name       string // manifest name; must be valid
 	Dockerfile string // path relative to the manifest's folder
+	// Schema, when set, is the manifest schema's path or URL for editors: the first line is
+	// then `# yaml-language-server: $schema=<Schema>`.
+	Schema string
 }
 
 var (
@@ -39,9 +42,10 @@ func SuggestName(s string) string {
 	return n
 }
 
-var starterTmpl = template.Must(template.New("starter").Funcs(template.FuncMap{"q": func(s string) string { return fmt.Sprintf("%q", s) }}).Parse(`# benchctl manifest — see docs/manifest.md for every field. Check it with:
+var starterTmpl = template.Must(template.New("starter").Funcs(template.FuncMap{"q": func(s string) string { return fmt.Sprintf("%q", s) }}).Parse(`{{with .Schema}}# yaml-language-server: $schema={{.}}
+{{end}}# benchctl manifest — see docs/manifest.md for every field. Check it with:
 #   benchctl validate --manifest <this file>
-name: {{.Name}}                     # lower-case letters, digits, '.', '_', '-'
+name: {{q .Name}}                   # lower-case letters, digits, '.', '_', '-'
 
 image:
   dockerfile: {{q .Dockerfile}}      # relative to this file; the build context is its folder

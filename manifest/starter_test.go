@@ -39,3 +39,20 @@ func TestSuggestNameIsAnImageName(t *testing.T) {
 		}
 	}
 }
+
+// A name YAML would read as a number, a boolean or null stays a string.
+func TestStarterQuotesTheName(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644)
+	for _, name := range []string{"001", "2024", "true", "null", "1e3", "1.5"} {
+		text, err := Starter(StarterOptions{Name: name, Dockerfile: "Dockerfile"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "benchmark.yaml")
+		os.WriteFile(p, []byte(text), 0o644)
+		if m, _, err := Load(p, Options{}); err != nil || m.Name != name {
+			t.Errorf("name %s: %v", name, err)
+		}
+	}
+}

@@ -195,15 +195,8 @@ func registryCredentials(ctx context.Context, img manifest.Image, lookup func(st
 }
 
 func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resolvedImage, spec manifest.Image) error {
-	if img.Key == "" && r.o.Manifest.PullsEverywhere() {
-		return r.pullHere(ctx, eng, img, spec)
-	}
 	if img.Key == "" {
-		id, err := inspectRef(ctx, eng, img.Ref)
-		if err == nil && img.ID != "" && id != img.ID {
-			return fmt.Errorf("image %s is %s on this node but %s on rank 0", img.Ref, id, img.ID)
-		}
-		return err
+		return r.refHere(ctx, eng, img, spec)
 	}
 	cache, err := image.OpenCache(r.o.SharedDir)
 	if err != nil {
@@ -223,13 +216,21 @@ func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resol
 	return nil
 }
 
-// pullHere is a worker's image with distribution: registry: pulled from its registry by
-// rank 0's digest (the same content, even if the tag has moved since), unless this engine
-// already has the image id.
-func (r *nodeRun) pullHere(ctx context.Context, eng *client.Client, img resolvedImage, spec manifest.Image) error {
+// refHere is a worker's image.ref that does not come from the cache (distribution:
+// registry, or an image rank 0 already had): this engine's own copy when it has the image
+// id, else pulled from its registry by rank 0's digest (the same content, even if the tag
+// has moved since), unless image.pull is never.
+func (r *nodeRun) refHere(ctx context.Context, eng *client.Client, img resolvedImage, spec manifest.Image) error {
 	if _, err := eng.ImageInspect(ctx, img.ID); err == nil {
 		r.log.Info("image already present on this node's engine", "id", img.ID)
 		return nil
+	}
+	if spec.Pull == image.PullNever {
+		if id, err := inspectRef(ctx, eng, img.Ref); err != nil {
+			return err
+		} else {
+			return fmt.Errorf("image %s is %s on this node but %s on rank 0, and image.pull is never: load the same image on every node", img.Ref, id, img.ID)
+		}
 	}
 	ref := img.Ref
 	if img.Digest != "" {
@@ -239,7 +240,11 @@ func (r *nodeRun) pullHere(ctx context.Context, eng *client.Client, img resolved
 	if err != nil {
 		return err
 	}
-	r.log.Info("pulling the image (distribution: registry)", "ref", ref)
+	why := "this node's engine lacks it"
+	if r.o.Manifest.PullsEverywhere() {
+		why = "distribution: registry"
+	}
+	r.log.Info("pulling the image", "ref", ref, "why", why)
 	if err := image.Pull(ctx, eng, ref, creds, r.o.Progress); err != nil {
 		return err
 	}

@@ -32,5 +32,5 @@ export BENCHCTL_JOB_ID="demo-$(date +%Y%m%d-%H%M%S)"
 echo "demo: running cpubench on the engine at ${DOCKER_HOST:-the default socket}; shared dir $SHARED" >&2
 "$BIN" run --manifest models/cpubench/benchmark.yaml --shared-dir "$SHARED"
 echo
-"$BIN" collect "$BENCHCTL_JOB_ID" --shared-dir "$SHARED" --format table
+"$BIN" collect "$BENCHCTL_JOB_ID" --shared-dir "$SHARED" -o table
 echo "perf.csv, summary.json and report.html: $SHARED/jobs/$BENCHCTL_JOB_ID/" >&2

@@ -124,7 +124,7 @@ func collectRSS(t *testing.T, bin, shared, job string, timeout time.Duration) (i
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "collect", job, "--shared-dir", shared, "--format", "csv")
+	cmd := exec.CommandContext(ctx, bin, "collect", job, "--shared-dir", shared, "-o", "csv")
 	cmd.Env = append(os.Environ(), "BENCHCTL_SHARED_DIR=")
 	var errb strings.Builder
 	cmd.Stderr = &errb

@@ -45,7 +45,7 @@ benchmarks:
 			t.Errorf("%s optout: %s: %s", d, opt.Outcome, opt.Error)
 		}
 	}
-	code, cout, cerr := benchctlRun(t, tb.Env(), "collect", id, "--shared-dir", shared, "--format", "csv")
+	code, cout, cerr := benchctlRun(t, tb.Env(), "collect", id, "--shared-dir", shared, "-o", "csv")
 	if code != 3 || !strings.Contains(cout, "RuntimeError") || !strings.Contains(cout, "FAILURE") {
 		t.Fatalf("collect: exit %d\n%s\n%s", code, cout, cerr)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -20,6 +21,7 @@ type buildOptions struct {
 	engineBuilder string
 	buildkitAddr  string
 	noCache       bool
+	push          string
 	record        string
 	output        string
 }
@@ -59,15 +61,6 @@ the cache; no engine needed).`,
 			if err := opts.src.check(cmd); err != nil {
 				return err
 			}
-			if err := checkOutput("--builder", opts.builder, "docker", "buildkit"); err != nil {
-				return err
-			}
-			if err := checkOutput("--engine-builder", opts.engineBuilder, "auto", "classic", "buildkit"); err != nil {
-				return err
-			}
-			if err := checkOutput("--output", opts.output, "text", "json"); err != nil {
-				return err
-			}
 			if opts.builder == "buildkit" && cmd.Flags().Changed("engine-builder") {
 				return usagef("--engine-builder picks the Docker Engine's own builder; drop it, or use --builder docker", "--engine-builder applies only to --builder docker")
 			}
@@ -80,12 +73,15 @@ the cache; no engine needed).`,
 	f := cmd.Flags()
 	opts.src.addFlags(cmd, f)
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
-	f.StringVar(&opts.builder, "builder", "docker", "builder: docker or buildkit")
-	f.StringVar(&opts.engineBuilder, "engine-builder", "auto", "with --builder docker: the engine's builder: auto, classic or buildkit")
+	choiceFlag(cmd, f, &opts.builder, "builder", "", "docker", "builder: docker or buildkit", "docker", "buildkit")
+	choiceFlag(cmd, f, &opts.engineBuilder, "engine-builder", "", "auto", "with --builder docker: the engine's builder: auto, classic or buildkit", "auto", "classic", "buildkit")
 	f.StringVar(&opts.buildkitAddr, "buildkit-addr", "", "buildkitd address for --builder buildkit (default $BUILDKIT_HOST)")
 	f.BoolVar(&opts.noCache, "no-cache", false, "build and publish again even if the key is cached")
+	f.StringVar(&opts.push, "push", "", "also push the built image to this registry reference (REGISTRY/NAME:TAG; for several images a repository, each tagged with its key), with the docker CLI's credentials")
 	f.StringVar(&opts.record, "record", "", "write the build record (JSON) to this file")
-	f.StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	outputFlag(cmd, &opts.output, "table", "json")
+	_ = cmd.MarkFlagFilename("record", "json")
+	_ = cmd.MarkFlagDirname("shared-dir")
 	return cmd
 }
 
@@ -148,6 +144,11 @@ func buildRun(cmd *cobra.Command, io streams, opts *buildOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.push != "" {
+		if err := pushBuilt(ctx, cache, recs, opts.push, pp.Func()); err != nil {
+			return err
+		}
+	}
 	if opts.record != "" {
 		if err := image.WriteRecords(opts.record, recs); err != nil {
 			return err
@@ -172,6 +173,9 @@ func buildRun(cmd *cobra.Command, io streams, opts *buildOptions) error {
 	}
 	fmt.Fprintf(io.out, "key:       %s\nimage:     %s\ntag:       %s\nsize:      %s\ntar:       %s\ncache hit: %s\n",
 		rec.Key, rec.ImageID, rec.Tag, humanBytes(rec.Size), rec.Tar, hit)
+	if rec.Pushed != "" {
+		fmt.Fprintf(io.out, "pushed:    %s\n", rec.Pushed)
+	}
 	return nil
 }
 
@@ -209,6 +213,23 @@ func firstLine(s string) string {
 		s = s[:157] + "..."
 	}
 	return s
+}
+
+// pushBuilt pushes the built images to the registry of ref (build --push), through the
+// engine at DOCKER_HOST.
+func pushBuilt(ctx context.Context, cache *image.Cache, recs []*image.Record, ref string, progress image.ProgressFunc) error {
+	eng, err := image.Connect()
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	if err := image.PushRecords(ctx, eng, cache, recs, ref, os.LookupEnv, progress); err != nil {
+		return err
+	}
+	for _, r := range recs {
+		slog.Info("pushed", "image", r.Pushed)
+	}
+	return nil
 }
 
 // newBuilder makes the chosen builder; the returned func releases it.

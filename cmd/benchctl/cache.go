@@ -13,7 +13,7 @@ import (
 
 type cacheOptions struct {
 	sharedDir string
-	output    string
+	output    string // -o of the subcommand that runs
 }
 
 func newCacheCmd(io streams) *cobra.Command {
@@ -34,6 +34,7 @@ unique prefix of at least 4 hex digits.`,
 		},
 	}
 	cmd.PersistentFlags().StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
+	_ = cmd.MarkPersistentFlagDirname("shared-dir")
 	cmd.AddCommand(newCacheLsCmd(io, opts), newCacheVerifyCmd(io, opts), newCachePruneCmd(io, opts), newCacheLoadCmd(io, opts))
 	return cmd
 }
@@ -51,12 +52,9 @@ func newCacheLsCmd(io streams, opts *cacheOptions) *cobra.Command {
 		Use:     "ls",
 		Short:   "List cached images",
 		Long:    "List the published images of the cache, newest first: key, tag, size, builder, age.",
-		Example: "  benchctl cache ls\n  benchctl cache ls --output json",
+		Example: "  benchctl cache ls\n  benchctl cache ls -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput("--output", opts.output, "table", "json"); err != nil {
-				return err
-			}
 			c, err := openCache(opts)
 			if err != nil {
 				return err
@@ -80,7 +78,7 @@ func newCacheLsCmd(io streams, opts *cacheOptions) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
+	outputFlag(cmd, &opts.output, "table", "json")
 	return cmd
 }
 
@@ -98,15 +96,22 @@ func (e *cacheFailure) Error() string {
 	return fmt.Sprintf("%d cache entries failed verification", e.n)
 }
 
+// verified is one entry that cache verify checked, as -o json prints it.
+type verified struct {
+	Key   string `json:"key"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+}
+
 func newCacheVerifyCmd(io streams, opts *cacheOptions) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "verify [KEY]",
 		Short: "Check cached tars against their checksums",
 		Long: `Re-read cached tars and compare them with their sha256 and with the XXH64 that loads
 verify. A damaged entry is moved aside
 (cache/images/corrupt/) so that it is never loaded, and the next build or run rebuilds it.
 Exit 1 if any entry was damaged.`,
-		Example:           "  benchctl cache verify\n  benchctl cache verify a1d05fcf",
+		Example:           "  benchctl cache verify\n  benchctl cache verify a1d05fcf\n  benchctl cache verify -o json",
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeCacheKeys(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -132,13 +137,27 @@ Exit 1 if any entry was damaged.`,
 			}
 			pp := newProgressPrinter(io.err, isTerminal(io.err))
 			bad := 0
+			var checked []verified
 			for _, k := range keys {
+				v := verified{Key: k, OK: true}
 				if _, err := c.Verify(k, pp.Func()); err != nil {
 					bad++
-					fmt.Fprintf(io.out, "%s  FAILED  %v\n", image.ShortKey(k), err)
+					v.OK, v.Error = false, err.Error()
+				}
+				checked = append(checked, v)
+				if opts.output == "json" {
 					continue
 				}
-				fmt.Fprintf(io.out, "%s  ok\n", image.ShortKey(k))
+				if v.OK {
+					fmt.Fprintf(io.out, "%s  ok\n", image.ShortKey(k))
+				} else {
+					fmt.Fprintf(io.out, "%s  FAILED  %s\n", image.ShortKey(k), v.Error)
+				}
+			}
+			if opts.output == "json" {
+				if err := writeJSON(io.out, checked); err != nil {
+					return err
+				}
 			}
 			if bad > 0 {
 				return &cacheFailure{n: bad}
@@ -146,12 +165,23 @@ Exit 1 if any entry was damaged.`,
 			return nil
 		},
 	}
+	outputFlag(cmd, &opts.output, "table", "json")
+	return cmd
 }
 
 type pruneOptions struct {
 	olderThan time.Duration
 	keep      int
 	dryRun    bool
+}
+
+// pruned is one file cache prune removed (or, with --dry-run, would remove), as -o json
+// prints it.
+type pruned struct {
+	Path   string `json:"path"`
+	Key    string `json:"key,omitempty"`
+	Bytes  int64  `json:"bytes"`
+	Reason string `json:"reason"`
 }
 
 func newCachePruneCmd(io streams, opts *cacheOptions) *cobra.Command {
@@ -166,7 +196,7 @@ killed builders (temp files older than an hour), build lock files older than an 
 builder holds, incomplete entries (a tar without valid metadata or checksum) and corrupt
 entries moved aside (older than --older-than, when given) are removed in every case.
 --dry-run only lists.`,
-		Example: "  benchctl cache prune --older-than 720h --keep 5 --dry-run\n  benchctl cache prune --keep 10\n  benchctl cache prune --keep 0 --dry-run   # everything",
+		Example: "  benchctl cache prune --older-than 720h --keep 5 --dry-run\n  benchctl cache prune --keep 10\n  benchctl cache prune --keep 0 --dry-run -o json   # everything",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if p.keep < 0 || p.olderThan < 0 {
@@ -183,22 +213,41 @@ entries moved aside (older than --older-than, when given) are removed in every c
 				verb = "would remove"
 			}
 			var total int64
+			rows := make([]pruned, 0, len(removed))
 			for _, r := range removed {
 				total += r.Size
-				fmt.Fprintf(io.out, "%s %s (%s, %s)\n", verb, r.Path, humanBytes(r.Size), r.Reason)
+				rows = append(rows, pruned{Path: r.Path, Key: r.Key, Bytes: r.Size, Reason: r.Reason})
+				if opts.output != "json" {
+					fmt.Fprintf(io.out, "%s %s (%s, %s)\n", verb, r.Path, humanBytes(r.Size), r.Reason)
+				}
+			}
+			if opts.output == "json" {
+				if jerr := writeJSON(io.out, rows); jerr != nil && err == nil {
+					err = jerr
+				}
 			}
 			slog.Info("prune", "entries", len(removed), "bytes", humanBytes(total), "dryRun", p.dryRun)
 			return err
 		},
 	}
+	outputFlag(cmd, &opts.output, "table", "json")
 	cmd.Flags().DurationVar(&p.olderThan, "older-than", 0, "remove entries created longer ago than this (e.g. 720h)")
 	cmd.Flags().IntVar(&p.keep, "keep", 0, "always keep the newest N entries")
 	cmd.Flags().BoolVar(&p.dryRun, "dry-run", false, "list what would be removed, remove nothing")
 	return cmd
 }
 
+// loaded is what cache load did, as -o json prints it.
+type loaded struct {
+	Key     string  `json:"key"`
+	ImageID string  `json:"imageId"`
+	Loaded  bool    `json:"loaded"` // false: the engine already had it
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+}
+
 func newCacheLoadCmd(io streams, opts *cacheOptions) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "load KEY",
 		Short: "Make sure the engine at DOCKER_HOST has a cached image",
 		Long: `Load a cached image into the Docker Engine at DOCKER_HOST unless it already has it (what
@@ -233,6 +282,9 @@ a damaged tar is never loaded.`,
 			if err != nil {
 				return err
 			}
+			if opts.output == "json" {
+				return writeJSON(io.out, loaded{Key: key, ImageID: res.ImageID, Loaded: res.Loaded, Bytes: res.Bytes, Seconds: res.Duration.Seconds()})
+			}
 			state := "already present"
 			if res.Loaded {
 				state = "loaded " + humanBytes(res.Bytes)
@@ -241,6 +293,8 @@ a damaged tar is never loaded.`,
 			return nil
 		},
 	}
+	outputFlag(cmd, &opts.output, "table", "json")
+	return cmd
 }
 
 // completeCacheKeys completes cache keys (short form) with their tags as descriptions.

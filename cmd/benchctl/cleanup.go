@@ -41,12 +41,6 @@ is bounded (5 s). Exit 1 if a container could not be removed or a status not rec
 			if opts.job == "" {
 				return usagef("give the job: benchctl cleanup --job 1234 (in a Slurm epilog, SLURM_JOB_ID is used)", "--job is required")
 			}
-			if opts.outcome != jobdir.OutcomeLost && opts.outcome != runner.OutcomeCancelled {
-				return usagef("use --outcome lost or --outcome cancelled", "--outcome %q is not lost or cancelled", opts.outcome)
-			}
-			if err := checkOutput("--output", opts.output, "text", "json"); err != nil {
-				return err
-			}
 			return cleanupRun(cmd, io, opts)
 		},
 	}
@@ -54,8 +48,9 @@ is bounded (5 s). Exit 1 if a container could not be removed or a status not rec
 	f.StringVar(&opts.job, "job", "", "the job id (default $SLURM_JOB_ID)")
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	f.StringVar(&opts.host, "host", "", "this node's name in the job's node folders (default $SLURMD_NODENAME, else the host name)")
-	f.StringVar(&opts.outcome, "outcome", jobdir.OutcomeLost, "what to record for a node still saying running: lost or cancelled")
-	f.StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	choiceFlag(cmd, f, &opts.outcome, "outcome", "", jobdir.OutcomeLost, "what to record for a node still saying running: lost or cancelled", jobdir.OutcomeLost, runner.OutcomeCancelled)
+	outputFlag(cmd, &opts.output, "table", "json")
+	_ = cmd.MarkFlagDirname("shared-dir")
 	return cmd
 }
 

@@ -59,8 +59,8 @@ func TestExitCodesForBadInput(t *testing.T) {
 		{[]string{"cache", "ls", "--shared-dir", filepath.Join(dir, "nope")}, "nope does not exist or is not a folder"},
 		{[]string{"cache", "ls", "--shared-dir", bad}, "does not exist or is not a folder"},
 		{[]string{"cache", "verify", "--shared-dir", dir, strings.Repeat("ab", 32)}, "no cache entry with key abababab"},
-		{[]string{"init", "--dockerfile", filepath.Join(dir, "ign", "Dockerfile"), "-o", filepath.Join(dir, "m.txt")}, "give a .yaml or .yml path"},
-		{[]string{"init", "--dockerfile", filepath.Join(dir, "ign", "Dockerfile"), "-o", filepath.Join(dir, "no", "m.yaml")}, "the folder " + filepath.Join(dir, "no") + " does not exist"},
+		{[]string{"init", "--dockerfile", filepath.Join(dir, "ign", "Dockerfile"), "--file", filepath.Join(dir, "m.txt")}, "give a .yaml or .yml path"},
+		{[]string{"init", "--dockerfile", filepath.Join(dir, "ign", "Dockerfile"), "--file", filepath.Join(dir, "no", "m.yaml")}, "the folder " + filepath.Join(dir, "no") + " does not exist"},
 		{[]string{"validate", "m.yaml"}, `the manifest is given with --manifest, not as an argument (got "m.yaml")`},
 		{[]string{"submit", "--dry-run", "--shared-dir", dir, "--manifest", filepath.Join(dir, "ign", "ok.yaml"), "--benchmarks", "nope"}, `"nope" is not a benchmark of x`},
 		{[]string{"build", "--manifest", filepath.Join(dir, "ign", "ok.yaml"), "--shared-dir", dir, "--record", filepath.Join(dir, "no", "b.json")}, "the folder " + filepath.Join(dir, "no") + " does not exist"},
@@ -113,23 +113,6 @@ func TestVersionHasNoSideEffects(t *testing.T) {
 	var rep versionReport
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.EngineError == "" || rep.Client.GoVersion == "" {
 		t.Fatalf("version with no engine: %d %q", code, out)
-	}
-}
-
-func TestEveryCommandHasHelpAndExample(t *testing.T) {
-	root, _ := newRootCmd(streams{out: &bytes.Buffer{}, err: &bytes.Buffer{}})
-	for _, c := range root.Commands() {
-		if c.Name() == "help" || c.Name() == "completion" || c.Hidden {
-			continue
-		}
-		if c.Short == "" || c.Long == "" || c.Example == "" {
-			t.Errorf("%s: needs Short, Long and Example", c.Name())
-		}
-		for _, s := range c.Commands() {
-			if s.Short == "" || s.Long == "" || s.Example == "" {
-				t.Errorf("%s %s: needs Short, Long and Example", c.Name(), s.Name())
-			}
-		}
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
@@ -17,15 +17,16 @@ type collectOptions struct {
 	sharedDir string
 	attempt   int
 	partial   bool
-	output    string
-	format    string
+	output    string // the stdout format
+	appendTo  string // --append: a perf.csv of the user's to append the rows to
+	oldAppend string // -o PATH, the old spelling of --append
 	baseline  string
 }
 
 func newCollectCmd(io streams) *cobra.Command {
 	opts := &collectOptions{}
 	cmd := &cobra.Command{
-		Use:               "collect JOBID [--shared-dir D] [--attempt N] [--partial] [-o FILE] [--format F]",
+		Use:               "collect JOBID [--shared-dir D] [--attempt N] [--partial] [--append FILE] [-o FORMAT]",
 		ValidArgsFunction: completeJobIDs(&opts.sharedDir),
 		Short:             "Aggregate a job's per-node results into perf.csv, summary.json and report.html",
 		Long: `Read every node folder of a job (jobs/<jobid> in the shared directory, the newest attempt
@@ -45,28 +46,30 @@ A job that is still running is refused unless --partial: Slurm is asked (squeue,
 scontrol, then sacct for a job that slurmctld has forgotten) when it is there, else the
 status files decide; collect says so when Slurm accounting is off. With --partial, nodes
 still running are shown as running, never as SUCCESS: a benchmark they still run, and the
-job, are FAILURE ("partial: 1 of 4 nodes still running"). -o appends the rows to your own
+job, are FAILURE ("partial: 1 of 4 nodes still running"). --append adds the rows to your own
 perf.csv under a lock (header union, atomic rewrite). --baseline compares with an earlier
 perf.csv: relative_change is the change of each row's performance against the row with the
 same model, metric and key columns there, in percent.
 
 Exit codes: 0 all benchmarks succeeded, 1 the job is still running (without --partial) or
 the folders could not be read, 3 a benchmark or node failed (with --partial: or nodes are
-still running), 4 no such job or bad flags.`,
+still running), 4 no such job or bad flags.
+
+-o prints the table (the default), csv (perf.csv itself), json (summary.json) or markdown.
+The old spellings --format FORMAT and -o FILE (for --append FILE) still work, with a
+warning, until the next release.`,
 		Example: `  benchctl collect 123456
-  benchctl collect 123456 --attempt 0 --format markdown
-  benchctl collect 123456 --partial -o ~/perf.csv
+  benchctl collect 123456 --attempt 0 -o markdown
+  benchctl collect 123456 --partial --append ~/perf.csv
   benchctl collect 123457 --baseline ~/perf-last-week.csv
-  BENCHCTL_SHARED_DIR=/shared/benchctl benchctl collect 123456 --format json`,
+  BENCHCTL_SHARED_DIR=/shared/benchctl benchctl collect 123456 -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput("--format", opts.format, results.Formats()...); err != nil {
-				return err
-			}
-			if slices.Contains(results.Formats(), opts.output) || opts.output == "text" {
-				// Elsewhere -o is a format; here it names the perf.csv to append to.
-				return usagef(fmt.Sprintf("for that output format use --format %s; to append to a file named %s, write -o ./%s", opts.output, opts.output, opts.output),
-					"-o %s: collect's -o is a perf.csv to append the rows to, not a format", opts.output)
+			if opts.oldAppend != "" {
+				if opts.appendTo != "" && opts.appendTo != opts.oldAppend {
+					return usagef("give the file once: --append FILE", "--append %s and -o %s both name a file to append to", opts.appendTo, opts.oldAppend)
+				}
+				opts.appendTo = opts.oldAppend
 			}
 			if opts.attempt < -1 {
 				return usagef("give an attempt number: 0 for the first run, 1 after one requeue, ...", "invalid --attempt %d", opts.attempt)
@@ -78,10 +81,23 @@ still running), 4 no such job or bad flags.`,
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	f.IntVar(&opts.attempt, "attempt", -1, "attempt to collect: 0 is the first run, n the n-th requeue (default: the newest)")
 	f.BoolVar(&opts.partial, "partial", false, "collect a job that is still running; running nodes are shown as running, never as SUCCESS")
-	f.StringVarP(&opts.output, "output", "o", "", "also append the rows to this perf.csv (locked, header union, atomic)")
-	f.StringVar(&opts.format, "format", results.FormatTable, "stdout format: table, csv, json or markdown")
+	f.StringVar(&opts.appendTo, "append", "", "also append the rows to this perf.csv (locked, header union, atomic)")
+	out := outputFlag(cmd, &opts.output, tableFormats...)
+	out.other = func(v string) (string, bool) {
+		// The old -o FILE: a value that is no format and looks like a file (perf.csv, ./csv).
+		if !strings.ContainsAny(v, "./") {
+			return "", false
+		}
+		opts.oldAppend = v
+		return deprecation("-o "+v+" (a file to append to)", "--append "+v), true
+	}
+	out.hint = "--append FILE appends the rows to a perf.csv"
+	choiceFlag(cmd, f, &opts.output, "format", "", "table", "old spelling of -o", tableFormats...)
+	deprecate(cmd, "format", func(v string) string { return "-o " + v })
 	f.StringVar(&opts.baseline, "baseline", "", "an earlier perf.csv: fill relative_change with the change against it, in percent")
-	_ = cmd.MarkFlagFilename("output", "csv")
+	_ = cmd.MarkFlagFilename("append", "csv")
+	_ = cmd.MarkFlagFilename("baseline", "csv")
+	_ = cmd.MarkFlagDirname("shared-dir")
 	return cmd
 }
 
@@ -94,7 +110,7 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	ended := false // Slurm said the job has ended (a requeued job is pending again: not ended)
 	// Without Slurm (no squeue: a local job) there is nothing to requeue, and no secret.
 	col, err := results.Collect(ctx, results.CollectOptions{
-		SharedDir: dir, JobID: jobID, Attempt: opts.attempt, Partial: opts.partial, AppendTo: opts.output, Baseline: opts.baseline,
+		SharedDir: dir, JobID: jobID, Attempt: opts.attempt, Partial: opts.partial, AppendTo: opts.appendTo, Baseline: opts.baseline,
 		Scheduler: func(ctx context.Context, id string) (results.SchedulerState, error) {
 			st, sure, err := slurmJobState(ctx, id)
 			ended = err == nil && sure && !st.Active
@@ -126,10 +142,10 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	}
 	slog.Info("collected", "job", s.Job, "attempt", s.Attempt, "nodes", s.Nodes.Expected, "failed", s.Nodes.Failed,
 		"running", s.Nodes.Running, "status", s.Status, "dir", col.Dir.Path, "seconds", time.Since(started).Round(time.Millisecond).Seconds())
-	if opts.output != "" {
-		slog.Info("appended", "file", opts.output, "rows", len(col.Perf.Rows))
+	if opts.appendTo != "" {
+		slog.Info("appended", "file", opts.appendTo, "rows", len(col.Perf.Rows))
 	}
-	if err := results.WriteResults(io.out, opts.format, s, col.Perf); err != nil {
+	if err := results.WriteResults(io.out, opts.output, s, col.Perf); err != nil {
 		return err
 	}
 	if !opts.partial && col.Dir.Latest() && len(s.Running) == 0 && ended {

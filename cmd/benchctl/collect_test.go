@@ -1,40 +1,18 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/spf13/cobra"
 )
 
-// runResults runs benchctl in-process like Execute, with collect and compare registered
-// (root.go may or may not register them yet).
+// runResults runs benchctl in-process (see run).
 func runResults(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	io := streams{in: strings.NewReader(""), out: &out, err: &errb}
-	root, started := newRootCmd(io)
-	for _, c := range []*cobra.Command{newCollectCmd(io), newCompareCmd(io)} {
-		if found, _, err := root.Find([]string{c.Name()}); err != nil || found == root {
-			root.AddCommand(c)
-		}
-	}
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	if err == nil {
-		return exitOK, out.String(), errb.String()
-	}
-	if !*started {
-		err = &usageError{msg: err.Error(), hint: "run 'benchctl --help'"}
-	}
-	printError(&errb, err)
-	return exitCode(err), out.String(), errb.String()
+	return run(t, args...)
 }
 
 // fixtures copies the results package's job folders into a fresh shared directory.
@@ -61,9 +39,9 @@ func TestCollectCommand(t *testing.T) {
 	}{
 		{name: "success", args: []string{"collect", "100", "--shared-dir", shared}, code: 0,
 			stdout: []string{"BENCHMARK", "train_0", "100.5", "1-n2", "14164"}, stderr: []string{"collected"}, written: "jobs/100/perf.csv"},
-		{name: "csv", args: []string{"collect", "100", "--shared-dir", shared, "--format", "csv"}, code: 0,
+		{name: "csv", args: []string{"collect", "100", "--shared-dir", shared, "-o", "csv"}, code: 0,
 			stdout: []string{"model,n_gpus,nnodes", ",perf_min,perf_max,"}},
-		{name: "markdown", args: []string{"collect", "100", "--shared-dir", shared, "--format", "markdown"}, code: 0,
+		{name: "markdown", args: []string{"collect", "100", "--shared-dir", shared, "-o", "markdown"}, code: 0,
 			stdout: []string{"| BENCHMARK | MODEL |", "| train | train_2 | samples_per_second | 007 |"}},
 		{name: "failed nodes exit 3", args: []string{"collect", "300", "--shared-dir", shared}, code: 3,
 			stdout: []string{"FAILURE"}, stderr: []string{"job 300 has failures: train: no node produced a result"}, written: "jobs/300/report.html"},
@@ -81,7 +59,9 @@ func TestCollectCommand(t *testing.T) {
 			stderr: []string{"no job 42", "jobs there: 600, 500, 400, 300, 200, 100"}},
 		{name: "no shared dir", args: []string{"collect", "42", "--shared-dir", filepath.Join(shared, "nope")}, code: 4,
 			stderr: []string{"no jobs folder in the shared directory"}},
-		{name: "bad format", args: []string{"collect", "100", "--shared-dir", shared, "--format", "xml"}, code: 4,
+		{name: "bad format", args: []string{"collect", "100", "--shared-dir", shared, "-o", "xml"}, code: 4,
+			stderr: []string{`invalid --output "xml"`, "hint: use --output table, csv, json or markdown; --append FILE appends the rows to a perf.csv"}},
+		{name: "bad old format", args: []string{"collect", "100", "--shared-dir", shared, "--format", "xml"}, code: 4,
 			stderr: []string{`invalid --format "xml"`}},
 		{name: "bad attempt", args: []string{"collect", "100", "--shared-dir", shared, "--attempt", "-2"}, code: 4},
 		{name: "no job id", args: []string{"collect", "--shared-dir", shared}, code: 4, stderr: []string{"accepts 1 arg"}},
@@ -118,7 +98,7 @@ func TestCollectJSONAndAppend(t *testing.T) {
 	shared := fixtures(t)
 	t.Setenv("BENCHCTL_SHARED_DIR", shared)
 	mine := filepath.Join(t.TempDir(), "perf.csv")
-	code, out, errs := runResults(t, "collect", "100", "--format", "json", "-o", mine)
+	code, out, errs := runResults(t, "collect", "100", "-o", "json", "--append", mine)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -131,7 +111,7 @@ func TestCollectJSONAndAppend(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &s); err != nil || s.Job != "100" || s.Benchmarks[0].Winner.Rank != 1 {
 		t.Fatalf("json: %v %+v", err, s)
 	}
-	if code, _, errs := runResults(t, "collect", "400", "-o", mine); code != 3 {
+	if code, _, errs := runResults(t, "collect", "400", "--append", mine); code != 3 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	data, _ := os.ReadFile(mine)
@@ -148,9 +128,9 @@ func TestCollectJSONAndAppend(t *testing.T) {
 		t.TempDir(): "is not a regular file",
 		filepath.Join(t.TempDir(), "no", "perf.csv"): "does not exist; create it first",
 	} {
-		code, _, errs := runResults(t, "collect", "100", "-o", target)
+		code, _, errs := runResults(t, "collect", "100", "--append", target)
 		if code != 4 || !strings.Contains(errs, want) {
-			t.Errorf("-o %s: exit %d, %s", target, code, errs)
+			t.Errorf("--append %s: exit %d, %s", target, code, errs)
 		}
 	}
 	if data, _ := os.ReadFile(ragged); string(data) != "a,b\n1,2,3\n" {
@@ -178,7 +158,7 @@ func TestCompareCommand(t *testing.T) {
 		{[]string{"compare", base, worse}, 3, []string{"-20.00%", "regressed"}, []string{"1 rows regressed: a x: -20.00 %"}},
 		{[]string{"compare", base, worse, "--threshold", "25%"}, 0, nil, nil},
 		{[]string{"compare", base, worse, "--metric-direction", "lower"}, 0, []string{"improved"}, nil},
-		{[]string{"compare", base, worse, "--format", "json"}, 3, []string{`"verdict": "regressed"`}, nil},
+		{[]string{"compare", base, worse, "-o", "json"}, 3, []string{`"verdict": "regressed"`}, nil},
 		{[]string{"compare", base, filepath.Join(dir, "none.csv")}, 4, nil, []string{"none.csv"}},
 		{[]string{"compare", base, write("bad.csv", "x,y\n1,2\n")}, 4, nil, []string{"no performance column"}},
 		{[]string{"compare", base, same, "--threshold", "lots"}, 4, nil, []string{"invalid --threshold"}},
@@ -204,18 +184,39 @@ func TestCompareCommand(t *testing.T) {
 	}
 }
 
-// collect's -o is a file; a format name there is a mistake, said so, and nothing is written.
-func TestCollectOutputFlagIsNotAFormat(t *testing.T) {
+// collect's -o is a format, as everywhere; for one release a value that is no format and
+// looks like a file is still the perf.csv to append to (the old -o FILE), with a warning
+// that says to write --append; anything else is a wrong format, and nothing is written.
+func TestCollectOutputIsAFormat(t *testing.T) {
+	shared := fixtures(t)
 	dir := t.TempDir()
 	t.Chdir(dir)
-	for _, f := range []string{"json", "csv", "table", "markdown", "text"} {
-		code, _, errs := run(t, "collect", "1", "--shared-dir", dir, "-o", f)
-		if code != 4 || !strings.Contains(errs, "--format "+f) {
+	for _, f := range []string{"json", "csv", "table", "markdown"} {
+		code, out, errs := run(t, "collect", "100", "--shared-dir", shared, "-o", f)
+		if code != 0 || out == "" || strings.Contains(errs, "deprecated") {
 			t.Errorf("-o %s: exit %d\n%s", f, code, errs)
 		}
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("-o %s wrote a file", f)
 		}
+	}
+	code, _, errs := run(t, "collect", "100", "--shared-dir", shared, "-o", "jsn")
+	if code != 4 || !strings.Contains(errs, `invalid --output "jsn"`) {
+		t.Errorf("-o jsn: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "jsn")); err == nil {
+		t.Errorf("-o jsn wrote a file")
+	}
+	code, _, errs = run(t, "collect", "100", "--shared-dir", shared, "-o", "perf.csv", "--log-format", "json")
+	if code != 0 || !strings.Contains(errs, `"msg":"-o perf.csv (a file to append to) is deprecated and will be removed in the next release; write --append perf.csv instead"`) {
+		t.Errorf("-o perf.csv: exit %d\n%s", code, errs)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "perf.csv")); err != nil || !strings.HasPrefix(string(data), "model,") {
+		t.Errorf("-o perf.csv did not append: %v %q", err, data)
+	}
+	code, _, errs = run(t, "collect", "100", "--shared-dir", shared, "-o", "perf.csv", "--append", "other.csv")
+	if code != 4 || !strings.Contains(errs, "--append other.csv and -o perf.csv both name a file") {
+		t.Errorf("-o perf.csv --append other.csv: exit %d\n%s", code, errs)
 	}
 }
 

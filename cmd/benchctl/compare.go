@@ -8,7 +8,7 @@ import (
 type compareOptions struct {
 	threshold string
 	direction string
-	format    string
+	output    string
 }
 
 func newCompareCmd(io streams) *cobra.Command {
@@ -23,12 +23,15 @@ change of every row. A row regresses when it is worse than the threshold in the 
 better (--metric-direction higher, the default, or lower; auto picks lower for metrics that
 look like times: latency, seconds, ms, ...), when it had a number in BASE and has none in
 NEW, or when its status column went from SUCCESS (or empty) to anything else. Rows found in only one file are listed, not errors. When a file holds rows of several
-jobs (a perf.csv that collect -o appended to; the benchctl_job column), the rows of the last
+jobs (a perf.csv that collect --append appended to; the benchctl_job column), the rows of the last
 job that has them count.
+
+-o prints the table (the default), csv, json or markdown; --format, its old spelling, still
+works with a warning until the next release.
 
 Exit codes: 0 no regression, 3 a row regressed, 4 a file cannot be read or bad flags.`,
 		Example: `  benchctl compare baseline/perf.csv jobs/123456/perf.csv
-  benchctl compare base.csv new.csv --threshold 2.5% --format markdown
+  benchctl compare base.csv new.csv --threshold 2.5% -o markdown
   benchctl compare base.csv new.csv --metric-direction lower   # latencies`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -36,19 +39,16 @@ Exit codes: 0 no regression, 3 a row regressed, 4 a file cannot be read or bad f
 			if err != nil {
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}
-			if err := checkOutput("--metric-direction", opts.direction, results.HigherIsBetter, results.LowerIsBetter, results.AutoDirection); err != nil {
-				return err
-			}
-			if err := checkOutput("--format", opts.format, results.Formats()...); err != nil {
-				return err
-			}
-			return compareRun(io, args[0], args[1], results.CompareOptions{Threshold: thr, Direction: opts.direction}, opts.format)
+			return compareRun(io, args[0], args[1], results.CompareOptions{Threshold: thr, Direction: opts.direction}, opts.output)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.threshold, "threshold", "5%", "a row regresses when it is worse by more than this")
-	f.StringVar(&opts.direction, "metric-direction", results.HigherIsBetter, "which way is better: higher, lower or auto")
-	f.StringVar(&opts.format, "format", results.FormatTable, "stdout format: table, csv, json or markdown")
+	choiceFlag(cmd, f, &opts.direction, "metric-direction", "", results.HigherIsBetter, "which way is better: higher, lower or auto",
+		results.HigherIsBetter, results.LowerIsBetter, results.AutoDirection)
+	outputFlag(cmd, &opts.output, tableFormats...)
+	choiceFlag(cmd, f, &opts.output, "format", "", "table", "old spelling of -o", tableFormats...)
+	deprecate(cmd, "format", func(v string) string { return "-o " + v })
 	return cmd
 }
 
@@ -62,7 +62,12 @@ func compareRun(io streams, basePath, newPath string, opts results.CompareOption
 		return err
 	}
 	c := results.Compare(base, cur, opts)
-	if err := results.WriteComparison(io.out, format, c); err != nil {
+	if format == results.FormatJSON {
+		err = writeJSON(io.out, c)
+	} else {
+		err = results.WriteComparison(io.out, format, c)
+	}
+	if err != nil {
 		return err
 	}
 	return c.Err()

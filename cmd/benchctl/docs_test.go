@@ -11,7 +11,8 @@ import (
 )
 
 // docCommands returns every `benchctl ...` command line in the fenced code blocks of a
-// markdown file, with its line number (continuation lines joined, comments dropped).
+// markdown file, with its line number (continuation lines joined, comments dropped, up to
+// a pipe or another command).
 func docCommands(t *testing.T, path string) map[int][]string {
 	t.Helper()
 	f, err := os.Open(path)
@@ -59,7 +60,14 @@ func docCommands(t *testing.T, path string) map[int][]string {
 		}
 		for i, w := range words {
 			if filepath.Base(w) == "benchctl" && i+1 < len(words) && !strings.HasPrefix(words[i+1], "<") {
-				out[start] = words[i+1:]
+				args := words[i+1:]
+				for j, a := range args {
+					if a == "|" || a == "&&" || a == "||" || a == ";" { // the next command of a pipeline
+						args = args[:j]
+						break
+					}
+				}
+				out[start] = args
 				break
 			}
 		}

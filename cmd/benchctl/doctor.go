@@ -36,12 +36,10 @@ node; with --manifest, the GPUs match the manifest's vendor and count and there 
 for its image. Exit 1 if any check fails.`,
 		Example: `  benchctl doctor
   benchctl doctor --manifest models/allreduce/benchmark.yaml
-  srun -N 4 --ntasks-per-node=1 benchctl doctor --shared-dir /shared/benchctl`,
+  srun -N 4 --ntasks-per-node=1 benchctl doctor --shared-dir /shared/benchctl
+  benchctl doctor -o json`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput("--output", opts.output, "text", "json"); err != nil {
-				return err
-			}
 			var m *manifest.Manifest
 			if opts.manifest != "" {
 				var err error
@@ -86,7 +84,8 @@ for its image. Exit 1 if any check fails.`,
 	}
 	cmd.Flags().StringVarP(&opts.manifest, "manifest", "m", "", "also check GPUs and disk space against this manifest")
 	cmd.Flags().StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
-	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	outputFlag(cmd, &opts.output, "table", "json")
 	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
+	_ = cmd.MarkFlagDirname("shared-dir")
 	return cmd
 }

@@ -13,7 +13,8 @@ import (
 
 type gpusOptions struct {
 	vendor    string
-	json      bool
+	output    string
+	json      bool   // hidden: --json, the old spelling of -o json
 	sysfsRoot string // hidden: a recorded sysfs tree instead of /
 	amdSource string // hidden: sysfs or amd-smi
 }
@@ -26,7 +27,7 @@ func newGpusCmd(io streams) *cobra.Command { return newGpusCmdWith(io, gpu.Detec
 func newGpusCmdWith(io streams, detect detectGPUs) *cobra.Command {
 	opts := &gpusOptions{}
 	cmd := &cobra.Command{
-		Use:   "gpus [--vendor auto|amd|nvidia] [--json]",
+		Use:   "gpus [--vendor auto|amd|nvidia] [-o table|json]",
 		Short: "List this node's GPUs: index, name, arch, memory, PCI address, render node or UUID",
 		Long: `List the GPUs of this node as benchctl sees them: NVIDIA GPUs through NVML (nvidia-smi in a
 CGO_ENABLED=0 build), AMD GPUs through the KFD topology in /sys/class/kfd. The index is the one
@@ -34,28 +35,29 @@ CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES count; on MI250X each GCD is its o
 
 --vendor auto (the default) takes the vendor found, AMD first; a node with neither prints
 "no GPUs found" on stderr and exits 0. Asking for a vendor the node does not have exits 4.
---json prints the whole inventory (driver, CUDA/ROCm version, device files, NUMA node).`,
+-o json prints the whole inventory (driver, CUDA/ROCm version, device files, NUMA node);
+--json, its old spelling, still works with a warning until the next release.`,
 		Example: `  benchctl gpus
-  benchctl gpus --vendor amd --json
-  srun -N 4 benchctl gpus --json   # one inventory per node`,
+  benchctl gpus --vendor amd -o json
+  srun -N 4 benchctl gpus -o json   # one inventory per node`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput("--vendor", opts.vendor, gpu.VendorAuto, gpu.VendorAMD, gpu.VendorNVIDIA); err != nil {
-				return err
-			}
-			if err := checkOutput("--amd-source", opts.amdSource, gpu.SourceSysfs, gpu.SourceAMDSMICLI); err != nil {
-				return err
+			if opts.json {
+				opts.output = "json"
 			}
 			return gpusRun(cmd.Context(), io, detect, opts)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.vendor, "vendor", gpu.VendorAuto, "GPU vendor: auto, amd or nvidia")
-	f.BoolVar(&opts.json, "json", false, "print the inventory as JSON")
+	choiceFlag(cmd, f, &opts.vendor, "vendor", "", gpu.VendorAuto, "GPU vendor: auto, amd or nvidia", gpu.VendorAuto, gpu.VendorAMD, gpu.VendorNVIDIA)
+	outputFlag(cmd, &opts.output, "table", "json")
+	f.BoolVar(&opts.json, "json", false, "old spelling of -o json")
+	deprecate(cmd, "json", func(string) string { return "-o json" })
 	f.StringVar(&opts.sysfsRoot, "sysfs-root", "/", "read /sys, /proc and /opt/rocm under this directory (tests)")
-	f.StringVar(&opts.amdSource, "amd-source", gpu.SourceSysfs, "AMD source: sysfs or amd-smi")
+	choiceFlag(cmd, f, &opts.amdSource, "amd-source", "", gpu.SourceSysfs, "AMD source: sysfs or amd-smi", gpu.SourceSysfs, gpu.SourceAMDSMICLI)
 	_ = f.MarkHidden("sysfs-root")
 	_ = f.MarkHidden("amd-source")
+	_ = cmd.MarkFlagDirname("sysfs-root")
 	return cmd
 }
 
@@ -67,7 +69,7 @@ func gpusRun(ctx context.Context, io streams, detect detectGPUs, opts *gpusOptio
 	if len(inv.GPUs) == 0 {
 		fmt.Fprintln(io.err, "no GPUs found")
 	}
-	if opts.json {
+	if opts.output == "json" {
 		return writeJSON(io.out, inv)
 	}
 	if len(inv.GPUs) == 0 {

@@ -51,7 +51,7 @@ INDEX  NAME                 ARCH    MEMORY   PCI           RENDER/UUID
 }
 
 func TestGpusJSONMI250X(t *testing.T) {
-	out, _, err := runGpus(t, nil, "--vendor", "amd", "--sysfs-root", gpuFixtures+"mi250x", "--json")
+	out, _, err := runGpus(t, nil, "--vendor", "amd", "--sysfs-root", gpuFixtures+"mi250x", "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestGpusNoneFound(t *testing.T) {
 	if asked.Vendor != "auto" || asked.SysfsRoot != "/" || asked.AMDSource != "sysfs" {
 		t.Errorf("detect got %+v", asked)
 	}
-	out, errs, err = runGpus(t, none, "--json")
+	out, errs, err = runGpus(t, none, "-o", "json")
 	if err != nil || errs != "no GPUs found\n" || !strings.Contains(out, `"vendor": "none"`) || !strings.Contains(out, `"gpus": []`) {
 		t.Fatalf("--json: err %v, stdout %q, stderr %q", err, out, errs)
 	}

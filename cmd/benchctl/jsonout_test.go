@@ -90,8 +90,39 @@ func TestOtherJSONListsEmpty(t *testing.T) {
 		t.Errorf("models list selecting nothing: exit %d, %q\n%s", code, out, errs)
 	}
 	none := func(context.Context, gpu.Options) (gpu.Inventory, error) { return gpu.Inventory{Vendor: "none"}, nil }
-	out, _, err := runGpus(t, none, "--json")
+	out, _, err := runGpus(t, none, "-o", "json")
 	if err != nil || !strings.Contains(out, `"gpus": [],`) {
 		t.Errorf("gpus --json without GPUs: %v\n%s", err, out)
+	}
+}
+
+// Every list command prints exactly [] (or an object whose list is []) for -o json when
+// there is nothing to list.
+func TestJSONOfEmptyListsExactly(t *testing.T) {
+	shared := t.TempDir()
+	csv := filepath.Join(t.TempDir(), "empty.csv")
+	if err := os.WriteFile(csv, []byte("model,metric,performance\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cache", "ls", "--shared-dir", shared, "-o", "json"}, "[]\n"},
+		{[]string{"cache", "verify", "--shared-dir", shared, "-o", "json"}, "[]\n"},
+		{[]string{"cache", "prune", "--shared-dir", shared, "--keep", "0", "-o", "json"}, "[]\n"},
+		{[]string{"cache", "prune", "--shared-dir", shared, "--dry-run", "-o", "json"}, "[]\n"},
+		{[]string{"models", "list", "--catalog", "../../tests/fixtures/mad/models.json", "--tags", "no-such-tag", "-o", "json"}, "[]\n"},
+		{[]string{"compare", csv, csv, "-o", "json"}, "{\n  \"threshold\": 5,\n  \"changes\": []\n}\n"},
+	} {
+		code, out, errs := run(t, c.args...)
+		if code != 0 || out != c.want {
+			t.Errorf("%v: exit %d\n got %q\nwant %q\n%s", c.args, code, out, c.want, errs)
+		}
+	}
+	none := func(context.Context, gpu.Options) (gpu.Inventory, error) { return gpu.Inventory{Vendor: "none"}, nil }
+	out, _, err := runGpus(t, none, "-o", "json")
+	if want := "{\n  \"vendor\": \"none\",\n  \"gpus\": [],\n  \"driver\": \"\",\n  \"runtime\": \"\",\n  \"source\": \"\"\n}\n"; err != nil || out != want {
+		t.Errorf("gpus -o json without GPUs: %v\n got %q\nwant %q", err, out, want)
 	}
 }

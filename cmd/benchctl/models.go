@@ -45,29 +45,24 @@ func newModelsListCmd(io streams) *cobra.Command {
 and command. --tags selects models as madengine does: a model is listed when it has any of
 the tags (a model's name also works as a tag; "all" lists everything).`,
 		Example: `  benchctl models list --catalog models/models.json
-  benchctl models list --catalog ../MAD/models.json --tags vllm,inference --output json`,
+  benchctl models list --catalog ../MAD/models.json --tags vllm,inference -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.catalog == "" {
 				return usagef("give the catalog: benchctl models list --catalog models.json", "--catalog is required")
-			}
-			if err := checkOutput("--output", opts.output, "table", "json"); err != nil {
-				return err
-			}
-			if opts.vendor != "" {
-				if err := checkOutput("--gpu-vendor", strings.ToLower(opts.vendor), "amd", "nvidia"); err != nil {
-					return err
-				}
 			}
 			return modelsListRun(io, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.catalog, "catalog", "", "models.json catalog file")
 	cmd.Flags().StringSliceVar(&opts.tags, "tags", nil, "select models with any of these tags (comma-separated; all = every model)")
-	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
-	cmd.Flags().StringVar(&opts.vendor, "gpu-vendor", "", "show the Dockerfile each model's dockerfile prefix gives for this GPU vendor (amd or nvidia), by its CONTEXT line")
+	outputFlag(cmd, &opts.output, "table", "json")
+	choiceFlag(cmd, cmd.Flags(), &opts.vendor, "gpu-vendor", "", "", "show the Dockerfile each model's dockerfile prefix gives for this GPU vendor (amd or nvidia), by its CONTEXT line", "amd", "nvidia").fold = true
 	cmd.Flags().StringVar(&opts.guestOS, "guest-os", "", "with --gpu-vendor: the guest_os the Dockerfile must be for (e.g. UBUNTU), when several match")
 	_ = cmd.MarkFlagFilename("catalog", "json")
+	_ = cmd.RegisterFlagCompletionFunc("tags", func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeTags(opts.catalog, toComplete)
+	})
 	return cmd
 }
 

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -24,8 +24,9 @@ func Execute(ctx context.Context, args []string, io streams) int {
 	if err == nil {
 		return exitOK
 	}
-	if !*started {
-		// cobra failed before a command ran: unknown command, bad flag, wrong arguments.
+	var usage *usageError
+	if !*started && !errors.As(err, &usage) {
+		// cobra failed before a command ran: unknown command, wrong arguments.
 		err = &usageError{msg: err.Error(), hint: "run 'benchctl --help' or 'benchctl COMMAND --help'"}
 	}
 	code := exitCode(err)
@@ -77,18 +78,22 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			started = true
-			return setupLogging(io, opts)
+			if err := setupLogging(io, opts); err != nil {
+				return err
+			}
+			warnDeprecated(cmd)
+			return nil
 		},
 	}
 	root.SetOut(io.out)
 	root.SetErr(io.err)
 	root.SetVersionTemplate("benchctl {{.Version}}\n")
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &usageError{msg: err.Error(), hint: fmt.Sprintf("run 'benchctl %s --help'", strings.TrimPrefix(cmd.CommandPath(), "benchctl "))}
-	})
+	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
 	pf.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	pf.StringVar(&opts.logFormat, "log-format", "text", "log format on stderr: text or json")
+	_ = root.RegisterFlagCompletionFunc("log-level", completeWords("debug", "info", "warn", "error"))
+	_ = root.RegisterFlagCompletionFunc("log-format", completeWords("text", "json"))
 
 	root.AddGroup(
 		&cobra.Group{ID: "core", Title: "Benchmark commands:"},
@@ -104,6 +109,7 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 		c.GroupID = "inspect"
 		root.AddCommand(c)
 	}
+	root.AddCommand(newSchemaCmd(io)) // in the "inspect" group
 	root.AddCommand(newGenDocsCmd(root))
 	return root, &started
 }
@@ -115,24 +121,14 @@ func setupLogging(io streams, opts *globalOptions) error {
 	}
 	hopts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler
-	switch opts.logFormat {
-	case "text":
-		h = slog.NewTextHandler(io.err, hopts)
-	case "json":
+	if err := checkOutput("--log-format", opts.logFormat, "text", "json"); err != nil {
+		return err
+	}
+	if opts.logFormat == "json" {
 		h = slog.NewJSONHandler(io.err, hopts)
-	default:
-		return usagef("use --log-format text or json", "invalid --log-format %q", opts.logFormat)
+	} else {
+		h = slog.NewTextHandler(io.err, hopts)
 	}
 	slog.SetDefault(slog.New(h))
 	return nil
-}
-
-// checkOutput validates an --output flag value.
-func checkOutput(flag, got string, allowed ...string) error {
-	for _, a := range allowed {
-		if got == a {
-			return nil
-		}
-	}
-	return usagef("use "+flag+" "+strings.Join(allowed, ", "), "invalid %s %q", flag, got)
 }

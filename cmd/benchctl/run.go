@@ -43,7 +43,9 @@ on every node (MASTER_ADDR alone is an error, not a one-node job).
 
 Every node leaves jobs/<job>[.<attempt>]/nodes/<rank>-<host>/ in the shared directory:
 status.json, <benchmark>.log, results/<benchmark>/ (mounted as $BENCHCTL_OUTPUT_DIR) and, on
-failure, diagnostics/<benchmark>/.
+failure, diagnostics/<benchmark>/. On stdout, run prints one line per benchmark (node,
+benchmark, outcome, seconds), or with -o json the node's status.json; --dry-run prints the
+plan, as text or with -o json as JSON.
 
 In a MAD checkout, as madengine runs it, --tags without --manifest runs the models of
 ./models.json with those tags, each on the image of its own Dockerfile picked by gpu_vendor;
@@ -67,9 +69,6 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 			if err := opts.src.check(cmd); err != nil {
 				return err
 			}
-			if err := checkOutput("--output", opts.output, "text", "json"); err != nil {
-				return err
-			}
 			if opts.barrierTimeout <= 0 {
 				return usagef("give a positive duration, e.g. --barrier-timeout 30m", "--barrier-timeout %v is not a positive duration", opts.barrierTimeout)
 			}
@@ -85,13 +84,16 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 	f.StringVar(&opts.record, "record", "", "run the image pinned by this build record (from benchctl build --record)")
 	f.StringSliceVar(&opts.benchmarks, "benchmarks", nil, "run only these benchmarks (comma-separated)")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "show the node context, the image and each container as a docker run line; change nothing")
-	f.StringVarP(&opts.output, "output", "o", "text", "--dry-run output format: text or json")
+	outputFlag(cmd, &opts.output, "table", "json")
 	f.DurationVar(&opts.barrierTimeout, "barrier-timeout", time.Hour, "how long nodes wait for each other (rank 0 may be building)")
 	f.DurationVar(&opts.heartbeat, "heartbeat", 0, "how often nodes tell each other they are alive; one silent for 3 periods is lost (default: the manifest's job.heartbeat, else 5s)")
 	f.StringVar(&opts.sysfsRoot, "sysfs-root", "", "read the GPU inventory's /sys, /proc and /opt/rocm under this directory (a recorded tree; tests)")
 	_ = f.MarkHidden("sysfs-root")
 	f.BoolVar(&opts.noSkipArch, "disable-skip-gpu-arch", false, "run MAD models on every GPU architecture, whatever their skip_gpu_arch says (as madengine's flag)")
 	_ = cmd.RegisterFlagCompletionFunc("benchmarks", completeBenchmarks)
+	_ = cmd.MarkFlagFilename("record", "json")
+	_ = cmd.MarkFlagDirname("shared-dir")
+	_ = cmd.MarkFlagDirname("sysfs-root")
 	return cmd
 }
 
@@ -124,6 +126,12 @@ func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
 	res, err := runner.Run(cmd.Context(), ro)
 	if res != nil {
 		slog.Info("node finished", "outcome", res.Status.Outcome, "status", res.NodeDir+"/status.json")
+		if opts.output == "json" {
+			if jerr := writeJSON(io.out, res.Status); jerr != nil && err == nil {
+				err = jerr
+			}
+			return err
+		}
 		for _, b := range res.Status.Benchmarks {
 			fmt.Fprintf(io.out, "%s\t%s\t%s\t%.1fs\n", res.Node.NodeName(), b.Name, b.Outcome, b.DurationSeconds)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -58,20 +59,42 @@ func (s *manifestSource) load() (*manifest.Manifest, error) {
 	return m, err
 }
 
-// completeCheckoutTags completes --tags from ./models.json: every tag and model name.
-func completeCheckoutTags(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	c, err := models.Load("models.json")
+// completeCheckoutTags completes --tags from ./models.json (a MAD checkout).
+func completeCheckoutTags(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return completeTags("models.json", toComplete)
+}
+
+// completeTags completes a --tags value from a catalog: all, then every model name and tag,
+// in the catalog's order, each once. --tags takes a comma-separated list: what is typed after the last
+// comma is completed, and the words before it stay in front.
+func completeTags(catalog, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if catalog == "" {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	c, err := models.Load(catalog)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	seen := map[string]bool{"all": true}
-	out := []string{"all"}
+	done, last := "", toComplete
+	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
+		done, last = toComplete[:i+1], toComplete[i+1:]
+	}
+	seen := map[string]bool{}
+	for _, t := range strings.Split(done, ",") {
+		seen[t] = true // given already
+	}
+	var words []string
+	if done == "" {
+		words = append(words, "all") // every model: not one tag among others
+	}
 	for _, m := range c.Models {
-		for _, t := range append([]string{m.Name}, m.Tags...) {
-			if !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-			}
+		words = append(append(words, m.Name), m.Tags...)
+	}
+	var out []cobra.Completion
+	for _, w := range words {
+		if !seen[w] && strings.HasPrefix(w, last) {
+			seen[w] = true
+			out = append(out, done+w)
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp

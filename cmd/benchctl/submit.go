@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -34,6 +36,33 @@ type submitOptions struct {
 	dryRun      bool
 	wait        bool
 	collect     bool
+	output      string
+}
+
+// submitted is what submit -o json prints: the job and its paths, and with --wait how it
+// ended, with --collect what collect -o json prints (summary.json).
+type submitted struct {
+	Job      string          `json:"job"`
+	Nodes    int             `json:"nodes"`
+	Script   string          `json:"script"`
+	JobDir   string          `json:"jobDir"`
+	State    string          `json:"state,omitempty"`
+	Outcomes []nodeOutcome   `json:"outcomes,omitempty"`
+	Collect  json.RawMessage `json:"collect,omitempty"`
+}
+
+// nodeOutcome is one node of a followed job.
+type nodeOutcome struct {
+	Node     string `json:"node"`
+	Outcome  string `json:"outcome"`
+	Phase    string `json:"phase"`
+	ExitCode int    `json:"exitCode"`
+}
+
+// dryRunSubmit is what submit --dry-run -o json prints: sbatch's arguments and the script.
+type dryRunSubmit struct {
+	Sbatch []string `json:"sbatch"`
+	Script string   `json:"script"`
 }
 
 func newSubmitCmd(io streams) *cobra.Command {
@@ -52,10 +81,16 @@ or output. The script is requeue-safe: attempt n writes jobs/<id>.<n>.
 status.json; it exits 0 when every node succeeded, 2 when the image build failed, and 3
 when a benchmark failed. --collect then collects the job (perf.csv, summary.json,
 report.html), prints its table and exits with collect's code. --dry-run prints the sbatch command and the script; nothing is
-written or submitted.`,
+written or submitted.
+
+-o json prints one JSON object instead of the job id: the job, its node count, the script
+and the job folder; with --wait also the final state and each node's outcome, with
+--collect also collect's summary (summary.json). With --dry-run it holds sbatch's arguments
+and the script.`,
 		Example: `  benchctl submit --manifest models/allreduce/benchmark.yaml --nodes 4 --partition gpu --wait --collect
   benchctl submit -m m.yaml --record build.json --time 02:00:00 --sbatch-arg=--constraint=mi300x
-  benchctl submit -m m.yaml --nodes 2 --dry-run`,
+  benchctl submit -m m.yaml --nodes 2 --dry-run
+  benchctl submit -m m.yaml --nodes 2 -o json`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.manifest == "" {
@@ -84,7 +119,10 @@ written or submitted.`,
 	f.BoolVar(&opts.dryRun, "dry-run", false, "print the sbatch command and the script; submit nothing")
 	f.BoolVar(&opts.wait, "wait", false, "follow the job until it ends and exit with its outcome")
 	f.BoolVar(&opts.collect, "collect", false, "with --wait: collect the job at the end (perf.csv, report) and exit with collect's code")
+	outputFlag(cmd, &opts.output, "table", "json")
 	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
+	_ = cmd.MarkFlagFilename("record", "json")
+	_ = cmd.MarkFlagDirname("shared-dir")
 	_ = cmd.RegisterFlagCompletionFunc("benchmarks", completeBenchmarks)
 	return cmd
 }
@@ -152,6 +190,9 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 			return err
 		}
 		argv := j.SbatchArgv()
+		if opts.output == "json" {
+			return writeJSON(io.out, dryRunSubmit{Sbatch: argv, Script: script})
+		}
 		for i := range argv {
 			argv[i] = slurm.Quote(argv[i])
 		}
@@ -169,25 +210,55 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(io.out, id)
+	rep := submitted{Job: id, Nodes: j.Nodes, Script: script, JobDir: layout.Job(id, 0).Path}
+	if opts.output != "json" {
+		fmt.Fprintln(io.out, id)
+	}
 	if err := layout.RecordSubmitted(j.Token, id); err != nil {
 		slog.Warn("could not record the job's submission files; benchctl submit removes them after 7 days", "err", err)
 	}
-	slog.Info("submitted", "job", id, "nodes", j.Nodes, "script", script, "jobDir", jobdir.Layout{Shared: dir}.Job(id, 0).Path)
+	slog.Info("submitted", "job", id, "nodes", j.Nodes, "script", script, "jobDir", rep.JobDir)
 	if !opts.wait {
+		if opts.output == "json" {
+			return writeJSON(io.out, rep)
+		}
 		return nil
 	}
-	ferr := followJob(ctx, io, dir, id, j.Nodes)
+	end, ferr := followJob(ctx, dir, id, j.Nodes)
+	if end.Dir.Path != "" {
+		rep.JobDir = end.Dir.Path // the attempt that ran last
+	}
+	rep.State = end.State
+	for _, n := range end.Nodes {
+		rep.Outcomes = append(rep.Outcomes, nodeOutcome{Node: n.Node, Outcome: n.Outcome, Phase: n.Phase, ExitCode: n.ExitCode})
+	}
+	if opts.output != "json" {
+		printOutcomes(io, end.Nodes)
+	}
 	if ctx.Err() == nil {
 		removeSubmitted(layout, id) // the job has ended: its secret is not needed any more
 	}
-	if !opts.collect || ctx.Err() != nil {
-		return ferr
+	err = ferr
+	if opts.collect && ctx.Err() == nil {
+		if ferr != nil {
+			slog.Warn(ferr.Error())
+		}
+		copts := &collectOptions{sharedDir: dir, attempt: -1, output: opts.output}
+		if opts.output != "json" {
+			return collectRun(ctx, io, id, copts)
+		}
+		var summary bytes.Buffer
+		err = collectRun(ctx, streams{in: io.in, out: &summary, err: io.err}, id, copts)
+		if summary.Len() > 0 {
+			rep.Collect = json.RawMessage(bytes.TrimSpace(summary.Bytes()))
+		}
 	}
-	if ferr != nil {
-		slog.Warn(ferr.Error())
+	if opts.output == "json" {
+		if jerr := writeJSON(io.out, rep); jerr != nil && err == nil {
+			err = jerr
+		}
 	}
-	return collectRun(ctx, io, id, &collectOptions{sharedDir: dir, attempt: -1, format: "table"})
+	return err
 }
 
 // pruneSubmitted removes old submission files (secrets above all) of jobs that have ended.
@@ -208,9 +279,9 @@ func removeSubmitted(l jobdir.Layout, id string) {
 	}
 }
 
-// followJob waits for a submitted job, logging its nodes' phases, then prints each node's
-// outcome and returns the job's verdict (jobdir.Judge).
-func followJob(ctx context.Context, io streams, shared, id string, world int) error {
+// followJob waits for a submitted job, logging its nodes' phases, and returns how it ended
+// and the job's verdict (jobdir.Judge).
+func followJob(ctx context.Context, shared, id string, world int) (jobdir.Ended, error) {
 	end, err := jobdir.Follow{Layout: jobdir.Layout{Shared: shared}, JobID: id, World: world,
 		Wait: func(ctx context.Context, tick func(string, error)) (string, error) {
 			st, err := slurm.Wait(ctx, slurm.ExecCommander{}, id, func(st slurm.JobState, err error) { tick(st.State, err) })
@@ -222,16 +293,21 @@ func followJob(ctx context.Context, io streams, shared, id string, world int) er
 			}
 			slog.Info(line)
 		}}.Run(ctx)
-	if end.Nodes != nil {
-		tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NODE\tOUTCOME\tLAST PHASE")
-		for _, n := range end.Nodes {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Node, n.Outcome, n.Phase)
-		}
-		tw.Flush()
-	}
 	if err == nil {
 		slog.Info("job finished", "job", id, "state", end.State, "jobDir", end.Dir.Path)
 	}
-	return err
+	return end, err
+}
+
+// printOutcomes is the table of a followed job's nodes.
+func printOutcomes(io streams, nodes []jobdir.NodeProgress) {
+	if nodes == nil {
+		return
+	}
+	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tOUTCOME\tLAST PHASE")
+	for _, n := range nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Node, n.Outcome, n.Phase)
+	}
+	tw.Flush()
 }

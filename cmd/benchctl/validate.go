@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -23,22 +22,20 @@ files, unset ${VAR} references, conflicting mounts. Every problem is reported at
 FILE:LINE: FIELD: what is wrong (what is allowed), and the exit code is 4.
 
 A valid manifest is printed resolved (absolute paths, ${VAR} expanded, defaults filled,
-imported catalog models included) with secret values shown as ***.`,
+imported catalog models included) with secret values shown as ***: as YAML (the default;
+validate prints a manifest, not a table) or, with -o json, as JSON.`,
 		Example: `  benchctl validate --manifest models/cpubench/benchmark.yaml
-  benchctl validate --manifest m.json --output json`,
+  benchctl validate --manifest m.json -o json`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.manifest == "" {
 				return usagef("give the manifest to check: benchctl validate --manifest m.yaml", "--manifest is required")
 			}
-			if err := checkOutput("--output", opts.output, "yaml", "json"); err != nil {
-				return err
-			}
 			return validateRun(io, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.manifest, "manifest", "m", "", "manifest file (.yaml, .yml or .json)")
-	cmd.Flags().StringVarP(&opts.output, "output", "o", "yaml", "output format: yaml or json")
+	outputFlag(cmd, &opts.output, "yaml", "json")
 	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	return cmd
 }
@@ -50,9 +47,7 @@ func validateRun(io streams, opts *validateOptions) error {
 	}
 	red := m.Redacted()
 	if opts.output == "json" {
-		enc := json.NewEncoder(io.out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(red)
+		return writeJSON(io.out, red)
 	}
 	enc := yaml.NewEncoder(io.out)
 	enc.SetIndent(2)

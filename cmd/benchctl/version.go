@@ -91,17 +91,14 @@ func newVersionCmd(io streams) *cobra.Command {
 DOCKER_HOST points at (its ID, version and API version). An unreachable engine is reported,
 not an error: 'version' always exits 0. --no-engine skips the engine.`,
 		Example: `  benchctl version
-  benchctl version --output json
-  srun -N 3 benchctl version --output json   # one line per node: which engine each node uses`,
+  benchctl version -o json
+  srun -N 3 benchctl version -o json   # one line per node: which engine each node uses`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput("--output", opts.output, "text", "json"); err != nil {
-				return err
-			}
 			return versionRun(cmd.Context(), io, opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	outputFlag(cmd, &opts.output, "table", "json")
 	cmd.Flags().BoolVar(&opts.noEngine, "no-engine", false, "do not contact the Docker Engine")
 	return cmd
 }
