@@ -42,7 +42,8 @@ type JobOverview struct {
 type SchedulerFunc func(jobID string) (state string, active, known bool)
 
 // Overview lists the newest jobs of the shared folder (at most limit; 0: all), newest
-// first, each judged from its newest attempt's files. sched may be nil.
+// first, each judged from its newest attempt's files. sched (which may be nil) is asked
+// only about jobs that have not finished by their files.
 func (l Layout) Overview(limit int, sched SchedulerFunc, now time.Time) ([]JobOverview, error) {
 	listed, err := l.List()
 	if err != nil {
@@ -92,7 +93,7 @@ func (l Layout) overview(id string, sched SchedulerFunc, now time.Time) JobOverv
 		}
 	}
 	active, known := true, false
-	if sched != nil {
+	if sched != nil && (running > 0 || o.Reported == 0) { // only an unfinished job needs asking
 		var state string
 		state, active, known = sched(id)
 		if known {

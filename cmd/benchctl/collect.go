@@ -21,12 +21,13 @@ type collectOptions struct {
 	appendTo  string // --append: a perf.csv of the user's to append the rows to
 	oldAppend string // -o PATH, the old spelling of --append
 	baseline  string
+	latest    bool
 }
 
 func newCollectCmd(io streams) *cobra.Command {
 	opts := &collectOptions{}
 	cmd := &cobra.Command{
-		Use:               "collect JOBID [--shared-dir D] [--attempt N] [--partial] [--append FILE] [-o FORMAT]",
+		Use:               "collect (JOBID | --latest) [--shared-dir D] [--attempt N] [--partial] [--append FILE] [-o FORMAT]",
 		ValidArgsFunction: completeJobIDs(&opts.sharedDir),
 		Short:             "Aggregate a job's per-node results into perf.csv, summary.json and report.html",
 		Long: `Read every node folder of a job (jobs/<jobid> in the shared directory, the newest attempt
@@ -59,12 +60,19 @@ still running), 4 no such job or bad flags.
 The old spellings --format FORMAT and -o FILE (for --append FILE) still work, with a
 warning, until the next release.`,
 		Example: `  benchctl collect 123456
+  benchctl collect --latest
   benchctl collect 123456 --attempt 0 -o markdown
   benchctl collect 123456 --partial --append ~/perf.csv
   benchctl collect 123457 --baseline ~/perf-last-week.csv
   BENCHCTL_SHARED_DIR=/shared/benchctl benchctl collect 123456 -o json`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case opts.latest && len(args) == 1:
+				return usagef("give the job id, or --latest for the newest job, not both", "--latest and the job %s are both given", args[0])
+			case !opts.latest && len(args) == 0:
+				return usagef("benchctl collect JOBID (benchctl jobs lists them), or benchctl collect --latest", "no job given")
+			}
 			if opts.oldAppend != "" {
 				if opts.appendTo != "" && opts.appendTo != opts.oldAppend {
 					return usagef("give the file once: --append FILE", "--append %s and -o %s both name a file to append to", opts.appendTo, opts.oldAppend)
@@ -74,7 +82,16 @@ warning, until the next release.`,
 			if opts.attempt < -1 {
 				return usagef("give an attempt number: 0 for the first run, 1 after one requeue, ...", "invalid --attempt %d", opts.attempt)
 			}
-			return collectRun(cmd.Context(), io, args[0], opts)
+			jobID := ""
+			if len(args) == 1 {
+				jobID = args[0]
+			} else {
+				var err error
+				if jobID, err = latestJob(opts.sharedDir); err != nil {
+					return err
+				}
+			}
+			return collectRun(cmd.Context(), io, jobID, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -94,6 +111,7 @@ warning, until the next release.`,
 	out.hint = "--append FILE appends the rows to a perf.csv"
 	choiceFlag(cmd, f, &opts.output, "format", "", "table", "old spelling of -o", tableFormats...)
 	deprecate(cmd, "format", func(v string) string { return "-o " + v })
+	f.BoolVar(&opts.latest, "latest", false, "collect the newest job of the shared directory (benchctl jobs lists them)")
 	f.StringVar(&opts.baseline, "baseline", "", "an earlier perf.csv: fill relative_change with the change against it, in percent")
 	_ = cmd.MarkFlagFilename("append", "csv")
 	_ = cmd.MarkFlagFilename("baseline", "csv")
@@ -171,6 +189,24 @@ func slurmJobState(ctx context.Context, jobID string) (state results.SchedulerSt
 // about, means for collect: "Slurm accounting is off: cannot tell whether job 12 ended; ...".
 func accountingNote(st slurm.JobState, jobID string) string {
 	return fmt.Sprintf("%s: cannot tell whether job %s ended; nodes still saying running are reported as running", st.Accounting, jobID)
+}
+
+// latestJob is the newest job of the shared directory (its folder most recently changed).
+func latestJob(flag string) (string, error) {
+	dir, err := sharedDir(flag)
+	if err != nil {
+		return "", err
+	}
+	l := jobdir.Layout{Shared: dir}
+	jobs, err := l.List()
+	if err != nil {
+		return "", fmt.Errorf("listing the jobs of %s: %w", dir, err)
+	}
+	if len(jobs) == 0 {
+		return "", usagef("run a job first, or give --shared-dir (default $BENCHCTL_SHARED_DIR)", "--latest: there are no jobs in %s", l.Jobs())
+	}
+	slog.Info("collecting the newest job", "job", jobs[0].ID)
+	return jobs[0].ID, nil
 }
 
 // completeJobIDs completes job ids from the shared directory's jobs/ folder, newest first.

@@ -64,7 +64,7 @@ func TestCollectCommand(t *testing.T) {
 		{name: "bad old format", args: []string{"collect", "100", "--shared-dir", shared, "--format", "xml"}, code: 4,
 			stderr: []string{`invalid --format "xml"`}},
 		{name: "bad attempt", args: []string{"collect", "100", "--shared-dir", shared, "--attempt", "-2"}, code: 4},
-		{name: "no job id", args: []string{"collect", "--shared-dir", shared}, code: 4, stderr: []string{"accepts 1 arg"}},
+		{name: "no job id", args: []string{"collect", "--shared-dir", shared}, code: 4, stderr: []string{"no job given"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+// writeCmdJob writes a job of world nodes with the given outcomes, started at start.
+func writeCmdJob(t *testing.T, shared, id string, world int, outcomes []string, start time.Time, mod time.Time) {
+	t.Helper()
+	l := jobdir.Layout{Shared: shared}
+	d := l.Job(id, 0)
+	os.MkdirAll(d.Nodes(), 0o755)
+	j := &jobdir.Job{Job: id, World: world, StartedAt: start}
+	j.SetManifest(map[string]any{"name": "allreduce"})
+	if err := jobdir.WriteJob(d.JobFile(), j); err != nil {
+		t.Fatal(err)
+	}
+	for r, oc := range outcomes {
+		nd := d.Node(r, "n"+string(rune('1'+r)))
+		os.MkdirAll(nd.Path, 0o755)
+		s := &jobdir.Status{Version: 1, Job: id, Rank: r, Outcome: oc, StartedAt: start}
+		if oc != jobdir.OutcomeRunning {
+			end := start.Add(95 * time.Second)
+			s.FinishedAt = &end
+			if oc != jobdir.OutcomeSuccess {
+				s.ExitCode = 3
+			}
+		}
+		if err := jobdir.WriteStatus(nd.Status(), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chtimes(d.Path, mod, mod)
+}
+
+// benchctl jobs lists the shared folder's jobs newest first, as a table and as JSON (an
+// empty list is []); collect --latest takes the newest.
+func TestJobsAndCollectLatest(t *testing.T) {
+	saved := time.Local
+	time.Local = time.UTC
+	t.Cleanup(func() { time.Local = saved })
+	shared := t.TempDir()
+	start := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	s := jobdir.OutcomeSuccess
+	writeCmdJob(t, shared, "41", 3, []string{s, s, s}, start, start.Add(time.Hour))
+	writeCmdJob(t, shared, "42", 3, []string{s, jobdir.OutcomeFailure, s}, start.Add(time.Hour), start.Add(2*time.Hour))
+	code, out, errs := run(t, "jobs", "--shared-dir", shared, "--no-slurm")
+	want := `JOB  NAME       STATE   NODES  STARTED           DURATION  COLLECTED  OUTCOME
+42   allreduce  failed  3      2026-11-20 10:00  1m35s     no         1 of 3 nodes failed (exit 3)
+41   allreduce  done    3      2026-11-20 09:00  1m35s     no         3/3 succeeded
+`
+	if code != 0 || out != want {
+		t.Errorf("exit %d\n%s\nwant\n%s\n%s", code, out, want, errs)
+	}
+	code, out, _ = run(t, "jobs", "--shared-dir", shared, "--no-slurm", "-o", "json", "--limit", "1")
+	var got []jobdir.JobOverview
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || len(got) != 1 || got[0].ID != "42" || got[0].State != jobdir.JobFailed {
+		t.Errorf("json: exit %d %s", code, out)
+	}
+	if code, out, _ := run(t, "jobs", "--shared-dir", t.TempDir(), "-o", "json"); code != 0 || out != "[]\n" {
+		t.Errorf("no jobs: exit %d %q", code, out)
+	}
+	if code, _, errs := run(t, "jobs", "--limit", "-1", "--shared-dir", shared); code != exitInvalid || !strings.Contains(errs, "invalid --limit -1") {
+		t.Errorf("--limit -1: exit %d %s", code, errs)
+	}
+	// collect --latest collects 42 (exit 3: a node failed), and names it.
+	code, _, errs = run(t, "collect", "--latest", "--shared-dir", shared)
+	if code != 3 || !strings.Contains(errs, "job=42") {
+		t.Errorf("collect --latest: exit %d\n%s", code, errs)
+	}
+	for args, want := range map[string]string{
+		"collect --shared-dir " + shared:               "no job given",
+		"collect 41 --latest --shared-dir " + shared:   "--latest and the job 41 are both given",
+		"collect --latest --shared-dir " + t.TempDir(): "--latest: there are no jobs in",
+	} {
+		if code, _, errs := run(t, strings.Fields(args)...); code != exitInvalid || !strings.Contains(errs, want) {
+			t.Errorf("%s: exit %d %s", args, code, errs)
+		}
+	}
+}
