@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,10 +32,23 @@ type chart struct {
 	Histogram   bool
 	W, H        int
 	Bars        []bar
+	Ticks       []tick
+	PlotTop     float64 // where the bars start
 	MedianX     float64
-	AxisY       float64
-	Left, Right string
+	MedianLabel string  // "median 993.4", above the median line ("": no line, for one node)
+	AxisX       float64 // where the value axis starts
+	AxisEnd     float64 // and where it ends
+	AxisY       float64 // the value axis
+	AxisNote    string  // "axis starts at 96, not at zero", when it does not
 	Note        string
+	Slowest     []slowNode // named under the chart
+	SlowestText string     // "slowest: 3-n3 (−4.1 % vs median), ...", for the chart's label
+}
+
+// tick is a value on the axis: a grid line and its label.
+type tick struct {
+	X     float64
+	Label string
 }
 
 type bar struct {
@@ -105,40 +119,91 @@ func nodeStrip(s *Summary, b *BenchmarkSummary) strip {
 // valueChart draws one bar per node (few nodes) or a histogram of the values (many).
 func valueChart(s *Summary, b *BenchmarkSummary, r RowSummary) chart {
 	st := r.Stats
-	c := chart{Title: strings.TrimSpace(r.Model + " · " + r.Metric)}
+	slow := slowest(r, maxSlowest)
+	c := chart{Title: strings.TrimSpace(r.Model + " · " + r.Metric), Slowest: slowestNodes(s, r, slow)}
+	c.SlowestText = slowestText(c.Slowest)
 	lo, hi := st.Values[0].Value, st.Values[0].Value
 	for _, v := range st.Values {
 		lo, hi = min(lo, v.Value), max(hi, v.Value)
 	}
+	if len(st.Values) > 1 {
+		c.MedianLabel = "median " + readable(st.Median)
+	}
+	if len(st.Values) <= maxBarNodes {
+		barChart(&c, s, b, st, slow, lo, hi)
+		return c
+	}
+	histogram(&c, st, slow, lo, hi)
+	return c
+}
+
+// Bar chart layout (pixels): the median's label above the bars, the ticks' labels and the
+// note about the axis below them.
+const (
+	barTop     = 20.0
+	tickLabelY = 14.0 // below the axis
+	axisNoteY  = 32.0 // below the axis
+)
+
+// barChart draws one bar per node on an axis chosen to show the differences between nodes.
+func barChart(c *chart, s *Summary, b *BenchmarkSummary, st Stats, slow []NodeValue, lo, hi float64) {
+	ax := valueAxis(lo, hi)
+	xOf := func(v float64) float64 { return chartLabelWidth + chartBarWidth*ax.frac(v) }
 	winner := -1
 	if b.Winner != nil {
 		winner = b.Winner.Rank
 	}
-	if len(st.Values) <= maxBarNodes {
-		scale := 0.0
-		if hi > 0 {
-			scale = chartBarWidth / hi
+	c.W = chartWidth
+	c.PlotTop, c.AxisX, c.AxisEnd = barTop, chartLabelWidth, chartLabelWidth+chartBarWidth
+	c.AxisY = barTop + float64(len(st.Values)*chartRowHeight) + 2
+	c.H = int(c.AxisY + tickLabelY + 8)
+	amber := false // a slow node drawn as such (the winner keeps its colour)
+	for i, v := range st.Values {
+		y := barTop + float64(i*chartRowHeight)
+		class := "bar"
+		switch {
+		case v.Rank == winner:
+			class = "bar win"
+		case slices.ContainsFunc(slow, func(x NodeValue) bool { return x.Rank == v.Rank }):
+			class = "bar slow"
+			amber = true
 		}
-		c.W = chartWidth
-		c.H = 8 + len(st.Values)*chartRowHeight + 8
-		for i, v := range st.Values {
-			y := 8 + float64(i*chartRowHeight)
-			w := max(0, v.Value*scale)
-			class := "bar"
-			if v.Rank == winner {
-				class = "bar win"
-			}
-			label := nodeLabel(s, v.Rank)
-			c.Bars = append(c.Bars, bar{X: chartLabelWidth, Y: y, W: max(w, 1), H: chartRowHeight - 4, LabelX: chartLabelWidth - 6,
-				Label: label, Value: FormatStat(v.Value), Class: class, Tip: label + ": " + FormatStat(v.Value)})
-		}
-		c.MedianX = chartLabelWidth + max(0, st.Median*scale)
-		c.AxisY = float64(c.H - 4)
-		c.Note = "dashed line: median; highlighted: the winning node"
-		return c
+		label := nodeLabel(s, v.Rank)
+		w := max(1, xOf(v.Value)-chartLabelWidth)
+		c.Bars = append(c.Bars, bar{X: chartLabelWidth, Y: y, W: w, H: chartRowHeight - 4, LabelX: chartLabelWidth - 6,
+			Label: label, Value: readable(v.Value), Class: class, Tip: label + ": " + FormatStat(v.Value)})
 	}
+	for _, t := range ax.ticks() {
+		c.Ticks = append(c.Ticks, tick{X: xOf(t), Label: readable(t)})
+	}
+	c.MedianX = xOf(st.Median)
+	c.Note = "dashed line: the median; dark blue: the node whose CSV won"
+	if c.MedianLabel == "" {
+		c.Note = "dark blue: the node whose CSV won"
+	}
+	if amber {
+		c.Note += "; amber: the slowest, named above"
+	}
+	if ax.Truncated() {
+		c.AxisNote = "axis starts at " + readable(ax.Lo) + ", not at zero"
+		c.H = int(c.AxisY + axisNoteY + 6)
+	}
+}
+
+// Histogram layout (pixels).
+const (
+	histTop  = 18.0
+	histPlot = histogramHeight - 20 // the tallest bin
+)
+
+// histogram draws how many nodes fall in each of histogramBins bins from the smallest value
+// to the largest.
+func histogram(c *chart, st Stats, slow []NodeValue, lo, hi float64) {
 	c.Histogram = true
-	c.W, c.H = chartWidth, histogramHeight+30
+	c.W = chartWidth
+	c.PlotTop, c.AxisX, c.AxisEnd = histTop, 0, chartWidth
+	c.AxisY = histTop + histPlot
+	c.H = int(c.AxisY + tickLabelY + 10)
 	counts := make([]int, histogramBins)
 	span := hi/2 - lo/2 // halved, so that hi-lo cannot overflow to +Inf; doubled where it is shown
 	bin := func(v float64) int {
@@ -153,21 +218,35 @@ func valueChart(s *Summary, b *BenchmarkSummary, r RowSummary) chart {
 	}
 	plotX, plotW := 20.0, float64(chartWidth-40)
 	bw := plotW / histogramBins
+	slowBins := make([]bool, histogramBins)
+	for _, v := range slow {
+		slowBins[bin(v.Value)] = true
+	}
 	for i, n := range counts {
 		if n == 0 {
 			continue
 		}
-		h := float64(histogramHeight-10) * float64(n) / float64(most)
+		h := histPlot * float64(n) / float64(most)
 		from := lo + 2*span*float64(i)/histogramBins
-		c.Bars = append(c.Bars, bar{X: plotX + float64(i)*bw, Y: float64(histogramHeight) - h, W: bw - 1, H: h, Class: "bar",
-			Tip: fmt.Sprintf("%d nodes from %s to %s", n, FormatStat(from), FormatStat(from+2*span/histogramBins))})
+		class := "bar"
+		if slowBins[i] {
+			class = "bar slow"
+		}
+		c.Bars = append(c.Bars, bar{X: plotX + float64(i)*bw, Y: c.AxisY - h, W: bw - 1, H: h, Class: class,
+			Tip: fmt.Sprintf("%d nodes from %s to %s", n, readable(from), readable(from+2*span/histogramBins))})
 	}
-	c.AxisY = histogramHeight
-	c.MedianX = plotX
+	// Ticks at round values between the smallest value and the largest.
+	if step := niceStep(span / 2.5); step > 0 {
+		for t := math.Ceil(lo/step) * step; t <= hi && len(c.Ticks) < 12; t += step {
+			c.Ticks = append(c.Ticks, tick{X: plotX + plotW*spanFraction(t, lo, span), Label: readable(t)})
+		}
+	}
 	c.MedianX = plotX + plotW*spanFraction(st.Median, lo, span)
-	c.Left, c.Right = st.Min, st.Max
-	c.Note = fmt.Sprintf("%d nodes in %d bins (tallest: %d nodes); dashed line: median", len(st.Values), histogramBins, most)
-	return c
+	c.Note = fmt.Sprintf("%d nodes in %d bins (tallest: %d nodes) from the smallest value, %s, to the largest, %s; dashed line: the median",
+		len(st.Values), histogramBins, most, readable(lo), readable(hi))
+	if len(slow) > 0 {
+		c.Note += "; amber: the bins of the slowest nodes, named above"
+	}
 }
 
 // spanFraction is where v lies between lo and lo+2*halfSpan, in [0, 1]; 0 for an empty or

@@ -42,14 +42,7 @@ func (a *aggregator) finish() *Summary {
 	if s.Image.ID == "" {
 		s.Image.ID, s.Image.Key = a.commonImage(), a.imageKey
 	}
-	if len(a.archs) > 0 {
-		archs := make([]string, 0, len(a.archs))
-		for k := range a.archs {
-			archs = append(archs, k)
-		}
-		slices.Sort(archs)
-		s.GPUArch = strings.Join(archs, ",")
-	}
+	s.GPUArch, s.GPUName = sortedKeys(a.archs), sortedKeys(a.gpuNames)
 	if len(a.images) > 1 {
 		a.problem("the nodes ran different images: %s", a.imageCounts())
 	}
@@ -311,4 +304,14 @@ func dirPath(dir string) string {
 		return ""
 	}
 	return "nodes/" + dir
+}
+
+// sortedKeys is m's keys, sorted and comma-separated ("" for none).
+func sortedKeys(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, ",")
 }

@@ -47,6 +47,7 @@ type aggregator struct {
 	world    int            // largest world a status claimed
 	minWorld int            // smallest world a status claimed (0: none did)
 	archs    map[string]int // GPU architectures the nodes reported, and how many of each
+	gpuNames map[string]int // GPU product names the nodes reported (bounded like archs)
 	statuses int            // status files read
 }
 
@@ -224,12 +225,8 @@ func (a *aggregator) add(nd *nodeData) {
 			a.world = max(a.world, st.World)
 		}
 		a.statuses++
-		if st.GPUArch != "" && (a.archs[st.GPUArch] > 0 || len(a.archs) < 16) {
-			if a.archs == nil {
-				a.archs = map[string]int{}
-			}
-			a.archs[st.GPUArch]++
-		}
+		countBounded(&a.archs, st.GPUArch)
+		countBounded(&a.gpuNames, st.GPUName)
 		if st.Rank != nd.rank || (st.Host != "" && st.Host != nd.host) {
 			a.problem("nodes/%s/status.json says rank %d host %q", nd.dir, st.Rank, st.Host)
 		}
@@ -401,4 +398,16 @@ func sortFailures(f []failRec) {
 		}
 		return f[i].dir < f[j].dir
 	})
+}
+
+// countBounded counts k in *m (made on first use), which holds at most 16 distinct keys:
+// a job's GPU architectures and product names, where more would be a folder gone wrong.
+func countBounded(m *map[string]int, k string) {
+	if k == "" || ((*m)[k] == 0 && len(*m) >= 16) {
+		return
+	}
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[k]++
 }

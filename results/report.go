@@ -8,7 +8,6 @@ import (
 	"github.com/benchctl/benchctl/internal/safefile"
 	"html/template"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ var reportTemplate = sync.OnceValues(func() (*template.Template, error) {
 		"f1":   func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 		"stat": FormatStat,
 		"pct":  func(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) + "%" },
+		"add":  func(a, b float64) float64 { return a + b },
 	}).Parse(reportSource)
 })
 
@@ -30,14 +30,13 @@ const (
 	maxBarNodes      = 64  // per-node bars; more nodes get a histogram
 	maxStripNodes    = 512 // one cell per node; more get a stacked bar
 	maxCharts        = 8   // rows charted per benchmark
-	maxExcerpts      = 20  // failed nodes per benchmark shown with a diagnostics excerpt
 	maxFailedListed  = 200 // failed nodes per benchmark listed at all
 	maxCandidates    = 16  // candidates listed per benchmark
 	excerptLines     = 40
 	excerptMaxBytes  = 16 << 10
-	chartWidth       = 640
+	chartWidth       = 760
 	chartLabelWidth  = 150
-	chartBarWidth    = 380
+	chartBarWidth    = 500
 	chartRowHeight   = 18
 	histogramBins    = 30
 	histogramHeight  = 150
@@ -46,9 +45,12 @@ const (
 )
 
 // WriteReport renders report.html for a summary made by Aggregate: one self-contained page
-// (inline CSS and SVG, no scripts, no network) with, per benchmark, the value, per-node bars
-// and spread, the status, durations, and the failed nodes with the first lines of their
-// diagnostics. Links to node logs are relative to the job folder.
+// (inline CSS and SVG, no scripts, no network) with the GPU model in its header and, per
+// benchmark, the winning value rounded with the median beside it, per-node bars on an axis
+// that shows a few percent (or a histogram) with the slowest nodes named, the status,
+// durations, the rows as the CSV wrote them, and the failed nodes: a few with the first
+// lines of their diagnostics, many as a compact list by reason. Links to node logs are
+// relative to the job folder.
 func WriteReport(w io.Writer, s *Summary) error {
 	t, err := reportTemplate()
 	if err != nil {
@@ -61,29 +63,32 @@ type reportView struct {
 	S          *Summary
 	Collected  string
 	Image      string
+	GPU        string // "AMD Instinct MI300X (gfx942)", or what the nodes said of it
 	Benchmarks []benchView
-	NodeFails  []NodeFailure
-	MoreFails  int // nodes left out of NodeFails
+	NodeFails  failList
 }
 
 type benchView struct {
 	Image       string // the image it ran on, when the job's benchmarks ran on several
 	B           *BenchmarkSummary
 	ID          string
-	Headline    string
+	Reason      string // B.Reason without the failed nodes it names (they are listed)
+	Headline    string // the winning value, rounded
+	HeadExact   string // the winning value as its CSV wrote it
 	HeadMetric  string
+	HeadModel   string // the row's model, when it is not the benchmark's name
+	HeadMedian  string // the median over the nodes, rounded ("" for one node)
 	Spread      string
 	WinnerLabel string
 	WinnerLink  string
 	Durations   string
+	GPUs        string
 	Strip       strip
 	Charts      []chart
 	MoreRows    int
 	Rows        []RowSummary // the first maxTableRows rows of the table
 	HiddenRows  int          // rows left out of the table (all are in perf.csv)
-	Failed      []failView
-	FailedNodes int // nodes the failures stand for (a run of missing nodes is one entry)
-	MoreFailed  int // nodes left out of Failed
+	Failed      failList
 	Candidates  []Candidate
 	MoreCands   int
 }
@@ -95,16 +100,28 @@ type failView struct {
 }
 
 func newReportView(s *Summary) *reportView {
-	v := &reportView{S: s, Collected: s.CollectedAt.Format("2006-01-02 15:04:05 MST"), Image: s.Image.ID}
+	v := &reportView{S: s, Collected: s.CollectedAt.Format("2006-01-02 15:04:05 MST"), Image: s.Image.ID, GPU: gpuLine(s)}
 	if len(v.Image) > 19 {
 		v.Image = v.Image[:19] + "…"
 	}
-	v.NodeFails = s.NodeFailures[:min(len(s.NodeFailures), maxFailedListed)]
-	v.MoreFails = countNodes(s.NodeFailures[len(v.NodeFails):])
+	v.NodeFails = newFailList(s.NodeFailures, "")
 	for i := range s.Benchmarks {
 		v.Benchmarks = append(v.Benchmarks, newBenchView(s, &s.Benchmarks[i], i))
 	}
 	return v
+}
+
+// gpuLine is the job's GPU model and architecture for the header: "AMD Instinct MI300X
+// (gfx942)", "gfx942" without a name, "" when the nodes did not say.
+func gpuLine(s *Summary) string {
+	name, arch := strings.ReplaceAll(s.GPUName, ",", ", "), strings.ReplaceAll(s.GPUArch, ",", ", ")
+	switch {
+	case name != "" && arch != "":
+		return name + " (" + arch + ")"
+	case name != "":
+		return name
+	}
+	return arch
 }
 
 // maxTableRows is how many rows of a benchmark the report's table shows: a CSV of
@@ -112,7 +129,7 @@ func newReportView(s *Summary) *reportView {
 const maxTableRows = 200
 
 func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
-	bv := benchView{B: b, ID: fmt.Sprintf("b%d", i)}
+	bv := benchView{B: b, ID: fmt.Sprintf("b%d", i), Reason: briefReason(b, s.Nodes.Expected)}
 	if len(s.Images) > 0 && s.job != nil {
 		im := s.job.ImageOf(b.Name)
 		bv.Image = cmpOr(im.Tag, im.ID)
@@ -122,13 +139,16 @@ func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
 		bv.WinnerLink = w.File
 		for _, r := range b.Rows {
 			if hasPerformance(r.Performance) {
-				bv.Headline, bv.HeadMetric = r.Performance, r.Metric
+				bv.HeadExact, bv.HeadMetric = strings.TrimSpace(r.Performance), r.Metric
+				bv.Headline = readableRaw(r.Performance)
 				if r.Model != b.Name {
-					bv.HeadMetric += " (" + r.Model + ")"
+					bv.HeadModel = r.Model
 				}
 				if st := r.Stats; st.Nodes > 1 {
-					bv.Spread = fmt.Sprintf("spread over %d nodes: min %s · median %s · max %s · stdev %s · cv %.1f%%",
-						st.Nodes, st.Min, FormatStat(st.Median), st.Max, FormatStat(st.Stdev), st.CV*100)
+					bv.HeadMedian = readable(st.Median)
+					bv.Spread = fmt.Sprintf("spread over %d nodes: min %s (%s) · median %s · max %s (%s) · stdev %s · cv %s",
+						st.Nodes, readableRaw(st.Min), nodeLabel(s, st.MinRank), readable(st.Median), readableRaw(st.Max), nodeLabel(s, st.MaxRank),
+						readable(st.Stdev), percent(st.CV))
 				} else if st.Nodes == 1 {
 					bv.Spread = "one node reported this value"
 				}
@@ -137,7 +157,10 @@ func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
 		}
 	}
 	if d := b.Durations; d.Nodes > 0 {
-		bv.Durations = fmt.Sprintf("%s s on average over %s (min %s s, max %s s)", FormatStat(d.Mean), plural(d.Nodes, "node", "nodes"), FormatStat(d.Min), FormatStat(d.Max))
+		bv.Durations = fmt.Sprintf("%s s on average over %s (min %s s, max %s s)", readable(d.Mean), plural(d.Nodes, "node", "nodes"), readable(d.Min), readable(d.Max))
+	}
+	if b.GPUsPerNode > 0 {
+		bv.GPUs = fmt.Sprintf("%s per node, %d in all", plural(b.GPUsPerNode, "GPU", "GPUs"), b.GPUs)
 	}
 	bv.Strip = nodeStrip(s, b)
 	bv.Rows = b.Rows[:min(len(b.Rows), maxTableRows)]
@@ -151,18 +174,7 @@ func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
 			bv.Charts = append(bv.Charts, valueChart(s, b, r))
 		}
 	}
-	for j, f := range b.Failed {
-		if j == maxFailedListed {
-			break
-		}
-		fv := failView{NodeFailure: f}
-		if j < maxExcerpts && f.Diagnostics != "" && s.path != "" {
-			fv.Excerpt, fv.Truncated = excerpt(filepath.Join(s.path, filepath.FromSlash(f.Diagnostics), "summary.txt"))
-		}
-		bv.Failed = append(bv.Failed, fv)
-	}
-	bv.FailedNodes = countNodes(b.Failed)
-	bv.MoreFailed = countNodes(b.Failed[len(bv.Failed):])
+	bv.Failed = newFailList(b.Failed, s.path)
 	bv.Candidates = b.Candidates[:min(len(b.Candidates), maxCandidates)]
 	bv.MoreCands = len(b.Candidates) - len(bv.Candidates)
 	return bv

@@ -34,6 +34,7 @@ type Summary struct {
 	// (Image is then the first).
 	Images       []jobdir.JobImage  `json:"images,omitempty"`
 	GPUArch      string             `json:"gpuArch,omitempty"` // the nodes' GPU architectures, comma-separated
+	GPUName      string             `json:"gpuName,omitempty"` // the nodes' GPU product names, comma-separated
 	Partial      bool               `json:"partial"`
 	Scheduler    string             `json:"scheduler,omitempty"` // Slurm's job state, when it knew the job
 	Status       string             `json:"status"`              // SUCCESS or FAILURE

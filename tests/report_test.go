@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/bench/collect/synth"
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
 )
 
@@ -50,7 +51,10 @@ func chromium(t *testing.T, bin, file string, args ...string) []byte {
 }
 
 // report.html renders in a real browser: one SVG per benchmark, the failed nodes named with
-// their escaped diagnostics, nothing executable, and a screenshot that is not blank.
+// their escaped diagnostics, nothing executable, and a screenshot that is not blank; the
+// headline rounded with the median beside it, the tables as the CSVs wrote them, the axis
+// that does not start at zero said so, the slowest nodes named, the GPU in the header, and
+// many failed nodes as a compact list that names at most 10 outside its <details>.
 // The screenshots and reports are kept with `go test ./tests -run Report -artifacts -outputdir DIR`.
 func TestReportRendersInChromium(t *testing.T) {
 	bin := findChromium(t)
@@ -61,14 +65,38 @@ func TestReportRendersInChromium(t *testing.T) {
 	if _, err := synth.WriteJob(shared, synth.Options{JobID: "7001", Nodes: 300, Rows: 2, FailEvery: 60, MissingEvery: 100, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
+	// A 3-node job on known GPUs, and 200 nodes of which 40 failed.
+	three, err := synth.WriteJob(shared, synth.Options{JobID: "7003", Nodes: 3, Rows: 3, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setGPU(t, three, "AMD Instinct MI300X", "gfx942")
+	if _, err := synth.WriteJob(shared, synth.Options{JobID: "7200", Nodes: 200, Rows: 2, FailEvery: 5, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	const nnbsp, minus = "\u202f", "\u2212" // the report's digit group separator and minus sign
 	cases := []struct {
 		job        string
 		benchmarks int
 		dom        []string // in the DOM
+		absent     []string // not in the DOM
+		maxNamed   int      // failed nodes named outside the <details> of every failed node (0: no limit)
 	}{
-		{"100", 2, []string{`class="bar win"`, "spread over 3 nodes", `href="nodes/1-n2/results/train/train.csv"`}},
-		{"300", 1, []string{`data-node="1-f2"`, `data-node="0-f1"`, "&lt;script&gt;alert('x')&lt;/script&gt; &amp; other markup", "no node produced a result"}},
-		{"7001", 1, []string{`data-node="59-node00059"`, "292 nodes in 30 bins", "never reported: 3"}},
+		{"100", 2, []string{`class="bar win"`, "spread over 3 nodes", `href="nodes/1-n2/results/train/train.csv"`,
+			// rounded in the headline and charts, the median beside the winner, the axis said
+			"14" + nnbsp + "164</span>", "(winner 0-n1)", "· median 14" + nnbsp + "000", "axis starts at 13" + nnbsp + "000, not at zero",
+			"axis starts at 96, not at zero", "slowest: ", `data-slow="2-n3"`, "2-n3 (" + minus + "3.6" + nnbsp + "% vs median)",
+			`<td class="num">200.25</td>`, `<td class="num">14164</td>`, // the tables as the CSVs wrote them
+			"GPU model not recorded by the nodes"}, nil, 0},
+		{"300", 1, []string{`data-node="1-f2"`, `data-node="0-f1"`, "&lt;script&gt;alert('x')&lt;/script&gt; &amp; other markup", "no node produced a result"}, nil, 0},
+		{"7001", 1, []string{`data-node="59-node00059"`, "292 nodes in 30 bins", "never reported: 3", "slowest: ",
+			`<span class="count">5 nodes</span>`, "every failed node (8)"}, nil, 0},
+		{"7003", 1, []string{"GPU <strong>AMD Instinct MI300X (gfx942)</strong>", "(bench0_0, winner 0-node00000)", "· median 993.4",
+			"axis starts at 960, not at zero", "slowest: 0-node00000 (" + minus + "0.1" + nnbsp + "% vs median)", `<td class="num">992.17</td>`},
+			[]string{"Failed nodes"}, 0},
+		{"7200", 1, []string{"Failed nodes (40)", `<p class="reason">40 of 200 nodes failed</p>`, `<span class="count">40 nodes</span>`, "and 30 more",
+			"every failed node (40)", `data-node="199-node00199"`, "160 nodes in 30 bins", "slowest: "},
+			[]string{`class="failed-node"`, "4-node00004 (timeout"}, 10},
 	}
 	for _, c := range cases {
 		t.Run(c.job, func(t *testing.T) {
@@ -92,8 +120,24 @@ func TestReportRendersInChromium(t *testing.T) {
 					t.Errorf("the DOM lacks %q", want)
 				}
 			}
+			for _, bad := range c.absent {
+				if strings.Contains(dom, bad) {
+					t.Errorf("the DOM has %q", bad)
+				}
+			}
+			if c.maxNamed > 0 {
+				outside := regexp.MustCompile(`(?s)<details class="all-failed">.*?</details>`).ReplaceAllString(dom, "")
+				for i, s := range regexp.MustCompile(`(?s)<section class="bench".*?</section>`).FindAllString(outside, -1) {
+					if n := strings.Count(s, `data-node="`); n > c.maxNamed {
+						t.Errorf("section %d names %d failed nodes outside the list behind <details>, want at most %d", i, n, c.maxNamed)
+					}
+				}
+			}
 			if strings.Contains(dom, "<script") || strings.Contains(dom, "<iframe") {
 				t.Error("the DOM has a script or an iframe")
+			}
+			if data, _ := os.ReadFile(report); regexp.MustCompile(`(?i)https?://|<link|\bsrc=|url\(|@import`).Match(data) {
+				t.Error("report.html refers to something outside itself")
 			}
 
 			shot := filepath.Join(t.ArtifactDir(), "report-"+c.job+".png")
@@ -102,6 +146,26 @@ func TestReportRendersInChromium(t *testing.T) {
 			data, _ := os.ReadFile(report)
 			os.WriteFile(filepath.Join(t.ArtifactDir(), "report-"+c.job+".html"), data, 0o644)
 		})
+	}
+}
+
+// setGPU records a GPU model and architecture in every status.json of a job folder, as the
+// nodes' inventories would have.
+func setGPU(t *testing.T, job, name, arch string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(job, "nodes", "*", jobdir.StatusFile))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no status files in %s: %v", job, err)
+	}
+	for _, f := range files {
+		st, err := jobdir.ReadStatus(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.GPUCount, st.GPUName, st.GPUArch = 8, name, arch
+		if err := jobdir.WriteStatus(f, st); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
