@@ -75,8 +75,9 @@ func (l Layout) overview(id string, sched SchedulerFunc, now time.Time) JobOverv
 	}
 	nodes := d.Progress()
 	o.Reported = len(nodes)
-	o.Nodes = max(o.Nodes, o.Reported)
-	running, failed, code := 0, 0, 0
+	unreadable := max(0, d.NodeFolders()-o.Reported) // a folder whose status.json cannot be read
+	o.Nodes = max(o.Nodes, o.Reported+unreadable)
+	running, failed, code := 0, unreadable, 0
 	for _, n := range nodes {
 		switch n.Outcome {
 		case OutcomeRunning:
@@ -117,13 +118,15 @@ func (l Layout) overview(id string, sched SchedulerFunc, now time.Time) JobOverv
 	default:
 		o.State = JobFailed
 		switch {
+		case unreadable > 0 && failed == unreadable:
+			o.Outcome = fmt.Sprintf("%d of %d nodes left a status.json that cannot be read (benchctl collect names them)", unreadable, o.Nodes)
 		case failed > 0:
 			o.Outcome = fmt.Sprintf("%d of %d nodes failed (exit %d)", failed, o.Nodes, code)
 		default:
 			o.Outcome = fmt.Sprintf("%d of %d nodes never reported", o.Nodes-o.Reported, o.Nodes)
 		}
-		if failed > 0 && o.Reported < o.Nodes {
-			o.Outcome += fmt.Sprintf("; %d never reported", o.Nodes-o.Reported)
+		if never := o.Nodes - o.Reported - unreadable; failed > 0 && never > 0 {
+			o.Outcome += fmt.Sprintf("; %d never reported", never)
 		}
 	}
 	if o.Started != nil {

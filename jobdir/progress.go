@@ -31,8 +31,9 @@ func (l Layout) Latest(id string) Dir {
 	return l.Job(id, 0)
 }
 
-// Progress reads the status.json of every node folder of the attempt, sorted by folder
-// name. A node folder without a readable status is left out (collect reports those).
+// Progress reads the status.json of every node folder (<rank>-<host>) of the attempt,
+// sorted by folder name. A node folder without a readable status is left out (collect
+// reports those; NodeFolders counts them).
 func (d Dir) Progress() []NodeProgress {
 	f, err := os.Open(d.Nodes())
 	if err != nil {
@@ -44,7 +45,7 @@ func (d Dir) Progress() []NodeProgress {
 	for {
 		ents, err := f.ReadDir(512)
 		for _, e := range ents {
-			if !IsDirEntry(d.Nodes(), e) {
+			if _, _, ok := ParseNodeName(e.Name()); !ok || !IsDirEntry(d.Nodes(), e) {
 				continue
 			}
 			s, serr := ReadStatusWith(&r, d.NodeNamed(e.Name()).Status())
@@ -63,6 +64,21 @@ func (d Dir) Progress() []NodeProgress {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out
+}
+
+// NodeFolders counts the attempt's node folders (<rank>-<host>), readable or not.
+func (d Dir) NodeFolders() int {
+	ents, err := os.ReadDir(d.Nodes())
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if _, _, ok := ParseNodeName(e.Name()); ok && IsDirEntry(d.Nodes(), e) {
+			n++
+		}
+	}
+	return n
 }
 
 // Summary says how many nodes reported and what they are doing, e.g.

@@ -84,3 +84,26 @@ func TestJobsAndCollectLatest(t *testing.T) {
 		}
 	}
 }
+
+// The hostile fixture jobs (a damaged job.json and status, a folder that is no node, a
+// claimed world of two billion, 6,000-character lines) are listed at once, each judged
+// from what can be read: a status that cannot be read is a failure, not a success.
+func TestJobsOnTheHostileFixtures(t *testing.T) {
+	code, out, errs := run(t, "jobs", "--shared-dir", "../../tests/fixtures/hostile", "--no-slurm", "--limit", "0")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"damaged    -        failed  5", "1 of 5 nodes left a status.json that cannot be read",
+		"longlines  hostile  failed  2", "escape     hostile  done    1",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("jobs lacks %q:\n%s", want, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if len(l) > 300 {
+			t.Errorf("a line of %d characters: %.100s", len(l), l)
+		}
+	}
+}
