@@ -150,6 +150,9 @@ type JobModel struct {
 	TrainingPrecision string   `json:"trainingPrecision"`
 	Args              string   `json:"args"`
 	Dockerfile        string   `json:"dockerfile"`
+	// RunOptions are the model's additional_docker_run_options, credential-like values
+	// redacted (job.json is the redacted manifest).
+	RunOptions string `json:"runOptions"`
 }
 
 // TextOrNo is a JSON string or number kept as its text: 8, "8" and "all" all decode.

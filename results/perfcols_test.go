@@ -55,7 +55,7 @@ func TestPerfCSVPerBenchmarkImages(t *testing.T) {
 	job := filepath.Join(shared, "jobs", "7")
 	j := &jobdir.Job{Job: "7", World: 1, Nodes: []string{"h0"}}
 	man := map[string]any{"name": "mad", "benchmarks": []any{
-		map[string]any{"name": "b0", "results": "b.csv", "model": map[string]any{"dockerfile": "docker/echo"}},
+		map[string]any{"name": "b0", "results": "b.csv", "model": map[string]any{"dockerfile": "docker/echo", "runOptions": "--shm-size 16g -e HF_TOKEN=***"}},
 		map[string]any{"name": "b1", "results": "b.csv", "model": map[string]any{"dockerfile": "docker/noop"}}}}
 	if err := j.SetManifest(man); err != nil {
 		t.Fatal(err)
@@ -79,9 +79,9 @@ func TestPerfCSVPerBenchmarkImages(t *testing.T) {
 	}
 	want := []map[string]string{
 		{"docker_sha": "sha256:e", "docker_image": "benchctl/mad:e", "docker_file": "docker/echo.ubuntu.amd.Dockerfile", "base_docker": "shell:2",
-			"git_commit": "1111111111111111111111111111111111111111", "build_duration": "3"},
+			"git_commit": "1111111111111111111111111111111111111111", "build_duration": "3", "additional_docker_run_options": "--shm-size 16g -e HF_TOKEN=***"},
 		{"docker_sha": "sha256:n", "docker_image": "benchctl/mad:n", "docker_file": "docker/noop.amd.Dockerfile", "base_docker": "scratch",
-			"git_commit": "", "build_duration": "1.5"},
+			"git_commit": "", "build_duration": "1.5", "additional_docker_run_options": ""},
 	}
 	for i, r := range perf.Rows {
 		for col, w := range want[i] {
