@@ -82,3 +82,26 @@ func TestBuildAllNothingToBuild(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// A record is matched to an image by its Dockerfile and, when one Dockerfile is built with
+// several sets of build args, by the args.
+func TestRecordForMatchesArgs(t *testing.T) {
+	a := manifest.Image{Dockerfile: "/x/Dockerfile", BuildArgs: []manifest.EnvVar{{Name: "V", Value: "1"}}}
+	b := manifest.Image{Dockerfile: "/x/Dockerfile", BuildArgs: []manifest.EnvVar{{Name: "V", Value: "2"}}}
+	recs := []*Record{
+		{Key: "k1", Dockerfile: "/x/Dockerfile", BuildArgs: []KeyValue{{"V", "1"}}},
+		{Key: "k2", Dockerfile: "/x/Dockerfile", BuildArgs: []KeyValue{{"V", "2"}}},
+	}
+	for img, want := range map[*manifest.Image]string{&a: "k1", &b: "k2"} {
+		if r, err := RecordFor(recs, *img, 2, []string{"x"}); err != nil || r.Key != want {
+			t.Errorf("%v: %+v %v, want %s", img.BuildArgs, r, err, want)
+		}
+	}
+	c := manifest.Image{Dockerfile: "/x/Dockerfile", BuildArgs: []manifest.EnvVar{{Name: "V", Value: "3"}}}
+	if _, err := RecordFor(recs, c, 2, []string{"y"}); err == nil || !strings.Contains(err.Error(), "none is built from /x/Dockerfile with these build args (benchmarks y)") {
+		t.Errorf("no match: %v", err)
+	}
+	if _, err := RecordFor(append(recs, recs[0]), a, 2, nil); err == nil || !strings.Contains(err.Error(), "2 images built from /x/Dockerfile with the same build args") {
+		t.Errorf("ambiguous: %v", err)
+	}
+}

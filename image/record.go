@@ -142,11 +142,39 @@ func RecordFor(recs []*Record, img manifest.Image, images int, benchmarks []stri
 	if len(recs) == 1 && images == 1 {
 		return recs[0], nil
 	}
+	var same []*Record
 	for _, r := range recs {
 		if r.Dockerfile != "" && r.Dockerfile == img.Dockerfile {
-			return r, nil
+			same = append(same, r)
 		}
 	}
-	return nil, fmt.Errorf("the build record pins %d image(s) and none is built from %s (benchmarks %s): run benchctl build --record again for this manifest",
-		len(recs), img, strings.Join(benchmarks, ", "))
+	if len(same) > 1 { // one Dockerfile built with other build args: the args decide
+		var args []*Record
+		for _, r := range same {
+			if sameArgs(r.BuildArgs, img.BuildArgs) {
+				args = append(args, r)
+			}
+		}
+		same = args
+	}
+	switch len(same) {
+	case 1:
+		return same[0], nil
+	case 0:
+		return nil, fmt.Errorf("the build record pins %d image(s) and none is built from %s with these build args (benchmarks %s): run benchctl build --record again for this manifest",
+			len(recs), img, strings.Join(benchmarks, ", "))
+	}
+	return nil, fmt.Errorf("the build record pins %d images built from %s with the same build args: it is not from one benchctl build of this manifest; run benchctl build --record again", len(same), img)
+}
+
+func sameArgs(rec []KeyValue, args []manifest.EnvVar) bool {
+	if len(rec) != len(args) {
+		return false
+	}
+	for i, a := range args {
+		if rec[i].Name != a.Name || rec[i].Value != a.Value {
+			return false
+		}
+	}
+	return true
 }

@@ -68,7 +68,7 @@ func TestPlanShowsEachBenchmarksImage(t *testing.T) {
 	o.Records = []*image.Record{recA}
 	_, err = Plan(context.Background(), o)
 	var ce *ContextError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "none is built from "+m.Benchmarks[1].Image.Dockerfile+" (benchmarks two)") {
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "none is built from "+m.Benchmarks[1].Image.Dockerfile+" with these build args (benchmarks two)") {
 		t.Errorf("err = %v", err)
 	}
 }
