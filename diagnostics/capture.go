@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/gpu"
 )
 
 // Engine is what capturing asks of the Docker Engine.
@@ -43,6 +45,7 @@ type Report struct {
 	ProcessTitles []string   `json:"processTitles,omitempty"`
 	Processes     [][]string `json:"processes,omitempty"`
 	Sockets       []Socket   `json:"listeningSockets,omitempty"`
+	GPUState      *GPUState  `json:"gpuState,omitempty"` // the node's GPUs when the report was taken
 	LogTail       []string   `json:"logTail"`
 	NotCaptured   []string   `json:"notCaptured,omitempty"` // what could not be read, and why
 }
@@ -54,21 +57,46 @@ type Socket struct {
 }
 
 // Capture inspects the container (id may already have exited), reading processes and
-// sockets only while it runs. logTail is the end of its log as the caller streamed it.
+// sockets only while it runs. logTail is the end of its log as the caller streamed it;
+// gpus describe the GPUs it was given, and when there are any, the node's GPU management
+// library (AMD SMI or NVML) is asked what its GPUs are doing (GPUState). A node without
+// one has no GPU state, and a note says why.
 func Capture(ctx context.Context, eng Engine, id, reason string, logTail, gpus []string) Report {
+	return capture(ctx, eng, id, reason, logTail, gpus, gpu.Snapshot)
+}
+
+// snapshotFunc is gpu.Snapshot; tests pass a fake.
+type snapshotFunc func(context.Context, gpu.Options) (gpu.Inventory, error)
+
+func capture(ctx context.Context, eng Engine, id, reason string, logTail, gpus []string, snapshot snapshotFunc) Report {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	r := Report{Reason: reason, Container: id, CapturedAt: time.Now().UTC(), GPUs: gpus, LogTail: bound(logTail)}
-	note := func(what string, err error) { r.NotCaptured = append(r.NotCaptured, fmt.Sprintf("%s: %v", what, err)) }
+	r.container(ctx, eng, id)
+	if len(gpus) > 0 { // after the container: what the engine knows matters most, and the library may be slow
+		if inv, err := snapshot(ctx, gpu.Options{}); err != nil {
+			r.note("gpu state", err)
+		} else {
+			r.GPUState = gpuState(inv)
+		}
+	}
+	return r
+}
+
+func (r *Report) note(what string, err error) {
+	r.NotCaptured = append(r.NotCaptured, fmt.Sprintf("%s: %v", what, err))
+}
+
+func (r *Report) container(ctx context.Context, eng Engine, id string) {
 	if v, err := eng.ServerVersion(ctx, client.ServerVersionOptions{}); err == nil {
 		r.EngineVersion = v.Version + " (API " + v.APIVersion + ")"
 	} else {
-		note("engine version", err)
+		r.note("engine version", err)
 	}
 	insp, err := eng.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
-		note("container state", err)
-		return r
+		r.note("container state", err)
+		return
 	}
 	if st := insp.Container.State; st != nil {
 		r.Running, r.ExitCode, r.OOMKilled, r.StateError = st.Running, st.ExitCode, st.OOMKilled, st.Error
@@ -77,18 +105,17 @@ func Capture(ctx context.Context, eng Engine, id, reason string, logTail, gpus [
 				r.ProcessTitles = top.Titles
 				r.Processes = top.Processes[:min(len(top.Processes), MaxProcesses)]
 			} else {
-				note("processes", err)
+				r.note("processes", err)
 			}
 			if socks, err := listening(st.Pid); err == nil {
 				r.Sockets = socks
 			} else {
-				note("listening sockets", err)
+				r.note("listening sockets", err)
 			}
 		} else {
 			r.NotCaptured = append(r.NotCaptured, "processes and sockets: the container had already exited")
 		}
 	}
-	return r
 }
 
 func bound(lines []string) []string {
@@ -193,6 +220,9 @@ func (r Report) Summary() string {
 		for _, p := range r.Processes {
 			b.WriteString("  " + strings.Join(p, " ") + "\n")
 		}
+	}
+	if g := r.GPUState; g != nil {
+		b.WriteString("\n" + g.summary())
 	}
 	if len(r.Sockets) > 0 {
 		b.WriteString("\nlistening sockets:\n")

@@ -15,7 +15,7 @@ import (
 
 // runAMDSMI is the AMD inventory from the amd-smi CLI: `amd-smi list --json` (index, BDF)
 // and `amd-smi static --json` (name, arch, VRAM, driver, NUMA node), joined on the GPU
-// index. It stands in for the AMD SMI Go bindings (see doc.go). The JSON shape differs
+// index: the third AMD source, after the library and sysfs (doc.go). The JSON shape differs
 // between amd-smi releases (a bare list before ROCm 6.4, {"gpu_data": [...]} after; VRAM
 // as {"value","unit"}, "N MB" or vram_size_mb), and this reader accepts each of them. The
 // render node comes from /sys/bus/pci/devices/<bdf>/drm under the root.

@@ -1,21 +1,89 @@
 // Package gpu has one job: say which GPUs this node has, as one typed Inventory for NVIDIA
-// and AMD, and pick the ones a job may use.
+// and AMD, and pick the ones a job may use. It also says what they are doing now
+// (Snapshot), for doctor's "GPU busy" check and a failed benchmark's diagnostics.
 //
-// Sources, each behind the smallest interface the code needs so tests can replace it:
+// # Sources
+//
+// Each sits behind the smallest interface the code needs so tests can replace it:
 //
 //   - NVIDIA, cgo builds: NVML through github.com/NVIDIA/go-nvml, which dlopens
 //     libnvidia-ml.so.1 at run time (the binary builds and starts without a driver; no
-//     library means "not found"). Tests drive it with go-nvml's DGX H100 mock.
+//     library means "not found"). Tests drive it with go-nvml's DGX H100 mock (WithNVML).
 //   - NVIDIA, CGO_ENABLED=0 builds: `nvidia-smi --query-gpu=... --format=csv` (run with an
-//     argument list, never a shell string) and its CSV parsed.
-//   - AMD, default: the KFD topology in sysfs (/sys/class/kfd/kfd/topology/nodes), read under
-//     a root directory that tests point at recorded trees (tests/fixtures/sysfs).
-//   - AMD, on request (Options.AMDSource = "amd-smi"): `amd-smi list --json` and
-//     `amd-smi static --json`. The AMD SMI Go bindings that DESIGN.md mentions behind an
-//     `amdsmi` build tag are NOT implemented: no Go module for them could be fetched from
-//     the module proxy when this was written, so there is no `amdsmi` tag and no "amdsmi"
-//     source yet; the amd-smi CLI is the stand-in.
+//     argument list, never a shell string) and its CSV parsed. No Snapshot.
+//   - AMD, in this order unless Options.AMDSource names one (`benchctl gpus --source`):
+//     1. amdsmi: libamd_smi.so, ROCm's AMD SMI library, loaded at run time by this
+//     package's own binding (amdsmi*.go, below);
+//     2. sysfs: the KFD topology (/sys/class/kfd/kfd/topology/nodes), read under a root
+//     that tests point at recorded trees (tests/fixtures/sysfs);
+//     3. amd-smi: `amd-smi list --json` and `amd-smi static --json`.
+//     The inventory's Source says which answered, Library which library file and version,
+//     and Notes why an earlier source was passed over ("amdsmi not used: ..."). With a
+//     recorded tree (SysfsRoot other than /) only the tree is read, unless AMDSMIPath
+//     names a library to join with it (the tests do).
 //
 // Select applies a Slurm allocation (SLURM_STEP_GPUS / SLURM_JOB_GPUS) or the vendor's
 // visibility variable to an Inventory. Nothing here prints; callers decide what to show.
+//
+// # The AMD SMI binding
+//
+// No Go module for AMD SMI can be fetched here, so the binding is this package's. It uses
+// cgo with dlopen/dlsym (amdsmi_dl.go), not github.com/ebitengine/purego: the project
+// already builds with cgo for go-nvml and gcc is on every machine that builds it, so cgo
+// adds no module (DESIGN.md asks before adding libraries) and no new build requirement;
+// and the structures are declared in C (amdsmi_abi.h), where the compiler lays them out
+// as libamd_smi's own compiler did (amdsmi_bdf_t is a union of bit fields, which Go
+// cannot declare) and _Static_assert checks each size and key offset against numbers
+// worked out from amdsmi.h. A CGO_ENABLED=0 build has no binding (amdsmi_nocgo.go) and
+// reads AMD GPUs from sysfs. The binary never links libamd_smi: without ROCm it starts
+// and runs as before.
+//
+// Entry points, with their amdsmi.h signatures. Required (a library lacking one is not
+// used, and the note names the symbol): amdsmi_init(uint64_t flags; AMDSMI_INIT_AMD_GPUS),
+// amdsmi_shut_down, amdsmi_get_lib_version, amdsmi_get_socket_handles,
+// amdsmi_get_processor_handles, amdsmi_get_gpu_device_bdf, amdsmi_get_gpu_asic_info,
+// amdsmi_get_gpu_vram_usage. Optional (a lacking library answers without that fact, and a
+// note names it): amdsmi_get_gpu_compute_partition, amdsmi_get_gpu_memory_partition,
+// amdsmi_get_power_cap_info (sensor 0), amdsmi_get_clock_info (GFX, MEM),
+// amdsmi_get_temp_metric (HOTSPOT, else EDGE; CURRENT), amdsmi_get_fw_info,
+// amdsmi_get_gpu_driver_info, amdsmi_get_gpu_process_list,
+// amdsmi_status_code_to_string. Clocks come from amdsmi_get_clock_info (current and
+// maximum MHz in one call) rather than amdsmi_get_clk_freq (a table of levels in Hz).
+// Units as the library gives them: VRAM in MB (MiB: an MI300X has 196592), power in
+// microwatts, temperature in degrees Celsius (the library divides the driver's
+// millidegrees), clocks in MHz, target_graphics_version as the target's digits in hex
+// (0x942 is gfx942).
+//
+// Versions. The structures changed between AMD SMI releases (strings grew from 32/64 to
+// 256 bytes, fields were added, amdsmi_version_t lost its year), so after amdsmi_init the
+// binding reads amdsmi_get_lib_version and uses the layouts for that version, and refuses
+// any other before reading a structure: the library is then "not used" and sysfs answers.
+// Known, each read from ROCm/amdsmi's include/amd_smi/amdsmi.h: 24.6 (checked against
+// 24.6.1; ROCm 6.2; it has no target_graphics_version, so the architecture comes from the
+// KFD join) and 26.x (checked against 26.1.0; ROCm 7.x, whose major changes with every
+// ABI break). Not known yet, so refused: 24.5 (ROCm 6.1), 24.7 (ROCm 6.3), 25.x (ROCm
+// 6.4), 27 and later; adding one means checking its amdsmi.h and adding its typedefs.
+//
+// Safety. Only a regular file is passed to dlopen (a named pipe would block it; a folder
+// or a pipe in the way is an error naming it, never a hang). Each structure is read into
+// a zeroed buffer 4 KiB larger than the layout, so a library whose structure grew cannot
+// write past it. A library file is loaded once and never unloaded (it starts threads and
+// keeps C++ state). amdsmi_init/amdsmi_shut_down are process-wide, so one session runs at
+// a time; each is bounded by its context and 30 s, and a call that does not come back is
+// left behind with an error rather than holding the caller.
+//
+// Numbering. ROCR_VISIBLE_DEVICES counts KFD topology nodes, and amd-smi's own order need
+// not be that, so the library's GPUs are joined on their PCI address with the KFD
+// topology for Index, UUID (KFD unique_id), render node and NUMA node; where the topology
+// lists other GPUs (or none), the library's order stands and a note says so.
+//
+// # Fixtures and where they came from
+//
+// tests/fixtures/sysfs (MI300X, MI250X) were generated, not copied from a machine; its
+// README says how. testdata/fake_amdsmi.c is a stand-in libamd_smi.so written from
+// amdsmi.h 24.6.1 and 26.1.0 (an 8 x MI300X node: gfx942, SPX or CPX, NPS1, processes on
+// one GPU), compiled by the tests with the system cc. No machine with a GPU was at hand
+// when the binding was written: no `benchctl gpus -o json` or `benchctl doctor` output
+// recorded on a real MI300X (ROCm 6.2 or 7.x) or DGX H100 is checked in yet; recording
+// both, and checking the binding against a real libamd_smi, is still to be done.
 package gpu

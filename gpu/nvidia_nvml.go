@@ -5,6 +5,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -38,12 +39,54 @@ var (
 
 // detectNVIDIA asks the real NVML; nvml.New() only dlopens libnvidia-ml.so.1 at Init.
 func detectNVIDIA(_ context.Context, opts Options) (Inventory, error) {
-	return fromNVML(opts, nvml.New())
+	return fromNVML(opts, nvml.New(), false)
 }
 
-// fromNVML reads the inventory through NVML. A missing library (no driver installed) and a
-// driver that is not loaded are "not found"; any other NVML failure is an error.
-func fromNVML(opts Options, lib nvmlLibrary) (Inventory, error) {
+// snapshotNVIDIA asks the real NVML for the inventory with each GPU's state (SMI).
+func snapshotNVIDIA(ctx context.Context, opts Options) (Inventory, error) {
+	return nvmlSnapshot(ctx, opts, nvml.New())
+}
+
+// WithNVML returns opts with lib as the NVML that Detect and Snapshot ask instead of
+// libnvidia-ml.so.1: go-nvml's mock servers (mock/dgxh100) in tests of packages that
+// select GPUs, or a caller's own NVML.
+func WithNVML(opts Options, lib nvml.Interface) Options {
+	opts.nvidia = func(_ context.Context, o Options) (Inventory, error) { return fromNVML(o, lib, false) }
+	opts.nvidiaState = func(ctx context.Context, o Options) (Inventory, error) { return nvmlSnapshot(ctx, o, lib) }
+	return opts
+}
+
+// nvmlSnapshot is fromNVML with each GPU's state, bounded by ctx: a driver that does not
+// answer leaves the call behind, and a mock without a state method (which panics) is an
+// error, not a crash of the diagnostics that asked.
+func nvmlSnapshot(ctx context.Context, opts Options, lib nvmlLibrary) (Inventory, error) {
+	type result struct {
+		inv Inventory
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r = result{err: fmt.Errorf("NVML: %v", p)}
+			}
+			done <- r
+		}()
+		r.inv, r.err = fromNVML(opts, lib, true)
+	}()
+	select {
+	case r := <-done:
+		return r.inv, r.err
+	case <-ctx.Done():
+		return Inventory{}, fmt.Errorf("NVML: no answer (%w)", ctx.Err())
+	}
+}
+
+// fromNVML reads the inventory through NVML, with each GPU's state (SMI) when state is
+// set. A missing library (no driver installed) and a driver that is not loaded are "not
+// found"; any other NVML failure is an error.
+func fromNVML(opts Options, lib nvmlLibrary, state bool) (Inventory, error) {
 	switch ret := lib.Init(); ret {
 	case nvml.SUCCESS:
 	case nvml.ERROR_LIBRARY_NOT_FOUND:
@@ -74,6 +117,9 @@ func fromNVML(opts Options, lib nvmlLibrary) (Inventory, error) {
 		g, err := nvmlGPU(opts, i, h)
 		if err != nil {
 			return Inventory{}, err
+		}
+		if state {
+			g.SMI = nvmlState(opts, h)
 		}
 		inv.GPUs = append(inv.GPUs, g)
 	}
@@ -116,6 +162,68 @@ func nvmlGPU(opts Options, i int, d nvmlDevice) (GPU, error) {
 		g.Devices = nvidiaDevices(minor)
 	}
 	return g, nil
+}
+
+// nvmlStateDevice is the part of an NVML device handle a snapshot calls.
+type nvmlStateDevice interface {
+	GetMemoryInfo() (nvml.Memory, nvml.Return)
+	GetTemperature(nvml.TemperatureSensors) (uint32, nvml.Return)
+	GetPowerManagementLimit() (uint32, nvml.Return)
+	GetClockInfo(nvml.ClockType) (uint32, nvml.Return)
+	GetMaxClockInfo(nvml.ClockType) (uint32, nvml.Return)
+	GetComputeRunningProcesses() ([]nvml.ProcessInfo, nvml.Return)
+}
+
+var _ nvmlStateDevice = nvml.Device(nil)
+
+// nvmlState reads what one GPU is doing now. Queries the GPU or driver does not support
+// are left out; other failures are noted in Unavailable.
+func nvmlState(opts Options, d nvmlStateDevice) *SMI {
+	s := &SMI{Processes: []Process{}}
+	ok := func(what string, ret nvml.Return) bool {
+		switch ret {
+		case nvml.SUCCESS:
+			return true
+		case nvml.ERROR_NOT_SUPPORTED:
+		default:
+			s.Unavailable = append(s.Unavailable, what+": "+ret.Error())
+		}
+		return false
+	}
+	if m, ret := d.GetMemoryInfo(); ok("memory", ret) {
+		s.MemoryUsedBytes = m.Used
+	}
+	if c, ret := d.GetTemperature(nvml.TEMPERATURE_GPU); ok("temperature", ret) {
+		t := int64(c)
+		s.TemperatureC = &t
+	}
+	if mw, ret := d.GetPowerManagementLimit(); ok("power limit", ret) {
+		s.PowerCapWatts = float64(mw) / 1000
+	}
+	if c, ret := d.GetClockInfo(nvml.CLOCK_GRAPHICS); ok("graphics clock", ret) {
+		s.GFXClockMHz = c
+	}
+	if c, ret := d.GetMaxClockInfo(nvml.CLOCK_GRAPHICS); ok("graphics clock", ret) {
+		s.GFXClockMaxMHz = c
+	}
+	if c, ret := d.GetClockInfo(nvml.CLOCK_MEM); ok("memory clock", ret) {
+		s.MemClockMHz = c
+	}
+	if c, ret := d.GetMaxClockInfo(nvml.CLOCK_MEM); ok("memory clock", ret) {
+		s.MemClockMaxMHz = c
+	}
+	if procs, ret := d.GetComputeRunningProcesses(); ok("processes", ret) {
+		for _, p := range procs {
+			s.Processes = append(s.Processes, Process{PID: p.Pid, Name: processName(opts, p.Pid), MemoryBytes: p.UsedGpuMemory})
+		}
+	}
+	return s
+}
+
+// processName is /proc/<pid>/comm under the root; "" when the process is gone or in
+// another PID namespace.
+func processName(opts Options, pid uint32) string {
+	return readLine(opts, "proc", strconv.FormatUint(uint64(pid), 10), "comm")
 }
 
 // cString reads NVML's NUL-terminated char array.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func withNVML(lib nvmlLibrary) Options {
 }
 
 func nvmlProbe(lib nvmlLibrary) func(context.Context, Options) (Inventory, error) {
-	return func(_ context.Context, opts Options) (Inventory, error) { return fromNVML(opts, lib) }
+	return func(_ context.Context, opts Options) (Inventory, error) { return fromNVML(opts, lib, false) }
 }
 
 func TestNVMLDGXH100(t *testing.T) {
@@ -155,5 +156,64 @@ func TestRealNVML(t *testing.T) {
 		t.Fatalf("NVML found nothing but said so without an error: %+v", inv)
 	default:
 		t.Logf("found %d NVIDIA GPUs: %+v", len(inv.GPUs), inv)
+	}
+}
+
+// A snapshot reads each GPU's state through NVML: memory in use, temperature, power
+// limit, clocks and the compute processes, named from /proc.
+func TestNVMLSnapshot(t *testing.T) {
+	s := dgxH100(t)
+	for i, d := range s.Devices {
+		dev := d.(*server.Device)
+		dev.MemoryInfo.Used = uint64(i) << 30
+		dev.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return uint32(30 + i), nvml.SUCCESS }
+		dev.GetPowerManagementLimitFunc = func() (uint32, nvml.Return) { return 700000, nvml.SUCCESS }
+		dev.GetClockInfoFunc = func(nvml.ClockType) (uint32, nvml.Return) { return 1980, nvml.SUCCESS }
+		dev.GetMaxClockInfoFunc = func(nvml.ClockType) (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+		dev.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+			switch i {
+			case 3:
+				return []nvml.ProcessInfo{{Pid: uint32(os.Getpid()), UsedGpuMemory: 1 << 30}}, nvml.SUCCESS
+			case 5:
+				return nil, nvml.ERROR_NO_PERMISSION
+			}
+			return nil, nvml.SUCCESS
+		}
+	}
+	inv, err := Snapshot(context.Background(), WithNVML(Options{Vendor: VendorAuto, AMDSMIPath: "/nonexistent/libamd_smi.so"}, s))
+	if err != nil || inv.Vendor != VendorNVIDIA || inv.Source != SourceNVML || len(inv.GPUs) != 8 {
+		t.Fatalf("%v %+v", err, inv)
+	}
+	comm, _ := os.ReadFile("/proc/self/comm")
+	for i, g := range inv.GPUs {
+		m := g.SMI
+		if m == nil || m.MemoryUsedBytes != uint64(i)<<30 || *m.TemperatureC != int64(30+i) || m.PowerCapWatts != 700 ||
+			m.GFXClockMHz != 1980 || m.GFXClockMaxMHz != 0 || m.Processes == nil {
+			t.Fatalf("GPU %d: %+v", i, m)
+		}
+		switch {
+		case i == 3 && (len(m.Processes) != 1 || m.Processes[0].Name != strings.TrimSpace(string(comm)) || m.Processes[0].MemoryBytes != 1<<30):
+			t.Errorf("GPU 3 processes %+v", m.Processes)
+		case i == 5 && (len(m.Unavailable) != 1 || !strings.HasPrefix(m.Unavailable[0], "processes: ")):
+			t.Errorf("GPU 5 unavailable %q", m.Unavailable)
+		}
+	}
+	// Detect does not ask for the state (a plain inventory stays cheap).
+	if inv, err := Detect(context.Background(), WithNVML(Options{Vendor: VendorNVIDIA}, s)); err != nil || inv.GPUs[0].SMI != nil {
+		t.Fatalf("Detect: %v %+v", err, inv.GPUs[0].SMI)
+	}
+
+	// go-nvml's mock panics on a method nobody set: the snapshot is an error, not a crash.
+	if _, err := Snapshot(context.Background(), WithNVML(Options{Vendor: VendorNVIDIA}, dgxH100(t))); err == nil || !strings.HasPrefix(err.Error(), "NVML: ") {
+		t.Fatalf("a mock without state methods: %v", err)
+	}
+	// No driver: "not found", which diagnostics note and go on.
+	_, err = Snapshot(context.Background(), WithNVML(Options{Vendor: VendorNVIDIA}, nvml.New(nvml.WithLibraryPath("/nonexistent/libnvidia-ml.so.1"))))
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("no driver: %v", err)
+	}
+	_, err = Snapshot(context.Background(), WithNVML(Options{AMDSMIPath: "/nonexistent/libamd_smi.so"}, nvml.New(nvml.WithLibraryPath("/nonexistent/libnvidia-ml.so.1"))))
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "AMD SMI: ") || !strings.Contains(err.Error(), "NVML: ") {
+		t.Fatalf("neither library: %v", err)
 	}
 }

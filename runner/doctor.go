@@ -13,6 +13,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/slurm"
@@ -36,6 +37,8 @@ type DoctorOptions struct {
 	MaxSkew time.Duration
 	// PeerWait bounds how long rank 0 waits for the other nodes' markers (default 20 s).
 	PeerWait time.Duration
+	// GPUSnapshot asks the GPU management library what the GPUs do (nil: gpu.Snapshot).
+	GPUSnapshot func(context.Context, gpu.Options) (gpu.Inventory, error)
 }
 
 // Doctor checks that this node can run benchmarks. Under srun every node runs it; nodes
@@ -87,10 +90,90 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 				d = strings.Join(acc.Describe(), "; ")
 			}
 			add(Check{Name: "gpus", OK: true, Detail: d})
+			checks = append(checks, o.gpuStateChecks(ctx, acc)...)
 		}
 		checks = append(checks, o.diskChecks(info, eng != nil)...)
 	}
 	return checks
+}
+
+// gpuStateChecks: which GPU management library answers (its version, or why none did),
+// and whether the selected GPUs are busy: a process already on one skews the benchmark.
+// Without a library the first is a note, not a failure (benchctl reads the GPUs from
+// sysfs or NVML's absence alike), and the second cannot be checked.
+func (o DoctorOptions) gpuStateChecks(ctx context.Context, acc GPUAccess) []Check {
+	if acc.Vendor != gpu.VendorAMD && acc.Vendor != gpu.VendorNVIDIA {
+		return nil
+	}
+	snapshot := o.GPUSnapshot
+	if snapshot == nil {
+		snapshot = gpu.Snapshot
+	}
+	inv, err := snapshot(ctx, gpu.Options{Vendor: acc.Vendor})
+	if err != nil {
+		var nf *gpu.NotFoundError
+		why := err.Error()
+		if errors.As(err, &nf) {
+			why = nf.Reason
+		}
+		return []Check{{Name: "gpu library", OK: true, Detail: "none answered (" + why + "); the GPUs are read without it, " +
+			"so there is no memory-in-use, partition or process information, and no busy check"}}
+	}
+	lib := inv.Library
+	if lib == "" {
+		lib = inv.Source
+		if inv.Driver != "" {
+			lib += ", driver " + inv.Driver
+		}
+	}
+	if p := partitions(inv.GPUs); p != "" {
+		lib += "; " + p
+	}
+	for _, n := range inv.Notes {
+		lib += "; " + n
+	}
+	out := []Check{{Name: "gpu library", OK: true, Detail: lib}}
+	byPCI := map[string]gpu.GPU{}
+	for _, g := range inv.GPUs {
+		byPCI[g.PCIBusID] = g
+	}
+	var busy []string
+	for _, sel := range acc.GPUs {
+		g, ok := byPCI[sel.PCIBusID]
+		if !ok || g.SMI == nil || len(g.SMI.Processes) == 0 {
+			continue
+		}
+		var ps []string
+		for _, p := range g.SMI.Processes {
+			ps = append(ps, fmt.Sprintf("pid %d %s (%s)", p.PID, p.Name, manifest.FormatBytes(int64(p.MemoryBytes))))
+		}
+		busy = append(busy, fmt.Sprintf("GPU %d (%s) runs %s", sel.Index, sel.PCIBusID, strings.Join(ps, ", ")))
+	}
+	if len(busy) > 0 {
+		return append(out, Check{Name: "gpus idle", Detail: strings.Join(busy, "; "),
+			Fix: "wait for those processes to end, or give the job other GPUs (Slurm's allocation, ROCR_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES)"})
+	}
+	return append(out, Check{Name: "gpus idle", OK: true, Detail: fmt.Sprintf("no processes on the %d selected GPUs", len(acc.GPUs))})
+}
+
+// partitions is "compute partition CPX, memory partition NPS1" when every GPU says the
+// same, "" when the library does not say.
+func partitions(gpus []gpu.GPU) string {
+	var compute, memory string
+	for i, g := range gpus {
+		if g.SMI == nil || (i > 0 && (g.SMI.ComputePartition != compute || g.SMI.MemoryPartition != memory)) {
+			return ""
+		}
+		compute, memory = g.SMI.ComputePartition, g.SMI.MemoryPartition
+	}
+	var out []string
+	if compute != "" {
+		out = append(out, "compute partition "+compute)
+	}
+	if memory != "" {
+		out = append(out, "memory partition "+memory)
+	}
+	return strings.Join(out, ", ")
 }
 
 // sharedChecks: writable, the same folder on every node (under a multi-node job), clock.

@@ -32,8 +32,10 @@ func newDoctorCmd(io streams) *cobra.Command {
 		Long: `Check the things a run needs, one line each with a fix when it fails: the Docker Engine and
 its API version; the shared directory is writable and, under srun, the same folder on every
 node; the clock agrees with the shared filesystem's; the Slurm environment has one task per
-node; with --manifest, the GPUs match the manifest's vendor and count and there is disk space
-for its image. Exit 1 if any check fails.`,
+node; with --manifest, the GPUs match the manifest's vendor and count, the GPU management
+library (AMD SMI or NVML) answers, with its version or why it does not, the selected GPUs
+run no other processes (needs the library), and there is disk space for its image. Exit 1
+if any check fails.`,
 		Example: `  benchctl doctor
   benchctl doctor --manifest models/allreduce/benchmark.yaml
   srun -N 4 --ntasks-per-node=1 benchctl doctor --shared-dir /shared/benchctl

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 
@@ -16,7 +17,7 @@ type gpusOptions struct {
 	output    string
 	json      bool   // hidden: --json, the old spelling of -o json
 	sysfsRoot string // hidden: a recorded sysfs tree instead of /
-	amdSource string // hidden: sysfs or amd-smi
+	source    string // AMD: auto, amdsmi, sysfs or amd-smi (--amd-source is its old spelling)
 }
 
 // detectGPUs is gpu.Detect; tests pass a fake.
@@ -27,11 +28,15 @@ func newGpusCmd(io streams) *cobra.Command { return newGpusCmdWith(io, gpu.Detec
 func newGpusCmdWith(io streams, detect detectGPUs) *cobra.Command {
 	opts := &gpusOptions{}
 	cmd := &cobra.Command{
-		Use:   "gpus [--vendor auto|amd|nvidia] [-o table|json]",
+		Use:   "gpus [--vendor auto|amd|nvidia] [--source auto|amdsmi|sysfs|amd-smi] [-o table|json]",
 		Short: "List this node's GPUs: index, name, arch, memory, PCI address, render node or UUID",
 		Long: `List the GPUs of this node as benchctl sees them: NVIDIA GPUs through NVML (nvidia-smi in a
-CGO_ENABLED=0 build), AMD GPUs through the KFD topology in /sys/class/kfd. The index is the one
-CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES count; on MI250X each GCD is its own GPU.
+CGO_ENABLED=0 build); AMD GPUs through the AMD SMI library (libamd_smi.so from ROCm, loaded
+at run time), else the KFD topology in /sys/class/kfd, else the amd-smi CLI. --source forces
+one of them; the inventory says which answered, and why the others did not. The index is
+the one CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES count; on MI250X each GCD is its own GPU.
+With the AMD SMI library the table adds memory in use, partition modes, temperature and the
+number of processes on each GPU.
 
 --vendor auto (the default) takes the vendor found, AMD first; a node with neither prints
 "no GPUs found" on stderr and exits 0. Asking for a vendor the node does not have exits 4.
@@ -39,6 +44,7 @@ CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES count; on MI250X each GCD is its o
 --json, its old spelling, still works with a warning until the next release.`,
 		Example: `  benchctl gpus
   benchctl gpus --vendor amd -o json
+  benchctl gpus --source sysfs      # without the AMD SMI library
   srun -N 4 benchctl gpus -o json   # one inventory per node`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,17 +60,23 @@ CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES count; on MI250X each GCD is its o
 	f.BoolVar(&opts.json, "json", false, "old spelling of -o json")
 	deprecate(cmd, "json", func(string) string { return "-o json" })
 	f.StringVar(&opts.sysfsRoot, "sysfs-root", "/", "read /sys, /proc and /opt/rocm under this directory (tests)")
-	choiceFlag(cmd, f, &opts.amdSource, "amd-source", "", gpu.SourceSysfs, "AMD source: sysfs or amd-smi", gpu.SourceSysfs, gpu.SourceAMDSMICLI)
+	sources := []string{gpu.SourceAuto, gpu.SourceAMDSMI, gpu.SourceSysfs, gpu.SourceAMDSMICLI}
+	choiceFlag(cmd, f, &opts.source, "source", "", gpu.SourceAuto,
+		"where AMD GPU facts come from: auto (the AMD SMI library, else sysfs, else the amd-smi CLI), amdsmi, sysfs or amd-smi", sources...)
+	choiceFlag(cmd, f, &opts.source, "amd-source", "", gpu.SourceAuto, "old spelling of --source", gpu.SourceSysfs, gpu.SourceAMDSMICLI)
+	deprecate(cmd, "amd-source", func(v string) string { return "--source " + v })
 	_ = f.MarkHidden("sysfs-root")
-	_ = f.MarkHidden("amd-source")
 	_ = cmd.MarkFlagDirname("sysfs-root")
 	return cmd
 }
 
 func gpusRun(ctx context.Context, io streams, detect detectGPUs, opts *gpusOptions) error {
-	inv, err := detect(ctx, gpu.Options{Vendor: opts.vendor, SysfsRoot: opts.sysfsRoot, AMDSource: opts.amdSource})
+	inv, err := detect(ctx, gpu.Options{Vendor: opts.vendor, SysfsRoot: opts.sysfsRoot, AMDSource: opts.source})
 	if err != nil {
 		return err
+	}
+	for _, n := range inv.Notes {
+		slog.Info(n)
 	}
 	if len(inv.GPUs) == 0 {
 		fmt.Fprintln(io.err, "no GPUs found")
@@ -95,17 +107,57 @@ func writeGPUTable(w io.Writer, inv gpu.Inventory) error {
 	if len(inv.GPUs) == 1 {
 		n = "1 " + strings.ToUpper(inv.Vendor) + " GPU"
 	}
+	if inv.Library != "" {
+		about = append(about[:1], append([]string{inv.Library}, about[1:]...)...)
+	}
 	fmt.Fprintf(w, "%s (%s)\n", n, strings.Join(about, ", "))
+	smi := false
+	for _, g := range inv.GPUs {
+		smi = smi || g.SMI != nil
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "INDEX\tNAME\tARCH\tMEMORY\tPCI\tRENDER/UUID")
+	head := "INDEX\tNAME\tARCH\tMEMORY\tPCI\tRENDER/UUID"
+	if smi {
+		head += "\tUSED\tPARTITION\tTEMP\tPROCESSES"
+	}
+	fmt.Fprintln(tw, head)
 	for _, g := range inv.GPUs {
 		id := g.RenderNode
 		if id == "" {
 			id = g.UUID
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", g.Index, dash(g.Name), dash(g.Arch), memory(g.MemoryBytes), dash(g.PCIBusID), dash(id))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s", g.Index, dash(g.Name), dash(g.Arch), memory(g.MemoryBytes), dash(g.PCIBusID), dash(id))
+		if smi {
+			fmt.Fprint(tw, smiColumns(g.SMI))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// smiColumns are the table's columns from a management library: memory in use, partition
+// modes (AMD: compute/memory), temperature and how many processes use the GPU.
+func smiColumns(s *gpu.SMI) string {
+	if s == nil {
+		return "\t-\t-\t-\t-"
+	}
+	part := s.ComputePartition
+	if s.MemoryPartition != "" {
+		part += "/" + s.MemoryPartition
+	}
+	temp := "-"
+	if s.TemperatureC != nil {
+		temp = fmt.Sprintf("%d °C", *s.TemperatureC)
+	}
+	procs := len(s.Processes)
+	if s.ProcessesTotal > procs {
+		procs = s.ProcessesTotal
+	}
+	used := memory(s.MemoryUsedBytes)
+	if s.MemoryUsedBytes == 0 {
+		used = "0"
+	}
+	return fmt.Sprintf("\t%s\t%s\t%s\t%d", used, dash(strings.TrimPrefix(part, "/")), temp, procs)
 }
 
 // memory is a byte count in GiB ("192 GiB", "79.6 GiB"), MiB below 1 GiB, "-" if unknown.

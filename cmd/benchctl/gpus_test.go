@@ -95,7 +95,7 @@ func TestGpusNoneFound(t *testing.T) {
 	if err != nil || out != "" || errs != "no GPUs found\n" {
 		t.Fatalf("err %v, stdout %q, stderr %q", err, out, errs)
 	}
-	if asked.Vendor != "auto" || asked.SysfsRoot != "/" || asked.AMDSource != "sysfs" {
+	if asked.Vendor != "auto" || asked.SysfsRoot != "/" || asked.AMDSource != "auto" {
 		t.Errorf("detect got %+v", asked)
 	}
 	out, errs, err = runGpus(t, none, "-o", "json")
