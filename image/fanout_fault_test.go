@@ -1,0 +1,184 @@
+package image
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// faultChain runs a chain of 5 ranks with a capture sink on every receiver and tweak
+// applied to each configuration.
+func faultChain(t *testing.T, data []byte, src FanoutSource, tweak func(*FanoutConfig)) ([]outcome, []*capture) {
+	t.Helper()
+	cfgs := chainConfigs(t, 5, func(c *FanoutConfig) {
+		c.FrameSize, c.ConnectTimeout = 256<<10, 3*time.Second
+		if tweak != nil {
+			tweak(c)
+		}
+	})
+	caps := make([]*capture, 5)
+	sinks := make([]func(io.Reader) error, 5)
+	for r := 1; r < 5; r++ {
+		caps[r] = &capture{}
+		sinks[r] = caps[r].sink
+	}
+	start := time.Now()
+	out := runChain(t.Context(), t, cfgs, src, sinks, nil)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the failed chain took %v to end", d)
+	}
+	return out, caps
+}
+
+// expectFailed checks that every rank from `from` on failed with an error naming origin,
+// and that no sink of those ranks saw a clean EOF (a loader reading everything gets an
+// error); a sink that did see one got the whole image.
+func expectFailed(t *testing.T, out []outcome, caps []*capture, data []byte, from, origin int, reason string) {
+	t.Helper()
+	for r, o := range out {
+		if r > 0 && caps[r].cleanEOF() && !bytes.Equal(caps[r].buf.Bytes(), data) {
+			t.Errorf("rank %d: the sink saw a clean EOF after %d damaged bytes", r, caps[r].buf.Len())
+		}
+		if r < from {
+			continue
+		}
+		var fe *FanoutError
+		if !errors.As(o.err, &fe) {
+			t.Errorf("rank %d: %v, want a *FanoutError", r, o.err)
+			continue
+		}
+		if fe.Rank != origin || !strings.Contains(fe.Reason, reason) || fe.Seen != r {
+			t.Errorf("rank %d: %v; want rank %d, %q", r, o.err, origin, reason)
+		}
+		if r > 0 && (caps[r].cleanEOF() || o.res.Fed) {
+			t.Errorf("rank %d: the sink saw a clean EOF (fed %v)", r, o.res.Fed)
+		}
+		t.Logf("rank %d: %v", r, o.err)
+	}
+}
+
+// A connection cut mid-way (rank 1 to rank 2): every rank from 2 on fails naming rank 1,
+// and no sink from 2 on sees a clean EOF; the failure reaches ranks 0 and 1 too.
+func TestFanoutCutStream(t *testing.T) {
+	noLeaks(t)
+	data := randomBytes(t, 4<<20)
+	out, caps := faultChain(t, data, FanoutSource{R: bytes.NewReader(data), Size: int64(len(data))}, func(c *FanoutConfig) {
+		if c.Rank == 1 {
+			c.wrap = func(nc net.Conn) net.Conn { return &connWrap{Conn: nc, after: 1<<20 + 1000} }
+		}
+	})
+	expectFailed(t, out, caps, data, 2, 1, "connection to rank 2 lost")
+	for r := range 2 {
+		if out[r].err == nil {
+			t.Errorf("rank %d: no error", r)
+		}
+	}
+}
+
+// A byte flipped on the way from rank 1 to rank 2 fails the frame's MAC at rank 2.
+func TestFanoutFlippedByteInTransit(t *testing.T) {
+	noLeaks(t)
+	data := randomBytes(t, 4<<20)
+	out, caps := faultChain(t, data, FanoutSource{R: bytes.NewReader(data), Size: int64(len(data))}, func(c *FanoutConfig) {
+		if c.Rank == 1 {
+			c.wrap = func(nc net.Conn) net.Conn { return &connWrap{Conn: nc, after: 2<<20 + 4321, flip: true} }
+		}
+	})
+	expectFailed(t, out, caps, data, 2, 1, "failed authentication")
+}
+
+// A flipped byte in rank 0's source (a damaged cache tar, its expected checksum known):
+// rank 0 aborts at the end; every sink fails instead of seeing a clean EOF.
+func TestFanoutDamagedSource(t *testing.T) {
+	noLeaks(t)
+	data := randomBytes(t, 3<<20+100)
+	want := xxhHex(data)
+	bad := bytes.Clone(data)
+	bad[len(bad)-10] ^= 1
+	out, caps := faultChain(t, data, FanoutSource{R: bytes.NewReader(bad), Size: int64(len(bad)), XXH64: want}, nil)
+	expectFailed(t, out, caps, data, 0, 0, "the image source's xxh64")
+	for r := 1; r < 5; r++ {
+		if n := caps[r].buf.Len(); n > len(data)-fanoutHold {
+			t.Errorf("rank %d: the sink got %d of %d bytes: the tail was not held back", r, n, len(data))
+		}
+	}
+}
+
+// A sink that fails (the engine refuses the load) fails every rank, naming it.
+func TestFanoutSinkFails(t *testing.T) {
+	noLeaks(t)
+	data := randomBytes(t, 4<<20)
+	cfgs := chainConfigs(t, 5, func(c *FanoutConfig) { c.FrameSize = 256 << 10 })
+	caps := []*capture{nil, {}, {failAt: 1 << 20}, {}, {}}
+	sinks := []func(io.Reader) error{nil, caps[1].sink, caps[2].sink, caps[3].sink, caps[4].sink}
+	out := runChain(t.Context(), t, cfgs, FanoutSource{R: bytes.NewReader(data), Size: -1}, sinks, nil)
+	expectFailed(t, out, caps, data, 2, 2, "loading the image: no space left on device")
+	for r := range 2 { // ranks 0 and 1 hear of it, unless their part was done by then
+		if fe := (*FanoutError)(nil); out[r].err != nil && (!errors.As(out[r].err, &fe) || fe.Rank != 2) {
+			t.Errorf("rank %d: %v", r, out[r].err)
+		}
+	}
+	var fe *FanoutError
+	if errors.As(out[2].err, &fe); fe == nil || fe.Err == nil || fe.Err.Error() != "no space left on device" {
+		t.Errorf("rank 2's error does not wrap the sink's: %#v", fe)
+	}
+}
+
+// A successor that never listens: its predecessor fails naming it after ConnectTimeout, and
+// so does rank 0.
+func TestFanoutUnreachableSuccessor(t *testing.T) {
+	noLeaks(t)
+	data := randomBytes(t, 4<<20)
+	// Small frames: rank 1 cannot take in the whole image while it waits for rank 2.
+	cfgs := chainConfigs(t, 3, func(c *FanoutConfig) { c.ConnectTimeout, c.FrameSize = 500*time.Millisecond, 64<<10 })
+	rc, err := ListenFanout(cfgs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &capture{}
+	done := make(chan outcome)
+	go func() {
+		res, err := rc.Receive(t.Context(), c.sink)
+		done <- outcome{res: res, err: err}
+	}()
+	_, err0 := SendFanout(t.Context(), cfgs[0], FanoutSource{R: bytes.NewReader(data), Size: -1})
+	o := <-done
+	for r, err := range []error{err0, o.err} {
+		var fe *FanoutError
+		if !errors.As(err, &fe) || fe.Rank != 2 || !strings.Contains(fe.Reason, "could not reach it") {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+	if c.cleanEOF() {
+		t.Error("rank 1's sink saw a clean EOF")
+	}
+}
+
+// A sender with another secret is refused (and says so); the receiver gives up after its
+// ConnectTimeout.
+func TestFanoutWrongSecret(t *testing.T) {
+	noLeaks(t)
+	cfgs := chainConfigs(t, 2, func(c *FanoutConfig) { c.ConnectTimeout = 700 * time.Millisecond })
+	cfgs[0].Secret = []byte("another job's secret")
+	cfgs[1].ConnectTimeout = 1500 * time.Millisecond
+	rc, err := ListenFanout(cfgs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() {
+		_, err := rc.Receive(t.Context(), (&capture{}).sink)
+		done <- err
+	}()
+	_, err = SendFanout(t.Context(), cfgs[0], FanoutSource{R: bytes.NewReader([]byte("x")), Size: 1})
+	if err == nil || !strings.Contains(err.Error(), "refused: authentication failed") {
+		t.Errorf("sender: %v", err)
+	}
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "did not connect") {
+		t.Errorf("receiver: %v", err)
+	}
+}

@@ -1,0 +1,205 @@
+package image
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// freePorts finds n consecutive ports that are free on every interface (the fan-out's
+// receivers listen on all of them, as the job channel does).
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	for range 100 {
+		b, _ := rand.Int(rand.Reader, big.NewInt(30000))
+		base := 20000 + int(b.Int64())
+		var lns []net.Listener
+		for p := base; p < base+n; p++ {
+			ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(p)))
+			if err != nil {
+				break
+			}
+			lns = append(lns, ln)
+		}
+		for _, ln := range lns {
+			ln.Close()
+		}
+		if len(lns) == n {
+			ports := make([]int, n)
+			for i := range ports {
+				ports[i] = base + i
+			}
+			return ports
+		}
+	}
+	t.Fatal("no free port range")
+	return nil
+}
+
+// chainConfigs are the configurations of a job of world ranks, all on 127.0.0.1.
+func chainConfigs(t *testing.T, world int, tweak func(*FanoutConfig)) []FanoutConfig {
+	ports := freePorts(t, world+2)
+	hosts := make([]string, world)
+	for i := range hosts {
+		hosts[i] = "127.0.0.1"
+	}
+	cfgs := make([]FanoutConfig, world)
+	for r := range cfgs {
+		cfgs[r] = FanoutConfig{Job: "4242.0", Rank: r, World: world, Hosts: hosts, Ports: ports, Secret: []byte("s3cret-of-the-job"),
+			ConnectTimeout: 10 * time.Second}
+		if tweak != nil {
+			tweak(&cfgs[r])
+		}
+	}
+	return cfgs
+}
+
+// capture is a sink that reads everything and records how its reader ended.
+type capture struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	readErr error // what ended the reads: nil for a clean EOF
+	done    bool
+	delay   time.Duration // sleep per read (a slow engine)
+	failAt  int64         // return an error after this many bytes (0: never)
+}
+
+func (c *capture) sink(r io.Reader) error {
+	p := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(p)
+		c.mu.Lock()
+		c.buf.Write(p[:n])
+		size := int64(c.buf.Len())
+		c.mu.Unlock()
+		if c.failAt > 0 && size >= c.failAt {
+			return errors.New("no space left on device")
+		}
+		if err != nil {
+			c.mu.Lock()
+			c.done = true
+			if err != io.EOF {
+				c.readErr = err
+			}
+			c.mu.Unlock()
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		if c.delay > 0 {
+			time.Sleep(c.delay)
+		}
+	}
+}
+
+// cleanEOF reports whether the sink's reader ended with io.EOF.
+func (c *capture) cleanEOF() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done && c.readErr == nil
+}
+
+// outcome is one rank's return.
+type outcome struct {
+	res FanoutResult
+	err error
+	at  time.Duration // since the start of the chain
+}
+
+// runChain runs a whole chain: receivers listen (after listenDelay(rank), if set), then
+// receive with their sink (nil entries forward only); rank 0 sends data.
+func runChain(ctx context.Context, t *testing.T, cfgs []FanoutConfig, src FanoutSource, sinks []func(io.Reader) error,
+	listenDelay func(rank int) time.Duration) []outcome {
+	t.Helper()
+	out := make([]outcome, len(cfgs))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for r := 1; r < len(cfgs); r++ {
+		wg.Go(func() {
+			if listenDelay != nil {
+				time.Sleep(listenDelay(r))
+			}
+			rc, err := ListenFanout(cfgs[r])
+			if err != nil {
+				out[r] = outcome{err: err, at: time.Since(start)}
+				return
+			}
+			res, err := rc.Receive(ctx, sinks[r])
+			out[r] = outcome{res, err, time.Since(start)}
+		})
+	}
+	res, err := SendFanout(ctx, cfgs[0], src)
+	out[0] = outcome{res, err, time.Since(start)}
+	wg.Wait()
+	return out
+}
+
+func randomBytes(t *testing.T, n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func xxhHex(b []byte) string { return fmt.Sprintf("%016x", xxhash.Sum64(b)) }
+
+// noLeaks fails the test if goroutines started during it are still running at its end
+// (waiting a little for the ones on their way out).
+func noLeaks(t *testing.T) {
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<20)
+			t.Errorf("%d goroutines leaked:\n%s", n-before, buf[:runtime.Stack(buf, true)])
+		}
+	})
+}
+
+// connWrap is a fault on a connection: after `after` bytes written, it flips one byte
+// (flip) or closes the connection (cut).
+type connWrap struct {
+	net.Conn
+	mu      sync.Mutex
+	written int64
+	after   int64
+	flip    bool
+	done    bool
+}
+
+func (c *connWrap) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done || c.written+int64(len(p)) <= c.after {
+		c.written += int64(len(p))
+		return c.Conn.Write(p)
+	}
+	k := c.after - c.written
+	c.done = true
+	if c.flip {
+		q := append([]byte(nil), p...)
+		q[k] ^= 0x40
+		c.written += int64(len(p))
+		return c.Conn.Write(q)
+	}
+	n, _ := c.Conn.Write(p[:k])
+	c.Conn.Close()
+	return n, errors.New("cut by the test")
+}

@@ -1,0 +1,124 @@
+package image
+
+import (
+	"context"
+	"crypto/hmac"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// fanoutRefused is a listener's refusal: another rank, another job, busy.
+type fanoutRefused struct{ reason string }
+
+func (e *fanoutRefused) Error() string { return "refused: " + e.reason }
+
+// dialFanout connects to addr and runs the dialer's side of the handshake for the link
+// from cfg.Rank to rank to.
+func dialFanout(ctx context.Context, cfg FanoutConfig, addr string, to int) (*fanLink, error) {
+	dl := net.Dialer{Timeout: fanoutDialTimeout}
+	nc, err := dl.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	l, err := dialHandshake(nc, cfg, to)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if cfg.wrap != nil {
+		l.nc = cfg.wrap(nc)
+		l.br.Reset(l.nc)
+	}
+	return l, nil
+}
+
+func dialHandshake(nc net.Conn, cfg FanoutConfig, to int) (*fanLink, error) {
+	_ = nc.SetDeadline(time.Now().Add(cfg.HandshakeTimeout))
+	hello := make([]byte, fanoutHelloLen)
+	if _, err := io.ReadFull(nc, hello); err != nil {
+		return nil, fmt.Errorf("no fan-out hello: %w", err)
+	}
+	d := &fanoutDial{job: cfg.Job, from: cfg.Rank, to: to, frame: cfg.FrameSize, nonceD: fanoutNonce()}
+	if !strings.HasPrefix(string(hello), fanoutHello) || hello[len(hello)-1] != '\n' {
+		return nil, errors.New("not a fan-out listener")
+	}
+	if n, err := hex.Decode(d.nonceL[:], hello[len(fanoutHello):len(hello)-1]); err != nil || n != 16 {
+		return nil, errors.New("not a fan-out listener")
+	}
+	if _, err := nc.Write(d.marshal(cfg.Secret)); err != nil {
+		return nil, err
+	}
+	var reply [1 + fanoutTag]byte
+	if _, err := io.ReadFull(nc, reply[:1]); err != nil {
+		return nil, err
+	}
+	switch reply[0] {
+	case 'R':
+		var n [1]byte
+		if _, err := io.ReadFull(nc, n[:]); err != nil {
+			return nil, err
+		}
+		why := make([]byte, n[0])
+		_, _ = io.ReadFull(nc, why)
+		return nil, &fanoutRefused{string(why)}
+	case 'A':
+		if _, err := io.ReadFull(nc, reply[1:]); err != nil {
+			return nil, err
+		}
+		if !hmac.Equal(reply[1:], d.mac(cfg.Secret, "benchctl fanout accept")) {
+			return nil, errors.New("the listener failed authentication (another job's secret?)")
+		}
+	default:
+		return nil, errors.New("not a fan-out listener")
+	}
+	_ = nc.SetDeadline(time.Time{})
+	return newFanLink(nc, d, cfg.Secret, true), nil
+}
+
+// connect finds the successor: every port of the range on its host, until a handshake says
+// it is rank+1, with backoff until ConnectTimeout.
+func (r *rankRun) connect() *fanLink {
+	next := r.cfg.Rank + 1
+	host := r.cfg.Hosts[next]
+	until := time.Now().Add(r.cfg.ConnectTimeout)
+	backoff := 10 * time.Millisecond
+	last := make([]string, len(r.cfg.Ports))
+	for {
+		for i, p := range r.cfg.Ports {
+			if r.ctx.Err() != nil {
+				return nil
+			}
+			l, err := dialFanout(r.ctx, r.cfg, net.JoinHostPort(host, strconv.Itoa(p)), next)
+			if err == nil {
+				if !r.setLink(&r.down, l) {
+					return nil
+				}
+				r.cfg.Log.Debug("image fan-out: connected to the successor", "rank", r.cfg.Rank, "to", next, "port", p)
+				return l
+			}
+			var op *net.OpError
+			if last[i] == "" || !errors.As(err, &op) || op.Op != "dial" { // what answered says more than what did not
+				last[i] = fmt.Sprintf("port %d: %v", p, err)
+			}
+		}
+		if time.Now().After(until) {
+			r.failf(next, sideDown, nil, "rank %d could not reach it on %s ports %d-%d within %s (%s)", r.cfg.Rank, host,
+				r.cfg.Ports[0], r.cfg.Ports[len(r.cfg.Ports)-1], r.cfg.ConnectTimeout, strings.Join(last, "; "))
+			return nil
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-r.ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		backoff = min(backoff*2, 500*time.Millisecond)
+	}
+}
