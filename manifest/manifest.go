@@ -40,7 +40,14 @@ const (
 	// DistributionRegistry: every node pulls each image.ref from its registry (for sites
 	// with a registry nearby); built images are pushed there first (benchctl build --push).
 	DistributionRegistry = "registry"
+	// DistributionStream: rank 0 streams each image over TCP along a chain of the ranks;
+	// each loads it while passing it on. No shared filesystem is needed for images.
+	DistributionStream = "stream"
 )
+
+// Streams reports whether rank 0 streams the images to the other nodes (distribution:
+// stream).
+func (m *Manifest) Streams() bool { return m.Distribution == DistributionStream }
 
 // PullsEverywhere reports whether every node pulls the images itself (distribution:
 // registry) rather than loading them from the shared cache.

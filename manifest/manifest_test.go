@@ -130,7 +130,7 @@ func TestInvalidManifests(t *testing.T) {
 		{"heartbeat too long", "m.yaml", okHead + okBench + "job: {heartbeat: 2h}\n", []string{`4: job.heartbeat: "2h0m0s" is out of range`}},
 		{"heartbeat not a duration", "m.yaml", okHead + okBench + "job: {heartbeat: 5}\n", []string{`4: job.heartbeat: must be a duration`}},
 		{"unknown job field", "m.yaml", okHead + okBench + "job: {heartbeats: 5s}\n", []string{`4: job.heartbeats: unknown field, did you mean "heartbeat"?`}},
-		{"bad distribution", "m.yaml", okHead + okBench + "distribution: nfs\n", []string{`4: distribution: "nfs" is not a way to distribute images (allowed: auto, cache, registry)`}},
+		{"bad distribution", "m.yaml", okHead + okBench + "distribution: nfs\n", []string{`4: distribution: "nfs" is not a way to distribute images (allowed: auto, cache, stream, registry)`}},
 		{"registry distribution of a built image", "m.yaml", okHead + okBench + "distribution: registry\n", []string{`distribution: registry has every node pull its image, but b builds `, "benchctl build --push"}},
 		{"bad pull policy", "m.yaml", "name: t\nimage: {ref: 'busybox:1', pull: sometimes}\n" + okBench, []string{`2: image.pull: "sometimes" is not a pull policy (allowed: missing, always, never)`}},
 		{"pull secret not a secret", "m.yaml", "name: t\nimage: {ref: 'reg:5000/a:1', pullSecret: REG_CRED}\n" + okBench, []string{`2: image.pullSecret: "REG_CRED" is not listed under secrets`}},

@@ -230,13 +230,13 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 // image.ref that each node can pull.
 func (r *resolver) distribution(s *Spec, m *Manifest) {
 	switch s.Distribution {
-	case "", DistributionAuto, DistributionCache:
+	case "", DistributionAuto, DistributionCache, DistributionStream:
 		m.Distribution = s.Distribution
 		return
 	case DistributionRegistry:
 		m.Distribution = s.Distribution
 	default:
-		r.p.add("distribution", "%s is not a way to distribute images (allowed: auto, cache, registry)", quote(s.Distribution))
+		r.p.add("distribution", "%s is not a way to distribute images (allowed: auto, cache, stream, registry)", quote(s.Distribution))
 		return
 	}
 	for _, use := range m.Images(m.Benchmarks) {

@@ -106,7 +106,7 @@ var schemaRules = map[string]func(*jsonSchema){
 	},
 	"slurm.nodes":       func(s *jsonSchema) { s.Minimum = ptr[int64](1) },
 	"slurm.gpusPerNode": func(s *jsonSchema) { s.Minimum = ptr[int64](0) },
-	"distribution":      schemaEnum(DistributionAuto, DistributionCache, DistributionRegistry),
+	"distribution":      schemaEnum(DistributionAuto, DistributionCache, DistributionStream, DistributionRegistry),
 }
 
 // schemaEnum allows only values (and null, where the field may be null).

@@ -48,9 +48,11 @@ type Spec struct {
 	// LogScan says how benchmark logs are scanned for error lines (madengine's log error
 	// scan): a line with an error pattern fails the benchmark, even at exit 0.
 	LogScan LogScanSpec `json:"logScan"`
-	// Distribution is how images reach the nodes: auto (the default; today the same as
-	// cache), cache (rank 0 publishes each image to the shared cache, the other nodes load
-	// it) or registry (every node pulls each image.ref itself).
+	// Distribution is how images reach the nodes: auto (the default: the shared cache),
+	// cache (rank 0 builds or pulls each image once, the other nodes load it from the
+	// shared cache), stream (rank 0 streams each image along a chain of the nodes, each
+	// loading it while passing it on: no shared filesystem needed for images) or registry
+	// (every node pulls each image.ref from its registry).
 	Distribution string `json:"distribution"`
 }
 

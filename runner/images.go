@@ -108,6 +108,13 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 				end(err)
 				return nil, err
 			}
+			if r.o.Manifest.Streams() {
+				if err := r.sendImages(ctx, eng, list); err != nil {
+					end(err)
+					r.fail(err, 1)
+					return nil, err
+				}
+			}
 		}
 	} else {
 		data, err := r.worker.Wait(r.barrierCtx(ctx), "image")
@@ -121,7 +128,17 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 			r.fail(err, 1)
 			return nil, err
 		}
+		if r.o.Manifest.Streams() {
+			if err := r.receiveImages(ctx, eng, list); err != nil {
+				end(err)
+				r.fail(err, 1)
+				return nil, err
+			}
+		}
 		for i, img := range list {
+			if r.o.Manifest.Streams() {
+				break
+			}
 			if err := r.workerImage(ctx, eng, img, uses[i].Image); err != nil {
 				if len(uses) > 1 {
 					err = fmt.Errorf("image %s (benchmarks %s): %w", uses[i].Image, strings.Join(uses[i].Benchmarks, ", "), err)
@@ -146,7 +163,7 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client, use manifest.ImageUse, images int) (resolvedImage, error) {
 	m := r.o.Manifest.WithImage(use.Image)
 	o := image.LeaderOptions{Engine: eng, Manifest: m, Progress: r.o.Progress, Version: r.o.Version,
-		Note: func(msg string, args ...any) { r.log.Info(msg, args...) }, Distribute: r.node.World > 1 && !r.o.Manifest.PullsEverywhere(),
+		Note: func(msg string, args ...any) { r.log.Info(msg, args...) }, Distribute: r.node.World > 1 && !r.o.Manifest.PullsEverywhere() && !r.o.Manifest.Streams(),
 		Credentials: func(ctx context.Context, ref string) (*image.Credentials, error) {
 			return registryCredentials(ctx, use.Image, r.o.Lookup)
 		}}

@@ -35,6 +35,7 @@ func (r *nodeRun) meet(ctx context.Context) error {
 		end(err)
 		return err
 	}
+	r.secret = secret
 	cfg := jobchan.Config{Job: n.JobID + "." + fmt.Sprint(n.Attempt), Rank: n.Rank, World: n.World, Hosts: n.Hosts,
 		Secret: secret, Master: n.MasterAddr, Ports: n.BarrierPorts(), Log: r.log, Heartbeat: r.heartbeat()}
 	if n.Rank == 0 {

@@ -35,11 +35,21 @@ func (e *ContextError) Error() string      { return e.Var + ": " + e.Msg }
 func (e *ContextError) InvalidInput() bool { return true }
 
 // portBase derives a job's port range start from its id: jobs sharing a node get
-// different ranges. The benchmark gets base (MASTER_PORT), the barrier base+1..base+8.
+// different ranges of 20. The benchmark gets base (MASTER_PORT), the barrier
+// base+1..base+8, the image stream (distribution: stream) base+10..base+17.
 func portBase(job string) int {
 	h := fnv.New32a()
 	h.Write([]byte(job))
-	return 20000 + int(h.Sum32()%4000)*10
+	return 20000 + int(h.Sum32()%2000)*20
+}
+
+// StreamPorts is the image stream's port range for this node's job.
+func (n Node) StreamPorts() []int {
+	ports := make([]int, 8)
+	for i := range ports {
+		ports[i] = n.MasterPort + 10 + i
+	}
+	return ports
 }
 
 // BarrierPorts is the barrier's port range for this node's job.
@@ -147,8 +157,8 @@ func DetectNode(lookup func(string) (string, bool)) (Node, error) {
 	n.MasterPort = portBase(n.JobID)
 	if v := get("MASTER_PORT"); v != "" {
 		p, err := strconv.Atoi(v)
-		if err != nil || p < 1024 || p > 65535-9 {
-			return n, &ContextError{"MASTER_PORT", fmt.Sprintf("%q is not a port in 1024-65526 (the barrier uses the 8 ports above it)", v)}
+		if err != nil || p < 1024 || p > 65535-17 {
+			return n, &ContextError{"MASTER_PORT", fmt.Sprintf("%q is not a port in 1024-65518 (the barrier uses the 8 ports above it, the image stream the 8 after those)", v)}
 		}
 		n.MasterPort = p
 	}

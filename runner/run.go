@@ -197,6 +197,7 @@ type nodeRun struct {
 	st      *statusFile
 	leader  *jobchan.Leader
 	worker  *jobchan.Worker
+	secret  []byte               // the job channel's secret (jobs of several nodes)
 	benches []manifest.Benchmark // the ones to run (--benchmarks, else all)
 }
 

@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+// distribution: stream. Rank 0 has every image on its engine (built, found in its cache,
+// or pulled); after the "image" release it streams them one after the other along the
+// chain of ranks (image.SendFanout), and every other rank receives each, loading it while
+// passing it on, unless its engine has the image id already (then it only passes it on).
+// No shared filesystem is needed for the images. A failure anywhere fails the stream on
+// every rank, naming the rank where it began; each rank reports it on the job channel.
+
+// streamTimeout bounds one image's stream: a stalled chain (a sink that stopped reading, a
+// silent peer) must end, not hang the job until the barrier timeout.
+func (r *nodeRun) streamTimeout() time.Duration {
+	if d := r.o.BarrierTimeout; d > 0 {
+		return d
+	}
+	return time.Hour
+}
+
+// streamConfig is this node's fan-out configuration for the job's image i: each image is a
+// session of its own (its job string), so that a late connection of one is never taken
+// for another.
+func (r *nodeRun) streamConfig(i int) (image.FanoutConfig, error) {
+	n := r.node
+	if n.Source != jobdir.SourceSlurm && n.World > 1 {
+		return image.FanoutConfig{}, &ContextError{"distribution", "stream needs every node's address, which benchctl knows under Slurm (its node list); run under srun, or use distribution: cache"}
+	}
+	return image.FanoutConfig{Job: fmt.Sprintf("%s.%d/image/%d", n.JobID, n.Attempt, i), Rank: n.Rank, World: n.World, Hosts: n.Hosts,
+		Ports: n.StreamPorts(), Secret: r.secret, Log: r.log, Progress: r.o.Progress}, nil
+}
+
+// sendImages is rank 0's side: each image, from its cache entry when there is one (with its
+// checksum), else straight from `docker save`.
+func (r *nodeRun) sendImages(ctx context.Context, eng *client.Client, list []resolvedImage) error {
+	for i, img := range list {
+		cfg, err := r.streamConfig(i)
+		if err != nil {
+			return err
+		}
+		src, closer, err := r.streamSource(ctx, eng, img)
+		if err != nil {
+			return err
+		}
+		sctx, cancel := context.WithTimeout(ctx, r.streamTimeout())
+		start := time.Now()
+		res, err := image.SendFanout(sctx, cfg, src)
+		cancel()
+		closer.Close()
+		if err != nil {
+			return fmt.Errorf("streaming image %s to the other nodes: %w", img.Ref, err)
+		}
+		r.log.Info("image streamed to the other nodes", "image", img.Ref, "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
+	}
+	return nil
+}
+
+func (r *nodeRun) streamSource(ctx context.Context, eng *client.Client, img resolvedImage) (image.FanoutSource, io.Closer, error) {
+	if img.Key != "" {
+		if cache, err := image.OpenCache(r.o.SharedDir); err == nil {
+			src, closer, err := cache.StreamFromCache(img.Key)
+			if err == nil {
+				return src, closer, nil
+			}
+			if !errors.Is(err, image.ErrNotCached) {
+				r.log.Warn("the cache entry cannot be streamed; streaming from the engine", "key", image.ShortKey(img.Key), "err", err)
+			}
+		}
+	}
+	return image.StreamFromEngine(ctx, eng, img.ID)
+}
+
+// receiveImages is a worker's side: each image received from its predecessor and passed
+// on, and loaded here unless this engine has it.
+func (r *nodeRun) receiveImages(ctx context.Context, eng *client.Client, list []resolvedImage) error {
+	for i, img := range list {
+		cfg, err := r.streamConfig(i)
+		if err != nil {
+			return err
+		}
+		recv, err := image.ListenFanout(cfg)
+		if err != nil {
+			return fmt.Errorf("listening for the image stream: %w", err)
+		}
+		var sink func(io.Reader) error
+		have := false
+		if _, err := eng.ImageInspect(ctx, img.ID); err == nil {
+			have = true // only pass it on
+		} else {
+			sink = image.LoadSink(ctx, eng)
+		}
+		sctx, cancel := context.WithTimeout(ctx, r.streamTimeout())
+		start := time.Now()
+		res, err := recv.Receive(sctx, sink)
+		cancel()
+		recv.Close()
+		if err != nil {
+			return fmt.Errorf("receiving image %s: %w", img.Ref, err)
+		}
+		if have {
+			r.log.Info("image already present on this node's engine; passed the stream on", "id", img.ID)
+			continue
+		}
+		got, err := eng.ImageInspect(ctx, img.ID)
+		if err != nil || got.ID != img.ID {
+			return fmt.Errorf("loaded the streamed image, but this engine has no %s as rank 0 runs: %v", img.ID, err)
+		}
+		r.log.Info("image loaded from the stream", "id", img.ID, "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
+	}
+	return nil
+}
