@@ -7,45 +7,26 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"runtime"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/benchctl/benchctl/internal/freeport"
 )
 
 // freePorts finds n consecutive ports that are free on every interface (the fan-out's
 // receivers listen on all of them, as the job channel does).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	for range 100 {
-		b, _ := rand.Int(rand.Reader, big.NewInt(30000))
-		base := 20000 + int(b.Int64())
-		var lns []net.Listener
-		for p := base; p < base+n; p++ {
-			ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(p)))
-			if err != nil {
-				break
-			}
-			lns = append(lns, ln)
-		}
-		for _, ln := range lns {
-			ln.Close()
-		}
-		if len(lns) == n {
-			ports := make([]int, n)
-			for i := range ports {
-				ports[i] = base + i
-			}
-			return ports
-		}
+	ports, err := freeport.Range(n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port range")
-	return nil
+	return ports
 }
 
 // chainConfigs are the configurations of a job of world ranks, all on 127.0.0.1.

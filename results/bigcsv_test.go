@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -213,23 +214,4 @@ func TestWideRowsAreBoundedInMemory(t *testing.T) {
 }
 
 // heapPeak samples HeapInuse until stop is called, which returns the peak.
-func heapPeak() func() uint64 {
-	var peak atomic.Uint64
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		var m runtime.MemStats
-		for {
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse)
-			}
-			select {
-			case <-quit:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	return func() uint64 { close(quit); <-done; return peak.Load() }
-}
+func heapPeak() func() uint64 { return heapGuard(math.MaxUint64) }

@@ -10,10 +10,8 @@ import (
 	"errors"
 	"io"
 	"log"
-	"net"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/benchctl/benchctl/bench/internal/timing"
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/freeport"
 )
 
 // figures are one run of a chain.
@@ -171,28 +170,11 @@ func sampleHeap() (stop func(), peak func() uint64) {
 
 // freePorts finds n consecutive ports free on every interface.
 func freePorts(n int) []int {
-	for base := 30000; base < 60000; base += n {
-		var lns []net.Listener
-		for p := base; p < base+n; p++ {
-			ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(p)))
-			if err != nil {
-				break
-			}
-			lns = append(lns, ln)
-		}
-		for _, ln := range lns {
-			ln.Close()
-		}
-		if len(lns) == n {
-			ports := make([]int, n)
-			for i := range ports {
-				ports[i] = base + i
-			}
-			return ports
-		}
+	ports, err := freeport.Range(n)
+	if err != nil {
+		log.Fatal(err)
 	}
-	log.Fatal("no free port range")
-	return nil
+	return ports
 }
 
 type cost struct {
