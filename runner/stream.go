@@ -59,6 +59,9 @@ func (r *nodeRun) sendImages(ctx context.Context, eng *client.Client, list []res
 		cancel()
 		closer.Close()
 		if err != nil {
+			if ctx.Err() != nil { // the job channel's verdict (a rank failed or was lost) names who
+				return context.Cause(ctx)
+			}
 			return fmt.Errorf("streaming image %s to the other nodes: %w", img.Ref, err)
 		}
 		r.log.Info("image streamed to the other nodes", "image", img.Ref, "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
@@ -106,6 +109,9 @@ func (r *nodeRun) receiveImages(ctx context.Context, eng *client.Client, list []
 		cancel()
 		recv.Close()
 		if err != nil {
+			if ctx.Err() != nil { // the job channel's verdict (a rank failed or was lost) names who
+				return context.Cause(ctx)
+			}
 			return fmt.Errorf("receiving image %s: %w", img.Ref, err)
 		}
 		if have {

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -73,5 +76,75 @@ benchmarks:
 	}
 	if c := strings.Count(string(log), "image loaded from the stream"); c != len(tb.Nodes)-1 {
 		t.Errorf("%d nodes loaded from the stream, want %d:\n%s", c, len(tb.Nodes)-1, log)
+	}
+}
+
+// A flipped byte in rank 0's cached tar: rank 0 streams it, the checksum at the end does not
+// match, the stream is aborted on every rank, no worker's engine gets the image, and the job
+// fails (exit 1) naming rank 0, where the damage began.
+func TestStreamOfADamagedTarLoadsNothing(t *testing.T) {
+	tb := testbed.Require(t)
+	base := tb.FreshDir(t)
+	ex := repoPath(t, "models/allreduce")
+	body := fmt.Sprintf(`name: allreduce
+image: {dockerfile: %s, context: %s}
+gpu: {vendor: none}
+container: {network: host}
+distribution: stream
+benchmarks:
+  - {name: allreduce, command: ["/allreduce", "--size", "1M", "--iters", "1", "--warmup", "0"], timeout: 5m}
+`, filepath.Join(ex, "Dockerfile"), ex)
+	mf := filepath.Join(t.TempDir(), "m.yaml")
+	os.WriteFile(mf, []byte(body), 0o644)
+	key := manifestKey(t, mf)
+	removeByKey(t, tb, key)
+	// Build into n1's own folder, then damage one byte in the middle of the cached tar.
+	build := exec.Command(tb.Benchctl(t), "build", "-m", mf, "--shared-dir", filepath.Join(base, tb.Nodes[0]))
+	build.Env = append(tb.Env(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	tar := filepath.Join(base, tb.Nodes[0], "cache", "images", key+".tar")
+	f, err := os.OpenFile(tar, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	b := make([]byte, 1)
+	f.ReadAt(b, st.Size()/2)
+	b[0] ^= 0x40
+	f.WriteAt(b, st.Size()/2)
+	f.Close()
+
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	script := filepath.Join(t.TempDir(), "job.sh")
+	out := filepath.Join(base, "job.out")
+	os.WriteFile(script, []byte("#!/bin/sh\nexec srun --ntasks-per-node=1 sh -c 'exec \"$BENCHCTL_BIN\" run --manifest \"$BENCHCTL_MANIFEST\" --shared-dir \"$BENCHCTL_BASE/$SLURMD_NODENAME\" --barrier-timeout 3m'\n"), 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sbatch", "--parsable", "--wait", "-N", fmt.Sprint(len(tb.Nodes)), "--ntasks-per-node=1", "-p", tb.Partition, "-o", out, "-J", "e2e-stream-damaged", script)
+	cmd.Env = append(tb.Env(), "BENCHCTL_BIN="+tb.Benchctl(t), "BENCHCTL_MANIFEST="+mf, "BENCHCTL_BASE="+base,
+		"BENCHCTL_JOB_SECRET="+hex.EncodeToString(secret))
+	stdout, err := cmd.Output()
+	log, _ := os.ReadFile(out)
+	if err == nil {
+		t.Fatalf("the job succeeded with a damaged image:\n%s", log)
+	}
+	id := strings.TrimSpace(strings.Split(string(stdout), ";")[0])
+	for i, n := range tb.Nodes {
+		s := readStatus(t, filepath.Join(base, n), id, fmt.Sprintf("%d-%s", i, n))
+		if s.Outcome == runner.OutcomeSuccess || s.ExitCode != 1 || len(s.Benchmarks) > 0 && s.Benchmarks[0].Outcome == runner.OutcomeSuccess {
+			t.Errorf("%s: %s exit %d: %s", n, s.Outcome, s.ExitCode, s.Error)
+		}
+		if i > 0 && !strings.Contains(s.Error, "rank 0") {
+			t.Errorf("%s does not name rank 0: %s", n, s.Error)
+		}
+		if i > 0 {
+			res, _ := tb.Engine(t, n).ImageList(context.Background(), client.ImageListOptions{Filters: make(client.Filters).Add("label", image.LabelKey+"="+key)})
+			if len(res.Items) != 0 {
+				t.Errorf("%s's engine has the image from a damaged stream", n)
+			}
+		}
 	}
 }
