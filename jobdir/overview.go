@@ -3,6 +3,7 @@ package jobdir
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,8 @@ type JobOverview struct {
 	Scheduler string  `json:"scheduler,omitempty"` // the scheduler's state, when it knew the job
 	Collected bool    `json:"collected"`           // collect has written perf.csv
 	Path      string  `json:"path"`
+
+	modified time.Time // the folder's time, to order jobs without a start
 }
 
 // SchedulerFunc says what the scheduler knows of a job: its state and whether it is still
@@ -49,14 +52,61 @@ func (l Layout) Overview(limit int, sched SchedulerFunc, now time.Time) ([]JobOv
 	if err != nil {
 		return nil, err
 	}
-	if limit > 0 && len(listed) > limit {
-		listed = listed[:limit]
+	// A folder's time changes when collect writes into it: the newest folders are read
+	// (a margin beyond limit), then ordered by when the jobs started.
+	if limit > 0 && len(listed) > limit+overviewMargin {
+		listed = listed[:limit+overviewMargin]
 	}
 	out := make([]JobOverview, 0, len(listed))
 	for _, j := range listed {
-		out = append(out, l.overview(j.ID, sched, now))
+		o := l.overview(j.ID, sched, now)
+		o.modified = j.Modified
+		out = append(out, o)
+	}
+	slices.SortStableFunc(out, func(a, b JobOverview) int { return b.when().Compare(a.when()) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
 	}
 	return out, nil
+}
+
+// overviewMargin is how many more job folders than asked for Overview reads to order them
+// by start time.
+const overviewMargin = 50
+
+// when orders jobs: their start, else their folder's time.
+func (o JobOverview) when() time.Time {
+	if o.Started != nil {
+		return *o.Started
+	}
+	return o.modified
+}
+
+// Newest is the job that started last (job.json's startedAt; a job without one counts by its
+// folder's time), among the most recently changed folders; "" when there are none.
+func (l Layout) Newest() (string, error) {
+	listed, err := l.List()
+	if err != nil || len(listed) == 0 {
+		return "", err
+	}
+	if len(listed) > overviewMargin {
+		listed = listed[:overviewMargin]
+	}
+	best, bestAt := "", time.Time{}
+	var r safefile.Reader
+	for _, j := range listed {
+		at := j.Modified
+		if data, err := r.ReadNoFollow(l.Latest(j.ID).JobFile(), MaxStatusSize); err == nil {
+			var jj Job
+			if jj.UnmarshalJSON(data) == nil && !jj.StartedAt.IsZero() {
+				at = jj.StartedAt
+			}
+		}
+		if best == "" || at.After(bestAt) {
+			best, bestAt = j.ID, at
+		}
+	}
+	return best, nil
 }
 
 func (l Layout) overview(id string, sched SchedulerFunc, now time.Time) JobOverview {

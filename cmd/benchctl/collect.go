@@ -191,22 +191,22 @@ func accountingNote(st slurm.JobState, jobID string) string {
 	return fmt.Sprintf("%s: cannot tell whether job %s ended; nodes still saying running are reported as running", st.Accounting, jobID)
 }
 
-// latestJob is the newest job of the shared directory (its folder most recently changed).
+// latestJob is the job of the shared directory that started last.
 func latestJob(flag string) (string, error) {
 	dir, err := sharedDir(flag)
 	if err != nil {
 		return "", err
 	}
 	l := jobdir.Layout{Shared: dir}
-	jobs, err := l.List()
+	id, err := l.Newest()
 	if err != nil {
 		return "", fmt.Errorf("listing the jobs of %s: %w", dir, err)
 	}
-	if len(jobs) == 0 {
+	if id == "" {
 		return "", usagef("run a job first, or give --shared-dir (default $BENCHCTL_SHARED_DIR)", "--latest: there are no jobs in %s", l.Jobs())
 	}
-	slog.Info("collecting the newest job", "job", jobs[0].ID)
-	return jobs[0].ID, nil
+	slog.Info("collecting the newest job", "job", id)
+	return id, nil
 }
 
 // completeJobIDs completes job ids from the shared directory's jobs/ folder, newest first.

@@ -69,6 +69,15 @@ func TestJobsAndCollectLatest(t *testing.T) {
 	if code, _, errs := run(t, "jobs", "--limit", "-1", "--shared-dir", shared); code != exitInvalid || !strings.Contains(errs, "invalid --limit -1") {
 		t.Errorf("--limit -1: exit %d %s", code, errs)
 	}
+	// Collecting the older job writes into its folder (its time is now the newest): the
+	// order, and --latest, still follow when the jobs started.
+	run(t, "collect", "41", "--shared-dir", shared) // exit 3: the fixture job has no benchmarks
+	if _, err := os.Stat(jobdir.Layout{Shared: shared}.Job("41", 0).Output("perf.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, _ := run(t, "jobs", "--shared-dir", shared, "--no-slurm"); !strings.HasPrefix(strings.Split(out, "\n")[1], "42 ") {
+		t.Errorf("after collecting 41:\n%s", out)
+	}
 	// collect --latest collects 42 (exit 3: a node failed), and names it.
 	code, _, errs = run(t, "collect", "--latest", "--shared-dir", shared)
 	if code != 3 || !strings.Contains(errs, "job=42") {
