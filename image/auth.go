@@ -45,17 +45,15 @@ func RegistryOf(ref string) (string, error) {
 	return reference.Domain(named), nil
 }
 
-// CredentialsFromSecret parses a secret's value "username:password" (a token alone is
-// taken as an identity token), for image.pullSecret.
+// CredentialsFromSecret parses a secret's value "username:password" (a registry token goes
+// where the password goes, with the user name it belongs to), for image.pullSecret.
 func CredentialsFromSecret(name, value string) (*Credentials, error) {
 	value = strings.TrimSpace(value)
-	if value == "" {
-		return nil, fmt.Errorf("the secret %s is empty", name)
+	u, p, ok := strings.Cut(value, ":")
+	if !ok || u == "" || p == "" {
+		return nil, fmt.Errorf("the variable %s (image.pullSecret) must be username:password (a registry token goes where the password goes, with its user name); its value is not shown", name)
 	}
-	if u, p, ok := strings.Cut(value, ":"); ok && u != "" {
-		return &Credentials{Username: u, Password: p, Source: "the secret " + name}, nil
-	}
-	return &Credentials{IdentityToken: value, Source: "the secret " + name}, nil
+	return &Credentials{Username: u, Password: p, Source: "the variable " + name}, nil
 }
 
 // dockerConfig is the part of the docker CLI's config.json that holds credentials.
@@ -81,9 +79,10 @@ func DockerConfigPath(lookup func(string) (string, bool)) string {
 	return filepath.Join(home, ".docker", "config.json")
 }
 
-// LookupCredentials finds the credentials for a registry host in the docker CLI's config:
-// a credential helper for the host, else auths, else the default credential store. None
-// found is (nil, nil): the pull goes without credentials, as `docker pull` does.
+// LookupCredentials finds the credentials for a registry host in the docker CLI's config,
+// as the docker CLI does: a credential helper for the host, else the credential store when
+// one is set (then auths is not read), else auths. None found is (nil, nil): the pull goes
+// without credentials, as `docker pull` does.
 func LookupCredentials(ctx context.Context, host string, lookup func(string) (string, bool)) (*Credentials, error) {
 	path := DockerConfigPath(lookup)
 	data, err := safefile.ReadFile(path, 1<<20)
@@ -106,6 +105,9 @@ func LookupCredentials(ctx context.Context, host string, lookup func(string) (st
 			return runHelper(ctx, helper, server)
 		}
 	}
+	if cfg.CredsStore != "" { // the store is authoritative, as for the docker CLI: auths is not read
+		return runHelper(ctx, cfg.CredsStore, server)
+	}
 	for k, a := range cfg.Auths {
 		if serverHost(k) != serverHost(server) {
 			continue
@@ -125,9 +127,6 @@ func LookupCredentials(ctx context.Context, host string, lookup func(string) (st
 		if c.Username != "" || c.IdentityToken != "" {
 			return c, nil
 		}
-	}
-	if cfg.CredsStore != "" {
-		return runHelper(ctx, cfg.CredsStore, server)
 	}
 	return nil, nil
 }
@@ -158,17 +157,23 @@ func runHelper(ctx context.Context, name, server string) (*Credentials, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, "get")
 	cmd.Stdin = strings.NewReader(server)
+	// A helper whose child keeps stdout open (a keyring daemon it started) must not hold
+	// the node: after the helper ends, or is killed at the timeout, wait 2 s at most.
+	cmd.WaitDelay = 2 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(out.String() + " " + errb.String())
-		if strings.Contains(strings.ToLower(msg), "credentials not found") {
+	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil && cmd.ProcessState.Success() {
+		err = nil // it answered and ended; only a child of its kept the pipe open
+	}
+	if err != nil {
+		// Its stdout may hold the credential (a helper killed after answering): it is only
+		// looked at for "not found", and never reported.
+		if strings.Contains(strings.ToLower(out.String()+errb.String()), "credentials not found") {
 			return nil, nil
 		}
-		if len(msg) > 300 {
-			msg = msg[:300] + "..."
-		}
-		return nil, fmt.Errorf("credential helper %s for %s failed: %v %s", prog, server, err, msg)
+		// Neither its output nor its errors are shown: either may hold the credential.
+		return nil, fmt.Errorf("credential helper %s for %s failed (%v); its output is not shown, as it may hold the credential: run `echo %s | %s get` to see it", prog, server, err, server, prog)
 	}
 	var resp struct{ Username, Secret string }
 	if err := json.Unmarshal(out.Bytes(), &resp); err != nil {

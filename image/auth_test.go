@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Credentials come from the docker CLI's config as docker finds them: a credential helper
@@ -74,10 +75,44 @@ func TestCredentialsFromSecret(t *testing.T) {
 	if c, err := CredentialsFromSecret("REG", "user:pa:ss"); err != nil || c.Username != "user" || c.Password != "pa:ss" {
 		t.Errorf("%+v %v", c, err)
 	}
-	if c, err := CredentialsFromSecret("REG", " tok \n"); err != nil || c.IdentityToken != "tok" || c.Username != "" {
-		t.Errorf("%+v %v", c, err)
+	// A token alone, or nothing: refused, and the value is never in the message.
+	for _, v := range []string{"tok-abcdef-123456", "", ":only-pass", "user:"} {
+		if _, err := CredentialsFromSecret("REG", v); err == nil || !strings.Contains(err.Error(), "REG (image.pullSecret) must be username:password") ||
+			(v != "" && strings.Contains(err.Error(), v)) {
+			t.Errorf("%q: %v", v, err)
+		}
 	}
-	if _, err := CredentialsFromSecret("REG", ""); err == nil || !strings.Contains(err.Error(), "the secret REG is empty") {
-		t.Errorf("%v", err)
+}
+
+// A credential helper never leaks the credential into an error (one killed after it
+// answered, one that failed), and one whose child keeps its stdout open does not hold the
+// caller; the docker CLI's order holds: a credential store wins over a stale auths entry.
+func TestCredentialHelperHazards(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		os.WriteFile(filepath.Join(dir, "docker-credential-"+name), []byte("#!/bin/sh\n"+body), 0o755)
+	}
+	write("leaky", `echo '{"Username":"alice","Secret":"S3CRET-TOKEN"}'; echo "oops: S3CRET-TOKEN" >&2; exit 1`+"\n")
+	write("child", `echo '{"Username":"bob","Secret":"pw"}'; sleep 60 & exit 0`+"\n")
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	cfg := t.TempDir()
+	lookup := func(k string) (string, bool) {
+		if k == "DOCKER_CONFIG" {
+			return cfg, true
+		}
+		return "", false
+	}
+	os.WriteFile(filepath.Join(cfg, "config.json"), []byte(`{"credsStore": "leaky"}`), 0o600)
+	if _, err := LookupCredentials(context.Background(), "reg.example", lookup); err == nil || strings.Contains(err.Error(), "S3CRET") {
+		t.Errorf("leaky: %v", err)
+	}
+	start := time.Now()
+	os.WriteFile(filepath.Join(cfg, "config.json"), []byte(`{"credsStore": "child", "auths": {"reg.example": {"auth": "`+base64.StdEncoding.EncodeToString([]byte("stale:old"))+`"}}}`), 0o600)
+	c, err := LookupCredentials(context.Background(), "reg.example", lookup)
+	if err != nil || c == nil || c.Username != "bob" {
+		t.Errorf("child: %+v %v", c, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the helper's child held the lookup for %v", d)
 	}
 }

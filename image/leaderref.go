@@ -80,7 +80,8 @@ func leaderRef(ctx context.Context, o LeaderOptions, note func(string, ...any)) 
 		return out, nil
 	}
 	note("publishing the image to the cache for the other nodes", "ref", ref, "key", ShortKey(out.Key))
-	if _, err := PublishFromEngine(ctx, o.Engine, o.Cache, out.Key, ref, Meta{ImageID: out.ID, Tags: []string{ref},
+	// Saved by id: the tag may move to another image meanwhile (another job's pull).
+	if _, err := PublishFromEngine(ctx, o.Engine, o.Cache, out.Key, out.ID, Meta{ImageID: out.ID, Tags: []string{ref},
 		Builder: "pull", Manifest: o.Manifest.Name, Benchctl: o.Version}, o.Progress); err != nil {
 		return out, err
 	}

@@ -121,11 +121,15 @@ func TestOverviewHostileFolders(t *testing.T) {
 		t.Skip(err)
 	}
 	os.WriteFile(filepath.Join(d.Nodes(), "0-h", StatusFile), []byte(strings.Repeat("x", 6000)), 0o644)
+	// Another job whose nodes folder is a FIFO: opening it would wait for a writer.
+	d2 := l.Job("10", 0)
+	os.MkdirAll(d2.Path, 0o755)
+	syscall.Mkfifo(d2.Nodes(), 0o644)
 	done := make(chan []JobOverview)
 	go func() { got, _ := l.Overview(0, nil, time.Now()); done <- got }()
 	select {
 	case got := <-done:
-		if len(got) != 1 || got[0].State != JobPending || got[0].Name != "" {
+		if len(got) != 2 || got[0].State != JobPending || got[0].Name != "" || got[1].State != JobPending {
 			t.Errorf("%+v", got)
 		}
 	case <-time.After(10 * time.Second):

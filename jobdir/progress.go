@@ -35,6 +35,9 @@ func (l Layout) Latest(id string) Dir {
 // sorted by folder name. A node folder without a readable status is left out (collect
 // reports those; NodeFolders counts them).
 func (d Dir) Progress() []NodeProgress {
+	if st, err := os.Stat(d.Nodes()); err != nil || !st.IsDir() {
+		return nil // a FIFO there would block the open
+	}
 	f, err := os.Open(d.Nodes())
 	if err != nil {
 		return nil
@@ -68,6 +71,9 @@ func (d Dir) Progress() []NodeProgress {
 
 // NodeFolders counts the attempt's node folders (<rank>-<host>), readable or not.
 func (d Dir) NodeFolders() int {
+	if st, err := os.Stat(d.Nodes()); err != nil || !st.IsDir() {
+		return 0 // a FIFO there would block the open
+	}
 	ents, err := os.ReadDir(d.Nodes())
 	if err != nil {
 		return 0

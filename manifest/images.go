@@ -50,5 +50,5 @@ next:
 
 func sameImage(a, b Image) bool {
 	return a.Dockerfile == b.Dockerfile && a.Context == b.Context && a.Target == b.Target && a.Platform == b.Platform &&
-		a.Tag == b.Tag && a.Ref == b.Ref && slices.Equal(a.BuildArgs, b.BuildArgs)
+		a.Tag == b.Tag && a.Ref == b.Ref && a.Pull == b.Pull && a.PullSecret == b.PullSecret && slices.Equal(a.BuildArgs, b.BuildArgs)
 }

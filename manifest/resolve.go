@@ -325,8 +325,10 @@ func (r *resolver) image(fp string, s *ImageSpec, defaults bool) Image {
 			r.p.add(fp+".pull", "%s is not a pull policy (allowed: missing, always, never)", quote(s.Pull))
 		}
 		if s.PullSecret != "" {
-			if !r.isSecret(s.PullSecret) {
-				r.p.add(fp+".pullSecret", "%s is not listed under secrets: list it there (its value is user:password for the registry, or a token), so that it is never written anywhere", quote(s.PullSecret))
+			// A variable's name, read when pulling; its value reaches no container (unless
+			// it is also listed under secrets) and is never written anywhere.
+			if !envNameRE.MatchString(s.PullSecret) || ownVar(s.PullSecret) {
+				r.p.add(fp+".pullSecret", "%s is not a variable name (its value, user:password for the registry, is read when pulling)", quote(s.PullSecret))
 			} else {
 				im.PullSecret = s.PullSecret
 			}

@@ -99,9 +99,9 @@ type ImageSpec struct {
 	// Pull is when the image ref is pulled: missing (the default: when rank 0's engine
 	// lacks it), always, or never.
 	Pull string `json:"pull"`
-	// PullSecret is the name of a variable listed under secrets whose value is
-	// user:password (or a token) for the registry of ref; without it, the docker CLI's
-	// credentials are used.
+	// PullSecret is the name of a variable whose value is user:password for the registry
+	// of ref (a token goes where the password goes), read only when pulling: it reaches
+	// no container. Without it, the docker CLI's credentials are used.
 	PullSecret string `json:"pullSecret"`
 }
 

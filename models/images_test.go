@@ -121,6 +121,19 @@ func TestCatalogImageProblems(t *testing.T) {
 	}
 }
 
+// Two benchmarks on one ref with another pull policy or pull secret are two images: one
+// benchmark's settings are not dropped for the other's.
+func TestImagesDifferInPullSettings(t *testing.T) {
+	mf := writeManifest(t, "name: plain\nimage: {ref: 'base:1'}\nbenchmarks: [{name: a, command: [x]}, {name: b, command: [x], image: {ref: 'base:1', pull: always}}, {name: c, command: [x], image: {ref: 'base:1', pullSecret: REG}}]\n")
+	m, _, err := LoadManifest(mf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uses := m.Images(m.Benchmarks); len(uses) != 3 || uses[1].Image.Pull != "always" || uses[2].Image.PullSecret != "REG" {
+		t.Errorf("images %+v", uses)
+	}
+}
+
 // A benchmark's own image: wins over the manifest's for that benchmark only.
 func TestBenchmarkOwnImage(t *testing.T) {
 	mf := writeManifest(t, "name: plain\nimage: {ref: base:1}\nbenchmarks: [{name: a, command: [x]}, {name: b, command: [x], image: {ref: other:2}}, {name: c, command: [x]}]\n")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/moby/moby/client"
@@ -38,8 +39,9 @@ func (img resolvedImage) runRef() string {
 }
 
 // maxReleaseImages bounds the images of one job: rank 0 releases them all in one job-channel
+// message (64 KiB), one value of at most 1 KiB each (a job-channel value is cut at 4 KiB).
 // message (64 KiB), about 200 bytes each.
-const maxReleaseImages = 200
+const maxReleaseImages = 60
 
 // jobImages is the images of a job, in the order the benchmarks first use them.
 type jobImages struct {
@@ -99,9 +101,9 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 			r.log.Warn("could not update job.json", "err", err)
 		}
 		if r.leader != nil {
-			data, err := json.Marshal(list)
+			data, err := releaseData(list)
 			if err == nil {
-				err = r.leader.Release(r.barrierCtx(ctx), "image", map[string]string{"images": string(data)})
+				err = r.leader.Release(r.barrierCtx(ctx), "image", data)
 			}
 			if err != nil {
 				r.leader.Abort(err.Error(), 1)
@@ -122,8 +124,7 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 			end(err)
 			return nil, err
 		}
-		if err := json.Unmarshal([]byte(data["images"]), &list); err != nil || len(list) != len(uses) {
-			err = fmt.Errorf("rank 0 released %d images for %d of this node's (is every node running the same manifest and benchctl?): %v", len(list), len(uses), err)
+		if list, err = releasedImages(data, len(uses)); err != nil {
 			end(err)
 			r.fail(err, 1)
 			return nil, err
@@ -156,6 +157,38 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 	}
 	end(nil)
 	return newJobImages(uses, list), nil
+}
+
+// releaseData is the "image" release: one value per image (a job-channel value is at most
+// 4 KiB, a whole message 64 KiB), and their count.
+func releaseData(list []resolvedImage) (map[string]string, error) {
+	data := map[string]string{"images": strconv.Itoa(len(list))}
+	for i, img := range list {
+		b, err := json.Marshal(img)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > 1<<10 {
+			return nil, fmt.Errorf("image %s: its reference is too long to release (%d bytes)", img.Ref, len(b))
+		}
+		data["image."+strconv.Itoa(i)] = string(b)
+	}
+	return data, nil
+}
+
+// releasedImages reads the "image" release: want images, as this node's manifest has.
+func releasedImages(data map[string]string, want int) ([]resolvedImage, error) {
+	n, err := strconv.Atoi(data["images"])
+	if err != nil || n != want {
+		return nil, fmt.Errorf("rank 0 released %q images for %d of this node's (is every node running the same manifest and benchctl?)", data["images"], want)
+	}
+	list := make([]resolvedImage, n)
+	for i := range list {
+		if err := json.Unmarshal([]byte(data["image."+strconv.Itoa(i)]), &list[i]); err != nil || list[i].ID == "" {
+			return nil, fmt.Errorf("rank 0's release of image %d cannot be read (is every node running the same benchctl?): %v", i, err)
+		}
+	}
+	return list, nil
 }
 
 // leaderImage is rank 0's policy for one image of the job (image.Leader), with the build

@@ -37,8 +37,10 @@ func (r *nodeRun) streamConfig(i int) (image.FanoutConfig, error) {
 	if n.Source != jobdir.SourceSlurm && n.World > 1 {
 		return image.FanoutConfig{}, &ContextError{"distribution", "stream needs every node's address, which benchctl knows under Slurm (its node list); run under srun, or use distribution: cache"}
 	}
+	// A rank may wait long for its predecessor (which loads image i-1 before it listens for
+	// image i): the job channel, not this timeout, tells a dead rank.
 	return image.FanoutConfig{Job: fmt.Sprintf("%s.%d/image/%d", n.JobID, n.Attempt, i), Rank: n.Rank, World: n.World, Hosts: n.Hosts,
-		Ports: n.StreamPorts(), Secret: r.secret, Log: r.log, Progress: r.o.Progress}, nil
+		Ports: n.StreamPorts(), Secret: r.secret, Log: r.log, Progress: r.o.Progress, ConnectTimeout: r.streamTimeout()}, nil
 }
 
 // sendImages is rank 0's side: each image, from its cache entry when there is one (with its
@@ -49,11 +51,12 @@ func (r *nodeRun) sendImages(ctx context.Context, eng *client.Client, list []res
 		if err != nil {
 			return err
 		}
-		src, closer, err := r.streamSource(ctx, eng, img)
+		sctx, cancel := context.WithTimeout(ctx, r.streamTimeout())
+		src, closer, err := r.streamSource(sctx, eng, img)
 		if err != nil {
+			cancel()
 			return err
 		}
-		sctx, cancel := context.WithTimeout(ctx, r.streamTimeout())
 		start := time.Now()
 		res, err := image.SendFanout(sctx, cfg, src)
 		cancel()

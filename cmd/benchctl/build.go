@@ -61,6 +61,11 @@ the cache; no engine needed).`,
 			if err := opts.src.check(cmd); err != nil {
 				return err
 			}
+			if opts.push != "" { // found out now, not after a build of an hour
+				if _, err := image.RegistryOf(opts.push); err != nil {
+					return usagef("give a reference such as registry.example.com:5000/team/bench:1 (lower-case repository)", "--push %q is not an image reference: %v", opts.push, err)
+				}
+			}
 			if opts.builder == "buildkit" && cmd.Flags().Changed("engine-builder") {
 				return usagef("--engine-builder picks the Docker Engine's own builder; drop it, or use --builder docker", "--engine-builder applies only to --builder docker")
 			}
