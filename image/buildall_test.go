@@ -83,6 +83,23 @@ func TestBuildAllNothingToBuild(t *testing.T) {
 	}
 }
 
+// A record is matched to an image by its content's key first (a record made where the
+// Dockerfile had another path), else by its Dockerfile and, when one Dockerfile is built
+// with several sets of build args, by the args.
+func TestRecordForMatchesTheKeyFirst(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nLABEL a=1\n"), 0o644)
+	img := manifest.Image{Dockerfile: filepath.Join(dir, "Dockerfile"), Context: dir}
+	key, err := Key(InputFromManifest(&manifest.Manifest{Image: img}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []*Record{{Key: strings.Repeat("1", 64), Dockerfile: "/ci/build/other/Dockerfile"}, {Key: key, Dockerfile: "/ci/build/x/Dockerfile"}}
+	if r, err := RecordFor(recs, img, 2, []string{"a"}); err != nil || r.Key != key {
+		t.Errorf("%+v %v", r, err)
+	}
+}
+
 // A record is matched to an image by its Dockerfile and, when one Dockerfile is built with
 // several sets of build args, by the args.
 func TestRecordForMatchesArgs(t *testing.T) {

@@ -142,6 +142,15 @@ func RecordFor(recs []*Record, img manifest.Image, images int, benchmarks []stri
 	if len(recs) == 1 && images == 1 {
 		return recs[0], nil
 	}
+	// The image's content, as it is now: a record of exactly it wins, wherever its
+	// Dockerfile was when it was built (a CI checkout elsewhere).
+	if key, err := Key(InputFromManifest(&manifest.Manifest{Image: img})); err == nil {
+		for _, r := range recs {
+			if r.Key == key {
+				return r, nil
+			}
+		}
+	}
 	var same []*Record
 	for _, r := range recs {
 		if r.Dockerfile != "" && r.Dockerfile == img.Dockerfile {
