@@ -26,36 +26,12 @@ import (
 func TestStreamWithoutASharedDirectory(t *testing.T) {
 	tb := testbed.Require(t)
 	base := tb.FreshDir(t)
-	ex := repoPath(t, "models/allreduce")
-	body := fmt.Sprintf(`name: allreduce
-image: {dockerfile: %s, context: %s}
-gpu: {vendor: none}
-container: {network: host}
-distribution: stream
-benchmarks:
-  - {name: allreduce, command: ["/allreduce", "--size", "8M", "--iters", "3", "--warmup", "1"], timeout: 5m, results: allreduce.csv}
-`, filepath.Join(ex, "Dockerfile"), ex)
-	mf := filepath.Join(t.TempDir(), "m.yaml")
-	os.WriteFile(mf, []byte(body), 0o644)
+	mf := streamManifest(t, `["/allreduce", "--size", "8M", "--iters", "3", "--warmup", "1"]`)
 	removeByKey(t, tb, manifestKey(t, mf)) // every node starts cold
-
-	secret := make([]byte, 32)
-	rand.Read(secret)
-	script := filepath.Join(t.TempDir(), "job.sh")
-	out := filepath.Join(base, "job.out")
-	// Each node's own folder: $SLURMD_NODENAME is expanded by each task's shell, not the batch's.
-	os.WriteFile(script, []byte("#!/bin/sh\nexec srun --ntasks-per-node=1 sh -c 'exec \"$BENCHCTL_BIN\" run --manifest \"$BENCHCTL_MANIFEST\" --shared-dir \"$BENCHCTL_BASE/$SLURMD_NODENAME\" --barrier-timeout 3m'\n"), 0o755)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sbatch", "--parsable", "--wait", "-N", fmt.Sprint(len(tb.Nodes)), "--ntasks-per-node=1", "-p", tb.Partition, "-o", out, "-J", "e2e-stream", script)
-	cmd.Env = append(tb.Env(), "BENCHCTL_BIN="+tb.Benchctl(t), "BENCHCTL_MANIFEST="+mf, "BENCHCTL_BASE="+base,
-		"BENCHCTL_JOB_SECRET="+hex.EncodeToString(secret))
-	stdout, err := cmd.Output()
-	log, _ := os.ReadFile(out)
+	id, log, err := runPerNodeJob(t, tb, base, mf, "e2e-stream")
 	if err != nil {
 		t.Fatalf("job: %v\n%s", err, log)
 	}
-	id := strings.TrimSpace(strings.Split(string(stdout), ";")[0])
 	var imageID string
 	for i, n := range tb.Nodes {
 		shared := filepath.Join(base, n)
@@ -74,7 +50,7 @@ benchmarks:
 			}
 		}
 	}
-	if c := strings.Count(string(log), "image loaded from the stream"); c != len(tb.Nodes)-1 {
+	if c := strings.Count(log, "image loaded from the stream"); c != len(tb.Nodes)-1 {
 		t.Errorf("%d nodes loaded from the stream, want %d:\n%s", c, len(tb.Nodes)-1, log)
 	}
 }
@@ -85,17 +61,7 @@ benchmarks:
 func TestStreamOfADamagedTarLoadsNothing(t *testing.T) {
 	tb := testbed.Require(t)
 	base := tb.FreshDir(t)
-	ex := repoPath(t, "models/allreduce")
-	body := fmt.Sprintf(`name: allreduce
-image: {dockerfile: %s, context: %s}
-gpu: {vendor: none}
-container: {network: host}
-distribution: stream
-benchmarks:
-  - {name: allreduce, command: ["/allreduce", "--size", "1M", "--iters", "1", "--warmup", "0"], timeout: 5m}
-`, filepath.Join(ex, "Dockerfile"), ex)
-	mf := filepath.Join(t.TempDir(), "m.yaml")
-	os.WriteFile(mf, []byte(body), 0o644)
+	mf := streamManifest(t, `["/allreduce", "--size", "1M", "--iters", "1", "--warmup", "0"]`)
 	key := manifestKey(t, mf)
 	removeByKey(t, tb, key)
 	// Build into n1's own folder, then damage one byte in the middle of the cached tar.
@@ -116,22 +82,10 @@ benchmarks:
 	f.WriteAt(b, st.Size()/2)
 	f.Close()
 
-	secret := make([]byte, 32)
-	rand.Read(secret)
-	script := filepath.Join(t.TempDir(), "job.sh")
-	out := filepath.Join(base, "job.out")
-	os.WriteFile(script, []byte("#!/bin/sh\nexec srun --ntasks-per-node=1 sh -c 'exec \"$BENCHCTL_BIN\" run --manifest \"$BENCHCTL_MANIFEST\" --shared-dir \"$BENCHCTL_BASE/$SLURMD_NODENAME\" --barrier-timeout 3m'\n"), 0o755)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sbatch", "--parsable", "--wait", "-N", fmt.Sprint(len(tb.Nodes)), "--ntasks-per-node=1", "-p", tb.Partition, "-o", out, "-J", "e2e-stream-damaged", script)
-	cmd.Env = append(tb.Env(), "BENCHCTL_BIN="+tb.Benchctl(t), "BENCHCTL_MANIFEST="+mf, "BENCHCTL_BASE="+base,
-		"BENCHCTL_JOB_SECRET="+hex.EncodeToString(secret))
-	stdout, err := cmd.Output()
-	log, _ := os.ReadFile(out)
+	id, log, err := runPerNodeJob(t, tb, base, mf, "e2e-stream-damaged")
 	if err == nil {
 		t.Fatalf("the job succeeded with a damaged image:\n%s", log)
 	}
-	id := strings.TrimSpace(strings.Split(string(stdout), ";")[0])
 	for i, n := range tb.Nodes {
 		s := readStatus(t, filepath.Join(base, n), id, fmt.Sprintf("%d-%s", i, n))
 		if s.Outcome == runner.OutcomeSuccess || s.ExitCode != 1 || len(s.Benchmarks) > 0 && s.Benchmarks[0].Outcome == runner.OutcomeSuccess {
@@ -147,4 +101,48 @@ benchmarks:
 			}
 		}
 	}
+}
+
+// streamManifest writes an allreduce manifest with distribution: stream running command.
+func streamManifest(t *testing.T, command string) string {
+	t.Helper()
+	ex := repoPath(t, "models/allreduce")
+	body := fmt.Sprintf(`name: allreduce
+image: {dockerfile: %s, context: %s}
+gpu: {vendor: none}
+container: {network: host}
+distribution: stream
+benchmarks:
+  - {name: allreduce, command: %s, timeout: 5m, results: allreduce.csv}
+`, filepath.Join(ex, "Dockerfile"), ex, command)
+	mf := filepath.Join(t.TempDir(), "m.yaml")
+	if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return mf
+}
+
+// runPerNodeJob runs mf on every node with sbatch --wait, each node with its own shared
+// directory base/<node> (nothing shared: the job's secret comes from BENCHCTL_JOB_SECRET,
+// as benchctl submit passes it). It returns the job id, the job's output and sbatch's error.
+func runPerNodeJob(t *testing.T, tb *testbed.Testbed, base, mf, name string) (string, string, error) {
+	t.Helper()
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	script := filepath.Join(t.TempDir(), "job.sh")
+	out := filepath.Join(base, "job.out")
+	// $SLURMD_NODENAME is expanded by each task's shell, not the batch's.
+	os.WriteFile(script, []byte("#!/bin/sh\nexec srun --ntasks-per-node=1 sh -c 'exec \"$BENCHCTL_BIN\" run --manifest \"$BENCHCTL_MANIFEST\" --shared-dir \"$BENCHCTL_BASE/$SLURMD_NODENAME\" --barrier-timeout 3m'\n"), 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sbatch", "--parsable", "--wait", "-N", fmt.Sprint(len(tb.Nodes)), "--ntasks-per-node=1", "-p", tb.Partition, "-o", out, "-J", name, script)
+	cmd.Env = append(tb.Env(), "BENCHCTL_BIN="+tb.Benchctl(t), "BENCHCTL_MANIFEST="+mf, "BENCHCTL_BASE="+base,
+		"BENCHCTL_JOB_SECRET="+hex.EncodeToString(secret))
+	stdout, err := cmd.Output()
+	log, _ := os.ReadFile(out)
+	id := strings.TrimSpace(strings.Split(string(stdout), ";")[0])
+	if id == "" {
+		t.Fatalf("sbatch gave no job id: %v\n%s", err, log)
+	}
+	return id, string(log), err
 }
