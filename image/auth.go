@@ -29,6 +29,15 @@ import (
 // hubServer is the key the docker CLI stores Docker Hub's credentials under.
 const hubServer = "https://index.docker.io/v1/"
 
+// serverAddress is the server a registry host's credentials are kept and sent under: the
+// docker CLI's key for Docker Hub, else the host.
+func serverAddress(host string) string {
+	if host == "docker.io" {
+		return hubServer
+	}
+	return host
+}
+
 // Credentials are what a registry is asked to accept. Source says where they came from
 // (for messages; never the secret itself).
 type Credentials struct {
@@ -96,10 +105,7 @@ func LookupCredentials(ctx context.Context, host string, lookup func(string) (st
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		return nil, fmt.Errorf("the docker config %s is not JSON: %w", path, err)
 	}
-	server := host
-	if host == "docker.io" {
-		server = hubServer
-	}
+	server := serverAddress(host)
 	for k, helper := range cfg.CredHelpers {
 		if serverHost(k) == serverHost(server) && helper != "" {
 			return runHelper(ctx, helper, server)
@@ -184,6 +190,14 @@ func runHelper(ctx context.Context, name, server string) (*Credentials, error) {
 		c.Username, c.Password, c.IdentityToken = "", "", resp.Secret
 	}
 	return c, nil
+}
+
+// source says where c came from, for messages ("" for none).
+func (c *Credentials) source() string {
+	if c == nil {
+		return ""
+	}
+	return c.Source
 }
 
 // encode is the X-Registry-Auth header value for the engine.

@@ -63,11 +63,7 @@ func Pull(ctx context.Context, eng Engine, ref string, creds *Credentials, progr
 	if err != nil {
 		return fmt.Errorf("image %s is not a reference: %w", ref, err)
 	}
-	server := host
-	if host == "docker.io" {
-		server = hubServer
-	}
-	auth, err := creds.encode(server)
+	auth, err := creds.encode(serverAddress(host))
 	if err != nil {
 		return err
 	}
@@ -85,11 +81,7 @@ func Pull(ctx context.Context, eng Engine, ref string, creds *Credentials, progr
 		return ctx.Err()
 	}
 	if isAuthRefusal(err) {
-		src := ""
-		if creds != nil {
-			src = creds.Source
-		}
-		return &AuthError{Ref: ref, Registry: host, Source: src, Err: err}
+		return &AuthError{Ref: ref, Registry: host, Source: creds.source(), Err: err}
 	}
 	return fmt.Errorf("pulling %s from %s: %w", ref, host, err)
 }

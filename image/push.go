@@ -25,11 +25,7 @@ func Push(ctx context.Context, eng Pusher, local, remote string, creds *Credenti
 	if err != nil {
 		return "", fmt.Errorf("--push %s is not an image reference: %w", remote, err)
 	}
-	server := host
-	if host == "docker.io" {
-		server = hubServer
-	}
-	auth, err := creds.encode(server)
+	auth, err := creds.encode(serverAddress(host))
 	if err != nil {
 		return "", err
 	}
@@ -61,11 +57,7 @@ func Push(ctx context.Context, eng Pusher, local, remote string, creds *Credenti
 			return "", ctx.Err()
 		}
 		if isAuthRefusal(err) {
-			src := ""
-			if creds != nil {
-				src = creds.Source
-			}
-			return "", &AuthError{Ref: remote, Registry: host, Source: src, Err: err, Push: true}
+			return "", &AuthError{Ref: remote, Registry: host, Source: creds.source(), Err: err, Push: true}
 		}
 		return "", fmt.Errorf("pushing %s to %s: %w", remote, host, err)
 	}
