@@ -55,3 +55,15 @@ func TestRunTagsInAMADCheckout(t *testing.T) {
 		t.Errorf("outside a checkout: exit %d\n%s", code, errs)
 	}
 }
+
+// build --push with a reference that is no reference is refused before anything is built
+// (no engine is asked), naming the flag: found out now, not after an hour of builds.
+func TestBuildPushRefCheckedFirst(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	for _, ref := range []string{"Bad Ref", "reg/UPPER:1", strings.Repeat("a", 6000), "reg:5000/x@sha256:short"} {
+		code, _, errs := run(t, "build", "-m", "../../models/dummy/benchmark.yaml", "--shared-dir", t.TempDir(), "--push", ref)
+		if code != exitInvalid || !strings.Contains(errs, "is not an image reference") || strings.Contains(errs, "not reachable") {
+			t.Errorf("%.40q: exit %d\n%.400s", ref, code, errs)
+		}
+	}
+}
