@@ -14,6 +14,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 log() { printf 'testbed: %s\n' "$*" >&2; }
+# alive PIDFILE NAME, pid_of PIDFILE, daemon_of PIDNAME: see pidfile.sh
+. "$(cd "$(dirname "$0")" && pwd)/pidfile.sh"
 if [ ! -d "$D/pids" ]; then log "nothing to stop (no $D/pids)"; exit 0; fi
 
 # Stop slurmd before slurmctld, slurmctld before the accounting (slurmdbd, then its MariaDB),
@@ -28,7 +30,8 @@ for f in "$D"/pids/slurmctld.pid "$D"/pids/slurmdbd.pid "$D"/pids/mariadb.pid "$
 pids=()
 for f in "${order[@]}"; do
   name="$(basename "$f" .pid)"
-  if [ -s "$f" ] && pid="$(cat "$f" 2>/dev/null)" && kill -0 "$pid" 2>/dev/null; then
+  # a pid left from before a reboot may be another process's now: stop only our daemon
+  if alive "$f" "$(daemon_of "$name")" && pid="$(pid_of "$f")"; then
     log "stopping $name (pid $pid)"
     kill -TERM "$pid" 2>/dev/null || true
     pids+=("$pid")

@@ -71,7 +71,8 @@ for i in $(seq 1 "$NODES"); do names+=("n$i"); done
 
 # started NAME PIDFILE: record that up.sh started the process behind PIDFILE (down.sh reads this)
 started() { ln -sf "$2" "$D/pids/$1.pid"; }
-alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# alive PIDFILE NAME, pid_of PIDFILE: see pidfile.sh
+. "$HERE/pidfile.sh"
 wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
   local t=$1 what=$2; shift 2
   local end=$((SECONDS + t))
@@ -119,14 +120,14 @@ for n in "${names[@]}"; do
   printf '{"deprecated-key-path": "%s/key.json"}\n' "$nd" >"$nd/daemon.json.new"
   if ! cmp -s "$nd/daemon.json.new" "$nd/daemon.json"; then
     mv "$nd/daemon.json.new" "$nd/daemon.json"
-    if alive "$nd/pid"; then kill "$(cat "$nd/pid")" 2>/dev/null || true; wait_for 20 "dockerd $n exit" sh -c "! kill -0 $(cat "$nd/pid") 2>/dev/null" || true; fi
+    if alive "$nd/pid" dockerd; then kill "$(cat "$nd/pid")" 2>/dev/null || true; wait_for 20 "dockerd $n exit" sh -c "! kill -0 $(cat "$nd/pid") 2>/dev/null" || true; fi
   else
     rm -f "$nd/daemon.json.new"
   fi
-  if alive "$nd/pid" && curl -sf --max-time 2 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; then
+  if alive "$nd/pid" dockerd && curl -sf --max-time 2 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; then
     continue
   fi
-  if alive "$nd/pid"; then kill "$(cat "$nd/pid")" 2>/dev/null || true; sleep 1; fi
+  if alive "$nd/pid" dockerd; then kill "$(cat "$nd/pid")" 2>/dev/null || true; sleep 1; fi
   rm -f "$sock" "$nd/pid" "$nd/exec/containerd/containerd.pid"
   log "starting dockerd for $n"
   setsid dockerd --data-root "$nd/data" --exec-root "$nd/exec" --pidfile "$nd/pid" \
@@ -190,7 +191,7 @@ if ! cmp -s "$S/slurm.conf.new" "$S/slurm.conf"; then
   # The cluster changed shape (or is new): restart the Slurm daemons we run.
   for f in "$S"/slurmd-*.pid "$S/slurmctld.pid"; do
     [ -e "$f" ] || continue
-    if alive "$f"; then kill "$(cat "$f")" 2>/dev/null || true; fi
+    if alive "$f" "$(daemon_of "$(basename "$f" .pid)")"; then kill "$(cat "$f")" 2>/dev/null || true; fi
   done
   sleep 1
   rm -f "$S"/slurmd-*.pid "$S/slurmctld.pid" "$D"/pids/slurm*.pid
@@ -204,14 +205,14 @@ mkdir -p "$M"
 chown mysql:mysql "$M" && chmod 0750 "$M"
 touch "$D/log/mariadb.log" && chown mysql:mysql "$D/log/mariadb.log"
 mdb_ping() { mariadb-admin --no-defaults --socket="$M/mysqld.sock" ping; }
-if ! (alive "$M/mariadb.pid" && mdb_ping >/dev/null 2>&1); then
+if ! (alive "$M/mariadb.pid" mariadbd && mdb_ping >/dev/null 2>&1); then
   if [ ! -d "$M/data/mysql" ]; then
     log "creating the MariaDB data directory"
     mariadb-install-db --no-defaults --user=mysql --datadir="$M/data" --auth-root-authentication-method=socket \
       --skip-test-db >"$D/log/mariadb-install.log" 2>&1 \
       || { tail -20 "$D/log/mariadb-install.log" >&2; die "mariadb-install-db failed"; }
   fi
-  if alive "$M/mariadb.pid"; then kill "$(cat "$M/mariadb.pid")" 2>/dev/null || true; wait_for 30 "mariadbd exit" sh -c "! kill -0 $(cat "$M/mariadb.pid") 2>/dev/null" || true; fi
+  if alive "$M/mariadb.pid" mariadbd; then kill "$(cat "$M/mariadb.pid")" 2>/dev/null || true; wait_for 30 "mariadbd exit" sh -c "! kill -0 $(cat "$M/mariadb.pid") 2>/dev/null" || true; fi
   rm -f "$M/mysqld.sock" "$M/mariadb.pid"
   log "starting mariadbd"
   setsid mariadbd --no-defaults --user=mysql --datadir="$M/data" --socket="$M/mysqld.sock" --pid-file="$M/mariadb.pid" \
@@ -243,12 +244,12 @@ StorageLoc=slurm_acct_db
 CONF
 chmod 0600 "$S/slurmdbd.conf.new"
 if ! cmp -s "$S/slurmdbd.conf.new" "$S/slurmdbd.conf"; then
-  if alive "$S/slurmdbd.pid"; then kill "$(cat "$S/slurmdbd.pid")" 2>/dev/null || true; wait_for 20 "slurmdbd exit" sh -c "! kill -0 $(cat "$S/slurmdbd.pid") 2>/dev/null" || true; fi
+  if alive "$S/slurmdbd.pid" slurmdbd; then kill "$(cat "$S/slurmdbd.pid")" 2>/dev/null || true; wait_for 20 "slurmdbd exit" sh -c "! kill -0 $(cat "$S/slurmdbd.pid") 2>/dev/null" || true; fi
   mv "$S/slurmdbd.conf.new" "$S/slurmdbd.conf"
 else
   rm -f "$S/slurmdbd.conf.new"
 fi
-if ! alive "$S/slurmdbd.pid"; then
+if ! alive "$S/slurmdbd.pid" slurmdbd; then
   # The password goes to the client on stdin, never on a command line.
   mariadb --no-defaults --socket="$M/mysqld.sock" -u root <<SQL || die "could not set up the database user of slurmdbd (see $D/log/mariadb.log)"
 CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '$db_pass';
@@ -268,13 +269,13 @@ if ! sacctmgr -n -P list cluster format=Cluster | grep -qx testbed; then
 fi
 # slurmctld registers with slurmdbd when it starts. One that runs unregistered (the database
 # is new) would keep its jobs out of the accounting: restart it, its jobs stay.
-if alive "$S/slurmctld.pid" && [ "$(sacctmgr -n -P show cluster where name=testbed format=ControlPort)" != 16817 ]; then
+if alive "$S/slurmctld.pid" slurmctld && [ "$(sacctmgr -n -P show cluster where name=testbed format=ControlPort)" != 16817 ]; then
   log "restarting slurmctld: it is not registered with slurmdbd"
   kill "$(cat "$S/slurmctld.pid")" 2>/dev/null || true
   wait_for 30 "slurmctld exit" sh -c "! kill -0 $(cat "$S/slurmctld.pid") 2>/dev/null" || die "slurmctld did not stop"
 fi
 
-if ! alive "$S/slurmctld.pid"; then
+if ! alive "$S/slurmctld.pid" slurmctld; then
   log "starting slurmctld"
   slurmctld || die "slurmctld failed to start (see $D/log/slurmctld.log)"
   started slurmctld "$S/slurmctld.pid"
@@ -282,7 +283,7 @@ fi
 wait_for 30 slurmctld scontrol ping || { tail -20 "$D/log/slurmctld.log" >&2; die "slurmctld does not answer"; }
 for n in "${names[@]}"; do
   mkdir -p "$S/spool/$n"
-  if ! alive "$S/slurmd-$n.pid"; then
+  if ! alive "$S/slurmd-$n.pid" slurmd; then
     log "starting slurmd -N $n"
     slurmd -N "$n" || die "slurmd -N $n failed to start (see $D/log/slurmd-$n.log)"
     started "slurmd-$n" "$S/slurmd-$n.pid"
@@ -307,9 +308,9 @@ wait_for 60 "slurm nodes" nodes_ready || { sinfo -N >&2 || true; die "Slurm node
 BK="$D/buildkit"
 mkdir -p "$BK"
 bk_sock="$BK/buildkitd.sock"
-if ! (alive "$BK/pid" && [ -S "$bk_sock" ]); then
+if ! (alive "$BK/pid" buildkitd && [ -S "$bk_sock" ]); then
   bk_bin="$("$HERE/buildkitd.sh")" || die "could not build buildkitd (see above)"
-  if alive "$BK/pid"; then kill "$(cat "$BK/pid")" 2>/dev/null || true; sleep 1; fi
+  if alive "$BK/pid" buildkitd; then kill "$(cat "$BK/pid")" 2>/dev/null || true; sleep 1; fi
   rm -f "$bk_sock"
   log "starting buildkitd"
   setsid "$bk_bin" --root "$BK/root" --addr "unix://$bk_sock" --oci-worker=true --containerd-worker=false \
@@ -397,12 +398,12 @@ registry() {
   reg_config "$name" "$reg_addr" "$auth"
   if ! cmp -s "$dir/config.yml.new" "$dir/config.yml"; then
     mv "$dir/config.yml.new" "$dir/config.yml"
-    if alive "$dir/pid"; then kill "$(cat "$dir/pid")" 2>/dev/null || true; wait_for 20 "$name exit" sh -c "! kill -0 $(cat "$dir/pid") 2>/dev/null" || true; fi
+    if alive "$dir/pid" docker-registry; then kill "$(cat "$dir/pid")" 2>/dev/null || true; wait_for 20 "$name exit" sh -c "! kill -0 $(cat "$dir/pid") 2>/dev/null" || true; fi
   else
     rm -f "$dir/config.yml.new"
   fi
-  if alive "$dir/pid" && reg_ok "$reg_addr" "$auth"; then return 0; fi
-  if alive "$dir/pid"; then kill "$(cat "$dir/pid")" 2>/dev/null || true; wait_for 20 "$name exit" sh -c "! kill -0 $(cat "$dir/pid") 2>/dev/null" || true; fi
+  if alive "$dir/pid" docker-registry && reg_ok "$reg_addr" "$auth"; then return 0; fi
+  if alive "$dir/pid" docker-registry; then kill "$(cat "$dir/pid")" 2>/dev/null || true; wait_for 20 "$name exit" sh -c "! kill -0 $(cat "$dir/pid") 2>/dev/null" || true; fi
   rm -f "$dir/pid"
   if ! port_free "$reg_addr"; then
     local taken=$reg_addr
