@@ -16,8 +16,10 @@ type BuildOptions struct {
 	Cache    *Cache
 	Builder  Builder
 	NoCache  bool // build and publish again even when the key is published
-	Progress ProgressFunc
-	Version  string // benchctl version, for records
+	// EngineOnly builds into the engine and publishes nothing (BuildRequest.EngineOnly).
+	EngineOnly bool
+	Progress   ProgressFunc
+	Version    string // benchctl version, for records
 }
 
 // Build gets the manifest's image into the cache: a key already published is a cache hit
@@ -84,7 +86,7 @@ func Build(ctx context.Context, o BuildOptions) (*Record, error) {
 	}
 	buildStart := time.Now()
 	e, err := o.Builder.Build(ctx, BuildRequest{Input: in, Key: key, Tag: rec.Tag, Manifest: m.Name, NoCache: o.NoCache,
-		Cache: o.Cache, Progress: o.Progress, Version: o.Version})
+		EngineOnly: o.EngineOnly, Cache: o.Cache, Progress: o.Progress, Version: o.Version})
 	var be *BuildError
 	if errors.As(err, &be) && be.Dockerfile == "" {
 		be.Dockerfile = in.Dockerfile // a parse error, say, names only a line

@@ -23,9 +23,14 @@ type BuildRequest struct {
 	Tag      string
 	Manifest string // manifest name, for labels and metadata
 	NoCache  bool
-	Cache    *Cache
-	Progress ProgressFunc
-	Version  string // benchctl version, for metadata
+	// EngineOnly leaves a built image on the engine and publishes nothing: the caller
+	// publishes it later (rank 0 with distribution: stream writes the cache entry from the
+	// same docker save that feeds the stream). The entry returned then has only its
+	// ImageID, Key and Tags. A builder that does not build into an engine ignores it.
+	EngineOnly bool
+	Cache      *Cache
+	Progress   ProgressFunc
+	Version    string // benchctl version, for metadata
 }
 
 func (r BuildRequest) labels() map[string]string {

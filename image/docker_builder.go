@@ -58,7 +58,8 @@ func (b *DockerBuilder) builderVersion(ctx context.Context) (build.BuilderVersio
 	return build.BuilderV1, nil
 }
 
-// Build runs the build on the engine, then streams `docker save` of the tag into the cache.
+// Build runs the build on the engine, then streams `docker save` of the tag into the cache
+// (unless req.EngineOnly).
 func (b *DockerBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, error) {
 	files, err := walkContext(req.Input)
 	if err != nil {
@@ -125,6 +126,9 @@ func (b *DockerBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, er
 		} else {
 			return nil, &BuildError{Builder: "docker", Err: errors.New("the engine reported no image id")}
 		}
+	}
+	if req.EngineOnly {
+		return &Entry{Meta: Meta{ImageID: id, Key: req.Key, Tags: []string{req.Tag}, Builder: "docker", Manifest: req.Manifest, Benchctl: req.Version}}, nil
 	}
 	return b.save(ctx, req, id)
 }

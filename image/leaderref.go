@@ -71,6 +71,12 @@ func leaderRef(ctx context.Context, o LeaderOptions, note func(string, ...any)) 
 		return out, nil
 	}
 	out.Key = key
+	if o.DeferPublish {
+		// Saved by id: the tag may move to another image meanwhile (another job's pull).
+		out.Unpublished, out.SaveRef = true, out.ID
+		out.Meta = Meta{ImageID: out.ID, Tags: []string{ref}, Builder: "pull", Manifest: o.Manifest.Name, Benchctl: o.Version}
+		return out, nil
+	}
 	lock, err := o.Cache.Lock(ctx, out.Key, func() { note("another node is publishing this image; waiting for it", "ref", ref) })
 	if err != nil {
 		return out, err

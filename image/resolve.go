@@ -25,6 +25,11 @@ type LeaderOptions struct {
 	// other nodes load it from there instead of each pulling it: set for a job of several
 	// nodes. Without it an image.ref is only made present on this engine.
 	Distribute bool
+	// DeferPublish leaves to the caller what the cache lacks: a built image is built into
+	// the engine only, and neither it nor a pulled image.ref is written to the cache here;
+	// LeaderResult.Unpublished says so, and the caller publishes it later (rank 0 streaming
+	// the image writes the cache entry from the same docker save: StreamAndPublish).
+	DeferPublish bool
 	// Credentials, if set, gives the registry credentials for a pull (nil: none); it is
 	// called only when a pull is needed.
 	Credentials func(ctx context.Context, ref string) (*Credentials, error)
@@ -41,6 +46,12 @@ type LeaderResult struct {
 	// knows it (an image pulled from a registry).
 	Digest    string
 	Published bool // published from this engine to the cache, now
+	// Unpublished (with DeferPublish) says that the cache lacks the image under Key: the
+	// caller is to publish it, with Meta, saving SaveRef (the tag it was built with, so that
+	// engines loading the tar know it by that tag, else the id).
+	Unpublished bool
+	Meta        Meta
+	SaveRef     string
 	// BuildSeconds is how long the image's build took: this build's, or the build record's
 	// (0 when neither says).
 	BuildSeconds float64
@@ -86,7 +97,7 @@ func Leader(ctx context.Context, o LeaderOptions) (LeaderResult, error) {
 		}
 		note("image not cached: building from the manifest", "key", ShortKey(key))
 		rec, berr := Build(ctx, BuildOptions{Manifest: m, Cache: o.Cache, Builder: &DockerBuilder{Engine: o.Engine},
-			Progress: o.Progress, Version: o.Version})
+			EngineOnly: o.DeferPublish, Progress: o.Progress, Version: o.Version})
 		if berr != nil {
 			return LeaderResult{}, berr
 		}
@@ -111,6 +122,14 @@ func Leader(ctx context.Context, o LeaderOptions) (LeaderResult, error) {
 		}
 		if tag == "" {
 			tag = DefaultTag(m.Name, key)
+		}
+		if o.DeferPublish {
+			out.Ref, out.Unpublished, out.SaveRef = res.ImageID, true, res.ImageID
+			if out.Built {
+				out.Ref, out.SaveRef = tag, tag // just built with it
+			}
+			out.Meta = Meta{ImageID: res.ImageID, Tags: []string{tag}, Builder: "docker", Manifest: m.Name, Benchctl: o.Version}
+			return out, nil
 		}
 		note("publishing the engine's image to the cache", "key", ShortKey(key))
 		if _, err := PublishFromEngine(ctx, o.Engine, o.Cache, key, res.ImageID, Meta{ImageID: res.ImageID, Tags: []string{tag},

@@ -112,6 +112,10 @@ type JobImage struct {
 	// BuildSeconds is how long its build took, when rank 0 built it or ran it from a build
 	// record (perf.csv's build_duration).
 	BuildSeconds float64 `json:"buildSeconds,omitempty"`
+	// Distribution is how it reached the other nodes: cache (loaded from the shared cache),
+	// stream (streamed from rank 0) or ref (each node's own copy, or pulled); empty for a
+	// job of one node.
+	Distribution string `json:"distribution,omitempty"`
 }
 
 // JobManifest is the part of the resolved manifest that perf.csv's columns come from.

@@ -32,7 +32,10 @@ type Manifest struct {
 
 // How images reach the nodes (Manifest.Distribution).
 const (
-	// DistributionAuto is the default: today, the shared cache.
+	// DistributionAuto is the default: under Slurm, rank 0 streams an image the shared
+	// cache lacks (writing the cache entry as it streams) or that not every node could load
+	// from the cache (the shared directory is not shared by all); the other nodes load a
+	// cached image from the cache. Without Slurm's node list: as cache.
 	DistributionAuto = "auto"
 	// DistributionCache: rank 0 builds, or pulls, each image once and publishes it to the
 	// shared cache; the other nodes load it from there.

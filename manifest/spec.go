@@ -48,7 +48,8 @@ type Spec struct {
 	// LogScan says how benchmark logs are scanned for error lines (madengine's log error
 	// scan): a line with an error pattern fails the benchmark, even at exit 0.
 	LogScan LogScanSpec `json:"logScan"`
-	// Distribution is how images reach the nodes: auto (the default: the shared cache),
+	// Distribution is how images reach the nodes: auto (the default: streamed from rank 0
+	// when the shared cache lacks the image or is not shared by every node, else the cache),
 	// cache (rank 0 builds or pulls each image once, the other nodes load it from the
 	// shared cache), stream (rank 0 streams each image along a chain of the nodes, each
 	// loading it while passing it on: no shared filesystem needed for images) or registry

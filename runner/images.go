@@ -23,10 +23,20 @@ type resolvedImage struct {
 	// Digest is an image.ref's registry digest on rank 0 (repo@sha256:...): what the other
 	// nodes pull with distribution: registry, so that all run the same content.
 	Digest string `json:"digest,omitempty"`
+	// Via is how the other nodes get it (viaCache, viaStream, viaRef): rank 0 decides.
+	Via string `json:"via,omitempty"`
 
-	use          manifest.ImageUse // rank 0: which image of the manifest, for job.json
-	buildSeconds float64           // rank 0 only: how long the image's build took, when known
+	use          manifest.ImageUse   // rank 0: which image of the manifest, for job.json
+	buildSeconds float64             // rank 0 only: how long the image's build took, when known
+	publish      *image.LeaderResult // rank 0 only: the cache lacks it; publish it while streaming it
 }
+
+// How the other nodes get an image (resolvedImage.Via).
+const (
+	viaCache  = "cache"  // loaded from the shared cache by its key (Ensure)
+	viaStream = "stream" // received from rank 0 along the chain of ranks
+	viaRef    = "ref"    // the engine's own copy of the image.ref, else pulled by rank 0's digest
+)
 
 // runRef is what containers are created from: the image id, which every node has checked
 // (a tag may be missing, or name another image, on this engine: an image loaded from the
@@ -97,6 +107,12 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 			}
 			list[i] = img
 		}
+		if r.leader != nil {
+			if err := r.chooseVia(ctx, list); err != nil {
+				end(err)
+				return nil, err
+			}
+		}
 		if err := r.writeJob(list); err != nil {
 			r.log.Warn("could not update job.json", "err", err)
 		}
@@ -110,15 +126,19 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 				end(err)
 				return nil, err
 			}
-			if r.o.Manifest.Streams() {
-				if err := r.sendImages(ctx, eng, list); err != nil {
-					end(err)
-					r.fail(err, 1)
-					return nil, err
-				}
+			if err := r.sendImages(ctx, eng, list); err != nil {
+				end(err)
+				r.fail(err, 1)
+				return nil, err
 			}
 		}
 	} else {
+		if r.mode() == manifest.DistributionAuto && r.canStream() {
+			if _, err := r.worker.Wait(r.barrierCtx(ctx), "joined"); err != nil { // see chooseVia
+				end(err)
+				return nil, err
+			}
+		}
 		data, err := r.worker.Wait(r.barrierCtx(ctx), "image")
 		if err != nil {
 			end(err)
@@ -129,18 +149,14 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 			r.fail(err, 1)
 			return nil, err
 		}
-		if r.o.Manifest.Streams() {
-			if err := r.receiveImages(ctx, eng, list); err != nil {
-				end(err)
-				r.fail(err, 1)
-				return nil, err
-			}
-		}
 		for i, img := range list {
-			if r.o.Manifest.Streams() {
-				break
+			var err error
+			if img.Via == viaStream {
+				err = r.receiveImage(ctx, eng, i, img)
+			} else {
+				err = r.workerImage(ctx, eng, img, uses[i].Image)
 			}
-			if err := r.workerImage(ctx, eng, img, uses[i].Image); err != nil {
+			if err != nil {
 				if len(uses) > 1 {
 					err = fmt.Errorf("image %s (benchmarks %s): %w", uses[i].Image, strings.Join(uses[i].Benchmarks, ", "), err)
 				}
@@ -196,7 +212,8 @@ func releasedImages(data map[string]string, want int) ([]resolvedImage, error) {
 func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client, use manifest.ImageUse, images int) (resolvedImage, error) {
 	m := r.o.Manifest.WithImage(use.Image)
 	o := image.LeaderOptions{Engine: eng, Manifest: m, Progress: r.o.Progress, Version: r.o.Version,
-		Note: func(msg string, args ...any) { r.log.Info(msg, args...) }, Distribute: r.node.World > 1 && !r.o.Manifest.PullsEverywhere() && !r.o.Manifest.Streams(),
+		Note: func(msg string, args ...any) { r.log.Info(msg, args...) }, Distribute: r.node.World > 1 && !r.o.Manifest.PullsEverywhere(),
+		DeferPublish: r.node.World > 1 && r.mayStream(),
 		Credentials: func(ctx context.Context, ref string) (*image.Credentials, error) {
 			return registryCredentials(ctx, use.Image, r.o.Lookup)
 		}}
@@ -224,7 +241,11 @@ func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client, use manif
 	if res.Pulled {
 		r.log.Info("image pulled", "ref", res.Ref, "digest", res.Digest)
 	}
-	return resolvedImage{Ref: res.Ref, ID: res.ID, Key: res.Key, use: use, buildSeconds: res.BuildSeconds, Digest: res.Digest}, nil
+	img := resolvedImage{Ref: res.Ref, ID: res.ID, Key: res.Key, use: use, buildSeconds: res.BuildSeconds, Digest: res.Digest}
+	if res.Unpublished {
+		img.publish = &res
+	}
+	return img, nil
 }
 
 // registryCredentials are the credentials for pulling img: its pullSecret's value, else
@@ -327,7 +348,7 @@ func inspectRef(ctx context.Context, eng *client.Client, ref string) (string, er
 // jobImage is img as job.json records it: with where it came from.
 func (r *nodeRun) jobImage(img resolvedImage, withBenchmarks bool) jobdir.JobImage {
 	ji := jobdir.JobImage{ID: img.ID, Key: img.Key, Tag: img.Ref, Base: img.use.Image.Ref, BuildSeconds: img.buildSeconds,
-		Dockerfile: img.use.Image.Dockerfile, Digest: img.Digest}
+		Dockerfile: img.use.Image.Dockerfile, Digest: img.Digest, Distribution: img.Via}
 	if img.use.Image.Builds() {
 		p := image.ProvenanceOf(image.InputFromManifest(r.o.Manifest.WithImage(img.use.Image)))
 		ji.Base, ji.GitCommit = p.Base, p.GitCommit

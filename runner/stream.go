@@ -43,24 +43,35 @@ func (r *nodeRun) streamConfig(i int) (image.FanoutConfig, error) {
 		Ports: n.StreamPorts(), Secret: r.secret, Log: r.log, Progress: r.o.Progress, ConnectTimeout: r.streamTimeout()}, nil
 }
 
-// sendImages is rank 0's side: each image, from its cache entry when there is one (with its
-// checksum), else straight from `docker save`.
+// sendImages is rank 0's side: each image to stream, in the job's order, from its cache
+// entry when there is one (with its checksum), else straight from `docker save`, which
+// also writes the cache entry as it goes when the cache lacks the image.
 func (r *nodeRun) sendImages(ctx context.Context, eng *client.Client, list []resolvedImage) error {
 	for i, img := range list {
+		if img.Via != viaStream {
+			continue
+		}
 		cfg, err := r.streamConfig(i)
 		if err != nil {
 			return err
 		}
 		sctx, cancel := context.WithTimeout(ctx, r.streamTimeout())
-		src, closer, err := r.streamSource(sctx, eng, img)
+		src, closer, tee, err := r.streamSource(sctx, eng, img)
 		if err != nil {
 			cancel()
 			return err
 		}
 		start := time.Now()
 		res, err := image.SendFanout(sctx, cfg, src)
-		cancel()
+		if err == nil && tee != nil {
+			if e, perr := tee.Wait(); perr != nil {
+				r.log.Warn("the image was streamed, but not written to the cache (the next job streams it again)", "image", img.Ref, "err", perr)
+			} else {
+				r.log.Info("image written to the cache as it streamed", "image", img.Ref, "key", image.ShortKey(e.Key), "bytes", e.Size)
+			}
+		}
 		closer.Close()
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil { // the job channel's verdict (a rank failed or was lost) names who
 				return context.Cause(ctx)
@@ -72,60 +83,70 @@ func (r *nodeRun) sendImages(ctx context.Context, eng *client.Client, list []res
 	return nil
 }
 
-func (r *nodeRun) streamSource(ctx context.Context, eng *client.Client, img resolvedImage) (image.FanoutSource, io.Closer, error) {
+// streamSource is where rank 0 reads image img for the stream: the cache entry; or, when
+// the cache lacks it and it is to be published (img.publish), one docker save that feeds
+// the stream and the cache entry at once (tee: wait for it once the stream has ended);
+// else docker save alone.
+func (r *nodeRun) streamSource(ctx context.Context, eng *client.Client, img resolvedImage) (image.FanoutSource, io.Closer, *image.TeePublish, error) {
 	if img.Key != "" {
 		if cache, err := image.OpenCache(r.o.SharedDir); err == nil {
 			src, closer, err := cache.StreamFromCache(img.Key)
 			if err == nil {
-				return src, closer, nil
+				return src, closer, nil, nil
 			}
 			if !errors.Is(err, image.ErrNotCached) {
 				r.log.Warn("the cache entry cannot be streamed; streaming from the engine", "key", image.ShortKey(img.Key), "err", err)
+			} else if p := img.publish; p != nil {
+				r.log.Info("streaming the image and writing it to the cache from the same docker save", "image", img.Ref, "key", image.ShortKey(img.Key))
+				src, tee, err := image.StreamAndPublish(ctx, eng, cache, img.Key, p.SaveRef, p.Meta, nil)
+				if err != nil {
+					return image.FanoutSource{}, nil, nil, err
+				}
+				return src, tee, tee, nil
 			}
 		}
 	}
-	return image.StreamFromEngine(ctx, eng, img.ID)
+	src, closer, err := image.StreamFromEngine(ctx, eng, img.ID)
+	return src, closer, nil, err
 }
 
-// receiveImages is a worker's side: each image received from its predecessor and passed
-// on, and loaded here unless this engine has it.
-func (r *nodeRun) receiveImages(ctx context.Context, eng *client.Client, list []resolvedImage) error {
-	for i, img := range list {
-		cfg, err := r.streamConfig(i)
-		if err != nil {
-			return err
-		}
-		recv, err := image.ListenFanout(cfg)
-		if err != nil {
-			return fmt.Errorf("listening for the image stream: %w", err)
-		}
-		var sink func(io.Reader) error
-		have := false
-		if _, err := eng.ImageInspect(ctx, img.ID); err == nil {
-			have = true // only pass it on
-		} else {
-			sink = image.LoadSink(ctx, eng)
-		}
-		sctx, cancel := context.WithTimeout(ctx, r.streamTimeout())
-		start := time.Now()
-		res, err := recv.Receive(sctx, sink)
-		cancel()
-		recv.Close()
-		if err != nil {
-			if ctx.Err() != nil { // the job channel's verdict (a rank failed or was lost) names who
-				return context.Cause(ctx)
-			}
-			return fmt.Errorf("receiving image %s: %w", img.Ref, err)
-		}
-		if have {
-			r.log.Info("image already present on this node's engine; passed the stream on", "id", img.ID)
-			continue
-		}
-		got, err := eng.ImageInspect(ctx, img.ID)
-		if err != nil || got.ID != img.ID {
-			return fmt.Errorf("loaded the streamed image, but this engine has no %s as rank 0 runs: %v", img.ID, err)
-		}
-		r.log.Info("image loaded from the stream", "id", img.ID, "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
+// receiveImage is a worker's side of the job's image i: received from its predecessor and
+// passed on, and loaded here unless this engine has it.
+func (r *nodeRun) receiveImage(ctx context.Context, eng *client.Client, i int, img resolvedImage) error {
+	cfg, err := r.streamConfig(i)
+	if err != nil {
+		return err
 	}
+	recv, err := image.ListenFanout(cfg)
+	if err != nil {
+		return fmt.Errorf("listening for the image stream: %w", err)
+	}
+	var sink func(io.Reader) error
+	have := false
+	if _, err := eng.ImageInspect(ctx, img.ID); err == nil {
+		have = true // only pass it on
+	} else {
+		sink = image.LoadSink(ctx, eng)
+	}
+	sctx, cancel := context.WithTimeout(ctx, r.streamTimeout())
+	start := time.Now()
+	res, err := recv.Receive(sctx, sink)
+	cancel()
+	recv.Close()
+	if err != nil {
+		if ctx.Err() != nil { // the job channel's verdict (a rank failed or was lost) names who
+			return context.Cause(ctx)
+		}
+		return fmt.Errorf("receiving image %s: %w", img.Ref, err)
+	}
+	if have {
+		r.log.Info("image already present on this node's engine; passed the stream on", "id", img.ID)
+		return nil
+	}
+	got, err := eng.ImageInspect(ctx, img.ID)
+	if err != nil || got.ID != img.ID {
+		return fmt.Errorf("loaded the streamed image, but this engine has no %s as rank 0 runs: %v", img.ID, err)
+	}
+	r.log.Info("image loaded from the stream", "id", img.ID, "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -108,8 +109,11 @@ func manifestKey(t *testing.T, path string) string {
 	return k
 }
 
-// The allreduce example on every node: built on n1 only, loaded on the others, sum checked
-// by the program, all SUCCESS. Again: no build and no load anywhere.
+// The allreduce example on every node (distribution: auto, the default): built on n1 only,
+// streamed to the others as the cache did not have it, and written to the cache from the
+// same docker save; sum checked by the program, all SUCCESS. Again: no build and no load
+// anywhere. Then, with the image gone from the workers' engines only: the cache has it and
+// every node sees the shared directory, so the workers load it from the cache.
 func TestRunAllreduceOnEveryNode(t *testing.T) {
 	tb := testbed.Require(t)
 	shared := tb.FreshDir(t)
@@ -126,7 +130,7 @@ func TestRunAllreduceOnEveryNode(t *testing.T) {
 		if s.Outcome != runner.OutcomeSuccess || len(s.Benchmarks) != 1 || s.Benchmarks[0].Outcome != "success" || s.ImageKey != key {
 			t.Errorf("%s: %+v", d, s)
 		}
-		wantLine := "image loaded from the cache"
+		wantLine := "image loaded from the stream"
 		if i == 0 {
 			wantLine = "image not cached: building from the manifest"
 		}
@@ -136,6 +140,22 @@ func TestRunAllreduceOnEveryNode(t *testing.T) {
 	}
 	if strings.Count(out, "image not cached: building") != 1 {
 		t.Errorf("more than one node built")
+	}
+	if !strings.Contains(out, "image written to the cache as it streamed") {
+		t.Errorf("rank 0 did not write the cache entry while streaming:\n%s", out)
+	}
+	cache, err := image.OpenCache(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := cache.Verify(key, nil); err != nil {
+		t.Errorf("the cache entry written while streaming: %v", err)
+	} else if img, _ := findKey(t, tb, tb.Nodes[0], key); e.ImageID != img {
+		t.Errorf("the cache entry is image %s, rank 0 runs %s", e.ImageID, img)
+	}
+	j, err := jobdir.ReadJob(filepath.Join(shared, "jobs", id, "job.json"))
+	if err != nil || j.Image.Distribution != "stream" {
+		t.Errorf("job.json says the image went by %q, want stream (%v)", j.Image.Distribution, err)
 	}
 	for _, n := range tb.Nodes { // every engine has it now
 		if _, ok := findKey(t, tb, n, key); !ok {
@@ -152,8 +172,24 @@ func TestRunAllreduceOnEveryNode(t *testing.T) {
 		t.Fatalf("second job %s: %v\n%s", id2, err, out2)
 	}
 	if strings.Count(out2, "image already present on this node's engine") != len(tb.Nodes) ||
-		strings.Contains(out2, "building") || strings.Contains(out2, "loaded from the cache") {
+		strings.Contains(out2, "building") || strings.Contains(out2, "loaded from the") {
 		t.Errorf("the second run built or loaded:\n%s", out2)
+	}
+
+	for _, n := range tb.Nodes[1:] {
+		if img, ok := findKey(t, tb, n, key); ok {
+			removeImage(t, tb.Engine(t, n), img)
+		}
+	}
+	id3, out3, err := runJob(t, tb, mf, shared, true)
+	if err != nil {
+		t.Fatalf("third job %s: %v\n%s", id3, err, out3)
+	}
+	if c := strings.Count(out3, "image loaded from the cache"); c != len(tb.Nodes)-1 || strings.Contains(out3, "from the stream") {
+		t.Errorf("%d workers loaded from the cache, want %d, none from the stream:\n%s", c, len(tb.Nodes)-1, out3)
+	}
+	if !strings.Contains(out3, "every node loads the image from the shared cache") {
+		t.Errorf("rank 0 did not say why it chose the cache:\n%s", out3)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -26,7 +27,7 @@ import (
 func TestStreamWithoutASharedDirectory(t *testing.T) {
 	tb := testbed.Require(t)
 	base := tb.FreshDir(t)
-	mf := streamManifest(t, `["/allreduce", "--size", "8M", "--iters", "3", "--warmup", "1"]`)
+	mf := streamManifest(t, "stream", `["/allreduce", "--size", "8M", "--iters", "3", "--warmup", "1"]`)
 	removeByKey(t, tb, manifestKey(t, mf)) // every node starts cold
 	id, log, err := runPerNodeJob(t, tb, base, mf, "e2e-stream")
 	if err != nil {
@@ -61,7 +62,7 @@ func TestStreamWithoutASharedDirectory(t *testing.T) {
 func TestStreamOfADamagedTarLoadsNothing(t *testing.T) {
 	tb := testbed.Require(t)
 	base := tb.FreshDir(t)
-	mf := streamManifest(t, `["/allreduce", "--size", "1M", "--iters", "1", "--warmup", "0"]`)
+	mf := streamManifest(t, "stream", `["/allreduce", "--size", "1M", "--iters", "1", "--warmup", "0"]`)
 	key := manifestKey(t, mf)
 	removeByKey(t, tb, key)
 	// Build into n1's own folder, then damage one byte in the middle of the cached tar.
@@ -103,18 +104,56 @@ func TestStreamOfADamagedTarLoadsNothing(t *testing.T) {
 	}
 }
 
-// streamManifest writes an allreduce manifest with distribution: stream running command.
-func streamManifest(t *testing.T, command string) string {
+// distribution: auto where the cache is warm on rank 0 but the shared directory is a folder
+// of each node's own: rank 0 sees none of the other nodes' folders in its job folder, so it
+// streams the image (from its cache entry) instead of having the workers look for it in a
+// cache they cannot see, and says why.
+func TestAutoStreamsWhereTheDirectoryIsNotShared(t *testing.T) {
+	tb := testbed.Require(t)
+	base := tb.FreshDir(t)
+	mf := streamManifest(t, "auto", `["/allreduce", "--size", "1M", "--iters", "1", "--warmup", "0"]`)
+	key := manifestKey(t, mf)
+	removeByKey(t, tb, key)
+	build := exec.Command(tb.Benchctl(t), "build", "-m", mf, "--shared-dir", filepath.Join(base, tb.Nodes[0]))
+	build.Env = append(tb.Env(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	id, log, err := runPerNodeJob(t, tb, base, mf, "e2e-auto-unshared")
+	if err != nil {
+		t.Fatalf("job: %v\n%s", err, log)
+	}
+	for i, n := range tb.Nodes {
+		s := readStatus(t, filepath.Join(base, n), id, fmt.Sprintf("%d-%s", i, n))
+		if s.Outcome != runner.OutcomeSuccess {
+			t.Errorf("%s: %s: %s", n, s.Outcome, s.Error)
+		}
+	}
+	if !strings.Contains(log, "streaming the image, as the shared directory is not shared by every node") ||
+		!strings.Contains(log, "rank 0 does not see the node folders of ranks 1 ("+tb.Nodes[1]+"), 2 ("+tb.Nodes[2]+")") {
+		t.Errorf("rank 0 did not say why it streamed:\n%s", log)
+	}
+	if c := strings.Count(log, "image loaded from the stream"); c != len(tb.Nodes)-1 {
+		t.Errorf("%d nodes loaded from the stream, want %d:\n%s", c, len(tb.Nodes)-1, log)
+	}
+	j, err := jobdir.ReadJob(filepath.Join(base, tb.Nodes[0], "jobs", id, "job.json"))
+	if err != nil || j.Image.Distribution != "stream" {
+		t.Errorf("job.json: distribution %q (%v)", j.Image.Distribution, err)
+	}
+}
+
+// streamManifest writes an allreduce manifest with distribution dist running command.
+func streamManifest(t *testing.T, dist, command string) string {
 	t.Helper()
 	ex := repoPath(t, "models/allreduce")
 	body := fmt.Sprintf(`name: allreduce
 image: {dockerfile: %s, context: %s}
 gpu: {vendor: none}
 container: {network: host}
-distribution: stream
+distribution: %s
 benchmarks:
   - {name: allreduce, command: %s, timeout: 5m, results: allreduce.csv}
-`, filepath.Join(ex, "Dockerfile"), ex, command)
+`, filepath.Join(ex, "Dockerfile"), ex, dist, command)
 	mf := filepath.Join(t.TempDir(), "m.yaml")
 	if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
