@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
@@ -22,11 +23,13 @@ type PlanResult struct {
 
 // PlanImage is one image of the job and the benchmarks that would run on it.
 type PlanImage struct {
-	Ref        string   `json:"ref"`
-	Key        string   `json:"key,omitempty"`
-	Dockerfile string   `json:"dockerfile,omitempty"`
-	State      string   `json:"state"`
-	Benchmarks []string `json:"benchmarks"`
+	Ref        string `json:"ref"`
+	Key        string `json:"key,omitempty"`
+	Dockerfile string `json:"dockerfile,omitempty"`
+	State      string `json:"state"`
+	// Distribution says how the other nodes would get it (a job of several nodes only).
+	Distribution string   `json:"distribution,omitempty"`
+	Benchmarks   []string `json:"benchmarks"`
 }
 
 // Plan works out what Run would do on this node without changing anything.
@@ -54,6 +57,10 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 		pi, err := planImage(ctx, o, use, len(uses))
 		if err != nil {
 			return nil, err
+		}
+		if node.World > 1 {
+			r := &nodeRun{o: o, node: node}
+			pi.Distribution = planDistribution(r.mode(), r.canStream(), use.Image.Builds(), strings.HasPrefix(pi.State, "cached"))
 		}
 		p.Images = append(p.Images, pi)
 		for _, b := range use.Benchmarks {
@@ -113,6 +120,27 @@ func planImage(ctx context.Context, o Options, use manifest.ImageUse, images int
 	}
 	pi.State = imageState(ctx, o, pi.Key)
 	return pi, nil
+}
+
+// planDistribution is how the other nodes would get an image (chooseVia decides it for real).
+func planDistribution(mode string, canStream, builds, cached bool) string {
+	switch {
+	case mode == manifest.DistributionRegistry:
+		return "registry: every node pulls it from its registry, by the digest rank 0 resolves"
+	case mode == manifest.DistributionStream:
+		return "stream: rank 0 streams it to the other nodes along the chain of ranks"
+	case !builds && (mode == manifest.DistributionCache || !canStream):
+		return mode + ": if rank 0 has to pull it, the others load it from the shared cache; else each node uses its own copy, or pulls it"
+	case !builds:
+		return "auto: if rank 0 has to pull it, it streams it to the others (and writes it to the cache); else each node uses its own copy, or pulls it"
+	case mode == manifest.DistributionCache:
+		return "cache: the other nodes load it from the shared cache"
+	case !canStream:
+		return "auto, without Slurm's node list to stream along: the other nodes load it from the shared cache"
+	case cached:
+		return "auto: the other nodes load it from the shared cache if every node sees the same shared directory, else rank 0 streams it"
+	}
+	return "auto: rank 0 streams it to the other nodes as it saves it (writing the cache entry from the same save)"
 }
 
 func imageState(ctx context.Context, o Options, key string) string {

@@ -155,6 +155,9 @@ func printPlan(io streams, p *runner.PlanResult, format string) error {
 			fmt.Fprintf(io.out, "  key:   %s\n", img.Key)
 		}
 		fmt.Fprintf(io.out, "  state: %s\n", img.State)
+		if img.Distribution != "" {
+			fmt.Fprintf(io.out, "  nodes: %s\n", img.Distribution)
+		}
 		fmt.Fprintf(io.out, "  runs:  %s\n", strings.Join(img.Benchmarks, ", "))
 	}
 	for _, g := range p.GPUs {
