@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -131,5 +133,28 @@ func TestPlanSaysHowImagesReachTheNodes(t *testing.T) {
 		if c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s %s (world %d): %q, want %q…", c.dist, c.image, p.Node.World, got, c.want)
 		}
+	}
+}
+
+// A stream that failed at another rank is reported naming that rank first: the first rank to
+// report it may not be where it began (rank 2 sees its predecessor die before the job channel
+// counts rank 1 lost).
+func TestFailReasonNamesWhereTheStreamFailed(t *testing.T) {
+	r := distRun(t, "", "slurm", 3)
+	r.node.Rank = 2
+	cut := fmt.Errorf("receiving image x: %w", &image.FanoutError{Rank: 1, Seen: 2, Reason: "connection to rank 2 lost after 12 bytes: EOF"})
+	if got := r.failReason(cut); !strings.HasPrefix(got, "saw the image stream fail at rank 1 (hb): receiving image x: image fan-out: rank 1:") {
+		t.Errorf("%q", got)
+	}
+	own := &image.FanoutError{Rank: 2, Seen: 2, Reason: "loading the image: refused"}
+	if got := r.failReason(own); got != "failed: image fan-out: rank 2: loading the image: refused" {
+		t.Errorf("%q", got)
+	}
+	// a rank out of the job's range (a malformed report) is not looked up
+	if got := r.failReason(&image.FanoutError{Rank: 2000000000, Seen: 2, Reason: "x"}); !strings.HasPrefix(got, "failed: ") {
+		t.Errorf("%q", got)
+	}
+	if got := r.failReason(errors.New("disk full")); got != "failed: disk full" {
+		t.Errorf("%q", got)
 	}
 }

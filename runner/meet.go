@@ -2,10 +2,12 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/atomicfile"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobchan"
@@ -108,12 +110,24 @@ func (r *nodeRun) heartbeat() time.Duration {
 func (r *nodeRun) fail(err error, code int) {
 	switch {
 	case r.leader != nil:
-		r.leader.Abort(jobchan.TruncateReason(fmt.Sprintf("rank 0 (%s) failed: %v", r.node.Host, err)), code)
+		r.leader.Abort(jobchan.TruncateReason(fmt.Sprintf("rank 0 (%s) %s", r.node.Host, r.failReason(err))), code)
 	case r.worker != nil:
-		if ferr := r.worker.Fail(fmt.Sprintf("failed: %v", err), code); ferr != nil {
+		if ferr := r.worker.Fail(r.failReason(err), code); ferr != nil {
 			r.log.Warn("could not tell rank 0 that this node failed", "err", ferr)
 		}
 	}
+}
+
+// failReason is what the job hears of this node's failure, after its rank and host. An
+// image stream that failed elsewhere (a rank that died, or whose engine refused the load)
+// is reported by every rank that sees it, the first of them perhaps before the job channel
+// knows of the rank where it began: the reason names that rank first.
+func (r *nodeRun) failReason(err error) string {
+	var fe *image.FanoutError
+	if errors.As(err, &fe) && fe.Rank != r.node.Rank && fe.Rank >= 0 && fe.Rank < len(r.node.Hosts) {
+		return fmt.Sprintf("saw the image stream fail at rank %d (%s): %v", fe.Rank, r.node.Hosts[fe.Rank], err)
+	}
+	return fmt.Sprintf("failed: %v", err)
 }
 
 // failEarly is fail before the barrier exists: join it just to say so, briefly.
