@@ -163,15 +163,19 @@ benchmarks:
 
 // runPerNodeJob runs mf on every node with sbatch --wait, each node with its own shared
 // directory base/<node> (nothing shared: the job's secret comes from BENCHCTL_JOB_SECRET,
-// as benchctl submit passes it). It returns the job id, the job's output and sbatch's error.
+// as benchctl submit passes it; a node's DOCKER_HOST can be overridden with the file
+// base/<node>.docker_host). It returns the job id, the job's output and sbatch's error.
 func runPerNodeJob(t *testing.T, tb *testbed.Testbed, base, mf, name string) (string, string, error) {
 	t.Helper()
 	secret := make([]byte, 32)
 	rand.Read(secret)
 	script := filepath.Join(t.TempDir(), "job.sh")
 	out := filepath.Join(base, "job.out")
-	// $SLURMD_NODENAME is expanded by each task's shell, not the batch's.
-	os.WriteFile(script, []byte("#!/bin/sh\nexec srun --ntasks-per-node=1 sh -c 'exec \"$BENCHCTL_BIN\" run --manifest \"$BENCHCTL_MANIFEST\" --shared-dir \"$BENCHCTL_BASE/$SLURMD_NODENAME\" --barrier-timeout 3m'\n"), 0o755)
+	// $SLURMD_NODENAME is expanded by each task's shell, not the batch's. A node whose file
+	// base/<node>.docker_host exists talks to the engine it names instead of its own.
+	os.WriteFile(script, []byte("#!/bin/sh\nexec srun --ntasks-per-node=1 sh -c '"+
+		"h=\"$BENCHCTL_BASE/$SLURMD_NODENAME.docker_host\"; if [ -f \"$h\" ]; then DOCKER_HOST=$(cat \"$h\"); export DOCKER_HOST; fi; "+
+		"exec \"$BENCHCTL_BIN\" run --manifest \"$BENCHCTL_MANIFEST\" --shared-dir \"$BENCHCTL_BASE/$SLURMD_NODENAME\" --barrier-timeout 3m'\n"), 0o755)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sbatch", "--parsable", "--wait", "-N", fmt.Sprint(len(tb.Nodes)), "--ntasks-per-node=1", "-p", tb.Partition, "-o", out, "-J", name, script)
