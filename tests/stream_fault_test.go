@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -257,4 +259,53 @@ func imagesWithKey(t *testing.T, tb *testbed.Testbed, node, key string) []string
 		ids = append(ids, im.ID)
 	}
 	return ids
+}
+
+// One slow engine (rank 1's, reading its load at 2 MiB/s) paces the whole chain without
+// deadlock: the job succeeds, every node runs rank 0's image, and the stream took at least
+// as long as that engine needed for the image (nothing was buffered without bound ahead
+// of it: a rank holds a few MiB of frames, not the image).
+func TestStreamSlowEngineBackPressure(t *testing.T) {
+	tb := testbed.Require(t)
+	base := tb.FreshDir(t)
+	mf, size := bigStreamManifest(t, tb, 16<<20)
+	key := manifestKey(t, mf)
+	removeByKey(t, tb, key)
+	t.Cleanup(func() { removeByKey(t, tb, key) })
+	const rate = 2 << 20
+	px := testbed.StartEngineProxy(t, tb.Sockets[tb.Nodes[1]], testbed.LoadFault{BytesPerSecond: rate})
+	if err := os.WriteFile(filepath.Join(base, tb.Nodes[1]+".docker_host"), []byte(px.Host+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, log, err := runPerNodeJob(t, tb, base, mf, "e2e-stream-slow")
+	if err != nil {
+		t.Fatalf("job %s with one slow engine: %v\n%s", id, err, log)
+	}
+	var ids []string
+	for i, n := range tb.Nodes {
+		s := readStatus(t, filepath.Join(base, n), id, fmt.Sprintf("%d-%s", i, n))
+		if s.Outcome != runner.OutcomeSuccess {
+			t.Errorf("%s: %s: %s", n, s.Outcome, s.Error)
+		}
+		ids = append(ids, s.ImageID)
+	}
+	if ids[0] == "" || ids[1] != ids[0] || ids[2] != ids[0] {
+		t.Errorf("the nodes ran %v", ids)
+	}
+	if got := px.LoadBytes.Load(); got < int64(size) {
+		t.Errorf("rank 1's engine read %d bytes of its load, less than the %d-byte layer", got, size)
+	}
+	// Rank 0's send ends when rank 1 has acknowledged the whole image, which it can only
+	// do after its engine (at 2 MiB/s) has read nearly all of it: at least size/rate less
+	// the frames a rank may hold (well under 8 MiB).
+	m := regexp.MustCompile(`msg="image streamed to the other nodes" rank=0 .* seconds=([0-9.]+)`).FindStringSubmatch(log)
+	if m == nil {
+		t.Fatalf("rank 0 did not log the stream's end:\n%s", log)
+	}
+	secs, _ := strconv.ParseFloat(m[1], 64)
+	min := float64(size-8<<20) / rate
+	t.Logf("rank 0 sent the image in %.1f s; the slow engine needs at least %.1f s for it", secs, min)
+	if secs < min {
+		t.Errorf("rank 0 finished sending in %.1f s, before the slow engine could have read the image (%.1f s): something buffered it whole", secs, min)
+	}
 }
