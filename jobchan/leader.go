@@ -29,20 +29,23 @@ type Leader struct {
 	// aborting the group itself: rank 0 aborts the whole job, and the abort comes back.
 	escalate func(reason string, code int)
 
-	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced whenever arrivals change
-	peers    map[int]*peer // connected workers
-	seen     map[int]time.Time
-	hostOf   map[int]string   // as each worker names itself
-	dropped  map[int]string   // rank -> why its connection dropped (until it reconnects)
-	left     map[int]bool     // ranks that said goodbye
-	lost     map[int]LostRank // ranks declared lost
-	arrived  map[string]map[int]bool
-	released map[string]map[string]string
-	aborted  string
-	code     int
-	done     chan struct{} // closed on abort
-	closed   bool
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced whenever arrivals change
+	peers   map[int]*peer // connected workers
+	seen    map[int]time.Time
+	hostOf  map[int]string   // as each worker names itself
+	dropped map[int]string   // rank -> why its connection dropped (until it reconnects)
+	left    map[int]bool     // ranks that said goodbye
+	lost    map[int]LostRank // ranks declared lost
+	arrived map[string]map[int]bool
+	// arrivalData is what the workers said as they arrived at a phase (WaitWith), merged:
+	// each worker names its own keys (a relay passes on its group's with its own).
+	arrivalData map[string]map[string]string
+	released    map[string]map[string]string
+	aborted     string
+	code        int
+	done        chan struct{} // closed on abort
+	closed      bool
 }
 
 // peer is one connected worker.
@@ -105,7 +108,7 @@ func serveOn(cfg Config, ln net.Listener, self int, escalate func(string, int)) 
 		self: self, children: cfg.children(self), isChild: map[int]bool{}, escalate: escalate,
 		slots: make(chan struct{}, maxHandshakes), warn: newLimiter(10*time.Second, cfg.now), quit: make(chan struct{}),
 		peers: map[int]*peer{}, seen: map[int]time.Time{}, hostOf: map[int]string{}, dropped: map[int]string{},
-		left: map[int]bool{}, lost: map[int]LostRank{}, arrived: map[string]map[int]bool{},
+		left: map[int]bool{}, lost: map[int]LostRank{}, arrived: map[string]map[int]bool{}, arrivalData: map[string]map[string]string{},
 		released: map[string]map[string]string{}, done: make(chan struct{})}
 	for _, r := range l.children {
 		l.isChild[r] = true
@@ -265,6 +268,17 @@ func (l *Leader) serve(nc net.Conn) {
 				l.arrived[m.Phase] = map[int]bool{}
 			}
 			l.arrived[m.Phase][rank] = true
+			if len(m.Data) > 0 {
+				if l.arrivalData[m.Phase] == nil {
+					l.arrivalData[m.Phase] = map[string]string{}
+				}
+				for k, v := range m.Data {
+					if len(l.arrivalData[m.Phase]) >= maxArrivalKeys {
+						break
+					}
+					l.arrivalData[m.Phase][k] = v
+				}
+			}
 			data, done := l.released[m.Phase]
 			l.notify()
 			l.mu.Unlock()
@@ -347,6 +361,31 @@ func (l *Leader) Release(ctx context.Context, phase string, data map[string]stri
 	l.releaseNow(phase, data)
 	return nil
 }
+
+// Gather waits, as Release does, until every worker has arrived at phase, and returns what
+// they said as they arrived (Worker.WaitWith; merged, each worker with keys of its own),
+// without releasing it: rank 0 decides the release's data from it, then calls Release.
+func (l *Leader) Gather(ctx context.Context, phase string) (map[string]string, error) {
+	if err := l.gather(ctx, phase); err != nil {
+		return nil, err
+	}
+	return l.arrivals(phase), nil
+}
+
+// arrivals is a copy of what the workers said as they arrived at phase.
+func (l *Leader) arrivals(phase string) map[string]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]string, len(l.arrivalData[phase]))
+	for k, v := range l.arrivalData[phase] {
+		out[k] = v
+	}
+	return out
+}
+
+// maxArrivalKeys bounds what rank 0 keeps of the workers' arrival data for one phase: a
+// key or two per worker of the largest job.
+const maxArrivalKeys = 4 * 65536
 
 // gather waits until every child has arrived at phase (see Release).
 func (l *Leader) gather(ctx context.Context, phase string) error {

@@ -21,13 +21,14 @@ type Worker struct {
 	c        *conn
 	changed  chan struct{}
 	releases map[string]map[string]string
-	err      error         // the verdict that ended supervision: *AbortError, *LostError, *RefusedError
-	done     chan struct{} // closed when err is set
-	ended    bool          // rank 0 said it is done: no more supervision
-	lastSeen time.Time     // the last message from rank 0
-	dropped  string        // why the connection to rank 0 dropped, while reconnecting
-	pending  string        // the phase being waited for, re-announced after a reconnect
-	failure  *message      // this worker's failure, sent again after a reconnect
+	err      error             // the verdict that ended supervision: *AbortError, *LostError, *RefusedError
+	done     chan struct{}     // closed when err is set
+	ended    bool              // rank 0 said it is done: no more supervision
+	lastSeen time.Time         // the last message from rank 0
+	dropped  string            // why the connection to rank 0 dropped, while reconnecting
+	pending  string            // the phase being waited for, re-announced after a reconnect
+	pendData map[string]string // what was said on arriving at it
+	failure  *message          // this worker's failure, sent again after a reconnect
 	closed   bool
 	hint     string // last good leader address
 	hintFn   func(rank int) string
@@ -260,13 +261,13 @@ func (w *Worker) read(c *conn) {
 				return
 			}
 			w.c, w.dropped, w.lastSeen = nc, "", w.cfg.now()
-			pending, failure := w.pending, w.failure
+			pending, pendData, failure := w.pending, w.pendData, w.failure
 			w.mu.Unlock()
 			if failure != nil { // it may have been lost with the old connection
 				_ = nc.send(*failure, ioTimeout)
 			}
 			if pending != "" {
-				_ = nc.send(message{Type: msgArrive, Phase: pending}, ioTimeout)
+				_ = nc.send(message{Type: msgArrive, Phase: pending, Data: pendData}, ioTimeout)
 			}
 			c = nc
 			continue
@@ -293,22 +294,55 @@ func (w *Worker) read(c *conn) {
 	}
 }
 
+// checkArrivalData refuses arrival data that would not fit one message.
+func checkArrivalData(data map[string]string) error {
+	total := 0
+	for k, v := range data {
+		if len(v) > maxValue {
+			return fmt.Errorf("the value of %q is %d bytes; at most %d fit", k, len(v), maxValue)
+		}
+		total += len(k) + len(v) + 6 // quotes, colon, comma
+	}
+	if total > maxMessage-4<<10 { // room for the message's other fields
+		return fmt.Errorf("%d bytes of arrival data (%d keys) do not fit one message of %d bytes", total, len(data), maxMessage)
+	}
+	return nil
+}
+
 // Wait announces that this node reached phase and blocks until rank 0 releases it (its
 // data), aborts the job (*AbortError), is lost (*LostError), or ctx ends.
 func (w *Worker) Wait(ctx context.Context, phase string) (map[string]string, error) {
-	if w.sub != nil { // a relay arrives once its whole group has
+	return w.WaitWith(ctx, phase, nil)
+}
+
+// WaitWith is Wait, telling rank 0 data as this node arrives (Leader.Gather returns it,
+// merged with the other nodes'): keys of this node's own (name them after its rank), values
+// of at most 4 KiB, and all of it, with a relay's group's, within one message (64 KiB).
+func (w *Worker) WaitWith(ctx context.Context, phase string, data map[string]string) (map[string]string, error) {
+	var said map[string]string
+	if w.sub != nil { // a relay arrives once its whole group has, with what they said
 		if err := w.sub.gather(ctx, phase); err != nil {
 			if verdict := w.Err(); verdict != nil {
 				return nil, verdict
 			}
 			return nil, err
 		}
+		said = w.sub.arrivals(phase)
+	}
+	for k, v := range data {
+		if said == nil {
+			said = map[string]string{}
+		}
+		said[k] = v
+	}
+	if err := checkArrivalData(said); err != nil {
+		return nil, fmt.Errorf("barrier %s: %w", phase, err)
 	}
 	w.mu.Lock()
-	w.pending = phase
+	w.pending, w.pendData = phase, said
 	c := w.c
 	w.mu.Unlock()
-	if err := c.send(message{Type: msgArrive, Phase: phase}, ioTimeout); err != nil {
+	if err := c.send(message{Type: msgArrive, Phase: phase, Data: said}, ioTimeout); err != nil {
 		w.cfg.logger().Warn("job channel: could not announce arrival; will retry after reconnecting", "err", err)
 	}
 	tick := time.NewTicker(w.cfg.every())
