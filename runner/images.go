@@ -126,7 +126,11 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 				end(err)
 				return nil, err
 			}
-			if err := r.sendImages(ctx, eng, list); err != nil {
+			need, err := r.leaderStreams(ctx, list)
+			if err == nil {
+				err = r.sendImages(ctx, eng, list, need)
+			}
+			if err != nil {
 				end(err)
 				r.fail(err, 1)
 				return nil, err
@@ -149,11 +153,20 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 			r.fail(err, 1)
 			return nil, err
 		}
+		need, err := r.workerStreams(ctx, eng, list)
+		if err != nil {
+			end(err)
+			r.fail(err, 1)
+			return nil, err
+		}
 		for i, img := range list {
 			var err error
-			if img.Via == viaStream {
+			switch {
+			case img.Via == viaStream && need[i]:
 				err = r.receiveImage(ctx, eng, i, img)
-			} else {
+			case img.Via == viaStream:
+				r.log.Info("image already present on this node's engine", "id", img.ID)
+			default:
 				err = r.workerImage(ctx, eng, img, uses[i].Image)
 			}
 			if err != nil {

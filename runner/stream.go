@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -46,9 +49,9 @@ func (r *nodeRun) streamConfig(i int) (image.FanoutConfig, error) {
 // sendImages is rank 0's side: each image to stream, in the job's order, from its cache
 // entry when there is one (with its checksum), else straight from `docker save`, which
 // also writes the cache entry as it goes when the cache lacks the image.
-func (r *nodeRun) sendImages(ctx context.Context, eng *client.Client, list []resolvedImage) error {
+func (r *nodeRun) sendImages(ctx context.Context, eng *client.Client, list []resolvedImage, need map[int]bool) error {
 	for i, img := range list {
-		if img.Via != viaStream {
+		if img.Via != viaStream || !need[i] {
 			continue
 		}
 		cfg, err := r.streamConfig(i)
@@ -149,4 +152,84 @@ func (r *nodeRun) receiveImage(ctx context.Context, eng *client.Client, i int, i
 	}
 	r.log.Info("image loaded from the stream", "id", img.ID, "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
 	return nil
+}
+
+// The "have" phase, before any stream: every worker says which of the images to stream its
+// engine has already (by id), and rank 0 streams only those that some worker lacks (a job
+// run again where the nodes keep their images but share no directory streams nothing).
+
+// streamed lists the indexes of list's images that go by stream.
+func streamed(list []resolvedImage) []int {
+	var out []int
+	for i, img := range list {
+		if img.Via == viaStream {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// leaderStreams is rank 0's side: which images to stream.
+func (r *nodeRun) leaderStreams(ctx context.Context, list []resolvedImage) (map[int]bool, error) {
+	idx := streamed(list)
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	said, err := r.leader.Gather(r.barrierCtx(ctx), "have")
+	if err != nil {
+		return nil, err
+	}
+	need := map[int]bool{}
+	for _, i := range idx {
+		for rank := 1; rank < r.node.World; rank++ {
+			if !slices.Contains(strings.Split(said[fmt.Sprintf("have.%d", rank)], ","), strconv.Itoa(i)) {
+				need[i] = true
+				break
+			}
+		}
+		if !need[i] {
+			r.log.Info("every node has the image already; nothing to stream", "image", list[i].Ref)
+		}
+	}
+	var out []string
+	for _, i := range idx {
+		if need[i] {
+			out = append(out, strconv.Itoa(i))
+		}
+	}
+	if err := r.leader.Release(r.barrierCtx(ctx), "have", map[string]string{"stream": strings.Join(out, ",")}); err != nil {
+		return nil, err
+	}
+	return need, nil
+}
+
+// workerStreams is a worker's side: it says which images to stream this engine has, and
+// learns which rank 0 streams.
+func (r *nodeRun) workerStreams(ctx context.Context, eng *client.Client, list []resolvedImage) (map[int]bool, error) {
+	idx := streamed(list)
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	var have []string
+	for _, i := range idx {
+		if _, err := eng.ImageInspect(ctx, list[i].ID); err == nil {
+			have = append(have, strconv.Itoa(i))
+		}
+	}
+	data, err := r.worker.WaitWith(r.barrierCtx(ctx), "have", map[string]string{fmt.Sprintf("have.%d", r.node.Rank): strings.Join(have, ",")})
+	if err != nil {
+		return nil, err
+	}
+	need := map[int]bool{}
+	for _, s := range strings.Split(data["stream"], ",") {
+		if i, err := strconv.Atoi(s); err == nil && i >= 0 && i < len(list) && list[i].Via == viaStream {
+			need[i] = true
+		}
+	}
+	for _, i := range idx {
+		if !need[i] && !slices.Contains(have, strconv.Itoa(i)) {
+			return nil, fmt.Errorf("rank 0 does not stream image %s, which this engine lacks (is every node running the same benchctl?)", list[i].Ref)
+		}
+	}
+	return need, nil
 }

@@ -54,6 +54,22 @@ func TestStreamWithoutASharedDirectory(t *testing.T) {
 	if c := strings.Count(log, "image loaded from the stream"); c != len(tb.Nodes)-1 {
 		t.Errorf("%d nodes loaded from the stream, want %d:\n%s", c, len(tb.Nodes)-1, log)
 	}
+
+	// Again: every engine has the image now, so rank 0 streams nothing (the nodes say so
+	// at the "have" barrier), and every node runs it.
+	id2, log2, err := runPerNodeJob(t, tb, base, mf, "e2e-stream-again")
+	if err != nil {
+		t.Fatalf("second job: %v\n%s", err, log2)
+	}
+	for i, n := range tb.Nodes {
+		if s := readStatus(t, filepath.Join(base, n), id2, fmt.Sprintf("%d-%s", i, n)); s.Outcome != runner.OutcomeSuccess || s.ImageID != imageID {
+			t.Errorf("%s: %s on %s: %s", n, s.Outcome, s.ImageID, s.Error)
+		}
+	}
+	if !strings.Contains(log2, "every node has the image already; nothing to stream") ||
+		strings.Contains(log2, "from the stream") || strings.Contains(log2, "passed the stream on") || strings.Contains(log2, "image streamed to") {
+		t.Errorf("the second job streamed the image that every node had:\n%s", log2)
+	}
 }
 
 // A flipped byte in rank 0's cached tar: rank 0 streams it, the checksum at the end does not
