@@ -34,24 +34,35 @@ func EncodeSummary(s *Summary) ([]byte, error) {
 // benchmark of many thousands of rows still gives a summary.json of a readable size.
 const MaxSummaryRows = 1000
 
-// summarised is s with at most MaxSummaryRows rows per benchmark; s is not changed.
+// summarised is s with at most MaxSummaryRows rows per benchmark, and every list that
+// summary.json always has as [] rather than null when it is empty (a reader iterates it
+// without a null check); s is not changed.
 func summarised(s *Summary) *Summary {
-	cut := false
-	for _, b := range s.Benchmarks {
-		cut = cut || len(b.Rows) > MaxSummaryRows
-	}
-	if !cut {
-		return s
-	}
 	c := *s
+	c.Attempts, c.NodeFailures, c.Problems = orEmpty(s.Attempts), orEmpty(s.NodeFailures), orEmpty(s.Problems)
 	c.Benchmarks = make([]BenchmarkSummary, len(s.Benchmarks))
 	for i, b := range s.Benchmarks {
 		if n := len(b.Rows); n > MaxSummaryRows {
 			b.Rows, b.RowsOmitted = b.Rows[:MaxSummaryRows], n-MaxSummaryRows
 		}
+		b.Candidates, b.Rows, b.Failed = orEmpty(b.Candidates), orEmpty(b.Rows), orEmpty(b.Failed)
+		rows := make([]RowSummary, len(b.Rows))
+		for j, r := range b.Rows {
+			r.Stats.Values = orEmpty(r.Stats.Values)
+			rows[j] = r
+		}
+		b.Rows = rows
 		c.Benchmarks[i] = b
 	}
 	return &c
+}
+
+// orEmpty is s, or an empty list for a nil one.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // WriteResults writes a collected job to w: format table or markdown shows one line per
