@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -101,8 +102,12 @@ func main() {
 	}()
 
 	script := filepath.Join(work, "job.sh")
-	timing.Check(os.WriteFile(script, []byte("#!/bin/sh\nexec srun --ntasks-per-node=1 \""+benchctl+"\" run --manifest \"$BENCH_MANIFEST\" --shared-dir \""+shared+"\"\n"), 0o755))
+	// Each task's shell records the CPU time of its benchctl (its waited-for children's, from
+	// /proc/$$/stat) in work/cpu.<node>.
+	timing.Check(os.WriteFile(script, []byte("#!/bin/sh\nexec srun --ntasks-per-node=1 sh -c '\""+benchctl+"\" run --manifest \"$BENCH_MANIFEST\" --shared-dir \""+shared+"\"; rc=$?; "+
+		"awk \"{print \\$16+\\$17}\" /proc/$$/stat >\""+work+"\"/cpu.$SLURMD_NODENAME; exit $rc'\n"), 0o755))
 	times := map[string][]time.Duration{}
+	benchCPU, engineCPU := map[string][]time.Duration{}, map[string][]time.Duration{}
 	modes := []string{manifest.DistributionCache, manifest.DistributionStream}
 	for r := 0; r < *reps; r++ {
 		for i := range modes {
@@ -111,14 +116,67 @@ func main() {
 				remove(e, id)
 			}
 			timing.Check(cache.Remove(key))
+			before := enginesCPU()
 			d := job(tb, script, manifests[mode], work, mode)
+			ec, bc := enginesCPU()-before, benchctlCPU(work, tb.Nodes[:3])
 			times[mode] = append(times[mode], d)
-			log.Printf("rep %d: %s: image phase %.2f s", r+1, mode, d.Seconds())
+			engineCPU[mode], benchCPU[mode] = append(engineCPU[mode], ec), append(benchCPU[mode], bc)
+			log.Printf("rep %d: %s: image phase %.2f s; CPU: engines %.1f s, benchctl %.1f s", r+1, mode, d.Seconds(), ec.Seconds(), bc.Seconds())
 		}
 	}
 	c, s := timing.Median(times[manifest.DistributionCache]), timing.Median(times[manifest.DistributionStream])
 	fmt.Printf("| %d MiB image, 3 nodes, cold, median of %d | cache (save, then loads) | stream | ratio | target |\n|---|---|---|---|---|\n", *sizeMiB, *reps)
 	fmt.Printf("| rank 0's image phase | %.2f s | %.2f s | %.2f × | ≤ 0.7 × |\n", c.Seconds(), s.Seconds(), s.Seconds()/c.Seconds())
+	for _, row := range []struct {
+		what string
+		m    map[string][]time.Duration
+	}{{"CPU of the Docker Engines (dockerd, containerd), the whole job", engineCPU}, {"CPU of benchctl, the 3 ranks together, the whole job", benchCPU}} {
+		c, s := timing.Median(row.m[manifest.DistributionCache]), timing.Median(row.m[manifest.DistributionStream])
+		fmt.Printf("| %s | %.1f s | %.1f s | %.2f × | |\n", row.what, c.Seconds(), s.Seconds(), s.Seconds()/c.Seconds())
+	}
+}
+
+// enginesCPU is the CPU time (user + system) the testbed's Docker Engines have used so far:
+// every dockerd, containerd and containerd-shim process on this machine.
+func enginesCPU() time.Duration {
+	ents, err := os.ReadDir("/proc")
+	timing.Check(err)
+	var ticks int64
+	for _, e := range ents {
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		comm := s[open+1 : end]
+		if comm != "dockerd" && !strings.HasPrefix(comm, "containerd") {
+			continue
+		}
+		f := strings.Fields(s[end+1:]) // f[0] is field 3 (state): utime is field 14, stime 15
+		if len(f) > 12 {
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			st, _ := strconv.ParseInt(f[12], 10, 64)
+			ticks += u + st
+		}
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+}
+
+// benchctlCPU sums what the job's tasks recorded of their benchctl's CPU time (in ticks).
+func benchctlCPU(work string, nodes []string) time.Duration {
+	var ticks int64
+	for _, n := range nodes {
+		data, err := os.ReadFile(filepath.Join(work, "cpu."+n))
+		timing.Check(err)
+		v, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+		timing.Check(err)
+		ticks += v
+	}
+	return time.Duration(ticks) * time.Second / 100
 }
 
 // job runs one 3-node job and returns rank 0's image phase, after checking that every node
