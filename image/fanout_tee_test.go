@@ -9,7 +9,10 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/moby/moby/client"
 )
@@ -19,10 +22,17 @@ type saveEngine struct {
 	Engine
 	data   []byte
 	closed chan struct{}
+	tagIs  string   // the id ImageInspect gives for any ref ("": not found)
+	saved  []string // the refs saved
 }
 
-func (e *saveEngine) ImageInspect(context.Context, string, ...client.ImageInspectOption) (client.ImageInspectResult, error) {
-	return client.ImageInspectResult{}, errors.New("not asked for here")
+func (e *saveEngine) ImageInspect(_ context.Context, ref string, _ ...client.ImageInspectOption) (client.ImageInspectResult, error) {
+	if e.tagIs == "" {
+		return client.ImageInspectResult{}, errors.New("no such image")
+	}
+	var r client.ImageInspectResult
+	r.ID = e.tagIs
+	return r, nil
 }
 
 type closeNotify struct {
@@ -32,7 +42,8 @@ type closeNotify struct {
 
 func (c closeNotify) Close() error { close(c.closed); return nil }
 
-func (e *saveEngine) ImageSave(context.Context, []string, ...client.ImageSaveOption) (client.ImageSaveResult, error) {
+func (e *saveEngine) ImageSave(_ context.Context, refs []string, _ ...client.ImageSaveOption) (client.ImageSaveResult, error) {
+	e.saved = append(e.saved, refs...)
 	e.closed = make(chan struct{})
 	return closeNotify{bytes.NewReader(e.data), e.closed}, nil
 }
@@ -153,5 +164,121 @@ func TestStreamAndPublishCacheFailureKeepsTheStream(t *testing.T) {
 	}
 	if _, err := tee.Wait(); err == nil {
 		t.Error("published into a missing folder")
+	}
+}
+
+// The tag was built for the image, but by the time rank 0 streams it another build may
+// have moved it: the image is saved by the tag only while the tag still names it.
+func TestStreamAndPublishSavesTheImageNotWhatTheTagBecame(t *testing.T) {
+	for _, c := range []struct{ tagIs, want string }{{"sha256:1", "img:1"}, {"sha256:other", "sha256:1"}, {"", "sha256:1"}} {
+		cache, eng, key := teeCase(t, 1<<10)
+		eng.tagIs = c.tagIs
+		src, tee, err := StreamAndPublish(context.Background(), eng, cache, key, "img:1", Meta{ImageID: "sha256:1"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, src.R)
+		tee.Wait()
+		tee.Close()
+		if len(eng.saved) != 1 || eng.saved[0] != c.want {
+			t.Errorf("tag names %q: saved %v, want %s", c.tagIs, eng.saved, c.want)
+		}
+	}
+}
+
+// A cache write that takes nothing (a hung network filesystem) is given up after teeStall:
+// the stream gets every byte, promptly, and nothing is published.
+func TestStreamAndPublishGivesUpAStalledCache(t *testing.T) {
+	saved := teeStall
+	teeStall = 200 * time.Millisecond
+	defer func() { teeStall = saved }()
+	c, eng, key := teeCase(t, 24<<20)
+	hang := make(chan struct{})
+	release := sync.OnceFunc(func() { close(hang) })
+	defer release()
+	stalled := func(Progress) { <-hang } // the cache writer's progress reports do not return
+	src, tee, err := StreamAndPublish(context.Background(), eng, c, key, "img:1", Meta{ImageID: "sha256:1"}, stalled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var got []byte
+	buf := make([]byte, 64<<10) // as the fan-out reads: many pieces, more than the tee holds
+	for {
+		n, err := src.R.Read(buf)
+		got = append(got, buf[:n]...)
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got, eng.data) {
+		t.Fatalf("the stream got %d bytes of %d", len(got), len(eng.data))
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the stream took %v behind a stalled cache", d)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := tee.Wait(); err == nil || !strings.Contains(err.Error(), "took nothing") {
+			t.Errorf("Wait: %v", err)
+		}
+	}()
+	release() // let the stalled writer see its input has failed
+	<-done
+	tee.Close()
+	if _, err := c.Lookup(key); !errors.Is(err, ErrNotCached) {
+		t.Errorf("lookup after a stalled cache: %v", err)
+	}
+}
+
+// After a stream that stopped early (a rank failed), Finish reads the rest of the save
+// into the cache: the next attempt finds the image cached.
+func TestStreamAndPublishFinishAfterAFailedStream(t *testing.T) {
+	c, eng, key := teeCase(t, 5<<20+3)
+	src, tee, err := StreamAndPublish(context.Background(), eng, c, key, "img:1", Meta{ImageID: "sha256:1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tee.Close()
+	if _, err := io.CopyN(io.Discard, src.R, 1<<20+7); err != nil {
+		t.Fatal(err)
+	}
+	e, err := tee.Finish(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(eng.data)
+	if e.SHA256 != hex.EncodeToString(sum[:]) || e.Size != int64(len(eng.data)) {
+		t.Errorf("the finished entry is %d bytes, sha256 %s", e.Size, e.SHA256)
+	}
+}
+
+// An entry published by another process after rank 0 looked: left as it is, and given.
+func TestStreamAndPublishLeavesAnEntryPublishedMeanwhile(t *testing.T) {
+	c, eng, key := teeCase(t, 1<<20)
+	other := []byte("the other process's tar")
+	if _, err := c.Publish(context.Background(), key, Meta{ImageID: "sha256:1"}, 0, func(w io.Writer, _ *Meta) error {
+		_, err := w.Write(other)
+		return err
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	src, tee, err := StreamAndPublish(context.Background(), eng, c, key, "img:1", Meta{ImageID: "sha256:1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tee.Close()
+	if got, err := io.ReadAll(src.R); err != nil || !bytes.Equal(got, eng.data) {
+		t.Fatalf("the stream got %d bytes: %v", len(got), err)
+	}
+	e, err := tee.Wait()
+	if err != nil || e.Size != int64(len(other)) {
+		t.Fatalf("Wait: %+v %v", e, err)
+	}
+	if b, _ := os.ReadFile(e.Tar); !bytes.Equal(b, other) {
+		t.Error("the entry published meanwhile was replaced")
 	}
 }
