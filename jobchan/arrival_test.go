@@ -76,3 +76,43 @@ func TestArrivalDataTooBig(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// No worker answers for another: rank 1's "have.2" is dropped (rank 2's own stands), and
+// what the workers may say over the whole job is bounded.
+func TestArrivalDataIsEachWorkersOwn(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg := testConfig(3, nil)
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
+	many := map[string]string{"have.1": "0", "have.2": "0", "bogus": "x", "7": "y"}
+	for i := 0; i < 100; i++ {
+		many[fmt.Sprintf("k%d.1", i)] = "z"
+	}
+	go ws[0].WaitWith(ctx, "have", many)
+	go ws[1].WaitWith(ctx, "have", map[string]string{"have.2": ""})
+	said, err := l.Gather(ctx, "have")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := said["have.2"]; !ok || v != "" {
+		t.Errorf("have.2 = %q (%v): rank 1 answered for rank 2", v, ok)
+	}
+	if said["have.1"] != "0" && len(said) > 0 {
+		t.Logf("have.1 = %q (kept only within the bound)", said["have.1"])
+	}
+	if _, ok := said["bogus"]; ok {
+		t.Error("a key without a rank was kept")
+	}
+	if _, ok := said["7"]; ok {
+		t.Error("a bare number was kept as a key")
+	}
+	if n := len(said); n > 4*3+64 {
+		t.Errorf("rank 0 kept %d keys from a job of 3", n)
+	}
+	l.Release(ctx, "have", nil)
+}

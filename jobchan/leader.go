@@ -41,6 +41,7 @@ type Leader struct {
 	// arrivalData is what the workers said as they arrived at a phase (WaitWith), merged:
 	// each worker names its own keys (a relay passes on its group's with its own).
 	arrivalData map[string]map[string]string
+	arrivalKeys int // over all phases
 	released    map[string]map[string]string
 	aborted     string
 	code        int
@@ -268,17 +269,7 @@ func (l *Leader) serve(nc net.Conn) {
 				l.arrived[m.Phase] = map[int]bool{}
 			}
 			l.arrived[m.Phase][rank] = true
-			if len(m.Data) > 0 {
-				if l.arrivalData[m.Phase] == nil {
-					l.arrivalData[m.Phase] = map[string]string{}
-				}
-				for k, v := range m.Data {
-					if len(l.arrivalData[m.Phase]) >= maxArrivalKeys {
-						break
-					}
-					l.arrivalData[m.Phase][k] = v
-				}
-			}
+			l.keepArrivalData(rank, m.Phase, m.Data)
 			data, done := l.released[m.Phase]
 			l.notify()
 			l.mu.Unlock()
@@ -383,9 +374,32 @@ func (l *Leader) arrivals(phase string) map[string]string {
 	return out
 }
 
-// maxArrivalKeys bounds what rank 0 keeps of the workers' arrival data for one phase: a
-// key or two per worker of the largest job.
-const maxArrivalKeys = 4 * 65536
+// keepArrivalData keeps what rank said on arriving at phase: only keys "<name>.<r>" that it
+// may speak for (r is rank itself, or a member of the group rank relays for), so that no
+// worker can answer for another; and at most 4 keys per worker over the whole job, so that
+// the memory they take is bounded. l.mu is held.
+func (l *Leader) keepArrivalData(rank int, phase string, data map[string]string) {
+	limit := 4*l.cfg.World + 64
+	for k, v := range data {
+		i := strings.LastIndexByte(k, '.')
+		r, err := strconv.Atoi(k[i+1:])
+		if i < 0 || err != nil || !(r == rank || l.cfg.IsRelay(rank) && r > rank && l.cfg.Parent(r) == rank) {
+			l.warn.warn(l.cfg.logger(), "arrival-key", "job channel: dropped arrival data a worker may not give", "rank", rank, "key", truncate(k, 64))
+			continue
+		}
+		if l.arrivalData[phase] == nil {
+			l.arrivalData[phase] = map[string]string{}
+		}
+		if _, seen := l.arrivalData[phase][k]; !seen {
+			if l.arrivalKeys >= limit {
+				l.warn.warn(l.cfg.logger(), "arrival-bound", "job channel: dropped arrival data beyond the job's bound", "rank", rank, "keys", l.arrivalKeys)
+				continue
+			}
+			l.arrivalKeys++
+		}
+		l.arrivalData[phase][k] = v
+	}
+}
 
 // gather waits until every child has arrived at phase (see Release).
 func (l *Leader) gather(ctx context.Context, phase string) error {

@@ -316,8 +316,10 @@ func (w *Worker) Wait(ctx context.Context, phase string) (map[string]string, err
 }
 
 // WaitWith is Wait, telling rank 0 data as this node arrives (Leader.Gather returns it,
-// merged with the other nodes'): keys of this node's own (name them after its rank), values
-// of at most 4 KiB, and all of it, with a relay's group's, within one message (64 KiB).
+// merged with the other nodes'): keys "<name>.<rank>" with this node's rank (rank 0 drops
+// any other: no node answers for another; a relay passes its group's on), values of at
+// most 4 KiB, at most 4 keys per node over the job, and all of it, with a relay's group's,
+// within one message (64 KiB).
 func (w *Worker) WaitWith(ctx context.Context, phase string, data map[string]string) (map[string]string, error) {
 	var said map[string]string
 	if w.sub != nil { // a relay arrives once its whole group has, with what they said
