@@ -50,11 +50,11 @@ func (r *nodeRun) mayStream() bool {
 func (r *nodeRun) chooseVia(ctx context.Context, list []resolvedImage) error {
 	mode := r.mode()
 	auto := mode == manifest.DistributionAuto && r.canStream()
-	if auto {
-		// Every worker has arrived (and so made its node folder) before this release.
-		if err := r.phase(ctx, "joined", nil); err != nil {
-			return err
-		}
+	// Every worker has arrived (and so made its node folder) before this release. Every
+	// job of several nodes has the phase, whatever its distribution, so that a node whose
+	// manifest says otherwise is not left waiting at another phase.
+	if err := r.phase(ctx, "joined", nil); err != nil {
+		return err
 	}
 	shared, why := true, ""
 	askedShared := false

@@ -36,6 +36,8 @@ const (
 	viaCache  = "cache"  // loaded from the shared cache by its key (Ensure)
 	viaStream = "stream" // received from rank 0 along the chain of ranks
 	viaRef    = "ref"    // the engine's own copy of the image.ref, else pulled by rank 0's digest
+	// viaPresent (rank 0 only, for job.json): to be streamed, but every node had it.
+	viaPresent = "present"
 )
 
 // runRef is what containers are created from: the image id, which every node has checked
@@ -127,21 +129,23 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 				return nil, err
 			}
 			need, err := r.leaderStreams(ctx, list)
-			if err == nil {
-				err = r.sendImages(ctx, eng, list, need)
+			if err != nil { // the job channel's verdict, or a barrier timeout
+				if _, aborted := r.leader.Aborted(); !aborted {
+					r.leader.Abort(err.Error(), 1)
+				}
+				end(err)
+				return nil, err
 			}
-			if err != nil {
+			if err := r.sendImages(ctx, eng, list, need); err != nil {
 				end(err)
 				r.fail(err, 1)
 				return nil, err
 			}
 		}
 	} else {
-		if r.mode() == manifest.DistributionAuto && r.canStream() {
-			if _, err := r.worker.Wait(r.barrierCtx(ctx), "joined"); err != nil { // see chooseVia
-				end(err)
-				return nil, err
-			}
+		if _, err := r.worker.Wait(r.barrierCtx(ctx), "joined"); err != nil { // see chooseVia
+			end(err)
+			return nil, err
 		}
 		data, err := r.worker.Wait(r.barrierCtx(ctx), "image")
 		if err != nil {
@@ -154,9 +158,8 @@ func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, e
 			return nil, err
 		}
 		need, err := r.workerStreams(ctx, eng, list)
-		if err != nil {
+		if err != nil { // workerStreams reports its own failure; a verdict is the job's
 			end(err)
-			r.fail(err, 1)
 			return nil, err
 		}
 		for i, img := range list {

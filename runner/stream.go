@@ -66,9 +66,20 @@ func (r *nodeRun) sendImages(ctx context.Context, eng *client.Client, list []res
 		}
 		start := time.Now()
 		res, err := image.SendFanout(sctx, cfg, src)
-		if err == nil && tee != nil {
-			if e, perr := tee.Wait(); perr != nil {
-				r.log.Warn("the image was streamed, but not written to the cache (the next job streams it again)", "image", img.Ref, "err", perr)
+		if tee != nil {
+			var e *image.Entry
+			var perr error
+			if err == nil {
+				e, perr = tee.Wait()
+			} else if ctx.Err() == nil && sctx.Err() == nil {
+				// Another rank failed, not rank 0's save: the image is whole here, so finish
+				// its cache entry (the next attempt then finds it cached).
+				e, perr = tee.Finish(ctx)
+			} else {
+				perr = context.Cause(sctx)
+			}
+			if perr != nil {
+				r.log.Warn("the image is not in the cache (the next job streams it again)", "image", img.Ref, "err", perr)
 			} else {
 				r.log.Info("image written to the cache as it streamed", "image", img.Ref, "key", image.ShortKey(e.Key), "bytes", e.Size)
 			}
@@ -189,6 +200,7 @@ func (r *nodeRun) leaderStreams(ctx context.Context, list []resolvedImage) (map[
 		}
 		if !need[i] {
 			r.log.Info("every node has the image already; nothing to stream", "image", list[i].Ref)
+			list[i].Via = viaPresent
 		}
 	}
 	var out []string
@@ -199,6 +211,11 @@ func (r *nodeRun) leaderStreams(ctx context.Context, list []resolvedImage) (map[
 	}
 	if err := r.leader.Release(r.barrierCtx(ctx), "have", map[string]string{"stream": strings.Join(out, ",")}); err != nil {
 		return nil, err
+	}
+	if len(out) < len(idx) { // job.json says which went by no stream at all
+		if err := r.writeJob(list); err != nil {
+			r.log.Warn("could not update job.json", "err", err)
+		}
 	}
 	return need, nil
 }
@@ -228,7 +245,9 @@ func (r *nodeRun) workerStreams(ctx context.Context, eng *client.Client, list []
 	}
 	for _, i := range idx {
 		if !need[i] && !slices.Contains(have, strconv.Itoa(i)) {
-			return nil, fmt.Errorf("rank 0 does not stream image %s, which this engine lacks (is every node running the same benchctl?)", list[i].Ref)
+			err := fmt.Errorf("rank 0 does not stream image %s, which this engine lacks (is every node running the same benchctl?)", list[i].Ref)
+			r.fail(err, 1)
+			return nil, err
 		}
 	}
 	return need, nil
