@@ -95,8 +95,16 @@ type FanoutConfig struct {
 	// Progress, if not nil, is told the bytes received (sent, on rank 0), phase "stream".
 	Progress ProgressFunc
 
+	// SilentAfter ends waiting for the successor early (default 1 minute) when its host has
+	// not answered on any port at all in that time: every connection timed out or found no
+	// route (a firewall that drops the ports, a host that is down). A host that answers,
+	// if only to refuse a port nobody listens on yet, is waited for until ConnectTimeout.
+	SilentAfter time.Duration
+
 	// wrap, if not nil, wraps the connection to the successor (tests inject faults).
 	wrap func(net.Conn) net.Conn
+	// dial, if not nil, replaces the TCP dial to the successor (tests).
+	dial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
 const (
@@ -104,6 +112,7 @@ const (
 	defaultQueue      = 8
 	defaultConnect    = 2 * time.Minute
 	defaultHandshake  = 5 * time.Second
+	defaultSilent     = time.Minute
 	fanoutHashers     = 2
 	fanoutHold        = 1 << 20         // bytes the sink's reader holds back until verified
 	fanoutGrace       = 1 * time.Second // to send an abort or fail frame, and to linger for it
@@ -123,6 +132,9 @@ func (c FanoutConfig) withDefaults() (FanoutConfig, error) {
 	}
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = defaultHandshake
+	}
+	if c.SilentAfter == 0 {
+		c.SilentAfter = defaultSilent
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)

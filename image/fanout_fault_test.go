@@ -2,10 +2,13 @@ package image
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -180,5 +183,47 @@ func TestFanoutWrongSecret(t *testing.T) {
 	}
 	if err := <-done; err == nil || !strings.Contains(err.Error(), "did not connect") {
 		t.Errorf("receiver: %v", err)
+	}
+}
+
+// timeoutErr is a dial that timed out, as a firewall that drops the ports makes it.
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+// A successor whose host answers on no port at all (every dial times out: a firewall that
+// drops the stream's ports) fails the stream after SilentAfter, long before ConnectTimeout,
+// saying what to do; one whose host refuses the ports (nobody listens yet) is waited for.
+func TestFanoutSilentHostFailsEarly(t *testing.T) {
+	noLeaks(t)
+	for _, c := range []struct {
+		name   string
+		err    error
+		early  bool
+		reason string
+	}{
+		{"dropped", &net.OpError{Op: "dial", Net: "tcp", Err: timeoutErr{}}, true, "got no answer at all from"},
+		{"no route", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)}, true, "got no answer at all from"},
+		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, false, "could not reach it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfgs := chainConfigs(t, 2, func(fc *FanoutConfig) { fc.ConnectTimeout, fc.SilentAfter = 3*time.Second, 300*time.Millisecond })
+			cfgs[0].dial = func(ctx context.Context, addr string) (net.Conn, error) { return nil, c.err }
+			start := time.Now()
+			_, err := SendFanout(t.Context(), cfgs[0], FanoutSource{R: bytes.NewReader([]byte("x")), Size: 1})
+			d := time.Since(start)
+			var fe *FanoutError
+			if !errors.As(err, &fe) || fe.Rank != 1 || !strings.Contains(fe.Reason, c.reason) {
+				t.Fatalf("%v", err)
+			}
+			if c.early && (d > 2*time.Second || !strings.Contains(fe.Reason, "distribution: cache")) {
+				t.Errorf("a silent host failed after %v: %v", d, err)
+			}
+			if !c.early && d < 2500*time.Millisecond {
+				t.Errorf("a host that refuses (nobody listens yet) was given up after %v, before ConnectTimeout", d)
+			}
+		})
 	}
 }

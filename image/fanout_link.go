@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -21,8 +22,14 @@ func (e *fanoutRefused) Error() string { return "refused: " + e.reason }
 // dialFanout connects to addr and runs the dialer's side of the handshake for the link
 // from cfg.Rank to rank to.
 func dialFanout(ctx context.Context, cfg FanoutConfig, addr string, to int) (*fanLink, error) {
-	dl := net.Dialer{Timeout: fanoutDialTimeout}
-	nc, err := dl.DialContext(ctx, "tcp", addr)
+	var nc net.Conn
+	var err error
+	if cfg.dial != nil {
+		nc, err = cfg.dial(ctx, addr)
+	} else {
+		dl := net.Dialer{Timeout: fanoutDialTimeout}
+		nc, err = dl.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -86,9 +93,11 @@ func dialHandshake(nc net.Conn, cfg FanoutConfig, to int) (*fanLink, error) {
 func (r *rankRun) connect() *fanLink {
 	next := r.cfg.Rank + 1
 	host := r.cfg.Hosts[next]
-	until := time.Now().Add(r.cfg.ConnectTimeout)
+	start := time.Now()
+	until := start.Add(r.cfg.ConnectTimeout)
 	backoff := 10 * time.Millisecond
 	last := make([]string, len(r.cfg.Ports))
+	answered := false // the host answered on some port, if only to refuse it
 	for {
 		for i, p := range r.cfg.Ports {
 			if r.ctx.Err() != nil {
@@ -106,6 +115,12 @@ func (r *rankRun) connect() *fanLink {
 			if last[i] == "" || !errors.As(err, &op) || op.Op != "dial" { // what answered says more than what did not
 				last[i] = fmt.Sprintf("port %d: %v", p, err)
 			}
+			answered = answered || !noAnswer(err)
+		}
+		if !answered && time.Since(start) >= r.cfg.SilentAfter && time.Now().Before(until) {
+			r.failf(next, sideDown, nil, "rank %d got no answer at all from %s on ports %d-%d in %s: every connection timed out or found no route (a firewall between the nodes, or the host is down); open these ports between the nodes, or use distribution: cache (%s)",
+				r.cfg.Rank, host, r.cfg.Ports[0], r.cfg.Ports[len(r.cfg.Ports)-1], r.cfg.SilentAfter, strings.Join(last, "; "))
+			return nil
 		}
 		if time.Now().After(until) {
 			r.failf(next, sideDown, nil, "rank %d could not reach it on %s ports %d-%d within %s (%s)", r.cfg.Rank, host,
@@ -121,4 +136,15 @@ func (r *rankRun) connect() *fanLink {
 		}
 		backoff = min(backoff*2, 500*time.Millisecond)
 	}
+}
+
+// noAnswer says whether a dial error means that nothing answered: the connection timed out
+// (dropped by a firewall, a host that is down) or there is no route to the host. A refused
+// connection is an answer: the host is there, nobody listens on the port yet.
+func noAnswer(err error) bool {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "dial" { // connected: whatever failed after, it answered
+		return false
+	}
+	return op.Timeout() || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH)
 }
