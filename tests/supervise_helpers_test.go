@@ -39,10 +39,12 @@ func waitAllRunning(t *testing.T, tb *testbed.Testbed, shared, id string) {
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		running := 0
-		for _, d := range nodeDirs(tb) {
+		for i, d := range nodeDirs(tb) {
 			var s runner.Status
+			// The status says running just before the container is created: wait for the
+			// container too (a test that kills a rank then knows that it leaves one behind).
 			if data, err := os.ReadFile(filepath.Join(shared, "jobs", id, "nodes", d, "status.json")); err == nil && json.Unmarshal(data, &s) == nil &&
-				len(s.Benchmarks) >= 1 && s.Benchmarks[0].Outcome == runner.OutcomeRunning {
+				len(s.Benchmarks) >= 1 && s.Benchmarks[0].Outcome == runner.OutcomeRunning && len(runningContainers(t, tb, tb.Nodes[i], id)) > 0 {
 				running++
 			}
 		}
@@ -75,6 +77,21 @@ func waitJobGone(t *testing.T, tb *testbed.Testbed, id string, within time.Durat
 }
 
 // jobContainers lists the containers of a job on a node's engine, by label.
+// runningContainers lists the ids of node's running containers of job id.
+func runningContainers(t *testing.T, tb *testbed.Testbed, node, id string) []string {
+	t.Helper()
+	res, err := tb.Engine(t, node).ContainerList(context.Background(), client.ContainerListOptions{
+		Filters: make(client.Filters).Add("label", runner.LabelJob+"="+id)})
+	if err != nil {
+		t.Fatalf("%s: listing containers: %v", node, err)
+	}
+	var ids []string
+	for _, c := range res.Items {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
 func jobContainers(t *testing.T, tb *testbed.Testbed, node, id string) []string {
 	t.Helper()
 	res, err := tb.Engine(t, node).ContainerList(context.Background(), client.ContainerListOptions{All: true,
