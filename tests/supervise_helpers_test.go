@@ -77,11 +77,19 @@ func waitJobGone(t *testing.T, tb *testbed.Testbed, id string, within time.Durat
 }
 
 // jobContainers lists the containers of a job on a node's engine, by label.
-// runningContainers lists the ids of node's running containers of job id.
-func runningContainers(t *testing.T, tb *testbed.Testbed, node, id string) []string {
+// runningContainers lists the ids of node's running containers of the job whose folder is
+// dir: the job id, with ".<attempt>" after a requeue (the containers are labelled with the
+// job id and the attempt apart).
+func runningContainers(t *testing.T, tb *testbed.Testbed, node, dir string) []string {
 	t.Helper()
+	job, attempt := dir, "0"
+	if i := strings.LastIndexByte(dir, '.'); i > 0 {
+		if _, err := strconv.Atoi(dir[i+1:]); err == nil {
+			job, attempt = dir[:i], dir[i+1:]
+		}
+	}
 	res, err := tb.Engine(t, node).ContainerList(context.Background(), client.ContainerListOptions{
-		Filters: make(client.Filters).Add("label", runner.LabelJob+"="+id)})
+		Filters: make(client.Filters).Add("label", runner.LabelJob+"="+job).Add("label", runner.LabelAttempt+"="+attempt)})
 	if err != nil {
 		t.Fatalf("%s: listing containers: %v", node, err)
 	}
