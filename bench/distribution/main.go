@@ -15,11 +15,8 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/exec"
@@ -30,6 +27,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/benchctl/benchctl/bench/internal/engines"
 	"github.com/benchctl/benchctl/bench/internal/timing"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
@@ -65,7 +63,7 @@ func main() {
 	ctxDir := filepath.Join(work, "ctx")
 	timing.Check(os.MkdirAll(ctxDir, 0o755))
 	timing.Check(os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM "+tb.ShellImage+"\nCOPY payload.bin /payload.bin\n"), 0o644))
-	writeRandom(filepath.Join(ctxDir, "payload.bin"), int64(*sizeMiB)<<20)
+	engines.WriteRandom(filepath.Join(ctxDir, "payload.bin"), int64(*sizeMiB)<<20)
 	manifests := map[string]string{}
 	for _, mode := range []string{manifest.DistributionCache, manifest.DistributionStream} {
 		mf := filepath.Join(work, mode+".yaml")
@@ -91,13 +89,13 @@ func main() {
 		log.Fatalf("%d cache entries after the build, want 1", len(entries))
 	}
 	key, id := entries[0].Key, entries[0].ImageID
-	engines := make([]*client.Client, len(tb.Nodes))
+	engs := make([]*client.Client, len(tb.Nodes))
 	for i, n := range tb.Nodes {
-		engines[i] = connect(tb.Sockets[n])
+		engs[i] = engines.Connect(tb.Sockets[n])
 	}
 	defer func() {
-		for _, e := range engines {
-			remove(e, id)
+		for _, e := range engs {
+			engines.RemoveImage(e, id)
 		}
 	}()
 
@@ -112,8 +110,8 @@ func main() {
 	for r := 0; r < *reps; r++ {
 		for i := range modes {
 			mode := modes[(i+r)%len(modes)]
-			for _, e := range engines[1:] {
-				remove(e, id)
+			for _, e := range engs[1:] {
+				engines.RemoveImage(e, id)
 			}
 			timing.Check(cache.Remove(key))
 			before := enginesCPU()
@@ -221,22 +219,4 @@ func job(tb *testbed.Testbed, script, mf, work, mode string) time.Duration {
 		log.Fatalf("job %s: rank 0 recorded no image phase", id)
 	}
 	return phase
-}
-
-func connect(host string) *client.Client {
-	c, err := client.New(client.WithHost(host))
-	timing.Check(err)
-	return c
-}
-
-func remove(c *client.Client, id string) {
-	_, _ = c.ImageRemove(context.Background(), id, client.ImageRemoveOptions{Force: true, PruneChildren: true})
-}
-
-func writeRandom(path string, n int64) {
-	f, err := os.Create(path)
-	timing.Check(err)
-	_, err = io.CopyN(f, rand.Reader, n)
-	timing.Check(err)
-	timing.Check(f.Close())
 }

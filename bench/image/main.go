@@ -17,7 +17,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"flag"
 	"fmt"
@@ -30,6 +29,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/moby/moby/client"
 
+	"github.com/benchctl/benchctl/bench/internal/engines"
 	"github.com/benchctl/benchctl/bench/internal/timing"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
@@ -48,13 +48,13 @@ func main() {
 	work, err := os.MkdirTemp(tb.SharedDir, "image-bench-")
 	timing.Check(err)
 	defer os.RemoveAll(work)
-	n1, n2 := connect(tb.Sockets[tb.Nodes[0]]), connect(tb.Sockets[tb.Nodes[1]])
+	n1, n2 := engines.Connect(tb.Sockets[tb.Nodes[0]]), engines.Connect(tb.Sockets[tb.Nodes[1]])
 
 	// A context with one big random file (incompressible, like model weights).
 	ctxDir := filepath.Join(work, "ctx")
 	timing.Check(os.MkdirAll(ctxDir, 0o755))
 	timing.Check(os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM scratch\nCOPY payload.bin /payload.bin\n"), 0o644))
-	writeRandom(filepath.Join(ctxDir, "payload.bin"), int64(*sizeMiB)<<20)
+	engines.WriteRandom(filepath.Join(ctxDir, "payload.bin"), int64(*sizeMiB)<<20)
 	in := image.BuildInput{Dockerfile: filepath.Join(ctxDir, "Dockerfile"), Context: ctxDir,
 		BuildArgs: []manifest.EnvVar{{Name: "BUST", Value: fmt.Sprint(time.Now().UnixNano())}}}
 	key, err := image.Key(in)
@@ -104,7 +104,7 @@ func main() {
 			timing.Check(err)
 		}, func() { timing.Check(cache.Remove(key)) }},
 	}
-	emptyN2 := func() { remove(n2, entry.ImageID) }
+	emptyN2 := func() { engines.RemoveImage(n2, entry.ImageID) }
 	loads := []variant{
 		{&rawLoad, plainLoad(func(r io.Reader) io.Reader { return r }), emptyN2},
 		{&hashLoad, plainLoad(func(r io.Reader) io.Reader { return io.TeeReader(r, sha256.New()) }), emptyN2},
@@ -142,8 +142,8 @@ func main() {
 			rawLoad[r].Round(time.Millisecond), hashLoad[r].Round(time.Millisecond), xxhLoad[r].Round(time.Millisecond), ourLoad[r].Round(time.Millisecond),
 			warm[r].Round(time.Microsecond))
 	}
-	remove(n1, entry.ImageID)
-	remove(n2, entry.ImageID)
+	engines.RemoveImage(n1, entry.ImageID)
+	engines.RemoveImage(n2, entry.ImageID)
 	ms, mo, ml, mh, mx, mol, mw := timing.Median(rawSave), timing.Median(ourSave), timing.Median(rawLoad), timing.Median(hashLoad), timing.Median(xxhLoad), timing.Median(ourLoad), timing.Median(warm)
 	fmt.Printf("| %d MiB image, median of %d | raw | benchctl | ratio | target |\n|---|---|---|---|---|\n", *sizeMiB, *reps)
 	fmt.Printf("| cold publish vs. docker save to a file | %.2f s | %.2f s | %.2f × | ≤ 1.1 × |\n", ms.Seconds(), mo.Seconds(), mo.Seconds()/ms.Seconds())
@@ -151,22 +151,4 @@ func main() {
 	fmt.Printf("| docker load read through an inline XXH64 (the check Ensure makes) | %.2f s | %.2f s | %.2f × | — |\n", ml.Seconds(), mx.Seconds(), mx.Seconds()/ml.Seconds())
 	fmt.Printf("| docker load read through an inline sha256 | %.2f s | %.2f s | %.2f × | — |\n", ml.Seconds(), mh.Seconds(), mh.Seconds()/ml.Seconds())
 	fmt.Printf("| warm Ensure (image present) | — | %.1f ms | — | ≤ 0.5 s |\n", float64(mw.Microseconds())/1000)
-}
-
-func connect(host string) *client.Client {
-	c, err := client.New(client.WithHost(host))
-	timing.Check(err)
-	return c
-}
-
-func remove(c *client.Client, id string) {
-	_, _ = c.ImageRemove(context.Background(), id, client.ImageRemoveOptions{Force: true, PruneChildren: true})
-}
-
-func writeRandom(path string, n int64) {
-	f, err := os.Create(path)
-	timing.Check(err)
-	_, err = io.CopyN(f, rand.Reader, n)
-	timing.Check(err)
-	timing.Check(f.Close())
 }
