@@ -89,15 +89,24 @@ func nodeDirs(tb *testbed.Testbed) []string {
 // removeByKey removes every image labelled with key from every engine.
 func removeByKey(t *testing.T, tb *testbed.Testbed, key string) {
 	for _, n := range tb.Nodes {
-		eng := tb.Engine(t, n)
-		res, err := eng.ImageList(context.Background(), client.ImageListOptions{Filters: make(client.Filters).Add("label", image.LabelKey+"="+key)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, im := range res.Items {
-			removeImage(t, eng, im.ID)
+		for _, id := range imagesWithKey(t, tb, n, key) {
+			removeImage(t, tb.Engine(t, n), id)
 		}
 	}
+}
+
+// imagesWithKey lists the ids of node's images labelled with key.
+func imagesWithKey(t *testing.T, tb *testbed.Testbed, node, key string) []string {
+	t.Helper()
+	res, err := tb.Engine(t, node).ImageList(context.Background(), client.ImageListOptions{Filters: make(client.Filters).Add("label", image.LabelKey+"="+key)})
+	if err != nil {
+		t.Fatalf("%s: listing images: %v", node, err)
+	}
+	var ids []string
+	for _, im := range res.Items {
+		ids = append(ids, im.ID)
+	}
+	return ids
 }
 
 func manifestKey(t *testing.T, path string) string {
@@ -193,12 +202,13 @@ func TestRunAllreduceOnEveryNode(t *testing.T) {
 	}
 }
 
+// findKey is node's image labelled with key, if it has one.
 func findKey(t *testing.T, tb *testbed.Testbed, node, key string) (string, bool) {
-	res, err := tb.Engine(t, node).ImageList(context.Background(), client.ImageListOptions{Filters: make(client.Filters).Add("label", image.LabelKey+"="+key)})
-	if err != nil || len(res.Items) == 0 {
+	ids := imagesWithKey(t, tb, node, key)
+	if len(ids) == 0 {
 		return "", false
 	}
-	return res.Items[0].ID, true
+	return ids[0], true
 }
 
 // A build that fails on rank 0: every worker exits within 5 s with the build's reason.

@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -15,10 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
 
-	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -245,20 +242,6 @@ benchmarks:
 		t.Fatal(err)
 	}
 	return mf, size
-}
-
-// imagesWithKey lists the ids of node's images labelled with key.
-func imagesWithKey(t *testing.T, tb *testbed.Testbed, node, key string) []string {
-	t.Helper()
-	res, err := tb.Engine(t, node).ImageList(context.Background(), client.ImageListOptions{Filters: make(client.Filters).Add("label", image.LabelKey+"="+key)})
-	if err != nil {
-		t.Fatalf("%s: listing images: %v", node, err)
-	}
-	var ids []string
-	for _, im := range res.Items {
-		ids = append(ids, im.ID)
-	}
-	return ids
 }
 
 // One slow engine (rank 1's, reading its load at 2 MiB/s) paces the whole chain without

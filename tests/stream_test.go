@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/moby/client"
-
-	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -82,11 +79,7 @@ func TestStreamOfADamagedTarLoadsNothing(t *testing.T) {
 	key := manifestKey(t, mf)
 	removeByKey(t, tb, key)
 	// Build into n1's own folder, then damage one byte in the middle of the cached tar.
-	build := exec.Command(tb.Benchctl(t), "build", "-m", mf, "--shared-dir", filepath.Join(base, tb.Nodes[0]))
-	build.Env = append(tb.Env(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	benchctlBuildOn(t, tb, tb.Nodes[0], mf, filepath.Join(base, tb.Nodes[0]))
 	tar := filepath.Join(base, tb.Nodes[0], "cache", "images", key+".tar")
 	f, err := os.OpenFile(tar, os.O_RDWR, 0)
 	if err != nil {
@@ -112,8 +105,7 @@ func TestStreamOfADamagedTarLoadsNothing(t *testing.T) {
 			t.Errorf("%s does not name rank 0: %s", n, s.Error)
 		}
 		if i > 0 {
-			res, _ := tb.Engine(t, n).ImageList(context.Background(), client.ImageListOptions{Filters: make(client.Filters).Add("label", image.LabelKey+"="+key)})
-			if len(res.Items) != 0 {
+			if len(imagesWithKey(t, tb, n, key)) != 0 {
 				t.Errorf("%s's engine has the image from a damaged stream", n)
 			}
 		}
@@ -130,11 +122,7 @@ func TestAutoStreamsWhereTheDirectoryIsNotShared(t *testing.T) {
 	mf := streamManifest(t, "auto", `["/allreduce", "--size", "1M", "--iters", "1", "--warmup", "0"]`)
 	key := manifestKey(t, mf)
 	removeByKey(t, tb, key)
-	build := exec.Command(tb.Benchctl(t), "build", "-m", mf, "--shared-dir", filepath.Join(base, tb.Nodes[0]))
-	build.Env = append(tb.Env(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	benchctlBuildOn(t, tb, tb.Nodes[0], mf, filepath.Join(base, tb.Nodes[0]))
 	id, log, err := runPerNodeJob(t, tb, base, mf, "e2e-auto-unshared")
 	if err != nil {
 		t.Fatalf("job: %v\n%s", err, log)
@@ -155,6 +143,16 @@ func TestAutoStreamsWhereTheDirectoryIsNotShared(t *testing.T) {
 	j, err := jobdir.ReadJob(filepath.Join(base, tb.Nodes[0], "jobs", id, "job.json"))
 	if err != nil || j.Image.Distribution != "stream" {
 		t.Errorf("job.json: distribution %q (%v)", j.Image.Distribution, err)
+	}
+}
+
+// benchctlBuildOn runs benchctl build of mf on node's engine into the shared directory shared.
+func benchctlBuildOn(t *testing.T, tb *testbed.Testbed, node, mf, shared string) {
+	t.Helper()
+	build := exec.Command(tb.Benchctl(t), "build", "-m", mf, "--shared-dir", shared)
+	build.Env = append(tb.Env(), "DOCKER_HOST="+tb.Sockets[node])
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build on %s: %v\n%s", node, err, out)
 	}
 }
 
