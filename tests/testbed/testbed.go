@@ -4,6 +4,7 @@ package testbed
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -126,7 +127,10 @@ func (tb *Testbed) Benchctl(t testing.TB) string {
 		if buildErr = os.MkdirAll(dir, 0o755); buildErr != nil {
 			return
 		}
-		binPath = filepath.Join(dir, "benchctl-e2e")
+		// One binary per checkout: two checkouts (git worktrees) testing against one
+		// testbed at once must not replace each other's benchctl.
+		wd, _ := os.Getwd()
+		binPath = filepath.Join(dir, fmt.Sprintf("benchctl-e2e-%x", sha256.Sum256([]byte(wd)))[:len("benchctl-e2e-")+12])
 		cmd := exec.Command("go", "build", "-o", binPath, "github.com/benchctl/benchctl/cmd/benchctl")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
