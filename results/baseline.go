@@ -4,19 +4,22 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/internal/textsafe"
 )
 
 // baselineKey is how a perf.csv row is matched with a row of an earlier perf.csv: model,
 // metric, and the values of the key columns (DefaultKeyColumns) the file has, so that a
-// sweep's rows meet their own counterparts.
+// sweep's rows meet their own counterparts. Values are compared as perf.csv writes them
+// (textsafe.Cell), so that a model "-x" meets the "'-x" an earlier perf.csv holds.
 func baselineKey(t *Table, r int) string {
 	var b strings.Builder
-	b.WriteString(strings.TrimSpace(t.Get(r, t.Col(ColModel))))
+	b.WriteString(keyValue(t.Get(r, t.Col(ColModel))))
 	b.WriteByte(0)
-	b.WriteString(strings.TrimSpace(t.Get(r, t.Col(ColMetric))))
+	b.WriteString(keyValue(t.Get(r, t.Col(ColMetric))))
 	for _, c := range DefaultKeyColumns() {
 		if i := t.Col(c); i >= 0 {
-			if v := strings.TrimSpace(t.Rows[r][i]); v != "" {
+			if v := keyValue(t.Rows[r][i]); v != "" {
 				b.WriteByte(0)
 				b.WriteString(c + "=" + v)
 			}
@@ -24,6 +27,9 @@ func baselineKey(t *Table, r int) string {
 	}
 	return b.String()
 }
+
+// keyValue is a cell as perf.csv writes it, without surrounding blanks.
+func keyValue(v string) string { return strings.TrimSpace(textsafe.Cell(v)) }
 
 // ApplyBaseline fills perf's relative_change column from an earlier perf.csv (madengine's
 // column): (performance − baseline) / baseline × 100, two decimals, for every row whose

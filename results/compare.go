@@ -115,14 +115,17 @@ func rowsByKey(t *Table, keyCols []string) (rows map[string]compareRow, order []
 	for r := range t.Rows {
 		row := compareRow{model: strings.TrimSpace(t.Get(r, m)), metric: strings.TrimSpace(t.Get(r, me)), perf: strings.TrimSpace(t.Get(r, p)),
 			status: strings.ToUpper(strings.TrimSpace(t.Get(r, st)))}
-		var parts []string
+		var parts, keyIDs []string
 		for i, c := range cols {
 			if v := strings.TrimSpace(t.Get(r, c)); v != "" {
 				parts = append(parts, keyCols[i]+"="+v)
+				keyIDs = append(keyIDs, keyCols[i]+"="+keyValue(v))
 			}
 		}
 		row.key = strings.Join(parts, " ")
-		id := row.model + "\x00" + row.metric + "\x00" + row.key
+		// Joined as perf.csv writes the values (keyValue): an older perf.csv's "--steps 10"
+		// meets a newer one's "'--steps 10".
+		id := keyValue(row.model) + "\x00" + keyValue(row.metric) + "\x00" + strings.Join(keyIDs, " ")
 		g := groups[id]
 		if g == nil {
 			g = &group{}

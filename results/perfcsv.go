@@ -3,11 +3,13 @@ package results
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
@@ -262,15 +264,23 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 	set("benchctl_reason", shorten(row.Reason, 400))
 }
 
-// EncodeCSV writes a table as CSV (RFC 4180, \n line ends).
+// EncodeCSV writes a table as CSV (RFC 4180, \n line ends). It is the one CSV writer of
+// results (perf.csv, collect --append, -o csv, compare -o csv): every column name and cell
+// that a spreadsheet would take for a formula gets a single quote in front (textsafe.Cell;
+// numbers such as -1.5 stay as written). t is not changed.
 func EncodeCSV(t *Table) ([]byte, error) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	if err := w.Write(t.Header); err != nil {
-		return nil, err
+	var rec []string
+	for i, row := range append([][]string{t.Header}, t.Rows...) {
+		rec = rec[:0]
+		for _, c := range row {
+			rec = append(rec, textsafe.Cell(c))
+		}
+		if err := w.Write(rec); err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
 	}
-	if err := w.WriteAll(t.Rows); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	w.Flush()
+	return buf.Bytes(), w.Error()
 }
