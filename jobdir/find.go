@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/textsafe"
 )
 
 // maxListedJobs is how many job ids a not-found error lists.
@@ -143,14 +145,16 @@ type JobNotFoundError struct {
 	Known     []string
 }
 
+// Error names the job ids found, which are folder names anyone who can write to jobs/
+// chose: their control characters are escaped (textsafe.Line).
 func (e *JobNotFoundError) Error() string {
 	if len(e.Known) == 0 {
 		if e.SharedDir != "" && strings.HasPrefix(e.Msg, "no job ") {
-			return e.Msg + " (the jobs folder is empty)"
+			return textsafe.Line(e.Msg + " (the jobs folder is empty)")
 		}
-		return e.Msg
+		return textsafe.Line(e.Msg)
 	}
-	return fmt.Sprintf("%s; jobs there: %s", e.Msg, strings.Join(e.Known, ", "))
+	return textsafe.Line(fmt.Sprintf("%s; jobs there: %s", e.Msg, strings.Join(e.Known, ", ")))
 }
 
 // InvalidInput marks the error as bad input (exit 4).

@@ -82,3 +82,14 @@ func TestStatusLinkAndSizeRefused(t *testing.T) {
 		t.Errorf("a 16 MiB+1 job.json: %v", err)
 	}
 }
+
+// A job folder named with terminal escapes (anyone who can write to jobs/ names them) was
+// listed raw in the "no such job" error: the ids are shown escaped.
+func TestJobNotFoundEscapesFolderNames(t *testing.T) {
+	l := Layout{t.TempDir()}
+	os.MkdirAll(filepath.Join(l.Jobs(), "7\x1b]0;pwned\x07\u202e"), 0o755)
+	_, err := l.Find("8", -1)
+	if err == nil || strings.ContainsAny(err.Error(), "\x1b\x07\u202e") || !strings.Contains(err.Error(), `7\x1b]0;pwned\x07\u202e`) {
+		t.Errorf("Find = %q", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/internal/textsafe"
 )
 
 // NodeProgress is one node's state while a job runs, from its status.json.
@@ -99,7 +100,7 @@ func Summary(nodes []NodeProgress, world int) string {
 		if k == "" {
 			k = "starting"
 		}
-		count[k]++
+		count[textsafe.Line(k)]++ // status.json's words, shown by jobs and submit --wait
 	}
 	parts := make([]string, 0, len(count))
 	for k, v := range count {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/benchctl/benchctl/internal/textsafe"
 )
 
 // DefaultErrors are the error patterns a log is scanned for unless a manifest says
@@ -52,11 +54,13 @@ func Defaults() Rules { return Rules{Errors: DefaultErrors, Benign: DefaultBenig
 type Match struct {
 	Line    int    // 1-based
 	Pattern string // the error pattern it contains
-	Text    string // the line, cut to 500 bytes
+	Text    string // the line, cut to 500 bytes, as the container wrote it
 }
 
+// String is the reason a run fails with, quoting the line with its control characters
+// escaped (textsafe.Line): it is recorded in status.json and printed by collect and jobs.
 func (m *Match) String() string {
-	return fmt.Sprintf("line %d contains the error pattern %q: %s", m.Line, m.Pattern, m.Text)
+	return fmt.Sprintf("line %d contains the error pattern %q: %s", m.Line, m.Pattern, textsafe.Line(m.Text))
 }
 
 // Scanner finds the first matching line of what is written to it. It is safe for

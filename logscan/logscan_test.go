@@ -94,3 +94,23 @@ func TestOneGiBLogFlatMemory(t *testing.T) {
 		t.Errorf("heap grew by %d MiB scanning 1 GiB", grew>>20)
 	}
 }
+
+// A matching line's terminal escapes (a title-setting OSC, a colour, a CSI as a C1 rune, a
+// bidi override) went raw into the reason that status.json, collect and jobs print: the
+// reason now shows them escaped, and the match keeps the line as it was.
+func TestMatchReasonEscapesControls(t *testing.T) {
+	s := New(Defaults())
+	line := "\x1b]0;pwned\x07\x1b[31mRuntimeError: x\u009b2J \u202eevil\x7f"
+	io.WriteString(s, "ok\n"+line+"\r\n")
+	m := s.Match()
+	if m == nil {
+		t.Fatal("no match")
+	}
+	want := `line 2 contains the error pattern "RuntimeError:": \x1b]0;pwned\x07\x1b[31mRuntimeError: x\u009b2J \u202eevil\x7f`
+	if got := m.String(); got != want {
+		t.Errorf("String() = %q\nwant       %q", got, want)
+	}
+	if m.Text != line {
+		t.Errorf("Text = %q, want the line as written", m.Text)
+	}
+}

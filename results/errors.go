@@ -3,6 +3,8 @@ package results
 import (
 	"fmt"
 	"strings"
+
+	"github.com/benchctl/benchctl/internal/textsafe"
 )
 
 // RunningError refuses to collect a job that is still running (without --partial).
@@ -14,11 +16,13 @@ type RunningError struct {
 
 func (e *RunningError) Error() string {
 	return fmt.Sprintf("job %s (attempt %d) is still running: %s; collect it when it has ended, or pass --partial to collect what is there now",
-		e.JobID, e.Attempt, e.Reason)
+		textsafe.Line(e.JobID), e.Attempt, textsafe.Line(e.Reason))
 }
 
 // FailedError says that a collected job has failures: a benchmark without a result, a
-// failed node, or a FAILURE row. Exit code 3, as madengine's run failures.
+// failed node, or a FAILURE row. Exit code 3, as madengine's run failures. Its message
+// quotes what nodes and containers wrote (a log line the log scan matched, a host name)
+// with their control characters escaped (textsafe.Line); Failed keeps them as they are.
 type FailedError struct {
 	JobID  string
 	Failed []string // "benchmark: reason" or "node 1-n2: reason"
@@ -28,14 +32,14 @@ type FailedError struct {
 
 func (e *FailedError) Error() string {
 	const show = 5
-	msg := strings.Join(e.Failed[:min(show, len(e.Failed))], "; ")
+	msg := textsafe.Line(strings.Join(e.Failed[:min(show, len(e.Failed))], "; "))
 	if len(e.Failed) > show {
 		msg += fmt.Sprintf("; and %d more (see summary.json)", len(e.Failed)-show)
 	}
 	if e.Unfinished {
-		return fmt.Sprintf("job %s has not finished: %s", e.JobID, msg)
+		return fmt.Sprintf("job %s has not finished: %s", textsafe.Line(e.JobID), msg)
 	}
-	return fmt.Sprintf("job %s has failures: %s", e.JobID, msg)
+	return fmt.Sprintf("job %s has failures: %s", textsafe.Line(e.JobID), msg)
 }
 
 // ExitCode is 3: a benchmark failed.
@@ -48,7 +52,7 @@ type RegressionError struct {
 
 func (e *RegressionError) Error() string {
 	const show = 5
-	msg := strings.Join(e.Regressed[:min(show, len(e.Regressed))], "; ")
+	msg := textsafe.Line(strings.Join(e.Regressed[:min(show, len(e.Regressed))], "; "))
 	if len(e.Regressed) > show {
 		msg += fmt.Sprintf("; and %d more", len(e.Regressed)-show)
 	}
@@ -64,6 +68,7 @@ type InputError struct {
 	Err  error
 }
 
-func (e *InputError) Error() string      { return e.Path + ": " + e.Err.Error() }
+// Error quotes the file (a column name, a cell) with its control characters escaped.
+func (e *InputError) Error() string      { return textsafe.Text(e.Path + ": " + e.Err.Error()) }
 func (e *InputError) Unwrap() error      { return e.Err }
 func (e *InputError) InvalidInput() bool { return true }

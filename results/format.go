@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/benchctl/benchctl/internal/textsafe"
 )
 
 // Formats of the table collect prints.
@@ -26,7 +28,7 @@ func EncodeSummary(s *Summary) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the summary: %w", err)
 	}
-	return indentJSON(data), nil
+	return textsafe.JSON(indentJSON(data)), nil // C1 and bidi controls as \u escapes: the same strings
 }
 
 // MaxSummaryRows is how many rows per benchmark summary.json lists with their per-node
@@ -124,27 +126,40 @@ func writeRows(w io.Writer, markdown bool, s *Summary) error {
 	return writeGrid(w, markdown, cols, lines)
 }
 
-// writeGrid writes a header and rows as a markdown table ("|" escaped) or as aligned
-// text columns: what collect and compare print.
+// writeGrid writes a header and rows as a markdown table or as aligned text columns: what
+// collect and compare print. Every cell is one line with its control characters escaped
+// (textsafe.Line: a container wrote most of them); in markdown, the characters that could
+// end a cell or turn it into markup are escaped too (markdownCell).
 func writeGrid(w io.Writer, markdown bool, header []string, lines [][]string) error {
+	row := func(l []string, cell func(string) string) []string {
+		out := make([]string, len(l))
+		for i, c := range l {
+			out[i] = cell(c)
+		}
+		return out
+	}
 	if markdown {
-		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(row(header, markdownCell), " | "), strings.Repeat("---|", len(header)))
 		for _, l := range lines {
-			cells := make([]string, len(l))
-			for i, c := range l {
-				cells[i] = strings.ReplaceAll(c, "|", `\|`)
-			}
-			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+			fmt.Fprintf(w, "| %s |\n", strings.Join(row(l, markdownCell), " | "))
 		}
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	fmt.Fprintln(tw, strings.Join(row(header, textsafe.Line), "\t"))
 	for _, l := range lines {
-		fmt.Fprintln(tw, strings.Join(l, "\t"))
+		fmt.Fprintln(tw, strings.Join(row(l, textsafe.Line), "\t"))
 	}
 	return tw.Flush()
 }
+
+// markdownEscaper backslash-escapes what would end a markdown table cell (|), or make
+// markup of a cell's text: a backslash (which would escape the next |), a code span, an
+// HTML tag or entity (&#124; or &#x202e;), a link or image.
+var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "`", "\\`", "<", `\<`, ">", `\>`, "&", `\&`, "[", `\[`, "]", `\]`)
+
+// markdownCell is a cell of a markdown table: one line (textsafe.Line), markup escaped.
+func markdownCell(s string) string { return markdownEscaper.Replace(textsafe.Line(s)) }
 
 func dash(s string) string {
 	if s == "" {

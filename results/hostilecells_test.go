@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/benchctl/benchctl/jobdir"
 )
@@ -108,6 +109,107 @@ func formulaLike(c string) bool {
 	return true
 }
 
+// escapeCSV adds rows whose shown columns (model, metric) carry terminal escapes.
+const escapeCSV = hostileCSV + "\"\x1b[2J\x1b]0;pwned\x07m\u202eodel\",5,\"u\u009b31m\u2028x|y`z\\\",d,e\n"
+
+// unsafeOnScreen returns the first rune of out that a terminal would act on rather than
+// show: a C0 control other than the newline (a tab too: a table cell is one line), DEL, a
+// C1 control, a line or paragraph separator, a bidi control, or a byte that is not UTF-8.
+func unsafeOnScreen(out string) (rune, bool) {
+	for i, r := range out {
+		switch {
+		case r == '\n':
+		case r == utf8.RuneError && !strings.HasPrefix(out[i:], "\uFFFD"),
+			r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f, r == 0x2028, r == 0x2029,
+			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// Escape sequences a container wrote (in a CSV cell, or in a log line quoted by the log
+// scan's reason) reached the terminal through collect's table, markdown and error: they are
+// now shown escaped (\x1b, \u202e), and a markdown cell cannot break out of its table.
+func TestEscapesNeverReachTheScreen(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "67", 2)
+	writeNode(t, job, 0, jobdir.OutcomeSuccess, escapeCSV)
+	writeNode(t, job, 1, jobdir.OutcomeFailure, "")
+	// the reason runner records when the log scan matched a line with escapes
+	reason := "log: line 3 contains the error pattern \"FAILED\": \x1b]0;pwned\x07 FAILED \u202e\u0085"
+	end := fixedNow()
+	st := jobdir.Status{Version: 1, Rank: 1, Host: "h1", Outcome: jobdir.OutcomeFailure, ExitCode: 3, FinishedAt: &end, Error: reason,
+		Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: jobdir.OutcomeFailure, ExitCode: 3, Error: reason}}}
+	data, _ := json.Marshal(st)
+	os.WriteFile(filepath.Join(job, "nodes", "1-h1", jobdir.StatusFile), data, 0o644)
+	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "67", Attempt: -1, Aggregate: AggregateOptions{Now: fixedNow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{FormatTable, FormatMarkdown, FormatJSON} {
+		var out bytes.Buffer
+		if err := WriteResults(&out, format, col.Summary, col.Perf); err != nil {
+			t.Fatal(err)
+		}
+		if r, bad := unsafeOnScreen(out.String()); bad {
+			t.Errorf("-o %s prints %U:\n%s", format, r, out.String())
+		}
+		shown := `\x1b]0;pwned\x07m\u202eodel`
+		if format == FormatMarkdown {
+			shown = `\\x1b\]0;pwned\\x07m\\u202eodel` // a markdown viewer shows \x1b]0;...
+		}
+		if format != FormatJSON && !strings.Contains(out.String(), shown) {
+			t.Errorf("-o %s does not show the escaped model:\n%s", format, out.String())
+		}
+		if format == FormatMarkdown {
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			want := markdownCells(lines[0])
+			for _, l := range lines[2:] {
+				if n := markdownCells(l); n != want {
+					t.Errorf("markdown line has %d cells, the header %d: %s", n, want, l)
+				}
+			}
+		}
+	}
+	err = col.Summary.Err()
+	if err == nil {
+		t.Fatal("no failure")
+	}
+	if r, bad := unsafeOnScreen(err.Error()); bad {
+		t.Errorf("the error prints %U: %s", r, err)
+	}
+	if !strings.Contains(err.Error(), `\x1b]0;pwned\x07 FAILED \u202e`) {
+		t.Errorf("the error does not show the escaped log line: %s", err)
+	}
+	c := Compare(col.Perf, col.Perf, CompareOptions{})
+	for _, format := range []string{FormatTable, FormatMarkdown} {
+		var out bytes.Buffer
+		if err := WriteComparison(&out, format, c); err != nil {
+			t.Fatal(err)
+		}
+		if r, bad := unsafeOnScreen(out.String()); bad {
+			t.Errorf("compare -o %s prints %U:\n%s", format, r, out.String())
+		}
+	}
+}
+
+// markdownCells counts the cells of a markdown table line: the '|' not escaped by a '\'.
+func markdownCells(line string) int {
+	n, esc := 0, false
+	for _, r := range line {
+		switch {
+		case esc:
+			esc = false
+		case r == '\\':
+			esc = true
+		case r == '|':
+			n++
+		}
+	}
+	return n - 1
+}
+
 // perf.csv now writes "--steps 10" as "'--steps 10": a perf.csv of an older benchctl (or a
 // results CSV) and a new one still meet on model, metric and key columns, in compare and
 // in collect --baseline.
@@ -127,3 +229,23 @@ func TestNeutralisedCellsStillMatch(t *testing.T) {
 	}
 }
 
+// report.html escapes a hostile cell for HTML (html/template) and shows its control and
+// bidi characters as text, so that a model name cannot add markup nor reorder the page.
+func TestReportShowsHostileCellsAsText(t *testing.T) {
+	shared := t.TempDir()
+	job := writeJob(t, shared, "68", 1)
+	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\n"+
+		"\"<script>alert(1)</script><img src=x onerror=alert(2)>\",1,\"\"\"><b>\u202eevil\x1b[2J\"\n")
+	s := aggregate(t, job)
+	html := render(t, s)
+	for _, bad := range []string{"<script>alert", "<img src=x", "<b>", "\u202e", "\x1b"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("report.html contains %q", bad)
+		}
+	}
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `\u202eevil\x1b[2J`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"fmt"
 	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/internal/textsafe"
 	"html/template"
 	"io"
 	"strconv"
@@ -50,13 +51,20 @@ const (
 // that shows a few percent (or a histogram) with the slowest nodes named, the status,
 // durations, the rows as the CSV wrote them, and the failed nodes: a few with the first
 // lines of their diagnostics, many as a compact list by reason. Links to node logs are
-// relative to the job folder.
+// relative to the job folder. html/template escapes markup in what containers wrote; their
+// control and bidi characters, which a browser would act on (reordering what is shown),
+// are then shown as text (textsafe.Text: \u202e, \x1b).
 func WriteReport(w io.Writer, s *Summary) error {
 	t, err := reportTemplate()
 	if err != nil {
 		return fmt.Errorf("report template: %w", err)
 	}
-	return t.Execute(w, newReportView(s))
+	var page strings.Builder
+	if err := t.Execute(&page, newReportView(s)); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, textsafe.Text(page.String()))
+	return err
 }
 
 type reportView struct {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	goio "io"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/slurm"
@@ -163,13 +166,34 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	if opts.appendTo != "" {
 		slog.Info("appended", "file", opts.appendTo, "rows", len(col.Perf.Rows))
 	}
-	if err := results.WriteResults(io.out, opts.output, s, col.Perf); err != nil {
+	if err := writeShown(io, opts.output, func(w goio.Writer) error { return results.WriteResults(w, opts.output, s, col.Perf) }); err != nil {
 		return err
 	}
 	if !opts.partial && col.Dir.Latest() && len(s.Running) == 0 && ended {
 		removeSubmitted(jobdir.Layout{Shared: dir}, col.Dir.JobID) // the job has ended: its secret is not needed any more
 	}
 	return s.Err()
+}
+
+// writeShown writes a command's -o output to stdout. JSON has the C1 and bidi controls a
+// container may have written as \u escapes (the same strings to a JSON reader); a CSV
+// shown on a terminal has its control characters escaped (textsafe.Text), while a CSV on
+// a pipe or in a file stays data, byte-exact. table and markdown escape their cells
+// themselves.
+func writeShown(io streams, format string, write func(goio.Writer) error) error {
+	if format != results.FormatJSON && (format != results.FormatCSV || !io.IsStdoutTTY()) {
+		return write(io.out)
+	}
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	data := textsafe.JSON(buf.Bytes())
+	if format == results.FormatCSV {
+		data = []byte(textsafe.Text(buf.String()))
+	}
+	_, err := io.out.Write(data)
+	return err
 }
 
 // slurmJobState asks Slurm about a job, briefly. Collect calls it once per job, so a job

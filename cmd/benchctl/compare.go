@@ -1,6 +1,8 @@
 package main
 
 import (
+	goio "io"
+
 	"github.com/benchctl/benchctl/results"
 	"github.com/spf13/cobra"
 )
@@ -62,11 +64,12 @@ func compareRun(io streams, basePath, newPath string, opts results.CompareOption
 		return err
 	}
 	c := results.Compare(base, cur, opts)
-	if format == results.FormatJSON {
-		err = writeJSON(io.out, c)
-	} else {
-		err = results.WriteComparison(io.out, format, c)
-	}
+	err = writeShown(io, format, func(w goio.Writer) error {
+		if format == results.FormatJSON {
+			return writeJSON(w, c)
+		}
+		return results.WriteComparison(w, format, c)
+	})
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	goio "io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/slurm"
 )
@@ -79,7 +81,7 @@ func jobsRun(ctx context.Context, io streams, opts *jobsOptions) error {
 		return fmt.Errorf("listing the jobs of %s: %w", dir, err)
 	}
 	if opts.output == "json" {
-		return writeJSON(io.out, jobs)
+		return writeShown(io, "json", func(w goio.Writer) error { return writeJSON(w, jobs) })
 	}
 	if len(jobs) == 0 {
 		fmt.Fprintf(io.err, "no jobs in %s\n", jobdir.Layout{Shared: dir}.Jobs())
@@ -88,7 +90,7 @@ func jobsRun(ctx context.Context, io streams, opts *jobsOptions) error {
 	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOB\tNAME\tSTATE\tNODES\tSTARTED\tDURATION\tCOLLECTED\tOUTCOME")
 	for _, j := range jobs {
-		id := j.ID
+		id := textsafe.Line(j.ID) // names and outcomes come from files any co-writer could write
 		if j.Attempt > 0 {
 			id += fmt.Sprintf(" (attempt %d)", j.Attempt)
 		}
@@ -101,7 +103,7 @@ func jobsRun(ctx context.Context, io streams, opts *jobsOptions) error {
 		if j.Collected {
 			collected = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", id, orDash(j.Name), j.State, j.Nodes, started, took, collected, oneLine(j.Outcome, 100))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", id, orDash(textsafe.Line(j.Name)), j.State, j.Nodes, started, took, collected, oneLine(j.Outcome, 100))
 	}
 	return tw.Flush()
 }
@@ -113,9 +115,9 @@ func orDash(s string) string {
 	return s
 }
 
-// oneLine is s on one line, cut to n characters.
+// oneLine is s on one line, cut to n characters, its control characters escaped.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = textsafe.Line(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
 	}
