@@ -123,9 +123,9 @@ func (l Layout) overview(id string, sched SchedulerFunc, now time.Time) JobOverv
 			}
 		}
 	}
-	nodes := d.Progress()
+	nodes, list := d.progress(d.listNodes())
 	o.Reported = len(nodes)
-	unreadable := max(0, d.NodeFolders()-o.Reported) // a folder whose status.json cannot be read
+	unreadable := max(0, len(list.Nodes)-o.Reported) // a folder whose status.json cannot be read
 	o.Nodes = max(o.Nodes, o.Reported+unreadable)
 	running, failed, code := 0, unreadable, 0
 	for _, n := range nodes {
@@ -178,6 +178,12 @@ func (l Layout) overview(id string, sched SchedulerFunc, now time.Time) JobOverv
 		if never := o.Nodes - o.Reported - unreadable; failed > 0 && never > 0 {
 			o.Outcome += fmt.Sprintf("; %d never reported", never)
 		}
+	}
+	switch n := len(list.Stray); {
+	case n == 1:
+		o.Outcome += "; 1 folder in nodes/ is not the job's (benchctl collect names it)"
+	case n > 1:
+		o.Outcome += fmt.Sprintf("; %d folders in nodes/ are not the job's (benchctl collect names them)", n)
 	}
 	if o.Started != nil {
 		end := now

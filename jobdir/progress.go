@@ -3,8 +3,6 @@ package jobdir
 import (
 	"context"
 	"fmt"
-
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -32,61 +30,51 @@ func (l Layout) Latest(id string) Dir {
 	return l.Job(id, 0)
 }
 
-// Progress reads the status.json of every node folder (<rank>-<host>) of the attempt,
-// sorted by folder name. A node folder without a readable status is left out (collect
-// reports those; NodeFolders counts them).
+// Progress reads the status.json of every node folder of the attempt that is the job's
+// (ListNodes, with the attempt's job.json), sorted by folder name. A node folder without a
+// readable status is left out (collect reports those; NodeFolders counts them).
 func (d Dir) Progress() []NodeProgress {
-	if st, err := os.Stat(d.Nodes()); err != nil || !st.IsDir() {
-		return nil // a FIFO there would block the open
-	}
-	f, err := os.Open(d.Nodes())
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var r safefile.Reader
-	var out []NodeProgress
-	for {
-		ents, err := f.ReadDir(512)
-		for _, e := range ents {
-			if _, _, ok := ParseNodeName(e.Name()); !ok || !IsDirEntry(d.Nodes(), e) {
-				continue
-			}
-			s, serr := ReadStatusWith(&r, d.NodeNamed(e.Name()).Status())
-			if serr != nil {
-				continue
-			}
-			p := NodeProgress{Node: e.Name(), Outcome: s.Outcome, ExitCode: s.ExitCode, Finished: s.FinishedAt}
-			if len(s.Phases) > 0 {
-				p.Phase = s.Phases[len(s.Phases)-1].Name
-			}
-			out = append(out, p)
-		}
-		if err != nil { // io.EOF, or a folder that cannot be read further
-			break
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
-	return out
+	p, _ := d.progress(d.listNodes())
+	return p
 }
 
-// NodeFolders counts the attempt's node folders (<rank>-<host>), readable or not.
-func (d Dir) NodeFolders() int {
-	if st, err := os.Stat(d.Nodes()); err != nil || !st.IsDir() {
-		return 0 // a FIFO there would block the open
-	}
-	ents, err := os.ReadDir(d.Nodes())
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, e := range ents {
-		if _, _, ok := ParseNodeName(e.Name()); ok && IsDirEntry(d.Nodes(), e) {
-			n++
+// listNodes is ListNodes with the attempt's job.json (nil when it cannot be read); an
+// unreadable nodes/ is an empty list.
+func (d Dir) listNodes() NodeList {
+	var r safefile.Reader
+	var j *Job
+	if data, err := r.ReadNoFollow(d.JobFile(), MaxStatusSize); err == nil {
+		var jj Job
+		if jj.UnmarshalJSON(data) == nil {
+			j = &jj
 		}
 	}
-	return n
+	l, _ := d.ListNodes(j)
+	return l
 }
+
+// progress reads the status of every node of l.
+func (d Dir) progress(l NodeList) ([]NodeProgress, NodeList) {
+	var r safefile.Reader
+	var out []NodeProgress
+	for _, n := range l.Nodes {
+		s, err := ReadStatusWith(&r, d.NodeNamed(n.Name).Status())
+		if err != nil {
+			continue
+		}
+		p := NodeProgress{Node: n.Name, Outcome: s.Outcome, ExitCode: s.ExitCode, Finished: s.FinishedAt}
+		if len(s.Phases) > 0 {
+			p.Phase = s.Phases[len(s.Phases)-1].Name
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out, l
+}
+
+// NodeFolders counts the attempt's node folders that are the job's (ListNodes), readable
+// or not.
+func (d Dir) NodeFolders() int { return len(d.listNodes().Nodes) }
 
 // Summary says how many nodes reported and what they are doing, e.g.
 // "3/4 nodes reported: 1 image, 2 run".

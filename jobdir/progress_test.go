@@ -81,8 +81,9 @@ func TestFollowAndJudge(t *testing.T) {
 
 func mkdirAll(p string) error { return os.MkdirAll(p, 0o755) }
 
-// A node folder linked in from elsewhere counts for Progress as it does for collect.
-func TestProgressCountsALinkedNodeFolder(t *testing.T) {
+// A node folder linked in from elsewhere (it may lead outside the job folder) counts for
+// Progress as little as it does for collect: not at all.
+func TestProgressLeavesOutALinkedNodeFolder(t *testing.T) {
 	l := Layout{t.TempDir()}
 	d := l.Job("13", 0)
 	elsewhere := Layout{t.TempDir()}.Job("13", 0)
@@ -91,7 +92,10 @@ func TestProgressCountsALinkedNodeFolder(t *testing.T) {
 	if err := os.Symlink(elsewhere.Node(1, "n2").Path, d.Node(1, "n2").Path); err != nil {
 		t.Fatal(err)
 	}
-	if p := d.Progress(); len(p) != 2 || p[1].Node != "1-n2" {
+	if p := d.Progress(); len(p) != 1 || p[0].Node != "0-n1" {
 		t.Fatalf("progress %+v", p)
+	}
+	if err := Judge(d, d.Progress(), 2, "COMPLETED"); err == nil {
+		t.Fatal("a job whose rank 1 is a link succeeded")
 	}
 }

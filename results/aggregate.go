@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
-	"io"
 	"io/fs"
-	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -65,43 +63,41 @@ func (o *AggregateOptions) workers() int {
 	return min(16, max(4, 2*runtime.GOMAXPROCS(0)))
 }
 
-// stream lists nodes/ in batches and sends the names to workers; results are merged here.
+// maxStraysNamed bounds how many ranks a missing node's reason names a stray folder of.
+const maxStraysNamed = 1000
+
+// stream lists the job's node folders (jobdir.ListNodes: the folders of nodes/ that are
+// the job's; the others are problems, never counted) and sends them to workers; results are
+// merged here.
 func (a *aggregator) stream(ctx context.Context) error {
-	nodesDir := a.dir.Nodes()
-	f, err := os.Open(nodesDir)
+	list, err := a.dir.ListNodes(a.job)
 	if errors.Is(err, fs.ErrNotExist) {
 		a.problem("no nodes folder: no node ever started")
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", nodesDir, err)
+		return fmt.Errorf("reading the node folders: %w", err)
 	}
-	defer f.Close()
+	for _, s := range list.Stray {
+		a.problem("%s", s)
+		if r, _, ok := jobdir.ParseNodeName(s.Name); ok && len(a.strays) < maxStraysNamed {
+			if a.strays == nil {
+				a.strays = map[int]string{}
+			}
+			a.strays[r] = s.Name
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n := a.opts.workers()
 	names := make(chan string, n)
 	out := make(chan *nodeData, n)
-	var listErr error
 	go func() {
 		defer close(names)
-		for {
-			ents, err := f.ReadDir(256)
-			for _, e := range ents {
-				if !jobdir.IsDirEntry(nodesDir, e) { // temp files and the like
-					continue
-				}
-				select {
-				case names <- e.Name():
-				case <-ctx.Done():
-					return
-				}
-			}
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				listErr = fmt.Errorf("reading %s: %w", nodesDir, err)
+		for _, nf := range list.Nodes {
+			select {
+			case names <- nf.Name:
+			case <-ctx.Done():
 				return
 			}
 		}
@@ -111,10 +107,6 @@ func (a *aggregator) stream(ctx context.Context) error {
 		wg.Go(func() {
 			var fr safefile.Reader
 			for name := range names {
-				if _, _, ok := jobdir.ParseNodeName(name); !ok {
-					out <- &nodeData{dir: name, rank: -1}
-					continue
-				}
 				out <- loadNode(ctx, &fr, a.dir, name, a.specs)
 			}
 		})
@@ -131,8 +123,5 @@ func (a *aggregator) stream(ctx context.Context) error {
 			a.opts.Progress(done)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return listErr // read after out is closed: the lister has returned
+	return ctx.Err()
 }

@@ -176,7 +176,7 @@ func TestCollectOddFolders(t *testing.T) {
 			t.Errorf("node failures lack %q:\n%s", w, reasons)
 		}
 	}
-	if len(s.Problems) != 2 || !strings.Contains(s.Problems[1], "unexpected folder nodes/not-a-node") || !strings.Contains(s.Problems[0], "(extra x)") {
+	if len(s.Problems) != 2 || !strings.Contains(s.Problems[1], "nodes/not-a-node: not a node folder") || !strings.Contains(s.Problems[0], "(extra x)") {
 		t.Fatalf("problems %q", s.Problems)
 	}
 	if s.Status != StatusFailure || len(col.Perf.Rows) != 3 {
@@ -275,7 +275,8 @@ func TestBestCSVPrefersNumbers(t *testing.T) {
 	}
 }
 
-// A node folder that is a symbolic link to the real one is read like any other.
+// A node folder that is a symbolic link (to the real one, or to anything else: it may lead
+// outside the job folder) is not read: a problem names it, and its rank never reported.
 func TestLinkedNodeFolder(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "22", 2)
@@ -287,8 +288,11 @@ func TestLinkedNodeFolder(t *testing.T) {
 	}
 	os.Symlink(elsewhere, filepath.Join(job, "nodes", "1-h1"))
 	s := aggregate(t, job)
-	if b := s.Benchmarks[0]; b.Status != StatusSuccess || len(b.Failed) != 0 {
-		t.Fatalf("status %s (%s), failed %+v", b.Status, b.Reason, b.Failed)
+	if b := s.Benchmarks[0]; b.Status != StatusFailure || len(b.Failed) != 1 || b.Failed[0].Rank != 1 || s.Nodes.Reported != 1 {
+		t.Fatalf("status %s (%s), failed %+v, nodes %+v", b.Status, b.Reason, b.Failed, s.Nodes)
+	}
+	if !strings.Contains(strings.Join(s.Problems, "\n"), "nodes/1-h1: a symbolic link") {
+		t.Errorf("problems %q", s.Problems)
 	}
 }
 

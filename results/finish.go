@@ -196,8 +196,11 @@ func (a *aggregator) addMissing(world int) {
 			if a.job != nil && rank < len(a.job.Nodes) && a.job.Nodes[rank] != "" {
 				host = a.job.Nodes[rank]
 			}
-			a.addMissingRec(failRec{rank: int32(rank), host: host, outcome: "missing",
-				reason: fmt.Sprintf("no status: node never reported (no folder nodes/%d-*)", rank)})
+			reason := fmt.Sprintf("no status: node never reported (no folder nodes/%d-*)", rank)
+			if name, ok := a.strays[rank]; ok {
+				reason = fmt.Sprintf("no status: node never reported (nodes/%s is not counted: see the problems)", name)
+			}
+			a.addMissingRec(failRec{rank: int32(rank), host: host, outcome: "missing", reason: reason})
 		}
 	}
 	// Without job.json, a node may not mention a benchmark that others ran.

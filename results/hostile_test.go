@@ -3,12 +3,16 @@
 package results
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // A link in the middle of a results path (results/b -> /elsewhere) was followed: collect
@@ -71,4 +75,65 @@ func problemsOf(s *Summary) []string {
 		out = append(out, n.Reason)
 	}
 	return append(out, s.Problems...)
+}
+
+// writeNodeAs writes a node folder of any name whose status says rank and host, with b.csv.
+func writeNodeAs(t *testing.T, dir string, rank int, host, csv string) {
+	t.Helper()
+	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	st := &jobdir.Status{Version: 1, Rank: rank, Host: host, Outcome: jobdir.OutcomeSuccess, FinishedAt: &end,
+		Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: jobdir.OutcomeSuccess, DurationSeconds: 1}}}
+	if err := os.MkdirAll(filepath.Join(dir, "results", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(st)
+	os.WriteFile(filepath.Join(dir, jobdir.StatusFile), data, 0o644)
+	os.WriteFile(filepath.Join(dir, "results", "b", "b.csv"), []byte(csv), 0o644)
+}
+
+// Folders that are not the job's nodes fed the statistics and could win ("NODES 3/2", a
+// stray 99999 as MAX): a second folder for rank 1, a rank beyond job.json's world, and
+// rank 2's folder linked to one outside the job folder are now problems, never counted;
+// rank 2 is a node that never reported.
+func TestStrayNodeFoldersAreNotCounted(t *testing.T) {
+	job := writeJob(t, t.TempDir(), "1", 3)
+	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nm,1,u\n")
+	writeNode(t, job, 1, jobdir.OutcomeSuccess, "model,performance,metric\nm,2,u\n")
+	many := "model,performance,metric\nm,99999,u\nn,1,u\no,1,u\n" // more numeric rows: it would win
+	writeNodeAs(t, filepath.Join(job, "nodes", "1-evil"), 1, "evil", many)
+	writeNodeAs(t, filepath.Join(job, "nodes", "7-x"), 7, "x", many)
+	outside := filepath.Join(t.TempDir(), "2-h2")
+	writeNodeAs(t, outside, 2, "h2", many)
+	if err := os.Symlink(outside, filepath.Join(job, "nodes", "2-h2")); err != nil {
+		t.Fatal(err)
+	}
+	s := aggregate(t, job)
+	if s.Nodes.Expected != 3 || s.Nodes.Reported != 2 || s.Nodes.Succeeded != 2 {
+		t.Errorf("nodes %+v, want 3 expected, 2 reported", s.Nodes)
+	}
+	b := s.Benchmarks[0]
+	if b.Winner == nil || b.Winner.Rank > 1 || b.Winner.Host == "evil" {
+		t.Errorf("winner %+v", b.Winner)
+	}
+	if len(b.Rows) != 1 || b.Rows[0].Stats.Max != "2" || b.Rows[0].Stats.Nodes != 2 {
+		t.Errorf("rows %+v", b.Rows)
+	}
+	all := strings.Join(s.Problems, "\n")
+	for _, want := range []string{
+		"nodes/1-evil: a second folder for rank 1; job.json says rank 1 ran on h1, so nodes/1-h1 counts and this one does not",
+		"nodes/2-h2: a symbolic link; a node folder is never a link (it may lead outside the job folder): not counted",
+		"nodes/7-x: rank 7 is beyond the job's 3 nodes (job.json): not counted",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no problem %q in:\n%s", want, all)
+		}
+	}
+	if s.Status != StatusFailure || !strings.Contains(strings.Join(problemsOf(s), "\n"), "never reported (nodes/2-h2 is not counted: see the problems)") {
+		t.Errorf("rank 2 is not reported as never reporting: %s\n%s", s.Status, strings.Join(problemsOf(s), "\n"))
+	}
+	var out bytes.Buffer
+	WriteResults(&out, FormatTable, s, PerfTable(s))
+	if strings.Contains(out.String(), "99999") || !strings.Contains(out.String(), " 2/3 ") {
+		t.Errorf("table:\n%s", out.String())
+	}
 }

@@ -49,6 +49,7 @@ type aggregator struct {
 	archs    map[string]int // GPU architectures the nodes reported, and how many of each
 	gpuNames map[string]int // GPU product names the nodes reported (bounded like archs)
 	statuses int            // status files read
+	strays   map[int]string // a folder of nodes/ not counted, by the rank its name claims (bounded)
 }
 
 // benchAgg is one benchmark's running aggregation.

@@ -50,6 +50,11 @@ func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name str
 	node := job.NodeNamed(name)
 	nd.rank, nd.host = node.Rank, node.Host
 	dir := node.Path
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		// listed as a folder (jobdir.ListNodes), swapped for a link since: not read
+		nd.statusErr = fmt.Errorf("%s is no longer a folder (a symbolic link or a file took its place while collect read the job); not read", dir)
+		return nd
+	}
 	st, err := jobdir.ReadStatusWith(fr, node.Status())
 	switch {
 	case err == nil:
