@@ -131,7 +131,7 @@ func killRank(t *testing.T, id string, rank int) time.Time {
 	for _, p := range procs {
 		cmdline, err := os.ReadFile(filepath.Join(p, "cmdline"))
 		args := strings.Split(string(cmdline), "\x00")
-		if err != nil || len(args) < 2 || filepath.Base(args[0]) != "benchctl-e2e" || args[1] != "run" { // not srun's own command line
+		if err != nil || len(args) < 2 || !strings.HasPrefix(filepath.Base(args[0]), "benchctl-e2e") || args[1] != "run" { // not srun's own command line
 			continue
 		}
 		env, err := os.ReadFile(filepath.Join(p, "environ"))
