@@ -53,7 +53,11 @@ func (l Layout) openJob(id string, attempt int, create bool) (*Folder, error) {
 	if id == "" || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
 		return nil, fmt.Errorf("%q is not a job id", id)
 	}
-	shared, err := os.Open(l.Shared) // the site's shared directory: named by the user, links allowed
+	base := l.Shared
+	if base == "" {
+		base = "."
+	}
+	shared, err := os.Open(base) // the site's shared directory: named by the user, links allowed
 	if err != nil {
 		return nil, err
 	}

@@ -76,3 +76,12 @@ func CheckPrivate(*os.File, int) error { return nil }
 func OpenAt(dir *os.File, name string) (*os.File, error) {
 	return OpenNoFollow(filepath.Join(dir.Name(), name))
 }
+
+// InvalidInput marks the error as bad input: the job folder is the user's to fix (exit 4).
+func (e *NotFolderError) InvalidInput() bool { return true }
+
+// InvalidInput marks the error as bad input (exit 4).
+func (e *OwnerError) InvalidInput() bool { return true }
+
+// InvalidInput marks the error as bad input (exit 4).
+func (e *ModeError) InvalidInput() bool { return true }
