@@ -85,3 +85,8 @@ func (e *OwnerError) InvalidInput() bool { return true }
 
 // InvalidInput marks the error as bad input (exit 4).
 func (e *ModeError) InvalidInput() bool { return true }
+
+// CreateNewAt creates the file name inside dir, which must not exist yet.
+func CreateNewAt(dir *os.File, name string, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(filepath.Join(dir.Name(), name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+}

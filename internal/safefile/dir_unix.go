@@ -190,3 +190,24 @@ func (e *OwnerError) InvalidInput() bool { return true }
 
 // InvalidInput marks the error as bad input (exit 4).
 func (e *ModeError) InvalidInput() bool { return true }
+
+// CreateNewAt creates the file name (one component) inside dir, which must not exist yet
+// (O_EXCL: not even as a link), with exactly perm, and opens it for writing.
+func CreateNewAt(dir *os.File, name string, perm os.FileMode) (*os.File, error) {
+	full := filepath.Join(dir.Name(), name)
+	if err := oneComponent(name); err != nil {
+		return nil, &os.PathError{Op: "create", Path: full, Err: err}
+	}
+	fd, err := retry(func() (int, error) {
+		return unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "create", Path: full, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), full)
+	if err := f.Chmod(perm.Perm()); err != nil { // the umask may have taken bits off
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
