@@ -53,11 +53,7 @@ func (l Layout) openJob(id string, attempt int, create bool) (*Folder, error) {
 	if id == "" || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
 		return nil, fmt.Errorf("%q is not a job id", id)
 	}
-	base := l.Shared
-	if base == "" {
-		base = "."
-	}
-	shared, err := os.Open(base) // the site's shared directory: named by the user, links allowed
+	shared, err := l.openShared(create)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +81,21 @@ func (l Layout) openJob(id string, attempt int, create bool) (*Folder, error) {
 		return nil, err
 	}
 	return &Folder{Dir: d, f: f}, nil
+}
+
+// openShared opens the shared directory, created (with its parents) when create is set:
+// the user named it, so links on its path are followed.
+func (l Layout) openShared(create bool) (*os.File, error) {
+	base := l.Shared
+	if base == "" {
+		base = "."
+	}
+	if create {
+		if err := os.MkdirAll(base, folderMode); err != nil {
+			return nil, err
+		}
+	}
+	return os.Open(base)
 }
 
 // Close closes the folder.

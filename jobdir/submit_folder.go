@@ -12,11 +12,7 @@ import (
 // nobody else may use (no group or other bits). One that fails these checks is refused,
 // never used: someone else could read a secret there, or plant one they know.
 func (l Layout) openSubmit() (*os.File, error) {
-	base := l.Shared
-	if base == "" {
-		base = "."
-	}
-	shared, err := os.Open(base)
+	shared, err := l.openShared(true)
 	if err != nil {
 		return nil, err
 	}
