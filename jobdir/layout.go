@@ -81,11 +81,14 @@ func (d Dir) Secret() string { return filepath.Join(d.Path, SecretFile) }
 
 // BarrierAddr is where rank publishes its job-channel address: rank 0's barrier.addr, a
 // relay's barrier.addr.<rank>.
-func (d Dir) BarrierAddr(rank int) string {
+func (d Dir) BarrierAddr(rank int) string { return filepath.Join(d.Path, BarrierAddrName(rank)) }
+
+// BarrierAddrName is the name of BarrierAddr(rank) in the job folder.
+func BarrierAddrName(rank int) string {
 	if rank == 0 {
-		return filepath.Join(d.Path, AddrFile)
+		return AddrFile
 	}
-	return filepath.Join(d.Path, AddrFile+"."+strconv.Itoa(rank))
+	return AddrFile + "." + strconv.Itoa(rank)
 }
 
 // Nodes is the folder of the node folders.

@@ -11,8 +11,8 @@ import (
 	"syscall"
 )
 
-// NodeFolder is a folder of nodes/ that is one of the job's nodes.
-type NodeFolder struct {
+// ListedNode is a folder of nodes/ that is one of the job's nodes.
+type ListedNode struct {
 	Name string // "<rank>-<host>"
 	Rank int
 	Host string
@@ -28,7 +28,7 @@ func (s StrayFolder) String() string { return "nodes/" + s.Name + ": " + s.Reaso
 
 // NodeList is an attempt's nodes/ folder as ListNodes judged it.
 type NodeList struct {
-	Nodes []NodeFolder  // the job's node folders, by rank
+	Nodes []ListedNode  // the job's node folders, by rank
 	Stray []StrayFolder // folders (and links) that are not, by name
 }
 
@@ -82,7 +82,7 @@ func (d Dir) ListNodes(j *Job) (NodeList, error) {
 			case world > 0 && rank >= world:
 				out.Stray = append(out.Stray, StrayFolder{name, fmt.Sprintf("rank %d is beyond the job's %d nodes (job.json): not counted", rank, world)})
 			default:
-				out.Nodes = append(out.Nodes, NodeFolder{Name: name, Rank: rank, Host: host})
+				out.Nodes = append(out.Nodes, ListedNode{Name: name, Rank: rank, Host: host})
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -92,7 +92,7 @@ func (d Dir) ListNodes(j *Job) (NodeList, error) {
 			return out, fmt.Errorf("reading %s: %w", d.Nodes(), err)
 		}
 	}
-	slices.SortFunc(out.Nodes, func(a, b NodeFolder) int {
+	slices.SortFunc(out.Nodes, func(a, b ListedNode) int {
 		if a.Rank != b.Rank {
 			return a.Rank - b.Rank
 		}
@@ -104,7 +104,7 @@ func (d Dir) ListNodes(j *Job) (NodeList, error) {
 }
 
 // dropDuplicates keeps one folder per rank (nodes sorted by rank): see ListNodes.
-func dropDuplicates(nodes []NodeFolder, stray []StrayFolder, j *Job) ([]NodeFolder, []StrayFolder) {
+func dropDuplicates(nodes []ListedNode, stray []StrayFolder, j *Job) ([]ListedNode, []StrayFolder) {
 	kept := nodes[:0]
 	for i := 0; i < len(nodes); {
 		k := i + 1
@@ -122,7 +122,7 @@ func dropDuplicates(nodes []NodeFolder, stray []StrayFolder, j *Job) ([]NodeFold
 		if j != nil && rank < len(j.Nodes) {
 			want = j.Nodes[rank]
 		}
-		owner := slices.IndexFunc(group, func(n NodeFolder) bool { return want != "" && n.Host == want })
+		owner := slices.IndexFunc(group, func(n ListedNode) bool { return want != "" && n.Host == want })
 		names := make([]string, len(group))
 		for gi, n := range group {
 			names[gi] = n.Name

@@ -46,7 +46,12 @@ func (l Layout) RecordSubmitted(token, jobID string) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(p, []byte(token+"\n"))
+	sub, err := l.openSubmit()
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	return atomicfile.WriteFileAt(sub, filepath.Base(p), []byte(token+"\n"), 0o600)
 }
 
 // RemoveSubmitted removes a job's submission files (its secret above all) once the job has

@@ -11,6 +11,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
@@ -146,6 +147,8 @@ type CleanupOptions struct {
 type CleanupResult struct {
 	Removed []JobContainer `json:"removed"` // every container of the job found on this engine
 	Marked  []string       `json:"marked"`  // status.json files that said running, now Outcome
+	// Skipped are folders not written to, each with why (a link, another user's folder).
+	Skipped []string `json:"skipped"`
 }
 
 // Cleanup removes a job's containers from this node's engine (every attempt) and records
@@ -159,7 +162,7 @@ func Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, error) {
 	if o.Now != nil {
 		now = o.Now
 	}
-	res := &CleanupResult{Removed: []JobContainer{}, Marked: []string{}}
+	res := &CleanupResult{Removed: []JobContainer{}, Marked: []string{}, Skipped: []string{}}
 	var errs []error
 	timeout := o.CallTimeout
 	if timeout <= 0 {
@@ -178,8 +181,9 @@ func Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, error) {
 		}
 	}
 	if o.SharedDir != "" {
-		marked, err := markStatuses(o, now().UTC())
-		res.Marked = marked
+		marked, skipped, err := markStatuses(o, now().UTC())
+		res.Marked = append(res.Marked, marked...)
+		res.Skipped = append(res.Skipped, skipped...)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -188,48 +192,90 @@ func Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, error) {
 }
 
 // markStatuses ends every status.json of this host, in every attempt of the job, that
-// still says running.
-func markStatuses(o CleanupOptions, now time.Time) ([]string, error) {
+// still says running. Each job folder and node folder is opened once, and read and
+// written through its descriptor: a folder swapped for a link between the read and the
+// write cannot redirect the write. A folder that is a link, or that belongs to another
+// user than the one cleanup runs as (root in an epilog), is skipped and reported: the
+// job's own cleanup step, run as its owner, records it.
+func markStatuses(o CleanupOptions, now time.Time) (marked, skipped []string, err error) {
 	l := jobdir.Layout{Shared: o.SharedDir}
 	jd, err := l.Find(o.Job, -1)
 	var nf *jobdir.JobNotFoundError
 	if errors.As(err, &nf) {
-		return nil, nil // no folder: nothing ran here, or another shared directory
+		return nil, nil, nil // no folder: nothing ran here, or another shared directory
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var marked []string
 	var errs []error
 	for _, a := range jd.Attempts {
-		d := l.Job(o.Job, a)
-		entries, err := os.ReadDir(d.Nodes())
+		job, err := l.OpenJob(o.Job, a)
+		if refused(err) {
+			skipped = append(skipped, err.Error())
+			continue
+		}
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
 			continue
 		}
-		for _, e := range entries {
-			path := d.NodeNamed(e.Name()).Status()
-			st, err := jobdir.ReadStatus(path)
-			if err != nil || st.Host != o.Host || !st.Running() || e.Name() != jobdir.NodeName(st.Rank, st.Host) {
-				continue
-			}
-			last := st.StartedAt
-			if fi, err := os.Stat(path); err == nil {
-				last = fi.ModTime().UTC()
-			}
-			endStatus(st, o.Outcome, fmt.Sprintf("%s: benchctl on %s stopped without recording its end (last status %s); recorded by benchctl cleanup",
-				o.Outcome, o.Host, last.Format(time.RFC3339)), now)
-			if err := jobdir.WriteStatus(path, st); err != nil {
-				errs = append(errs, fmt.Errorf("recording the end in %s: %w", path, err))
-				continue
-			}
-			marked = append(marked, path)
+		m, s, err := markJob(job, o, now)
+		job.Close()
+		marked, skipped = append(marked, m...), append(skipped, s...)
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
-	return marked, errors.Join(errs...)
+	return marked, skipped, errors.Join(errs...)
+}
+
+// refused is a folder that cleanup must not write into: a link, not a folder, another
+// user's.
+func refused(err error) bool {
+	var nf *safefile.NotFolderError
+	var oe *safefile.OwnerError
+	return errors.As(err, &nf) || errors.As(err, &oe)
+}
+
+// markJob ends this host's running status files in one attempt's folder.
+func markJob(job *jobdir.Folder, o CleanupOptions, now time.Time) (marked, skipped []string, err error) {
+	names, err := job.NodeNames()
+	if err != nil {
+		return nil, nil, err
+	}
+	var errs []error
+	for _, name := range names {
+		if _, host, ok := jobdir.ParseNodeName(name); !ok || host != o.Host {
+			continue
+		}
+		nd, err := job.OpenNode(name)
+		if refused(err) {
+			skipped = append(skipped, err.Error())
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		st, last, err := nd.ReadStatus()
+		if err != nil || st.Host != o.Host || !st.Running() || name != jobdir.NodeName(st.Rank, st.Host) {
+			nd.Close()
+			continue
+		}
+		if last.IsZero() {
+			last = st.StartedAt
+		}
+		endStatus(st, o.Outcome, fmt.Sprintf("%s: benchctl on %s stopped without recording its end (last status %s); recorded by benchctl cleanup",
+			o.Outcome, o.Host, last.Format(time.RFC3339)), now)
+		err = nd.WriteStatus(st)
+		nd.Close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("recording the end in %s: %w", nd.Status(), err))
+			continue
+		}
+		marked = append(marked, nd.Status())
+	}
+	return marked, skipped, errors.Join(errs...)
 }
 
 // endStatus records an end that the node itself could not record.

@@ -73,10 +73,10 @@ var testBudget = budget{stopGrace: 1, cancelGrace: 1, abortGrace: 0, stopSlack: 
 func startHanging(t *testing.T, ctx context.Context, bud budget) (<-chan execResult, *hangingEngine) {
 	t.Helper()
 	eng := &hangingEngine{}
-	dir := t.TempDir()
+	files := testFiles(t, "b")
 	done := make(chan execResult, 1)
 	go func() {
-		done <- runContainer(ctx, eng, Spec{Name: "benchctl-1-0-r0-b", Image: "img", Command: []string{"/b"}}, time.Hour, filepath.Join(dir, "b.log"), filepath.Join(dir, "diag"), io.Discard, bud)
+		done <- runContainer(ctx, eng, Spec{Name: "benchctl-1-0-r0-b", Image: "img", Command: []string{"/b"}}, time.Hour, files, io.Discard, bud)
 	}()
 	return done, eng
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/diagnostics"
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // ContainerEngine is what running a benchmark asks of the Docker Engine.
@@ -142,7 +143,7 @@ func (b budget) cancelTotal() time.Duration {
 // and removes it on every path. A ctx cancelled with a cause other than context.Canceled
 // (the job channel's *AbortError or *LostError) ends the benchmark as aborted, with that
 // cause as its reason.
-func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout time.Duration, logPath, diagDir string, stream io.Writer, bud budget) execResult {
+func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout time.Duration, files nodeFiles, stream io.Writer, bud budget) execResult {
 	cfg, hc := spec.Config()
 	bg := context.WithoutCancel(ctx)
 	// A container of the same name is left from a crashed earlier run of this attempt.
@@ -162,7 +163,7 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 		defer cancel()
 		_, _ = eng.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true})
 	}()
-	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	logFile, err := files.createLog()
 	if err != nil {
 		return execResult{Outcome: "failure", ExitCode: -1, Err: err}
 	}
@@ -177,7 +178,7 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 		}
 		res := execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("starting container %s: %w", spec.Name, err)}
 		dctx, cancel := context.WithTimeout(bg, bud.diag)
-		res.DiagDir = capture(dctx, eng, id, "the container did not start: "+err.Error(), tail, spec, diagDir)
+		res.DiagDir = capture(dctx, eng, id, "the container did not start: "+err.Error(), tail, spec, files)
 		cancel()
 		return res
 	}
@@ -211,7 +212,7 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 			}
 		}()
 		dctx, cancel := context.WithTimeout(fctx, bud.diag)
-		res.DiagDir = capture(dctx, eng, id, reason, tail, spec, diagDir) // while it still runs
+		res.DiagDir = capture(dctx, eng, id, reason, tail, spec, files) // while it still runs
 		cancel()
 		sctx, cancel := context.WithTimeout(fctx, time.Duration(grace)*time.Second+bud.stopSlack)
 		_, _ = eng.ContainerStop(sctx, id, client.ContainerStopOptions{Timeout: &grace})
@@ -241,7 +242,7 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 		reason := fmt.Sprintf("exited with code %d", r.StatusCode)
 		res := execResult{Outcome: "failure", ExitCode: int(r.StatusCode), Err: errors.New(reason)}
 		dctx, cancel := context.WithTimeout(bg, bud.diag)
-		res.DiagDir = capture(dctx, eng, id, reason, tail, spec, diagDir)
+		res.DiagDir = capture(dctx, eng, id, reason, tail, spec, files)
 		cancel()
 		return res
 	case err := <-wait.Error:
@@ -297,10 +298,31 @@ func (f flushWriter) Write(p []byte) (int, error) {
 }
 
 // capture writes diagnostics and returns their folder ("" if nothing could be written).
-func capture(ctx context.Context, eng ContainerEngine, id, reason string, tail *lineTail, spec Spec, dir string) string {
+func capture(ctx context.Context, eng ContainerEngine, id, reason string, tail *lineTail, spec Spec, files nodeFiles) string {
 	rep := diagnostics.Capture(ctx, eng, id, reason, tail.get(), spec.GPU.Describe())
-	if err := rep.Write(dir); err != nil {
+	if err := files.writeDiag(rep); err != nil {
 		return ""
 	}
-	return dir
+	return files.node.Diagnostics(files.bench)
+}
+
+// nodeFiles is where a benchmark's container log and diagnostics go: its node folder,
+// held open, so that every file is created through the folder's descriptor (never through
+// a link planted in the shared job folder).
+type nodeFiles struct {
+	node  *jobdir.NodeFolder
+	bench string
+}
+
+// createLog creates (truncates) the benchmark's log: a regular file, not a link or FIFO.
+func (f nodeFiles) createLog() (*os.File, error) { return f.node.CreateLog(f.bench) }
+
+// writeDiag writes a diagnostics report into diagnostics/<bench>/.
+func (f nodeFiles) writeDiag(rep diagnostics.Report) error {
+	d, err := f.node.MkdirAll(jobdir.DiagRel(f.bench), 0o755)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return rep.WriteAt(d)
 }

@@ -119,8 +119,7 @@ func TestNVIDIADeviceRequestsReachTheEngine(t *testing.T) {
 			spec := BuildSpec(m, b, n, "img:1", "k", t.TempDir(), acc, []string{"CUDA_VISIBLE_DEVICES=3"})
 
 			eng, creates := createRecorder(t)
-			dir := t.TempDir()
-			res := runContainer(context.Background(), eng, spec, time.Minute, filepath.Join(dir, "b.log"), filepath.Join(dir, "diag"), io.Discard, testBudget)
+			res := runContainer(context.Background(), eng, spec, time.Minute, testFiles(t, "b"), io.Discard, testBudget)
 			if res.Err == nil || !strings.Contains(res.Err.Error(), "stub engine: stop here") {
 				t.Fatalf("runContainer: %+v", res)
 			}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/image"
-	"github.com/benchctl/benchctl/internal/atomicfile"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobchan"
 	"github.com/benchctl/benchctl/jobdir"
@@ -47,14 +46,14 @@ func (r *nodeRun) meet(ctx context.Context) error {
 			return err
 		}
 		r.leader = l
-		if err := atomicfile.WriteFile(r.dir.BarrierAddr(0), []byte(l.Addr+"\n")); err != nil {
+		if err := r.job.WriteFile(jobdir.BarrierAddrName(0), []byte(l.Addr+"\n")); err != nil {
 			r.log.Warn("could not publish the barrier address; workers will probe the port range", "err", err)
 		}
 		r.log.Info("barrier listening", "addr", l.Addr)
 	} else {
 		// Relays (in jobs of more than 64 workers) publish their address for their group.
 		cfg.Publish = func(rank int, addr string) {
-			if err := atomicfile.WriteFile(r.dir.BarrierAddr(rank), []byte(addr+"\n")); err != nil {
+			if err := r.job.WriteFile(jobdir.BarrierAddrName(rank), []byte(addr+"\n")); err != nil {
 				r.log.Warn("could not publish the relay address; the group will probe the port range", "err", err)
 			}
 		}

@@ -1,13 +1,14 @@
 package runner
 
 import (
-	"fmt"
 	"log/slog"
 	"os"
 	"os/user"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // resultsMode is the mode of a benchmark's results folder, which its container writes:
@@ -29,30 +30,28 @@ func resultsMode(containerUser string, uid int) os.FileMode {
 	return os.ModeSticky | 0o777
 }
 
-// makeResultsDir creates a benchmark's results folder with resultsMode, and says so when
-// it has to be writable by everyone. containerUser is the user the container runs as:
-// container.user, else the image's USER.
-func makeResultsDir(dir, containerUser string, log *slog.Logger) error {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return err
-	}
-	mode := resultsMode(containerUser, os.Getuid())
-	if err := os.Mkdir(dir, mode); err != nil && !os.IsExist(err) {
-		return err
-	}
-	st, err := os.Lstat(dir)
+// makeResultsDir creates a benchmark's results folder, results/<bench> of the node folder,
+// with resultsMode, through the node folder's descriptor (no component may be a link),
+// and says so when it has to be writable by everyone. containerUser is the user the
+// container runs as: container.user, else the image's USER.
+func makeResultsDir(nf *jobdir.NodeFolder, bench, containerUser string, log *slog.Logger) error {
+	root, err := nf.MkdirAll(jobdir.ResultsFolder, 0o755)
 	if err != nil {
 		return err
 	}
-	if !st.IsDir() {
-		return fmt.Errorf("%s is not a folder (%s)", dir, st.Mode().Type())
+	defer root.Close()
+	mode := resultsMode(containerUser, os.Getuid())
+	d, _, err := safefile.MkdirAt(root, bench, mode.Perm())
+	if err != nil {
+		return err
 	}
-	if err := os.Chmod(dir, mode); err != nil { // the umask took bits off
+	defer d.Close()
+	if err := d.Chmod(mode); err != nil { // the umask took bits off
 		return err
 	}
 	if mode&0o002 != 0 && log != nil {
 		log.Warn("the results folder is writable by every user (sticky, like /tmp): the container runs as another user; set container.user to your uid to avoid it",
-			"folder", dir, "containerUser", containerUser)
+			"folder", d.Name(), "containerUser", containerUser)
 	}
 	return nil
 }

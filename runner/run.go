@@ -139,16 +139,24 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := CheckSecrets(o.Manifest, o.Lookup); err != nil {
 		return nil, err
 	}
-	dir := node.Dir(o.SharedDir)
-	nd := dir.Node(node.Rank, node.Host)
-	if err := os.MkdirAll(nd.Path, 0o755); err != nil {
+	// The job and node folders are opened once (a real folder of this user, not a link)
+	// and every file of the node is written through them.
+	job, err := jobdir.Layout{Shared: o.SharedDir}.CreateJob(node.JobID, node.Attempt)
+	if err != nil {
+		return nil, fmt.Errorf("creating the job folder: %w", err)
+	}
+	defer job.Close()
+	nf, err := job.CreateNode(node.Rank, node.Host)
+	if err != nil {
 		return nil, fmt.Errorf("creating the node folder: %w", err)
 	}
+	defer nf.Close()
+	dir, nd := job.Dir, nf.NodeDir
 	nlog := log.With("rank", node.Rank, "host", node.Host)
-	st := newStatusFile(nd.Status(), node)
+	st := newStatusFile(nf, node)
 	st.log = nlog
 	res = &Result{Node: node, JobDir: dir.Path, NodeDir: nd.Path}
-	r := &nodeRun{o: o, log: nlog, node: node, dir: dir, nd: nd, st: st, benches: benches}
+	r := &nodeRun{o: o, log: nlog, node: node, dir: dir, nd: nd, job: job, nf: nf, st: st, benches: benches}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)
@@ -194,6 +202,8 @@ type nodeRun struct {
 	node    Node
 	dir     jobdir.Dir
 	nd      jobdir.NodeDir
+	job     *jobdir.Folder     // dir, open: every write of the job folder goes through it
+	nf      *jobdir.NodeFolder // nd, open
 	st      *statusFile
 	leader  *jobchan.Leader
 	worker  *jobchan.Worker
@@ -408,9 +418,8 @@ func containerUser(ctx context.Context, eng *client.Client, manifestUser, ref st
 // runOne runs a benchmark container and records how it ended.
 func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Benchmark, img resolvedImage, gpus GPUAccess) execResult {
 	resultsDir := r.nd.Results(b.Name)
-	diagDir := r.nd.Diagnostics(b.Name)
 	logName := jobdir.LogName(b.Name)
-	if err := makeResultsDir(resultsDir, containerUser(ctx, eng, r.o.Manifest.Container.User, img.runRef()), r.log); err != nil {
+	if err := makeResultsDir(r.nf, b.Name, containerUser(ctx, eng, r.o.Manifest.Container.User, img.runRef()), r.log); err != nil {
 		r.log.Error("creating the results folder", "err", err)
 	}
 	spec := BuildSpec(r.o.Manifest, b, r.node, img.runRef(), img.Key, resultsDir, gpus, r.o.Environ)
@@ -429,7 +438,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Ben
 	if scan != nil {
 		out = io.MultiWriter(out, scan)
 	}
-	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), r.nd.Log(b.Name), diagDir, out, defaultBudget())
+	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), nodeFiles{r.nf, b.Name}, out, defaultBudget())
 	if res.Outcome == OutcomeSuccess && scan != nil {
 		if m := scan.Match(); m != nil { // madengine's rule: an error in the log fails the run, whatever the exit code
 			res = execResult{Outcome: OutcomeFailure, ExitCode: res.ExitCode,
@@ -499,5 +508,5 @@ func (r *nodeRun) writeJob(imgs []resolvedImage) error {
 			j.Benchmarks = append(j.Benchmarks, b.Name)
 		}
 	}
-	return jobdir.WriteJob(r.dir.JobFile(), j)
+	return r.job.WriteJob(j)
 }

@@ -34,7 +34,35 @@ func envSecret(lookup func(string) (string, bool)) (v string, set bool, err erro
 	return v, true, nil
 }
 
-// jobSecret returns the barrier secret: $BENCHCTL_JOB_SECRET; else the job folder's secret
+// secretFileVar names the file that holds the job's secret: benchctl submit's script sets
+// it to the submission's <token>.secret, which only its owner may read.
+const secretFileVar = "BENCHCTL_JOB_SECRET_FILE"
+
+// fileSecret reads $BENCHCTL_JOB_SECRET_FILE: set is false when it is unset. The file must
+// pass readSecret's checks (a regular file of this user, 0600, not a link): a secret
+// someone else could have planted or read is refused.
+func fileSecret(lookup func(string) (string, bool)) (s []byte, set bool, err error) {
+	raw, ok := lookup(secretFileVar)
+	if !ok {
+		return nil, false, nil
+	}
+	p := strings.TrimSpace(raw)
+	if p == "" {
+		return nil, false, &ContextError{secretFileVar, "is set but blank: unset it, or name the job's secret file"}
+	}
+	s, err = readSecretWith(p, "the secret must be a file of the user running the job, readable by nobody else: submit the job again with benchctl submit")
+	var bad *secretFileError
+	if errors.As(err, &bad) {
+		return nil, false, fmt.Errorf("%s: %w", secretFileVar, err)
+	}
+	if err != nil {
+		return nil, false, &ContextError{secretFileVar, err.Error()}
+	}
+	return s, true, nil
+}
+
+// jobSecret returns the barrier secret: $BENCHCTL_JOB_SECRET; else the file
+// $BENCHCTL_JOB_SECRET_FILE names (benchctl submit); else the job folder's secret
 // file (rank 0 creates it, workers wait for it); else, only without a shared folder, a
 // secret derived from public values — with a loud warning, since anyone who can compute it
 // can talk to the barrier.
@@ -43,6 +71,11 @@ func jobSecret(ctx context.Context, lookup func(string) (string, bool), jobDir s
 		return nil, err
 	} else if set {
 		return []byte(v), nil
+	}
+	if s, set, err := fileSecret(lookup); err != nil {
+		return nil, err
+	} else if set {
+		return s, nil
 	}
 	if jobDir == "" {
 		warn("no BENCHCTL_JOB_SECRET and no shared directory: the barrier secret is derived from the job id and node list, which anyone on the network can compute. Set BENCHCTL_JOB_SECRET (benchctl submit does) or use a shared directory.")
@@ -100,16 +133,26 @@ func jobSecret(ctx context.Context, lookup func(string) (string, bool), jobDir s
 // file that fails these checks is a *secretFileError (the caller stops: waiting will not
 // fix it).
 func readSecret(p string) ([]byte, error) {
+	return readSecretWith(p, "")
+}
+
+// readSecretWith is readSecret with the fix a *secretFileError suggests ("" for the job
+// folder's secret).
+func readSecretWith(p, fix string) ([]byte, error) {
 	f, err := safefile.OpenNoFollow(p)
 	var nr *safefile.NotRegularError
 	if errors.As(err, &nr) {
-		return nil, &secretFileError{path: p, what: nr.What + ", not a regular file"}
+		return nil, &secretFileError{path: p, what: nr.What + ", not a regular file", fix: fix}
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	if err := checkSecretFile(f, p); err != nil {
+		var bad *secretFileError
+		if errors.As(err, &bad) && fix != "" {
+			bad.fix = fix
+		}
 		return nil, err
 	}
 	var buf [4 << 10]byte
@@ -124,10 +167,14 @@ func readSecret(p string) ([]byte, error) {
 }
 
 // secretFileError is a job secret file that cannot be trusted.
-type secretFileError struct{ path, what string }
+type secretFileError struct{ path, what, fix string }
 
 func (e *secretFileError) Error() string {
-	return fmt.Sprintf("the job secret %s is %s; the job folder must be private to the user running the job: remove the file (rank 0 creates a new one) and check who else can write to the shared directory", e.path, e.what)
+	fix := e.fix
+	if fix == "" {
+		fix = "the job folder must be private to the user running the job: remove the file (rank 0 creates a new one) and check who else can write to the shared directory"
+	}
+	return fmt.Sprintf("the job secret %s is %s; %s", e.path, e.what, fix)
 }
 
 // InvalidInput: the job folder is the user's to fix (exit 4).

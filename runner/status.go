@@ -35,15 +35,15 @@ const (
 // logged (once per distinct error) and kept: Run reports it.
 type statusFile struct {
 	mu      sync.Mutex
-	path    string
+	node    *jobdir.NodeFolder // nil: nowhere to write
 	s       Status
 	log     *slog.Logger
 	err     error // the first write error
 	lastErr string
 }
 
-func newStatusFile(path string, n Node) *statusFile {
-	return &statusFile{path: path, s: Status{Version: jobdir.StatusVersion, Job: n.JobID, Attempt: n.Attempt, Rank: n.Rank, Host: n.Host,
+func newStatusFile(node *jobdir.NodeFolder, n Node) *statusFile {
+	return &statusFile{node: node, s: Status{Version: jobdir.StatusVersion, Job: n.JobID, Attempt: n.Attempt, Rank: n.Rank, Host: n.Host,
 		World: n.World, Outcome: OutcomeRunning, StartedAt: time.Now().UTC(), Phases: []PhaseStatus{}, Benchmarks: []BenchmarkStatus{}}}
 }
 
@@ -55,10 +55,10 @@ func (f *statusFile) update(fn func(*Status)) {
 }
 
 func (f *statusFile) writeLocked() {
-	if f.path == "" {
+	if f.node == nil {
 		return
 	}
-	err := jobdir.WriteStatus(f.path, &f.s)
+	err := f.node.WriteStatus(&f.s)
 	if err == nil {
 		f.lastErr = ""
 		return
@@ -69,7 +69,7 @@ func (f *statusFile) writeLocked() {
 	if key := rootCause(err).Error(); key != f.lastErr { // temp file names differ; the cause does not
 		f.lastErr = key
 		if f.log != nil {
-			f.log.Error("could not write status.json; the job folder will not show this node's progress", "path", f.path, "err", err)
+			f.log.Error("could not write status.json; the job folder will not show this node's progress", "path", f.node.Status(), "err", err)
 		}
 	}
 }

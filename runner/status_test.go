@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,12 +17,12 @@ import (
 // kept for Run to turn into a failure. (Before: every write error was dropped.)
 func TestStatusWriteFailuresAreReported(t *testing.T) {
 	dir := t.TempDir()
-	blocker := filepath.Join(dir, "nodes")
-	if err := os.WriteFile(blocker, []byte("a file where the node folder should be"), 0o644); err != nil {
+	gone := testNodeFolder(t, dir, "1", 0, "n1")
+	if err := os.Remove(gone.Path); err != nil { // the node folder removed under the run
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	f := newStatusFile(filepath.Join(blocker, "0-n1", "status.json"), Node{JobID: "1", Host: "n1", World: 1})
+	f := newStatusFile(gone, Node{JobID: "1", Host: "n1", World: 1})
 	f.log = slog.New(slog.NewTextHandler(&logs, nil))
 	for range 5 {
 		f.phase("image")(nil)
@@ -34,7 +33,7 @@ func TestStatusWriteFailuresAreReported(t *testing.T) {
 	if n := strings.Count(logs.String(), "could not write status.json"); n != 1 {
 		t.Errorf("%d log lines for one error, want 1:\n%s", n, logs.String())
 	}
-	ok := newStatusFile(filepath.Join(dir, "status.json"), Node{JobID: "1", Host: "n1", World: 1})
+	ok := newStatusFile(testNodeFolder(t, dir, "2", 0, "n1"), Node{JobID: "1", Host: "n1", World: 1})
 	ok.phase("image")(nil)
 	if ok.writeErr() != nil {
 		t.Fatal(ok.writeErr())
@@ -77,8 +76,9 @@ func TestStatusRoundTripEveryState(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), jobdir.StatusFile)
-			f := newStatusFile(path, Node{JobID: "9", Attempt: 1, Rank: 2, Host: "n3", World: 4})
+			nf := testNodeFolder(t, t.TempDir(), "9", 2, "n3")
+			path := nf.Status()
+			f := newStatusFile(nf, Node{JobID: "9", Attempt: 1, Rank: 2, Host: "n3", World: 4})
 			c.act(f)
 			got, err := jobdir.ReadStatus(path)
 			if err != nil {
@@ -111,16 +111,17 @@ func TestResultsMode(t *testing.T) {
 			t.Errorf("resultsMode(%q) = %v, want %o", user, got, want)
 		}
 	}
-	dir := filepath.Join(t.TempDir(), "results", "b")
-	if err := makeResultsDir(dir, "1000", nil); err != nil {
+	nf := testNodeFolder(t, t.TempDir(), "1", 0, "n1")
+	dir := nf.Results("b")
+	if err := makeResultsDir(nf, "b", "1000", nil); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := os.Stat(dir)
 	if os.Getuid() != 1000 && st.Mode()&(os.ModeSticky|0o777) != os.ModeSticky|0o777 {
 		t.Errorf("a results folder for another user is %v, want sticky and writable", st.Mode())
 	}
-	dir2 := filepath.Join(t.TempDir(), "results", "b")
-	if err := makeResultsDir(dir2, "", nil); err != nil {
+	dir2 := nf.Results("c")
+	if err := makeResultsDir(nf, "c", "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(dir2); st.Mode().Perm() != 0o755 || st.Mode()&os.ModeSticky != 0 {

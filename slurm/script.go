@@ -134,27 +134,50 @@ var scriptTmpl = template.Must(template.New("job").Funcs(template.FuncMap{"q": Q
 #   sbatch{{range .Argv}} {{q .}}{{end}} <this script>
 set -euo pipefail
 
-# The job folder: jobs/<job id>, or jobs/<job id>.<attempt> after a requeue.
-job_dir={{q .Job.SharedDir}}/jobs/"${SLURM_JOB_ID:?not running under sbatch}"
+# The job folder: jobs/<job id>, or jobs/<job id>.<attempt> after a requeue. The nodes
+# create it too; it must be a real folder of this user, never a link or a folder that
+# someone else planted there.
+jobs_dir={{q .Job.SharedDir}}/jobs
+job_dir="$jobs_dir/${SLURM_JOB_ID:?not running under sbatch}"
 if [ "${SLURM_RESTART_COUNT:-0}" != 0 ]; then job_dir="$job_dir.$SLURM_RESTART_COUNT"; fi
-mkdir -p "$job_dir"
+mkdir -p "$jobs_dir"
+mkdir "$job_dir" 2>/dev/null || true
+if [ -L "$job_dir" ] || [ ! -d "$job_dir" ] || [ ! -O "$job_dir" ]; then
+	echo "benchctl: $job_dir is not a folder of this user (a link, or someone else's); not writing there: remove it and submit again" >&2
+	exit 4
+fi
 exec >>"$job_dir/sbatch.out" 2>>"$job_dir/sbatch.err"
 
 export BENCHCTL_SHARED_DIR={{q .Job.SharedDir}}
-# The per-job secret of the barrier: read from a 0600 file, never written in this script.
-BENCHCTL_JOB_SECRET="$(cat {{q .Job.SecretFile}})"
-export BENCHCTL_JOB_SECRET
+# The job channel's secret: benchctl run reads it from this file, and refuses a file that
+# is not a private (0600) regular file of this user. It is never in this script or in the
+# environment.
+unset BENCHCTL_JOB_SECRET
+export BENCHCTL_JOB_SECRET_FILE={{q .Job.SecretFile}}
 
 # One task per node; benchctl does the rest (barrier, image, containers, status files).
-srun --ntasks-per-node=1 --kill-on-bad-exit=0 {{q .Job.Benchctl}} run --manifest {{q .Job.Manifest}}{{if .Job.Record}} --record {{q .Job.Record}}{{end}}{{if .Job.Benchmarks}} --benchmarks {{q (join .Job.Benchmarks ",")}}{{end}}
+status=0
+srun --ntasks-per-node=1 --kill-on-bad-exit=0 {{q .Job.Benchctl}} run --manifest {{q .Job.Manifest}}{{if .Job.Record}} --record {{q .Job.Record}}{{end}}{{if .Job.Benchmarks}} --benchmarks {{q (join .Job.Benchmarks ",")}}{{end}} || status=$?
+
+# Whatever the run's end, one bounded cleanup on every node: a node whose benchctl was
+# killed (its status.json still says running) is recorded as lost, on that node, and the
+# job's containers left behind are removed. It never changes the job's exit code.
+timeout -k 10 {{.CleanupSeconds}} srun --ntasks-per-node=1 --kill-on-bad-exit=0 {{q .Job.Benchctl}} cleanup --job "$SLURM_JOB_ID" --outcome lost ||
+	echo "benchctl: the cleanup step ended with exit $?; the job's exit code is the run's ($status)" >&2
+exit "$status"
 `))
+
+// CleanupSeconds bounds the cleanup step the job script runs after the run (the srun
+// that starts it included); each Engine call of benchctl cleanup is bounded by 5 s.
+const CleanupSeconds = 120
 
 // Script renders the job script.
 func (j Job) Script() (string, error) {
 	var b bytes.Buffer
 	err := scriptTmpl.Execute(&b, struct {
-		Job  Job
-		Argv []string
-	}{j, j.SbatchArgv()})
+		Job            Job
+		Argv           []string
+		CleanupSeconds int
+	}{j, j.SbatchArgv(), CleanupSeconds})
 	return b.String(), err
 }

@@ -39,8 +39,11 @@ func TestScriptGolden(t *testing.T) {
 	if out, err := exec.Command("bash", "-n", "-c", got).CombinedOutput(); err != nil {
 		t.Fatalf("not valid bash: %v %s", err, out)
 	}
-	if strings.Count(got, "srun ") != 1 {
-		t.Error("the script must have exactly one srun")
+	if strings.Count(got, "srun ") != 2 || strings.Count(got, " run --manifest") != 1 || strings.Count(got, " cleanup --job") != 1 {
+		t.Error("the script must have exactly two sruns: the run, then the cleanup")
+	}
+	if strings.Contains(got, "cat ") || strings.Contains(got, "BENCHCTL_JOB_SECRET=") {
+		t.Error("the script reads the secret itself: benchctl run must read it, with its checks")
 	}
 }
 

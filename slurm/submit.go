@@ -7,19 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"github.com/benchctl/benchctl/jobdir"
-	"os"
 	"strings"
 	"time"
 )
 
-// Prepare creates the job's secret file (0600) and writes its script under
-// <shared>/jobs/.submit/; it returns the script's path.
+// Prepare creates the job's secret file (0600) and its script (0700) in
+// <shared>/jobs/.submit/ (a private folder of this user, checked: see
+// jobdir.Layout.WriteSubmission); it returns the script's path.
 func Prepare(j *Job) (string, error) {
 	l := jobdir.Layout{Shared: j.SharedDir}
 	dir := l.Submit()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("creating %s: %w", dir, err)
-	}
 	if j.OutputDir == "" {
 		j.OutputDir = dir
 	}
@@ -35,18 +32,14 @@ func Prepare(j *Job) (string, error) {
 		return "", err
 	}
 	j.SecretFile = files.Secret
-	if err := os.WriteFile(j.SecretFile, []byte(hex.EncodeToString(secret)+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("writing the job secret: %w", err)
-	}
 	script, err := j.Script()
 	if err != nil {
 		return "", err
 	}
-	path := files.Script
-	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
-		return "", err
+	if _, err := l.WriteSubmission(token, []byte(hex.EncodeToString(secret)+"\n"), []byte(script)); err != nil {
+		return "", fmt.Errorf("writing the job's secret and script: %w", err)
 	}
-	return path, nil
+	return files.Script, nil
 }
 
 // Submit runs sbatch --parsable with the job's options and returns the job id.

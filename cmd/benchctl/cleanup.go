@@ -91,7 +91,10 @@ func cleanupRun(cmd *cobra.Command, io streams, opts *cleanupOptions) error {
 			for _, p := range res.Marked {
 				fmt.Fprintf(io.out, "status\t%s\t%s\n", p, opts.outcome)
 			}
-			if len(res.Removed) == 0 && len(res.Marked) == 0 {
+			for _, why := range res.Skipped {
+				fmt.Fprintf(io.out, "skipped\t%s\n", why)
+			}
+			if len(res.Removed) == 0 && len(res.Marked) == 0 && len(res.Skipped) == 0 {
 				fmt.Fprintf(io.out, "nothing to clean up for job %s on %s\n", opts.job, host)
 			}
 		}

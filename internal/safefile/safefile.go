@@ -161,3 +161,9 @@ func readAll(r io.Reader, buf *[]byte, path string, limit int64) (int, error) {
 		}
 	}
 }
+
+// ReadOpen reads an open file (from OpenAt) from its current offset, of at most limit
+// bytes, into the Reader's buffer.
+func (r *Reader) ReadOpen(f *os.File, limit int64) ([]byte, error) {
+	return r.readFrom(f, f.Name(), limit)
+}

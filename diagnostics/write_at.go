@@ -1,0 +1,19 @@
+package diagnostics
+
+import (
+	"encoding/json"
+	"os"
+
+	"github.com/benchctl/benchctl/internal/atomicfile"
+)
+
+// WriteAt stores the report as report.json and summary.txt (what Write stores) in the
+// open folder dir, through its descriptor: the node folder is in the shared job folder,
+// and a folder swapped for a link after it was opened cannot redirect the write.
+func (r Report) WriteAt(dir *os.File) error {
+	data, _ := json.MarshalIndent(r, "", "  ")
+	if err := atomicfile.WriteFileAt(dir, "report.json", append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return atomicfile.WriteFileAt(dir, "summary.txt", []byte(r.Summary()), 0o644)
+}
