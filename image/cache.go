@@ -349,11 +349,12 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, expected int
 	if err := os.Remove(c.tarPath(key)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("replacing the cache entry: %w", err)
 	}
-	if err := atomicfile.WriteFile(c.sumPath(key), []byte(meta.SHA256+"  "+key+".tar\n")); err != nil {
+	// 0644 like the tar: every node's user reads the entry, whatever the publisher's umask.
+	if err := atomicfile.WriteFileMode(c.sumPath(key), []byte(meta.SHA256+"  "+key+".tar\n"), 0o644); err != nil {
 		return nil, err
 	}
 	mj, _ := json.MarshalIndent(meta, "", "  ")
-	if err := atomicfile.WriteFile(c.metaPath(key), append(mj, '\n')); err != nil {
+	if err := atomicfile.WriteFileMode(c.metaPath(key), append(mj, '\n'), 0o644); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(tmp.Name(), c.tarPath(key)); err != nil {
