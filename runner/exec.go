@@ -15,6 +15,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/diagnostics"
+	"github.com/benchctl/benchctl/manifest"
 )
 
 // ContainerEngine is what running a benchmark asks of the Docker Engine.
@@ -296,9 +297,15 @@ func (f flushWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// redactorOf hides the container's secret and credential-like env values, and any
+// credential-like NAME=value or --name value, in text benchctl quotes from it.
+func redactorOf(spec Spec) *manifest.TextRedactor {
+	return manifest.NewTextRedactor(manifest.SecretValues(spec.Env)...)
+}
+
 // capture writes diagnostics and returns their folder ("" if nothing could be written).
 func capture(ctx context.Context, eng ContainerEngine, id, reason string, tail *lineTail, spec Spec, dir string) string {
-	rep := diagnostics.Capture(ctx, eng, id, reason, tail.get(), spec.GPU.Describe())
+	rep := diagnostics.Capture(ctx, eng, id, reason, tail.get(), spec.GPU.Describe(), redactorOf(spec))
 	if err := rep.Write(dir); err != nil {
 		return ""
 	}
