@@ -3,10 +3,10 @@ package diagnostics
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +14,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/manifest"
 )
 
 // Engine is what capturing asks of the Docker Engine.
@@ -60,18 +61,20 @@ type Socket struct {
 // sockets only while it runs. logTail is the end of its log as the caller streamed it;
 // gpus describe the GPUs it was given, and when there are any, the node's GPU management
 // library (AMD SMI or NVML) is asked what its GPUs are doing (GPUState). A node without
-// one has no GPU state, and a note says why.
-func Capture(ctx context.Context, eng Engine, id, reason string, logTail, gpus []string) Report {
-	return capture(ctx, eng, id, reason, logTail, gpus, gpu.Snapshot)
+// one has no GPU state, and a note says why. Every text the report quotes (the reason, the
+// log, the process table, the engine's errors) is passed through secrets, which knows the
+// job's secret values (nil: it hides credential-like NAME=value and --name value only).
+func Capture(ctx context.Context, eng Engine, id, reason string, logTail, gpus []string, secrets *manifest.TextRedactor) Report {
+	return capture(ctx, eng, id, reason, logTail, gpus, secrets, gpu.Snapshot)
 }
 
 // snapshotFunc is gpu.Snapshot; tests pass a fake.
 type snapshotFunc func(context.Context, gpu.Options) (gpu.Inventory, error)
 
-func capture(ctx context.Context, eng Engine, id, reason string, logTail, gpus []string, snapshot snapshotFunc) Report {
+func capture(ctx context.Context, eng Engine, id, reason string, logTail, gpus []string, secrets *manifest.TextRedactor, snapshot snapshotFunc) Report {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	r := Report{Reason: reason, Container: id, CapturedAt: time.Now().UTC(), GPUs: gpus, LogTail: bound(logTail)}
+	r := Report{Reason: reason, Container: id, CapturedAt: time.Now().UTC(), GPUs: gpus, LogTail: bound(redactLines(logTail, secrets))}
 	r.container(ctx, eng, id)
 	if len(gpus) > 0 { // after the container: what the engine knows matters most, and the library may be slow
 		if inv, err := snapshot(ctx, gpu.Options{}); err != nil {
@@ -80,7 +83,40 @@ func capture(ctx context.Context, eng Engine, id, reason string, logTail, gpus [
 			r.GPUState = gpuState(inv)
 		}
 	}
+	r.redact(secrets)
 	return r
+}
+
+// redactWindow is how much of a log line past MaxLineBytes is redacted before the line is
+// cut there: a secret that starts before the cut is hidden whole, not left half shown.
+const redactWindow = 64 << 10
+
+// redactLines redacts the last MaxLogLines lines of a log (each within a bounded window).
+func redactLines(lines []string, secrets *manifest.TextRedactor) []string {
+	lines = lines[max(0, len(lines)-MaxLogLines):]
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = secrets.Redact(l[:min(len(l), MaxLineBytes+redactWindow)])
+	}
+	return out
+}
+
+// redact hides secrets in every text of the report that a container or the engine wrote.
+func (r *Report) redact(secrets *manifest.TextRedactor) {
+	r.Reason = secrets.Redact(r.Reason)
+	r.StateError = secrets.Redact(r.StateError)
+	for _, p := range r.Processes {
+		secrets.RedactAll(p)
+	}
+	secrets.RedactAll(r.NotCaptured)
+	if g := r.GPUState; g != nil {
+		for i := range g.GPUs {
+			for j := range g.GPUs[i].Processes {
+				p := &g.GPUs[i].Processes[j]
+				p.Name = secrets.Redact(p.Name)
+			}
+		}
+	}
 }
 
 func (r *Report) note(what string, err error) {
@@ -103,7 +139,7 @@ func (r *Report) container(ctx context.Context, eng Engine, id string) {
 		if st.Running {
 			if top, err := eng.ContainerTop(ctx, id, client.ContainerTopOptions{}); err == nil {
 				r.ProcessTitles = top.Titles
-				r.Processes = top.Processes[:min(len(top.Processes), MaxProcesses)]
+				r.Processes = slices.Clone(top.Processes[:min(len(top.Processes), MaxProcesses)])
 			} else {
 				r.note("processes", err)
 			}
@@ -185,16 +221,20 @@ func decodeAddr(s string) string {
 	return "[" + hexIP + "]:" + strconv.FormatUint(port, 10)
 }
 
-// Write stores the report in dir as report.json and a readable summary.txt.
+// Write stores the report in dir as report.json and a readable summary.txt, for the job's
+// owner only (folder 0700, files 0600): a process table and a log can hold secrets that
+// redaction does not know (a value read from a file, a credential named like nothing), and
+// the job folder is shared by a team. collect, run by the same user, reads them.
 func (r Report) Write(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	data, _ := json.MarshalIndent(r, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
+	d, err := os.Open(dir)
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "summary.txt"), []byte(r.Summary()), 0o644)
+	defer d.Close()
+	return r.WriteAt(d)
 }
 
 // Summary is the report as text, most important first.

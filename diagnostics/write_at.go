@@ -7,13 +7,14 @@ import (
 	"github.com/benchctl/benchctl/internal/atomicfile"
 )
 
-// WriteAt stores the report as report.json and summary.txt (what Write stores) in the
-// open folder dir, through its descriptor: the node folder is in the shared job folder,
-// and a folder swapped for a link after it was opened cannot redirect the write.
+// WriteAt stores the report as report.json and summary.txt (what Write stores, 0600: a
+// process table can hold what a benchmark put on its command line) in the open folder dir,
+// through its descriptor: the node folder is in the shared job folder, and a folder swapped
+// for a link after it was opened cannot redirect the write.
 func (r Report) WriteAt(dir *os.File) error {
 	data, _ := json.MarshalIndent(r, "", "  ")
-	if err := atomicfile.WriteFileAt(dir, "report.json", append(data, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFileAt(dir, "report.json", append(data, '\n'), 0o600); err != nil {
 		return err
 	}
-	return atomicfile.WriteFileAt(dir, "summary.txt", []byte(r.Summary()), 0o644)
+	return atomicfile.WriteFileAt(dir, "summary.txt", []byte(r.Summary()), 0o600)
 }

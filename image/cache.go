@@ -68,16 +68,23 @@ var keyRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 var ErrNotCached = errors.New("not cached")
 
 // CorruptError is a cache entry whose tar does not match its checksum. The entry has been
-// moved aside and is never loaded.
+// moved aside (unless NotMoved says why not) and is never loaded.
 type CorruptError struct {
 	Key     string
 	Algo    string // the checksum that did not match: "sha256" or "xxh64"
 	Want    string
 	Got     string
 	MovedTo string
+	// NotMoved says why the entry could not be moved aside (MovedTo is then empty): it
+	// stays where it is, and every load refuses it again.
+	NotMoved string
 }
 
 func (e *CorruptError) Error() string {
+	if e.MovedTo == "" {
+		return fmt.Sprintf("cache entry %s is corrupt: %s %s, expected %s (it could not be moved aside: %s; rebuild it with --no-cache)",
+			ShortKey(e.Key), e.Algo, short(e.Got), short(e.Want), e.NotMoved)
+	}
 	return fmt.Sprintf("cache entry %s is corrupt: %s %s, expected %s (moved aside to %s; it will be rebuilt)",
 		ShortKey(e.Key), e.Algo, short(e.Got), short(e.Want), e.MovedTo)
 }
@@ -185,14 +192,24 @@ func (c *Cache) Lookup(key string) (*Entry, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(c.tarPath(key))
+	st, err := os.Lstat(c.tarPath(key))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, ErrNotCached
 	} else if err != nil {
 		return nil, err
 	}
+	if !st.Mode().IsRegular() {
+		nr := &safefile.NotRegularError{Path: c.tarPath(key), What: safefile.Describe(st.Mode()), Hint: plantedHint}
+		if st.IsDir() {
+			return nil, fmt.Errorf("reading cache entry %s: %w", ShortKey(key), nr)
+		}
+		return nil, &IncompleteError{Key: key, What: "the tar is not a regular file", Err: nr}
+	}
 	var m Meta
-	data, err := safefile.ReadFile(c.metaPath(key), maxMetaSize)
+	data, err := safefile.ReadFileNoFollow(c.metaPath(key), maxMetaSize)
+	if planted(c.metaPath(key), err) {
+		return nil, &IncompleteError{Key: key, What: "no valid metadata", Err: plantedError(err)}
+	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("reading cache entry %s: %w", ShortKey(key), err) // EIO, ESTALE: not a verdict on the entry
 	}
@@ -213,7 +230,7 @@ func (c *Cache) Lookup(key string) (*Entry, error) {
 		if errors.As(err, &pe) && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("reading cache entry %s: %w", ShortKey(key), err)
 		}
-		return nil, &IncompleteError{Key: key, What: "no valid checksum", Err: err}
+		return nil, &IncompleteError{Key: key, What: "no valid checksum", Err: plantedError(err)}
 	}
 	if st.Size() != m.Size {
 		m.Size = st.Size() // the checksum will tell whether it is intact
@@ -224,9 +241,33 @@ func (c *Cache) Lookup(key string) (*Entry, error) {
 // maxMetaSize bounds the metadata and checksum files read from the shared cache.
 const maxMetaSize = 1 << 20
 
+// plantedHint is what a reader is told about a link, FIFO, socket or device in the cache.
+const plantedHint = "a publisher writes only regular files, so this one was put there by hand or by someone else, and is never followed or read; 'benchctl cache verify' moves it aside"
+
+// planted reports whether err says that a cache file is a link, FIFO, socket or device:
+// never something a publisher writes, so the entry is incomplete. A folder is not judged:
+// it stands for a file that cannot be read now (as EIO or ESTALE do).
+func planted(path string, err error) bool {
+	var nr *safefile.NotRegularError
+	if !errors.As(err, &nr) {
+		return false
+	}
+	st, lerr := os.Lstat(path)
+	return lerr != nil || !st.IsDir()
+}
+
+// plantedError is err (a *safefile.NotRegularError) with the cache's hint.
+func plantedError(err error) error {
+	var nr *safefile.NotRegularError
+	if errors.As(err, &nr) {
+		return &safefile.NotRegularError{Path: nr.Path, What: nr.What, Hint: plantedHint}
+	}
+	return err
+}
+
 // readSum reads the sha256 from an entry's checksum file ("<hex>  <key>.tar").
 func (c *Cache) readSum(key string) (string, error) {
-	data, err := safefile.ReadFile(c.sumPath(key), maxMetaSize)
+	data, err := safefile.ReadFileNoFollow(c.sumPath(key), maxMetaSize)
 	if err != nil {
 		return "", err
 	}
@@ -243,9 +284,14 @@ func (c *Cache) readSum(key string) (string, error) {
 // sees the change and reads again.
 func (c *Cache) open(key string) (*Entry, *os.File, error) {
 	for attempt := 1; ; attempt++ {
-		f, err := safefile.Open(c.tarPath(key)) // a FIFO in the shared cache is refused, never read
+		// A link is never followed, and a FIFO is refused without blocking: the tar must be a
+		// regular file, checked on the descriptor that is read.
+		f, err := safefile.OpenNoFollow(c.tarPath(key))
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil, ErrNotCached
+		}
+		if planted(c.tarPath(key), err) {
+			return nil, nil, &IncompleteError{Key: key, What: "the tar is not a regular file", Err: plantedError(err)}
 		}
 		if err != nil {
 			return nil, nil, err
@@ -269,7 +315,7 @@ func (c *Cache) open(key string) (*Entry, *os.File, error) {
 // sameTar reports whether the entry's tar path still names the open file f.
 func (c *Cache) sameTar(key string, f *os.File) bool {
 	a, err1 := f.Stat()
-	b, err2 := os.Stat(c.tarPath(key))
+	b, err2 := os.Lstat(c.tarPath(key))
 	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
 
@@ -349,11 +395,21 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, expected int
 	if err := os.Remove(c.tarPath(key)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("replacing the cache entry: %w", err)
 	}
-	if err := atomicfile.WriteFile(c.sumPath(key), []byte(meta.SHA256+"  "+key+".tar\n")); err != nil {
+	// A link or FIFO someone put in place of the checksum or metadata goes too (atomic
+	// writes refuse to replace a link): it is removed, never written through.
+	for _, p := range []string{c.sumPath(key), c.metaPath(key)} {
+		if st, err := os.Lstat(p); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+			if err := os.Remove(p); err != nil {
+				return nil, fmt.Errorf("replacing the cache entry: %w", err)
+			}
+		}
+	}
+	// 0644 like the tar: every node's user reads the entry, whatever the publisher's umask.
+	if err := atomicfile.WriteFileMode(c.sumPath(key), []byte(meta.SHA256+"  "+key+".tar\n"), 0o644); err != nil {
 		return nil, err
 	}
 	mj, _ := json.MarshalIndent(meta, "", "  ")
-	if err := atomicfile.WriteFile(c.metaPath(key), append(mj, '\n')); err != nil {
+	if err := atomicfile.WriteFileMode(c.metaPath(key), append(mj, '\n'), 0o644); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(tmp.Name(), c.tarPath(key)); err != nil {
@@ -398,47 +454,6 @@ func (c *Cache) Verify(key string, progress ProgressFunc) (*Entry, error) {
 	return e, nil
 }
 
-// quarantine moves a corrupt entry aside (never deleted silently: it is evidence).
-func (c *Cache) quarantine(key string, f *os.File, sum checksum, got string) error {
-	dir := filepath.Join(c.Dir, "corrupt")
-	_ = os.MkdirAll(dir, 0o755)
-	stamp := time.Now().UTC().Format("20060102T150405")
-	dest := filepath.Join(dir, key+"."+stamp+".tar")
-	if err := os.Rename(c.tarPath(key), dest); err != nil {
-		if errors.Is(err, os.ErrNotExist) && f != nil {
-			return &ReplacedError{Key: key} // republished (or moved aside by another node) meanwhile
-		}
-		dest = "(could not move: " + err.Error() + ")"
-	} else if f != nil {
-		// The tar is moved first; if it is not the one that was read, a republish put it
-		// there after the check: it goes back, and the entry is left alone.
-		a, err1 := f.Stat()
-		b, err2 := os.Stat(dest)
-		if err1 == nil && err2 == nil && !os.SameFile(a, b) {
-			if os.Rename(dest, c.tarPath(key)) == nil {
-				return &ReplacedError{Key: key}
-			}
-		}
-	}
-	_ = os.Rename(c.sumPath(key), dest+".sha256")
-	_ = os.Rename(c.metaPath(key), strings.TrimSuffix(dest, ".tar")+".json")
-	now := time.Now() // prune --older-than counts from when it was moved aside
-	for _, p := range []string{dest, dest + ".sha256", strings.TrimSuffix(dest, ".tar") + ".json"} {
-		_ = os.Chtimes(p, now, now)
-	}
-	return &CorruptError{Key: key, Algo: sum.Algo, Want: sum.Want, Got: got, MovedTo: dest}
-}
-
-// quarantineIncomplete moves an incomplete entry's files aside, like a corrupt one's.
-func (c *Cache) quarantineIncomplete(key string, inc *IncompleteError) error {
-	err := c.quarantine(key, nil, checksum{}, "")
-	var ce *CorruptError
-	if errors.As(err, &ce) {
-		return fmt.Errorf("%v; moved aside to %s", inc, ce.MovedTo)
-	}
-	return err
-}
-
 // List returns every complete entry, newest first.
 func (c *Cache) List() ([]Entry, error) {
 	ents, err := os.ReadDir(c.Dir)
@@ -475,7 +490,7 @@ func (c *Cache) List() ([]Entry, error) {
 func (c *Cache) Resolve(prefix string) (string, error) {
 	prefix = strings.ToLower(prefix) // keys are lower-case hex; a pasted upper-case one is the same key
 	if keyRE.MatchString(prefix) {
-		if _, err := os.Stat(c.tarPath(prefix)); err != nil {
+		if _, err := os.Lstat(c.tarPath(prefix)); err != nil {
 			return "", fmt.Errorf("no cache entry with key %s in %s", short(prefix), c.Dir)
 		}
 		return prefix, nil
@@ -522,97 +537,4 @@ func (c *Cache) Lock(ctx context.Context, key string, waiting func()) (Lock, err
 		return nil, err
 	}
 	return lockKey(ctx, filepath.Join(c.Dir, "."+key+".lock"), waiting)
-}
-
-// PruneOptions select what Prune removes.
-type PruneOptions struct {
-	// Limit says whether complete entries are pruned at all; without it only leftovers
-	// (unfinished writes, unheld locks, incomplete and corrupt entries) are.
-	Limit     bool
-	OlderThan time.Duration // entries created longer ago than this (0: any age)
-	Keep      int           // always keep the newest Keep entries (0: none)
-	DryRun    bool
-	Now       time.Time
-}
-
-// Pruned is one thing Prune removed (or would remove).
-type Pruned struct {
-	Path   string
-	Key    string
-	Size   int64
-	Reason string
-}
-
-// Prune removes old entries, leftovers of builders (temp files of killed ones, and build
-// lock files nobody holds, older than an hour) and moved-aside corrupt entries older than
-// OlderThan.
-func (c *Cache) Prune(o PruneOptions) ([]Pruned, error) {
-	if o.Now.IsZero() {
-		o.Now = time.Now()
-	}
-	entries, err := c.List()
-	if err != nil {
-		return nil, err
-	}
-	var out []Pruned
-	kept := 0
-	for _, e := range entries { // newest first
-		if e.ImageID == "" {
-			// Incomplete (no metadata or checksum): never usable, always removed.
-			out = append(out, Pruned{Path: e.Tar, Key: e.Key, Reason: "incomplete entry (no valid metadata or checksum)"})
-			if !o.DryRun {
-				if err := c.Remove(e.Key); err != nil {
-					return out, err
-				}
-			}
-			continue
-		}
-		if !o.Limit {
-			continue // no limit given: complete entries stay
-		}
-		if kept++; kept <= o.Keep {
-			continue
-		}
-		if o.OlderThan > 0 && o.Now.Sub(e.Created) < o.OlderThan {
-			continue
-		}
-		out = append(out, Pruned{Path: e.Tar, Key: e.Key, Size: e.Size, Reason: fmt.Sprintf("created %s", e.Created.Format(time.RFC3339))})
-		if !o.DryRun {
-			if err := c.Remove(e.Key); err != nil {
-				return out, err
-			}
-		}
-	}
-	junk, _ := os.ReadDir(c.Dir)
-	for _, d := range junk {
-		info, err := d.Info()
-		if err != nil || o.Now.Sub(info.ModTime()) < time.Hour {
-			continue
-		}
-		p := filepath.Join(c.Dir, d.Name())
-		switch {
-		case strings.Contains(d.Name(), ".tmp-"):
-			out = append(out, Pruned{Path: p, Size: info.Size(), Reason: "unfinished write (a builder was killed)"})
-			if !o.DryRun {
-				os.Remove(p)
-			}
-		case strings.HasPrefix(d.Name(), ".") && (strings.HasSuffix(d.Name(), ".lock") || strings.HasSuffix(d.Name(), ".lock.excl")):
-			if pruneLockFile(p, o.DryRun) {
-				out = append(out, Pruned{Path: p, Reason: "build lock nobody holds"})
-			}
-		}
-	}
-	corrupt, _ := os.ReadDir(filepath.Join(c.Dir, "corrupt"))
-	for _, d := range corrupt {
-		info, err := d.Info()
-		if err != nil || (o.OlderThan > 0 && o.Now.Sub(info.ModTime()) < o.OlderThan) {
-			continue
-		}
-		p := filepath.Join(c.Dir, "corrupt", d.Name())
-		out = append(out, Pruned{Path: p, Size: info.Size(), Reason: "corrupt entry moved aside"})
-		if !o.DryRun {
-			os.Remove(p)
-		}
-	}
-	return out, nil
 }

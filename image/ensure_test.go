@@ -234,7 +234,8 @@ func TestPruneRemovesIncompleteEntries(t *testing.T) {
 	publishBytes(t, c, good, []byte("a"))
 	publishBytes(t, c, bad, []byte("b"))
 	os.Remove(c.sumPath(bad))
-	pruned, err := c.Prune(PruneOptions{})
+	res, err := c.Prune(PruneOptions{})
+	pruned := res.Removed
 	if err != nil || len(pruned) != 1 || pruned[0].Key != bad {
 		t.Fatalf("%+v %v", pruned, err)
 	}
@@ -361,7 +362,8 @@ func TestQuarantinedEntryAgeStartsWhenMovedAside(t *testing.T) {
 	if _, err := c.Verify(key, nil); !errors.As(err, &ce) {
 		t.Fatalf("verify: %v", err)
 	}
-	pruned, err := c.Prune(PruneOptions{Limit: true, OlderThan: time.Hour})
+	res, err := c.Prune(PruneOptions{Limit: true, OlderThan: time.Hour})
+	pruned := res.Removed
 	if err != nil || len(pruned) != 0 {
 		t.Fatalf("pruned %+v (%v): the entry was moved aside just now", pruned, err)
 	}

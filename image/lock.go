@@ -46,7 +46,7 @@ func pruneLockFile(path string, dryRun bool) bool {
 		}
 		return l.Unlock() == nil
 	}
-	fl := flock.New(path)
+	fl := flock.New(path, flock.SetFlag(pruneLockFlags))
 	ok, err := fl.TryLock()
 	switch {
 	case err != nil && filelock.Unsupported(err):

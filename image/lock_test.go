@@ -102,7 +102,8 @@ func TestPruneRemovesUnheldOldLockFiles(t *testing.T) {
 		}
 	}
 	for _, dry := range []bool{true, false} {
-		pruned, err := c.Prune(PruneOptions{DryRun: dry})
+		res, err := c.Prune(PruneOptions{DryRun: dry})
+		pruned := res.Removed
 		if err != nil {
 			t.Fatal(err)
 		}

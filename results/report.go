@@ -23,6 +23,9 @@ var reportTemplate = sync.OnceValues(func() (*template.Template, error) {
 		"stat": FormatStat,
 		"pct":  func(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) + "%" },
 		"add":  func(a, b float64) float64 { return a + b },
+		// Reasons and excerpts quote what nodes and containers wrote: credential-like
+		// values in them are hidden (reportfail.go).
+		"redact": redactQuoted,
 	}).Parse(reportSource)
 })
 

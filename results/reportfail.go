@@ -6,7 +6,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/benchctl/benchctl/manifest"
 )
+
+// redactQuoted hides credentials in text the report quotes from the job folder (a failed
+// node's reason, its diagnostics excerpt). collect runs on the login node and does not know
+// the job's secret values (the node redacted those it knew when it wrote them); it hides
+// whatever is named like a credential: NAME=value, --name value, "Bearer value", a URL's
+// password (manifest.TextRedactor).
+func redactQuoted(s string) string { return (*manifest.TextRedactor)(nil).Redact(s) }
 
 // How the report lists failed nodes. A few are shown each in full, with the first lines of
 // their diagnostics. More are a compact list: the reasons with how many nodes each, at most

@@ -16,6 +16,7 @@ import (
 
 	"github.com/benchctl/benchctl/diagnostics"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/manifest"
 )
 
 // ContainerEngine is what running a benchmark asks of the Docker Engine.
@@ -297,9 +298,15 @@ func (f flushWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// redactorOf hides the container's secret and credential-like env values, and any
+// credential-like NAME=value or --name value, in text benchctl quotes from it.
+func redactorOf(spec Spec) *manifest.TextRedactor {
+	return manifest.NewTextRedactor(manifest.SecretValues(spec.Env)...)
+}
+
 // capture writes diagnostics and returns their folder ("" if nothing could be written).
 func capture(ctx context.Context, eng ContainerEngine, id, reason string, tail *lineTail, spec Spec, files nodeFiles) string {
-	rep := diagnostics.Capture(ctx, eng, id, reason, tail.get(), spec.GPU.Describe())
+	rep := diagnostics.Capture(ctx, eng, id, reason, tail.get(), spec.GPU.Describe(), redactorOf(spec))
 	if err := files.writeDiag(rep); err != nil {
 		return ""
 	}
@@ -319,7 +326,7 @@ func (f nodeFiles) createLog() (*os.File, error) { return f.node.CreateLog(f.ben
 
 // writeDiag writes a diagnostics report into diagnostics/<bench>/.
 func (f nodeFiles) writeDiag(rep diagnostics.Report) error {
-	d, err := f.node.MkdirAll(jobdir.DiagRel(f.bench), 0o755)
+	d, err := f.node.MkdirAll(jobdir.DiagRel(f.bench), 0o700)
 	if err != nil {
 		return err
 	}

@@ -442,7 +442,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Ben
 	if res.Outcome == OutcomeSuccess && scan != nil {
 		if m := scan.Match(); m != nil { // madengine's rule: an error in the log fails the run, whatever the exit code
 			res = execResult{Outcome: OutcomeFailure, ExitCode: res.ExitCode,
-				Err: fmt.Errorf("the container exited 0, but its log has an error: %s (turn the scan off with logScan: false)", m)}
+				Err: fmt.Errorf("the container exited 0, but its log has an error: %s (turn the scan off with logScan: false)", redactorOf(spec).Redact(m.String()))}
 		}
 	}
 	end := time.Now().UTC()

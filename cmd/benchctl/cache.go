@@ -110,6 +110,8 @@ func newCacheVerifyCmd(io streams, opts *cacheOptions) *cobra.Command {
 		Long: `Re-read cached tars and compare them with their sha256 and with the XXH64 that loads
 verify. A damaged entry is moved aside
 (cache/images/corrupt/) so that it is never loaded, and the next build or run rebuilds it.
+A symbolic link, FIFO or other non-regular file in place of an entry's tar, checksum or
+metadata is never followed or read: the entry fails as incomplete and is moved aside.
 Exit 1 if any entry was damaged.`,
 		Example:           "  benchctl cache verify\n  benchctl cache verify a1d05fcf\n  benchctl cache verify -o json",
 		Args:              cobra.MaximumNArgs(1),
@@ -195,7 +197,13 @@ than D (--older-than 0s: any age). Without either no complete entry is removed. 
 killed builders (temp files older than an hour), build lock files older than an hour that no
 builder holds, incomplete entries (a tar without valid metadata or checksum) and corrupt
 entries moved aside (older than --older-than, when given) are removed in every case.
---dry-run only lists.`,
+--dry-run only lists.
+
+Only names benchctl writes are removed, each where it was found: a symbolic link is
+removed itself, never followed. Corrupt entries are removed from cache/images/corrupt/
+only when that is a folder (not a link) of the user running prune or of root; anything
+else there (other names, folders, another user's quarantine) is left and listed as
+skipped, with why.`,
 		Example: "  benchctl cache prune --older-than 720h --keep 5 --dry-run\n  benchctl cache prune --keep 10\n  benchctl cache prune --keep 0 --dry-run -o json   # everything",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -207,18 +215,25 @@ entries moved aside (older than --older-than, when given) are removed in every c
 				return err
 			}
 			limit := cmd.Flags().Changed("keep") || cmd.Flags().Changed("older-than")
-			removed, err := c.Prune(image.PruneOptions{Limit: limit, OlderThan: p.olderThan, Keep: p.keep, DryRun: p.dryRun})
+			res, err := c.Prune(image.PruneOptions{Limit: limit, OlderThan: p.olderThan, Keep: p.keep, DryRun: p.dryRun})
 			verb := "removed"
 			if p.dryRun {
 				verb = "would remove"
 			}
 			var total int64
-			rows := make([]pruned, 0, len(removed))
-			for _, r := range removed {
+			rows := make([]pruned, 0, len(res.Removed))
+			for _, r := range res.Removed {
 				total += r.Size
 				rows = append(rows, pruned{Path: r.Path, Key: r.Key, Bytes: r.Size, Reason: r.Reason})
 				if opts.output != "json" {
 					fmt.Fprintf(io.out, "%s %s (%s, %s)\n", verb, r.Path, humanBytes(r.Size), r.Reason)
+				}
+			}
+			for _, s := range res.Skipped {
+				if opts.output != "json" {
+					fmt.Fprintf(io.out, "skipped %s (%s)\n", s.Path, s.Reason)
+				} else { // the JSON array lists only what was removed; stderr says what was not
+					slog.Warn("prune skipped", "path", s.Path, "reason", s.Reason)
 				}
 			}
 			if opts.output == "json" {
@@ -226,7 +241,7 @@ entries moved aside (older than --older-than, when given) are removed in every c
 					err = jerr
 				}
 			}
-			slog.Info("prune", "entries", len(removed), "bytes", humanBytes(total), "dryRun", p.dryRun)
+			slog.Info("prune", "entries", len(res.Removed), "skipped", len(res.Skipped), "bytes", humanBytes(total), "dryRun", p.dryRun)
 			return err
 		},
 	}

@@ -37,7 +37,7 @@ func WriteFileAt(dir *os.File, name string, data []byte, perm os.FileMode) error
 	case err != nil && !errors.Is(err, unix.ENOENT):
 		return fmt.Errorf("writing %s: %w", full, err)
 	}
-	tmp, fd, err := createTemp(dfd, name, perm)
+	tmp, fd, err := createTempAt(dfd, name, perm)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", full, err)
 	}
@@ -75,8 +75,8 @@ func WriteFileAt(dir *os.File, name string, data []byte, perm os.FileMode) error
 	return nil
 }
 
-// createTemp creates a new file ".<name>.tmp-<random>" in dfd, never through a link.
-func createTemp(dfd int, name string, perm os.FileMode) (string, int, error) {
+// createTempAt creates a new file ".<name>.tmp-<random>" in dfd, never through a link.
+func createTempAt(dfd int, name string, perm os.FileMode) (string, int, error) {
 	for range 100 {
 		var b [6]byte
 		if _, err := rand.Read(b[:]); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -228,4 +229,12 @@ func walkBeneath(dfd int, root, rel string) (int, error) {
 		cur = fd
 	}
 	return cur, nil
+}
+
+// Owner is the user id that owns the file fi describes (from Lstat, Stat or ReadDir).
+func Owner(fi os.FileInfo) (uid int, ok bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid), true
+	}
+	return 0, false
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // TooLargeError is a file over a reader's limit.
@@ -81,6 +82,21 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	}
 	return buf[:n], nil
 }
+
+// ReadFileNoFollow reads a file from a shared folder (the image cache): a regular file of
+// at most limit bytes that is not itself a symbolic link (a link, FIFO, socket or device
+// is a *NotRegularError, and a FIFO never blocks the open).
+func ReadFileNoFollow(path string, limit int64) ([]byte, error) {
+	var r Reader
+	data, err := r.ReadNoFollow(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(data), nil
+}
+
+// Describe names a file type for a person: "a symbolic link", "a FIFO (named pipe)", ...
+func Describe(m fs.FileMode) string { return describe(m) }
 
 // Reader reads many small files into a buffer it reuses (thousands of status.json and
 // CSV files cost a few system calls each and no garbage). The bytes returned are valid

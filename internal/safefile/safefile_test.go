@@ -34,11 +34,12 @@ func TestFIFOIsRefusedWithoutBlocking(t *testing.T) {
 	}
 	var r Reader
 	for name, f := range map[string]func() error{
-		"Open":         func() error { f, err := Open(fifo); closeIf(f); return err },
-		"OpenNoFollow": func() error { f, err := OpenNoFollow(fifo); closeIf(f); return err },
-		"OpenBeneath":  func() error { f, err := OpenBeneath(dir, "status.json"); closeIf(f); return err },
-		"ReadFile":     func() error { _, err := ReadFile(fifo, 1<<20); return err },
-		"ReadNoFollow": func() error { _, err := r.ReadNoFollow(fifo, 1<<20); return err },
+		"Open":             func() error { f, err := Open(fifo); closeIf(f); return err },
+		"OpenNoFollow":     func() error { f, err := OpenNoFollow(fifo); closeIf(f); return err },
+		"OpenBeneath":      func() error { f, err := OpenBeneath(dir, "status.json"); closeIf(f); return err },
+		"ReadFile":         func() error { _, err := ReadFile(fifo, 1<<20); return err },
+		"ReadNoFollow":     func() error { _, err := r.ReadNoFollow(fifo, 1<<20); return err },
+		"ReadFileNoFollow": func() error { _, err := ReadFileNoFollow(fifo, 1<<20); return err },
 	} {
 		err := noHang(t, name, f)
 		var nr *NotRegularError
@@ -130,5 +131,25 @@ func TestBeneath(t *testing.T) {
 				t.Errorf("a missing file: %v, want ErrNotExist", err)
 			}
 		})
+	}
+}
+
+// ReadFileNoFollow reads a regular file and refuses a link to one; what it returns is the
+// caller's to keep.
+func TestReadFileNoFollow(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "k.json")
+	os.WriteFile(p, []byte("data"), 0o644)
+	os.Symlink(p, filepath.Join(dir, "link"))
+	a, err := ReadFileNoFollow(p, 10)
+	if err != nil || string(a) != "data" {
+		t.Fatalf("%q %v", a, err)
+	}
+	if b, _ := ReadFileNoFollow(p, 10); &a[0] == &b[0] {
+		t.Error("two reads share a buffer")
+	}
+	var nr *NotRegularError
+	if _, err := ReadFileNoFollow(filepath.Join(dir, "link"), 10); !errors.As(err, &nr) || !strings.Contains(err.Error(), "a symbolic link") {
+		t.Errorf("a link: %v", err)
 	}
 }
