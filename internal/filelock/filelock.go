@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -51,7 +52,10 @@ func Acquire(ctx context.Context, path string, o Options) (Lock, error) {
 	if local, _ := LocalOnly(filepath.Dir(path)); local {
 		return acquireExcl(ctx, path+ExclSuffix, o)
 	}
-	fl := flock.New(path)
+	if err := checkPlanted(path); err != nil {
+		return nil, err
+	}
+	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDONLY|noFollow), flock.SetPermissions(0o644))
 	ok, err := fl.TryLock()
 	if err == nil && !ok {
 		if o.Waiting != nil {
