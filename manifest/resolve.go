@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path"
@@ -31,14 +32,20 @@ const ReservedMountRoot = "/benchctl"
 
 type resolver struct {
 	p        *problems
+	ctx      context.Context
 	dir      string
 	lookup   Lookup
 	catalog  CatalogFunc
 	secrets  map[string]bool
 	warnings []string
+	more     int // warnings beyond MaxProblems, only counted
 }
 
 func (r *resolver) warn(path, format string, args ...any) {
+	if len(r.warnings) >= MaxProblems {
+		r.more++
+		return
+	}
 	pr := Problem{File: r.p.file, Line: r.p.line(path), Path: path}
 	pr.Msg = fmt.Sprintf(format, args...)
 	r.warnings = append(r.warnings, pr.String())
@@ -185,8 +192,8 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	if len(s.Benchmarks) == 0 && s.Models == nil {
 		r.p.add("benchmarks", "is required: list at least one benchmark (name and command), or import some with models: {catalog, tags}")
 	}
-	if m.Models != nil && r.catalog != nil && len(r.p.list) == 0 {
-		imp := CatalogImport{Models: *m.Models, Vendor: m.GPU.Vendor, Image: m.Image}
+	if m.Models != nil && r.catalog != nil && r.p.count() == 0 {
+		imp := CatalogImport{Models: *m.Models, Vendor: m.GPU.Vendor, Image: m.Image, Context: r.ctx}
 		if m.Models.GPUVendor != "" {
 			imp.Vendor = m.Models.GPUVendor
 		}
@@ -194,7 +201,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		r.warnings = append(r.warnings, warns...)
 		if err != nil {
 			if e, ok := err.(*Error); ok {
-				r.p.list = append(r.p.list, e.Problems...)
+				r.p.merge(e)
 			} else {
 				r.p.add("models.catalog", "%v", err)
 			}
@@ -432,7 +439,7 @@ func (r *resolver) gpu(s GPUSpec) GPU {
 func (r *resolver) env(base string, in map[string]string) []EnvVar {
 	var out []EnvVar
 	for _, k := range sortedKeys(in) {
-		fp := base + "." + k
+		fp := join(base, k)
 		if !varNameRE.MatchString(k) {
 			r.p.add(fp, "%s is not an environment variable name (letters, digits and _, not starting with a digit)", quote(k))
 			continue
