@@ -111,6 +111,9 @@ func (a *aggregator) stream(ctx context.Context) error {
 		wg.Go(func() {
 			var fr safefile.Reader
 			for name := range names {
+				if ctx.Err() != nil {
+					continue // stopped: drain the names, read no more nodes
+				}
 				if _, _, ok := jobdir.ParseNodeName(name); !ok {
 					out <- &nodeData{dir: name, rank: -1}
 					continue

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -117,19 +118,17 @@ func bigManifest(t *testing.T, dir string) string {
 
 // bigCatalog is a models.json just under the 64 MiB cap: valid models with long args.
 func bigCatalog(t *testing.T, dir string) string {
-	var models []map[string]any
-	size := 0
-	for i := 0; size < 60<<20; i++ {
-		m := map[string]any{"name": fmt.Sprintf("model_%d", i), "dockerfile": "docker/x", "scripts": "scripts/run.sh",
-			"n_gpus": "8", "tags": []string{"big", fmt.Sprintf("t%d", i%10)}, "args": "--flag " + strings.Repeat("a", 8000)}
-		models = append(models, m)
-		size += 8150
-	}
-	data, err := json.Marshal(models)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return writeFile(t, filepath.Join(dir, "models.json"), data)
+	return writeStream(t, filepath.Join(dir, "models.json"), func(w *bufio.Writer) {
+		w.WriteString("[")
+		for i := range 7700 {
+			if i > 0 {
+				w.WriteString(",\n")
+			}
+			fmt.Fprintf(w, `{"name": "model_%d", "dockerfile": "docker/x", "scripts": "scripts/run.sh", "n_gpus": "8", "tags": ["big", "t%d"], "args": "--flag %s"}`,
+				i, i%10, strings.Repeat("a", 8000))
+		}
+		w.WriteString("]")
+	})
 }
 
 // bigJob is a shared directory with a synthetic job of many nodes and long results CSVs.
