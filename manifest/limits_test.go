@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // maxAlloc is the most a parse of any document within the size caps may allocate in all
@@ -46,6 +47,9 @@ func repeat(open, item, sep, close string, n int) string {
 // Hostile documents just under the manifest's 4 MiB cap are refused (or read) in bounded
 // memory and time, with an error that names the file, the line, the limit and what to do.
 func TestHostileManifestsAreBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("parses large documents")
+	}
 	const size = MaxFileSize - 64
 	var keys, keysYAML, bench strings.Builder
 	keys.WriteString(`{"name": "k"`)
@@ -130,6 +134,9 @@ func tail(s string) string {
 // line) and counts the others; checking it is linear (it was quadratic: every problem
 // scanned all those before it, minutes for this file).
 func TestManyProblemsAreCountedNotListed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("checks a large manifest")
+	}
 	var b strings.Builder
 	b.WriteString(`{"name": "bad", "image": {"ref": "busybox"}, "gpu": {"vendor": "none"}, "benchmarks": [`)
 	const n = 66000
@@ -247,6 +254,28 @@ func TestJSONTokens(t *testing.T) {
 		off, _, blank, err := jsonTokens(context.Background(), []byte(c.doc))
 		if err != nil || off != c.off || (off >= 0 && blank != c.blank) {
 			t.Errorf("%s: offset %d blank %v (%v), want %d %v", c.name, off, blank, err, c.off, c.blank)
+		}
+	}
+}
+
+func utf8Valid(s string) bool { return utf8.ValidString(s) }
+
+func TestValidUTF8InPieces(t *testing.T) {
+	euro := strings.Repeat("€", 1<<20) // 3 bytes each: the pieces' cuts fall inside characters
+	for _, c := range []struct {
+		name string
+		doc  string
+		want bool
+	}{
+		{"ASCII", strings.Repeat("a", 3<<20), true},
+		{"three-byte characters", euro, true},
+		{"a stray continuation byte at a cut", euro[:1<<20] + "\x80" + euro, false},
+		{"a truncated character at the end", euro + "\xe2\x82", false},
+		{"an invalid byte late", euro + "\xff", false},
+	} {
+		got, err := validUTF8(context.Background(), []byte(c.doc))
+		if err != nil || got != c.want || got != utf8Valid(c.doc) {
+			t.Errorf("%s: %v (%v), want %v", c.name, got, err, c.want)
 		}
 	}
 }

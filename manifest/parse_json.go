@@ -26,7 +26,9 @@ type jsonParser struct {
 func parseJSON(ctx context.Context, file string, data []byte) (*Node, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	p := &jsonParser{ctx: ctx, file: file, data: data, dec: json.NewDecoder(bytes.NewReader(data)), atLine: 1}
-	if !utf8.Valid(data) {
+	if valid, err := validUTF8(ctx, data); err != nil {
+		return nil, err
+	} else if !valid {
 		off := 0
 		for off < len(data) {
 			r, size := utf8.DecodeRune(data[off:])
@@ -169,3 +171,21 @@ func (p *jsonParser) value(depth int) (*Node, error) {
 }
 
 func isBlank(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
+
+// validUTF8 is utf8.Valid, a MiB at a time with a look at ctx between.
+func validUTF8(ctx context.Context, data []byte) (bool, error) {
+	for len(data) > 0 {
+		if ctx.Err() != nil {
+			return false, cancelled(ctx)
+		}
+		end := min(len(data), 1<<20)
+		for back := 0; back < utf8.UTFMax-1 && end < len(data) && !utf8.RuneStart(data[end]); back++ {
+			end-- // cut before a character, not inside it (a byte that no cut helps is invalid in the next piece)
+		}
+		if !utf8.Valid(data[:end]) {
+			return false, nil
+		}
+		data = data[end:]
+	}
+	return true, nil
+}
