@@ -39,6 +39,10 @@ type resolver struct {
 	secrets  map[string]bool
 	warnings []string
 	more     int // warnings beyond MaxProblems, only counted
+	// missing caches whether a mount source exists: every catalog model with run options
+	// resolves the manifest's mounts again, and a stat each time made that models × mounts
+	// stats.
+	missing map[string]bool
 }
 
 func (r *resolver) warn(path, format string, args ...any) {
@@ -210,7 +214,10 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		for _, b := range m.Benchmarks {
 			seen[b.Name] = true
 		}
-		for _, b := range bs {
+		for i, b := range bs {
+			if i%ctxEvery == 0 && r.ctx.Err() != nil {
+				break // Parse returns the context's cause
+			}
 			if seen[b.Name] {
 				r.p.add("models", "the catalog's model %s has the same name as a benchmark of the manifest (rename one)", quote(b.Name))
 				continue

@@ -85,12 +85,26 @@ func (r *resolver) mounts(in []MountSpec) []Mount {
 			continue
 		}
 		from[tgt], kept[tgt] = i, len(out)
-		if _, err := os.Stat(m.Source); err != nil {
+		if r.sourceMissing(m.Source) {
 			r.warn(fp, "source %s does not exist on this machine (it must exist on every node that runs the benchmark)", m.Source)
 		}
 		out = append(out, m)
 	}
 	return out
+}
+
+// sourceMissing reports whether a mount source does not exist here (looked up once a path).
+func (r *resolver) sourceMissing(p string) bool {
+	if r.missing == nil {
+		r.missing = map[string]bool{}
+	}
+	miss, ok := r.missing[p]
+	if !ok {
+		_, err := os.Stat(p)
+		miss = err != nil
+		r.missing[p] = miss
+	}
+	return miss
 }
 
 func (r *resolver) container(s ContainerSpec) Container {
