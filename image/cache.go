@@ -425,6 +425,12 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, expected int
 // Verify re-reads an entry's tar and compares it with its checksums (sha256, and the
 // XXH64 loads verify). A mismatch moves the entry aside and returns a *CorruptError.
 func (c *Cache) Verify(key string, progress ProgressFunc) (*Entry, error) {
+	return c.VerifyContext(context.Background(), key, progress)
+}
+
+// VerifyContext is Verify that stops reading when ctx ends (checked every MiB hashed),
+// returning its cause; the entry is then left as it is.
+func (c *Cache) VerifyContext(ctx context.Context, key string, progress ProgressFunc) (*Entry, error) {
 	e, f, err := c.open(key)
 	var inc *IncompleteError
 	if errors.As(err, &inc) {
@@ -436,7 +442,7 @@ func (c *Cache) Verify(key string, progress ProgressFunc) (*Entry, error) {
 	defer f.Close()
 	h, x := sha256.New(), xxhash.New()
 	cnt := newCounter(progress, "verify", e.Size)
-	if _, err := io.CopyBuffer(countingWriter{w: io.MultiWriter(h, x), c: cnt}, f, make([]byte, 1<<20)); err != nil {
+	if _, err := io.CopyBuffer(countingWriter{w: io.MultiWriter(h, x), c: cnt}, ctxReader{ctx, f}, make([]byte, 1<<20)); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", e.Tar, err)
 	}
 	cnt.finish()
@@ -537,4 +543,17 @@ func (c *Cache) Lock(ctx context.Context, key string, waiting func()) (Lock, err
 		return nil, err
 	}
 	return lockKey(ctx, filepath.Join(c.Dir, "."+key+".lock"), waiting)
+}
+
+// ctxReader reads r until ctx ends: then its cause is the error of the next read.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if c.ctx.Err() != nil {
+		return 0, context.Cause(c.ctx)
+	}
+	return c.r.Read(p)
 }

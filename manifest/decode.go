@@ -1,12 +1,14 @@
 package manifest
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // nodeDecoder is implemented by field types with their own syntax (a mount as a string or a
@@ -18,7 +20,10 @@ type nodeDecoder interface {
 // decoder fills Go values from a Node tree strictly: unknown fields, wrong types and bad
 // scalars are problems; decoding continues after each one so that all are reported.
 type decoder struct {
-	p *problems
+	p   *problems
+	ctx context.Context // nil: never ends
+	n   int             // values decoded, to look at ctx every ctxEvery
+
 	// lenient: unknown mapping keys are collected instead of reported (catalog import).
 	unknown func(path string, key *Node)
 }
@@ -26,6 +31,9 @@ type decoder struct {
 var nodeDecoderType = reflect.TypeFor[nodeDecoder]()
 
 func (d *decoder) decode(n *Node, v reflect.Value, path string) {
+	if d.n++; d.n%ctxEvery == 0 && d.ctx != nil && d.ctx.Err() != nil {
+		return // Parse returns the context's cause
+	}
 	if _, ok := d.p.pos[path]; !ok {
 		d.p.pos[path] = n.Line
 	}
@@ -192,9 +200,13 @@ func (d *decoder) decodeStruct(n *Node, v reflect.Value, path string) {
 // suggest returns the allowed name closest to a misspelt one, if it is close.
 func suggest(got string, allowed []string) string {
 	best, bestD := "", math.MaxInt
+	runes := utf8.RuneCountInString(got)
 	for _, a := range allowed {
 		if strings.EqualFold(a, got) {
 			return a
+		}
+		if d := runes - utf8.RuneCountInString(a); d > 3 || d < -3 {
+			continue // at least that many edits apart (and a long key costs no quadratic distance)
 		}
 		if dd := distance(strings.ToLower(got), strings.ToLower(a)); dd < bestD {
 			best, bestD = a, dd

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Problem is one thing wrong with an input file, located as precisely as possible.
@@ -29,12 +30,37 @@ func (p Problem) String() string {
 	return b.String()
 }
 
+// MaxProblems is how many problems an Error keeps: the first ones, by line. The others are
+// only counted (Error.More), so that a file of a million mistakes costs neither a million
+// messages' memory nor a million lines of output.
+const MaxProblems = 100
+
 // Error is every problem found in one input, returned together so that a user fixes them
 // all in one round. It is an invalid-input error: the CLI exits 4 on it.
 type Error struct {
 	File     string
-	Kind     string // what the file is, for the message: "manifest" (default) or "catalog"
-	Problems []Problem
+	Kind     string    // what the file is, for the message: "manifest" (default) or "catalog"
+	Problems []Problem // at most MaxProblems when added with Add
+	More     int       // problems found beyond those kept
+}
+
+// Add records a problem, keeping the MaxProblems with the lowest lines (the first found
+// among those on one line) and counting the others in More.
+func (e *Error) Add(p Problem) {
+	e.Problems = append(e.Problems, p)
+	if len(e.Problems) >= 2*MaxProblems {
+		e.trim()
+	}
+}
+
+// trim sorts the problems by line (stably: on one line, in the order found) and keeps the
+// first MaxProblems.
+func (e *Error) trim() {
+	sort.SliceStable(e.Problems, func(i, j int) bool { return e.Problems[i].Line < e.Problems[j].Line })
+	if len(e.Problems) > MaxProblems {
+		e.More += len(e.Problems) - MaxProblems
+		e.Problems = e.Problems[:MaxProblems]
+	}
 }
 
 func (e *Error) Error() string {
@@ -43,14 +69,19 @@ func (e *Error) Error() string {
 	if kind == "" {
 		kind = "manifest"
 	}
-	if len(e.Problems) == 1 {
+	if len(e.Problems) == 1 && e.More == 0 {
 		fmt.Fprintf(&b, "invalid %s: %s", kind, e.Problems[0])
 		return b.String()
 	}
-	fmt.Fprintf(&b, "invalid %s %s: %d problems:", kind, e.File, len(e.Problems))
-	for _, p := range e.Problems {
+	shown := e.Problems[:min(len(e.Problems), MaxProblems)]
+	more := e.More + len(e.Problems) - len(shown)
+	fmt.Fprintf(&b, "invalid %s %s: %d problems:", kind, e.File, len(shown)+more)
+	for _, p := range shown {
 		b.WriteString("\n  ")
 		b.WriteString(p.String())
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "\n  … and %d more problems (the first %d are shown: fix them and run again)", more, len(shown))
 	}
 	return b.String()
 }
@@ -60,19 +91,40 @@ func (e *Error) InvalidInput() bool { return true }
 
 // problems collects problems for one file, remembering where every field path was written.
 type problems struct {
-	file string
-	list []Problem
-	pos  map[string]int // field path -> line
+	file  string
+	e     Error
+	paths map[string]bool // the field paths with a problem, also of those only counted
+	n     int             // problems recorded, also those only counted
+	pos   map[string]int  // field path -> line
 }
 
 func newProblems(file string) *problems {
-	return &problems{file: file, pos: map[string]int{}}
+	return &problems{file: file, e: Error{File: file}, paths: map[string]bool{}, pos: map[string]int{}}
 }
 
 // at records a problem at an explicit line.
 func (p *problems) at(line int, path, format string, args ...any) {
-	p.list = append(p.list, Problem{File: p.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
+	p.record(Problem{File: p.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
+
+func (p *problems) record(pr Problem) {
+	p.n++
+	p.paths[pr.Path] = true
+	p.e.Add(pr)
+}
+
+// merge records the problems of another input (an imported catalog's).
+func (p *problems) merge(e *Error) {
+	for _, pr := range e.Problems {
+		p.record(pr)
+	}
+	p.e.More += e.More
+	p.n += e.More
+}
+
+// count is how many problems were recorded (compared before and after a step, it says
+// whether the step found one).
+func (p *problems) count() int { return p.n }
 
 // add records a problem at the line where path (or its nearest written parent) was written,
 // unless path already has one: a value the decoder refused (a wrong type) is then absent,
@@ -102,28 +154,42 @@ func (p *problems) line(path string) int {
 }
 
 // has reports whether a problem was already recorded for path.
-func (p *problems) has(path string) bool {
-	for _, pr := range p.list {
-		if pr.Path == path {
-			return true
-		}
-	}
-	return false
-}
+func (p *problems) has(path string) bool { return p.paths[path] }
 
 func (p *problems) err() error {
-	if len(p.list) == 0 {
+	if p.n == 0 {
 		return nil
 	}
-	sort.SliceStable(p.list, func(i, j int) bool { return p.list[i].Line < p.list[j].Line })
-	return &Error{File: p.file, Problems: p.list}
+	e := p.e
+	e.trim()
+	return &e
 }
 
+// join is the field path of field under parent. A field written by the user (a key of env:)
+// is clipped (Clip): a path is for messages, and a 1 MiB key copied into the path of every
+// value under it would cost memory and time.
 func join(parent, field string) string {
+	field = Clip(field)
 	if parent == "" {
 		return field
 	}
 	return parent + "." + field
+}
+
+// maxPathField is the longest name Clip keeps whole, in bytes.
+const maxPathField = 100
+
+// Clip shortens a name a user wrote (a mapping key) for a field path or a message: at most
+// 100 bytes, cut at a character boundary and marked with "…".
+func Clip(s string) string {
+	if len(s) <= maxPathField {
+		return s
+	}
+	cut := maxPathField
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func index(parent string, i int) string { return fmt.Sprintf("%s[%d]", parent, i) }

@@ -1,6 +1,9 @@
 package manifest
 
-import "slices"
+import (
+	"strconv"
+	"strings"
+)
 
 // A job may run its benchmarks on several images: the manifest's image:, a benchmark's own
 // image:, or a MAD model's Dockerfile picked by GPU vendor. These helpers say which
@@ -34,21 +37,40 @@ type ImageUse struct {
 // finds.
 func (m *Manifest) Images(benches []Benchmark) []ImageUse {
 	var out []ImageUse
-next:
+	at := map[string]int{} // imageKey -> index in out: linear in the benchmarks, however many images
 	for _, b := range benches {
 		img := m.ImageOf(b)
-		for i := range out {
-			if sameImage(out[i].Image, img) {
-				out[i].Benchmarks = append(out[i].Benchmarks, b.Name)
-				continue next
-			}
+		k := imageKey(img)
+		if i, ok := at[k]; ok {
+			out[i].Benchmarks = append(out[i].Benchmarks, b.Name)
+			continue
 		}
+		at[k] = len(out)
 		out = append(out, ImageUse{Image: img, Benchmarks: []string{b.Name}})
 	}
 	return out
 }
 
-func sameImage(a, b Image) bool {
-	return a.Dockerfile == b.Dockerfile && a.Context == b.Context && a.Target == b.Target && a.Platform == b.Platform &&
-		a.Tag == b.Tag && a.Ref == b.Ref && a.Pull == b.Pull && a.PullSecret == b.PullSecret && slices.Equal(a.BuildArgs, b.BuildArgs)
+// imageKey is equal for two images exactly when all their settings are: every field,
+// written with its length so that no two different images give one key.
+func imageKey(i Image) string {
+	var b strings.Builder
+	field := func(s string) {
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	for _, s := range []string{i.Dockerfile, i.Context, i.Target, i.Platform, i.Tag, i.Ref, i.Pull, i.PullSecret} {
+		field(s)
+	}
+	for _, a := range i.BuildArgs {
+		field(a.Name)
+		field(a.Value)
+		if a.Secret {
+			b.WriteByte('s')
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
 }

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -31,6 +32,8 @@ type CatalogImport struct {
 	// Image is the manifest's image: when it names one (Given), it is every model's and no
 	// Dockerfile is picked; else its BuildArgs, Target and Platform apply to every model's.
 	Image Image
+	// Context is the manifest's load's (Options.Context): the import stops when it ends.
+	Context context.Context
 }
 
 // Options control Load.
@@ -39,6 +42,16 @@ type Options struct {
 	Lookup Lookup
 	// Catalog imports `models:`; nil makes a manifest with `models:` an error.
 	Catalog CatalogFunc
+	// Context stops the parse and the checks when it ends (a signal): Load then returns
+	// its cause. nil means never.
+	Context context.Context
+}
+
+func (o Options) context() context.Context {
+	if o.Context == nil {
+		return context.Background()
+	}
+	return o.Context
 }
 
 // Load reads, validates and resolves the manifest at path. It returns every problem found
@@ -63,7 +76,7 @@ func Load(path string, opts Options) (*Manifest, []string, error) {
 		return nil, nil, invalidFile(path, fmt.Sprintf("cannot read: %v", err))
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	data, err := ReadLimited(f, MaxFileSize)
 	if err != nil {
 		return nil, nil, invalidFile(path, fmt.Sprintf("cannot read: %v", err))
 	}
@@ -81,7 +94,8 @@ func Parse(name, abs string, data []byte, opts Options) (*Manifest, []string, er
 	default:
 		return nil, nil, invalidFile(name, fmt.Sprintf("unknown manifest extension %s (use .yaml, .yml or .json)", quote(ext)))
 	}
-	root, err := ParseDocument(name, data)
+	ctx := opts.context()
+	root, err := ParseDocumentContext(ctx, name, data)
 	if err != nil {
 		var pe *ParseError
 		if errors.As(err, &pe) {
@@ -96,14 +110,23 @@ func Parse(name, abs string, data []byte, opts Options) (*Manifest, []string, er
 		p.at(root.Line, "", "a manifest must be a mapping of fields (name, image, benchmarks, …), got %s", root.describe())
 		return nil, nil, p.err()
 	}
-	d := &decoder{p: p}
+	d := &decoder{p: p, ctx: ctx}
 	d.decode(root, reflect.ValueOf(&spec).Elem(), "")
+	if ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("checking %s: %w", name, cancelled(ctx))
+	}
 	lookup := opts.Lookup
 	if lookup == nil {
 		lookup = func(string) (string, bool) { return "", false }
 	}
-	r := &resolver{p: p, dir: filepath.Dir(abs), lookup: lookup, catalog: opts.Catalog}
+	r := &resolver{p: p, ctx: ctx, dir: filepath.Dir(abs), lookup: lookup, catalog: opts.Catalog}
 	m := r.resolve(&spec)
+	if r.more > 0 {
+		r.warnings = append(r.warnings, fmt.Sprintf("%s: … and %d more warnings", name, r.more))
+	}
+	if ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("checking %s: %w", name, cancelled(ctx))
+	}
 	if err := p.err(); err != nil {
 		return nil, r.warnings, err
 	}
@@ -115,10 +138,42 @@ func Parse(name, abs string, data []byte, opts Options) (*Manifest, []string, er
 
 // ParseDocument parses JSON (by a .json name) or YAML into a Node tree.
 func ParseDocument(name string, data []byte) (*Node, error) {
+	return ParseDocumentContext(context.Background(), name, data)
+}
+
+// ParseDocumentContext is ParseDocument that stops when ctx ends, returning its cause.
+// Whatever data holds, the parse keeps a bounded number of values (see the limits in
+// limits.go): a larger document is a *ParseError that says which limit it passed.
+func ParseDocumentContext(ctx context.Context, name string, data []byte) (*Node, error) {
 	if strings.EqualFold(filepath.Ext(name), ".json") {
-		return parseJSON(name, data)
+		return parseJSON(ctx, name, data)
 	}
-	return parseYAML(name, data)
+	return parseYAML(ctx, name, data)
+}
+
+// ReadLimited reads f to its end, at most limit+1 bytes (more than limit means too large:
+// the caller says so). The buffer is sized from the file's size, so that a file near the
+// limit costs its size once, not the several copies of a growing buffer.
+func ReadLimited(f *os.File, limit int64) ([]byte, error) {
+	size := int64(512)
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		size = min(st.Size(), limit) + 1
+	}
+	buf := make([]byte, 0, size)
+	for int64(len(buf)) <= limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // the file grew since the stat
+		}
+		n, err := f.Read(buf[len(buf):min(cap(buf), int(limit)+1)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 func invalidFile(name, msg string) error {

@@ -85,12 +85,20 @@ func (n *Node) describe() string {
 	return n.Value
 }
 
+// Quote renders a user value for a message: quoted, and shortened to 80 characters so that
+// junk input keeps messages readable (and small).
+func Quote(s string) string { return quote(s) }
+
 // quote renders a user value for a message, shortened so that junk input keeps messages readable.
 func quote(s string) string {
 	const max = 80
-	r := []rune(s)
-	if len(r) > max {
-		s = string(r[:max]) + "…"
+	n := 0
+	for i := range s { // not []rune(s): a value may be a MiB long
+		if n == max {
+			s = s[:i] + "…"
+			break
+		}
+		n++
 	}
 	return strconv.Quote(s)
 }

@@ -2,33 +2,33 @@ package manifest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"unicode/utf8"
 )
 
-// maxDepth bounds nesting so that hostile input cannot exhaust the stack.
-const maxDepth = 64
-
 type jsonParser struct {
-	file       string
-	dec        *json.Decoder
-	lineStarts []int
+	ctx   context.Context
+	file  string
+	data  []byte
+	dec   *json.Decoder
+	count int // values read (see maxNodes)
+	// The position of the last offset asked for: offsets are asked for in increasing
+	// order, so that finding a line costs the bytes since the last one (no table of every
+	// line start, which a file of 60 million newlines would make 480 MB).
+	at, atLine, atLineStart int
 }
 
-func parseJSON(file string, data []byte) (*Node, error) {
+func parseJSON(ctx context.Context, file string, data []byte) (*Node, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	p := &jsonParser{file: file, dec: json.NewDecoder(bytes.NewReader(data)), lineStarts: []int{0}}
-	for i, b := range data {
-		if b == '\n' {
-			p.lineStarts = append(p.lineStarts, i+1)
-		}
-	}
-	if !utf8.Valid(data) {
+	p := &jsonParser{ctx: ctx, file: file, data: data, dec: json.NewDecoder(bytes.NewReader(data)), atLine: 1}
+	if valid, err := validUTF8(ctx, data); err != nil {
+		return nil, err
+	} else if !valid {
 		off := 0
 		for off < len(data) {
 			r, size := utf8.DecodeRune(data[off:])
@@ -39,6 +39,15 @@ func parseJSON(file string, data []byte) (*Node, error) {
 		}
 		line, col := p.pos(int64(off))
 		return nil, &ParseError{File: file, Line: line, Col: col, Msg: "the file is not UTF-8 text (save it as UTF-8)"}
+	}
+	if off, size, blank, err := jsonTokens(ctx, data); err != nil {
+		return nil, err
+	} else if off >= 0 {
+		line, _ := p.pos(int64(off))
+		if blank {
+			return nil, tooMuchBlank(file, line, size)
+		}
+		return nil, tooLongValue(file, line, size)
 	}
 	p.dec.UseNumber()
 	n, err := p.value(0)
@@ -52,13 +61,19 @@ func parseJSON(file string, data []byte) (*Node, error) {
 	return n, nil
 }
 
-// pos turns a byte offset into a 1-based line and column.
+// pos turns a byte offset into a 1-based line and column (of bytes).
 func (p *jsonParser) pos(off int64) (int, int) {
-	i := sort.Search(len(p.lineStarts), func(i int) bool { return int64(p.lineStarts[i]) > off }) - 1
-	if i < 0 {
-		i = 0
+	o := min(max(int(off), 0), len(p.data))
+	if o < p.at { // an earlier offset (an error's): count from the start
+		p.at, p.atLine, p.atLineStart = 0, 1, 0
 	}
-	return i + 1, int(off) - p.lineStarts[i] + 1
+	seg := p.data[p.at:o]
+	if n := bytes.Count(seg, []byte{'\n'}); n > 0 {
+		p.atLine += n
+		p.atLineStart = p.at + bytes.LastIndexByte(seg, '\n') + 1
+	}
+	p.at = o
+	return p.atLine, o - p.atLineStart + 1
 }
 
 func (p *jsonParser) fail(err error) error {
@@ -81,6 +96,13 @@ func (p *jsonParser) value(depth int) (*Node, error) {
 	if depth > maxDepth {
 		line, _ := p.pos(p.dec.InputOffset())
 		return nil, &ParseError{File: p.file, Line: line, Msg: fmt.Sprintf("nested more than %d levels deep", maxDepth)}
+	}
+	if p.count++; p.count > maxNodes {
+		line, _ := p.pos(p.dec.InputOffset())
+		return nil, tooManyValues(p.file, line, valuesJSON)
+	}
+	if p.count%ctxEvery == 0 && p.ctx.Err() != nil {
+		return nil, cancelled(p.ctx)
 	}
 	tok, err := p.dec.Token()
 	if err != nil {
@@ -146,4 +168,24 @@ func (p *jsonParser) value(depth int) (*Node, error) {
 		n.Kind, n.Tag, n.Value = NullNode, TagNull, "null"
 	}
 	return n, nil
+}
+
+func isBlank(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
+
+// validUTF8 is utf8.Valid, a MiB at a time with a look at ctx between.
+func validUTF8(ctx context.Context, data []byte) (bool, error) {
+	for len(data) > 0 {
+		if ctx.Err() != nil {
+			return false, cancelled(ctx)
+		}
+		end := min(len(data), 1<<20)
+		for back := 0; back < utf8.UTFMax-1 && end < len(data) && !utf8.RuneStart(data[end]); back++ {
+			end-- // cut before a character, not inside it (a byte that no cut helps is invalid in the next piece)
+		}
+		if !utf8.Valid(data[:end]) {
+			return false, nil
+		}
+		data = data[end:]
+	}
+	return true, nil
 }

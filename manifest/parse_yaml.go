@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,17 +13,15 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// maxNodes bounds alias expansion ("billion laughs").
-const maxNodes = 200000
-
 var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
 type yamlConverter struct {
+	ctx   context.Context
 	file  string
 	count int
 }
 
-func parseYAML(file string, data []byte) (n *Node, err error) {
+func parseYAML(ctx context.Context, file string, data []byte) (n *Node, err error) {
 	// yaml.v3 can panic on some pathological inputs; a manifest must never crash benchctl.
 	defer func() {
 		if r := recover(); r != nil {
@@ -30,9 +29,17 @@ func parseYAML(file string, data []byte) (n *Node, err error) {
 		}
 	}()
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if off, err := yamlMarks(ctx, data, maxYAMLMarks); err != nil {
+		return nil, err
+	} else if off >= 0 {
+		return nil, tooManyValues(file, 1+bytes.Count(data[:off], []byte{'\n'}), valuesMarks)
+	}
+	dec := yaml.NewDecoder(ctxReader{ctx: ctx, r: bytes.NewReader(data)})
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
+		if ctx.Err() != nil {
+			return nil, cancelled(ctx)
+		}
 		if err == io.EOF {
 			return nil, &ParseError{File: file, Msg: "the document is empty"}
 		}
@@ -40,13 +47,16 @@ func parseYAML(file string, data []byte) (n *Node, err error) {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
+		if ctx.Err() != nil {
+			return nil, cancelled(ctx)
+		}
 		line := extra.Line
 		if err != nil {
 			return nil, yamlError(file, err)
 		}
 		return nil, &ParseError{File: file, Line: line, Msg: "more than one YAML document (remove the second '---')"}
 	}
-	c := &yamlConverter{file: file}
+	c := &yamlConverter{ctx: ctx, file: file}
 	return c.convert(&doc, 0)
 }
 
@@ -67,7 +77,10 @@ func yamlError(file string, err error) error {
 func (c *yamlConverter) convert(y *yaml.Node, depth int) (*Node, error) {
 	c.count++
 	if c.count > maxNodes {
-		return nil, &ParseError{File: c.file, Line: y.Line, Msg: fmt.Sprintf("more than %d values (alias expansion?)", maxNodes)}
+		return nil, tooManyValues(c.file, y.Line, valuesYAML)
+	}
+	if c.count%ctxEvery == 0 && c.ctx.Err() != nil {
+		return nil, cancelled(c.ctx)
 	}
 	if depth > maxDepth {
 		return nil, &ParseError{File: c.file, Line: y.Line, Msg: fmt.Sprintf("nested more than %d levels deep", maxDepth)}
@@ -92,6 +105,9 @@ func (c *yamlConverter) convert(y *yaml.Node, depth int) (*Node, error) {
 		cp.Line, cp.Col = y.Line, y.Column
 		return &cp, nil
 	case yaml.ScalarNode:
+		if len(y.Value) > maxScalar {
+			return nil, tooLongValue(c.file, y.Line, len(y.Value))
+		}
 		n.Kind, n.Value = ScalarNode, y.Value
 		switch y.ShortTag() {
 		case "!!int":
@@ -141,6 +157,9 @@ func (c *yamlConverter) convert(y *yaml.Node, depth int) (*Node, error) {
 			}
 			if ky.Kind != yaml.ScalarNode {
 				return nil, &ParseError{File: c.file, Line: ky.Line, Col: ky.Column, Msg: "a mapping key must be a plain string"}
+			}
+			if len(ky.Value) > maxScalar {
+				return nil, tooLongValue(c.file, ky.Line, len(ky.Value))
 			}
 			v, err := c.convert(vy, depth+1)
 			if err != nil {

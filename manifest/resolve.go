@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path"
@@ -31,14 +32,24 @@ const ReservedMountRoot = "/benchctl"
 
 type resolver struct {
 	p        *problems
+	ctx      context.Context
 	dir      string
 	lookup   Lookup
 	catalog  CatalogFunc
 	secrets  map[string]bool
 	warnings []string
+	more     int // warnings beyond MaxProblems, only counted
+	// missing caches whether a mount source exists: every catalog model with run options
+	// resolves the manifest's mounts again, and a stat each time made that models × mounts
+	// stats.
+	missing map[string]bool
 }
 
 func (r *resolver) warn(path, format string, args ...any) {
+	if len(r.warnings) >= MaxProblems {
+		r.more++
+		return
+	}
 	pr := Problem{File: r.p.file, Line: r.p.line(path), Path: path}
 	pr.Msg = fmt.Sprintf(format, args...)
 	r.warnings = append(r.warnings, pr.String())
@@ -185,8 +196,8 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	if len(s.Benchmarks) == 0 && s.Models == nil {
 		r.p.add("benchmarks", "is required: list at least one benchmark (name and command), or import some with models: {catalog, tags}")
 	}
-	if m.Models != nil && r.catalog != nil && len(r.p.list) == 0 {
-		imp := CatalogImport{Models: *m.Models, Vendor: m.GPU.Vendor, Image: m.Image}
+	if m.Models != nil && r.catalog != nil && r.p.count() == 0 {
+		imp := CatalogImport{Models: *m.Models, Vendor: m.GPU.Vendor, Image: m.Image, Context: r.ctx}
 		if m.Models.GPUVendor != "" {
 			imp.Vendor = m.Models.GPUVendor
 		}
@@ -194,7 +205,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		r.warnings = append(r.warnings, warns...)
 		if err != nil {
 			if e, ok := err.(*Error); ok {
-				r.p.list = append(r.p.list, e.Problems...)
+				r.p.merge(e)
 			} else {
 				r.p.add("models.catalog", "%v", err)
 			}
@@ -203,7 +214,10 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		for _, b := range m.Benchmarks {
 			seen[b.Name] = true
 		}
-		for _, b := range bs {
+		for i, b := range bs {
+			if i%ctxEvery == 0 && r.ctx.Err() != nil {
+				break // Parse returns the context's cause
+			}
 			if seen[b.Name] {
 				r.p.add("models", "the catalog's model %s has the same name as a benchmark of the manifest (rename one)", quote(b.Name))
 				continue
@@ -432,7 +446,7 @@ func (r *resolver) gpu(s GPUSpec) GPU {
 func (r *resolver) env(base string, in map[string]string) []EnvVar {
 	var out []EnvVar
 	for _, k := range sortedKeys(in) {
-		fp := base + "." + k
+		fp := join(base, k)
 		if !varNameRE.MatchString(k) {
 			r.p.add(fp, "%s is not an environment variable name (letters, digits and _, not starting with a digit)", quote(k))
 			continue

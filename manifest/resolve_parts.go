@@ -36,6 +36,7 @@ func checkReference(s string, allowDigest bool) error {
 func (r *resolver) mounts(in []MountSpec) []Mount {
 	var out []Mount
 	from := map[string]int{} // target -> index in in
+	kept := map[string]int{} // target -> index in out
 	for i, ms := range in {
 		fp := index("mounts", i)
 		if ms.Source == "" {
@@ -72,7 +73,7 @@ func (r *resolver) mounts(in []MountSpec) []Mount {
 		}
 		m := Mount{Source: r.abs(src), Target: tgt, ReadOnly: ms.ReadOnly}
 		if j, dup := from[tgt]; dup {
-			prev := out[indexOf(out, tgt)]
+			prev := out[kept[tgt]]
 			if prev.Source == m.Source && prev.ReadOnly == m.ReadOnly {
 				continue // the same mount twice: merged
 			}
@@ -83,8 +84,8 @@ func (r *resolver) mounts(in []MountSpec) []Mount {
 			}
 			continue
 		}
-		from[tgt] = i
-		if _, err := os.Stat(m.Source); err != nil {
+		from[tgt], kept[tgt] = i, len(out)
+		if r.sourceMissing(m.Source) {
 			r.warn(fp, "source %s does not exist on this machine (it must exist on every node that runs the benchmark)", m.Source)
 		}
 		out = append(out, m)
@@ -92,13 +93,18 @@ func (r *resolver) mounts(in []MountSpec) []Mount {
 	return out
 }
 
-func indexOf(ms []Mount, target string) int {
-	for i, m := range ms {
-		if m.Target == target {
-			return i
-		}
+// sourceMissing reports whether a mount source does not exist here (looked up once a path).
+func (r *resolver) sourceMissing(p string) bool {
+	if r.missing == nil {
+		r.missing = map[string]bool{}
 	}
-	return -1
+	miss, ok := r.missing[p]
+	if !ok {
+		_, err := os.Stat(p)
+		miss = err != nil
+		r.missing[p] = miss
+	}
+	return miss
 }
 
 func (r *resolver) container(s ContainerSpec) Container {
@@ -194,6 +200,9 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 	var out []Benchmark
 	seen := map[string]int{}
 	for i, s := range in {
+		if i%ctxEvery == 0 && r.ctx.Err() != nil {
+			return out
+		}
 		fp := index("benchmarks", i)
 		b := Benchmark{Name: s.Name, Workdir: s.Workdir, Results: s.Results, Tags: s.Tags, Timeout: Duration(DefaultTimeout)}
 		switch {

@@ -292,7 +292,7 @@ func (r *resolver) modelOptions(s *Spec, m *Manifest, b *Benchmark) {
 		own.Env[k] = v
 	}
 	own.Mounts = append([]MountSpec(nil), s.Mounts...)
-	before := len(r.p.list)
+	before := r.p.count()
 	r.mergeOptions(&own, o, fp, 0)
 	c := r.container(own.Container)
 	c.SecurityOpt = append(append([]string(nil), m.Container.SecurityOpt...), o.SecurityOpt...)
@@ -308,7 +308,7 @@ func (r *resolver) modelOptions(s *Spec, m *Manifest, b *Benchmark) {
 		}
 	}
 	extraEnv := r.env(fp+" -e", env)
-	if len(r.p.list) > before {
+	if r.p.count() > before {
 		return
 	}
 	b.Container, b.Mounts = &c, mounts

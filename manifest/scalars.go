@@ -128,9 +128,9 @@ func (u *Ulimit) decodeNode(d *decoder, n *Node, path string) {
 			Soft *int64 `json:"soft"`
 			Hard *int64 `json:"hard"`
 		}
-		before := len(d.p.list)
+		before := d.p.count()
 		d.decodeStruct(n, reflectValue(&raw), path)
-		if len(d.p.list) > before {
+		if d.p.count() > before {
 			return
 		}
 		if raw.Soft == nil || raw.Hard == nil {
@@ -203,9 +203,9 @@ func (m *MountSpec) decodeNode(d *decoder, n *Node, path string) {
 			Target   string `json:"target"`
 			ReadOnly bool   `json:"readOnly"`
 		}
-		before := len(d.p.list)
+		before := d.p.count()
 		d.decodeStruct(n, reflectValue(&raw), path)
-		if len(d.p.list) > before {
+		if d.p.count() > before {
 			return
 		}
 		if raw.Source == "" || raw.Target == "" {

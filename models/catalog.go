@@ -1,11 +1,11 @@
 package models
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/benchctl/benchctl/internal/safefile"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -44,7 +44,8 @@ type Model struct {
 type Catalog struct {
 	Path     string
 	Models   []Model
-	Warnings []string
+	Warnings []string // at most manifest.MaxProblems, and a line that counts the others
+	more     int
 }
 
 var known = map[string]bool{"name": true, "url": true, "dockerfile": true, "scripts": true, "n_gpus": true,
@@ -55,7 +56,13 @@ var known = map[string]bool{"name": true, "url": true, "dockerfile": true, "scri
 
 // Load reads a MAD-style catalog: a JSON list of model objects. Problems are returned
 // together as a *manifest.Error, located by line; unknown keys are kept, with a warning.
-func Load(path string) (*Catalog, error) {
+func Load(path string) (*Catalog, error) { return LoadContext(context.Background(), path) }
+
+// LoadContext is Load that stops when ctx ends, returning its cause. Any file within
+// MaxCatalogSize is read in bounded memory: the parse keeps a bounded number of values
+// (manifest.ParseDocumentContext), and at most manifest.MaxProblems problems and as many
+// warnings are kept (the others are counted).
+func LoadContext(ctx context.Context, path string) (*Catalog, error) {
 	f, err := safefile.Open(path) // a FIFO is refused, never read (it could block forever)
 	if err != nil {
 		var nr *safefile.NotRegularError
@@ -68,14 +75,15 @@ func Load(path string) (*Catalog, error) {
 		return nil, catalogError(path, 0, fmt.Sprintf("cannot read: %v", err))
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxCatalogSize+1))
+	data, err := manifest.ReadLimited(f, MaxCatalogSize)
 	if err != nil {
 		return nil, catalogError(path, 0, fmt.Sprintf("cannot read: %v", err))
 	}
 	if len(data) > MaxCatalogSize {
 		return nil, catalogError(path, 0, fmt.Sprintf("is larger than %d MiB", MaxCatalogSize>>20))
 	}
-	root, err := manifest.ParseDocument("catalog.json", data) // JSON whatever the file's name
+	root, err := manifest.ParseDocumentContext(ctx, "catalog.json", data) // JSON whatever the file's name
+	data = nil                                                            // the tree holds what is needed
 	if err != nil {
 		var pe *manifest.ParseError
 		if errors.As(err, &pe) {
@@ -86,7 +94,7 @@ func Load(path string) (*Catalog, error) {
 	c := &Catalog{Path: path}
 	e := &manifest.Error{File: path, Kind: "catalog"}
 	add := func(line int, fp, format string, args ...any) {
-		e.Problems = append(e.Problems, manifest.Problem{File: path, Line: line, Path: fp, Msg: fmt.Sprintf(format, args...)})
+		e.Add(manifest.Problem{File: path, Line: line, Path: fp, Msg: fmt.Sprintf(format, args...)})
 	}
 	if root.Kind != manifest.SeqNode {
 		add(root.Line, "", "a catalog must be a JSON list of models, got %s", root.Kind)
@@ -94,6 +102,9 @@ func Load(path string) (*Catalog, error) {
 	}
 	seen := map[string]int{}
 	for i, it := range root.Items {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return nil, fmt.Errorf("reading the catalog %s: %w", path, context.Cause(ctx))
+		}
 		fp := fmt.Sprintf("[%d]", i)
 		if it.Kind != manifest.MapNode {
 			add(it.Line, fp, "a model must be an object, got %s", it.Kind)
@@ -104,7 +115,7 @@ func Load(path string) (*Catalog, error) {
 		case m.Name == "":
 			add(it.Line, fp+".name", "is required")
 		case !manifest.ValidBenchmarkName(m.Name):
-			add(it.Line, fp+".name", "%q is not usable as a benchmark name (letters, digits, '.', '_', '-')", m.Name)
+			add(it.Line, fp+".name", "%s is not usable as a benchmark name (letters, digits, '.', '_', '-')", manifest.Quote(m.Name))
 		default:
 			if j, dup := seen[m.Name]; dup {
 				add(it.Line, fp+".name", "%q is already the name of model [%d]", m.Name, j)
@@ -119,12 +130,12 @@ func Load(path string) (*Catalog, error) {
 			if clean, ok := manifest.CleanResultsPath(m.MultipleResults); ok {
 				m.MultipleResults = clean
 			} else {
-				add(it.Line, fp+".multiple_results", "%q must be a file name relative to the output folder (e.g. perf.csv)", m.MultipleResults)
+				add(it.Line, fp+".multiple_results", "%s must be a file name relative to the output folder (e.g. perf.csv)", manifest.Quote(m.MultipleResults))
 			}
 		}
 		for j, t := range m.Tags {
 			if !manifest.ValidTag(t) {
-				add(it.Line, fmt.Sprintf("%s.tags[%d]", fp, j), "%q is not a tag (no spaces or commas)", t)
+				add(it.Line, fmt.Sprintf("%s.tags[%d]", fp, j), "%s is not a tag (no spaces or commas)", manifest.Quote(t))
 			}
 		}
 		c.Models = append(c.Models, m)
@@ -132,7 +143,19 @@ func Load(path string) (*Catalog, error) {
 	if len(e.Problems) > 0 {
 		return nil, e
 	}
+	if c.more > 0 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: … and %d more warnings", path, c.more))
+	}
 	return c, nil
+}
+
+// warn records a warning, keeping the first manifest.MaxProblems.
+func (c *Catalog) warn(format string, args ...any) {
+	if len(c.Warnings) >= manifest.MaxProblems {
+		c.more++
+		return
+	}
+	c.Warnings = append(c.Warnings, fmt.Sprintf(format, args...))
 }
 
 type addFunc func(line int, fp, format string, args ...any)
@@ -142,13 +165,13 @@ func (c *Catalog) model(it *manifest.Node, fp string, add addFunc) Model {
 	m := Model{Line: it.Line}
 	for k, key := range it.Keys {
 		v := it.Items[k]
-		kp := fp + "." + key.Value
+		kp := fp + "." + manifest.Clip(key.Value)
 		if !known[key.Value] {
 			if m.Extra == nil {
 				m.Extra = map[string]string{}
 			}
 			m.Extra[key.Value] = nodeJSON(v)
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s:%d: %s: unknown key kept as metadata (benchctl does not use it)", c.Path, key.Line, kp))
+			c.warn("%s:%d: %s: unknown key kept as metadata (benchctl does not use it)", c.Path, key.Line, kp)
 			continue
 		}
 		switch key.Value {
@@ -165,7 +188,7 @@ func (c *Catalog) model(it *manifest.Node, fp string, add addFunc) Model {
 		case "timeout":
 			t, ok := timeoutValue(v)
 			if !ok {
-				add(v.Line, kp, "must be a number of seconds up to a year (-1 or 0 for the default), got %q", v.Value)
+				add(v.Line, kp, "must be a number of seconds up to a year (-1 or 0 for the default), got %s", manifest.Quote(v.Value))
 			}
 			m.Timeout = t
 		case "log_error_pattern_scan":
@@ -174,7 +197,7 @@ func (c *Catalog) model(it *manifest.Node, fp string, add addFunc) Model {
 			case "false", "0", "no":
 				m.NoLogScan = v.Kind == manifest.ScalarNode
 			default:
-				add(v.Line, kp, "must be true or false, got %q", v.Value)
+				add(v.Line, kp, "must be true or false, got %s", manifest.Quote(v.Value))
 			}
 		case "log_error_patterns", "log_error_benign_patterns":
 			list, msg := patternList(v)
@@ -192,7 +215,7 @@ func (c *Catalog) model(it *manifest.Node, fp string, add addFunc) Model {
 			if v.Kind != manifest.ScalarNode {
 				add(v.Line, kp, "must be a number as a string, e.g. \"8\" or \"-1\"")
 			} else if n, err := strconv.Atoi(v.Value); err != nil || n < -1 {
-				add(v.Line, kp, "%q is not a GPU count (\"-1\" means all)", v.Value)
+				add(v.Line, kp, "%s is not a GPU count (\"-1\" means all)", manifest.Quote(v.Value))
 			}
 			m.NGPUs = v.Value
 		default:

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -16,17 +17,14 @@ import (
 // is not in the catalog is an error; a tag that selects nothing is a warning.
 func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
 	var warnings []string
+	have := make(map[string]bool, len(c.Models))
+	for _, m := range c.Models {
+		have[m.Name] = true
+	}
 	want := map[string]bool{}
 	for _, n := range names {
-		found := false
-		for _, m := range c.Models {
-			if m.Name == n {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return nil, warnings, fmt.Errorf("model %q is not in %s", n, c.Path)
+		if !have[n] {
+			return nil, warnings, fmt.Errorf("model %s is not in %s", manifest.Quote(n), c.Path)
 		}
 		want[n] = true
 	}
@@ -54,9 +52,13 @@ func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
 			out = append(out, m)
 		}
 	}
+	var known string // the catalog's tags, for the warnings: at most 50 named
 	for _, t := range tags {
 		if t != "all" && !used[t] {
-			warnings = append(warnings, fmt.Sprintf("%s: tag %q selects no model (tags in the catalog: %s)", c.Path, t, strings.Join(c.AllTags(), ", ")))
+			if known == "" {
+				known = listSome(c.AllTags(), 50)
+			}
+			warnings = append(warnings, fmt.Sprintf("%s: tag %s selects no model (tags in the catalog: %s)", c.Path, manifest.Quote(t), known))
 		}
 	}
 	return out, warnings, nil
@@ -117,7 +119,11 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 // resolved by the GPU vendor (ResolveDockerfile), built in the catalog's docker/ folder
 // with the manifest's build args, as madengine builds it.
 func Importer(sel manifest.CatalogImport) ([]manifest.Benchmark, []string, error) {
-	c, err := Load(sel.Catalog)
+	ctx := sel.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, err := LoadContext(ctx, sel.Catalog)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -128,30 +134,61 @@ func Importer(sel manifest.CatalogImport) ([]manifest.Benchmark, []string, error
 		return nil, warnings, err
 	}
 	var out []manifest.Benchmark
-	var problems []manifest.Problem
-	for _, m := range picked {
+	problems := &manifest.Error{File: c.Path, Kind: "catalog"}
+	shell := 0 // models whose args hold shell characters
+	type imageResult struct {
+		img *manifest.Image
+		err error
+	}
+	images := map[string]imageResult{} // by dockerfile prefix
+	for i, m := range picked {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return nil, warnings, fmt.Errorf("importing from %s: %w", c.Path, context.Cause(ctx))
+		}
 		b, err := m.Benchmark(c.Path)
 		if err != nil {
-			problems = append(problems, manifest.Problem{File: c.Path, Line: m.Line, Path: m.Name, Msg: err.Error()})
+			problems.Add(manifest.Problem{File: c.Path, Line: m.Line, Path: m.Name, Msg: err.Error()})
 			continue
 		}
 		if !sel.Image.Given() {
-			img, err := c.image(m, sel)
+			r, done := images[m.Dockerfile]
+			if !done { // models share Dockerfiles: each is looked for and read once
+				r.img, r.err = c.image(m, sel)
+				images[m.Dockerfile] = r
+			}
+			img, err := r.img, r.err
+			if img != nil {
+				cp := *img // each benchmark its own
+				img = &cp
+			}
 			if err != nil {
-				problems = append(problems, manifest.Problem{File: c.Path, Line: m.Line, Path: m.Name + ".dockerfile", Msg: err.Error()})
+				problems.Add(manifest.Problem{File: c.Path, Line: m.Line, Path: m.Name + ".dockerfile", Msg: err.Error()})
 				continue
 			}
 			b.Image = img
 		}
 		if strings.ContainsAny(m.Args, "$`;|&<>") {
-			warnings = append(warnings, fmt.Sprintf("%s:%d: %s: args %q contain shell characters; benchctl runs no shell, so they are passed literally", c.Path, m.Line, m.Name, m.Args))
+			if shell++; shell <= manifest.MaxProblems {
+				warnings = append(warnings, fmt.Sprintf("%s:%d: %s: args %s contain shell characters; benchctl runs no shell, so they are passed literally", c.Path, m.Line, m.Name, manifest.Quote(m.Args)))
+			}
 		}
 		out = append(out, b)
 	}
-	if len(problems) > 0 {
-		return nil, warnings, &manifest.Error{File: c.Path, Kind: "catalog", Problems: problems}
+	if shell > manifest.MaxProblems {
+		warnings = append(warnings, fmt.Sprintf("%s: … and %d more models whose args contain shell characters", c.Path, shell-manifest.MaxProblems))
+	}
+	if len(problems.Problems) > 0 {
+		return nil, warnings, problems
 	}
 	return out, warnings, nil
+}
+
+// listSome joins the first n of list, and says how many there are when it leaves some out.
+func listSome(list []string, n int) string {
+	if len(list) <= n {
+		return strings.Join(list, ", ")
+	}
+	return fmt.Sprintf("%s, … (%d in all)", strings.Join(list[:n], ", "), len(list))
 }
 
 // image is a model's own image: its Dockerfile for the job's GPU vendor, built in the
@@ -183,5 +220,11 @@ func (c *Catalog) image(m Model, sel manifest.CatalogImport) (*manifest.Image, e
 
 // LoadManifest loads a manifest with catalog import wired in: what every command uses.
 func LoadManifest(file string, lookup manifest.Lookup) (*manifest.Manifest, []string, error) {
-	return manifest.Load(file, manifest.Options{Lookup: lookup, Catalog: Importer})
+	return LoadManifestContext(context.Background(), file, lookup)
+}
+
+// LoadManifestContext is LoadManifest that stops when ctx ends (a signal), returning its
+// cause.
+func LoadManifestContext(ctx context.Context, file string, lookup manifest.Lookup) (*manifest.Manifest, []string, error) {
+	return manifest.Load(file, manifest.Options{Lookup: lookup, Catalog: Importer, Context: ctx})
 }

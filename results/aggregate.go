@@ -107,6 +107,9 @@ func (a *aggregator) stream(ctx context.Context) error {
 		wg.Go(func() {
 			var fr safefile.Reader
 			for name := range names {
+				if ctx.Err() != nil {
+					continue // stopped: drain the names, read no more nodes
+				}
 				out <- loadNode(ctx, &fr, a.dir, name, a.specs)
 			}
 		})

@@ -226,7 +226,7 @@ func parseStream(ctx context.Context, name string, in io.Reader, needPerformance
 			return nil, err
 		}
 		total++
-		if total%4096 == 0 && ctx.Err() != nil {
+		if total%1024 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if full {

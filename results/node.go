@@ -68,6 +68,9 @@ func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name str
 	}
 	nd.benches = make([]nodeBench, len(specs))
 	for i, sp := range specs {
+		if ctx.Err() != nil {
+			break // stopped: the aggregate is dropped
+		}
 		nd.benches[i] = loadBench(ctx, fr, dir, name, sp, st)
 	}
 	return nd

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"context"
+
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/models"
@@ -12,6 +14,12 @@ import (
 // reported now rather than when the build starts. Warnings are for the caller to show.
 func LoadManifest(path string, lookup func(string) (string, bool)) (*manifest.Manifest, []string, error) {
 	return checked(models.LoadManifest(path, lookup))
+}
+
+// LoadManifestContext is LoadManifest that stops when ctx ends (a signal), returning its
+// cause.
+func LoadManifestContext(ctx context.Context, path string, lookup func(string) (string, bool)) (*manifest.Manifest, []string, error) {
+	return checked(models.LoadManifestContext(ctx, path, lookup))
 }
 
 // LoadCheckout is LoadManifest for a MAD checkout run without a manifest (run or build

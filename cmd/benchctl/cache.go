@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -142,7 +143,10 @@ Exit 1 if any entry was damaged.`,
 			var checked []verified
 			for _, k := range keys {
 				v := verified{Key: k, OK: true}
-				if _, err := c.Verify(k, pp.Func()); err != nil {
+				if _, err := c.VerifyContext(cmd.Context(), k, pp.Func()); err != nil {
+					if errors.Is(err, context.Canceled) {
+						return err // stopped: not a verdict on the entry
+					}
 					bad++
 					v.OK, v.Error = false, err.Error()
 				}

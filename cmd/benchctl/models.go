@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -51,7 +52,7 @@ the tags (a model's name also works as a tag; "all" lists everything).`,
 			if opts.catalog == "" {
 				return usagef("give the catalog: benchctl models list --catalog models.json", "--catalog is required")
 			}
-			return modelsListRun(io, opts)
+			return modelsListRun(cmd.Context(), io, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.catalog, "catalog", "", "models.json catalog file")
@@ -80,8 +81,8 @@ type modelRow struct {
 	Warnings        []string `json:"-"`
 }
 
-func modelsListRun(io streams, opts *modelsListOptions) error {
-	c, err := models.Load(opts.catalog)
+func modelsListRun(ctx context.Context, io streams, opts *modelsListOptions) error {
+	c, err := models.LoadContext(ctx, opts.catalog)
 	if err != nil {
 		return err
 	}
@@ -100,7 +101,10 @@ func modelsListRun(io streams, opts *modelsListOptions) error {
 		}
 	}
 	rows := make([]modelRow, 0, len(list))
-	for _, m := range list {
+	for i, m := range list {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("listing %s: %w", c.Path, context.Cause(ctx))
+		}
 		b, err := m.Benchmark(c.Path)
 		if err != nil {
 			return fmt.Errorf("%s:%d: %s: %w", c.Path, m.Line, m.Name, err)

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/spf13/cobra"
 )
 
@@ -29,7 +31,10 @@ func Execute(ctx context.Context, args []string, io streams) int {
 		// cobra failed before a command ran: unknown command, wrong arguments.
 		err = &usageError{msg: err.Error(), hint: "run 'benchctl --help' or 'benchctl COMMAND --help'"}
 	}
-	code := exitCode(err)
+	if se := exitcode.Interrupted(ctx, err); se != nil && !errors.As(err, new(*exitcode.SignalError)) {
+		err = fmt.Errorf("%w: %w", se, err) // say which signal stopped it
+	}
+	code := exitcode.OfContext(ctx, err)
 	if logFormatOf(root, args) == "json" {
 		printErrorJSON(io.err, err, code, time.Now())
 	} else {

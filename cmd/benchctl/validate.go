@@ -1,7 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/benchctl/benchctl/runner"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -31,7 +36,7 @@ validate prints a manifest, not a table) or, with -o json, as JSON.`,
 			if opts.manifest == "" {
 				return usagef("give the manifest to check: benchctl validate --manifest m.yaml", "--manifest is required")
 			}
-			return validateRun(io, opts)
+			return validateRun(cmd.Context(), io, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.manifest, "manifest", "m", "", "manifest file (.yaml, .yml or .json)")
@@ -40,8 +45,11 @@ validate prints a manifest, not a table) or, with -o json, as JSON.`,
 	return cmd
 }
 
-func validateRun(io streams, opts *validateOptions) error {
-	m, err := loadManifest(opts.manifest)
+func validateRun(ctx context.Context, io streams, opts *validateOptions) error {
+	m, warnings, err := runner.LoadManifestContext(ctx, opts.manifest, os.LookupEnv)
+	for _, w := range warnings {
+		slog.Warn(w)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,10 @@
 package exitcode
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"testing"
 )
 
@@ -32,5 +34,36 @@ func TestOf(t *testing.T) {
 		if got := Of(c.err); got != c.want {
 			t.Errorf("Of(%v) = %d, want %d", c.err, got, c.want)
 		}
+	}
+}
+
+func TestSignalCodes(t *testing.T) {
+	sigint := &SignalError{Signal: syscall.SIGINT}
+	sigterm := &SignalError{Signal: syscall.SIGTERM}
+	cancelled := func(cause error) context.Context {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(cause)
+		return ctx
+	}
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want int
+	}{
+		{"SIGINT", cancelled(sigint), fmt.Errorf("validating m.yaml: %w", context.Canceled), 130},
+		{"SIGTERM", cancelled(sigterm), fmt.Errorf("hashing: %w", context.Canceled), 143},
+		{"the cause itself", context.Background(), fmt.Errorf("reading: %w", sigterm), 143},
+		{"own code kept", cancelled(sigterm), fmt.Errorf("%w: %w", coded(3), context.Canceled), 3},
+		{"not a cancellation", cancelled(sigterm), coded(3), 3},
+		{"plain cancel", cancelled(context.Canceled), context.Canceled, Failure},
+		{"no signal", context.Background(), errors.New("x"), Failure},
+	} {
+		if got := OfContext(c.ctx, c.err); got != c.want {
+			t.Errorf("%s: OfContext(%v) = %d, want %d", c.name, c.err, got, c.want)
+		}
+	}
+	if !errors.Is(sigterm, context.Canceled) || sigterm.Error() != "interrupted by SIGTERM" {
+		t.Errorf("%v is not a cancellation", sigterm)
 	}
 }
