@@ -210,8 +210,8 @@ func (n *NodeFolder) ReadStatus() (*Status, time.Time, error) {
 		return nil, mod, err
 	}
 	var s Status
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, mod, fmt.Errorf("reading %s: %w", n.Status(), err)
+	if err := decodeFile(n.Status(), data, &s); err != nil {
+		return nil, mod, err
 	}
 	return &s, mod, nil
 }

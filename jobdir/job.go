@@ -191,8 +191,8 @@ func ReadJob(path string) (*Job, error) {
 		return nil, err
 	}
 	var j Job
-	if err := json.Unmarshal(data, &j); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+	if err := decodeFile(path, data, &j); err != nil {
+		return nil, err
 	}
 	return &j, nil
 }

@@ -147,8 +147,8 @@ func ReadStatusWith(r *safefile.Reader, path string) (*Status, error) {
 		return nil, err
 	}
 	var s Status
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+	if err := decodeFile(path, data, &s); err != nil {
+		return nil, err
 	}
 	return &s, nil
 }

@@ -1,0 +1,26 @@
+package jobdir
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/benchctl/benchctl/internal/jsonlimit"
+)
+
+// fileLimits bound what decoding a status.json or job.json may cost, beyond their 16 MiB
+// size cap: a node's status of a thousand benchmarks is a few tens of thousands of values,
+// and job.json's manifest snapshot is bounded by the manifest's own limit (200,000 values,
+// 64 levels), so these leave room while keeping a planted file of millions of tiny values
+// (16 MiB of `{},` took 4.3 GB to decode) to about 100 MiB.
+var fileLimits = jsonlimit.Limits{Marks: 500_000, Depth: 128}
+
+// decodeFile decodes data read from path into v, within fileLimits.
+func decodeFile(path string, data []byte, v any) error {
+	if err := jsonlimit.Check(data, fileLimits); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	return nil
+}
