@@ -1,0 +1,76 @@
+package jobchan
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/benchctl/benchctl/internal/admit/admittest"
+)
+
+// floodIdle and floodDrip are the strangers held against a listener: silent connections,
+// and slow ones that send a byte a second; each reconnects as soon as it is dropped.
+const floodIdle, floodDrip = 2000, 200
+
+// joiners is how many workers join, one after the other, while the strangers are held.
+const joiners = 6
+
+// A worker joins rank 0 within a second (asserted: 3 s, for -race on a loaded machine) while
+// 2,000 silent and 200 slow connections, from the worker's own address, are held against
+// rank 0 and reconnect as soon as they are dropped. (Before: rank 0 served 64 handshakes
+// at a time for 3 s each, the rest waited in the kernel's queue, and the worker's 10 s
+// hello deadline ran out.)
+func TestJoinWhileStrangersHoldConnections(t *testing.T) {
+	if limit := raiseFileLimit(); limit < 2*(floodIdle+floodDrip)+512 {
+		t.Fatalf("needs %d open files, the limit is %d (raise ulimit -n)", 2*(floodIdle+floodDrip)+512, limit)
+	}
+	for _, from := range []string{"127.0.0.1", "127.0.0.2"} { // the worker's address, and another
+		t.Run("from="+from, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			logs := &syncBuffer{}
+			cfg := testConfig(joiners+1, logs)
+			l, err := Listen(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			flood := admittest.Start(l.Addr, from, floodIdle, floodDrip)
+			defer flood.Stop()
+			if !flood.WaitHeld(floodIdle+floodDrip, 10*time.Second) {
+				t.Fatalf("the strangers made only %d connections", flood.Dials.Load())
+			}
+			// Past the handshake deadline: the slow strangers are being dropped and come
+			// back, as they would for as long as they are held.
+			time.Sleep(handshakeTimeout + 500*time.Millisecond)
+			var slowest time.Duration
+			for rank := 1; rank <= joiners; rank++ {
+				time.Sleep(300 * time.Millisecond)
+				c := cfg
+				c.Rank = rank
+				jctx, stop := context.WithTimeout(ctx, 10*time.Second)
+				start := time.Now()
+				w, err := Join(jctx, c, func(int) string { return l.Addr })
+				d := time.Since(start)
+				stop()
+				if err != nil {
+					t.Fatalf("rank %d did not join after %v with %d strangers connected: %v", rank, d, flood.Held(), err)
+				}
+				defer w.Close()
+				t.Logf("rank %d joined in %v; strangers: %d held, %d dials, %d dropped", rank, d.Round(time.Millisecond),
+					flood.Held(), flood.Dials.Load(), flood.Drops.Load())
+				if d > 3*time.Second {
+					t.Errorf("rank %d took %v to join, want within 1 s (3 s allowed under -race)", rank, d)
+				}
+				slowest = max(slowest, d)
+			}
+			t.Logf("slowest join: %v", slowest.Round(time.Millisecond))
+			if flood.Drops.Load() < floodDrip {
+				t.Errorf("only %d strangers' connections were dropped: the slow ones were not held past the deadline", flood.Drops.Load())
+			}
+			if got := l.Connected(); len(got) != joiners {
+				t.Errorf("connected: %v", got)
+			}
+		})
+	}
+}
