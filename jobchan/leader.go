@@ -43,7 +43,7 @@ type Leader struct {
 	// arrivalData is what the workers said as they arrived at a phase (WaitWith), merged:
 	// each worker names its own keys (a relay passes on its group's with its own).
 	arrivalData map[string]map[string]string
-	arrivalKeys int // over all phases
+	arrivalKeys map[int]int // keys kept per rank they are about, over all phases
 	released    map[string]map[string]string
 	aborted     string
 	code        int
@@ -119,7 +119,7 @@ func serveOn(cfg Config, ln net.Listener, self int, escalate func(string, int)) 
 		self: self, children: cfg.children(self), isChild: map[int]bool{}, escalate: escalate,
 		gate: newGate(), warn: newLimiter(10*time.Second, cfg.now), quit: make(chan struct{}),
 		peers: map[int]*peer{}, seen: map[int]time.Time{}, hostOf: map[int]string{}, dropped: map[int]string{},
-		left: map[int]bool{}, lost: map[int]LostRank{}, arrived: map[string]map[int]bool{}, arrivalData: map[string]map[string]string{},
+		left: map[int]bool{}, lost: map[int]LostRank{}, arrived: map[string]map[int]bool{}, arrivalData: map[string]map[string]string{}, arrivalKeys: map[int]int{},
 		released: map[string]map[string]string{}, done: make(chan struct{})}
 	for _, r := range l.children {
 		l.isChild[r] = true
@@ -392,9 +392,9 @@ func (l *Leader) arrivals(phase string) map[string]string {
 // keepArrivalData keeps what rank said on arriving at phase: only keys "<name>.<r>" that it
 // may speak for (r is rank itself, or a member of the group rank relays for), so that no
 // worker can answer for another; and at most 4 keys per worker over the whole job, so that
-// the memory they take is bounded. l.mu is held.
+// the memory they take is bounded, and no worker uses up another's share. l.mu is held.
 func (l *Leader) keepArrivalData(rank int, phase string, data map[string]string) {
-	limit := 4*l.cfg.World + 64
+	const limit = 4
 	for k, v := range data {
 		i := strings.LastIndexByte(k, '.')
 		r, err := strconv.Atoi(k[i+1:])
@@ -406,11 +406,11 @@ func (l *Leader) keepArrivalData(rank int, phase string, data map[string]string)
 			l.arrivalData[phase] = map[string]string{}
 		}
 		if _, seen := l.arrivalData[phase][k]; !seen {
-			if l.arrivalKeys >= limit {
-				l.warn.warn(l.cfg.logger(), "arrival-bound", "job channel: dropped arrival data beyond the job's bound", "rank", rank, "keys", l.arrivalKeys)
+			if l.arrivalKeys[r] >= limit {
+				l.warn.warn(l.cfg.logger(), "arrival-bound", "job channel: dropped arrival data beyond the bound of 4 keys per rank", "rank", rank, "about", r)
 				continue
 			}
-			l.arrivalKeys++
+			l.arrivalKeys[r]++
 		}
 		l.arrivalData[phase][k] = v
 	}
