@@ -431,8 +431,13 @@ func (l *Leader) gather(ctx context.Context, phase string) error {
 			l.mu.Unlock()
 			return &AbortError{Reason: l.aborted, Code: l.code}
 		}
-		missing := l.missing(phase)
-		if len(missing) == 0 {
+		arrived := 0 // counted on every change; the names only when they are told
+		for _, r := range l.children {
+			if l.arrived[phase][r] {
+				arrived++
+			}
+		}
+		if arrived == len(l.children) {
 			l.mu.Unlock()
 			return nil
 		}
@@ -443,8 +448,13 @@ func (l *Leader) gather(ctx context.Context, phase string) error {
 			}
 		}
 		changed := l.changed
-		joined, total := len(l.children)+1-len(missing), len(l.children)+1
+		joined, total := arrived+1, len(l.children)+1
 		l.mu.Unlock()
+		missing := func() string {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			return short(l.missing(phase))
+		}
 		what := "barrier " + phase
 		if l.self != 0 {
 			what += fmt.Sprintf(" (group of rank %d)", l.self)
@@ -452,9 +462,9 @@ func (l *Leader) gather(ctx context.Context, phase string) error {
 		select {
 		case <-changed:
 		case <-tick.C:
-			log.Info(fmt.Sprintf("%s: joined %d/%d, waiting for: %s", what, joined, total, short(missing)))
+			log.Info(fmt.Sprintf("%s: joined %d/%d, waiting for: %s", what, joined, total, missing()))
 		case <-ctx.Done():
-			return fmt.Errorf("%s: timed out with %d/%d nodes; missing: %s", what, joined, total, short(missing))
+			return fmt.Errorf("%s: timed out with %d/%d nodes; missing: %s", what, joined, total, missing())
 		}
 	}
 }
