@@ -2,6 +2,7 @@ package jobchan
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,17 +20,23 @@ const joiners = 6
 // 2,000 silent and 200 slow connections, from the worker's own address, are held against
 // rank 0 and reconnect as soon as they are dropped. (Before: rank 0 served 64 handshakes
 // at a time for 3 s each, the rest waited in the kernel's queue, and the worker's 10 s
-// hello deadline ran out.)
+// hello deadline ran out.) With more strangers than the gate holds, the surplus comes and
+// goes, each arrival closing the oldest silent one, and the workers still get in.
 func TestJoinWhileStrangersHoldConnections(t *testing.T) {
 	if limit := raiseFileLimit(); limit < 2*(floodIdle+floodDrip)+512 {
 		t.Fatalf("needs %d open files, the limit is %d (raise ulimit -n)", 2*(floodIdle+floodDrip)+512, limit)
 	}
-	for _, from := range []string{"127.0.0.1", "127.0.0.2"} { // the worker's address, and another
-		t.Run("from="+from, func(t *testing.T) {
+	for _, c := range []struct {
+		from    string
+		gateMax int
+	}{{"127.0.0.1", 0}, {"127.0.0.2", 0}, {"127.0.0.2", 256}} { // the workers' address, another; more strangers than the gate holds
+		from := c.from
+		t.Run(fmt.Sprintf("from=%s/gate=%d", from, c.gateMax), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			logs := &syncBuffer{}
 			cfg := testConfig(joiners+1, logs)
+			cfg.gateMax = c.gateMax
 			l, err := Listen(cfg)
 			if err != nil {
 				t.Fatal(err)

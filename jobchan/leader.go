@@ -81,8 +81,8 @@ func (r LostRank) String() string {
 // round trip, and redials at once when it is dropped before its welcome.
 const firstByteTimeout = time.Second
 
-func newGate() *admit.Gate {
-	return admit.New(admit.Config{FirstByte: firstByteTimeout, Deadline: handshakeTimeout})
+func newGate(max int) *admit.Gate {
+	return admit.New(admit.Config{Max: max, FirstByte: firstByteTimeout, Deadline: handshakeTimeout})
 }
 
 // Listen binds the first free port of cfg.Ports and starts accepting workers.
@@ -117,7 +117,7 @@ func serveOn(cfg Config, ln net.Listener, self int, escalate func(string, int)) 
 	port := ln.Addr().(*net.TCPAddr).Port
 	l := &Leader{cfg: cfg, ln: ln, Addr: net.JoinHostPort(cfg.addrOf(self), strconv.Itoa(port)), changed: make(chan struct{}),
 		self: self, children: cfg.children(self), isChild: map[int]bool{}, escalate: escalate,
-		gate: newGate(), warn: newLimiter(10*time.Second, cfg.now), quit: make(chan struct{}),
+		gate: newGate(cfg.gateMax), warn: newLimiter(10*time.Second, cfg.now), quit: make(chan struct{}),
 		peers: map[int]*peer{}, seen: map[int]time.Time{}, hostOf: map[int]string{}, dropped: map[int]string{},
 		left: map[int]bool{}, lost: map[int]LostRank{}, arrived: map[string]map[int]bool{}, arrivalData: map[string]map[string]string{}, arrivalKeys: map[int]int{},
 		released: map[string]map[string]string{}, done: make(chan struct{})}
