@@ -3,7 +3,6 @@ package image
 import (
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,13 +16,8 @@ import (
 // silent peers held the predecessor off until its 2-minute connect timeout.)
 func TestFanoutPredecessorGetsThroughStrangers(t *testing.T) {
 	const idle, drip = 2000, 200
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < lim.Max {
-		lim.Cur = lim.Max
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
-	}
-	if lim.Cur < 2*(idle+drip)+512 {
-		t.Fatalf("needs %d open files, the limit is %d (raise ulimit -n)", 2*(idle+drip)+512, lim.Cur)
+	if limit := admittest.RaiseFileLimit(2*(idle+drip) + 512); limit < 2*(idle+drip)+512 {
+		t.Fatalf("needs %d open files, the limit is %d (raise ulimit -n)", 2*(idle+drip)+512, limit)
 	}
 	for _, from := range []string{"127.0.0.1", "127.0.0.2"} {
 		t.Run("from="+from, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -122,4 +123,25 @@ func (f *Flood) Stop() {
 	}
 	f.mu.Unlock()
 	f.wg.Wait()
+}
+
+// RaiseFileLimit raises the process's open-file limit to n where it can (the soft limit up
+// to the hard one; the hard one too where the process may, as root), and returns the
+// limit it has then: a flood needs two descriptors per connection in one process.
+func RaiseFileLimit(n uint64) uint64 {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0
+	}
+	if lim.Cur >= n {
+		return lim.Cur
+	}
+	if lim.Max < n && syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: n, Max: n}) == nil {
+		return n
+	}
+	lim.Cur = lim.Max
+	if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
+		_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+	return lim.Cur
 }
