@@ -89,8 +89,8 @@ type FanoutConfig struct {
 	// end it sooner. Receivers should call Receive when rank 0 is about to send (rank 0
 	// building the image first can take longer than that).
 	ConnectTimeout time.Duration
-	// HandshakeTimeout bounds one handshake (default 5 s): a peer that connects and says
-	// nothing frees its slot after it.
+	// HandshakeTimeout bounds one handshake (default 5 s) of a peer that has spoken; a
+	// silent one is held while the listener has room, the first to go when it has not.
 	HandshakeTimeout time.Duration
 	// Progress, if not nil, is told the bytes received (sent, on rank 0), phase "stream".
 	Progress ProgressFunc
@@ -116,7 +116,7 @@ const (
 	fanoutHashers     = 2
 	fanoutHold        = 1 << 20         // bytes the sink's reader holds back until verified
 	fanoutGrace       = 1 * time.Second // to send an abort or fail frame, and to linger for it
-	fanoutHandshakes  = 16              // handshakes at once per listener; the rest wait in the kernel
+	fanoutFirstByte   = time.Second     // a connection to a listener silent this long is the first to go
 	fanoutDialTimeout = 2 * time.Second
 )
 

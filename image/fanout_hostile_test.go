@@ -162,8 +162,8 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// Peers that connect and say nothing fill every handshake slot; the handshake deadline
-// frees them, and the real predecessor gets through.
+// Peers that connect and say nothing do not keep the real predecessor out, and are closed
+// with the receiver.
 func TestFanoutSilentPeers(t *testing.T) {
 	noLeaks(t)
 	cfgs := chainConfigs(t, 2, func(c *FanoutConfig) { c.HandshakeTimeout = 300 * time.Millisecond })
@@ -173,7 +173,7 @@ func TestFanoutSilentPeers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	for range fanoutHandshakes + 4 {
+	for range 20 {
 		nc, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(rc.Port()))
 		if err != nil {
 			t.Fatal(err)
@@ -182,7 +182,7 @@ func TestFanoutSilentPeers(t *testing.T) {
 		wg.Go(func() {
 			_ = nc.SetReadDeadline(time.Now().Add(3 * time.Second))
 			if _, err := io.Copy(io.Discard, nc); isTimeout(err) {
-				t.Error("a silent peer was not cut off by the handshake deadline")
+				t.Error("a silent peer outlived the receiver")
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -98,7 +99,9 @@ func (r *rankRun) connect() *fanLink {
 	backoff := 10 * time.Millisecond
 	last := make([]string, len(r.cfg.Ports))
 	answered := false // the host answered on some port, if only to refuse it
+	drops := 0        // rounds in a row where a listener dropped us before its answer
 	for {
+		dropped := false
 		for i, p := range r.cfg.Ports {
 			if r.ctx.Err() != nil {
 				return nil
@@ -116,6 +119,7 @@ func (r *rankRun) connect() *fanLink {
 				last[i] = fmt.Sprintf("port %d: %v", p, err)
 			}
 			answered = answered || !noAnswer(err)
+			dropped = dropped || droppedEarly(err)
 		}
 		if !answered && time.Since(start) >= r.cfg.SilentAfter && time.Now().Before(until) {
 			r.failf(next, sideDown, nil, "rank %d got no answer at all from %s on ports %d-%d in %s: every connection timed out or found no route (a firewall between the nodes, or the host is down); open these ports between the nodes, or use distribution: cache (%s)",
@@ -127,15 +131,46 @@ func (r *rankRun) connect() *fanLink {
 				r.cfg.Ports[0], r.cfg.Ports[len(r.cfg.Ports)-1], r.cfg.ConnectTimeout, strings.Join(last, "; "))
 			return nil
 		}
-		t := time.NewTimer(backoff)
+		wait := backoff
+		if dropped && drops < fanoutQuickRedials { // strangers crowd the listener's gate: at once again
+			drops++
+			wait = fanoutQuickRedial + time.Duration(mrand.Int64N(int64(fanoutQuickRedial)))
+		} else {
+			drops = 0
+			backoff = min(backoff*2, 500*time.Millisecond)
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-r.ctx.Done():
 			t.Stop()
 			return nil
 		case <-t.C:
 		}
-		backoff = min(backoff*2, 500*time.Millisecond)
 	}
+}
+
+// A predecessor dropped after it connected and before the listener's answer redials after
+// fanoutQuickRedial (and up to as much again, at random), fanoutQuickRedials rounds in a
+// row, before it backs off: a listener's gate drops the oldest waiting connection when
+// strangers crowd it, and the predecessor's wait must not grow with theirs.
+const (
+	fanoutQuickRedial  = 10 * time.Millisecond
+	fanoutQuickRedials = 64
+)
+
+// droppedEarly says whether a handshake's error is a connection made and then ended, or
+// timed out, before the listener said who it is (a hello, a refusal, an acceptance).
+func droppedEarly(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	var re *fanoutRefused
+	if errors.As(err, &re) {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // noAnswer says whether a dial error means that nothing answered: the connection timed out

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/admit"
 )
 
 // FanoutReceiver listens for a rank's predecessor. Listen before the image phase, so that
@@ -17,7 +19,7 @@ import (
 type FanoutReceiver struct {
 	cfg      FanoutConfig
 	ln       net.Listener
-	slots    chan struct{}     // handshakes in progress
+	gate     *admit.Gate       // connections in a handshake (see internal/admit)
 	upstream chan *fanLink     // the predecessor's authenticated connection
 	taken    atomic.Bool       // a predecessor was accepted: later ones are refused
 	used     atomic.Bool       // Receive was called
@@ -49,7 +51,10 @@ func ListenFanout(cfg FanoutConfig) (*FanoutReceiver, error) {
 	if ln == nil {
 		return nil, fmt.Errorf("image fan-out: rank %d: no free port in %d-%d: %s", cfg.Rank, cfg.Ports[0], cfg.Ports[len(cfg.Ports)-1], strings.Join(errs, "; "))
 	}
-	rc := &FanoutReceiver{cfg: cfg, ln: ln, slots: make(chan struct{}, fanoutHandshakes), upstream: make(chan *fanLink, 1),
+	// The gate holds the connections in a handshake (see internal/admit): one that spoke and
+	// is not through within HandshakeTimeout is closed; a silent one, while there is room.
+	gate := admit.New(admit.Config{FirstByte: min(fanoutFirstByte, cfg.HandshakeTimeout), Deadline: cfg.HandshakeTimeout})
+	rc := &FanoutReceiver{cfg: cfg, ln: ln, gate: gate, upstream: make(chan *fanLink, 1),
 		quit: make(chan struct{}), pending: map[net.Conn]bool{}, warned: map[string]time.Time{}}
 	rc.wg.Go(rc.accept)
 	return rc, nil
@@ -78,19 +83,14 @@ func (rc *FanoutReceiver) Close() error {
 	return nil
 }
 
-// accept takes connections while it has a handshake slot free (the rest wait in the
-// kernel's queue); a failed Accept is retried with backoff.
+// accept takes connections continuously, each into the gate until its handshake is done
+// (nobody waits in the kernel's queue behind strangers); a failed Accept is retried with
+// backoff.
 func (rc *FanoutReceiver) accept() {
 	backoff := 5 * time.Millisecond
 	for {
-		select {
-		case rc.slots <- struct{}{}:
-		case <-rc.quit:
-			return
-		}
 		nc, err := rc.ln.Accept()
 		if err != nil {
-			<-rc.slots
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -109,17 +109,18 @@ func (rc *FanoutReceiver) accept() {
 		case <-rc.quit:
 			nc.Close()
 		default:
-			rc.pending[nc] = true
-			rc.wg.Go(func() { rc.handshake(nc) })
+			gc := rc.gate.Admit(nc)
+			rc.pending[gc] = true
+			rc.wg.Go(func() { rc.handshake(gc) })
 		}
 		rc.mu.Unlock()
 	}
 }
 
 // handshake authenticates a connection within HandshakeTimeout and hands it to Receive,
-// or refuses it saying why (another rank, another job, busy) and closes it.
-func (rc *FanoutReceiver) handshake(nc net.Conn) {
-	defer func() { <-rc.slots }()
+// or refuses it saying why (another rank, another job, busy) and closes it. The gate may
+// close it meanwhile (silent, slow, or making room).
+func (rc *FanoutReceiver) handshake(nc *admit.Conn) {
 	keep := false
 	defer func() {
 		rc.mu.Lock()
@@ -130,7 +131,7 @@ func (rc *FanoutReceiver) handshake(nc net.Conn) {
 		}
 	}()
 	cfg := rc.cfg
-	_ = nc.SetDeadline(time.Now().Add(cfg.HandshakeTimeout))
+	_ = nc.SetWriteDeadline(time.Now().Add(cfg.HandshakeTimeout)) // the gate bounds the reads
 	nonceL := fanoutNonce()
 	if _, err := nc.Write([]byte(fanoutHello + hexNonce(nonceL) + "\n")); err != nil {
 		return
@@ -167,6 +168,10 @@ func (rc *FanoutReceiver) handshake(nc net.Conn) {
 		return
 	}
 	reply := append([]byte{'A'}, d.mac(cfg.Secret, "benchctl fanout accept")...)
+	if !nc.Pass() { // the gate closed it just now
+		rc.taken.Store(false)
+		return
+	}
 	if _, err := nc.Write(reply); err != nil {
 		rc.taken.Store(false)
 		return

@@ -36,6 +36,10 @@ type Config struct {
 	// Publish, if not nil, is told the address a relay listens on (so that the rest of its
 	// group can find it, as workers find rank 0 through the job folder).
 	Publish func(rank int, addr string)
+
+	// gateMax, for tests, bounds the connections waiting to authenticate (0: a quarter of
+	// the open-file limit, see internal/admit).
+	gateMax int
 }
 
 // DefaultFanOut is the fan-out when Config.FanOut is zero.

@@ -16,8 +16,11 @@
 // 0's heartbeats cost 0.15 % of a core instead of 4.4 % (docs/PERFORMANCE.md).
 //
 // Every message is a JSON line of at most 64 KiB, signed with HMAC-SHA256 under the job's
-// secret, bound to one job attempt, one connection (both sides contribute a nonce) and the
-// worker's rank, and numbered; see wire.go. Reasons are cut to MaxReason where they are
+// secret (over a binary form of its fields), bound to one job attempt, one connection (both
+// sides contribute a nonce) and the worker's rank, and numbered; see wire.go. Until a
+// connection has authenticated it waits in a gate (internal/admit), so that strangers on
+// the network cannot keep the job's ranks out: rank 0 and the relays accept continuously,
+// and a worker dropped before its welcome redials at once. Reasons are cut to MaxReason where they are
 // made (TruncateReason). The package never prints: it logs through Config.Log, repeated
 // warnings at most once per 10 s.
 package jobchan

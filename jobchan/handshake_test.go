@@ -218,11 +218,13 @@ func TestAcceptSurvivesEMFILE(t *testing.T) {
 	}
 }
 
-// Connections that never authenticate hold at most maxHandshakes slots, each for at most
-// handshakeTimeout; the rest wait in the kernel's queue, and a real worker still joins.
-// (Before: every connection got a goroutine and a descriptor for 10 s.)
+// Connections that never authenticate are held at most gate.Max() at once: beyond that,
+// the oldest silent ones are closed to make room; rank 0 greets every one at once, closes
+// them all when it closes, and a real worker still joins. (Before: every connection got a
+// goroutine and a descriptor for 10 s; then 64 of them, 3 s each, held the rest in the
+// kernel's queue.)
 func TestHandshakesAreBounded(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cfg := testConfig(2, nil)
 	l, err := Listen(cfg)
@@ -230,19 +232,30 @@ func TestHandshakesAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	const idle = 3 * maxHandshakes
-	hellos := make(chan bool, idle)
+	bound := l.gate.Max()
+	if limit := raiseFileLimit(); limit < uint64(2*bound+256) {
+		t.Fatalf("needs %d open files, the limit is %d", 2*bound+256, limit)
+	}
+	const extra = 64
+	type end struct{ greeted, closed bool }
+	ends := make([]chan end, bound+extra)
 	var conns []net.Conn
-	for range idle {
+	until := time.Now().Add(5 * time.Second)
+	for i := range bound + extra {
 		c, err := net.Dial("tcp", l.Addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		conns = append(conns, c)
+		ends[i] = make(chan end, 1)
 		go func() {
-			_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
-			_, err := bufio.NewReader(c).ReadString('\n')
-			hellos <- err == nil
+			_ = c.SetReadDeadline(until)
+			r := bufio.NewReader(c)
+			_, err := r.ReadString('\n')
+			e := end{greeted: err == nil}
+			_, err = r.ReadByte()
+			e.closed = !isTimeout(err)
+			ends[i] <- e
 		}()
 	}
 	defer func() {
@@ -250,14 +263,17 @@ func TestHandshakesAreBounded(t *testing.T) {
 			c.Close()
 		}
 	}()
-	greeted := 0
-	for range idle {
-		if <-hellos {
-			greeted++
+	for i := range conns {
+		e := <-ends[i]
+		if !e.greeted {
+			t.Fatalf("connection %d was not greeted", i)
+		}
+		if want := i < extra; e.closed != want {
+			t.Fatalf("connection %d of %d: closed %v, want %v (the oldest make room)", i, len(conns), e.closed, want)
 		}
 	}
-	if greeted > maxHandshakes {
-		t.Errorf("%d idle connections were served at once, want at most %d", greeted, maxHandshakes)
+	if n := l.gate.Waiting(); n != bound {
+		t.Errorf("%d connections wait to authenticate, want %d", n, bound)
 	}
 	start := time.Now()
 	w := startWorkers(t, ctx, cfg, l.Addr, 1)[0]
@@ -265,7 +281,20 @@ func TestHandshakesAreBounded(t *testing.T) {
 	if _, err := w.Wait(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > 4*handshakeTimeout {
-		t.Errorf("a real worker took %v to join behind idle connections", d)
+	if d := time.Since(start); d > handshakeTimeout {
+		t.Errorf("a real worker took %v to join with the gate full", d)
 	}
+	l.Close()
+	if n := l.gate.Waiting(); n != 0 {
+		t.Errorf("%d connections still wait after Close", n)
+	}
+	_ = conns[len(conns)-1].SetReadDeadline(time.Now().Add(time.Second))
+	if _, err := conns[len(conns)-1].Read(make([]byte, 1)); isTimeout(err) {
+		t.Error("a waiting connection outlived Close")
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -145,7 +145,7 @@ func TestBarrierRejectsForgedReplayedAndOtherJob(t *testing.T) {
 	c3.nc.Close()
 
 	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) && strings.Count(logs.String(), "rejected") < 3 {
+	for time.Now().Before(deadline) && strings.Count(logs.String(), "job channel: rejected a connection") < 3 {
 		time.Sleep(20 * time.Millisecond)
 	}
 	out := logs.String()

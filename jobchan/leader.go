@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/admit"
 )
 
 // Leader is rank 0's side of the job channel.
@@ -18,9 +20,9 @@ type Leader struct {
 	ln   net.Listener
 	Addr string // host:port the leader listens on
 
-	slots chan struct{} // handshakes in progress (unauthenticated connections)
-	warn  *limiter
-	quit  chan struct{} // closed by Close: stops the accept and heartbeat loops
+	gate *admit.Gate // connections that have not authenticated yet
+	warn *limiter
+	quit chan struct{} // closed by Close: stops the accept and heartbeat loops
 
 	self     int          // 0, or the relay rank this leader serves a group for
 	children []int        // the ranks that connect here
@@ -41,7 +43,7 @@ type Leader struct {
 	// arrivalData is what the workers said as they arrived at a phase (WaitWith), merged:
 	// each worker names its own keys (a relay passes on its group's with its own).
 	arrivalData map[string]map[string]string
-	arrivalKeys int // over all phases
+	arrivalKeys map[int]int // keys kept per rank they are about, over all phases
 	released    map[string]map[string]string
 	aborted     string
 	code        int
@@ -71,9 +73,17 @@ func (r LostRank) String() string {
 	return fmt.Sprintf("lost rank %d (%s), last seen %s: %s", r.Rank, r.Host, r.LastSeen.UTC().Format(time.RFC3339), r.Why)
 }
 
-// maxHandshakes bounds the connections that have not authenticated yet: the rest wait in
-// the kernel's accept queue, so strangers cannot use up the process's file descriptors.
-const maxHandshakes = 64
+// Connections that have not authenticated yet wait in a gate (see internal/admit): at most
+// admit.DefaultMax() at once (a quarter of the open-file limit, at most 4,096); one that
+// spoke and is not through the handshake within handshakeTimeout is closed; when the gate
+// is full, the oldest silent one (silent for firstByteTimeout), else the oldest slow one,
+// of the address with the most waiting makes room. A worker answers the hello within a
+// round trip, and redials at once when it is dropped before its welcome.
+const firstByteTimeout = time.Second
+
+func newGate(max int) *admit.Gate {
+	return admit.New(admit.Config{Max: max, FirstByte: firstByteTimeout, Deadline: handshakeTimeout})
+}
 
 // Listen binds the first free port of cfg.Ports and starts accepting workers.
 func Listen(cfg Config) (*Leader, error) {
@@ -107,9 +117,9 @@ func serveOn(cfg Config, ln net.Listener, self int, escalate func(string, int)) 
 	port := ln.Addr().(*net.TCPAddr).Port
 	l := &Leader{cfg: cfg, ln: ln, Addr: net.JoinHostPort(cfg.addrOf(self), strconv.Itoa(port)), changed: make(chan struct{}),
 		self: self, children: cfg.children(self), isChild: map[int]bool{}, escalate: escalate,
-		slots: make(chan struct{}, maxHandshakes), warn: newLimiter(10*time.Second, cfg.now), quit: make(chan struct{}),
+		gate: newGate(cfg.gateMax), warn: newLimiter(10*time.Second, cfg.now), quit: make(chan struct{}),
 		peers: map[int]*peer{}, seen: map[int]time.Time{}, hostOf: map[int]string{}, dropped: map[int]string{},
-		left: map[int]bool{}, lost: map[int]LostRank{}, arrived: map[string]map[int]bool{}, arrivalData: map[string]map[string]string{},
+		left: map[int]bool{}, lost: map[int]LostRank{}, arrived: map[string]map[int]bool{}, arrivalData: map[string]map[string]string{}, arrivalKeys: map[int]int{},
 		released: map[string]map[string]string{}, done: make(chan struct{})}
 	for _, r := range l.children {
 		l.isChild[r] = true
@@ -119,20 +129,16 @@ func serveOn(cfg Config, ln net.Listener, self int, escalate func(string, int)) 
 	return l
 }
 
-// accept takes connections until Close. A failed Accept (EMFILE: the process is out of
-// file descriptors; ECONNABORTED) is retried with backoff, never the end of the listener.
+// accept takes connections until Close, continuously: each waits in the gate until it
+// authenticates (nobody waits in the kernel's queue behind strangers). A failed Accept
+// (EMFILE: the process is out of file descriptors; ECONNABORTED) is retried with backoff,
+// never the end of the listener.
 func (l *Leader) accept() {
 	log := l.cfg.logger()
 	backoff := 5 * time.Millisecond
 	for {
-		select { // a handshake slot first: the rest wait in the kernel's queue
-		case l.slots <- struct{}{}:
-		case <-l.quit:
-			return
-		}
 		nc, err := l.ln.Accept()
 		if err != nil {
-			<-l.slots
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -146,7 +152,13 @@ func (l *Leader) accept() {
 			continue
 		}
 		backoff = 5 * time.Millisecond
-		go l.serve(nc)
+		select {
+		case <-l.quit:
+			nc.Close()
+			return
+		default:
+		}
+		go l.serve(l.gate.Admit(nc))
 	}
 }
 
@@ -158,9 +170,9 @@ func (l *Leader) notify() {
 func (l *Leader) timeout() time.Duration { return l.cfg.LostTimeout() }
 
 // handshake authenticates a new connection: hello with the leader's nonce, the worker's
-// join with its nonce, then welcome or refuse. It holds a handshake slot until done.
-func (l *Leader) handshake(nc net.Conn) (*conn, message, bool) {
-	defer func() { <-l.slots }()
+// join with its nonce, then welcome or refuse. The gate may close the connection meanwhile
+// (silent, slow, or making room); it lets go of it once the join is checked.
+func (l *Leader) handshake(nc *admit.Conn) (*conn, message, bool) {
 	log := l.cfg.logger()
 	peerAddr := nc.RemoteAddr().String()
 	c := newConn(nc, l.cfg.Secret, l.cfg.Job)
@@ -168,7 +180,7 @@ func (l *Leader) handshake(nc net.Conn) (*conn, message, bool) {
 	if err := c.send(message{Type: msgHello}, handshakeTimeout); err != nil {
 		return nil, message{}, false
 	}
-	m, err := c.recv(time.Now().Add(handshakeTimeout))
+	m, err := c.recv(time.Time{}) // the gate bounds the wait
 	if err != nil {
 		var ae *authError
 		if errors.As(err, &ae) {
@@ -180,12 +192,15 @@ func (l *Leader) handshake(nc net.Conn) (*conn, message, bool) {
 		l.warn.warn(log, "join", "job channel: rejected a join", "peer", peerAddr, "type", m.Type, "rank", m.Rank, "world", l.cfg.World, "servesFor", l.self)
 		return nil, m, false
 	}
+	if !nc.Pass() { // closed by the gate just now
+		return nil, m, false
+	}
 	c.bind(m.Rank, c.session, m.Nonce)
 	return c, m, true
 }
 
 // serve runs one worker connection: handshake, then its messages until it closes.
-func (l *Leader) serve(nc net.Conn) {
+func (l *Leader) serve(nc *admit.Conn) {
 	defer nc.Close()
 	log := l.cfg.logger()
 	c, m, ok := l.handshake(nc)
@@ -377,9 +392,9 @@ func (l *Leader) arrivals(phase string) map[string]string {
 // keepArrivalData keeps what rank said on arriving at phase: only keys "<name>.<r>" that it
 // may speak for (r is rank itself, or a member of the group rank relays for), so that no
 // worker can answer for another; and at most 4 keys per worker over the whole job, so that
-// the memory they take is bounded. l.mu is held.
+// the memory they take is bounded, and no worker uses up another's share. l.mu is held.
 func (l *Leader) keepArrivalData(rank int, phase string, data map[string]string) {
-	limit := 4*l.cfg.World + 64
+	const limit = 4
 	for k, v := range data {
 		i := strings.LastIndexByte(k, '.')
 		r, err := strconv.Atoi(k[i+1:])
@@ -391,11 +406,11 @@ func (l *Leader) keepArrivalData(rank int, phase string, data map[string]string)
 			l.arrivalData[phase] = map[string]string{}
 		}
 		if _, seen := l.arrivalData[phase][k]; !seen {
-			if l.arrivalKeys >= limit {
-				l.warn.warn(l.cfg.logger(), "arrival-bound", "job channel: dropped arrival data beyond the job's bound", "rank", rank, "keys", l.arrivalKeys)
+			if l.arrivalKeys[r] >= limit {
+				l.warn.warn(l.cfg.logger(), "arrival-bound", "job channel: dropped arrival data beyond the bound of 4 keys per rank", "rank", rank, "about", r)
 				continue
 			}
-			l.arrivalKeys++
+			l.arrivalKeys[r]++
 		}
 		l.arrivalData[phase][k] = v
 	}
@@ -416,8 +431,13 @@ func (l *Leader) gather(ctx context.Context, phase string) error {
 			l.mu.Unlock()
 			return &AbortError{Reason: l.aborted, Code: l.code}
 		}
-		missing := l.missing(phase)
-		if len(missing) == 0 {
+		arrived := 0 // counted on every change; the names only when they are told
+		for _, r := range l.children {
+			if l.arrived[phase][r] {
+				arrived++
+			}
+		}
+		if arrived == len(l.children) {
 			l.mu.Unlock()
 			return nil
 		}
@@ -428,8 +448,13 @@ func (l *Leader) gather(ctx context.Context, phase string) error {
 			}
 		}
 		changed := l.changed
-		joined, total := len(l.children)+1-len(missing), len(l.children)+1
+		joined, total := arrived+1, len(l.children)+1
 		l.mu.Unlock()
+		missing := func() string {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			return short(l.missing(phase))
+		}
 		what := "barrier " + phase
 		if l.self != 0 {
 			what += fmt.Sprintf(" (group of rank %d)", l.self)
@@ -437,9 +462,9 @@ func (l *Leader) gather(ctx context.Context, phase string) error {
 		select {
 		case <-changed:
 		case <-tick.C:
-			log.Info(fmt.Sprintf("%s: joined %d/%d, waiting for: %s", what, joined, total, short(missing)))
+			log.Info(fmt.Sprintf("%s: joined %d/%d, waiting for: %s", what, joined, total, missing()))
 		case <-ctx.Done():
-			return fmt.Errorf("%s: timed out with %d/%d nodes; missing: %s", what, joined, total, short(missing))
+			return fmt.Errorf("%s: timed out with %d/%d nodes; missing: %s", what, joined, total, missing())
 		}
 	}
 }
@@ -596,5 +621,7 @@ func (l *Leader) Close() error {
 	for _, c := range conns {
 		c.c.Close()
 	}
-	return l.ln.Close()
+	err := l.ln.Close()
+	l.gate.Close()
+	return err
 }

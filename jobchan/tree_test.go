@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,6 +224,14 @@ func buildLoadWorkers(t testing.TB) string {
 // ends them.
 func startLoadWorkers(t testing.TB, bin string, cfg Config, addr string, args ...string) (*bufio.Scanner, func()) {
 	t.Helper()
+	out, _, _, stop := startLoadWorkersIO(t, bin, cfg, addr, args...)
+	return out, stop
+}
+
+// startLoadWorkersIO is startLoadWorkers that also gives the child's standard input (for
+// loadworkers -go) and its process id.
+func startLoadWorkersIO(t testing.TB, bin string, cfg Config, addr string, args ...string) (*bufio.Scanner, io.Writer, int, func()) {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"-leader", addr, "-world", strconv.Itoa(cfg.World), "-job", cfg.Job,
 		"-heartbeat", cfg.heartbeat().String()}, args...)...)
 	cmd.Env = append(os.Environ(), "JOBCHAN_LOAD_SECRET="+string(cfg.Secret))
@@ -238,7 +247,7 @@ func startLoadWorkers(t testing.TB, bin string, cfg Config, addr string, args ..
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return bufio.NewScanner(stdout), func() {
+	return bufio.NewScanner(stdout), stdin, cmd.Process.Pid, func() {
 		stdin.Close()
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()

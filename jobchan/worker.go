@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
@@ -102,7 +103,9 @@ func (w *Worker) connect(ctx context.Context) (*conn, error) {
 	backoff := 50 * time.Millisecond
 	var last error
 	lastLog := time.Now()
+	drops := 0 // dropped before the welcome in a row: the parent is there but busy
 	for {
+		dropped := false
 		for _, addr := range w.candidates() {
 			c, err := w.handshake(ctx, addr)
 			if err == nil {
@@ -113,7 +116,13 @@ func (w *Worker) connect(ctx context.Context) (*conn, error) {
 			if errors.As(err, &re) {
 				return nil, err
 			}
-			last = fmt.Errorf("%s: %w", addr, err)
+			var de *dropError
+			if errors.As(err, &de) {
+				dropped = true
+			}
+			if last == nil || !isDialError(err) { // what answered says more than what did not
+				last = fmt.Errorf("%s: %w", addr, err)
+			}
 			var ae *authError
 			if errors.As(err, &ae) {
 				w.warn.warn(log, "auth:"+ae.kind(), "job channel: not this job's channel", "addr", addr, "why", ae.why)
@@ -123,16 +132,45 @@ func (w *Worker) connect(ctx context.Context) (*conn, error) {
 			lastLog = time.Now()
 			log.Info(fmt.Sprintf("job channel: waiting for rank %d (%s) to listen", w.parent, w.cfg.host(w.parent)), "last", last)
 		}
+		wait := backoff
+		if dropped && drops < maxQuickRedials { // strangers crowd the parent's gate: at once again
+			drops++
+			wait = quickRedial + time.Duration(mrand.Int64N(int64(quickRedial)))
+		} else {
+			drops = 0
+			backoff = min(backoff*2, 2*time.Second)
+		}
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("job channel: could not reach rank %d (%s) on ports %d-%d before the deadline: %v",
 				w.parent, w.cfg.host(w.parent), w.cfg.Ports[0], w.cfg.Ports[len(w.cfg.Ports)-1], last)
 		case <-w.quit:
 			return nil, errors.New("job channel: closed")
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		}
-		backoff = min(backoff*2, 2*time.Second)
 	}
+}
+
+// A worker dropped after it connected and before its welcome redials after quickRedial
+// (and up to as much again, at random), maxQuickRedials times in a row, before it backs off
+// as from a parent that does not listen yet: the parent's gate drops the oldest waiting
+// connection when strangers crowd it, and a worker's wait must not grow with theirs.
+const (
+	quickRedial     = 10 * time.Millisecond
+	maxQuickRedials = 64
+)
+
+// dropError is a connection that ended, or timed out, after it was made and before the
+// welcome: the parent may have dropped it to make room.
+type dropError struct{ err error }
+
+func (e *dropError) Error() string { return "dropped before the handshake ended: " + e.err.Error() }
+func (e *dropError) Unwrap() error { return e.err }
+
+// isDialError reports that err is a failure to connect at all.
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // handshake: the leader's hello and nonce, our join with our nonce, then welcome (or
@@ -144,20 +182,20 @@ func (w *Worker) handshake(ctx context.Context, addr string) (*conn, error) {
 		return nil, err
 	}
 	c := newConn(nc, w.cfg.Secret, w.cfg.Job)
-	hello, err := c.recv(time.Now().Add(ioTimeout))
+	hello, err := c.recv(time.Now().Add(handshakeTimeout)) // the parent says hello as it accepts
 	if err == nil && hello.Type != msgHello {
 		err = &authError{"expected hello"}
 	}
 	if err != nil {
 		nc.Close()
-		return nil, err
+		return nil, dropped(err)
 	}
 	c.session = hello.Session
 	mine := nonce()
 	host, pid := self()
 	if err := c.send(message{Type: msgJoin, Rank: w.cfg.Rank, Host: host, PID: pid, Instance: w.instance, Nonce: mine}, ioTimeout); err != nil {
 		nc.Close()
-		return nil, err
+		return nil, dropped(err)
 	}
 	c.bind(w.cfg.Rank, hello.Session, mine)
 	reply, err := c.recv(time.Now().Add(ioTimeout))
@@ -170,10 +208,21 @@ func (w *Worker) handshake(ctx context.Context, addr string) (*conn, error) {
 	}
 	if err != nil {
 		nc.Close()
-		return nil, err
+		return nil, dropped(err)
 	}
 	_ = nc.SetReadDeadline(time.Time{})
 	return c, nil
+}
+
+// dropped marks an error of a made connection as a drop, unless it says who the peer is
+// (an authentication failure, a refusal).
+func dropped(err error) error {
+	var ae *authError
+	var re *RefusedError
+	if errors.As(err, &ae) || errors.As(err, &re) {
+		return err
+	}
+	return &dropError{err}
 }
 
 func (w *Worker) notify() {
