@@ -15,7 +15,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{`{"a":1,"b":[1,2,3]}`, ""},
 		{`{"a":"{{{{{{{{{{,,,,,,,,,,::::::"}`, ""}, // marks inside strings do not count
-		{`{"a":"\"{[,:{[,:{[,:"}`, ""},            // nor after an escaped quote
+		{`{"a":"\"{[,:{[,:{[,:"}`, ""},             // nor after an escaped quote
 		{`[[[1]]]`, ""},
 		{`[[[[1]]]]`, "nesting deeper than 3 levels"},
 		{`[{},{},{},{},{},{}]`, "more than 10 values"},
