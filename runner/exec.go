@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,30 +41,60 @@ type execResult struct {
 	DiagDir  string
 }
 
+// maxTailLine bounds each line the log tail keeps: diagnostics quote 2,048 bytes of a line,
+// and redaction looks 64 KiB past that cut for a secret that straddles it. A longer line
+// keeps its first maxTailLine bytes and tailCut; the rest is dropped as it arrives (a
+// container printing gigabytes without a newline costs the node nothing).
+const maxTailLine = 66 << 10
+
+// tailCut ends a line the tail cut.
+const tailCut = " [… line cut]"
+
 // lineTail keeps the last n lines written through it (for diagnostics).
 type lineTail struct {
 	mu    sync.Mutex
 	n     int
 	lines []string
-	part  []byte
+	part  []byte // the line being written, at most maxTailLine bytes
+	cut   bool   // part was cut: drop the rest of the line
 }
 
 func (t *lineTail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.part = append(t.part, p...)
-	for {
-		i := indexByte(t.part, '\n')
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if room := maxTailLine - len(t.part); len(chunk) > room {
+			chunk, t.cut = chunk[:room], true
+		}
+		t.part = append(t.part, chunk...)
 		if i < 0 {
 			break
 		}
-		t.lines = append(t.lines, string(t.part[:i]))
-		t.part = t.part[i+1:]
+		t.lines = append(t.lines, t.line())
+		t.part, t.cut = t.part[:0], false
+		if cap(t.part) > 4<<10 {
+			t.part = nil // do not keep a long line's buffer
+		}
 		if len(t.lines) > 2*t.n {
 			t.lines = append([]string(nil), t.lines[len(t.lines)-t.n:]...)
 		}
+		p = p[i+1:]
 	}
-	return len(p), nil
+	return n, nil
+}
+
+// line is the line being written as the tail keeps it.
+func (t *lineTail) line() string {
+	if t.cut {
+		return string(t.part) + tailCut
+	}
+	return string(t.part)
 }
 
 func (t *lineTail) get() []string {
@@ -71,21 +102,12 @@ func (t *lineTail) get() []string {
 	defer t.mu.Unlock()
 	out := t.lines
 	if len(t.part) > 0 {
-		out = append(append([]string(nil), out...), string(t.part))
+		out = append(append([]string(nil), out...), t.line())
 	}
 	if len(out) > t.n {
 		out = out[len(out)-t.n:]
 	}
 	return out
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // prefixWriter prefixes every line (for the rank-tagged stream on stderr).
