@@ -1,6 +1,7 @@
 package jobdir
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -63,31 +64,48 @@ func (l Layout) RemoveSubmitted(jobID string) error {
 	if err != nil {
 		return err
 	}
-	data, err := safefile.ReadFile(p, 4<<10)
+	sub, err := l.openSubmitted()
+	if sub == nil {
+		return err // nil when nothing was ever submitted here
+	}
+	defer sub.Close()
+	_, err = removeSubmitted(sub, filepath.Base(p))
+	return err
+}
+
+// removeSubmitted removes the record name of a job and the files of its token, relative
+// to the checked folder sub, and returns the token.
+func removeSubmitted(sub *os.File, name string) (string, error) {
+	data, err := readAt(sub, name, 4<<10)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return "", nil
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	var errs []error
-	if token := strings.TrimSpace(string(data)); validToken(token) {
-		f := l.SubmitFiles(token)
-		errs = append(errs, removeIfThere(f.Secret), removeIfThere(f.Script))
+	token := strings.TrimSpace(string(data))
+	if validToken(token) {
+		errs = append(errs, safefile.RemoveAt(sub, token+secretSuffix), safefile.RemoveAt(sub, token+scriptSuffix))
 	}
-	errs = append(errs, removeIfThere(p))
-	return errors.Join(errs...)
+	errs = append(errs, safefile.RemoveAt(sub, name))
+	return token, errors.Join(errs...)
+}
+
+// readAt reads the regular file name of dir, at most limit bytes (never a link or FIFO).
+func readAt(dir *os.File, name string, limit int64) ([]byte, error) {
+	f, err := safefile.OpenAt(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var r safefile.Reader
+	data, err := r.ReadOpen(f, limit)
+	return bytes.Clone(data), err
 }
 
 func validToken(t string) bool {
 	return t != "" && !strings.ContainsAny(t, `/\.`) && len(t) <= 64
-}
-
-func removeIfThere(p string) error {
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
 }
 
 // maxPruneAsks bounds how many jobs one prune asks the scheduler about (each question can
@@ -99,10 +117,12 @@ const maxPruneAsks = 50
 // submissions that never got a job id (sbatch failed) once older than maxAge. It returns
 // how many submissions it removed.
 func (l Layout) PruneSubmitted(maxAge time.Duration, now time.Time, active func(jobID string) bool) (int, error) {
-	ents, err := os.ReadDir(l.Submit())
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+	sub, err := l.openSubmitted()
+	if sub == nil {
+		return 0, err
 	}
+	defer sub.Close()
+	ents, err := sub.ReadDir(-1)
 	if err != nil {
 		return 0, err
 	}
@@ -110,7 +130,7 @@ func (l Layout) PruneSubmitted(maxAge time.Duration, now time.Time, active func(
 		info, err := e.Info()
 		return err == nil && now.Sub(info.ModTime()) > maxAge
 	}
-	claimed := map[string]bool{} // tokens of jobs still recorded
+	claimed := map[string]bool{} // tokens of jobs still recorded, or removed with their job
 	removed, asked := 0, 0
 	var errs []error
 	for _, e := range ents {
@@ -121,7 +141,9 @@ func (l Layout) PruneSubmitted(maxAge time.Duration, now time.Time, active func(
 		if old(e) && asked < maxPruneAsks {
 			asked++
 			if !active(id) {
-				if err := l.RemoveSubmitted(id); err != nil {
+				token, err := removeSubmitted(sub, e.Name())
+				claimed[token] = true
+				if err != nil {
 					errs = append(errs, err)
 				} else {
 					removed++
@@ -129,7 +151,7 @@ func (l Layout) PruneSubmitted(maxAge time.Duration, now time.Time, active func(
 				continue
 			}
 		}
-		if data, err := safefile.ReadFile(filepath.Join(l.Submit(), e.Name()), 4<<10); err == nil {
+		if data, err := readAt(sub, e.Name(), 4<<10); err == nil {
 			claimed[strings.TrimSpace(string(data))] = true
 		}
 	}
@@ -138,11 +160,7 @@ func (l Layout) PruneSubmitted(maxAge time.Duration, now time.Time, active func(
 		if !ok || claimed[token] || !old(e) || !validToken(token) {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(l.Submit(), token+secretSuffix)); err != nil {
-			continue // removed above with its job
-		}
-		f := l.SubmitFiles(token)
-		errs = append(errs, removeIfThere(f.Secret), removeIfThere(f.Script))
+		errs = append(errs, safefile.RemoveAt(sub, token+secretSuffix), safefile.RemoveAt(sub, token+scriptSuffix))
 		removed++
 	}
 	return removed, errors.Join(errs...)

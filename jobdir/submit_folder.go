@@ -1,7 +1,9 @@
 package jobdir
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/benchctl/benchctl/internal/safefile"
@@ -29,6 +31,39 @@ func (l Layout) openSubmit() (*os.File, error) {
 	if err := safefile.CheckPrivate(sub, os.Geteuid()); err != nil {
 		sub.Close()
 		return nil, fmt.Errorf("%w; remove it (benchctl submit creates it anew), or use a shared directory of your own (--shared-dir)", err)
+	}
+	return sub, nil
+}
+
+// openSubmitted opens jobs/.submit to remove what is in it: never through a link, and only
+// a private folder of this user's (what openSubmit makes). (nil, nil) when there is none.
+func (l Layout) openSubmitted() (*os.File, error) {
+	shared, err := l.openShared(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer shared.Close()
+	jobs, err := safefile.OpenDirAt(shared, jobsFolder)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer jobs.Close()
+	sub, err := safefile.OpenDirAt(jobs, SubmitFolder)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w; benchctl removes nothing there: remove it yourself", err)
+	}
+	if err := safefile.CheckPrivate(sub, os.Geteuid()); err != nil {
+		sub.Close()
+		return nil, fmt.Errorf("%w; benchctl removes nothing there: remove it, or use a shared directory of your own (--shared-dir)", err)
 	}
 	return sub, nil
 }

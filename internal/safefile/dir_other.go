@@ -5,6 +5,7 @@ package safefile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -89,4 +90,13 @@ func (e *ModeError) InvalidInput() bool { return true }
 // CreateNewAt creates the file name inside dir, which must not exist yet.
 func CreateNewAt(dir *os.File, name string, perm os.FileMode) (*os.File, error) {
 	return os.OpenFile(filepath.Join(dir.Name(), name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+}
+
+// RemoveAt removes the entry name inside dir (by path: no *at calls here). A missing entry
+// is not an error.
+func RemoveAt(dir *os.File, name string) error {
+	if err := os.Remove(filepath.Join(dir.Name(), name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }

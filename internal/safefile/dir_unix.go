@@ -211,3 +211,16 @@ func CreateNewAt(dir *os.File, name string, perm os.FileMode) (*os.File, error) 
 	}
 	return f, nil
 }
+
+// RemoveAt removes the entry name (one component; a file, or a link itself, never what it
+// leads to) inside dir. A missing entry is not an error.
+func RemoveAt(dir *os.File, name string) error {
+	full := filepath.Join(dir.Name(), name)
+	if err := oneComponent(name); err != nil {
+		return &os.PathError{Op: "remove", Path: full, Err: err}
+	}
+	if err := unix.Unlinkat(int(dir.Fd()), name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "remove", Path: full, Err: err}
+	}
+	return nil
+}
