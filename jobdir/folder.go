@@ -101,6 +101,28 @@ func (l Layout) openShared(create bool) (*os.File, error) {
 // Close closes the folder.
 func (f *Folder) Close() error { return f.f.Close() }
 
+// CreateFile creates the file name of the job folder holding data, with exactly perm. It
+// must not exist yet, not even as a link: then the error satisfies
+// errors.Is(err, fs.ErrExist). A reader may see it empty or partly written.
+func (f *Folder) CreateFile(name string, data []byte, perm os.FileMode) error {
+	w, err := safefile.CreateNewAt(f.f, name, perm)
+	if err != nil {
+		return err
+	}
+	_, werr := w.Write(data)
+	if err := w.Sync(); werr == nil {
+		werr = err
+	}
+	if err := w.Close(); werr == nil {
+		werr = err
+	}
+	return werr
+}
+
+// OpenFile opens the regular file name of the job folder for reading: never a link, and a
+// FIFO or device is refused without blocking (*safefile.NotRegularError).
+func (f *Folder) OpenFile(name string) (*os.File, error) { return safefile.OpenAt(f.f, name) }
+
 // WriteFile writes a file of the job folder (job.json, barrier.addr) atomically.
 func (f *Folder) WriteFile(name string, data []byte) error {
 	return atomicfile.WriteFileAt(f.f, name, data, 0o644)

@@ -31,7 +31,7 @@ func (r *nodeRun) meet(ctx context.Context) error {
 	}
 	end := r.st.phase(jobdir.PhaseBarrier)
 	bctx := r.barrierCtx(ctx)
-	secret, err := jobSecret(bctx, r.o.Lookup, r.secretDir(), n, func(msg string) { r.log.Warn(msg) })
+	secret, err := jobSecret(bctx, r.o.Lookup, r.job, n, func(msg string) { r.log.Warn(msg) })
 	if err != nil {
 		end(err)
 		return err
@@ -163,6 +163,3 @@ func (r *nodeRun) closeBarrier() {
 		r.worker = nil
 	}
 }
-
-// secretDir is where the job channel's secret file lives: the job folder.
-func (r *nodeRun) secretDir() string { return r.dir.Path }

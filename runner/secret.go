@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,10 +64,12 @@ func fileSecret(lookup func(string) (string, bool)) (s []byte, set bool, err err
 
 // jobSecret returns the barrier secret: $BENCHCTL_JOB_SECRET; else the file
 // $BENCHCTL_JOB_SECRET_FILE names (benchctl submit); else the job folder's secret
-// file (rank 0 creates it, workers wait for it); else, only without a shared folder, a
-// secret derived from public values — with a loud warning, since anyone who can compute it
-// can talk to the barrier.
-func jobSecret(ctx context.Context, lookup func(string) (string, bool), jobDir string, n Node, warn func(string)) ([]byte, error) {
+// file (rank 0 creates it, workers wait for it), read and written through the folder held
+// open, so that a folder swapped for a link after it was checked neither receives nor
+// supplies the secret; else, only without a job folder (job is
+// nil), a secret derived from public values — with a loud warning, since anyone who can
+// compute it can talk to the barrier.
+func jobSecret(ctx context.Context, lookup func(string) (string, bool), job *jobdir.Folder, n Node, warn func(string)) ([]byte, error) {
 	if v, set, err := envSecret(lookup); err != nil {
 		return nil, err
 	} else if set {
@@ -77,41 +80,29 @@ func jobSecret(ctx context.Context, lookup func(string) (string, bool), jobDir s
 	} else if set {
 		return s, nil
 	}
-	if jobDir == "" {
+	if job == nil {
 		warn("no BENCHCTL_JOB_SECRET and no shared directory: the barrier secret is derived from the job id and node list, which anyone on the network can compute. Set BENCHCTL_JOB_SECRET (benchctl submit does) or use a shared directory.")
 		h := sha256.Sum256([]byte("benchctl-public-secret/" + n.JobID + "/" + strings.Join(n.Hosts, ",")))
 		return h[:], nil
 	}
-	p := filepath.Join(jobDir, jobdir.SecretFile)
+	p := filepath.Join(job.Path, jobdir.SecretFile)
 	if n.Rank == 0 {
 		b := make([]byte, 32)
 		if _, err := rand.Read(b); err != nil {
 			return nil, err
 		}
 		s := hex.EncodeToString(b)
-		// Write a temp file, then link it into place: atomic, and exclusive like O_EXCL,
-		// so a worker never reads a half-written secret.
-		tmp, err := os.CreateTemp(jobDir, ".secret-tmp-")
-		if err != nil {
-			return nil, fmt.Errorf("creating the job secret: %w", err)
-		}
-		defer os.Remove(tmp.Name())
-		_, werr := tmp.WriteString(s)
-		if err := tmp.Close(); werr == nil {
-			werr = err
-		}
-		if werr != nil {
-			return nil, fmt.Errorf("writing the job secret: %w", werr)
-		}
-		if err := os.Link(tmp.Name(), p); errors.Is(err, os.ErrExist) {
-			return readSecret(p) // a restarted rank 0 of the same attempt
+		// Created exclusively (O_EXCL: not even through a link planted under the name); a
+		// worker that reads it half-written finds it incomplete and reads again.
+		if err := job.CreateFile(jobdir.SecretFile, []byte(s), 0o600); errors.Is(err, fs.ErrExist) {
+			return readFolderSecret(job, p) // a restarted rank 0 of the same attempt
 		} else if err != nil {
 			return nil, fmt.Errorf("creating the job secret: %w", err)
 		}
 		return []byte(s), nil
 	}
 	for backoff := 20 * time.Millisecond; ; backoff = min(backoff*2, time.Second) {
-		s, err := readSecret(p)
+		s, err := readFolderSecret(job, p)
 		if err == nil {
 			return s, nil
 		}
@@ -127,17 +118,26 @@ func jobSecret(ctx context.Context, lookup func(string) (string, bool), jobDir s
 	}
 }
 
-// readSecret reads the job folder's secret file. It must be a regular file (not a link, not
-// a FIFO), this user's, and readable by nobody else: anyone who could read it could talk
-// to the job channel, and anyone who could replace it could make the job trust them. A
-// file that fails these checks is a *secretFileError (the caller stops: waiting will not
-// fix it).
-func readSecret(p string) ([]byte, error) {
-	return readSecretWith(p, "")
+// readFolderSecret reads the job folder's secret file p through the open folder, with
+// readSecret's checks.
+func readFolderSecret(job *jobdir.Folder, p string) ([]byte, error) {
+	f, err := job.OpenFile(jobdir.SecretFile)
+	var nr *safefile.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, &secretFileError{path: p, what: nr.What + ", not a regular file"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readSecretFile(f, p, "")
 }
 
-// readSecretWith is readSecret with the fix a *secretFileError suggests ("" for the job
-// folder's secret).
+// readSecretWith reads a secret file. It must be a regular file (not a link, not a FIFO),
+// this user's, and readable by nobody else: anyone who could read it could talk to the job
+// channel, and anyone who could replace it could make the job trust them. A file that
+// fails these checks is a *secretFileError (the caller stops: waiting will not fix it),
+// whose hint is fix ("" for the job folder's secret).
 func readSecretWith(p, fix string) ([]byte, error) {
 	f, err := safefile.OpenNoFollow(p)
 	var nr *safefile.NotRegularError
@@ -148,6 +148,11 @@ func readSecretWith(p, fix string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readSecretFile(f, p, fix)
+}
+
+// readSecretFile reads the open secret file f (at p) after checkSecretFile's checks.
+func readSecretFile(f *os.File, p, fix string) ([]byte, error) {
 	if err := checkSecretFile(f, p); err != nil {
 		var bad *secretFileError
 		if errors.As(err, &bad) && fix != "" {

@@ -28,7 +28,7 @@ func TestSecretFileFromSubmit(t *testing.T) {
 		return lookupOf(m)
 	}
 	for _, rank := range []int{0, 1} {
-		s, err := jobSecret(context.Background(), env("BENCHCTL_JOB_SECRET_FILE", p), t.TempDir(), Node{Rank: rank, World: 2}, func(string) {})
+		s, err := jobSecret(context.Background(), env("BENCHCTL_JOB_SECRET_FILE", p), testJobFolder(t), Node{Rank: rank, World: 2}, func(string) {})
 		if err != nil || string(s) != good {
 			t.Fatalf("rank %d: %q, %v", rank, s, err)
 		}
@@ -44,7 +44,7 @@ func TestSecretFileFromSubmit(t *testing.T) {
 		"missing":            {filepath.Join(dir, "nope"), "no such file"},
 		"blank":              {"  ", "is set but blank"},
 	} {
-		_, err := jobSecret(context.Background(), env("BENCHCTL_JOB_SECRET_FILE", c.path), t.TempDir(), Node{Rank: 1, World: 2}, func(string) {})
+		_, err := jobSecret(context.Background(), env("BENCHCTL_JOB_SECRET_FILE", c.path), testJobFolder(t), Node{Rank: 1, World: 2}, func(string) {})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "BENCHCTL_JOB_SECRET_FILE") {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}

@@ -34,7 +34,7 @@ func TestEnvSecret(t *testing.T) {
 		}
 	}
 	// The run uses it as the key; a blank one is not silently replaced by a derived key.
-	if _, err := jobSecret(context.Background(), lookupOf(map[string]string{"BENCHCTL_JOB_SECRET": " "}), "", Node{}, func(string) {}); err == nil {
+	if _, err := jobSecret(context.Background(), lookupOf(map[string]string{"BENCHCTL_JOB_SECRET": " "}), nil, Node{}, func(string) {}); err == nil {
 		t.Error("a blank secret fell back to a derived one")
 	}
 }
@@ -80,12 +80,12 @@ func TestSecretFileMustBePrivate(t *testing.T) {
 	for _, c := range cases {
 		for _, rank := range []int{0, 1} {
 			t.Run(fmt.Sprintf("%s, rank %d", c.name, rank), func(t *testing.T) {
-				dir := t.TempDir()
-				c.make(t, filepath.Join(dir, jobdir.SecretFile))
+				job := testJobFolder(t)
+				c.make(t, filepath.Join(job.Path, jobdir.SecretFile))
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
 				start := time.Now()
-				_, err := jobSecret(ctx, func(string) (string, bool) { return "", false }, dir, Node{Rank: rank, World: 2}, func(string) {})
+				_, err := jobSecret(ctx, func(string) (string, bool) { return "", false }, job, Node{Rank: rank, World: 2}, func(string) {})
 				if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "remove the file") {
 					t.Fatalf("err = %v, want %q", err, c.want)
 				}
@@ -99,9 +99,9 @@ func TestSecretFileMustBePrivate(t *testing.T) {
 			})
 		}
 	}
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, jobdir.SecretFile), []byte(good+"\n"), 0o600)
-	s, err := jobSecret(context.Background(), func(string) (string, bool) { return "", false }, dir, Node{Rank: 1, World: 2}, func(string) {})
+	job := testJobFolder(t)
+	os.WriteFile(filepath.Join(job.Path, jobdir.SecretFile), []byte(good+"\n"), 0o600)
+	s, err := jobSecret(context.Background(), func(string) (string, bool) { return "", false }, job, Node{Rank: 1, World: 2}, func(string) {})
 	if err != nil || string(s) != good {
 		t.Fatalf("a private secret file: %q, %v", s, err)
 	}
