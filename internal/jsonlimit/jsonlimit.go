@@ -7,6 +7,9 @@ type Limits struct {
 	// Marks bounds the '{', '[', ',' and ':' outside strings, which bound the values: every
 	// value but the first is opened by one of them, and each costs at most two.
 	Marks int
+	// Containers bounds the objects and lists ('{' and '['): decoded into structs and
+	// slices they cost hundreds of bytes each, where a string or number costs tens.
+	Containers int
 	// Depth bounds nesting.
 	Depth int
 }
@@ -24,7 +27,7 @@ func (e *Error) Error() string {
 // Check returns an *Error when data holds more than l.Marks value marks or nests deeper
 // than l.Depth. It does not check that data is valid JSON: the decoder does that.
 func Check(data []byte, l Limits) error {
-	marks, depth := 0, 0
+	marks, containers, depth := 0, 0, 0
 	inStr, esc := false, false
 	for i, b := range data {
 		if inStr {
@@ -44,6 +47,9 @@ func Check(data []byte, l Limits) error {
 		case '{', '[':
 			if depth++; depth > l.Depth {
 				return &Error{What: fmt.Sprintf("nesting deeper than %d levels", l.Depth), Offset: i}
+			}
+			if containers++; containers > l.Containers {
+				return &Error{What: fmt.Sprintf("more than %d objects and lists", l.Containers), Offset: i}
 			}
 			fallthrough
 		case ',', ':':

@@ -8,7 +8,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	l := Limits{Marks: 10, Depth: 3}
+	l := Limits{Marks: 10, Containers: 5, Depth: 3}
 	for _, tc := range []struct {
 		doc  string
 		want string // "" for no error
@@ -18,7 +18,8 @@ func TestCheck(t *testing.T) {
 		{`{"a":"\"{[,:{[,:{[,:"}`, ""},             // nor after an escaped quote
 		{`[[[1]]]`, ""},
 		{`[[[[1]]]]`, "nesting deeper than 3 levels"},
-		{`[{},{},{},{},{},{}]`, "more than 10 values"},
+		{`[{},{},{},{},{},{}]`, "more than 5 objects and lists"},
+		{`[1,2,3,4,5,6,7,8,9,10,11]`, "more than 10 values"},
 		{``, ""},
 	} {
 		err := Check([]byte(tc.doc), l)
@@ -35,10 +36,10 @@ func TestCheck(t *testing.T) {
 func TestCheckHostile(t *testing.T) {
 	doc := append([]byte(`{"benchmarks":[`), bytes.Repeat([]byte(`{},`), 16<<20/3)...)
 	var e *Error
-	if err := Check(doc, Limits{Marks: 500000, Depth: 64}); !errors.As(err, &e) || e.Offset > 2000000 {
+	if err := Check(doc, Limits{Marks: 2_500_000, Containers: 200_000, Depth: 64}); !errors.As(err, &e) || e.Offset > 2000000 {
 		t.Fatalf("got %v", err)
 	}
-	if n := testing.AllocsPerRun(3, func() { Check(doc, Limits{Marks: 500000, Depth: 64}) }); n > 5 { // the error only
+	if n := testing.AllocsPerRun(3, func() { Check(doc, Limits{Marks: 2_500_000, Containers: 200_000, Depth: 64}) }); n > 5 { // the error only
 		t.Errorf("%v allocations per check", n)
 	}
 }
