@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
+	"github.com/benchctl/benchctl/internal/textsafe"
 )
 
 // Exit codes, the same as madengine's (see internal/exitcode).
@@ -50,13 +51,16 @@ func hintOf(err error) string {
 
 // printError writes an error for a person: the message, then a hint if there is one.
 func printError(w io.Writer, err error) {
-	msg := err.Error()
+	// An error can quote what a container, a node or a co-writer of the shared directory
+	// wrote (a status's error, a log line, a folder's name): it reaches the terminal with
+	// its control characters escaped (textsafe.Text keeps newlines and tabs).
+	msg := textsafe.Text(err.Error())
 	if !strings.HasPrefix(msg, "invalid ") {
 		msg = "error: " + msg
 	}
 	fmt.Fprintln(w, "benchctl: "+msg)
 	if hint := hintOf(err); hint != "" {
-		fmt.Fprintln(w, "hint: "+hint)
+		fmt.Fprintln(w, "hint: "+textsafe.Text(hint))
 	}
 }
 

@@ -40,6 +40,17 @@ func TestPrintErrorText(t *testing.T) {
 	}
 }
 
+// An error that quotes what a node or container wrote reaches the terminal escaped, its
+// lines kept.
+func TestPrintErrorEscapesControls(t *testing.T) {
+	var b bytes.Buffer
+	printError(&b, errors.New("rank 1 failed: \x1b]0;pwned\a\x1b[2J\u202etxt.exe\nsecond line"))
+	want := "benchctl: error: rank 1 failed: \\x1b]0;pwned\\x07\\x1b[2J\\u202etxt.exe\nsecond line\n"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
+	}
+}
+
 // With --log-format json every line on stderr is a JSON record, the final error included,
 // wherever on the command line the flag is and whether or not cobra got as far as parsing it;
 // without it the error is text, as before.
