@@ -326,6 +326,16 @@ func redactorOf(spec Spec) *manifest.TextRedactor {
 	return manifest.NewTextRedactor(manifest.SecretValues(spec.Env)...)
 }
 
+// statusError is a benchmark's error as status.json and the node's log show it: an engine's
+// error can quote the container's command, so the job's secrets and anything
+// credential-like are hidden ("" for no error).
+func statusError(spec Spec, err error) string {
+	if err == nil {
+		return ""
+	}
+	return redactorOf(spec).Redact(err.Error())
+}
+
 // capture writes diagnostics and returns their folder ("" if nothing could be written).
 func capture(ctx context.Context, eng ContainerEngine, id, reason string, tail *lineTail, spec Spec, files nodeFiles) string {
 	rep := diagnostics.Capture(ctx, eng, id, reason, tail.get(), spec.GPU.Describe(), redactorOf(spec))

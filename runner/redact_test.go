@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/benchctl/benchctl/manifest"
@@ -19,5 +20,18 @@ func TestRedactorOfHidesTheContainersSecrets(t *testing.T) {
 	want := "*** *** NCCL_DEBUG=INFO OTHER_PASSWORD=***"
 	if got := redactorOf(spec).Redact(in); got != want {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// A benchmark's error in status.json (0644 in the shared folder) and in the node's log
+// hides the secrets an engine's error may quote.
+func TestStatusErrorHidesSecrets(t *testing.T) {
+	spec := Spec{Env: []manifest.EnvVar{{Name: "DB_PASSWORD", Value: "hunter2-long", Secret: true}}}
+	err := errors.New(`starting container: exec: "/run --pw hunter2-long": stat /run: no such file`)
+	if got, want := statusError(spec, err), `starting container: exec: "/run --pw ***": stat /run: no such file`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if statusError(spec, nil) != "" {
+		t.Error("no error must be empty")
 	}
 }

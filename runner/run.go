@@ -451,14 +451,14 @@ func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Ben
 		bs.Outcome, bs.ExitCode, bs.FinishedAt = res.Outcome, res.ExitCode, &end
 		bs.DurationSeconds = end.Sub(start).Seconds()
 		if res.Err != nil {
-			bs.Error = res.Err.Error()
+			bs.Error = statusError(spec, res.Err)
 		}
 		if res.DiagDir != "" {
 			bs.Diagnostics = jobdir.DiagRel(b.Name)
 		}
 	})
 	if res.Outcome != OutcomeSuccess {
-		r.log.Error("benchmark failed", "benchmark", b.Name, "outcome", res.Outcome, "err", res.Err, "diagnostics", res.DiagDir)
+		r.log.Error("benchmark failed", "benchmark", b.Name, "outcome", res.Outcome, "err", statusError(spec, res.Err), "diagnostics", res.DiagDir)
 		return res
 	}
 	r.log.Info("benchmark finished", "benchmark", b.Name, "seconds", fmt.Sprintf("%.1f", end.Sub(start).Seconds()))
