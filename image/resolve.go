@@ -86,7 +86,13 @@ func Leader(ctx context.Context, o LeaderOptions) (LeaderResult, error) {
 	if o.Record != nil {
 		out.BuildSeconds = o.Record.Durations.Build
 	}
+	if err := checkRecorded(o.Cache, o.Record); err != nil {
+		return LeaderResult{}, err
+	}
 	res, err := Ensure(ctx, o.Engine, o.Cache, key, o.Progress)
+	if err == nil && o.Record != nil && o.Record.ImageID != "" && res.ImageID != o.Record.ImageID {
+		err = recordMismatch(o.Record, res.ImageID, "the engine")
+	}
 	var ce *CorruptError
 	if errors.As(err, &ce) {
 		note(ce.Error())
@@ -144,4 +150,22 @@ func Leader(ctx context.Context, o LeaderOptions) (LeaderResult, error) {
 		out.Ref = tag
 	}
 	return out, nil
+}
+
+// checkRecorded refuses a cache entry of the recorded key that holds another image than
+// the build record says (a co-writer of the shared cache may have replaced the entry, its
+// checksums with it), before any of it is loaded. A missing entry is left to Ensure.
+func checkRecorded(c *Cache, rec *Record) error {
+	if rec == nil || rec.ImageID == "" || c == nil {
+		return nil
+	}
+	e, err := c.Lookup(rec.Key)
+	if err != nil || e.ImageID == rec.ImageID {
+		return nil
+	}
+	return recordMismatch(rec, e.ImageID, "the cache entry "+e.Tar)
+}
+
+func recordMismatch(rec *Record, got, where string) error {
+	return fmt.Errorf("%s holds image %s, but the build record says %s for key %s: the entry was replaced since the build (someone with write access to the cache, or a rebuild without the record); run benchctl build again, and keep the cache writable only by people you trust", where, got, rec.ImageID, ShortKey(rec.Key))
 }
