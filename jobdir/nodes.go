@@ -3,6 +3,7 @@ package jobdir
 import (
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"io"
 	"io/fs"
 	"os"
@@ -153,7 +154,7 @@ func openDirNoFollow(path string) (*os.File, error) {
 		return nil, err
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is %s, not a folder; %s", path, describeMode(st.Mode()), "nodes/ must be the folder benchctl made")
+		return nil, fmt.Errorf("%s is %s, not a folder; %s", path, safefile.Describe(st.Mode()), "nodes/ must be the folder benchctl made")
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO swapped in since the Lstat does not block
 	if err != nil {
@@ -164,19 +165,4 @@ func openDirNoFollow(path string) (*os.File, error) {
 		return nil, fmt.Errorf("%s changed while it was opened; list it again", path)
 	}
 	return f, nil
-}
-
-// describeMode names a file type for messages.
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a file"
 }

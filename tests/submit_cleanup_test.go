@@ -1,12 +1,8 @@
 package tests
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,7 +26,7 @@ func TestSubmitCleanupRecordsAKilledRank(t *testing.T) {
 	id := strings.TrimSpace(strings.Split(out, "\n")[0])
 	t.Cleanup(func() { removeJobContainers(t, tb, id) })
 	waitAllRunning(t, tb, shared, id)
-	killRunRank(t, id, 1)
+	killRank(t, id, 1)
 	waitJobGone(t, tb, id, 3*time.Minute)
 
 	dirs := nodeDirs(tb)
@@ -90,32 +86,4 @@ func sacctExitCodes(t *testing.T, tb *testbed.Testbed, id string) map[string]str
 		}
 		time.Sleep(time.Second)
 	}
-}
-
-// killRunRank sends SIGKILL to the `benchctl run` process of a job's rank (found by its
-// environment: SLURM_JOB_ID and SLURM_PROCID). The testbed's binary is
-// benchctl-e2e-<checkout hash>.
-func killRunRank(t *testing.T, id string, rank int) {
-	t.Helper()
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cmdline, err := os.ReadFile(filepath.Join(p, "cmdline"))
-		args := strings.Split(string(cmdline), "\x00")
-		if err != nil || len(args) < 2 || !strings.HasPrefix(filepath.Base(args[0]), "benchctl-e2e") || args[1] != "run" {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join(p, "environ"))
-		if err != nil {
-			continue
-		}
-		vars := "\x00" + string(env)
-		if strings.Contains(vars, "\x00SLURM_JOB_ID="+id+"\x00") && strings.Contains(vars, "\x00SLURM_PROCID="+strconv.Itoa(rank)+"\x00") {
-			pid, _ := strconv.Atoi(filepath.Base(p))
-			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-				t.Fatalf("kill rank %d (pid %d): %v", rank, pid, err)
-			}
-			return
-		}
-	}
-	t.Fatalf("no benchctl run process of job %s rank %d", id, rank)
 }

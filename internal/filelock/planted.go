@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/benchctl/benchctl/internal/safefile"
 )
 
 // PlantedError is a lock path that holds something other than a regular file: a link, a
@@ -37,21 +39,5 @@ func checkPlanted(path string) error {
 	if st.Mode().IsRegular() {
 		return nil
 	}
-	return &PlantedError{Path: path, What: describe(st.Mode())}
-}
-
-func describe(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
+	return &PlantedError{Path: path, What: safefile.Describe(st.Mode())}
 }
