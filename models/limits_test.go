@@ -76,7 +76,10 @@ func TestHostileCatalogsAreBounded(t *testing.T) {
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {
 				t.Errorf("allocated %d MiB, over 256 MiB", alloc>>20)
 			}
-			if took > time.Minute {
+			// Not a speed assertion: "it ends" (a quadratic pass took hours). Under the race
+			// detector on a busy 2-core machine the valid 60 MB catalog takes a minute.
+			t.Logf("took %v", took)
+			if took > 5*time.Minute {
 				t.Errorf("took %v", took)
 			}
 			if c.want == nil {
