@@ -59,10 +59,10 @@ func TestLongCommandsStopOnSignal(t *testing.T) {
 				var err error
 				select {
 				case err = <-done:
-				case <-time.After(2 * time.Second):
+				case <-time.After(5 * time.Second):
 					_ = cmd.Process.Kill()
 					<-done
-					t.Fatalf("%s still ran 2 s after %v; stderr:\n%s", c.name, sig, tail(stderr.String(), 2000))
+					t.Fatalf("%s still ran 5 s after %v; stderr:\n%s", c.name, sig, tail(stderr.String(), 2000))
 				}
 				var ee *exec.ExitError
 				if !errors.As(err, &ee) {
