@@ -1,4 +1,4 @@
-package image
+package fanout
 
 // The image fan-out: rank 0 streams an image (a docker-archive) to every other rank of a
 // job over TCP, without a shared filesystem, and every rank loads what it receives while
@@ -52,7 +52,7 @@ package image
 //
 // Failure: a failure ends the stream. The rank where it is seen sends an abort frame down
 // and a fail frame up (each naming the rank it began on, and why), every rank still working
-// ends with a *FanoutError naming that rank, and their loaders' reads fail (never a clean
+// ends with a *Error naming that rank, and their loaders' reads fail (never a clean
 // EOF). A rank whose part was done (its image verified and fed, its successor's
 // acknowledgement in) returns nil. Ports: each receiver listens on the first free port of
 // the job's range; its predecessor tries every port of the range on its host until a
@@ -67,11 +67,13 @@ import (
 	"log/slog"
 	"net"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/progress"
 )
 
-// FanoutConfig is one rank's view of a fan-out; every rank of the job must pass the same
+// Config is one rank's view of a fan-out; every rank of the job must pass the same
 // Job, World, Hosts, Ports, Secret and FrameSize.
-type FanoutConfig struct {
+type Config struct {
 	Job    string   // job id with attempt (at most 255 bytes); other jobs' connections are refused
 	Rank   int      // this rank; 0 sends
 	World  int      // ranks in the job
@@ -85,7 +87,7 @@ type FanoutConfig struct {
 	// (default 8).
 	Queue int
 	// ConnectTimeout bounds waiting for the successor to accept and for the predecessor to
-	// connect (default 2 minutes), from the call to SendFanout or Receive; the context may
+	// connect (default 2 minutes), from the call to Send or Receive; the context may
 	// end it sooner. Receivers should call Receive when rank 0 is about to send (rank 0
 	// building the image first can take longer than that).
 	ConnectTimeout time.Duration
@@ -93,7 +95,7 @@ type FanoutConfig struct {
 	// silent one is held while the listener has room, the first to go when it has not.
 	HandshakeTimeout time.Duration
 	// Progress, if not nil, is told the bytes received (sent, on rank 0), phase "stream".
-	Progress ProgressFunc
+	Progress progress.Func
 
 	// SilentAfter ends waiting for the successor early (default 1 minute) when its host has
 	// not answered on any port at all in that time: every connection timed out or found no
@@ -108,19 +110,19 @@ type FanoutConfig struct {
 }
 
 const (
-	defaultFrameSize  = 256 << 10
-	defaultQueue      = 8
-	defaultConnect    = 2 * time.Minute
-	defaultHandshake  = 5 * time.Second
-	defaultSilent     = time.Minute
-	fanoutHashers     = 2
-	fanoutHold        = 1 << 20         // bytes the sink's reader holds back until verified
-	fanoutGrace       = 1 * time.Second // to send an abort or fail frame, and to linger for it
-	fanoutFirstByte   = time.Second     // a connection to a listener silent this long is the first to go
-	fanoutDialTimeout = 2 * time.Second
+	defaultFrameSize = 256 << 10
+	defaultQueue     = 8
+	defaultConnect   = 2 * time.Minute
+	defaultHandshake = 5 * time.Second
+	defaultSilent    = time.Minute
+	hashers          = 2
+	holdBack         = 1 << 20         // bytes the sink's reader holds back until verified
+	grace            = 1 * time.Second // to send an abort or fail frame, and to linger for it
+	firstByte        = time.Second     // a connection to a listener silent this long is the first to go
+	dialTimeout      = 2 * time.Second
 )
 
-func (c FanoutConfig) withDefaults() (FanoutConfig, error) {
+func (c Config) withDefaults() (Config, error) {
 	if c.FrameSize == 0 {
 		c.FrameSize = defaultFrameSize
 	}
@@ -150,16 +152,16 @@ func (c FanoutConfig) withDefaults() (FanoutConfig, error) {
 		return c, errors.New("image fan-out: no job secret")
 	case len(c.Job) > 255:
 		return c, errors.New("image fan-out: job id over 255 bytes")
-	case c.FrameSize < 1 || c.FrameSize > maxFanoutFrame:
-		return c, fmt.Errorf("image fan-out: frame size %d (1 to %d)", c.FrameSize, maxFanoutFrame)
+	case c.FrameSize < 1 || c.FrameSize > maxFrame:
+		return c, fmt.Errorf("image fan-out: frame size %d (1 to %d)", c.FrameSize, maxFrame)
 	case c.Queue < 1:
 		return c, fmt.Errorf("image fan-out: queue of %d frames", c.Queue)
 	}
 	return c, nil
 }
 
-// FanoutSource is what rank 0 sends.
-type FanoutSource struct {
+// Source is what rank 0 sends.
+type Source struct {
 	R    io.Reader // the docker-archive; its Read must return when the context ends (an Engine's ImageSave body does)
 	Size int64     // bytes, or -1 when unknown (a save in progress)
 	// XXH64 is the expected hex checksum when known (a cache entry's): if what R gives does
@@ -167,8 +169,8 @@ type FanoutSource struct {
 	XXH64 string
 }
 
-// FanoutResult is what one rank did.
-type FanoutResult struct {
+// Result is what one rank did.
+type Result struct {
 	Bytes    int64         // image bytes received (rank 0: sent)
 	XXH64    string        // their hex XXH64, once all arrived
 	Duration time.Duration // from the call to its return
@@ -184,36 +186,36 @@ type FanoutResult struct {
 	PeakBuffered int64
 }
 
-// FanoutError is a failed fan-out: where it began and why, as seen on rank Seen.
-type FanoutError struct {
+// Error is a failed fan-out: where it began and why, as seen on rank Seen.
+type Error struct {
 	Rank   int    // the rank where the failure began (its sink failed, it sent a damaged or cut stream, it could not be reached)
 	Seen   int    // the rank returning the error
 	Reason string // what happened
 	Err    error  // the local cause (a sink's error, the context's), nil when another rank reported it
 }
 
-func (e *FanoutError) Error() string {
+func (e *Error) Error() string {
 	if e.Rank == e.Seen {
 		return fmt.Sprintf("image fan-out: rank %d: %s", e.Rank, e.Reason)
 	}
 	return fmt.Sprintf("image fan-out: rank %d: %s (seen on rank %d)", e.Rank, e.Reason, e.Seen)
 }
 
-func (e *FanoutError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// SendFanout is rank 0's part: it sends src down the chain (computing its XXH64 as it
+// Send is rank 0's part: it sends src down the chain (computing its XXH64 as it
 // goes) and returns when rank 1 has acknowledged the whole image, or at a failure (its
 // own, or one that reaches it from rank 1 before that). A job of one rank sends nothing.
-func SendFanout(ctx context.Context, cfg FanoutConfig, src FanoutSource) (FanoutResult, error) {
+func Send(ctx context.Context, cfg Config, src Source) (Result, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return FanoutResult{}, err
+		return Result{}, err
 	}
 	if cfg.Rank != 0 {
-		return FanoutResult{}, fmt.Errorf("image fan-out: SendFanout on rank %d (only rank 0 sends)", cfg.Rank)
+		return Result{}, fmt.Errorf("image fan-out: Send on rank %d (only rank 0 sends)", cfg.Rank)
 	}
 	if cfg.World == 1 {
-		return FanoutResult{}, nil
+		return Result{}, nil
 	}
 	r := newRankRun(cfg, nil)
 	r.want = src.XXH64
@@ -228,9 +230,9 @@ func SendFanout(ctx context.Context, cfg FanoutConfig, src FanoutSource) (Fanout
 // of from a neighbour); it closes the receiver. Receive may be called once. With no
 // deadline on ctx, a sink that stops reading stalls the whole chain (back-pressure), so
 // the caller bounds the image phase.
-func (rc *FanoutReceiver) Receive(ctx context.Context, sink func(io.Reader) error) (FanoutResult, error) {
+func (rc *Receiver) Receive(ctx context.Context, sink func(io.Reader) error) (Result, error) {
 	if !rc.used.CompareAndSwap(false, true) {
-		return FanoutResult{}, errors.New("image fan-out: Receive called twice")
+		return Result{}, errors.New("image fan-out: Receive called twice")
 	}
 	defer rc.Close()
 	r := newRankRun(rc.cfg, sink)
