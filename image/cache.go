@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/safefile"
 	"io"
 	"io/fs"
 	"os"
@@ -21,6 +20,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/internal/progress"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -341,7 +342,7 @@ func (c *Cache) mismatch(key string, f *os.File, sum checksum, got string) error
 // learns the image id while it exports). The entry appears only when complete. meta.SHA256
 // and meta.Size are filled in from what was written. expected is the tar's size when it is
 // known or can be estimated, else 0 (progress shows a total and an ETA when it is set).
-func (c *Cache) Publish(ctx context.Context, key string, meta Meta, expected int64, write func(io.Writer, *Meta) error, progress ProgressFunc) (*Entry, error) {
+func (c *Cache) Publish(ctx context.Context, key string, meta Meta, expected int64, write func(io.Writer, *Meta) error, onProgress ProgressFunc) (*Entry, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -356,9 +357,9 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, expected int
 			os.Remove(tmp.Name())
 		}
 	}()
-	cnt := newCounter(progress, "save", expected)
+	cnt := progress.NewCounter(onProgress, "save", expected)
 	hw := newHashingWriter(tmp)
-	werr := write(countingWriter{w: hw, c: cnt}, &meta)
+	werr := write(progress.Writer{W: hw, C: cnt}, &meta)
 	if err := hw.Close(); err != nil && werr == nil {
 		werr = fmt.Errorf("writing to the cache: %w", err)
 	}
@@ -368,15 +369,15 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, expected int
 	if meta.ImageID == "" {
 		return nil, errors.New("the builder reported no image id; nothing was published")
 	}
-	cnt.finish()
+	cnt.Finish()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := tmp.Chmod(0o644); err != nil { // every node's user reads it
 		return nil, err
 	}
-	if progress != nil && cnt.done >= 256<<20 { // seconds on a network filesystem
-		progress(Progress{Phase: "wait", Step: fmt.Sprintf("flushing the %s tar to the shared filesystem", manifest.FormatBytes(cnt.done))})
+	if onProgress != nil && cnt.Done() >= 256<<20 { // seconds on a network filesystem
+		onProgress(Progress{Phase: "wait", Step: fmt.Sprintf("flushing the %s tar to the shared filesystem", manifest.FormatBytes(cnt.Done()))})
 	}
 	if err := tmp.Sync(); err != nil {
 		return nil, fmt.Errorf("syncing the cache tar: %w", err)
@@ -386,7 +387,7 @@ func (c *Cache) Publish(ctx context.Context, key string, meta Meta, expected int
 	}
 	meta.Version, meta.Key = 1, key
 	meta.SHA256, meta.XXH64 = hw.Sum(), hw.XXH64()
-	meta.Size = cnt.done
+	meta.Size = cnt.Done()
 	if meta.Created.IsZero() {
 		meta.Created = time.Now().UTC()
 	}
@@ -430,7 +431,7 @@ func (c *Cache) Verify(key string, progress ProgressFunc) (*Entry, error) {
 
 // VerifyContext is Verify that stops reading when ctx ends (checked every MiB hashed),
 // returning its cause; the entry is then left as it is.
-func (c *Cache) VerifyContext(ctx context.Context, key string, progress ProgressFunc) (*Entry, error) {
+func (c *Cache) VerifyContext(ctx context.Context, key string, onProgress ProgressFunc) (*Entry, error) {
 	e, f, err := c.open(key)
 	var inc *IncompleteError
 	if errors.As(err, &inc) {
@@ -441,11 +442,11 @@ func (c *Cache) VerifyContext(ctx context.Context, key string, progress Progress
 	}
 	defer f.Close()
 	h, x := sha256.New(), xxhash.New()
-	cnt := newCounter(progress, "verify", e.Size)
-	if _, err := io.CopyBuffer(countingWriter{w: io.MultiWriter(h, x), c: cnt}, ctxReader{ctx, f}, make([]byte, 1<<20)); err != nil {
+	cnt := progress.NewCounter(onProgress, "verify", e.Size)
+	if _, err := io.CopyBuffer(progress.Writer{W: io.MultiWriter(h, x), C: cnt}, ctxReader{ctx, f}, make([]byte, 1<<20)); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", e.Tar, err)
 	}
-	cnt.finish()
+	cnt.Finish()
 	if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
 		return nil, c.mismatch(key, f, checksum{Algo: "sha256", Want: e.SHA256}, got)
 	}

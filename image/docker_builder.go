@@ -14,6 +14,8 @@ import (
 	"github.com/moby/moby/api/types/build"
 	"github.com/moby/moby/client"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/benchctl/benchctl/internal/progress"
 )
 
 // DockerBuilder builds through a Docker Engine's API and saves the result into the cache.
@@ -70,12 +72,12 @@ func (b *DockerBuilder) Build(ctx context.Context, req BuildRequest) (*Entry, er
 		return nil, err
 	}
 	pr, pw := io.Pipe()
-	sent := make(chan error, 1)                                // the context writer's own error
-	cnt := newCounter(req.Progress, "context", tarSize(files)) // the engine reads it all before step 1
+	sent := make(chan error, 1)                                         // the context writer's own error
+	cnt := progress.NewCounter(req.Progress, "context", tarSize(files)) // the engine reads it all before step 1
 	go func() {
-		_, err := writeContextTar(countingWriter{w: pw, c: cnt}, req.Input, files)
+		_, err := writeContextTar(progress.Writer{W: pw, C: cnt}, req.Input, files)
 		if err == nil {
-			cnt.finish()
+			cnt.Finish()
 		}
 		pw.CloseWithError(err)
 		sent <- err

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/internal/progress"
 )
 
 // EnsureResult says what Ensure did.
@@ -67,19 +69,19 @@ func Ensure(ctx context.Context, eng Engine, c *Cache, key string, progress Prog
 }
 
 // load streams a verified tar into the engine.
-func load(ctx context.Context, eng Engine, c *Cache, key string, progress ProgressFunc) (*Entry, int64, error) {
+func load(ctx context.Context, eng Engine, c *Cache, key string, onProgress ProgressFunc) (*Entry, int64, error) {
 	e, f, err := c.open(key)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
 	sum := e.loadSum()
-	cnt := newCounter(progress, "load", e.Size)
+	cnt := progress.NewCounter(onProgress, "load", e.Size)
 	vr := newVerifyingReader(f, sum, cnt)
 	vr.onVerified = func() {
-		cnt.finish()
-		if progress != nil && e.Size >= 256<<20 { // the engine takes seconds more for big images
-			progress(Progress{Phase: "wait", Step: fmt.Sprintf("%s checksum verified; the engine is unpacking the image", sum.Algo)})
+		cnt.Finish()
+		if onProgress != nil && e.Size >= 256<<20 { // the engine takes seconds more for big images
+			onProgress(Progress{Phase: "wait", Step: fmt.Sprintf("%s checksum verified; the engine is unpacking the image", sum.Algo)})
 		}
 	}
 	resp, err := eng.ImageLoad(ctx, vr, client.ImageLoadWithQuiet(true))

@@ -10,6 +10,8 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/internal/progress"
 )
 
 // Pull policies (manifest image.pull).
@@ -112,7 +114,7 @@ func (p *pullProgress) add(m jsonMessage) {
 		return
 	}
 	p.layers[m.ID] = l
-	if time.Since(p.last) >= progressEvery {
+	if time.Since(p.last) >= progress.Every {
 		p.last = time.Now()
 		p.report(false)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchctl/benchctl/fanout"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -142,16 +143,16 @@ func TestPlanSaysHowImagesReachTheNodes(t *testing.T) {
 func TestFailReasonNamesWhereTheStreamFailed(t *testing.T) {
 	r := distRun(t, "", "slurm", 3)
 	r.node.Rank = 2
-	cut := fmt.Errorf("receiving image x: %w", &image.FanoutError{Rank: 1, Seen: 2, Reason: "connection to rank 2 lost after 12 bytes: EOF"})
+	cut := fmt.Errorf("receiving image x: %w", &fanout.Error{Rank: 1, Seen: 2, Reason: "connection to rank 2 lost after 12 bytes: EOF"})
 	if got := r.failReason(cut); !strings.HasPrefix(got, "saw the image stream fail at rank 1 (hb): receiving image x: image fan-out: rank 1:") {
 		t.Errorf("%q", got)
 	}
-	own := &image.FanoutError{Rank: 2, Seen: 2, Reason: "loading the image: refused"}
+	own := &fanout.Error{Rank: 2, Seen: 2, Reason: "loading the image: refused"}
 	if got := r.failReason(own); got != "failed: image fan-out: rank 2: loading the image: refused" {
 		t.Errorf("%q", got)
 	}
 	// a rank out of the job's range (a malformed report) is not looked up
-	if got := r.failReason(&image.FanoutError{Rank: 2000000000, Seen: 2, Reason: "x"}); !strings.HasPrefix(got, "failed: ") {
+	if got := r.failReason(&fanout.Error{Rank: 2000000000, Seen: 2, Reason: "x"}); !strings.HasPrefix(got, "failed: ") {
 		t.Errorf("%q", got)
 	}
 	if got := r.failReason(errors.New("disk full")); got != "failed: disk full" {

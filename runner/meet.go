@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/fanout"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobchan"
 	"github.com/benchctl/benchctl/jobdir"
@@ -122,7 +122,7 @@ func (r *nodeRun) fail(err error, code int) {
 // is reported by every rank that sees it, the first of them perhaps before the job channel
 // knows of the rank where it began: the reason names that rank first.
 func (r *nodeRun) failReason(err error) string {
-	var fe *image.FanoutError
+	var fe *fanout.Error
 	if errors.As(err, &fe) && fe.Rank != r.node.Rank && fe.Rank >= 0 && fe.Rank < len(r.node.Hosts) {
 		return fmt.Sprintf("saw the image stream fail at rank %d (%s): %v", fe.Rank, r.node.Hosts[fe.Rank], err)
 	}

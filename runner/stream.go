@@ -12,13 +12,14 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/benchctl/benchctl/fanout"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
 // distribution: stream. Rank 0 has every image on its engine (built, found in its cache,
 // or pulled); after the "image" release it streams them one after the other along the
-// chain of ranks (image.SendFanout), and every other rank receives each, loading it while
+// chain of ranks (fanout.Send), and every other rank receives each, loading it while
 // passing it on, unless its engine has the image id already (then it only passes it on).
 // No shared filesystem is needed for the images. A failure anywhere fails the stream on
 // every rank, naming the rank where it began; each rank reports it on the job channel.
@@ -35,14 +36,14 @@ func (r *nodeRun) streamTimeout() time.Duration {
 // streamConfig is this node's fan-out configuration for the job's image i: each image is a
 // session of its own (its job string), so that a late connection of one is never taken
 // for another.
-func (r *nodeRun) streamConfig(i int) (image.FanoutConfig, error) {
+func (r *nodeRun) streamConfig(i int) (fanout.Config, error) {
 	n := r.node
 	if n.Source != jobdir.SourceSlurm && n.World > 1 {
-		return image.FanoutConfig{}, &ContextError{"distribution", "stream needs every node's address, which benchctl knows under Slurm (its node list); run under srun, or use distribution: cache"}
+		return fanout.Config{}, &ContextError{"distribution", "stream needs every node's address, which benchctl knows under Slurm (its node list); run under srun, or use distribution: cache"}
 	}
 	// A rank may wait long for its predecessor (which loads image i-1 before it listens for
 	// image i): the job channel, not this timeout, tells a dead rank.
-	return image.FanoutConfig{Job: fmt.Sprintf("%s.%d/image/%d", n.JobID, n.Attempt, i), Rank: n.Rank, World: n.World, Hosts: n.Hosts,
+	return fanout.Config{Job: fmt.Sprintf("%s.%d/image/%d", n.JobID, n.Attempt, i), Rank: n.Rank, World: n.World, Hosts: n.Hosts,
 		Ports: n.StreamPorts(), Secret: r.secret, Log: r.log, Progress: r.o.Progress, ConnectTimeout: r.streamTimeout()}, nil
 }
 
@@ -65,7 +66,7 @@ func (r *nodeRun) sendImages(ctx context.Context, eng *client.Client, list []res
 			return err
 		}
 		start := time.Now()
-		res, err := image.SendFanout(sctx, cfg, src)
+		res, err := fanout.Send(sctx, cfg, src)
 		if tee != nil {
 			var e *image.Entry
 			var perr error
@@ -101,7 +102,7 @@ func (r *nodeRun) sendImages(ctx context.Context, eng *client.Client, list []res
 // the cache lacks it and it is to be published (img.publish), one docker save that feeds
 // the stream and the cache entry at once (tee: wait for it once the stream has ended);
 // else docker save alone.
-func (r *nodeRun) streamSource(ctx context.Context, eng *client.Client, img resolvedImage) (image.FanoutSource, io.Closer, *image.TeePublish, error) {
+func (r *nodeRun) streamSource(ctx context.Context, eng *client.Client, img resolvedImage) (fanout.Source, io.Closer, *image.TeePublish, error) {
 	if img.Key != "" {
 		if cache, err := image.OpenCache(r.o.SharedDir); err == nil {
 			src, closer, err := cache.StreamFromCache(img.Key)
@@ -114,7 +115,7 @@ func (r *nodeRun) streamSource(ctx context.Context, eng *client.Client, img reso
 				r.log.Info("streaming the image and writing it to the cache from the same docker save", "image", img.Ref, "key", image.ShortKey(img.Key))
 				src, tee, err := image.StreamAndPublish(ctx, eng, cache, img.Key, p.SaveRef, p.Meta, nil)
 				if err != nil {
-					return image.FanoutSource{}, nil, nil, err
+					return fanout.Source{}, nil, nil, err
 				}
 				return src, tee, tee, nil
 			}
@@ -131,7 +132,7 @@ func (r *nodeRun) receiveImage(ctx context.Context, eng *client.Client, i int, i
 	if err != nil {
 		return err
 	}
-	recv, err := image.ListenFanout(cfg)
+	recv, err := fanout.Listen(cfg)
 	if err != nil {
 		return fmt.Errorf("listening for the image stream: %w", err)
 	}

@@ -1,11 +1,11 @@
-// Command fanout-bench measures the image fan-out (image.SendFanout, image.ListenFanout and
+// Command fanout-bench measures the image fan-out (fanout.Send, fanout.Listen and
 // Receive) on loopback, without engines: every rank is a goroutine group of this process,
 // all on 127.0.0.1 sharing one port range, each receiver's sink discards what it reads at
 // line rate (256 KiB reads). The image is generated as it is sent (an incompressible 1 MiB
 // block, repeated), never held in memory. For each chain length it reports, as the median
 // of the repetitions:
 //
-//   - time to the last byte: from the call to SendFanout to the last sink reading its EOF
+//   - time to the last byte: from the call to fanout.Send to the last sink reading its EOF
 //     (the image verified), and that time ÷ the 2-rank time (one hop);
 //   - per hop: (the last rank's EOF - rank 1's EOF) ÷ (ranks - 2), how long the end of the
 //     image took from one rank to the next;

@@ -20,7 +20,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/benchctl/benchctl/bench/internal/timing"
-	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/fanout"
 	"github.com/benchctl/benchctl/internal/freeport"
 )
 
@@ -43,13 +43,13 @@ func runOnce(n int, size int64, frame, queue int, pace float64) figures {
 	}
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
-	cfg := func(r int) image.FanoutConfig {
-		return image.FanoutConfig{Job: "bench.0", Rank: r, World: n, Hosts: hosts, Ports: ports, Secret: secret, FrameSize: frame, Queue: queue}
+	cfg := func(r int) fanout.Config {
+		return fanout.Config{Job: "bench.0", Rank: r, World: n, Hosts: hosts, Ports: ports, Secret: secret, FrameSize: frame, Queue: queue}
 	}
 	// Every receiver listens first, as the runner has them do before the image phase.
-	rcs := make([]*image.FanoutReceiver, n)
+	rcs := make([]*fanout.Receiver, n)
 	for r := 1; r < n; r++ {
-		rc, err := image.ListenFanout(cfg(r))
+		rc, err := fanout.Listen(cfg(r))
 		timing.Check(err)
 		rcs[r] = rc
 	}
@@ -59,7 +59,7 @@ func runOnce(n int, size int64, frame, queue int, pace float64) figures {
 	ctx := context.Background()
 	eof := make([]time.Duration, n)
 	var wg sync.WaitGroup
-	results := make([]image.FanoutResult, n)
+	results := make([]fanout.Result, n)
 	start, cpu0 := time.Now(), cpuTime()
 	for r := 1; r < n; r++ {
 		wg.Go(func() {
@@ -82,7 +82,7 @@ func runOnce(n int, size int64, frame, queue int, pace float64) figures {
 			results[r] = res
 		})
 	}
-	res, err := image.SendFanout(ctx, cfg(0), image.FanoutSource{R: newGen(size, pace), Size: size})
+	res, err := fanout.Send(ctx, cfg(0), fanout.Source{R: newGen(size, pace), Size: size})
 	timing.Check(err)
 	results[0] = res
 	wg.Wait()

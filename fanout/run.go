@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/progress"
 )
 
 // side is where a failure came from, seen from one rank.
@@ -20,10 +22,10 @@ const (
 
 // rankRun is one rank's part of a fan-out: the stages of fanout.go and what they share.
 type rankRun struct {
-	cfg   FanoutConfig
+	cfg   Config
 	sink  func(io.Reader) error
 	pool  *framePool
-	count *counter
+	count *progress.Counter
 	fwdQ  chan *frame   // to the forwarder; nil on the last rank
 	sinkQ chan sinkItem // to the sink; nil without one
 	want  string        // rank 0: the source's expected XXH64, if known
@@ -34,11 +36,11 @@ type rankRun struct {
 	once   sync.Once
 
 	mu          sync.Mutex
-	err         *FanoutError
+	err         *Error
 	from        side
 	hard        bool      // cancelled: no more grace for abort and fail frames
 	lingerUntil time.Time // how long the predecessor's connection is drained after a failure
-	up, down    *fanLink
+	up, down    *link
 	statusSent  bool // the answer to the predecessor (ok or fail) went out
 
 	// Written by their stages before the stages end.
@@ -48,8 +50,8 @@ type rankRun struct {
 	forwarded bool
 }
 
-func newRankRun(cfg FanoutConfig, sink func(io.Reader) error) *rankRun {
-	r := &rankRun{cfg: cfg, sink: sink, count: newCounter(cfg.Progress, "stream", 0), failed: make(chan struct{})}
+func newRankRun(cfg Config, sink func(io.Reader) error) *rankRun {
+	r := &rankRun{cfg: cfg, sink: sink, count: progress.NewCounter(cfg.Progress, "stream", 0), failed: make(chan struct{})}
 	r.pool = newFramePool(cfg.FrameSize, poolFrames(cfg))
 	if cfg.Rank < cfg.World-1 {
 		r.fwdQ = make(chan *frame, cfg.Queue)
@@ -62,11 +64,11 @@ func newRankRun(cfg FanoutConfig, sink func(io.Reader) error) *rankRun {
 
 // run starts the stages, produce among them (rank 0 reads its source, the others their
 // predecessor's connection), supervises them and waits for all of them to end.
-func (r *rankRun) run(ctx context.Context, produce func(orderQ, hashQ chan *frame)) FanoutResult {
+func (r *rankRun) run(ctx context.Context, produce func(orderQ, hashQ chan *frame)) Result {
 	start := time.Now()
 	r.ctx, r.stop = context.WithCancel(ctx)
 	defer r.stop()
-	orderQ, hashQ := make(chan *frame, fanoutHashers+2), make(chan *frame, fanoutHashers+2)
+	orderQ, hashQ := make(chan *frame, hashers+2), make(chan *frame, hashers+2)
 	var wg sync.WaitGroup
 	if r.fwdQ != nil {
 		wg.Go(r.forward)
@@ -74,7 +76,7 @@ func (r *rankRun) run(ctx context.Context, produce func(orderQ, hashQ chan *fram
 	if r.sinkQ != nil {
 		wg.Go(r.feed)
 	}
-	for range fanoutHashers {
+	for range hashers {
 		wg.Go(func() { hashFrames(hashQ) })
 	}
 	wg.Go(func() { r.dispatch(orderQ) })
@@ -87,8 +89,8 @@ func (r *rankRun) run(ctx context.Context, produce func(orderQ, hashQ chan *fram
 		r.up.nc.Close()
 	}
 	r.mu.Unlock()
-	r.count.finish()
-	return FanoutResult{Bytes: r.bytes, XXH64: r.sum, Duration: time.Since(start), Fed: r.fed, Forwarded: r.forwarded,
+	r.count.Finish()
+	return Result{Bytes: r.bytes, XXH64: r.sum, Duration: time.Since(start), Fed: r.fed, Forwarded: r.forwarded,
 		PeakBuffered: r.pool.peak.Load() * int64(r.cfg.FrameSize)}
 }
 
@@ -101,7 +103,7 @@ func (r *rankRun) supervise(ctx context.Context, done <-chan struct{}) {
 		case <-done:
 			return
 		case <-ctx.Done():
-			r.fail(&FanoutError{Rank: r.cfg.Rank, Reason: "cancelled: " + ctx.Err().Error(), Err: ctx.Err()}, sideLocal)
+			r.fail(&Error{Rank: r.cfg.Rank, Reason: "cancelled: " + ctx.Err().Error(), Err: ctx.Err()}, sideLocal)
 			r.cut()
 			<-done
 			return
@@ -113,12 +115,12 @@ func (r *rankRun) supervise(ctx context.Context, done <-chan struct{}) {
 }
 
 // fail records the first failure and starts ending every stage.
-func (r *rankRun) fail(e *FanoutError, from side) {
+func (r *rankRun) fail(e *Error, from side) {
 	r.once.Do(func() {
 		e.Seen = r.cfg.Rank
 		r.mu.Lock()
 		r.err, r.from = e, from
-		r.lingerUntil = time.Now().Add(fanoutGrace)
+		r.lingerUntil = time.Now().Add(grace)
 		r.mu.Unlock()
 		r.cfg.Log.Debug("image fan-out: failed", "rank", r.cfg.Rank, "origin", e.Rank, "reason", e.Reason)
 		close(r.failed)
@@ -128,7 +130,7 @@ func (r *rankRun) fail(e *FanoutError, from side) {
 
 // failf records a failure that began on rank origin.
 func (r *rankRun) failf(origin int, from side, cause error, format string, args ...any) {
-	r.fail(&FanoutError{Rank: origin, Reason: fmt.Sprintf(format, args...), Err: cause}, from)
+	r.fail(&Error{Rank: origin, Reason: fmt.Sprintf(format, args...), Err: cause}, from)
 }
 
 func (r *rankRun) isFailed() bool {
@@ -159,14 +161,14 @@ func (r *rankRun) afterFailure() {
 	tell := up != nil && !r.statusSent && !r.hard
 	r.statusSent = r.statusSent || tell
 	if r.down != nil && !r.hard {
-		_ = r.down.nc.SetWriteDeadline(time.Now().Add(fanoutGrace))
+		_ = r.down.nc.SetWriteDeadline(time.Now().Add(grace))
 	}
 	r.mu.Unlock()
 	if up == nil {
 		return
 	}
 	if tell {
-		r.deadline(up, fanoutGrace)
+		r.deadline(up, grace)
 		if err := up.writeControl(statusFail, failPayload(e.Rank, e.Reason)); err != nil {
 			r.cfg.Log.Debug("image fan-out: telling the predecessor failed", "rank", r.cfg.Rank, "err", err)
 		}
@@ -182,7 +184,7 @@ func (r *rankRun) cut() {
 	defer r.mu.Unlock()
 	now := time.Now()
 	r.hard, r.lingerUntil = true, now
-	for _, l := range []*fanLink{r.up, r.down} {
+	for _, l := range []*link{r.up, r.down} {
 		if l != nil {
 			_ = l.nc.SetDeadline(now)
 		}
@@ -190,7 +192,7 @@ func (r *rankRun) cut() {
 }
 
 // deadline sets a link's write deadline d from now, or to now once the run was cut.
-func (r *rankRun) deadline(l *fanLink, d time.Duration) {
+func (r *rankRun) deadline(l *link, d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := time.Now()
@@ -218,7 +220,7 @@ func (r *rankRun) sendOK(n int64) {
 
 // setLink records a connection (up or down) unless the run was cut, and reports whether it
 // did.
-func (r *rankRun) setLink(p **fanLink, l *fanLink) bool {
+func (r *rankRun) setLink(p **link, l *link) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.hard {
@@ -230,7 +232,7 @@ func (r *rankRun) setLink(p **fanLink, l *fanLink) bool {
 }
 
 // awaitUpstream waits for the predecessor's connection.
-func (r *rankRun) awaitUpstream(ch <-chan *fanLink) *fanLink {
+func (r *rankRun) awaitUpstream(ch <-chan *link) *link {
 	t := time.NewTimer(r.cfg.ConnectTimeout)
 	defer t.Stop()
 	prev := r.cfg.Rank - 1

@@ -9,27 +9,29 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/fanout"
 )
 
 // StreamFromCache is the fan-out source of a cache entry: its tar, with its size and the
 // XXH64 it must have (a damaged tar aborts the stream rather than ending it). The caller
 // closes the returned Closer.
-func (c *Cache) StreamFromCache(key string) (FanoutSource, io.Closer, error) {
+func (c *Cache) StreamFromCache(key string) (fanout.Source, io.Closer, error) {
 	e, f, err := c.open(key)
 	if err != nil {
-		return FanoutSource{}, nil, err
+		return fanout.Source{}, nil, err
 	}
-	return FanoutSource{R: f, Size: e.Size, XXH64: e.XXH64}, f, nil
+	return fanout.Source{R: f, Size: e.Size, XXH64: e.XXH64}, f, nil
 }
 
 // StreamFromEngine is the fan-out source of an image on rank 0's engine: `docker save` of
 // it as it comes (size unknown). The caller closes the returned Closer.
-func StreamFromEngine(ctx context.Context, eng Engine, ref string) (FanoutSource, io.Closer, error) {
+func StreamFromEngine(ctx context.Context, eng Engine, ref string) (fanout.Source, io.Closer, error) {
 	rc, err := eng.ImageSave(ctx, []string{ref})
 	if err != nil {
-		return FanoutSource{}, nil, fmt.Errorf("saving %s from the engine for the stream: %w", ref, err)
+		return fanout.Source{}, nil, fmt.Errorf("saving %s from the engine for the stream: %w", ref, err)
 	}
-	return FanoutSource{R: rc, Size: -1}, rc, nil
+	return fanout.Source{R: rc, Size: -1}, rc, nil
 }
 
 // LoadSink is a fan-out sink that loads the stream into eng: the load fails when the
@@ -152,7 +154,7 @@ var errStreamEnded = errors.New("the stream ended before the whole image was sav
 //
 // ref is saved when it still names meta.ImageID on the engine (engines that load the tar
 // then know the image by it), else the image is saved by its id.
-func StreamAndPublish(ctx context.Context, eng Engine, c *Cache, key, ref string, meta Meta, progress ProgressFunc) (FanoutSource, *TeePublish, error) {
+func StreamAndPublish(ctx context.Context, eng Engine, c *Cache, key, ref string, meta Meta, progress ProgressFunc) (fanout.Source, *TeePublish, error) {
 	var expected int64
 	if res, err := eng.ImageInspect(ctx, ref); err == nil {
 		expected = res.Size
@@ -164,7 +166,7 @@ func StreamAndPublish(ctx context.Context, eng Engine, c *Cache, key, ref string
 	}
 	rc, err := eng.ImageSave(ctx, []string{ref})
 	if err != nil {
-		return FanoutSource{}, nil, fmt.Errorf("saving %s from the engine for the stream: %w", ref, err)
+		return fanout.Source{}, nil, fmt.Errorf("saving %s from the engine for the stream: %w", ref, err)
 	}
 	pr, pw := io.Pipe()
 	src := &teeSource{ctx: ctx, r: rc, ch: make(chan []byte, teeChunks), fed: make(chan struct{}), stop: make(chan struct{}), pw: pw}
@@ -201,7 +203,7 @@ func StreamAndPublish(ctx context.Context, eng Engine, c *Cache, key, ref string
 			return err
 		}, progress)
 	}()
-	return FanoutSource{R: src, Size: -1}, t, nil
+	return fanout.Source{R: src, Size: -1}, t, nil
 }
 
 // Wait returns the cache entry once the stream has read the whole save (the one published

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/benchctl/benchctl/internal/progress"
 )
 
 // chunkSize is the unit of the hashing pipelines below; also how much of a tar's end is
@@ -166,13 +168,13 @@ type verifyingReader struct {
 	mismatch string // the hex checksum read, when it did not match
 	err      error
 	n        int64
-	counter  *counter
+	counter  *progress.Counter
 	// onVerified is called (on the reading goroutine) when the whole input matched, before
 	// its last chunk is handed on.
 	onVerified func()
 }
 
-func newVerifyingReader(r io.Reader, sum checksum, c *counter) *verifyingReader {
+func newVerifyingReader(r io.Reader, sum checksum, c *progress.Counter) *verifyingReader {
 	v := &verifyingReader{r: r, sum: sum, h: sum.hash(), counter: c, closed: make(chan struct{})}
 	v.bufs[0], v.bufs[1] = make([]byte, chunkSize), make([]byte, chunkSize)
 	return v
@@ -207,7 +209,7 @@ func (v *verifyingReader) fill() {
 	buf := v.bufs[next]
 	k, err := io.ReadFull(v.r, buf)
 	v.h.Write(buf[:k])
-	v.counter.add(k) // progress counts what was read and checked
+	v.counter.Add(k) // progress counts what was read and checked
 	switch {
 	case err == nil:
 		v.cur, v.held, v.hi = v.held, buf[:k], next

@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"encoding/binary"
@@ -86,7 +86,7 @@ func (r *rankRun) answered(s fanStatus, atEnd bool) {
 	switch {
 	case s.err == nil && s.typ == statusFail:
 		origin, reason := parseFail(s.p)
-		r.fail(&FanoutError{Rank: origin, Reason: reason}, sideDown)
+		r.fail(&Error{Rank: origin, Reason: reason}, sideDown)
 	case s.err == nil && !atEnd:
 		r.failf(next, sideDown, nil, "acknowledged before the end of the image")
 	case s.err == nil && int64(binary.BigEndian.Uint64(s.p)) != r.bytes:
@@ -104,7 +104,7 @@ func (r *rankRun) lost(statusC <-chan fanStatus, err error) bool {
 	if r.isFailed() {
 		return false
 	}
-	t := time.NewTimer(fanoutGrace)
+	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case s := <-statusC:
@@ -124,11 +124,11 @@ func (r *rankRun) lost(statusC <-chan fanStatus, err error) bool {
 
 // abortDown tells the successor why the stream ends, then waits (within the grace) for it
 // to close, so that the abort frame is read rather than reset.
-func (r *rankRun) abortDown(l *fanLink, statusC <-chan fanStatus) {
+func (r *rankRun) abortDown(l *link, statusC <-chan fanStatus) {
 	r.mu.Lock()
 	e := *r.err
 	r.mu.Unlock()
-	r.deadline(l, fanoutGrace)
+	r.deadline(l, grace)
 	if err := l.writeControl(frameAbort, failPayload(e.Rank, e.Reason)); err != nil {
 		return
 	}
@@ -137,7 +137,7 @@ func (r *rankRun) abortDown(l *fanLink, statusC <-chan fanStatus) {
 	}
 	r.mu.Lock()
 	if !r.hard {
-		_ = l.nc.SetReadDeadline(time.Now().Add(fanoutGrace))
+		_ = l.nc.SetReadDeadline(time.Now().Add(grace))
 	}
 	r.mu.Unlock()
 	<-statusC

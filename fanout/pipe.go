@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"crypto/sha256"
@@ -16,7 +16,7 @@ type frame struct {
 	buf    []byte // the pooled buffer (data frames)
 	data   []byte // the payload
 	digest [32]byte
-	tag    [fanoutTag]byte
+	tag    [tagSize]byte
 	hashed chan struct{} // a token once digest is set
 	refs   atomic.Int32
 	pooled bool
@@ -41,9 +41,9 @@ type framePool struct {
 
 // poolFrames is a rank's buffer budget: both queues full, the sink's hold-back, and one
 // frame in each stage between them (reader, hashers, dispatcher, forwarder, sink).
-func poolFrames(cfg FanoutConfig) int {
-	hold := (fanoutHold+cfg.FrameSize-1)/cfg.FrameSize + 1
-	return 2*cfg.Queue + hold + fanoutHashers + 5
+func poolFrames(cfg Config) int {
+	hold := (holdBack+cfg.FrameSize-1)/cfg.FrameSize + 1
+	return 2*cfg.Queue + hold + hashers + 5
 }
 
 func newFramePool(size, max int) *framePool {
@@ -102,7 +102,7 @@ func hashFrames(q <-chan *frame) {
 // readLink takes frames off the predecessor's connection until its end (a trailer or an
 // abort), an error, or this rank's failure (then it drains the connection for the grace
 // period, so that the fail frame sent back is read, not reset).
-func (r *rankRun) readLink(up *fanLink, orderQ, hashQ chan *frame) {
+func (r *rankRun) readLink(up *link, orderQ, hashQ chan *frame) {
 	defer close(orderQ)
 	defer close(hashQ)
 	for !r.isFailed() {
@@ -128,7 +128,7 @@ func (r *rankRun) readLink(up *fanLink, orderQ, hashQ chan *frame) {
 			return
 		}
 		if typ == frameData {
-			r.count.add(n)
+			r.count.Add(n)
 			hashQ <- f
 		} else {
 			f.digest = sha256.Sum256(f.data)
@@ -147,11 +147,11 @@ func (r *rankRun) readLink(up *fanLink, orderQ, hashQ chan *frame) {
 
 // readSource is rank 0's producer: the start frame, the source in frames, then an item
 // saying how it ended (io.EOF at its end).
-func (r *rankRun) readSource(src FanoutSource, orderQ, hashQ chan *frame) {
+func (r *rankRun) readSource(src Source, orderQ, hashQ chan *frame) {
 	defer close(orderQ)
 	defer close(hashQ)
 	if src.Size >= 0 {
-		r.count.setTotal(src.Size)
+		r.count.SetTotal(src.Size)
 	}
 	orderQ <- controlFrame(frameStart, binary.BigEndian.AppendUint64(nil, uint64(src.Size)))
 	for !r.isFailed() {
@@ -162,7 +162,7 @@ func (r *rankRun) readSource(src FanoutSource, orderQ, hashQ chan *frame) {
 		n, err := io.ReadFull(src.R, f.buf)
 		if n > 0 {
 			f.typ, f.data = frameData, f.buf[:n]
-			r.count.add(n)
+			r.count.Add(n)
 			hashQ <- f
 			orderQ <- f
 		} else {
@@ -177,12 +177,6 @@ func (r *rankRun) readSource(src FanoutSource, orderQ, hashQ chan *frame) {
 			return
 		}
 	}
-}
-
-func (c *counter) setTotal(n int64) {
-	c.mu.Lock()
-	c.total = n
-	c.mu.Unlock()
 }
 
 // hand passes a frame to the forwarder and (data frames) to the sink.

@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"bufio"
@@ -39,13 +39,13 @@ import (
 // once and MACing its digest lets a relay verify a frame and sign it for its successor with
 // one pass of SHA-256 over the data instead of two.
 const (
-	fanoutHello     = "benchctl-fanout/1 "
-	fanoutHelloLen  = len(fanoutHello) + 32 + 1
-	fanoutMagic     = "BCFO"
-	fanoutVersion   = 1
-	fanoutTag       = sha256.Size
-	maxFanoutFrame  = 16 << 20 // the largest FrameSize
-	maxFanoutReason = 1024     // bytes of a reason in an abort or fail frame
+	helloPrefix = "benchctl-fanout/1 "
+	helloLen    = len(helloPrefix) + 32 + 1
+	magic       = "BCFO"
+	version     = 1
+	tagSize     = sha256.Size
+	maxFrame    = 16 << 20 // the largest FrameSize
+	maxReason   = 1024     // bytes of a reason in an abort or fail frame
 )
 
 // Frame types. Data flows down (dialer to listener), status up.
@@ -58,14 +58,14 @@ const (
 	statusFail   = 'F' // origin rank u32 | reason: the receiver (or one after it) failed
 )
 
-// fanoutDial is the dialer's handshake message; with nonceL, what both MACs and keys bind.
-type fanoutDial struct {
+// dialMessage is the dialer's handshake message; with nonceL, what both MACs and keys bind.
+type dialMessage struct {
 	job             string
 	from, to, frame int
 	nonceL, nonceD  [16]byte
 }
 
-func (d *fanoutDial) mac(secret []byte, label string) []byte {
+func (d *dialMessage) mac(secret []byte, label string) []byte {
 	h := hmac.New(sha256.New, secret)
 	h.Write([]byte(label))
 	var b [14]byte
@@ -81,8 +81,8 @@ func (d *fanoutDial) mac(secret []byte, label string) []byte {
 	return h.Sum(nil)
 }
 
-func (d *fanoutDial) marshal(secret []byte) []byte {
-	b := append([]byte(fanoutMagic), fanoutVersion, byte(len(d.job)))
+func (d *dialMessage) marshal(secret []byte) []byte {
+	b := append([]byte(magic), version, byte(len(d.job)))
 	b = append(b, d.job...)
 	b = binary.BigEndian.AppendUint32(b, uint32(d.from))
 	b = binary.BigEndian.AppendUint32(b, uint32(d.to))
@@ -91,24 +91,24 @@ func (d *fanoutDial) marshal(secret []byte) []byte {
 	return append(b, d.mac(secret, "benchctl fanout dial")...)
 }
 
-// readFanoutDial reads a dial message (at most 6+255+60 bytes) and checks its MAC; a wrong
+// readDialMessage reads a dial message (at most 6+255+60 bytes) and checks its MAC; a wrong
 // magic ends it at the first 6 bytes.
-func readFanoutDial(r io.Reader, secret []byte, nonceL [16]byte) (*fanoutDial, error) {
+func readDialMessage(r io.Reader, secret []byte, nonceL [16]byte) (*dialMessage, error) {
 	var head [6]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
 		return nil, err
 	}
-	if string(head[:4]) != fanoutMagic {
+	if string(head[:4]) != magic {
 		return nil, fmt.Errorf("not a fan-out handshake")
 	}
-	if head[4] != fanoutVersion {
-		return nil, fmt.Errorf("fan-out protocol version %d, this benchctl speaks %d", head[4], fanoutVersion)
+	if head[4] != version {
+		return nil, fmt.Errorf("fan-out protocol version %d, this benchctl speaks %d", head[4], version)
 	}
-	rest := make([]byte, int(head[5])+12+16+fanoutTag)
+	rest := make([]byte, int(head[5])+12+16+tagSize)
 	if _, err := io.ReadFull(r, rest); err != nil {
 		return nil, err
 	}
-	d := &fanoutDial{job: string(rest[:head[5]]), nonceL: nonceL}
+	d := &dialMessage{job: string(rest[:head[5]]), nonceL: nonceL}
 	rest = rest[head[5]:]
 	d.from, d.to = int(binary.BigEndian.Uint32(rest)), int(binary.BigEndian.Uint32(rest[4:]))
 	d.frame = int(binary.BigEndian.Uint32(rest[8:]))
@@ -119,7 +119,7 @@ func readFanoutDial(r io.Reader, secret []byte, nonceL [16]byte) (*fanoutDial, e
 	return d, nil
 }
 
-func fanoutNonce() (n [16]byte) {
+func newNonce() (n [16]byte) {
 	_, _ = rand.Read(n[:])
 	return n
 }
@@ -147,10 +147,10 @@ func (m *macSeq) next(typ byte, n int, digest *[32]byte) []byte {
 	return m.buf
 }
 
-// fanLink is one authenticated connection between neighbours of the chain. The dialer
+// link is one authenticated connection between neighbours of the chain. The dialer
 // (upstream) writes frames under out and reads the status under in; the listener the other
 // way round.
-type fanLink struct {
+type link struct {
 	nc   net.Conn
 	br   *bufio.Reader
 	peer int // the other end's rank
@@ -159,9 +159,9 @@ type fanLink struct {
 	hdr  [5]byte
 }
 
-func newFanLink(nc net.Conn, d *fanoutDial, secret []byte, dialer bool) *fanLink {
+func newLink(nc net.Conn, d *dialMessage, secret []byte, dialer bool) *link {
 	data, status := d.mac(secret, "benchctl fanout data"), d.mac(secret, "benchctl fanout status")
-	l := &fanLink{nc: nc, br: bufio.NewReaderSize(nc, 64<<10)}
+	l := &link{nc: nc, br: bufio.NewReaderSize(nc, 64<<10)}
 	if dialer {
 		l.peer, l.out, l.in = d.to, newMacSeq(data), newMacSeq(status)
 	} else {
@@ -171,7 +171,7 @@ func newFanLink(nc net.Conn, d *fanoutDial, secret []byte, dialer bool) *fanLink
 }
 
 // write sends one frame (one writev); digest is SHA-256 of payload.
-func (l *fanLink) write(typ byte, payload []byte, digest *[32]byte) error {
+func (l *link) write(typ byte, payload []byte, digest *[32]byte) error {
 	l.hdr[0] = typ
 	binary.BigEndian.PutUint32(l.hdr[1:], uint32(len(payload)))
 	bufs := net.Buffers{l.hdr[:], payload, l.out.next(typ, len(payload), digest)}
@@ -180,14 +180,14 @@ func (l *fanLink) write(typ byte, payload []byte, digest *[32]byte) error {
 }
 
 // writeControl sends a small frame, hashing it here.
-func (l *fanLink) writeControl(typ byte, payload []byte) error {
+func (l *link) writeControl(typ byte, payload []byte) error {
 	d := sha256.Sum256(payload)
 	return l.write(typ, payload, &d)
 }
 
 // readHeader reads a frame's type and length, refusing a type not in allowed and a length
 // over what the type allows before anything is allocated for it.
-func (l *fanLink) readHeader(frameSize int, allowed string) (byte, int, error) {
+func (l *link) readHeader(frameSize int, allowed string) (byte, int, error) {
 	var h [5]byte
 	if _, err := io.ReadFull(l.br, h[:]); err != nil {
 		return 0, 0, err
@@ -203,7 +203,7 @@ func (l *fanLink) readHeader(frameSize int, allowed string) (byte, int, error) {
 	case frameTrailer:
 		lo, hi = 16, 16
 	case frameAbort, statusFail:
-		lo, hi = 4, 4+maxFanoutReason
+		lo, hi = 4, 4+maxReason
 	}
 	if n < lo || n > hi {
 		return 0, 0, &frameError{fmt.Sprintf("%c frame of %d bytes (allowed: %d to %d)", typ, n, lo, hi)}
@@ -212,7 +212,7 @@ func (l *fanLink) readHeader(frameSize int, allowed string) (byte, int, error) {
 }
 
 // readBody reads a frame's payload into p (its length) and its tag into tag.
-func (l *fanLink) readBody(p []byte, tag *[fanoutTag]byte) error {
+func (l *link) readBody(p []byte, tag *[tagSize]byte) error {
 	if _, err := io.ReadFull(l.br, p); err != nil {
 		return err
 	}
@@ -221,12 +221,12 @@ func (l *fanLink) readBody(p []byte, tag *[fanoutTag]byte) error {
 }
 
 // readControl reads one small frame whole and checks it.
-func (l *fanLink) readControl(allowed string) (byte, []byte, error) {
+func (l *link) readControl(allowed string) (byte, []byte, error) {
 	typ, n, err := l.readHeader(0, allowed)
 	if err != nil {
 		return 0, nil, err
 	}
-	p, tag := make([]byte, n), new([fanoutTag]byte)
+	p, tag := make([]byte, n), new([tagSize]byte)
 	if err := l.readBody(p, tag); err != nil {
 		return 0, nil, err
 	}
@@ -243,9 +243,9 @@ type frameError struct{ why string }
 func (e *frameError) Error() string { return e.why }
 
 // failPayload is an abort or fail frame's payload: the origin rank and the reason (cut to
-// maxFanoutReason bytes on a character boundary).
+// maxReason bytes on a character boundary).
 func failPayload(origin int, reason string) []byte {
-	for len(reason) > maxFanoutReason {
+	for len(reason) > maxReason {
 		_, size := utf8.DecodeLastRuneInString(reason)
 		reason = reason[:len(reason)-size]
 	}

@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"errors"
@@ -14,13 +14,13 @@ import (
 	"github.com/benchctl/benchctl/internal/admit"
 )
 
-// FanoutReceiver listens for a rank's predecessor. Listen before the image phase, so that
+// Receiver listens for a rank's predecessor. Listen before the image phase, so that
 // the predecessor can connect as soon as it starts; then call Receive (or Close).
-type FanoutReceiver struct {
-	cfg      FanoutConfig
+type Receiver struct {
+	cfg      Config
 	ln       net.Listener
 	gate     *admit.Gate       // connections in a handshake (see internal/admit)
-	upstream chan *fanLink     // the predecessor's authenticated connection
+	upstream chan *link        // the predecessor's authenticated connection
 	taken    atomic.Bool       // a predecessor was accepted: later ones are refused
 	used     atomic.Bool       // Receive was called
 	quit     chan struct{}     //
@@ -31,8 +31,8 @@ type FanoutReceiver struct {
 	warned   map[string]time.Time
 }
 
-// ListenFanout listens on the first free port of cfg.Ports for rank cfg.Rank (> 0).
-func ListenFanout(cfg FanoutConfig) (*FanoutReceiver, error) {
+// Listen listens on the first free port of cfg.Ports for rank cfg.Rank (> 0).
+func Listen(cfg Config) (*Receiver, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -53,18 +53,18 @@ func ListenFanout(cfg FanoutConfig) (*FanoutReceiver, error) {
 	}
 	// The gate holds the connections in a handshake (see internal/admit): one that spoke and
 	// is not through within HandshakeTimeout is closed; a silent one, while there is room.
-	gate := admit.New(admit.Config{FirstByte: min(fanoutFirstByte, cfg.HandshakeTimeout), Deadline: cfg.HandshakeTimeout})
-	rc := &FanoutReceiver{cfg: cfg, ln: ln, gate: gate, upstream: make(chan *fanLink, 1),
+	gate := admit.New(admit.Config{FirstByte: min(firstByte, cfg.HandshakeTimeout), Deadline: cfg.HandshakeTimeout})
+	rc := &Receiver{cfg: cfg, ln: ln, gate: gate, upstream: make(chan *link, 1),
 		quit: make(chan struct{}), pending: map[net.Conn]bool{}, warned: map[string]time.Time{}}
 	rc.wg.Go(rc.accept)
 	return rc, nil
 }
 
 // Port is the port the receiver listens on.
-func (rc *FanoutReceiver) Port() int { return rc.ln.Addr().(*net.TCPAddr).Port }
+func (rc *Receiver) Port() int { return rc.ln.Addr().(*net.TCPAddr).Port }
 
 // Close stops listening and ends the handshakes in progress; Receive calls it.
-func (rc *FanoutReceiver) Close() error {
+func (rc *Receiver) Close() error {
 	rc.once.Do(func() {
 		close(rc.quit)
 		rc.ln.Close()
@@ -86,7 +86,7 @@ func (rc *FanoutReceiver) Close() error {
 // accept takes connections continuously, each into the gate until its handshake is done
 // (nobody waits in the kernel's queue behind strangers); a failed Accept is retried with
 // backoff.
-func (rc *FanoutReceiver) accept() {
+func (rc *Receiver) accept() {
 	backoff := 5 * time.Millisecond
 	for {
 		nc, err := rc.ln.Accept()
@@ -120,7 +120,7 @@ func (rc *FanoutReceiver) accept() {
 // handshake authenticates a connection within HandshakeTimeout and hands it to Receive,
 // or refuses it saying why (another rank, another job, busy) and closes it. The gate may
 // close it meanwhile (silent, slow, or making room).
-func (rc *FanoutReceiver) handshake(nc *admit.Conn) {
+func (rc *Receiver) handshake(nc *admit.Conn) {
 	keep := false
 	defer func() {
 		rc.mu.Lock()
@@ -132,11 +132,11 @@ func (rc *FanoutReceiver) handshake(nc *admit.Conn) {
 	}()
 	cfg := rc.cfg
 	_ = nc.SetWriteDeadline(time.Now().Add(cfg.HandshakeTimeout)) // the gate bounds the reads
-	nonceL := fanoutNonce()
-	if _, err := nc.Write([]byte(fanoutHello + hexNonce(nonceL) + "\n")); err != nil {
+	nonceL := newNonce()
+	if _, err := nc.Write([]byte(helloPrefix + hexNonce(nonceL) + "\n")); err != nil {
 		return
 	}
-	d, err := readFanoutDial(nc, cfg.Secret, nonceL)
+	d, err := readDialMessage(nc, cfg.Secret, nonceL)
 	var ne net.Error
 	switch {
 	case err == nil:
@@ -178,7 +178,7 @@ func (rc *FanoutReceiver) handshake(nc *admit.Conn) {
 	}
 	_ = nc.SetDeadline(time.Time{})
 	keep = true
-	rc.upstream <- newFanLink(nc, d, cfg.Secret, false) // one slot, one taker
+	rc.upstream <- newLink(nc, d, cfg.Secret, false) // one slot, one taker
 }
 
 // refuse tells a dialer why not (at most 255 bytes; it is not authenticated: the dialer only
@@ -200,7 +200,7 @@ func errKind(err error) string {
 
 // warn logs a warning of one kind at most every 10 s: a peer retrying in a loop, or a
 // stranger, must not flood the job's log.
-func (rc *FanoutReceiver) warn(kind, msg string, args ...any) {
+func (rc *Receiver) warn(kind, msg string, args ...any) {
 	rc.mu.Lock()
 	now := time.Now()
 	if t, ok := rc.warned[kind]; ok && now.Sub(t) < 10*time.Second || len(rc.warned) > 64 {

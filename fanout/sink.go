@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ type sinkItem struct {
 }
 
 // sinkReader is the reader a rank's sink (the engine's load) gets. It always holds back the
-// newest fanoutHold bytes (or more: whole frames) and hands them out only after the end
+// newest holdBack bytes (or more: whole frames) and hands them out only after the end
 // arrived verified, so a cut or damaged stream makes Read fail and never reaches the
 // loader whole; it never returns io.EOF otherwise. Reads may come from any goroutine (an
 // HTTP transport reads a request body on its own, possibly after the response came);
@@ -82,7 +82,7 @@ func (s *sinkReader) next() {
 	default:
 		s.held = append(s.held, it.f)
 		s.heldBytes += len(it.f.data)
-		for len(s.held) > 1 && s.heldBytes-len(s.held[0].data) >= fanoutHold {
+		for len(s.held) > 1 && s.heldBytes-len(s.held[0].data) >= holdBack {
 			s.heldBytes -= len(s.held[0].data)
 			s.ready = append(s.ready, s.held[0])
 			s.held = s.held[1:]

@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"strconv"
@@ -14,7 +14,7 @@ import (
 // another, are held against the receiver's port and reconnect as soon as they are dropped.
 // (Before: 16 handshakes at a time, 5 s each, the rest in the kernel's queue: about 32
 // silent peers held the predecessor off until its 2-minute connect timeout.)
-func TestFanoutPredecessorGetsThroughStrangers(t *testing.T) {
+func TestPredecessorGetsThroughStrangers(t *testing.T) {
 	const idle, drip = 2000, 200
 	if limit := admittest.RaiseFileLimit(2*(idle+drip) + 512); limit < 2*(idle+drip)+512 {
 		t.Fatalf("needs %d open files, the limit is %d (raise ulimit -n)", 2*(idle+drip)+512, limit)
@@ -22,8 +22,8 @@ func TestFanoutPredecessorGetsThroughStrangers(t *testing.T) {
 	for _, from := range []string{"127.0.0.1", "127.0.0.2"} {
 		t.Run("from="+from, func(t *testing.T) {
 			noLeaks(t)
-			cfgs := chainConfigs(t, 2, func(c *FanoutConfig) { c.ConnectTimeout, c.HandshakeTimeout = 10*time.Second, 3*time.Second })
-			rc, err := ListenFanout(cfgs[1])
+			cfgs := chainConfigs(t, 2, func(c *Config) { c.ConnectTimeout, c.HandshakeTimeout = 10*time.Second, 3*time.Second })
+			rc, err := Listen(cfgs[1])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,7 +40,7 @@ func TestFanoutPredecessorGetsThroughStrangers(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { _, err := rc.Receive(t.Context(), nil); done <- err }()
 			start := time.Now()
-			if _, err := SendFanout(t.Context(), cfgs[0], FanoutSource{R: strings.NewReader("image"), Size: 5}); err != nil {
+			if _, err := Send(t.Context(), cfgs[0], Source{R: strings.NewReader("image"), Size: 5}); err != nil {
 				t.Fatalf("after %v with %d strangers connected: %v", time.Since(start), held, err)
 			}
 			d := time.Since(start)

@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"crypto/hmac"
@@ -123,7 +123,7 @@ func (d *dispatcher) receive(f *frame) {
 		}
 		d.started, d.size = true, int64(binary.BigEndian.Uint64(f.data))
 		if d.size >= 0 {
-			r.count.setTotal(d.size)
+			r.count.SetTotal(d.size)
 		}
 		r.hand(f)
 	case frameData:
@@ -149,7 +149,7 @@ func (d *dispatcher) receive(f *frame) {
 		}
 	case frameAbort:
 		origin, reason := parseFail(f.data)
-		r.fail(&FanoutError{Rank: origin, Reason: reason}, sideUp)
+		r.fail(&Error{Rank: origin, Reason: reason}, sideUp)
 	}
 }
 
@@ -187,3 +187,6 @@ func (d *dispatcher) drop(f *frame) {
 		d.r.pool.put(f)
 	}
 }
+
+// short is the start of a hex checksum, as messages show it (image's cache does the same).
+func short(s string) string { return s[:min(len(s), 16)] }

@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // rawSender is rank 0 of a 2-rank job speaking the protocol by hand to rank 1's receiver,
 // whose Receive runs with a capture sink.
 type rawSender struct {
-	l    *fanLink
+	l    *link
 	c    *capture
 	done chan outcome
 }
@@ -25,7 +25,7 @@ type rawSender struct {
 func newRawSender(t *testing.T) *rawSender {
 	t.Helper()
 	cfgs := chainConfigs(t, 2, nil)
-	rc, err := ListenFanout(cfgs[1])
+	rc, err := Listen(cfgs[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func newRawSender(t *testing.T) *rawSender {
 		res, err := rc.Receive(t.Context(), s.c.sink)
 		s.done <- outcome{res: res, err: err}
 	}()
-	s.l, err = dialFanout(t.Context(), withDefaults(t, cfgs[0]), "127.0.0.1:"+strconv.Itoa(rc.Port()), 1)
+	s.l, err = dialLink(t.Context(), withDefaults(t, cfgs[0]), "127.0.0.1:"+strconv.Itoa(rc.Port()), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,12 +60,12 @@ func (s *rawSender) result(t *testing.T, why string, sent int) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the receiver did not return")
 	}
-	if s.c.cleanEOF() || s.c.buf.Len() > max(0, sent-fanoutHold) {
+	if s.c.cleanEOF() || s.c.buf.Len() > max(0, sent-holdBack) {
 		t.Errorf("the sink got %d of %d bytes, clean EOF %v", s.c.buf.Len(), sent, s.c.cleanEOF())
 	}
 }
 
-func withDefaults(t *testing.T, c FanoutConfig) FanoutConfig {
+func withDefaults(t *testing.T, c Config) Config {
 	c, err := c.withDefaults()
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func withDefaults(t *testing.T, c FanoutConfig) FanoutConfig {
 func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
 // A frame header claiming 2 GiB is refused before anything is allocated for it.
-func TestFanoutFrameClaiming2GiB(t *testing.T) {
+func TestFrameClaiming2GiB(t *testing.T) {
 	noLeaks(t)
 	s := newRawSender(t)
 	s.control(t, frameStart, u64(1<<62))
@@ -88,7 +88,7 @@ func TestFanoutFrameClaiming2GiB(t *testing.T) {
 
 // A trailer whose checksum does not match what arrived: the sink's reader fails and never
 // hands out the last MiB.
-func TestFanoutForgedTrailer(t *testing.T) {
+func TestForgedTrailer(t *testing.T) {
 	noLeaks(t)
 	s := newRawSender(t)
 	data := randomBytes(t, 3<<20)
@@ -101,7 +101,7 @@ func TestFanoutForgedTrailer(t *testing.T) {
 }
 
 // A frame sent again (replayed) does not authenticate: its sequence number is bound.
-func TestFanoutReplayedFrame(t *testing.T) {
+func TestReplayedFrame(t *testing.T) {
 	noLeaks(t)
 	s := newRawSender(t)
 	rec := &recordConn{Conn: s.l.nc}
@@ -128,10 +128,10 @@ func (c *recordConn) Write(p []byte) (int, error) {
 
 // 1 MB of garbage instead of a handshake is cut off at once, and the listener still takes
 // the real predecessor.
-func TestFanoutGarbageHandshake(t *testing.T) {
+func TestGarbageHandshake(t *testing.T) {
 	noLeaks(t)
 	cfgs := chainConfigs(t, 2, nil)
-	rc, err := ListenFanout(cfgs[1])
+	rc, err := Listen(cfgs[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +142,14 @@ func TestFanoutGarbageHandshake(t *testing.T) {
 	defer nc.Close()
 	go func() { _, _ = nc.Write(randomBytes(t, 1<<20)) }()
 	_ = nc.SetReadDeadline(time.Now().Add(2 * time.Second))
-	if n, err := io.Copy(io.Discard, nc); n > int64(fanoutHelloLen) || isTimeout(err) {
+	if n, err := io.Copy(io.Discard, nc); n > int64(helloLen) || isTimeout(err) {
 		t.Errorf("the garbage connection got %d bytes and %v; want the hello, then closed", n, err)
 	}
 	data := randomBytes(t, 1<<20)
 	c := &capture{}
 	done := make(chan error)
 	go func() { _, err := rc.Receive(t.Context(), c.sink); done <- err }()
-	if _, err := SendFanout(t.Context(), cfgs[0], FanoutSource{R: bytes.NewReader(data), Size: -1}); err != nil {
+	if _, err := Send(t.Context(), cfgs[0], Source{R: bytes.NewReader(data), Size: -1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil || !bytes.Equal(c.buf.Bytes(), data) {
@@ -164,11 +164,11 @@ func isTimeout(err error) bool {
 
 // Peers that connect and say nothing do not keep the real predecessor out, and are closed
 // with the receiver.
-func TestFanoutSilentPeers(t *testing.T) {
+func TestSilentPeers(t *testing.T) {
 	noLeaks(t)
-	cfgs := chainConfigs(t, 2, func(c *FanoutConfig) { c.HandshakeTimeout = 300 * time.Millisecond })
+	cfgs := chainConfigs(t, 2, func(c *Config) { c.HandshakeTimeout = 300 * time.Millisecond })
 	cfgs[0].HandshakeTimeout = 5 * time.Second // the sender waits in the accept queue meanwhile
-	rc, err := ListenFanout(cfgs[1])
+	rc, err := Listen(cfgs[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestFanoutSilentPeers(t *testing.T) {
 	done := make(chan error)
 	go func() { _, err := rc.Receive(t.Context(), nil); done <- err }()
 	start := time.Now()
-	if _, err := SendFanout(t.Context(), cfgs[0], FanoutSource{R: strings.NewReader("image"), Size: 5}); err != nil {
+	if _, err := Send(t.Context(), cfgs[0], Source{R: strings.NewReader("image"), Size: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -201,10 +201,10 @@ func TestFanoutSilentPeers(t *testing.T) {
 
 // Listeners refuse, saying why, a dialer looking for another rank, a predecessor that is
 // not theirs, and a second predecessor; a job channel's JSON hello is not a fan-out.
-func TestFanoutRefusals(t *testing.T) {
+func TestRefusals(t *testing.T) {
 	noLeaks(t)
 	cfgs := chainConfigs(t, 3, nil)
-	rc, err := ListenFanout(cfgs[2])
+	rc, err := Listen(cfgs[2])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,8 +215,8 @@ func TestFanoutRefusals(t *testing.T) {
 		from, to int
 		why      string
 	}{{0, 1, "this is rank 2"}, {0, 2, "rank 2 receives from rank 1, not 0"}, {1, 2, ""}, {1, 2, "rank 2 already receives from rank 1"}} {
-		l, err := dialFanout(ctx, withDefaults(t, cfgs[tc.from]), addr, tc.to)
-		var re *fanoutRefused
+		l, err := dialLink(ctx, withDefaults(t, cfgs[tc.from]), addr, tc.to)
+		var re *refusal
 		switch {
 		case tc.why == "" && err != nil:
 			t.Errorf("%d -> %d: %v", tc.from, tc.to, err)
@@ -240,7 +240,7 @@ func TestFanoutRefusals(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	if _, err := dialFanout(ctx, withDefaults(t, cfgs[0]), ln.Addr().String(), 1); err == nil || err.Error() != "not a fan-out listener" {
+	if _, err := dialLink(ctx, withDefaults(t, cfgs[0]), ln.Addr().String(), 1); err == nil || err.Error() != "not a fan-out listener" {
 		t.Errorf("a job channel's hello: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"context"
@@ -15,20 +15,20 @@ import (
 	"time"
 )
 
-// fanoutRefused is a listener's refusal: another rank, another job, busy.
-type fanoutRefused struct{ reason string }
+// refusal is a listener's refusal: another rank, another job, busy.
+type refusal struct{ reason string }
 
-func (e *fanoutRefused) Error() string { return "refused: " + e.reason }
+func (e *refusal) Error() string { return "refused: " + e.reason }
 
-// dialFanout connects to addr and runs the dialer's side of the handshake for the link
+// dialLink connects to addr and runs the dialer's side of the handshake for the link
 // from cfg.Rank to rank to.
-func dialFanout(ctx context.Context, cfg FanoutConfig, addr string, to int) (*fanLink, error) {
+func dialLink(ctx context.Context, cfg Config, addr string, to int) (*link, error) {
 	var nc net.Conn
 	var err error
 	if cfg.dial != nil {
 		nc, err = cfg.dial(ctx, addr)
 	} else {
-		dl := net.Dialer{Timeout: fanoutDialTimeout}
+		dl := net.Dialer{Timeout: dialTimeout}
 		nc, err = dl.DialContext(ctx, "tcp", addr)
 	}
 	if err != nil {
@@ -46,23 +46,23 @@ func dialFanout(ctx context.Context, cfg FanoutConfig, addr string, to int) (*fa
 	return l, nil
 }
 
-func dialHandshake(nc net.Conn, cfg FanoutConfig, to int) (*fanLink, error) {
+func dialHandshake(nc net.Conn, cfg Config, to int) (*link, error) {
 	_ = nc.SetDeadline(time.Now().Add(cfg.HandshakeTimeout))
-	hello := make([]byte, fanoutHelloLen)
+	hello := make([]byte, helloLen)
 	if _, err := io.ReadFull(nc, hello); err != nil {
 		return nil, fmt.Errorf("no fan-out hello: %w", err)
 	}
-	d := &fanoutDial{job: cfg.Job, from: cfg.Rank, to: to, frame: cfg.FrameSize, nonceD: fanoutNonce()}
-	if !strings.HasPrefix(string(hello), fanoutHello) || hello[len(hello)-1] != '\n' {
+	d := &dialMessage{job: cfg.Job, from: cfg.Rank, to: to, frame: cfg.FrameSize, nonceD: newNonce()}
+	if !strings.HasPrefix(string(hello), helloPrefix) || hello[len(hello)-1] != '\n' {
 		return nil, errors.New("not a fan-out listener")
 	}
-	if n, err := hex.Decode(d.nonceL[:], hello[len(fanoutHello):len(hello)-1]); err != nil || n != 16 {
+	if n, err := hex.Decode(d.nonceL[:], hello[len(helloPrefix):len(hello)-1]); err != nil || n != 16 {
 		return nil, errors.New("not a fan-out listener")
 	}
 	if _, err := nc.Write(d.marshal(cfg.Secret)); err != nil {
 		return nil, err
 	}
-	var reply [1 + fanoutTag]byte
+	var reply [1 + tagSize]byte
 	if _, err := io.ReadFull(nc, reply[:1]); err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func dialHandshake(nc net.Conn, cfg FanoutConfig, to int) (*fanLink, error) {
 		}
 		why := make([]byte, n[0])
 		_, _ = io.ReadFull(nc, why)
-		return nil, &fanoutRefused{string(why)}
+		return nil, &refusal{string(why)}
 	case 'A':
 		if _, err := io.ReadFull(nc, reply[1:]); err != nil {
 			return nil, err
@@ -86,12 +86,12 @@ func dialHandshake(nc net.Conn, cfg FanoutConfig, to int) (*fanLink, error) {
 		return nil, errors.New("not a fan-out listener")
 	}
 	_ = nc.SetDeadline(time.Time{})
-	return newFanLink(nc, d, cfg.Secret, true), nil
+	return newLink(nc, d, cfg.Secret, true), nil
 }
 
 // connect finds the successor: every port of the range on its host, until a handshake says
 // it is rank+1, with backoff until ConnectTimeout.
-func (r *rankRun) connect() *fanLink {
+func (r *rankRun) connect() *link {
 	next := r.cfg.Rank + 1
 	host := r.cfg.Hosts[next]
 	start := time.Now()
@@ -106,7 +106,7 @@ func (r *rankRun) connect() *fanLink {
 			if r.ctx.Err() != nil {
 				return nil
 			}
-			l, err := dialFanout(r.ctx, r.cfg, net.JoinHostPort(host, strconv.Itoa(p)), next)
+			l, err := dialLink(r.ctx, r.cfg, net.JoinHostPort(host, strconv.Itoa(p)), next)
 			if err == nil {
 				if !r.setLink(&r.down, l) {
 					return nil
@@ -132,9 +132,9 @@ func (r *rankRun) connect() *fanLink {
 			return nil
 		}
 		wait := backoff
-		if dropped && drops < fanoutQuickRedials { // strangers crowd the listener's gate: at once again
+		if dropped && drops < quickRedials { // strangers crowd the listener's gate: at once again
 			drops++
-			wait = fanoutQuickRedial + time.Duration(mrand.Int64N(int64(fanoutQuickRedial)))
+			wait = quickRedial + time.Duration(mrand.Int64N(int64(quickRedial)))
 		} else {
 			drops = 0
 			backoff = min(backoff*2, 500*time.Millisecond)
@@ -150,12 +150,12 @@ func (r *rankRun) connect() *fanLink {
 }
 
 // A predecessor dropped after it connected and before the listener's answer redials after
-// fanoutQuickRedial (and up to as much again, at random), fanoutQuickRedials rounds in a
+// quickRedial (and up to as much again, at random), quickRedials rounds in a
 // row, before it backs off: a listener's gate drops the oldest waiting connection when
 // strangers crowd it, and the predecessor's wait must not grow with theirs.
 const (
-	fanoutQuickRedial  = 10 * time.Millisecond
-	fanoutQuickRedials = 64
+	quickRedial  = 10 * time.Millisecond
+	quickRedials = 64
 )
 
 // droppedEarly says whether a handshake's error is a connection made and then ended, or
@@ -165,7 +165,7 @@ func droppedEarly(err error) bool {
 	if errors.As(err, &op) && op.Op == "dial" {
 		return false
 	}
-	var re *fanoutRefused
+	var re *refusal
 	if errors.As(err, &re) {
 		return false
 	}

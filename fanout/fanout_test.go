@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"bytes"
@@ -8,12 +8,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/progress"
 )
 
 // Every rank's sink gets exactly the image, on chains of 2, 5 and 17 ranks sharing
 // 127.0.0.1 and one port range (so every sender meets other ranks' listeners first and is
 // refused by them), with sizes that are not a multiple of the frame, known or not.
-func TestFanoutChain(t *testing.T) {
+func TestChain(t *testing.T) {
 	for _, tc := range []struct {
 		world, frame int
 		size         int
@@ -27,7 +29,7 @@ func TestFanoutChain(t *testing.T) {
 		t.Run("", func(t *testing.T) {
 			noLeaks(t)
 			data := randomBytes(t, tc.size)
-			cfgs := chainConfigs(t, tc.world, func(c *FanoutConfig) { c.FrameSize = tc.frame })
+			cfgs := chainConfigs(t, tc.world, func(c *Config) { c.FrameSize = tc.frame })
 			caps := make([]*capture, tc.world)
 			sinks := make([]func(io.Reader) error, tc.world)
 			for r := 1; r < tc.world; r++ {
@@ -38,7 +40,7 @@ func TestFanoutChain(t *testing.T) {
 			if tc.known {
 				size = int64(len(data))
 			}
-			out := runChain(t.Context(), t, cfgs, FanoutSource{R: bytes.NewReader(data), Size: size}, sinks, nil)
+			out := runChain(t.Context(), t, cfgs, Source{R: bytes.NewReader(data), Size: size}, sinks, nil)
 			for r, o := range out {
 				if o.err != nil {
 					t.Fatalf("rank %d: %v", r, o.err)
@@ -59,19 +61,19 @@ func TestFanoutChain(t *testing.T) {
 }
 
 // A rank that has the image already (nil sink) only forwards, also as the last rank.
-func TestFanoutNilSinkForwardsOnly(t *testing.T) {
+func TestNilSinkForwardsOnly(t *testing.T) {
 	noLeaks(t)
 	data := randomBytes(t, 2<<20+3)
 	var mu sync.Mutex
-	var last Progress
-	cfgs := chainConfigs(t, 5, func(c *FanoutConfig) {
+	var last progress.Report
+	cfgs := chainConfigs(t, 5, func(c *Config) {
 		if c.Rank == 2 {
-			c.Progress = func(p Progress) { mu.Lock(); last = p; mu.Unlock() }
+			c.Progress = func(p progress.Report) { mu.Lock(); last = p; mu.Unlock() }
 		}
 	})
 	caps := []*capture{nil, {}, nil, {}, nil}
 	sinks := []func(io.Reader) error{nil, caps[1].sink, nil, caps[3].sink, nil}
-	out := runChain(t.Context(), t, cfgs, FanoutSource{R: bytes.NewReader(data), Size: int64(len(data))}, sinks, nil)
+	out := runChain(t.Context(), t, cfgs, Source{R: bytes.NewReader(data), Size: int64(len(data))}, sinks, nil)
 	for r, o := range out {
 		if o.err != nil {
 			t.Fatalf("rank %d: %v", r, o.err)
@@ -83,22 +85,22 @@ func TestFanoutNilSinkForwardsOnly(t *testing.T) {
 			t.Errorf("rank %d: sink got %d bytes", r, caps[r].buf.Len())
 		}
 	}
-	if want := (Progress{Phase: "stream", Done: int64(len(data)), Total: int64(len(data)), Final: true}); last != want {
+	if want := (progress.Report{Phase: "stream", Done: int64(len(data)), Total: int64(len(data)), Final: true}); last != want {
 		t.Errorf("rank 2's last progress: %+v, want %+v", last, want)
 	}
 }
 
 // A slow sink slows the chain down without deadlock, and no rank holds more than its
 // budget of frames, far less than the image.
-func TestFanoutSlowSinkBoundsMemory(t *testing.T) {
+func TestSlowSinkBoundsMemory(t *testing.T) {
 	noLeaks(t)
 	const frame, queue = 64 << 10, 4
 	data := randomBytes(t, 16<<20)
-	cfgs := chainConfigs(t, 5, func(c *FanoutConfig) { c.FrameSize, c.Queue = frame, queue })
+	cfgs := chainConfigs(t, 5, func(c *Config) { c.FrameSize, c.Queue = frame, queue })
 	caps := []*capture{nil, {}, {delay: 2 * time.Millisecond}, {}, {}}
 	sinks := []func(io.Reader) error{nil, caps[1].sink, caps[2].sink, caps[3].sink, caps[4].sink}
 	start := time.Now()
-	out := runChain(t.Context(), t, cfgs, FanoutSource{R: bytes.NewReader(data), Size: -1}, sinks, nil)
+	out := runChain(t.Context(), t, cfgs, Source{R: bytes.NewReader(data), Size: -1}, sinks, nil)
 	budget := int64(poolFrames(cfgs[0]) * frame)
 	for r, o := range out {
 		if o.err != nil {
@@ -124,7 +126,7 @@ func TestFanoutSlowSinkBoundsMemory(t *testing.T) {
 
 // Receivers listen in a random order, the last one 200 ms after the sender started: the
 // senders retry until each finds its successor.
-func TestFanoutRandomStartOrder(t *testing.T) {
+func TestRandomStartOrder(t *testing.T) {
 	noLeaks(t)
 	data := randomBytes(t, 1<<20+5)
 	cfgs := chainConfigs(t, 6, nil)
@@ -135,7 +137,7 @@ func TestFanoutRandomStartOrder(t *testing.T) {
 		sinks[r] = caps[r].sink
 	}
 	delays := rand.Perm(5)
-	out := runChain(t.Context(), t, cfgs, FanoutSource{R: bytes.NewReader(data), Size: int64(len(data))}, sinks,
+	out := runChain(t.Context(), t, cfgs, Source{R: bytes.NewReader(data), Size: int64(len(data))}, sinks,
 		func(rank int) time.Duration { return time.Duration(delays[rank-1]) * 50 * time.Millisecond })
 	for r, o := range out {
 		if o.err != nil {
@@ -149,15 +151,15 @@ func TestFanoutRandomStartOrder(t *testing.T) {
 
 // Cancelling the context stops every rank promptly (mid-stream, and while waiting for a
 // predecessor that never comes), each with an error, and leaves no goroutine behind.
-func TestFanoutCancel(t *testing.T) {
+func TestCancel(t *testing.T) {
 	noLeaks(t)
 	data := randomBytes(t, 8<<20)
-	cfgs := chainConfigs(t, 5, func(c *FanoutConfig) { c.FrameSize = 64 << 10 })
+	cfgs := chainConfigs(t, 5, func(c *Config) { c.FrameSize = 64 << 10 })
 	caps := []*capture{nil, {delay: 5 * time.Millisecond}, {}, {}, {}}
 	sinks := []func(io.Reader) error{nil, caps[1].sink, caps[2].sink, caps[3].sink, caps[4].sink}
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(150*time.Millisecond, cancel)
-	out := runChain(ctx, t, cfgs, FanoutSource{R: bytes.NewReader(data), Size: int64(len(data))}, sinks, nil)
+	out := runChain(ctx, t, cfgs, Source{R: bytes.NewReader(data), Size: int64(len(data))}, sinks, nil)
 	for r, o := range out {
 		if o.err == nil {
 			t.Errorf("rank %d: no error after the cancel", r)
@@ -171,7 +173,7 @@ func TestFanoutCancel(t *testing.T) {
 	}
 
 	// A receiver whose predecessor never connects.
-	rc, err := ListenFanout(chainConfigs(t, 3, nil)[2])
+	rc, err := Listen(chainConfigs(t, 3, nil)[2])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"bytes"
@@ -15,9 +15,9 @@ import (
 
 // faultChain runs a chain of 5 ranks with a capture sink on every receiver and tweak
 // applied to each configuration.
-func faultChain(t *testing.T, data []byte, src FanoutSource, tweak func(*FanoutConfig)) ([]outcome, []*capture) {
+func faultChain(t *testing.T, data []byte, src Source, tweak func(*Config)) ([]outcome, []*capture) {
 	t.Helper()
-	cfgs := chainConfigs(t, 5, func(c *FanoutConfig) {
+	cfgs := chainConfigs(t, 5, func(c *Config) {
 		c.FrameSize, c.ConnectTimeout = 256<<10, 3*time.Second
 		if tweak != nil {
 			tweak(c)
@@ -49,9 +49,9 @@ func expectFailed(t *testing.T, out []outcome, caps []*capture, data []byte, fro
 		if r < from {
 			continue
 		}
-		var fe *FanoutError
+		var fe *Error
 		if !errors.As(o.err, &fe) {
-			t.Errorf("rank %d: %v, want a *FanoutError", r, o.err)
+			t.Errorf("rank %d: %v, want a *Error", r, o.err)
 			continue
 		}
 		if fe.Rank != origin || !strings.Contains(fe.Reason, reason) || fe.Seen != r {
@@ -66,10 +66,10 @@ func expectFailed(t *testing.T, out []outcome, caps []*capture, data []byte, fro
 
 // A connection cut mid-way (rank 1 to rank 2): every rank from 2 on fails naming rank 1,
 // and no sink from 2 on sees a clean EOF; the failure reaches ranks 0 and 1 too.
-func TestFanoutCutStream(t *testing.T) {
+func TestCutStream(t *testing.T) {
 	noLeaks(t)
 	data := randomBytes(t, 4<<20)
-	out, caps := faultChain(t, data, FanoutSource{R: bytes.NewReader(data), Size: int64(len(data))}, func(c *FanoutConfig) {
+	out, caps := faultChain(t, data, Source{R: bytes.NewReader(data), Size: int64(len(data))}, func(c *Config) {
 		if c.Rank == 1 {
 			c.wrap = func(nc net.Conn) net.Conn { return &connWrap{Conn: nc, after: 1<<20 + 1000} }
 		}
@@ -83,10 +83,10 @@ func TestFanoutCutStream(t *testing.T) {
 }
 
 // A byte flipped on the way from rank 1 to rank 2 fails the frame's MAC at rank 2.
-func TestFanoutFlippedByteInTransit(t *testing.T) {
+func TestFlippedByteInTransit(t *testing.T) {
 	noLeaks(t)
 	data := randomBytes(t, 4<<20)
-	out, caps := faultChain(t, data, FanoutSource{R: bytes.NewReader(data), Size: int64(len(data))}, func(c *FanoutConfig) {
+	out, caps := faultChain(t, data, Source{R: bytes.NewReader(data), Size: int64(len(data))}, func(c *Config) {
 		if c.Rank == 1 {
 			c.wrap = func(nc net.Conn) net.Conn { return &connWrap{Conn: nc, after: 2<<20 + 4321, flip: true} }
 		}
@@ -96,36 +96,36 @@ func TestFanoutFlippedByteInTransit(t *testing.T) {
 
 // A flipped byte in rank 0's source (a damaged cache tar, its expected checksum known):
 // rank 0 aborts at the end; every sink fails instead of seeing a clean EOF.
-func TestFanoutDamagedSource(t *testing.T) {
+func TestDamagedSource(t *testing.T) {
 	noLeaks(t)
 	data := randomBytes(t, 3<<20+100)
 	want := xxhHex(data)
 	bad := bytes.Clone(data)
 	bad[len(bad)-10] ^= 1
-	out, caps := faultChain(t, data, FanoutSource{R: bytes.NewReader(bad), Size: int64(len(bad)), XXH64: want}, nil)
+	out, caps := faultChain(t, data, Source{R: bytes.NewReader(bad), Size: int64(len(bad)), XXH64: want}, nil)
 	expectFailed(t, out, caps, data, 0, 0, "the image source's xxh64")
 	for r := 1; r < 5; r++ {
-		if n := caps[r].buf.Len(); n > len(data)-fanoutHold {
+		if n := caps[r].buf.Len(); n > len(data)-holdBack {
 			t.Errorf("rank %d: the sink got %d of %d bytes: the tail was not held back", r, n, len(data))
 		}
 	}
 }
 
 // A sink that fails (the engine refuses the load) fails every rank, naming it.
-func TestFanoutSinkFails(t *testing.T) {
+func TestSinkFails(t *testing.T) {
 	noLeaks(t)
 	data := randomBytes(t, 4<<20)
-	cfgs := chainConfigs(t, 5, func(c *FanoutConfig) { c.FrameSize = 256 << 10 })
+	cfgs := chainConfigs(t, 5, func(c *Config) { c.FrameSize = 256 << 10 })
 	caps := []*capture{nil, {}, {failAt: 1 << 20}, {}, {}}
 	sinks := []func(io.Reader) error{nil, caps[1].sink, caps[2].sink, caps[3].sink, caps[4].sink}
-	out := runChain(t.Context(), t, cfgs, FanoutSource{R: bytes.NewReader(data), Size: -1}, sinks, nil)
+	out := runChain(t.Context(), t, cfgs, Source{R: bytes.NewReader(data), Size: -1}, sinks, nil)
 	expectFailed(t, out, caps, data, 2, 2, "loading the image: no space left on device")
 	for r := range 2 { // ranks 0 and 1 hear of it, unless their part was done by then
-		if fe := (*FanoutError)(nil); out[r].err != nil && (!errors.As(out[r].err, &fe) || fe.Rank != 2) {
+		if fe := (*Error)(nil); out[r].err != nil && (!errors.As(out[r].err, &fe) || fe.Rank != 2) {
 			t.Errorf("rank %d: %v", r, out[r].err)
 		}
 	}
-	var fe *FanoutError
+	var fe *Error
 	if errors.As(out[2].err, &fe); fe == nil || fe.Err == nil || fe.Err.Error() != "no space left on device" {
 		t.Errorf("rank 2's error does not wrap the sink's: %#v", fe)
 	}
@@ -133,12 +133,12 @@ func TestFanoutSinkFails(t *testing.T) {
 
 // A successor that never listens: its predecessor fails naming it after ConnectTimeout, and
 // so does rank 0.
-func TestFanoutUnreachableSuccessor(t *testing.T) {
+func TestUnreachableSuccessor(t *testing.T) {
 	noLeaks(t)
 	data := randomBytes(t, 4<<20)
 	// Small frames: rank 1 cannot take in the whole image while it waits for rank 2.
-	cfgs := chainConfigs(t, 3, func(c *FanoutConfig) { c.ConnectTimeout, c.FrameSize = 500*time.Millisecond, 64<<10 })
-	rc, err := ListenFanout(cfgs[1])
+	cfgs := chainConfigs(t, 3, func(c *Config) { c.ConnectTimeout, c.FrameSize = 500*time.Millisecond, 64<<10 })
+	rc, err := Listen(cfgs[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,10 +148,10 @@ func TestFanoutUnreachableSuccessor(t *testing.T) {
 		res, err := rc.Receive(t.Context(), c.sink)
 		done <- outcome{res: res, err: err}
 	}()
-	_, err0 := SendFanout(t.Context(), cfgs[0], FanoutSource{R: bytes.NewReader(data), Size: -1})
+	_, err0 := Send(t.Context(), cfgs[0], Source{R: bytes.NewReader(data), Size: -1})
 	o := <-done
 	for r, err := range []error{err0, o.err} {
-		var fe *FanoutError
+		var fe *Error
 		if !errors.As(err, &fe) || fe.Rank != 2 || !strings.Contains(fe.Reason, "could not reach it") {
 			t.Errorf("rank %d: %v", r, err)
 		}
@@ -163,12 +163,12 @@ func TestFanoutUnreachableSuccessor(t *testing.T) {
 
 // A sender with another secret is refused (and says so); the receiver gives up after its
 // ConnectTimeout.
-func TestFanoutWrongSecret(t *testing.T) {
+func TestWrongSecret(t *testing.T) {
 	noLeaks(t)
-	cfgs := chainConfigs(t, 2, func(c *FanoutConfig) { c.ConnectTimeout = 700 * time.Millisecond })
+	cfgs := chainConfigs(t, 2, func(c *Config) { c.ConnectTimeout = 700 * time.Millisecond })
 	cfgs[0].Secret = []byte("another job's secret")
 	cfgs[1].ConnectTimeout = 1500 * time.Millisecond
-	rc, err := ListenFanout(cfgs[1])
+	rc, err := Listen(cfgs[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestFanoutWrongSecret(t *testing.T) {
 		_, err := rc.Receive(t.Context(), (&capture{}).sink)
 		done <- err
 	}()
-	_, err = SendFanout(t.Context(), cfgs[0], FanoutSource{R: bytes.NewReader([]byte("x")), Size: 1})
+	_, err = Send(t.Context(), cfgs[0], Source{R: bytes.NewReader([]byte("x")), Size: 1})
 	if err == nil || !strings.Contains(err.Error(), "refused: authentication failed") {
 		t.Errorf("sender: %v", err)
 	}
@@ -196,7 +196,7 @@ func (timeoutErr) Temporary() bool { return true }
 // A successor whose host answers on no port at all (every dial times out: a firewall that
 // drops the stream's ports) fails the stream after SilentAfter, long before ConnectTimeout,
 // saying what to do; one whose host refuses the ports (nobody listens yet) is waited for.
-func TestFanoutSilentHostFailsEarly(t *testing.T) {
+func TestSilentHostFailsEarly(t *testing.T) {
 	noLeaks(t)
 	for _, c := range []struct {
 		name   string
@@ -209,12 +209,12 @@ func TestFanoutSilentHostFailsEarly(t *testing.T) {
 		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, false, "could not reach it"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfgs := chainConfigs(t, 2, func(fc *FanoutConfig) { fc.ConnectTimeout, fc.SilentAfter = 3*time.Second, 300*time.Millisecond })
+			cfgs := chainConfigs(t, 2, func(fc *Config) { fc.ConnectTimeout, fc.SilentAfter = 3*time.Second, 300*time.Millisecond })
 			cfgs[0].dial = func(ctx context.Context, addr string) (net.Conn, error) { return nil, c.err }
 			start := time.Now()
-			_, err := SendFanout(t.Context(), cfgs[0], FanoutSource{R: bytes.NewReader([]byte("x")), Size: 1})
+			_, err := Send(t.Context(), cfgs[0], Source{R: bytes.NewReader([]byte("x")), Size: 1})
 			d := time.Since(start)
-			var fe *FanoutError
+			var fe *Error
 			if !errors.As(err, &fe) || fe.Rank != 1 || !strings.Contains(fe.Reason, c.reason) {
 				t.Fatalf("%v", err)
 			}

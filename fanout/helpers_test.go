@@ -1,4 +1,4 @@
-package image
+package fanout
 
 import (
 	"bytes"
@@ -30,15 +30,15 @@ func freePorts(t *testing.T, n int) []int {
 }
 
 // chainConfigs are the configurations of a job of world ranks, all on 127.0.0.1.
-func chainConfigs(t *testing.T, world int, tweak func(*FanoutConfig)) []FanoutConfig {
+func chainConfigs(t *testing.T, world int, tweak func(*Config)) []Config {
 	ports := freePorts(t, world+2)
 	hosts := make([]string, world)
 	for i := range hosts {
 		hosts[i] = "127.0.0.1"
 	}
-	cfgs := make([]FanoutConfig, world)
+	cfgs := make([]Config, world)
 	for r := range cfgs {
-		cfgs[r] = FanoutConfig{Job: "4242.0", Rank: r, World: world, Hosts: hosts, Ports: ports, Secret: []byte("s3cret-of-the-job"),
+		cfgs[r] = Config{Job: "4242.0", Rank: r, World: world, Hosts: hosts, Ports: ports, Secret: []byte("s3cret-of-the-job"),
 			ConnectTimeout: 10 * time.Second}
 		if tweak != nil {
 			tweak(&cfgs[r])
@@ -95,14 +95,14 @@ func (c *capture) cleanEOF() bool {
 
 // outcome is one rank's return.
 type outcome struct {
-	res FanoutResult
+	res Result
 	err error
 	at  time.Duration // since the start of the chain
 }
 
 // runChain runs a whole chain: receivers listen (after listenDelay(rank), if set), then
 // receive with their sink (nil entries forward only); rank 0 sends data.
-func runChain(ctx context.Context, t *testing.T, cfgs []FanoutConfig, src FanoutSource, sinks []func(io.Reader) error,
+func runChain(ctx context.Context, t *testing.T, cfgs []Config, src Source, sinks []func(io.Reader) error,
 	listenDelay func(rank int) time.Duration) []outcome {
 	t.Helper()
 	out := make([]outcome, len(cfgs))
@@ -113,7 +113,7 @@ func runChain(ctx context.Context, t *testing.T, cfgs []FanoutConfig, src Fanout
 			if listenDelay != nil {
 				time.Sleep(listenDelay(r))
 			}
-			rc, err := ListenFanout(cfgs[r])
+			rc, err := Listen(cfgs[r])
 			if err != nil {
 				out[r] = outcome{err: err, at: time.Since(start)}
 				return
@@ -122,7 +122,7 @@ func runChain(ctx context.Context, t *testing.T, cfgs []FanoutConfig, src Fanout
 			out[r] = outcome{res, err, time.Since(start)}
 		})
 	}
-	res, err := SendFanout(ctx, cfgs[0], src)
+	res, err := Send(ctx, cfgs[0], src)
 	out[0] = outcome{res, err, time.Since(start)}
 	wg.Wait()
 	return out
