@@ -27,6 +27,8 @@ const (
 )
 
 // errGone is what the Docker client says when its engine is not there any more.
+//
+//lint:ignore ST1005 the Docker client's own words
 var errGone = errors.New("Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?")
 
 // runEngine is a node's Docker Engine for Run's unit tests. It has fakeRef already (so the
@@ -141,9 +143,18 @@ func (e *runEngine) ServerVersion(context.Context, client.ServerVersionOptions) 
 
 func (e *runEngine) Close() error { _ = e.call("close"); return nil }
 
+// localRun is how a node's run ended: what Run returned, status.json as the node left it
+// (nil: unreadable), and the node's log.
+type localRun struct {
+	res *Result
+	err error
+	st  *jobdir.Status
+	log string
+}
+
 // runLocal runs a one-node local job (rank 0 of 1) of one benchmark on eng, in a fresh
-// shared folder, and returns what Run returned and status.json as the node left it.
-func runLocal(t *testing.T, eng *runEngine, onStart func(nd jobdir.NodeDir)) (*Result, error, *jobdir.Status, string) {
+// shared folder.
+func runLocal(t *testing.T, eng *runEngine, onStart func(nd jobdir.NodeDir)) localRun {
 	t.Helper()
 	dir := t.TempDir()
 	body := "name: t\nimage: {ref: '" + fakeRef + "'}\ngpu: {vendor: none}\nbenchmarks:\n- {name: b, command: [/b]}\n"
@@ -161,18 +172,14 @@ func runLocal(t *testing.T, eng *runEngine, onStart func(nd jobdir.NodeDir)) (*R
 	if onStart != nil {
 		eng.onStart = func() { onStart(nd) }
 	}
-	type ran struct {
-		res *Result
-		err error
-	}
-	done := make(chan ran, 1)
+	done := make(chan localRun, 1)
 	log := &syncBuffer{}
 	go func() {
 		res, err := Run(context.Background(), Options{Manifest: m, SharedDir: shared, Lookup: lookup, Version: "test",
 			Engine: func() (Engine, error) { return eng, nil }, Log: slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), log), nil))})
-		done <- ran{res, err}
+		done <- localRun{res: res, err: err}
 	}()
-	var r ran
+	var r localRun
 	select {
 	case r = <-done:
 	case <-time.After(2 * time.Minute): // it only has to end
@@ -181,11 +188,12 @@ func runLocal(t *testing.T, eng *runEngine, onStart func(nd jobdir.NodeDir)) (*R
 	if r.res == nil || r.res.NodeDir != nd.Path {
 		t.Fatalf("Run: %+v, %v; want the node folder %s", r.res, r.err, nd.Path)
 	}
-	st, _ := jobdir.ReadStatus(nd.Status())
+	r.st, _ = jobdir.ReadStatus(nd.Status())
+	r.log = log.String()
 	if !strings.Contains(eng.called(), "close") {
 		t.Errorf("the engine was not closed: %s", eng.called())
 	}
-	return r.res, r.err, st, log.String()
+	return r
 }
 
 // syncBuffer is a node's log, written from several goroutines.
@@ -229,7 +237,8 @@ func wantRunError(t *testing.T, err error, st *jobdir.Status) {
 // the fault they inject, not for the set-up.
 func TestRunLocalSucceedsOnAFakeEngine(t *testing.T) {
 	eng := &runEngine{}
-	res, err, st, _ := runLocal(t, eng, nil)
+	r := runLocal(t, eng, nil)
+	res, err, st := r.res, r.err, r.st
 	if err != nil {
 		t.Fatalf("Run: %v (engine calls: %s)", err, eng.called())
 	}
@@ -248,7 +257,8 @@ func TestRunLocalSucceedsOnAFakeEngine(t *testing.T) {
 // reason, and nothing is started.
 func TestRunContainerCreateFails(t *testing.T) {
 	eng := &runEngine{createErr: errors.New("no such device: /dev/kfd")}
-	_, err, st, _ := runLocal(t, eng, nil)
+	r := runLocal(t, eng, nil)
+	err, st := r.err, r.st
 	wantRunError(t, err, st)
 	b := benchStatus(t, st)
 	if b.Outcome != OutcomeFailure || b.ExitCode != -1 || !strings.Contains(b.Error, "creating container") || !strings.Contains(b.Error, "/dev/kfd") {
@@ -263,7 +273,8 @@ func TestRunContainerCreateFails(t *testing.T) {
 // stopped, diagnosed and removed.
 func TestRunContainerWaitErrors(t *testing.T) {
 	eng := &runEngine{waitErr: errors.New("unexpected EOF")}
-	res, err, st, _ := runLocal(t, eng, nil)
+	r := runLocal(t, eng, nil)
+	res, err, st := r.res, r.err, r.st
 	wantRunError(t, err, st)
 	b := benchStatus(t, st)
 	if b.Outcome != OutcomeFailure || !strings.Contains(b.Error, "waiting for the container failed: unexpected EOF") {
@@ -286,7 +297,8 @@ func TestRunContainerWaitErrors(t *testing.T) {
 func TestRunEngineVanishesMidRun(t *testing.T) {
 	eng := &runEngine{}
 	eng.onStart = eng.vanish
-	res, err, st, _ := runLocal(t, eng, nil)
+	r := runLocal(t, eng, nil)
+	res, err, st := r.res, r.err, r.st
 	wantRunError(t, err, st)
 	b := benchStatus(t, st)
 	if b.Outcome != OutcomeFailure || !strings.Contains(b.Error, "waiting for the container failed") || !strings.Contains(b.Error, "Cannot connect to the Docker daemon") {
@@ -307,7 +319,7 @@ func TestRunEngineVanishesMidRun(t *testing.T) {
 // does not, since the job folder does not say it did (collect would call it lost).
 func TestRunStatusWriteFails(t *testing.T) {
 	eng := &runEngine{}
-	res, err, st, log := runLocal(t, eng, func(nd jobdir.NodeDir) {
+	r := runLocal(t, eng, func(nd jobdir.NodeDir) {
 		if err := os.Remove(nd.Status()); err != nil {
 			t.Error(err)
 		}
@@ -315,6 +327,7 @@ func TestRunStatusWriteFails(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	res, err, st, log := r.res, r.err, r.st, r.log
 	var re *RunError
 	if err == nil || errors.As(err, &re) || !strings.Contains(err.Error(), "recording this node's status") {
 		t.Fatalf("Run: %v; want the status write's error, not a benchmark failure", err)
