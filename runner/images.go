@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/moby/moby/client"
-
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
@@ -78,7 +76,7 @@ func newJobImages(uses []manifest.ImageUse, list []resolvedImage) *jobImages {
 // what the cache lacks), then releases the others with each image's id and key; workers
 // ensure each from the cache. A second barrier phase ("ready") keeps every node from
 // starting before all have them all.
-func (r *nodeRun) images(ctx context.Context, eng *client.Client) (*jobImages, error) {
+func (r *nodeRun) images(ctx context.Context, eng Engine) (*jobImages, error) {
 	end := r.st.phase(jobdir.PhaseImage)
 	uses := r.o.Manifest.Images(r.benches)
 	if len(uses) > maxReleaseImages {
@@ -225,7 +223,7 @@ func releasedImages(data map[string]string, want int) ([]resolvedImage, error) {
 
 // leaderImage is rank 0's policy for one image of the job (image.Leader), with the build
 // record that pins it, if run was given one.
-func (r *nodeRun) leaderImage(ctx context.Context, eng *client.Client, use manifest.ImageUse, images int) (resolvedImage, error) {
+func (r *nodeRun) leaderImage(ctx context.Context, eng Engine, use manifest.ImageUse, images int) (resolvedImage, error) {
 	m := r.o.Manifest.WithImage(use.Image)
 	o := image.LeaderOptions{Engine: eng, Manifest: m, Progress: r.o.Progress, Version: r.o.Version,
 		Note: func(msg string, args ...any) { r.log.Info(msg, args...) }, Distribute: r.node.World > 1 && !r.o.Manifest.PullsEverywhere(),
@@ -281,7 +279,7 @@ func registryCredentials(ctx context.Context, img manifest.Image, lookup func(st
 	return image.LookupCredentials(ctx, host, lookup)
 }
 
-func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resolvedImage, spec manifest.Image) error {
+func (r *nodeRun) workerImage(ctx context.Context, eng Engine, img resolvedImage, spec manifest.Image) error {
 	if img.Key == "" {
 		return r.refHere(ctx, eng, img, spec)
 	}
@@ -307,7 +305,7 @@ func (r *nodeRun) workerImage(ctx context.Context, eng *client.Client, img resol
 // registry, or an image rank 0 already had): this engine's own copy when it has the image
 // id, else pulled from its registry by rank 0's digest (the same content, even if the tag
 // has moved since), unless image.pull is never.
-func (r *nodeRun) refHere(ctx context.Context, eng *client.Client, img resolvedImage, spec manifest.Image) error {
+func (r *nodeRun) refHere(ctx context.Context, eng Engine, img resolvedImage, spec manifest.Image) error {
 	if _, err := eng.ImageInspect(ctx, img.ID); err == nil {
 		r.log.Info("image already present on this node's engine", "id", img.ID)
 		return nil
@@ -353,10 +351,10 @@ func (r *nodeRun) logEnsure(res image.EnsureResult) {
 	}
 }
 
-func inspectRef(ctx context.Context, eng *client.Client, ref string) (string, error) {
+func inspectRef(ctx context.Context, eng Engine, ref string) (string, error) {
 	res, err := eng.ImageInspect(ctx, ref)
 	if err != nil {
-		return "", fmt.Errorf("image %s is not on this node's engine (%s): load or pull it on every node, or build it with image.dockerfile: %w", ref, eng.DaemonHost(), err)
+		return "", fmt.Errorf("image %s is not on this node's engine (%s): load or pull it on every node, or build it with image.dockerfile: %w", ref, image.EngineHostOf(eng), err)
 	}
 	return res.ID, nil
 }

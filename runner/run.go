@@ -12,14 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/exitcode"
+	"github.com/benchctl/benchctl/jobchan"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/logscan"
-
-	"github.com/moby/moby/client"
-
-	"github.com/benchctl/benchctl/image"
-	"github.com/benchctl/benchctl/jobchan"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -32,7 +29,7 @@ type Options struct {
 	Lookup     func(string) (string, bool)
 	Environ    []string
 	Version    string
-	Engine     func() (*client.Client, error) // built lazily
+	Engine     func() (Engine, error) // built lazily
 	Progress   image.ProgressFunc
 	Stream     io.Writer // container output, each line prefixed with rank and host
 	Log        *slog.Logger
@@ -404,7 +401,7 @@ func logScanner(l manifest.LogScan, b manifest.Benchmark) *logscan.Scanner {
 
 // containerUser is the user a container of the image runs as: the manifest's
 // container.user, else the image's USER ("" for root, or when the engine cannot say).
-func containerUser(ctx context.Context, eng *client.Client, manifestUser, ref string) string {
+func containerUser(ctx context.Context, eng Engine, manifestUser, ref string) string {
 	if manifestUser != "" || eng == nil {
 		return manifestUser
 	}
@@ -416,7 +413,7 @@ func containerUser(ctx context.Context, eng *client.Client, manifestUser, ref st
 }
 
 // runOne runs a benchmark container and records how it ended.
-func (r *nodeRun) runOne(ctx context.Context, eng *client.Client, b manifest.Benchmark, img resolvedImage, gpus GPUAccess) execResult {
+func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, img resolvedImage, gpus GPUAccess) execResult {
 	resultsDir := r.nd.Results(b.Name)
 	logName := jobdir.LogName(b.Name)
 	if err := makeResultsDir(r.nf, b.Name, containerUser(ctx, eng, r.o.Manifest.Container.User, img.runRef()), r.log); err != nil {

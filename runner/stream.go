@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/moby/moby/client"
-
 	"github.com/benchctl/benchctl/fanout"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
@@ -50,7 +48,7 @@ func (r *nodeRun) streamConfig(i int) (fanout.Config, error) {
 // sendImages is rank 0's side: each image to stream, in the job's order, from its cache
 // entry when there is one (with its checksum), else straight from `docker save`, which
 // also writes the cache entry as it goes when the cache lacks the image.
-func (r *nodeRun) sendImages(ctx context.Context, eng *client.Client, list []resolvedImage, need map[int]bool) error {
+func (r *nodeRun) sendImages(ctx context.Context, eng Engine, list []resolvedImage, need map[int]bool) error {
 	for i, img := range list {
 		if img.Via != viaStream || !need[i] {
 			continue
@@ -102,7 +100,7 @@ func (r *nodeRun) sendImages(ctx context.Context, eng *client.Client, list []res
 // the cache lacks it and it is to be published (img.publish), one docker save that feeds
 // the stream and the cache entry at once (tee: wait for it once the stream has ended);
 // else docker save alone.
-func (r *nodeRun) streamSource(ctx context.Context, eng *client.Client, img resolvedImage) (fanout.Source, io.Closer, *image.TeePublish, error) {
+func (r *nodeRun) streamSource(ctx context.Context, eng Engine, img resolvedImage) (fanout.Source, io.Closer, *image.TeePublish, error) {
 	if img.Key != "" {
 		if cache, err := image.OpenCache(r.o.SharedDir); err == nil {
 			src, closer, err := cache.StreamFromCache(img.Key)
@@ -127,7 +125,7 @@ func (r *nodeRun) streamSource(ctx context.Context, eng *client.Client, img reso
 
 // receiveImage is a worker's side of the job's image i: received from its predecessor and
 // passed on, and loaded here unless this engine has it.
-func (r *nodeRun) receiveImage(ctx context.Context, eng *client.Client, i int, img resolvedImage) error {
+func (r *nodeRun) receiveImage(ctx context.Context, eng Engine, i int, img resolvedImage) error {
 	cfg, err := r.streamConfig(i)
 	if err != nil {
 		return err
@@ -223,7 +221,7 @@ func (r *nodeRun) leaderStreams(ctx context.Context, list []resolvedImage) (map[
 
 // workerStreams is a worker's side: it says which images to stream this engine has, and
 // learns which rank 0 streams.
-func (r *nodeRun) workerStreams(ctx context.Context, eng *client.Client, list []resolvedImage) (map[int]bool, error) {
+func (r *nodeRun) workerStreams(ctx context.Context, eng Engine, list []resolvedImage) (map[int]bool, error) {
 	idx := streamed(list)
 	if len(idx) == 0 {
 		return nil, nil

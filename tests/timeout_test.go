@@ -32,7 +32,7 @@ func TestRunTimeoutCapturesDiagnosticsAndStops(t *testing.T) {
 	start := time.Now()
 	res, err := runner.Run(context.Background(), runner.Options{Manifest: m, SharedDir: shared,
 		Lookup:  func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		Engine:  func() (*client.Client, error) { return client.New(client.WithHost(tb.Sockets[tb.Nodes[0]])) },
+		Engine:  func() (runner.Engine, error) { return client.New(client.WithHost(tb.Sockets[tb.Nodes[0]])) },
 		Version: "e2e"})
 	var re *runner.RunError
 	if !errors.As(err, &re) || re.ExitCode() != 3 {

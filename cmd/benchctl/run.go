@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/moby/moby/client"
 	"github.com/spf13/cobra"
 
 	"github.com/benchctl/benchctl/image"
@@ -108,7 +107,7 @@ func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
 	}
 	ro := runner.Options{Manifest: m, SharedDir: dir, Benchmarks: opts.benchmarks, Lookup: os.LookupEnv,
 		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout, Heartbeat: opts.heartbeat, NoSkipGPUArch: opts.noSkipArch, SysfsRoot: opts.sysfsRoot,
-		Engine: func() (*client.Client, error) { return image.Connect() }, Stream: io.err}
+		Engine: func() (runner.Engine, error) { return image.Connect() }, Stream: io.err}
 	if opts.record != "" {
 		if ro.Records, err = image.ReadRecords(opts.record); err != nil {
 			return usagef("pass the file written by benchctl build --record", "%v", err)

@@ -1,0 +1,26 @@
+package runner
+
+import (
+	"context"
+	"io"
+
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/image"
+)
+
+// Engine is what a node's run asks of this node's Docker Engine: the image phase's calls
+// (image.Engine), the benchmark containers' (ContainerEngine), finding an earlier attempt's
+// containers (ContainerList, with ContainerEngine's ContainerRemove), and Close when the run
+// ends. Tests give Run a fake through Options.Engine.
+type Engine interface {
+	image.Engine
+	ContainerEngine
+	ContainerList(ctx context.Context, opts client.ContainerListOptions) (client.ContainerListResult, error)
+	io.Closer
+}
+
+var (
+	_ Engine           = (*client.Client)(nil)
+	_ ContainerCleaner = Engine(nil)
+)
