@@ -235,9 +235,7 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 	if opts.output != "json" {
 		printOutcomes(io, end.Nodes)
 	}
-	if ctx.Err() == nil {
-		removeSubmitted(layout, id) // the job has ended: its secret is not needed any more
-	}
+	removeSubmittedWhenEnded(layout, id, end.Scheduler)
 	err = ferr
 	if opts.collect && ctx.Err() == nil {
 		if ferr != nil {
@@ -272,9 +270,10 @@ func pruneSubmitted(ctx context.Context, l jobdir.Layout) {
 	}
 }
 
-// removeSubmitted removes an ended job's submission files.
-func removeSubmitted(l jobdir.Layout, id string) {
-	if err := l.RemoveSubmitted(id); err != nil {
+// removeSubmittedWhenEnded removes a job's submission files (its secret) once Slurm has
+// said it ended (jobdir.Layout.RemoveSubmittedWhenEnded), and says when that failed.
+func removeSubmittedWhenEnded(l jobdir.Layout, id string, st jobdir.SchedulerState) {
+	if _, err := l.RemoveSubmittedWhenEnded(id, st); err != nil {
 		slog.Warn("could not remove the job's submission files", "job", id, "err", err)
 	}
 }
@@ -282,11 +281,7 @@ func removeSubmitted(l jobdir.Layout, id string) {
 // followJob waits for a submitted job, logging its nodes' phases, and returns how it ended
 // and the job's verdict (jobdir.Judge).
 func followJob(ctx context.Context, shared, id string, world int) (jobdir.Ended, error) {
-	end, err := jobdir.Follow{Layout: jobdir.Layout{Shared: shared}, JobID: id, World: world,
-		Wait: func(ctx context.Context, tick func(string, error)) (string, error) {
-			st, err := slurm.Wait(ctx, slurm.ExecCommander{}, id, func(st slurm.JobState, err error) { tick(st.State, err) })
-			return st.State, err
-		},
+	end, err := jobdir.Follow{Layout: jobdir.Layout{Shared: shared}, JobID: id, World: world, Scheduler: slurm.Scheduler{},
 		Line: func(line string, err error) {
 			if err != nil {
 				slog.Warn("asking Slurm about the job", "job", id, "err", err)
