@@ -84,3 +84,40 @@ func TestSubmitFlagsOverrideTheManifest(t *testing.T) {
 		}
 	}
 }
+
+// submit --wait removes the job's submission files (its secret) when Slurm says the job
+// ended, and keeps them when Slurm cannot say (it forgot the job and has no accounting):
+// the one rule collect follows too (jobdir.Layout.RemoveSubmittedWhenEnded).
+func TestSubmitWaitRemovesTheSecretOnlyWhenSlurmSaysEnded(t *testing.T) {
+	for _, c := range []struct {
+		name, squeue string
+		kept         bool
+	}{
+		{name: "squeue says completed", squeue: "COMPLETED"},
+		{name: "forgotten, no accounting", squeue: "", kept: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := filepath.Join(dir, "bin")
+			os.Mkdir(bin, 0o755)
+			for name, body := range map[string]string{"sbatch": "#!/bin/sh\necho 4242\n", "squeue": "#!/bin/sh\necho '" + c.squeue + "'\n"} {
+				if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("PATH", bin) // no scontrol, no sacct
+			mf := filepath.Join(dir, "m.yaml")
+			os.WriteFile(mf, []byte("name: x\nimage: {ref: busybox}\ngpu: {vendor: none}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
+			shared := filepath.Join(dir, "shared")
+			code, out, errs := run(t, "submit", "-m", mf, "--shared-dir", shared, "--wait")
+			if code != exitRun || !strings.HasPrefix(out, "4242\n") { // no node reported
+				t.Fatalf("exit %d, stdout %q\n%s", code, out, errs)
+			}
+			secrets, _ := filepath.Glob(filepath.Join(shared, "jobs", ".submit", "*.secret"))
+			records, _ := filepath.Glob(filepath.Join(shared, "jobs", ".submit", "4242.job"))
+			if kept := len(secrets) == 1 && len(records) == 1; kept != c.kept || len(secrets) > 1 {
+				t.Fatalf("secrets %v, records %v; want kept %v", secrets, records, c.kept)
+			}
+		})
+	}
+}
