@@ -19,4 +19,8 @@
 // (internal/safefile), because containers write into this folder.
 //
 // runner writes the folder and results reads it; neither imports the other.
+//
+// Scheduler is the batch system as the job list (Overview), a followed job (Follow) and
+// collect ask it; slurm implements it. RemoveSubmittedWhenEnded is the one rule for a
+// submission's secret at the job's end: gone once the scheduler says the job ended.
 package jobdir

@@ -3,6 +3,7 @@
 package jobdir
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -175,7 +176,7 @@ func TestProgressAndOverviewLeaveOutStrays(t *testing.T) {
 	if s := Summary(d.Progress(), 3); s != "2/3 nodes reported: 1 failure, 1 success" {
 		t.Errorf("Summary = %q", s)
 	}
-	o, err := l.Overview(0, nil, time.Now())
+	o, err := l.Overview(context.Background(), 0, nil, time.Now())
 	if err != nil || len(o) != 1 {
 		t.Fatal(o, err)
 	}

@@ -1,6 +1,7 @@
 package jobdir
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -40,14 +41,11 @@ type JobOverview struct {
 	modified time.Time // the folder's time, to order jobs without a start
 }
 
-// SchedulerFunc says what the scheduler knows of a job: its state and whether it is still
-// active; known is false when it cannot say (no Slurm, or the job is forgotten).
-type SchedulerFunc func(jobID string) (state string, active, known bool)
-
 // Overview lists the newest jobs of the shared folder (at most limit; 0: all), newest
 // first, each judged from its newest attempt's files. sched (which may be nil) is asked
-// only about jobs that have not finished by their files.
-func (l Layout) Overview(limit int, sched SchedulerFunc, now time.Time) ([]JobOverview, error) {
+// only about jobs that have not finished by their files; a job it cannot say about (an
+// error, or a job it does not know) is judged by its files alone.
+func (l Layout) Overview(ctx context.Context, limit int, sched Scheduler, now time.Time) ([]JobOverview, error) {
 	listed, err := l.List()
 	if err != nil {
 		return nil, err
@@ -59,7 +57,7 @@ func (l Layout) Overview(limit int, sched SchedulerFunc, now time.Time) ([]JobOv
 	}
 	out := make([]JobOverview, 0, len(listed))
 	for _, j := range listed {
-		o := l.overview(j.ID, sched, now)
+		o := l.overview(ctx, j.ID, sched, now)
 		o.modified = j.Modified
 		out = append(out, o)
 	}
@@ -109,7 +107,7 @@ func (l Layout) Newest() (string, error) {
 	return best, nil
 }
 
-func (l Layout) overview(id string, sched SchedulerFunc, now time.Time) JobOverview {
+func (l Layout) overview(ctx context.Context, id string, sched Scheduler, now time.Time) JobOverview {
 	d := l.Latest(id)
 	o := JobOverview{ID: id, Attempt: d.Attempt, Path: d.Path}
 	var r safefile.Reader
@@ -143,15 +141,12 @@ func (l Layout) overview(id string, sched SchedulerFunc, now time.Time) JobOverv
 			o.Ended = n.Finished
 		}
 	}
-	active, known := true, false
+	ended := false
 	if sched != nil && (running > 0 || o.Reported == 0) { // only an unfinished job needs asking
-		var state string
-		state, active, known = sched(id)
-		if known {
-			o.Scheduler = state
+		if st, err := sched.JobState(ctx, id); err == nil && st.Known {
+			o.Scheduler, ended = st.State, st.Ended()
 		}
 	}
-	ended := known && !active
 	switch {
 	case running > 0 && ended:
 		o.State = JobLost

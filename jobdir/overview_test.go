@@ -1,6 +1,8 @@
 package jobdir
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,16 +68,9 @@ func TestOverview(t *testing.T) {
 		mod := start.Add(time.Duration(i) * time.Second) // 106 is the newest
 		os.Chtimes(l.Job(j.id, 0).Path, mod, mod)
 	}
-	sched := func(id string) (string, bool, bool) {
-		switch id {
-		case "104":
-			return "COMPLETED", false, true
-		case "103":
-			return "RUNNING", true, true
-		}
-		return "", false, false
-	}
-	got, err := l.Overview(0, sched, now)
+	sched := fakeScheduler{states: map[string]SchedulerState{"104": ended("COMPLETED"), "103": running("RUNNING")},
+		errs: map[string]error{"105": errors.New("slurmctld does not answer")}} // 105 is judged by its files
+	got, err := l.Overview(context.Background(), 0, sched, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +97,11 @@ func TestOverview(t *testing.T) {
 			t.Errorf("103: %v s, ended %v, scheduler %q", o.Seconds, o.Ended, o.Scheduler)
 		}
 	}
-	if got, _ := l.Overview(2, nil, now); len(got) != 2 || got[0].ID != "106" || got[1].ID != "105" {
+	if got, _ := l.Overview(context.Background(), 2, nil, now); len(got) != 2 || got[0].ID != "106" || got[1].ID != "105" {
 		t.Errorf("limit 2: %+v", got)
 	}
 	// No jobs folder: an empty list, not an error.
-	if got, err := (Layout{Shared: t.TempDir()}).Overview(0, nil, now); err != nil || len(got) != 0 {
+	if got, err := (Layout{Shared: t.TempDir()}).Overview(context.Background(), 0, nil, now); err != nil || len(got) != 0 {
 		t.Errorf("no jobs: %+v %v", got, err)
 	}
 }
@@ -126,7 +121,7 @@ func TestOverviewHostileFolders(t *testing.T) {
 	os.MkdirAll(d2.Path, 0o755)
 	syscall.Mkfifo(d2.Nodes(), 0o644)
 	done := make(chan []JobOverview)
-	go func() { got, _ := l.Overview(0, nil, time.Now()); done <- got }()
+	go func() { got, _ := l.Overview(context.Background(), 0, nil, time.Now()); done <- got }()
 	select {
 	case got := <-done:
 		if len(got) != 2 || got[0].State != JobPending || got[0].Name != "" || got[1].State != JobPending {

@@ -142,9 +142,9 @@ type Follow struct {
 	Layout Layout
 	JobID  string
 	World  int
-	// Wait blocks until the scheduler says the job has ended and returns its final state;
-	// it calls tick on every poll (with the scheduler's state, and its error if asking failed).
-	Wait func(ctx context.Context, tick func(state string, err error)) (string, error)
+	// Scheduler is waited on (Scheduler.Wait) until it says the job has ended; every poll
+	// may make a progress line.
+	Scheduler Scheduler
 	// Line is called with a progress line ("job 12 RUNNING: 3/4 nodes reported: 3 run")
 	// whenever it changes, and at least once a minute while the job runs.
 	Line func(line string, err error)
@@ -155,8 +155,11 @@ type Follow struct {
 // Ended is a followed job at its end.
 type Ended struct {
 	Dir   Dir
-	State string
-	Nodes []NodeProgress
+	State string // the scheduler's last state of the job
+	// Scheduler is the scheduler's last word when it said the job has ended (the zero
+	// value when following stopped first): RemoveSubmittedWhenEnded decides from it.
+	Scheduler SchedulerState
+	Nodes     []NodeProgress
 }
 
 // Run follows the job; the error is the scheduler's, ctx's, or Judge's verdict.
@@ -166,8 +169,8 @@ func (f Follow) Run(ctx context.Context) (Ended, error) {
 		now = time.Now
 	}
 	last, lastAt := "", time.Time{}
-	state, err := f.Wait(ctx, func(state string, err error) {
-		line := fmt.Sprintf("job %s %s: %s", f.JobID, state, Summary(f.Layout.Latest(f.JobID).Progress(), f.World))
+	st, err := f.Scheduler.Wait(ctx, f.JobID, func(st SchedulerState, err error) {
+		line := fmt.Sprintf("job %s %s: %s", f.JobID, st.State, Summary(f.Layout.Latest(f.JobID).Progress(), f.World))
 		if t := now(); line != last || t.Sub(lastAt) >= time.Minute || err != nil {
 			if f.Line != nil {
 				f.Line(line, err)
@@ -176,10 +179,10 @@ func (f Follow) Run(ctx context.Context) (Ended, error) {
 		}
 	})
 	d := f.Layout.Latest(f.JobID)
-	e := Ended{Dir: d, State: state}
+	e := Ended{Dir: d, State: st.State}
 	if err != nil {
 		return e, err
 	}
-	e.Nodes = d.Progress()
-	return e, Judge(d, e.Nodes, f.World, state)
+	e.Scheduler, e.Nodes = st, d.Progress()
+	return e, Judge(d, e.Nodes, f.World, st.State)
 }

@@ -34,16 +34,16 @@ func TestFollowAndJudge(t *testing.T) {
 	var lines []string
 	polls := 0
 	f := Follow{Layout: l, JobID: "12", World: 3,
-		Wait: func(ctx context.Context, tick func(string, error)) (string, error) {
-			tick("RUNNING", nil)
-			tick("RUNNING", nil) // unchanged: no second line
+		Scheduler: fakeScheduler{wait: func(ctx context.Context, tick func(SchedulerState, error)) (SchedulerState, error) {
+			tick(running("RUNNING"), nil)
+			tick(running("RUNNING"), nil) // unchanged: no second line
 			polls++
 			writeNodeStatus(t, d, 0, "n1", OutcomeSuccess, 0, PhaseResults)
 			writeNodeStatus(t, d, 1, "n2", OutcomeFailure, 2, PhaseImage)
 			writeNodeStatus(t, d, 2, "n3", OutcomeSuccess, 0, PhaseResults)
-			tick("COMPLETING", nil)
-			return "COMPLETED", nil
-		},
+			tick(running("COMPLETING"), nil)
+			return ended("COMPLETED"), nil
+		}},
 		Line: func(line string, err error) { lines = append(lines, line) }}
 	end, err := f.Run(context.Background())
 	want := []string{"job 12 RUNNING: 2/3 nodes reported: 1 image, 1 run", "job 12 COMPLETING: 3/3 nodes reported: 1 failure, 2 success"}
@@ -54,7 +54,7 @@ func TestFollowAndJudge(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(err.Error(), "1 of 3 nodes did not succeed") {
 		t.Fatalf("verdict %v (the worst node's code, 2 for a build failure)", err)
 	}
-	if len(end.Nodes) != 3 || end.State != "COMPLETED" || end.Dir.Path != d.Path {
+	if len(end.Nodes) != 3 || end.State != "COMPLETED" || !end.Scheduler.Ended() || end.Dir.Path != d.Path {
 		t.Fatalf("%+v", end)
 	}
 	for _, c := range []struct {

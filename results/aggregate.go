@@ -12,14 +12,6 @@ import (
 	"time"
 )
 
-// SchedulerState is what the batch system says about a job, when it knows the job.
-type SchedulerState struct {
-	Known  bool   // the scheduler knows the job (false: no Slurm, or the job was purged)
-	State  string // e.g. RUNNING, COMPLETED
-	Active bool   // pending, running, completing, suspended, ...
-	Source string // where the state comes from, e.g. squeue, scontrol or sacct
-}
-
 // AggregateOptions tune Aggregate. The zero value works.
 type AggregateOptions struct {
 	// Partial collects a job that is still running: its running nodes are listed as
@@ -29,7 +21,7 @@ type AggregateOptions struct {
 	// Scheduler is the batch system's view of the job's latest attempt. When it knows the
 	// job has ended, a node whose status still says running stopped without recording its
 	// end, and counts as failed.
-	Scheduler SchedulerState
+	Scheduler jobdir.SchedulerState
 	// KeyColumns replace DefaultKeyColumns when not nil.
 	KeyColumns []string
 	// Workers read node folders in parallel (default: 2 per CPU, at least 4, at most 16).

@@ -65,16 +65,30 @@ func aggregate(t *testing.T, job string) *Summary {
 	return s
 }
 
-func sched(state string, active bool, err error) func(context.Context, string) (SchedulerState, error) {
-	return func(context.Context, string) (SchedulerState, error) {
-		return SchedulerState{Known: state != "", State: state, Active: active}, err
+// schedulerFunc is a jobdir.Scheduler that answers JobState with a function; Collect
+// never waits.
+type schedulerFunc func(context.Context, string) (jobdir.SchedulerState, error)
+
+var _ jobdir.Scheduler = schedulerFunc(nil)
+
+func (f schedulerFunc) JobState(ctx context.Context, id string) (jobdir.SchedulerState, error) {
+	return f(ctx, id)
+}
+
+func (f schedulerFunc) Wait(context.Context, string, func(jobdir.SchedulerState, error)) (jobdir.SchedulerState, error) {
+	return jobdir.SchedulerState{}, errors.New("collect does not wait")
+}
+
+func sched(state string, active bool, err error) schedulerFunc {
+	return func(context.Context, string) (jobdir.SchedulerState, error) {
+		return jobdir.SchedulerState{Known: state != "", State: state, Active: active}, err
 	}
 }
 
 func TestCollectRunning(t *testing.T) {
 	cases := []struct {
 		name      string
-		scheduler func(context.Context, string) (SchedulerState, error)
+		scheduler jobdir.Scheduler
 		partial   bool
 		wantErr   string // a *RunningError containing this
 		failed    string // else: a node failure reason containing this

@@ -27,20 +27,24 @@ type CollectOptions struct {
 	AppendTo  string
 	// Baseline is an earlier perf.csv: relative_change compares with it.
 	Baseline string
-	// Scheduler asks the batch system about the job; nil decides from the status files
-	// alone. An error is reported as a warning and the status files decide.
-	Scheduler func(ctx context.Context, jobID string) (SchedulerState, error)
+	// Scheduler is asked about the job (JobState, once, for the newest attempt only); nil
+	// decides from the status files alone. An error is reported as a warning and the
+	// status files decide.
+	Scheduler jobdir.Scheduler
 	Aggregate AggregateOptions // Partial and Scheduler are set by Collect
 }
 
 // Collection is a collected job: its summary, perf.csv, the files written, and warnings
 // for the caller to log.
 type Collection struct {
-	Dir      jobdir.Dir
-	Summary  *Summary
-	Perf     *Table
-	Written  []string
-	Warnings []string
+	Dir jobdir.Dir
+	// Scheduler is what the scheduler said about the job (the zero value when it was not
+	// asked, or could not say): jobdir.Layout.RemoveSubmittedWhenEnded decides from it.
+	Scheduler jobdir.SchedulerState
+	Summary   *Summary
+	Perf      *Table
+	Written   []string
+	Warnings  []string
 }
 
 // Collect finds a job's folder (newest attempt unless one is asked for), refuses a job that
@@ -71,13 +75,14 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 		return nil, err
 	}
 	c := &Collection{Dir: dir}
-	var sched SchedulerState
+	var sched jobdir.SchedulerState
 	if opts.Scheduler != nil && dir.Latest() {
-		sched, err = opts.Scheduler(ctx, dir.JobID)
+		sched, err = opts.Scheduler.JobState(ctx, dir.JobID)
 		if err != nil {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("asking Slurm about job %s: %v; deciding from the status files", dir.JobID, err))
-			sched = SchedulerState{}
+			sched = jobdir.SchedulerState{}
 		}
+		c.Scheduler = sched
 	}
 	if sched.Known && sched.Active && !opts.Partial {
 		return c, &RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: "Slurm says " + sched.State}

@@ -86,9 +86,9 @@ func TestCollectLostNode(t *testing.T) {
 	for _, partial := range []bool{false, true} {
 		shared := threeNodeJob(t, nil)
 		col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "77", Attempt: -1, Partial: partial,
-			Scheduler: func(context.Context, string) (SchedulerState, error) {
-				return SchedulerState{Known: true, State: "COMPLETED", Source: "sacct"}, nil
-			}})
+			Scheduler: schedulerFunc(func(context.Context, string) (jobdir.SchedulerState, error) {
+				return jobdir.SchedulerState{Known: true, State: "COMPLETED", Source: "sacct"}, nil
+			})})
 		if err != nil {
 			t.Fatalf("partial=%v: %v", partial, err)
 		}
@@ -137,7 +137,7 @@ func TestCollectPartialNeverSuccess(t *testing.T) {
 	cases := []struct {
 		name      string
 		stuck     *jobdir.Status
-		scheduler func(context.Context, string) (SchedulerState, error)
+		scheduler jobdir.Scheduler
 		reason    string // the error's
 	}{
 		{name: "no scheduler", reason: "job 77 has not finished: b: partial: 1 of 3 nodes still running"},

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -82,7 +83,7 @@ func (r *nodeRun) images(ctx context.Context, eng Engine) (*jobImages, error) {
 	if len(uses) > maxReleaseImages {
 		err := &ContextError{"benchmarks", fmt.Sprintf("the selected benchmarks run on %d images; one job runs at most %d (select fewer models, or share Dockerfiles)", len(uses), maxReleaseImages)}
 		end(err)
-		r.fail(err, 4)
+		r.fail(err, exitcode.Invalid)
 		return nil, err
 	}
 	list := make([]resolvedImage, len(uses))
@@ -97,10 +98,10 @@ func (r *nodeRun) images(ctx context.Context, eng Engine) (*jobImages, error) {
 					err = fmt.Errorf("image %s (benchmarks %s): %w", use.Image, strings.Join(use.Benchmarks, ", "), err)
 				}
 				end(err)
-				code := 1
+				code := exitcode.Failure
 				var be *image.BuildError
 				if errors.As(err, &be) {
-					code = 2
+					code = exitcode.Build
 				}
 				r.fail(err, code)
 				return nil, err
@@ -122,21 +123,21 @@ func (r *nodeRun) images(ctx context.Context, eng Engine) (*jobImages, error) {
 				err = r.leader.Release(r.barrierCtx(ctx), "image", data)
 			}
 			if err != nil {
-				r.leader.Abort(err.Error(), 1)
+				r.leader.Abort(err.Error(), exitcode.Failure)
 				end(err)
 				return nil, err
 			}
 			need, err := r.leaderStreams(ctx, list)
 			if err != nil { // the job channel's verdict, or a barrier timeout
 				if _, aborted := r.leader.Aborted(); !aborted {
-					r.leader.Abort(err.Error(), 1)
+					r.leader.Abort(err.Error(), exitcode.Failure)
 				}
 				end(err)
 				return nil, err
 			}
 			if err := r.sendImages(ctx, eng, list, need); err != nil {
 				end(err)
-				r.fail(err, 1)
+				r.fail(err, exitcode.Failure)
 				return nil, err
 			}
 		}
@@ -152,7 +153,7 @@ func (r *nodeRun) images(ctx context.Context, eng Engine) (*jobImages, error) {
 		}
 		if list, err = releasedImages(data, len(uses)); err != nil {
 			end(err)
-			r.fail(err, 1)
+			r.fail(err, exitcode.Failure)
 			return nil, err
 		}
 		need, err := r.workerStreams(ctx, eng, list)
@@ -175,7 +176,7 @@ func (r *nodeRun) images(ctx context.Context, eng Engine) (*jobImages, error) {
 					err = fmt.Errorf("image %s (benchmarks %s): %w", uses[i].Image, strings.Join(uses[i].Benchmarks, ", "), err)
 				}
 				end(err)
-				r.fail(err, 1)
+				r.fail(err, exitcode.Failure)
 				return nil, err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/fanout"
+	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobchan"
 	"github.com/benchctl/benchctl/jobdir"
@@ -81,7 +82,7 @@ func (r *nodeRun) phase(ctx context.Context, name string, data map[string]string
 	case r.leader != nil:
 		if err := r.leader.Release(r.barrierCtx(ctx), name, data); err != nil {
 			if _, aborted := r.leader.Aborted(); !aborted {
-				r.leader.Abort(err.Error(), 1)
+				r.leader.Abort(err.Error(), exitcode.Failure)
 			}
 			return err
 		}
@@ -142,7 +143,7 @@ func (r *nodeRun) failEarly(ctx context.Context, err error) {
 	if r.meet(short) != nil {
 		return
 	}
-	r.fail(err, 4)
+	r.fail(err, exitcode.Invalid)
 	if r.leader != nil { // keep listening until every worker has heard (or 30 s)
 		for len(r.leader.Connected()) < r.node.World-1 && short.Err() == nil {
 			time.Sleep(100 * time.Millisecond)

@@ -248,7 +248,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 
 	eng, err := r.o.Engine()
 	if err != nil {
-		r.fail(err, 1)
+		r.fail(err, exitcode.Failure)
 		return err
 	}
 	defer eng.Close()
@@ -338,9 +338,9 @@ func (r *nodeRun) failBenchmark(b manifest.Benchmark, res execResult) {
 	reason := fmt.Sprintf("failed benchmark %s: %v", b.Name, res.Err)
 	switch {
 	case r.leader != nil:
-		r.leader.Abort(jobchan.TruncateReason(fmt.Sprintf("rank 0 (%s) %s", r.node.Host, reason)), 3)
+		r.leader.Abort(jobchan.TruncateReason(fmt.Sprintf("rank 0 (%s) %s", r.node.Host, reason)), exitcode.Run)
 	case r.worker != nil:
-		if err := r.worker.Fail(reason, 3); err != nil {
+		if err := r.worker.Fail(reason, exitcode.Run); err != nil {
 			r.log.Warn("could not tell rank 0 that the benchmark failed", "err", err)
 		}
 	}

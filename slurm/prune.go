@@ -17,14 +17,13 @@ const SubmittedMaxAge = 7 * 24 * time.Hour
 // rest are kept without asking, for the next submit.
 func PruneSubmitted(ctx context.Context, run Commander, l jobdir.Layout, now time.Time) (int, error) {
 	failed := false
+	s := Scheduler{Run: run, Timeout: 10 * time.Second}
 	return l.PruneSubmitted(SubmittedMaxAge, now, func(id string) bool {
 		if failed {
 			return true
 		}
-		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		st, err := QueryJobState(qctx, run, id)
+		st, err := s.JobState(ctx, id)
 		failed = err != nil
-		return err != nil || (st.Known && st.Active()) // in doubt, keep it
+		return err != nil || (st.Known && st.Active) // in doubt, keep it
 	})
 }

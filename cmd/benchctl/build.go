@@ -58,7 +58,7 @@ the cache; no engine needed).`,
   benchctl build --tags vllm --context '{"gpu_vendor": "AMD"}'`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.src.check(cmd); err != nil {
+			if err := opts.src.check(cmd.Name()); err != nil {
 				return err
 			}
 			if opts.push != "" { // found out now, not after a build of an hour
@@ -72,7 +72,7 @@ the cache; no engine needed).`,
 			if opts.builder == "docker" && cmd.Flags().Changed("buildkit-addr") {
 				return usagef("add --builder buildkit to build with that buildkitd", "--buildkit-addr applies only to --builder buildkit")
 			}
-			return buildRun(cmd, io, opts)
+			return buildRun(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -90,8 +90,7 @@ the cache; no engine needed).`,
 	return cmd
 }
 
-func buildRun(cmd *cobra.Command, io streams, opts *buildOptions) error {
-	ctx := cmd.Context()
+func buildRun(ctx context.Context, io streams, opts *buildOptions) error {
 	m, err := opts.src.load()
 	if err != nil {
 		return err

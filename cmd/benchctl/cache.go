@@ -56,31 +56,35 @@ func newCacheLsCmd(io streams, opts *cacheOptions) *cobra.Command {
 		Example: "  benchctl cache ls\n  benchctl cache ls -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCache(opts)
-			if err != nil {
-				return err
-			}
-			entries, err := c.List()
-			if err != nil {
-				return err
-			}
-			if opts.output == "json" {
-				return writeJSON(io.out, entries)
-			}
-			tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KEY\tTAG\tSIZE\tBUILDER\tCREATED")
-			for _, e := range entries {
-				tag := "(incomplete metadata)"
-				if len(e.Tags) > 0 {
-					tag = e.Tags[0]
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", image.ShortKey(e.Key), tag, humanBytes(e.Size), e.Builder, age(e.Created))
-			}
-			return tw.Flush()
+			return cacheLsRun(cmd.Context(), io, opts)
 		},
 	}
 	outputFlag(cmd, &opts.output, "table", "json")
 	return cmd
+}
+
+func cacheLsRun(ctx context.Context, io streams, opts *cacheOptions) error {
+	c, err := openCache(opts)
+	if err != nil {
+		return err
+	}
+	entries, err := c.List()
+	if err != nil {
+		return err
+	}
+	if opts.output == "json" {
+		return writeJSON(io.out, entries)
+	}
+	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tTAG\tSIZE\tBUILDER\tCREATED")
+	for _, e := range entries {
+		tag := "(incomplete metadata)"
+		if len(e.Tags) > 0 {
+			tag = e.Tags[0]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", image.ShortKey(e.Key), tag, humanBytes(e.Size), e.Builder, age(e.Created))
+	}
+	return tw.Flush()
 }
 
 func age(t time.Time) string {
@@ -118,67 +122,74 @@ Exit 1 if any entry was damaged.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeCacheKeys(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCache(opts)
-			if err != nil {
-				return err
-			}
-			var keys []string
-			if len(args) == 1 {
-				k, err := c.Resolve(args[0])
-				if err != nil {
-					return usagef("list keys with 'benchctl cache ls'", "%v", err)
-				}
-				keys = []string{k}
-			} else {
-				entries, err := c.List()
-				if err != nil {
-					return err
-				}
-				for _, e := range entries {
-					keys = append(keys, e.Key)
-				}
-			}
-			pp := newProgressPrinter(io.err, isTerminal(io.err))
-			bad := 0
-			var checked []verified
-			for _, k := range keys {
-				v := verified{Key: k, OK: true}
-				if _, err := c.VerifyContext(cmd.Context(), k, pp.Func()); err != nil {
-					if errors.Is(err, context.Canceled) {
-						return err // stopped: not a verdict on the entry
-					}
-					bad++
-					v.OK, v.Error = false, err.Error()
-				}
-				checked = append(checked, v)
-				if opts.output == "json" {
-					continue
-				}
-				if v.OK {
-					fmt.Fprintf(io.out, "%s  ok\n", image.ShortKey(k))
-				} else {
-					fmt.Fprintf(io.out, "%s  FAILED  %s\n", image.ShortKey(k), v.Error)
-				}
-			}
-			if opts.output == "json" {
-				if err := writeJSON(io.out, checked); err != nil {
-					return err
-				}
-			}
-			if bad > 0 {
-				return &cacheFailure{n: bad}
-			}
-			return nil
+			return cacheVerifyRun(cmd.Context(), io, opts, args)
 		},
 	}
 	outputFlag(cmd, &opts.output, "table", "json")
 	return cmd
 }
 
+// cacheVerifyRun verifies the entry of the key prefix given (prefixes holds at most one),
+// or every entry when none is given.
+func cacheVerifyRun(ctx context.Context, io streams, opts *cacheOptions, prefixes []string) error {
+	c, err := openCache(opts)
+	if err != nil {
+		return err
+	}
+	var keys []string
+	if len(prefixes) == 1 {
+		k, err := c.Resolve(prefixes[0])
+		if err != nil {
+			return usagef("list keys with 'benchctl cache ls'", "%v", err)
+		}
+		keys = []string{k}
+	} else {
+		entries, err := c.List()
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			keys = append(keys, e.Key)
+		}
+	}
+	pp := newProgressPrinter(io.err, isTerminal(io.err))
+	bad := 0
+	var checked []verified
+	for _, k := range keys {
+		v := verified{Key: k, OK: true}
+		if _, err := c.VerifyContext(ctx, k, pp.Func()); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return err // stopped: not a verdict on the entry
+			}
+			bad++
+			v.OK, v.Error = false, err.Error()
+		}
+		checked = append(checked, v)
+		if opts.output == "json" {
+			continue
+		}
+		if v.OK {
+			fmt.Fprintf(io.out, "%s  ok\n", image.ShortKey(k))
+		} else {
+			fmt.Fprintf(io.out, "%s  FAILED  %s\n", image.ShortKey(k), v.Error)
+		}
+	}
+	if opts.output == "json" {
+		if err := writeJSON(io.out, checked); err != nil {
+			return err
+		}
+	}
+	if bad > 0 {
+		return &cacheFailure{n: bad}
+	}
+	return nil
+}
+
 type pruneOptions struct {
 	olderThan time.Duration
 	keep      int
 	dryRun    bool
+	limit     bool // --keep or --older-than was given (set in RunE): without, no entry is removed
 }
 
 // pruned is one file cache prune removed (or, with --dry-run, would remove), as -o json
@@ -214,39 +225,8 @@ skipped, with why.`,
 			if p.keep < 0 || p.olderThan < 0 {
 				return usagef("--keep and --older-than must not be negative", "invalid prune limits")
 			}
-			c, err := openCache(opts)
-			if err != nil {
-				return err
-			}
-			limit := cmd.Flags().Changed("keep") || cmd.Flags().Changed("older-than")
-			res, err := c.Prune(image.PruneOptions{Limit: limit, OlderThan: p.olderThan, Keep: p.keep, DryRun: p.dryRun})
-			verb := "removed"
-			if p.dryRun {
-				verb = "would remove"
-			}
-			var total int64
-			rows := make([]pruned, 0, len(res.Removed))
-			for _, r := range res.Removed {
-				total += r.Size
-				rows = append(rows, pruned{Path: r.Path, Key: r.Key, Bytes: r.Size, Reason: r.Reason})
-				if opts.output != "json" {
-					fmt.Fprintf(io.out, "%s %s (%s, %s)\n", verb, r.Path, humanBytes(r.Size), r.Reason)
-				}
-			}
-			for _, s := range res.Skipped {
-				if opts.output != "json" {
-					fmt.Fprintf(io.out, "skipped %s (%s)\n", s.Path, s.Reason)
-				} else { // the JSON array lists only what was removed; stderr says what was not
-					slog.Warn("prune skipped", "path", s.Path, "reason", s.Reason)
-				}
-			}
-			if opts.output == "json" {
-				if jerr := writeJSON(io.out, rows); jerr != nil && err == nil {
-					err = jerr
-				}
-			}
-			slog.Info("prune", "entries", len(res.Removed), "skipped", len(res.Skipped), "bytes", humanBytes(total), "dryRun", p.dryRun)
-			return err
+			p.limit = cmd.Flags().Changed("keep") || cmd.Flags().Changed("older-than")
+			return cachePruneRun(cmd.Context(), io, opts, p)
 		},
 	}
 	outputFlag(cmd, &opts.output, "table", "json")
@@ -254,6 +234,41 @@ skipped, with why.`,
 	cmd.Flags().IntVar(&p.keep, "keep", 0, "always keep the newest N entries")
 	cmd.Flags().BoolVar(&p.dryRun, "dry-run", false, "list what would be removed, remove nothing")
 	return cmd
+}
+
+func cachePruneRun(ctx context.Context, io streams, opts *cacheOptions, p *pruneOptions) error {
+	c, err := openCache(opts)
+	if err != nil {
+		return err
+	}
+	res, err := c.Prune(image.PruneOptions{Limit: p.limit, OlderThan: p.olderThan, Keep: p.keep, DryRun: p.dryRun})
+	verb := "removed"
+	if p.dryRun {
+		verb = "would remove"
+	}
+	var total int64
+	rows := make([]pruned, 0, len(res.Removed))
+	for _, r := range res.Removed {
+		total += r.Size
+		rows = append(rows, pruned{Path: r.Path, Key: r.Key, Bytes: r.Size, Reason: r.Reason})
+		if opts.output != "json" {
+			fmt.Fprintf(io.out, "%s %s (%s, %s)\n", verb, r.Path, humanBytes(r.Size), r.Reason)
+		}
+	}
+	for _, s := range res.Skipped {
+		if opts.output != "json" {
+			fmt.Fprintf(io.out, "skipped %s (%s)\n", s.Path, s.Reason)
+		} else { // the JSON array lists only what was removed; stderr says what was not
+			slog.Warn("prune skipped", "path", s.Path, "reason", s.Reason)
+		}
+	}
+	if opts.output == "json" {
+		if jerr := writeJSON(io.out, rows); jerr != nil && err == nil {
+			err = jerr
+		}
+	}
+	slog.Info("prune", "entries", len(res.Removed), "skipped", len(res.Skipped), "bytes", humanBytes(total), "dryRun", p.dryRun)
+	return err
 }
 
 // loaded is what cache load did, as -o json prints it.
@@ -276,44 +291,48 @@ a damaged tar is never loaded.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeCacheKeys(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCache(opts)
-			if err != nil {
-				return err
-			}
-			key, err := c.Resolve(args[0])
-			if err != nil {
-				return usagef("list keys with 'benchctl cache ls'", "%v", err)
-			}
-			eng, err := image.Connect()
-			if err != nil {
-				return err
-			}
-			defer eng.Close()
-			pp := newProgressPrinter(io.err, isTerminal(io.err))
-			res, err := image.Ensure(cmd.Context(), eng, c, key, pp.Func())
-			var inc *image.IncompleteError
-			if errors.As(err, &inc) {
-				return err // says what is missing, and what to do
-			}
-			if errors.Is(err, image.ErrNotCached) {
-				return fmt.Errorf("key %s is not in the cache %s", image.ShortKey(key), c.Dir)
-			}
-			if err != nil {
-				return err
-			}
-			if opts.output == "json" {
-				return writeJSON(io.out, loaded{Key: key, ImageID: res.ImageID, Loaded: res.Loaded, Bytes: res.Bytes, Seconds: res.Duration.Seconds()})
-			}
-			state := "already present"
-			if res.Loaded {
-				state = "loaded " + humanBytes(res.Bytes)
-			}
-			fmt.Fprintf(io.out, "%s  %s  %s (%s)\n", image.ShortKey(key), res.ImageID, state, res.Duration.Round(time.Millisecond))
-			return nil
+			return cacheLoadRun(cmd.Context(), io, opts, args[0])
 		},
 	}
 	outputFlag(cmd, &opts.output, "table", "json")
 	return cmd
+}
+
+func cacheLoadRun(ctx context.Context, io streams, opts *cacheOptions, prefix string) error {
+	c, err := openCache(opts)
+	if err != nil {
+		return err
+	}
+	key, err := c.Resolve(prefix)
+	if err != nil {
+		return usagef("list keys with 'benchctl cache ls'", "%v", err)
+	}
+	eng, err := image.Connect()
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	pp := newProgressPrinter(io.err, isTerminal(io.err))
+	res, err := image.Ensure(ctx, eng, c, key, pp.Func())
+	var inc *image.IncompleteError
+	if errors.As(err, &inc) {
+		return err // says what is missing, and what to do
+	}
+	if errors.Is(err, image.ErrNotCached) {
+		return fmt.Errorf("key %s is not in the cache %s", image.ShortKey(key), c.Dir)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.output == "json" {
+		return writeJSON(io.out, loaded{Key: key, ImageID: res.ImageID, Loaded: res.Loaded, Bytes: res.Bytes, Seconds: res.Duration.Seconds()})
+	}
+	state := "already present"
+	if res.Loaded {
+		state = "loaded " + humanBytes(res.Bytes)
+	}
+	fmt.Fprintf(io.out, "%s  %s  %s (%s)\n", image.ShortKey(key), res.ImageID, state, res.Duration.Round(time.Millisecond))
+	return nil
 }
 
 // completeCacheKeys completes cache keys (short form) with their tags as descriptions.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -41,7 +42,7 @@ is bounded (5 s). Exit 1 if a container could not be removed or a status not rec
 			if opts.job == "" {
 				return usagef("give the job: benchctl cleanup --job 1234 (in a Slurm epilog, SLURM_JOB_ID is used)", "--job is required")
 			}
-			return cleanupRun(cmd, io, opts)
+			return cleanupRun(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -54,7 +55,7 @@ is bounded (5 s). Exit 1 if a container could not be removed or a status not rec
 	return cmd
 }
 
-func cleanupRun(cmd *cobra.Command, io streams, opts *cleanupOptions) error {
+func cleanupRun(ctx context.Context, io streams, opts *cleanupOptions) error {
 	if err := runner.ValidJobID(opts.job); err != nil {
 		return usagef("give the id of a job (as SLURM_JOB_ID or BENCHCTL_JOB_ID had it)", "--job: %v", err)
 	}
@@ -74,7 +75,7 @@ func cleanupRun(cmd *cobra.Command, io streams, opts *cleanupOptions) error {
 		return err
 	}
 	defer eng.Close()
-	res, err := runner.Cleanup(cmd.Context(), runner.CleanupOptions{Job: opts.job, SharedDir: dir, Host: host, Outcome: opts.outcome, Engine: eng})
+	res, err := runner.Cleanup(ctx, runner.CleanupOptions{Job: opts.job, SharedDir: dir, Host: host, Outcome: opts.outcome, Engine: eng})
 	if res != nil {
 		if opts.output == "json" {
 			if jerr := writeJSON(io.out, res); jerr != nil {

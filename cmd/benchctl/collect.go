@@ -128,15 +128,9 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 		return err
 	}
 	started, lastLog := time.Now(), time.Now()
-	ended := false // Slurm said the job has ended (a requeued job is pending again: not ended)
-	// Without Slurm (no squeue: a local job) there is nothing to requeue, and no secret.
 	col, err := results.Collect(ctx, results.CollectOptions{
 		SharedDir: dir, JobID: jobID, Attempt: opts.attempt, Partial: opts.partial, AppendTo: opts.appendTo, Baseline: opts.baseline,
-		Scheduler: func(ctx context.Context, id string) (results.SchedulerState, error) {
-			st, sure, err := slurmJobState(ctx, id)
-			ended = err == nil && sure && !st.Active
-			return st, err
-		},
+		Scheduler: slurm.Scheduler{Unsure: func(id string, st slurm.JobState) { slog.Warn(accountingNote(st, id), "sacct", st.Detail) }},
 		Aggregate: results.AggregateOptions{CollectedBy: currentBuild().Version, Progress: func(n int) {
 			if now := time.Now(); now.Sub(lastLog) >= 5*time.Second {
 				lastLog = now
@@ -169,8 +163,8 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	if err := writeShown(io, opts.output, func(w goio.Writer) error { return results.WriteResults(w, opts.output, s, col.Perf) }); err != nil {
 		return err
 	}
-	if !opts.partial && col.Dir.Latest() && len(s.Running) == 0 && ended {
-		removeSubmitted(jobdir.Layout{Shared: dir}, col.Dir.JobID) // the job has ended: its secret is not needed any more
+	if !opts.partial { // --partial only looks
+		removeSubmittedWhenEnded(jobdir.Layout{Shared: dir}, col.Dir.JobID, col.Scheduler)
 	}
 	return s.Err()
 }
@@ -194,19 +188,6 @@ func writeShown(io streams, format string, write func(goio.Writer) error) error 
 	}
 	_, err := io.out.Write(data)
 	return err
-}
-
-// slurmJobState asks Slurm about a job, briefly. Collect calls it once per job, so a job
-// that Slurm has forgotten on a cluster without accounting is said once. sure is false when
-// Slurm cannot say how the job stands (forgotten, and accounting off or not answering).
-func slurmJobState(ctx context.Context, jobID string) (state results.SchedulerState, sure bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	st, err := slurm.QueryJobState(ctx, slurm.ExecCommander{}, jobID)
-	if st.Accounting != "" {
-		slog.Warn(accountingNote(st, jobID), "sacct", st.Detail)
-	}
-	return results.SchedulerState{Known: st.Known, State: st.State, Active: st.Active(), Source: st.Source}, st.Known, err
 }
 
 // accountingNote says what a job that Slurm has forgotten, and its accounting cannot tell

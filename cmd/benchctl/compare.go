@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	goio "io"
 
 	"github.com/benchctl/benchctl/results"
@@ -11,6 +12,9 @@ type compareOptions struct {
 	threshold string
 	direction string
 	output    string
+	// set in RunE: the two files, and the threshold and direction parsed
+	basePath, newPath string
+	compare           results.CompareOptions
 }
 
 func newCompareCmd(io streams) *cobra.Command {
@@ -41,7 +45,9 @@ Exit codes: 0 no regression, 3 a row regressed, 4 a file cannot be read or bad f
 			if err != nil {
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}
-			return compareRun(io, args[0], args[1], results.CompareOptions{Threshold: thr, Direction: opts.direction}, opts.output)
+			opts.basePath, opts.newPath = args[0], args[1]
+			opts.compare = results.CompareOptions{Threshold: thr, Direction: opts.direction}
+			return compareRun(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -54,21 +60,21 @@ Exit codes: 0 no regression, 3 a row regressed, 4 a file cannot be read or bad f
 	return cmd
 }
 
-func compareRun(io streams, basePath, newPath string, opts results.CompareOptions, format string) error {
-	base, err := results.ReadCompareFile(basePath)
+func compareRun(ctx context.Context, io streams, opts *compareOptions) error {
+	base, err := results.ReadCompareFile(opts.basePath)
 	if err != nil {
 		return err
 	}
-	cur, err := results.ReadCompareFile(newPath)
+	cur, err := results.ReadCompareFile(opts.newPath)
 	if err != nil {
 		return err
 	}
-	c := results.Compare(base, cur, opts)
-	err = writeShown(io, format, func(w goio.Writer) error {
-		if format == results.FormatJSON {
+	c := results.Compare(base, cur, opts.compare)
+	err = writeShown(io, opts.output, func(w goio.Writer) error {
+		if opts.output == results.FormatJSON {
 			return writeJSON(w, c)
 		}
-		return results.WriteComparison(w, format, c)
+		return results.WriteComparison(w, opts.output, c)
 	})
 	if err != nil {
 		return err

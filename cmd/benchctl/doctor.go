@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -42,46 +43,7 @@ if any check fails.`,
   benchctl doctor -o json`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var m *manifest.Manifest
-			if opts.manifest != "" {
-				var err error
-				if m, err = loadManifest(opts.manifest); err != nil {
-					return err
-				}
-			}
-			dir, err := sharedDir(opts.sharedDir)
-			if err != nil {
-				return err
-			}
-			checks := runner.Doctor(cmd.Context(), runner.DoctorOptions{SharedDir: dir, Manifest: m, Lookup: os.LookupEnv,
-				Engine: func() (*client.Client, error) { return image.Connect() }})
-			failed := 0
-			for _, c := range checks {
-				if !c.OK {
-					failed++
-				}
-			}
-			if opts.output == "json" {
-				if err := writeJSON(io.out, checks); err != nil {
-					return err
-				}
-			} else {
-				host, _ := os.Hostname()
-				for _, c := range checks {
-					mark := "ok  "
-					if !c.OK {
-						mark = "FAIL"
-					}
-					fmt.Fprintf(io.out, "%s  %s  %s: %s\n", host, mark, c.Name, c.Detail)
-					if c.Fix != "" {
-						fmt.Fprintf(io.out, "%s        fix: %s\n", host, c.Fix)
-					}
-				}
-			}
-			if failed > 0 {
-				return &doctorFailed{n: failed}
-			}
-			return nil
+			return doctorRun(cmd.Context(), io, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.manifest, "manifest", "m", "", "also check GPUs and disk space against this manifest")
@@ -90,4 +52,47 @@ if any check fails.`,
 	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	_ = cmd.MarkFlagDirname("shared-dir")
 	return cmd
+}
+
+func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
+	var m *manifest.Manifest
+	if opts.manifest != "" {
+		var err error
+		if m, err = loadManifest(opts.manifest); err != nil {
+			return err
+		}
+	}
+	dir, err := sharedDir(opts.sharedDir)
+	if err != nil {
+		return err
+	}
+	checks := runner.Doctor(ctx, runner.DoctorOptions{SharedDir: dir, Manifest: m, Lookup: os.LookupEnv,
+		Engine: func() (*client.Client, error) { return image.Connect() }})
+	failed := 0
+	for _, c := range checks {
+		if !c.OK {
+			failed++
+		}
+	}
+	if opts.output == "json" {
+		if err := writeJSON(io.out, checks); err != nil {
+			return err
+		}
+	} else {
+		host, _ := os.Hostname()
+		for _, c := range checks {
+			mark := "ok  "
+			if !c.OK {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(io.out, "%s  %s  %s: %s\n", host, mark, c.Name, c.Detail)
+			if c.Fix != "" {
+				fmt.Fprintf(io.out, "%s        fix: %s\n", host, c.Fix)
+			}
+		}
+	}
+	if failed > 0 {
+		return &doctorFailed{n: failed}
+	}
+	return nil
 }

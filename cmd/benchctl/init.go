@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -30,58 +31,7 @@ existing file is never overwritten.`,
   benchctl init                      # uses ./Dockerfile`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			df, err := filepath.Abs(opts.dockerfile)
-			if err != nil {
-				return err
-			}
-			if st, err := os.Stat(df); err != nil || st.IsDir() {
-				return usagef("point --dockerfile at your Dockerfile", "no Dockerfile at %s", df)
-			}
-			out := opts.output
-			if out == "" {
-				out = filepath.Join(filepath.Dir(df), "benchmark.yaml")
-			}
-			out, _ = filepath.Abs(out)
-			if ext := strings.ToLower(filepath.Ext(out)); ext != ".yaml" && ext != ".yml" {
-				return usagef("name it benchmark.yaml (or .yml)", "--file %s: the starter manifest is YAML (with comments); give a .yaml or .yml path", out)
-			}
-			if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
-				return usagef("create the folder first, or pick another --file", "--file %s: the folder %s does not exist", out, filepath.Dir(out))
-			}
-			rel, err := filepath.Rel(filepath.Dir(out), df)
-			if err != nil {
-				return err
-			}
-			name := opts.name
-			if name == "" {
-				name = manifest.SuggestName(filepath.Base(filepath.Dir(df)))
-			}
-			text, err := manifest.Starter(manifest.StarterOptions{Name: name, Dockerfile: filepath.ToSlash(rel), Schema: "./" + schemaFileName})
-			if err != nil {
-				return usagef("choose another --name", "%v", err)
-			}
-			f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-			if errors.Is(err, os.ErrExist) {
-				return usagef("remove it first or pick another path with --file", "%s already exists; benchctl init never overwrites", out)
-			}
-			if err != nil {
-				return err
-			}
-			if _, err := f.WriteString(text); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
-				return err
-			}
-			fmt.Fprintln(io.out, out)
-			fmt.Fprintf(io.err, "wrote %s; check it with: benchctl validate --manifest %s\n", out, out)
-			if p, err := writeSchemaBeside(out); err != nil {
-				fmt.Fprintf(io.err, "warning: %v; for editor support, run: benchctl schema > %s\n", err, p)
-			} else {
-				fmt.Fprintf(io.err, "wrote %s, the manifest's JSON Schema: editors read it to complete and check the manifest\n", p)
-			}
-			return nil
+			return initRun(cmd.Context(), io, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.dockerfile, "dockerfile", "Dockerfile", "the Dockerfile the benchmark image is built from")
@@ -92,4 +42,59 @@ existing file is never overwritten.`,
 	_ = cmd.MarkFlagFilename("file", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("dockerfile")
 	return cmd
+}
+
+func initRun(ctx context.Context, io streams, opts *initOptions) error {
+	df, err := filepath.Abs(opts.dockerfile)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(df); err != nil || st.IsDir() {
+		return usagef("point --dockerfile at your Dockerfile", "no Dockerfile at %s", df)
+	}
+	out := opts.output
+	if out == "" {
+		out = filepath.Join(filepath.Dir(df), "benchmark.yaml")
+	}
+	out, _ = filepath.Abs(out)
+	if ext := strings.ToLower(filepath.Ext(out)); ext != ".yaml" && ext != ".yml" {
+		return usagef("name it benchmark.yaml (or .yml)", "--file %s: the starter manifest is YAML (with comments); give a .yaml or .yml path", out)
+	}
+	if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
+		return usagef("create the folder first, or pick another --file", "--file %s: the folder %s does not exist", out, filepath.Dir(out))
+	}
+	rel, err := filepath.Rel(filepath.Dir(out), df)
+	if err != nil {
+		return err
+	}
+	name := opts.name
+	if name == "" {
+		name = manifest.SuggestName(filepath.Base(filepath.Dir(df)))
+	}
+	text, err := manifest.Starter(manifest.StarterOptions{Name: name, Dockerfile: filepath.ToSlash(rel), Schema: "./" + schemaFileName})
+	if err != nil {
+		return usagef("choose another --name", "%v", err)
+	}
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return usagef("remove it first or pick another path with --file", "%s already exists; benchctl init never overwrites", out)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintln(io.out, out)
+	fmt.Fprintf(io.err, "wrote %s; check it with: benchctl validate --manifest %s\n", out, out)
+	if p, err := writeSchemaBeside(out); err != nil {
+		fmt.Fprintf(io.err, "warning: %v; for editor support, run: benchctl schema > %s\n", err, p)
+	} else {
+		fmt.Fprintf(io.err, "wrote %s, the manifest's JSON Schema: editors read it to complete and check the manifest\n", p)
+	}
+	return nil
 }

@@ -61,22 +61,11 @@ func jobsRun(ctx context.Context, io streams, opts *jobsOptions) error {
 	if err != nil {
 		return err
 	}
-	var sched jobdir.SchedulerFunc
+	var sched jobdir.Scheduler
 	if !opts.noSlurm {
-		sched = func(id string) (string, bool, bool) {
-			if !jobdir.LooksLikeSlurmJobID(id) {
-				return "", false, false
-			}
-			qctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-			defer cancel()
-			st, err := slurm.QueryJobState(qctx, slurm.ExecCommander{}, id)
-			if err != nil || !st.Known {
-				return "", false, false
-			}
-			return st.State, st.Active(), true
-		}
+		sched = slurm.Scheduler{}
 	}
-	jobs, err := jobdir.Layout{Shared: dir}.Overview(opts.limit, sched, time.Now())
+	jobs, err := jobdir.Layout{Shared: dir}.Overview(ctx, opts.limit, sched, time.Now())
 	if err != nil {
 		return fmt.Errorf("listing the jobs of %s: %w", dir, err)
 	}

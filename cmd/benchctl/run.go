@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -65,7 +66,7 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
   benchctl run --tags vllm --context '{"gpu_vendor": "AMD", "docker_env_vars": {"HF_HOME": "/data/hf"}}'`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.src.check(cmd); err != nil {
+			if err := opts.src.check(cmd.Name()); err != nil {
 				return err
 			}
 			if opts.barrierTimeout <= 0 {
@@ -74,7 +75,7 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 			if f := cmd.Flags().Lookup("heartbeat"); f.Changed && (opts.heartbeat < manifest.MinHeartbeat || opts.heartbeat > manifest.MaxHeartbeat) {
 				return usagef("give a period from 100ms to 10m, e.g. --heartbeat 5s", "--heartbeat %v is out of range", opts.heartbeat)
 			}
-			return runRun(cmd, io, opts)
+			return runRun(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -96,7 +97,7 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 	return cmd
 }
 
-func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
+func runRun(ctx context.Context, io streams, opts *runOptions) error {
 	m, err := opts.src.load()
 	if err != nil {
 		return err
@@ -114,7 +115,7 @@ func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
 		}
 	}
 	if opts.dryRun {
-		plan, err := runner.Plan(cmd.Context(), ro)
+		plan, err := runner.Plan(ctx, ro)
 		if err != nil {
 			return err
 		}
@@ -122,7 +123,7 @@ func runRun(cmd *cobra.Command, io streams, opts *runOptions) error {
 	}
 	pp := newProgressPrinter(io.err, isTerminal(io.err))
 	ro.Progress = pp.Func()
-	res, err := runner.Run(cmd.Context(), ro)
+	res, err := runner.Run(ctx, ro)
 	if res != nil {
 		slog.Info("node finished", "outcome", res.Status.Outcome, "status", res.NodeDir+"/status.json")
 		if opts.output == "json" {

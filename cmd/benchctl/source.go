@@ -33,9 +33,9 @@ func (s *manifestSource) addFlags(cmd *cobra.Command, f *pflag.FlagSet) {
 	_ = cmd.RegisterFlagCompletionFunc("tags", completeCheckoutTags)
 }
 
-// check says what is wrong with the flags given: exactly one of --manifest and --tags.
-func (s *manifestSource) check(cmd *cobra.Command) error {
-	name := cmd.Name()
+// check says what is wrong with the flags given to the command name: exactly one of
+// --manifest and --tags.
+func (s *manifestSource) check(name string) error {
 	switch {
 	case s.manifest != "" && len(s.tags) > 0:
 		return usagef("give --manifest m.yaml, or --tags in a MAD checkout (its models.json), not both", "--manifest and --tags are both given")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
@@ -37,6 +38,9 @@ type submitOptions struct {
 	wait        bool
 	collect     bool
 	output      string
+	// overrides are the Slurm flags given, which override the manifest's slurm: block
+	// (set in RunE: a flag not given leaves the manifest's value).
+	overrides slurm.Overrides
 }
 
 // submitted is what submit -o json prints: the job and its paths, and with --wait how it
@@ -99,7 +103,14 @@ and the script.`,
 			if opts.collect && !opts.wait {
 				return usagef("add --wait: collect runs when the job has ended", "--collect needs --wait")
 			}
-			return submitRun(cmd, io, opts)
+			fl := cmd.Flags()
+			opts.overrides = slurm.Overrides{
+				Nodes: ifGiven(fl, "nodes", &opts.nodes), Partition: ifGiven(fl, "partition", &opts.partition),
+				Account: ifGiven(fl, "account", &opts.account), QOS: ifGiven(fl, "qos", &opts.qos),
+				Time: ifGiven(fl, "time", &opts.time), GPUsPerNode: ifGiven(fl, "gpus-per-node", &opts.gpusPerNode),
+				Exclusive: ifGiven(fl, "exclusive", &opts.exclusive), SbatchArgs: opts.sbatchArgs,
+			}
+			return submitRun(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -127,7 +138,15 @@ and the script.`,
 	return cmd
 }
 
-func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
+// ifGiven is p when the flag name was given on the command line, else nil.
+func ifGiven[T any](fl *pflag.FlagSet, name string, p *T) *T {
+	if fl.Changed(name) {
+		return p
+	}
+	return nil
+}
+
+func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 	m, err := loadManifest(opts.manifest)
 	if err != nil {
 		return err
@@ -142,31 +161,7 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 	}
 	self, _ = filepath.EvalSymlinks(self)
 	// Flags override the manifest's slurm: block, which overrides the defaults.
-	var o slurm.Overrides
-	fl := cmd.Flags()
-	if fl.Changed("nodes") {
-		o.Nodes = &opts.nodes
-	}
-	if fl.Changed("partition") {
-		o.Partition = &opts.partition
-	}
-	if fl.Changed("account") {
-		o.Account = &opts.account
-	}
-	if fl.Changed("qos") {
-		o.QOS = &opts.qos
-	}
-	if fl.Changed("time") {
-		o.Time = &opts.time
-	}
-	if fl.Changed("gpus-per-node") {
-		o.GPUsPerNode = &opts.gpusPerNode
-	}
-	if fl.Changed("exclusive") {
-		o.Exclusive = &opts.exclusive
-	}
-	o.SbatchArgs = opts.sbatchArgs
-	j := slurm.JobFor(m, o)
+	j := slurm.JobFor(m, opts.overrides)
 	j.Benchctl, j.SharedDir, j.Benchmarks, j.Requeue = self, dir, opts.benchmarks, opts.requeue
 	if opts.record != "" {
 		if j.Record, err = filepath.Abs(opts.record); err != nil {
@@ -199,7 +194,6 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 		fmt.Fprintf(io.out, "# sbatch %s <script>\n%s", strings.Join(argv, " "), script)
 		return nil
 	}
-	ctx := cmd.Context()
 	layout := jobdir.Layout{Shared: dir}
 	pruneSubmitted(ctx, layout)
 	script, err := slurm.Prepare(&j)
@@ -235,9 +229,7 @@ func submitRun(cmd *cobra.Command, io streams, opts *submitOptions) error {
 	if opts.output != "json" {
 		printOutcomes(io, end.Nodes)
 	}
-	if ctx.Err() == nil {
-		removeSubmitted(layout, id) // the job has ended: its secret is not needed any more
-	}
+	removeSubmittedWhenEnded(layout, id, end.Scheduler)
 	err = ferr
 	if opts.collect && ctx.Err() == nil {
 		if ferr != nil {
@@ -272,9 +264,10 @@ func pruneSubmitted(ctx context.Context, l jobdir.Layout) {
 	}
 }
 
-// removeSubmitted removes an ended job's submission files.
-func removeSubmitted(l jobdir.Layout, id string) {
-	if err := l.RemoveSubmitted(id); err != nil {
+// removeSubmittedWhenEnded removes a job's submission files (its secret) once Slurm has
+// said it ended (jobdir.Layout.RemoveSubmittedWhenEnded), and says when that failed.
+func removeSubmittedWhenEnded(l jobdir.Layout, id string, st jobdir.SchedulerState) {
+	if _, err := l.RemoveSubmittedWhenEnded(id, st); err != nil {
 		slog.Warn("could not remove the job's submission files", "job", id, "err", err)
 	}
 }
@@ -282,11 +275,7 @@ func removeSubmitted(l jobdir.Layout, id string) {
 // followJob waits for a submitted job, logging its nodes' phases, and returns how it ended
 // and the job's verdict (jobdir.Judge).
 func followJob(ctx context.Context, shared, id string, world int) (jobdir.Ended, error) {
-	end, err := jobdir.Follow{Layout: jobdir.Layout{Shared: shared}, JobID: id, World: world,
-		Wait: func(ctx context.Context, tick func(string, error)) (string, error) {
-			st, err := slurm.Wait(ctx, slurm.ExecCommander{}, id, func(st slurm.JobState, err error) { tick(st.State, err) })
-			return st.State, err
-		},
+	end, err := jobdir.Follow{Layout: jobdir.Layout{Shared: shared}, JobID: id, World: world, Scheduler: slurm.Scheduler{},
 		Line: func(line string, err error) {
 			if err != nil {
 				slog.Warn("asking Slurm about the job", "job", id, "err", err)

@@ -48,3 +48,76 @@ func TestSubmitOutput(t *testing.T) {
 		t.Errorf("dry run: exit %d, stdout %q\n%s", code, out, errs)
 	}
 }
+
+// The Slurm flags given override the manifest's slurm: block, each on its own (even to an
+// empty or false value); a flag not given leaves the manifest's value.
+func TestSubmitFlagsOverrideTheManifest(t *testing.T) {
+	dir := t.TempDir()
+	mf := filepath.Join(dir, "m.yaml")
+	os.WriteFile(mf, []byte("name: x\nimage: {ref: busybox}\ngpu: {vendor: none}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"+
+		"slurm: {nodes: 2, partition: gpu, account: acct, qos: high, time: \"01:00:00\", gpusPerNode: 8, exclusive: true, sbatchArgs: [--constraint=a]}\n"), 0o644)
+	shared := filepath.Join(dir, "shared")
+	manifestArgs := "--nodes=2 --partition=gpu --account=acct --qos=high --time=01:00:00 --gpus-per-node=8 --exclusive --constraint=a"
+	for _, c := range []struct {
+		flags []string
+		want  string // sbatch's options after --output
+	}{
+		{nil, manifestArgs},
+		{[]string{"-N", "3", "-p", "cpu"}, "--nodes=3 --partition=cpu --account=acct --qos=high --time=01:00:00 --gpus-per-node=8 --exclusive --constraint=a"},
+		{[]string{"--account", "", "--qos=", "--time", "5", "--gpus-per-node", "0", "--exclusive=false", "--sbatch-arg=--mem=0"},
+			"--nodes=2 --partition=gpu --time=5 --constraint=a --mem=0"},
+	} {
+		args := append([]string{"submit", "-m", mf, "--shared-dir", shared, "--dry-run", "-o", "json"}, c.flags...)
+		code, out, errs := run(t, args...)
+		var dry dryRunSubmit
+		if code != 0 || json.Unmarshal([]byte(out), &dry) != nil {
+			t.Fatalf("%v: exit %d, stdout %q\n%s", c.flags, code, out, errs)
+		}
+		var got []string
+		for _, a := range dry.Sbatch {
+			if !strings.HasPrefix(a, "--parsable") && !strings.HasPrefix(a, "--job-name=") && !strings.HasPrefix(a, "--ntasks-per-node=") && !strings.HasPrefix(a, "--output=") {
+				got = append(got, a)
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%v: sbatch %s\nwant %s", c.flags, strings.Join(got, " "), c.want)
+		}
+	}
+}
+
+// submit --wait removes the job's submission files (its secret) when Slurm says the job
+// ended, and keeps them when Slurm cannot say (it forgot the job and has no accounting):
+// the one rule collect follows too (jobdir.Layout.RemoveSubmittedWhenEnded).
+func TestSubmitWaitRemovesTheSecretOnlyWhenSlurmSaysEnded(t *testing.T) {
+	for _, c := range []struct {
+		name, squeue string
+		kept         bool
+	}{
+		{name: "squeue says completed", squeue: "COMPLETED"},
+		{name: "forgotten, no accounting", squeue: "", kept: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := filepath.Join(dir, "bin")
+			os.Mkdir(bin, 0o755)
+			for name, body := range map[string]string{"sbatch": "#!/bin/sh\necho 4242\n", "squeue": "#!/bin/sh\necho '" + c.squeue + "'\n"} {
+				if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("PATH", bin) // no scontrol, no sacct
+			mf := filepath.Join(dir, "m.yaml")
+			os.WriteFile(mf, []byte("name: x\nimage: {ref: busybox}\ngpu: {vendor: none}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
+			shared := filepath.Join(dir, "shared")
+			code, out, errs := run(t, "submit", "-m", mf, "--shared-dir", shared, "--wait")
+			if code != exitRun || !strings.HasPrefix(out, "4242\n") { // no node reported
+				t.Fatalf("exit %d, stdout %q\n%s", code, out, errs)
+			}
+			secrets, _ := filepath.Glob(filepath.Join(shared, "jobs", ".submit", "*.secret"))
+			records, _ := filepath.Glob(filepath.Join(shared, "jobs", ".submit", "4242.job"))
+			if kept := len(secrets) == 1 && len(records) == 1; kept != c.kept || len(secrets) > 1 {
+				t.Fatalf("secrets %v, records %v; want kept %v", secrets, records, c.kept)
+			}
+		})
+	}
+}
