@@ -30,8 +30,9 @@ import (
 // macSize is the length of the MAC at the end of a body.
 const macSize = 32
 
-// headerRoom is the space kept before a body for its header, at most `{"v":4,"n":65536}\n`.
-const headerRoom = 24
+// headerRoom is the space kept before a body for its header: `{"v":4,"n":` with a version
+// of up to 4 digits, a length of up to 20 (any int), `}\n`.
+const headerRoom = 40
 
 // headerPrefix starts every header of this protocol.
 var headerPrefix = []byte(`{"v":` + strconv.Itoa(protocolVersion) + `,"n":`)
