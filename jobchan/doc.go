@@ -15,9 +15,10 @@
 // connections: a 4,096-node job meets where a process may open only 4,096 files, and rank
 // 0's heartbeats cost 0.15 % of a core instead of 4.4 % (docs/PERFORMANCE.md).
 //
-// Every message is a JSON line of at most 64 KiB, signed with HMAC-SHA256 under the job's
-// secret (over a binary form of its fields), bound to one job attempt, one connection (both
-// sides contribute a nonce) and the worker's rank, and numbered; see wire.go. Until a
+// Every message is a frame of at most 64 KiB: a JSON header line with the protocol version
+// and the length, then the fields in binary, signed with HMAC-SHA256 under the job's secret
+// (checked before any field is read), bound to one job attempt, one connection (both sides
+// contribute a nonce) and the worker's rank, and numbered; see wire.go and codec.go. Until a
 // connection has authenticated it waits in a gate (internal/admit), so that strangers on
 // the network cannot keep the job's ranks out: rank 0 and the relays accept continuously,
 // and a worker dropped before its welcome redials at once. Reasons are cut to MaxReason where they are

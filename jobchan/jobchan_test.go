@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -123,8 +124,9 @@ func TestBarrierRejectsForgedReplayedAndOtherJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := bufio.NewReader(nc)
-	r.ReadString('\n') // hello
-	fmt.Fprintf(nc, `{"v":1,"job":"42.0","type":"join","rank":1,"session":"x","seq":1,"mac":"00"}`+"\n")
+	r.ReadString('\n') // hello's header
+	forged := (&message{V: protocolVersion, Job: "42.0", Type: msgJoin, Rank: 1, Session: "x", Seq: 1}).appendFrame(nil, hmac.New(sha256.New, []byte("not the secret")))
+	nc.Write(forged)
 	nc.Close()
 
 	// A valid join recorded on one connection and replayed on another is rejected.
@@ -184,10 +186,7 @@ func dialRaw(t *testing.T, cfg Config, addr string) *rawConn {
 func (r *rawConn) signed(m message) []byte {
 	r.c.sendSeq++
 	m.V, m.Job, m.Session, m.Seq = protocolVersion, r.c.job, r.c.session, r.c.sendSeq
-	m.MAC = m.mac(r.c.secret)
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\n", mustJSON(m))
-	return b.Bytes()
+	return m.appendFrame(nil, hmac.New(sha256.New, r.c.secret))
 }
 
 func TestBarrierAbortReachesEveryWorkerFast(t *testing.T) {
@@ -318,11 +317,6 @@ func TestBarrierWorkerWaitsForALateLeader(t *testing.T) {
 	if err := <-joined; err != nil {
 		t.Fatal(err)
 	}
-}
-
-func mustJSON(m message) []byte {
-	b, _ := json.Marshal(m)
-	return b
 }
 
 func TestBarrierWorkerFailureAbortsEveryone(t *testing.T) {

@@ -2,12 +2,11 @@ package jobchan
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -15,7 +14,6 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -36,80 +34,36 @@ const (
 
 // protocolVersion 2: both sides contribute a nonce, messages are bound to the worker's
 // rank, heartbeats and the end message. 3: the MAC covers a binary form of the fields
-// instead of their JSON (see macWith).
-const protocolVersion = 3
+// instead of their JSON. 4: a message is a frame of a JSON header with the version and a
+// binary body, its MAC checked before anything else is read (see codec.go).
+const protocolVersion = 4
 
-// maxMessage bounds one message line, newline included. Every message this package sends
-// fits: reasons are cut to MaxReason and data values to maxValue.
+// maxMessage bounds one message's body, and a header line (or an earlier protocol's
+// message line), newline included. Every message this package sends fits: reasons are
+// cut to MaxReason and data values to maxValue.
 const maxMessage = 64 << 10
 
 // maxValue bounds one value of a message's data (image ids, refs and keys are far shorter).
 const maxValue = 4 << 10
 
-// message is one line of the protocol. Every message carries the MAC of all its other
-// fields under the job secret. Session binds it to one connection (the leader's nonce
-// in the hello and the join, then both nonces), Rank binds it to the worker's rank, and
-// Seq, strictly increasing per direction, stops replays within the connection.
+// message is one message of the protocol; codec.go puts it on the wire, with the MAC of
+// all its fields under the job secret. Session binds it to one connection (the leader's
+// nonce in the hello and the join, then both nonces), Rank binds it to the worker's rank,
+// and Seq, strictly increasing per direction, stops replays within the connection.
 type message struct {
-	V        int               `json:"v"`
-	Job      string            `json:"job"`
-	Type     string            `json:"type"`
-	Rank     int               `json:"rank"`
-	Host     string            `json:"host,omitempty"`
-	PID      int               `json:"pid,omitempty"`
-	Instance string            `json:"instance,omitempty"`
-	Nonce    string            `json:"nonce,omitempty"`
-	Phase    string            `json:"phase,omitempty"`
-	Session  string            `json:"session"`
-	Seq      uint64            `json:"seq"`
-	Data     map[string]string `json:"data,omitempty"`
-	Reason   string            `json:"reason,omitempty"`
-	MAC      string            `json:"mac,omitempty"`
-}
-
-func (m *message) mac(secret []byte) string {
-	return m.macWith(hmac.New(sha256.New, secret))
-}
-
-// macWith is the message's MAC with h, an HMAC-SHA256 under the job secret (reset here: a
-// connection keeps one per direction). It covers every field but MAC in a canonical
-// binary form (each string with its length, the data sorted by key), which costs far less
-// than encoding the message a second time.
-func (m *message) macWith(h hash.Hash) string {
-	bp := macBufs.Get().(*[]byte)
-	b := (*bp)[:0]
-	b = binary.BigEndian.AppendUint64(b, uint64(m.V))
-	for _, f := range []string{m.Job, m.Type, m.Host, m.Instance, m.Nonce, m.Phase, m.Session, m.Reason} {
-		b = appendString(b, f)
-	}
-	b = binary.BigEndian.AppendUint64(b, uint64(int64(m.Rank)))
-	b = binary.BigEndian.AppendUint64(b, uint64(int64(m.PID)))
-	b = binary.BigEndian.AppendUint64(b, m.Seq)
-	b = binary.BigEndian.AppendUint64(b, uint64(len(m.Data)))
-	if len(m.Data) > 0 {
-		keys := make([]string, 0, len(m.Data))
-		for k := range m.Data {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			b = appendString(appendString(b, k), m.Data[k])
-		}
-	}
-	h.Reset()
-	h.Write(b)
-	var sum [sha256.Size]byte
-	out := hex.EncodeToString(h.Sum(sum[:0]))
-	*bp = b
-	macBufs.Put(bp)
-	return out
-}
-
-// macBufs are the buffers macWith encodes into.
-var macBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
-
-func appendString(b []byte, s string) []byte {
-	return append(binary.BigEndian.AppendUint64(b, uint64(len(s))), s...)
+	V        int
+	Job      string
+	Type     string
+	Rank     int
+	Host     string
+	PID      int
+	Instance string
+	Nonce    string
+	Phase    string
+	Session  string
+	Seq      uint64
+	Data     map[string]string
+	Reason   string
 }
 
 // conn is one authenticated connection, used by one reader and any number of writers.
@@ -149,8 +103,14 @@ func (c *conn) bind(rank int, leaderNonce, workerNonce string) {
 func (c *conn) send(m message, timeout time.Duration) error {
 	select {
 	case c.wmu <- struct{}{}:
-	case <-time.After(timeout):
-		return errors.New("timed out waiting to send")
+	default: // another writer: wait for it, within the timeout
+		t := time.NewTimer(timeout)
+		select {
+		case c.wmu <- struct{}{}:
+			t.Stop()
+		case <-t.C:
+			return errors.New("timed out waiting to send")
+		}
 	}
 	defer func() { <-c.wmu }()
 	m.Reason = truncate(m.Reason, MaxReason)
@@ -160,16 +120,19 @@ func (c *conn) send(m message, timeout time.Duration) error {
 	if c.bound {
 		m.Rank = c.rank
 	}
-	m.MAC = m.macWith(c.sendMAC)
-	line, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	if len(line)+1 > maxMessage {
-		return fmt.Errorf("%s message of %d bytes is over the protocol's %d", m.Type, len(line)+1, maxMessage)
+	bp := frameBufs.Get().(*[]byte)
+	frame := m.appendFrame((*bp)[:0], c.sendMAC)
+	defer func() {
+		if cap(frame) <= 16<<10 { // a long reason's buffer is not kept
+			*bp = frame
+			frameBufs.Put(bp)
+		}
+	}()
+	if body := len(frame) - bytes.IndexByte(frame, '\n') - 1; body > maxMessage {
+		return fmt.Errorf("%s message of %d bytes is over the protocol's %d", m.Type, body, maxMessage)
 	}
 	_ = c.c.SetWriteDeadline(time.Now().Add(timeout))
-	_, err = c.c.Write(append(line, '\n'))
+	_, err := c.c.Write(frame)
 	return err
 }
 
@@ -228,6 +191,34 @@ func (c *conn) readLine() ([]byte, error) {
 	}
 }
 
+// readBody reads a body of n bytes: in place from the read buffer when it fits (the
+// caller discards it once decoded), else into memory that grows as the bytes arrive, so
+// that a stranger who announces a long body and sends little costs little.
+func (c *conn) readBody(n int) ([]byte, error) {
+	if n <= c.r.Size() {
+		b, err := c.r.Peek(n)
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return b, err
+	}
+	var b []byte
+	for len(b) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(n-len(b), max(len(b), 4096)))
+		}
+		k, err := c.r.Read(b[len(b):min(n, cap(b))])
+		b = b[:len(b)+k]
+		if err != nil && len(b) < n {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
 // recv reads and checks one message: MAC, job, session, rank, sequence.
 func (c *conn) recv(deadline time.Time) (message, error) {
 	var m message
@@ -236,14 +227,19 @@ func (c *conn) recv(deadline time.Time) (message, error) {
 	if err != nil {
 		return m, err
 	}
-	if err := json.Unmarshal(line, &m); err != nil {
-		return m, &authError{"not a job channel message"}
+	n, err := bodyLen(line)
+	if err != nil {
+		return m, err
 	}
-	if m.V != protocolVersion {
-		return m, &authError{fmt.Sprintf("protocol version %d (this benchctl speaks %d; use the same benchctl on every node)", m.V, protocolVersion)}
+	body, err := c.readBody(n)
+	if err != nil {
+		return m, err
 	}
-	if !hmac.Equal([]byte(m.MAC), []byte(m.macWith(c.recvMAC))) {
-		return m, &authError{"bad MAC (a different job secret, or a forged message)"}
+	if err := decodeBody(body, c.recvMAC, c.job, c.session, &m); err != nil {
+		return m, err
+	}
+	if n <= c.r.Size() { // read in place (readBody)
+		_, _ = c.r.Discard(n)
 	}
 	if m.Job != c.job {
 		return m, &authError{fmt.Sprintf("message for job %q, this is job %q", m.Job, c.job)}
