@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/freeport"
 	"log/slog"
 	"net"
 	"strings"
@@ -289,11 +290,14 @@ func TestBarrierWorkerReconnects(t *testing.T) {
 func TestBarrierWorkerWaitsForALateLeader(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	probe, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := probe.Addr().(*net.TCPAddr).Port
-	probe.Close()
+	// Below the ephemeral range: the worker's own redials cannot take the port before
+	// rank 0 listens (a loopback dial to a port of that range can connect to itself).
+	ports, err := freeport.Range(1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := testConfig(2, nil)
-	cfg.Ports = []int{port}
+	cfg.Ports = ports
 	joined := make(chan error, 1)
 	go func() {
 		c := cfg

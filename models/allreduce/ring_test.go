@@ -1,23 +1,24 @@
 package main
 
 import (
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/freeport"
 	"github.com/benchctl/benchctl/models/internal/example"
 )
 
-// freePort returns a TCP port that was free a moment ago.
+// freePort returns a TCP port that was free a moment ago, below the ephemeral range (the
+// ranks dial it before rank 0 listens: a port of that range can be taken by a dial that
+// connects to itself).
 func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freeport.Range(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 // onRanks runs f(rank) for ranks 0..n-1 concurrently and returns their errors.
