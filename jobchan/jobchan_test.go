@@ -8,13 +8,14 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/freeport"
 	"log/slog"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/freeport"
 )
 
 // syncBuffer is a log sink safe for concurrent writers.
