@@ -3,13 +3,14 @@ package jobdir
 import (
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/safefile"
 	"io"
 	"io/fs"
 	"os"
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/benchctl/benchctl/internal/safefile"
 )
 
 // ListedNode is a folder of nodes/ that is one of the job's nodes.

@@ -6,12 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/safefile"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+
+	"github.com/benchctl/benchctl/internal/safefile"
 )
 
 // MaxFileSize bounds the manifest file size; a manifest is a few KiB.

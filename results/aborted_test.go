@@ -2,10 +2,11 @@ package results
 
 import (
 	"context"
-	"github.com/benchctl/benchctl/jobdir"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // A node whose benchmark was stopped because another node failed shows the abort's reason

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/safefile"
-	"github.com/benchctl/benchctl/jobdir"
 	"io/fs"
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // AggregateOptions tune Aggregate. The zero value works.

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/jobdir"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // writeJob makes a job folder: job.json with one benchmark "b" (results b.csv) and nodes.

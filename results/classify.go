@@ -2,11 +2,12 @@ package results
 
 import (
 	"fmt"
-	"github.com/benchctl/benchctl/jobdir"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // Kinds of node, from its status file.

@@ -3,12 +3,13 @@ package results
 import (
 	"cmp"
 	"fmt"
-	"github.com/benchctl/benchctl/jobdir"
 	"iter"
 	"math/bits"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // maxListedNodes is how many failed nodes a reason or a perf.csv cell names.

@@ -4,12 +4,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/jobdir"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // candidate makes the public Candidate of a node's result file.

@@ -5,11 +5,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/safefile"
 	"io"
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/benchctl/benchctl/internal/safefile"
 )
 
 // MaxLogScan is how much of the end of a benchmark log is searched for a performance line.

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/safefile"
-	"github.com/benchctl/benchctl/jobdir"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // benchSpec is what the aggregator knows about a benchmark before reading nodes.

@@ -5,13 +5,14 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/safefile"
-	"github.com/benchctl/benchctl/internal/textsafe"
 	"html/template"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/internal/textsafe"
 )
 
 //go:embed report.html.tmpl

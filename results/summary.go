@@ -2,8 +2,9 @@ package results
 
 import (
 	"fmt"
-	"github.com/benchctl/benchctl/jobdir"
 	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // SummaryVersion is the schema version of summary.json.

@@ -6,9 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/jobdir"
 	"strings"
 	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // Prepare creates the job's secret file (0600) and its script (0700) in

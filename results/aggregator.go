@@ -3,12 +3,13 @@ package results
 import (
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/jobdir"
 	"io/fs"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // Per-node states of a benchmark, one byte per rank (for the report's node strip).
