@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	mrand "math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/admit"
 )
 
 // refusal is a listener's refusal: another rank, another job, busy.
@@ -96,10 +97,9 @@ func (r *rankRun) connect() *link {
 	host := r.cfg.Hosts[next]
 	start := time.Now()
 	until := start.Add(r.cfg.ConnectTimeout)
-	backoff := 10 * time.Millisecond
+	redial := admit.Redial{Backoff: 10 * time.Millisecond, Max: 500 * time.Millisecond}
 	last := make([]string, len(r.cfg.Ports))
 	answered := false // the host answered on some port, if only to refuse it
-	drops := 0        // rounds in a row where a listener dropped us before its answer
 	for {
 		dropped := false
 		for i, p := range r.cfg.Ports {
@@ -131,15 +131,7 @@ func (r *rankRun) connect() *link {
 				r.cfg.Ports[0], r.cfg.Ports[len(r.cfg.Ports)-1], r.cfg.ConnectTimeout, strings.Join(last, "; "))
 			return nil
 		}
-		wait := backoff
-		if dropped && drops < quickRedials { // strangers crowd the listener's gate: at once again
-			drops++
-			wait = quickRedial + time.Duration(mrand.Int64N(int64(quickRedial)))
-		} else {
-			drops = 0
-			backoff = min(backoff*2, 500*time.Millisecond)
-		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(redial.Next(dropped)) // dropped: strangers crowd the listener's gate
 		select {
 		case <-r.ctx.Done():
 			t.Stop()
@@ -148,15 +140,6 @@ func (r *rankRun) connect() *link {
 		}
 	}
 }
-
-// A predecessor dropped after it connected and before the listener's answer redials after
-// quickRedial (and up to as much again, at random), quickRedials rounds in a
-// row, before it backs off: a listener's gate drops the oldest waiting connection when
-// strangers crowd it, and the predecessor's wait must not grow with theirs.
-const (
-	quickRedial  = 10 * time.Millisecond
-	quickRedials = 64
-)
 
 // droppedEarly says whether a handshake's error is a connection made and then ended, or
 // timed out, before the listener said who it is (a hello, a refusal, an acceptance).

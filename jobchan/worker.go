@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/admit"
 )
 
 // Worker is a non-zero rank's side of the job channel.
@@ -100,10 +101,9 @@ func (w *Worker) candidates() []string {
 // (another process holds this rank) ends it at once with a *RefusedError.
 func (w *Worker) connect(ctx context.Context) (*conn, error) {
 	log := w.cfg.logger()
-	backoff := 50 * time.Millisecond
+	redial := admit.Redial{Backoff: 50 * time.Millisecond, Max: 2 * time.Second}
 	var last error
 	lastLog := time.Now()
-	drops := 0 // dropped before the welcome in a row: the parent is there but busy
 	for {
 		dropped := false
 		for _, addr := range w.candidates() {
@@ -132,14 +132,7 @@ func (w *Worker) connect(ctx context.Context) (*conn, error) {
 			lastLog = time.Now()
 			log.Info(fmt.Sprintf("job channel: waiting for rank %d (%s) to listen", w.parent, w.cfg.host(w.parent)), "last", last)
 		}
-		wait := backoff
-		if dropped && drops < maxQuickRedials { // strangers crowd the parent's gate: at once again
-			drops++
-			wait = quickRedial + time.Duration(mrand.Int64N(int64(quickRedial)))
-		} else {
-			drops = 0
-			backoff = min(backoff*2, 2*time.Second)
-		}
+		wait := redial.Next(dropped) // dropped: the parent is there, strangers crowd its gate
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("job channel: could not reach rank %d (%s) on ports %d-%d before the deadline: %v",
@@ -150,15 +143,6 @@ func (w *Worker) connect(ctx context.Context) (*conn, error) {
 		}
 	}
 }
-
-// A worker dropped after it connected and before its welcome redials after quickRedial
-// (and up to as much again, at random), maxQuickRedials times in a row, before it backs off
-// as from a parent that does not listen yet: the parent's gate drops the oldest waiting
-// connection when strangers crowd it, and a worker's wait must not grow with theirs.
-const (
-	quickRedial     = 10 * time.Millisecond
-	maxQuickRedials = 64
-)
 
 // dropError is a connection that ended, or timed out, after it was made and before the
 // welcome: the parent may have dropped it to make room.

@@ -118,3 +118,23 @@ func TestGateDeadlines(t *testing.T) {
 		t.Error("a connection admitted after Close was kept")
 	}
 }
+
+// A peer dropped before its answer redials quickly QuickRedials times in a row, then backs
+// off; any other failure doubles the wait up to Max.
+func TestRedial(t *testing.T) {
+	r := Redial{Backoff: 50 * time.Millisecond, Max: 200 * time.Millisecond}
+	for i := range QuickRedials {
+		if w := r.Next(true); w < QuickRedial || w >= 2*QuickRedial {
+			t.Fatalf("quick round %d waits %v", i, w)
+		}
+	}
+	for i, want := range []time.Duration{50, 100, 200, 200} {
+		dropped := i == 0 // the 65th drop in a row backs off too
+		if w := r.Next(dropped); w != want*time.Millisecond {
+			t.Fatalf("round %d waits %v, want %v", i, w, want*time.Millisecond)
+		}
+	}
+	if w := r.Next(true); w >= 2*QuickRedial {
+		t.Fatalf("a drop after a backoff waits %v: quick again", w)
+	}
+}
