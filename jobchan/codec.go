@@ -169,16 +169,8 @@ func (d *decoder) uvarint() uint64 {
 }
 
 func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = errShort
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+	u := d.uvarint() // zig-zag, as binary.AppendVarint wrote it
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 // bytes is the next string's bytes, valid until the body is reused.
