@@ -63,7 +63,9 @@ func TestSubmitCleanupRecordsAKilledRank(t *testing.T) {
 	t.Logf("exit codes: %v", steps)
 }
 
-// sacctExitCodes maps a job's ids (the job, id.batch, id.0, ...) to their ExitCode.
+// sacctExitCodes maps a job's ids (the job, id.batch, id.0, ...) to their ExitCode, once
+// the accounting has the job and its batch step ended: squeue can forget a job before the
+// accounting records the batch step's end, and a running step's ExitCode reads 0:0.
 func sacctExitCodes(t *testing.T, tb *testbed.Testbed, id string) map[string]string {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -71,13 +73,13 @@ func sacctExitCodes(t *testing.T, tb *testbed.Testbed, id string) map[string]str
 		cmd := exec.Command("sacct", "-n", "-P", "-j", id, "-o", "JobID,ExitCode,State")
 		cmd.Env = tb.Env()
 		out, err := cmd.Output()
-		got := map[string]string{}
+		got, state := map[string]string{}, map[string]string{}
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			if f := strings.Split(line, "|"); len(f) >= 2 {
-				got[f[0]] = f[1]
+			if f := strings.Split(line, "|"); len(f) >= 3 {
+				got[f[0]], state[f[0]] = f[1], f[2]
 			}
 		}
-		if err == nil && got[id+".batch"] != "" && got[id+".1"] != "" {
+		if err == nil && got[id+".1"] != "" && sacctEnded(state[id]) && sacctEnded(state[id+".batch"]) {
 			return got
 		}
 		if time.Now().After(deadline) {
@@ -86,4 +88,14 @@ func sacctExitCodes(t *testing.T, tb *testbed.Testbed, id string) map[string]str
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// sacctEnded says whether a sacct State is a final one (not PENDING, RUNNING, COMPLETING,
+// REQUEUED, SUSPENDED or empty). States can carry a suffix ("CANCELLED by 1000").
+func sacctEnded(state string) bool {
+	switch strings.Fields(state + " ?")[0] {
+	case "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED":
+		return true
+	}
+	return false
 }
