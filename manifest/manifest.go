@@ -28,6 +28,9 @@ type Manifest struct {
 	LogScan    LogScan     `json:"logScan" yaml:"logScan"`
 	// Distribution is how images reach the nodes (Distribution* constants; "" is auto).
 	Distribution string `json:"distribution,omitempty" yaml:"distribution,omitempty"`
+	// Experiment, when the manifest has one, is its variants and trials; nil: one variant
+	// (the benchmarks as written), one trial.
+	Experiment *Experiment `json:"experiment,omitempty" yaml:"experiment,omitempty"`
 }
 
 // How images reach the nodes (Manifest.Distribution).
@@ -307,6 +310,20 @@ func (m *Manifest) Redacted() *Manifest {
 			b.Model = &mc
 		}
 		c.Benchmarks[i] = b
+	}
+	if m.Experiment != nil {
+		x := *m.Experiment
+		x.Variants = make([]Variant, len(m.Experiment.Variants))
+		for i, v := range m.Experiment.Variants {
+			bs := make([]Benchmark, len(v.Benchmarks))
+			for j, b := range v.Benchmarks {
+				b.Env = redactVars(b.Env)
+				bs[j] = b
+			}
+			v.Benchmarks = bs
+			x.Variants[i] = v
+		}
+		c.Experiment = &x
 	}
 	return &c
 }

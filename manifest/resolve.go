@@ -237,6 +237,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	m.Slurm = r.slurm(s.Slurm)
 	m.Job = r.job(s.Job)
 	r.distribution(s, m)
+	r.experiment(s, m)
 	return m
 }
 

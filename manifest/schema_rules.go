@@ -58,6 +58,38 @@ var schemaShapes = map[reflect.Type]func() *jsonSchema{
 			},
 		}}
 	},
+	reflect.TypeFor[MatrixSpec](): func() *jsonSchema {
+		value := func() *jsonSchema {
+			return &jsonSchema{Description: "a value, kept as written", Type: schemaTypes{"string", "number", "boolean"}, MaxLength: ptr(MaxParamValue)}
+		}
+		nodes := &jsonSchema{Description: "a node count", Type: schemaTypes{"integer"}, Minimum: ptr[int64](1), Maximum: ptr[int64](MaxExperimentNodes)}
+		entry := func(what string) *jsonSchema {
+			return &jsonSchema{
+				Description:          what,
+				Type:                 schemaTypes{"object"},
+				Properties:           properties{{ParamNodes, nodes}},
+				PatternProperties:    properties{{paramNameRE.String(), value()}},
+				AdditionalProperties: false,
+			}
+		}
+		list := func(what string, item *jsonSchema) *jsonSchema {
+			return &jsonSchema{Description: what, Type: schemaTypes{"array"}, MinItems: ptr(1), Items: item}
+		}
+		return &jsonSchema{
+			Type: schemaTypes{"object"},
+			Properties: properties{
+				{ParamNodes, list("how many nodes of the job a variant uses (ranks 0..n-1)", nodes)},
+				{"include", &jsonSchema{Description: "added to every combination they fit, or added as variants", Type: schemaTypes{"array", "null"}, Items: entry("parameters and values")}},
+				{"exclude", &jsonSchema{Description: "combinations removed (naming some parameters matches every combination with those values)", Type: schemaTypes{"array", "null"}, Items: entry("parameters and values")}},
+			},
+			// include and exclude match the parameters' pattern too (JSON Schema applies
+			// both, and a portable pattern cannot leave two words out): the items of a
+			// parameter's list may be entries as far as the schema goes; validate refuses a
+			// mapping among a parameter's values.
+			PatternProperties:    properties{{paramNameRE.String(), list("the parameter's values", &jsonSchema{AnyOf: []*jsonSchema{value(), entry("an include or exclude entry")}})}},
+			AdditionalProperties: false,
+		}
+	},
 	reflect.TypeFor[ArgsSpec](): func() *jsonSchema {
 		return &jsonSchema{Type: schemaTypes{"string", "array", "null"}, Items: &jsonSchema{Type: schemaTypes{"string"}}}
 	},
@@ -106,6 +138,9 @@ var schemaRules = map[string]func(*jsonSchema){
 	},
 	"slurm.nodes":       func(s *jsonSchema) { s.Minimum = ptr[int64](1) },
 	"slurm.gpusPerNode": func(s *jsonSchema) { s.Minimum = ptr[int64](0) },
+	"experiment.repeat": func(s *jsonSchema) { s.Minimum, s.Maximum = ptr[int64](1), ptr[int64](MaxTrials) },
+	"experiment.warmup": func(s *jsonSchema) { s.Minimum, s.Maximum = ptr[int64](0), ptr[int64](MaxTrials) },
+	"experiment.order":  schemaEnum(OrderInterleave, OrderSequential, OrderShuffle),
 	"distribution":      schemaEnum(DistributionAuto, DistributionCache, DistributionStream, DistributionRegistry),
 }
 

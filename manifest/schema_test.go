@@ -207,7 +207,17 @@ func TestSchemaAgreesWithTheDecoder(t *testing.T) {
 		{"a benchmark's own image", "name: t\nbenchmarks: [{name: b, command: [\"true\"], image: {ref: busybox}}]\n", true},
 		{"slurm", sHead + sBench + "slurm: {nodes: 2, partition: gpu, time: \"02:00:00\", gpusPerNode: 0, exclusive: true, sbatchArgs: [\"--constraint=x\"]}\n", true},
 
+		{"an experiment", sHead + "benchmarks: [{name: b, command: [x, \"{{batch}}\"]}]\nexperiment: {matrix: {nodes: [1, 2], batch: [16, \"32\", 1.5], exclude: [{nodes: 1}], include: [{nodes: 2, batch: 64, x: true}]}, repeat: 3, warmup: 1, order: shuffle, seed: 7}\n", true},
+		{"an experiment without a matrix", sHead + sBench + "experiment: {repeat: 2}\n", true},
+
 		{"unknown top-level field", sHead + sBench + "benchmark: x\n", false},
+		{"experiment nodes zero", sHead + sBench + "experiment: {matrix: {nodes: [0]}}\n", false},
+		{"experiment nodes a string", sHead + sBench + "experiment: {matrix: {nodes: [\"2\"]}}\n", false},
+		{"experiment empty values", sHead + sBench + "experiment: {matrix: {batch: []}}\n", false},
+		{"experiment a scalar parameter", sHead + sBench + "experiment: {matrix: {batch: 16}}\n", false},
+		{"experiment a bad parameter name", sHead + sBench + "experiment: {matrix: {batch-size: [1]}}\n", false},
+		{"experiment repeat zero", sHead + sBench + "experiment: {repeat: 0}\n", false},
+		{"experiment include a scalar", sHead + sBench + "experiment: {matrix: {include: [1]}}\n", false},
 		{"unknown nested field", sHead + "benchmarks: [{name: b, command: [\"true\"], timout: 5m}]\n", false},
 		{"unknown mount field", sHead + sBench + "mounts: [{source: /a, target: /a, ro: true}]\n", false},
 		{"bad vendor", sHead + sBench + "gpu: {vendor: amdd}\n", false},
@@ -289,7 +299,8 @@ var enumManifests = map[string]func(v any) string{
 	"models.gpuVendor": func(v any) string {
 		return sHead + fmt.Sprintf("models: {catalog: models.json, tags: [all], gpuVendor: %v}\n", v)
 	},
-	"distribution": func(v any) string { return sHead + sBench + fmt.Sprintf("distribution: %v\n", v) },
+	"distribution":     func(v any) string { return sHead + sBench + fmt.Sprintf("distribution: %v\n", v) },
+	"experiment.order": func(v any) string { return sHead + sBench + fmt.Sprintf("experiment: {repeat: 2, order: %v}\n", v) },
 }
 
 // Every value of every enum in the schema is one that validate accepts, and a value outside

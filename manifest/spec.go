@@ -55,6 +55,30 @@ type Spec struct {
 	// loading it while passing it on: no shared filesystem needed for images) or registry
 	// (every node pulls each image.ref from its registry).
 	Distribution string `json:"distribution"`
+	// Experiment runs the benchmarks as many variants (a matrix of parameters, nodes among
+	// them) and trials in one job: {{name}} in a benchmark's command, env values and results
+	// is the variant's value of parameter name.
+	Experiment *ExperimentSpec `json:"experiment"`
+}
+
+// ExperimentSpec turns one job into many runs: every variant of the matrix, each repeated.
+type ExperimentSpec struct {
+	// Matrix lists each parameter's values (GitHub Actions' matrix): every combination is a
+	// variant. nodes is reserved: how many nodes of the allocation a variant uses (ranks
+	// 0..n-1). exclude removes the combinations that match an entry (some parameters are
+	// enough); include adds parameters to the combinations it fits, or adds a variant.
+	Matrix MatrixSpec `json:"matrix"`
+	// Repeat is how many measured trials each variant runs (default 1).
+	Repeat *int `json:"repeat"`
+	// Warmup is how many trials each variant runs before them, never counted (default 0).
+	Warmup *int `json:"warmup"`
+	// Order is the order of the trials: interleave (the default: trial 1 of every variant,
+	// then trial 2 of every variant, ...), sequential (every trial of one variant before the
+	// next) or shuffle (a random order, from seed).
+	Order string `json:"order"`
+	// Seed is the seed of the shuffle order (default: one derived from the Slurm job id, so
+	// every node and a requeue agree; it is recorded in job.json).
+	Seed *int64 `json:"seed"`
 }
 
 // LogScanSpec says how benchmark logs are scanned for errors (madengine's log error scan).

@@ -1,0 +1,368 @@
+package manifest
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MatrixSpec is an experiment's matrix as written: parameters in the order written, and the
+// include and exclude entries.
+type MatrixSpec struct {
+	Params  []MatrixParam
+	Include []MatrixEntry
+	Exclude []MatrixEntry
+	Line    int
+}
+
+// Limits of an experiment: a matrix that multiplies out beyond them is refused before it is
+// expanded.
+const (
+	// MaxVariants is the most variants an experiment may have.
+	MaxVariants = 1000
+	// MaxTrials is the most trials (warmups included) a job may run.
+	MaxTrials = 100000
+	// MaxParamValue is the longest value a parameter may take, in bytes.
+	MaxParamValue = 1024
+)
+
+// Trial orders (Experiment.Order).
+const (
+	OrderInterleave = "interleave"
+	OrderSequential = "sequential"
+	OrderShuffle    = "shuffle"
+)
+
+// ParamNodes is the reserved parameter: how many nodes a variant uses.
+const ParamNodes = "nodes"
+
+var paramNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+func (m *MatrixSpec) decodeNode(d *decoder, n *Node, path string) {
+	m.Line = n.Line
+	if n.Kind != MapNode {
+		d.p.at(n.Line, path, "must be a mapping of parameter names to lists of values (e.g. {batch: [16, 32]}), got %s", n.describe())
+		return
+	}
+	seen := map[string]string{} // upper-cased name -> name as written
+	for i, k := range n.Keys {
+		v, fp := n.Items[i], join(path, k.Value)
+		if _, ok := d.p.pos[fp]; !ok {
+			d.p.pos[fp] = k.Line
+		}
+		switch k.Value {
+		case "include", "exclude":
+			entries := d.matrixEntries(v, fp)
+			if k.Value == "include" {
+				m.Include = entries
+			} else {
+				m.Exclude = entries
+			}
+			continue
+		}
+		if !d.paramName(k, fp, seen) {
+			continue
+		}
+		if v.Kind != SeqNode || len(v.Items) == 0 {
+			d.p.at(v.Line, fp, "must be a non-empty list of values (e.g. [16, 32]), got %s", v.describe())
+			continue
+		}
+		p := MatrixParam{Name: k.Value, Line: k.Line}
+		dup := map[string]bool{}
+		for j, it := range v.Items {
+			val, ok := d.paramValue(it, index(fp, j), k.Value)
+			if !ok {
+				continue
+			}
+			if dup[val] {
+				d.p.at(it.Line, index(fp, j), "%s is listed twice", quote(val))
+				continue
+			}
+			dup[val] = true
+			p.Values = append(p.Values, val)
+		}
+		m.Params = append(m.Params, p)
+	}
+}
+
+// paramName checks a parameter's name where it is written (a matrix key, an include or
+// exclude key).
+func (d *decoder) paramName(k *Node, fp string, seen map[string]string) bool {
+	name := k.Value
+	switch {
+	case !paramNameRE.MatchString(name):
+		d.p.at(k.Line, fp, "%s is not a parameter name (a letter or _, then letters, digits and _; at most 64): it names the variable BENCHCTL_PARAM_<NAME> and the perf.csv column param_<name>", quote(name))
+		return false
+	case seen != nil && seen[strings.ToUpper(name)] != "":
+		d.p.at(k.Line, fp, "%s and %s would both be BENCHCTL_PARAM_%s: rename one", quote(seen[strings.ToUpper(name)]), quote(name), strings.ToUpper(name))
+		return false
+	}
+	if seen != nil {
+		seen[strings.ToUpper(name)] = name
+	}
+	return true
+}
+
+// paramValue reads one value of a parameter: a string, number or boolean, kept as written.
+func (d *decoder) paramValue(n *Node, fp, name string) (string, bool) {
+	if n.Kind != ScalarNode || n.Tag == TagNull {
+		d.p.at(n.Line, fp, "must be a string or a number, got %s", n.describe())
+		return "", false
+	}
+	v := n.Value
+	switch {
+	case len(v) > MaxParamValue:
+		d.p.at(n.Line, fp, "is %d bytes long; a parameter value may have at most %d", len(v), MaxParamValue)
+		return "", false
+	case strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		d.p.at(n.Line, fp, "%s holds a control character (a newline, a tab, ...); parameter values are one line of text", quote(v))
+		return "", false
+	}
+	if name == ParamNodes {
+		if i, err := strconv.Atoi(v); err != nil || i < 1 || i > MaxExperimentNodes || n.Tag != TagInt {
+			d.p.at(n.Line, fp, "nodes must be a whole number of nodes from 1 to %d, got %s", MaxExperimentNodes, n.describe())
+			return "", false
+		}
+	}
+	return v, true
+}
+
+// MaxExperimentNodes bounds the nodes parameter (the job channel's largest world).
+const MaxExperimentNodes = 1 << 16
+
+// matrixEntries reads an include or exclude list: mappings of parameter names to values.
+func (d *decoder) matrixEntries(n *Node, fp string) []MatrixEntry {
+	if n.Kind == NullNode {
+		return nil
+	}
+	if n.Kind != SeqNode {
+		d.p.at(n.Line, fp, "must be a list of mappings of parameters to values (e.g. [{nodes: 1, batch: 32}]), got %s", n.describe())
+		return nil
+	}
+	var out []MatrixEntry
+	for i, it := range n.Items {
+		efp := index(fp, i)
+		if _, ok := d.p.pos[efp]; !ok {
+			d.p.pos[efp] = it.Line
+		}
+		if it.Kind != MapNode || len(it.Keys) == 0 {
+			d.p.at(it.Line, efp, "must be a mapping of parameters to values (e.g. {nodes: 1, batch: 32}), got %s", it.describe())
+			continue
+		}
+		e := MatrixEntry{Line: it.Line}
+		for j, k := range it.Keys {
+			kfp := join(efp, k.Value)
+			if _, ok := d.p.pos[kfp]; !ok {
+				d.p.pos[kfp] = k.Line
+			}
+			if !d.paramName(k, kfp, nil) {
+				continue
+			}
+			if v, ok := d.paramValue(it.Items[j], kfp, k.Value); ok {
+				e.Params = append(e.Params, Param{k.Value, v})
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Experiment is a resolved experiment: its variants, how many trials each runs, and in
+// which order.
+type Experiment struct {
+	// Params are the names of the parameters, sorted: every name any variant has.
+	Params   []string  `json:"params" yaml:"params"`
+	Variants []Variant `json:"variants" yaml:"variants"`
+	Repeat   int       `json:"repeat" yaml:"repeat"`
+	Warmup   int       `json:"warmup" yaml:"warmup"`
+	Order    string    `json:"order" yaml:"order"`
+	// Seed is the shuffle order's seed when the manifest gives one; else the run derives one
+	// (and records it).
+	Seed *int64 `json:"seed,omitempty" yaml:"seed,omitempty"`
+}
+
+// Variant is one combination of the matrix.
+type Variant struct {
+	// ID is the variant's stable name: its parameters as name=value, sorted by name and
+	// joined by commas (BENCHCTL_VARIANT); "," "=" and "%" in a value are %-escaped.
+	ID string `json:"id" yaml:"id"`
+	// Params are the variant's parameters, sorted by name (nodes included when given).
+	Params []Param `json:"params" yaml:"params"`
+	// Nodes is how many nodes the variant uses (ranks 0..Nodes-1); 0: every node of the job.
+	Nodes int `json:"nodes,omitempty" yaml:"nodes,omitempty"`
+	// Benchmarks are the manifest's benchmarks with the variant's parameters substituted
+	// ({{name}} in command, env values and results). Not persisted: a node resolves its
+	// manifest itself.
+	Benchmarks []Benchmark `json:"-" yaml:"-"`
+}
+
+// Param returns the variant's value of a parameter.
+func (v Variant) Param(name string) (string, bool) {
+	for _, p := range v.Params {
+		if p.Name == name {
+			return p.Value, true
+		}
+	}
+	return "", false
+}
+
+// MaxNodes is the largest node count of the experiment's variants (0: every variant uses
+// every node of the job).
+func (e *Experiment) MaxNodes() int {
+	n := 0
+	for _, v := range e.Variants {
+		n = max(n, v.Nodes)
+	}
+	return n
+}
+
+// Trials is how many trials a job of the experiment runs, warmups included.
+func (e *Experiment) Trials() int { return len(e.Variants) * (e.Repeat + e.Warmup) }
+
+// variantID is the stable id of a variant's sorted parameters.
+func variantID(ps []Param) string {
+	esc := strings.NewReplacer("%", "%25", ",", "%2C", "=", "%3D")
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.Name + "=" + esc.Replace(p.Value)
+	}
+	return strings.Join(parts, ",")
+}
+
+// experiment resolves the experiment block: the variants and their benchmarks (the
+// manifest's benchmarks, resolved once per variant from the text as written with the
+// variant's values in place of {{name}}).
+func (r *resolver) experiment(s *Spec, m *Manifest) {
+	placeholders := r.placeholders(s.Benchmarks)
+	if s.Experiment == nil {
+		for _, ph := range placeholders {
+			r.warn(ph.path, "{{%s}} is kept as written: there is no experiment, so no parameter to put in its place (add experiment.matrix, or write it differently)", ph.name)
+		}
+		return
+	}
+	x := s.Experiment
+	e := &Experiment{Repeat: 1, Order: OrderInterleave, Seed: x.Seed}
+	if x.Repeat != nil {
+		if *x.Repeat < 1 || *x.Repeat > MaxTrials {
+			r.p.add("experiment.repeat", "must be from 1 to %d measured trials per variant, got %d", MaxTrials, *x.Repeat)
+		}
+		e.Repeat = *x.Repeat
+	}
+	if x.Warmup != nil {
+		if *x.Warmup < 0 || *x.Warmup > MaxTrials {
+			r.p.add("experiment.warmup", "must be from 0 to %d trials per variant, got %d", MaxTrials, *x.Warmup)
+		}
+		e.Warmup = *x.Warmup
+	}
+	switch x.Order {
+	case "":
+	case OrderInterleave, OrderSequential, OrderShuffle:
+		e.Order = x.Order
+	default:
+		r.p.add("experiment.order", "%s is not a trial order: use interleave (the default: trial 1 of every variant, then trial 2, ...), sequential (every trial of a variant before the next) or shuffle (a seeded random order)", quote(x.Order))
+	}
+	if x.Seed != nil && e.Order != OrderShuffle {
+		r.warn("experiment.seed", "only a shuffle order uses a seed; order is %s", e.Order)
+	}
+	mx := x.Matrix
+	known := map[string]bool{}
+	for _, p := range mx.Params {
+		known[p.Name] = true
+	}
+	for i, ex := range mx.Exclude {
+		for _, p := range ex.Params {
+			if !known[p.Name] {
+				r.p.add(join(index("experiment.matrix.exclude", i), p.Name), "%s is not a parameter of the matrix (%s): an exclude entry can only name the matrix's own parameters", quote(p.Name), paramList(mx.Params))
+			}
+		}
+	}
+	if r.p.count() > 0 {
+		return
+	}
+	combos, err := expandMatrix(mx.Params, mx.Include, mx.Exclude, MaxVariants)
+	if err != nil {
+		r.p.add("experiment.matrix", "%v", err)
+		return
+	}
+	if len(mx.Params) == 0 && len(mx.Include) == 0 {
+		combos = [][]Param{nil} // repeat alone: one variant without parameters
+	}
+	if len(combos) == 0 {
+		r.p.add("experiment.matrix", "leaves no variant: exclude removes every combination (check experiment.matrix.exclude)")
+		return
+	}
+	if len(combos)*(e.Repeat+e.Warmup) > MaxTrials {
+		r.p.add("experiment", "%d variants × %d trials each (repeat %d + warmup %d) is %d trials; a job may run at most %d", len(combos), e.Repeat+e.Warmup, e.Repeat, e.Warmup, len(combos)*(e.Repeat+e.Warmup), MaxTrials)
+		return
+	}
+	names := map[string]bool{}
+	for _, ps := range combos {
+		v := Variant{ID: variantID(ps), Params: ps}
+		for _, p := range ps {
+			names[p.Name] = true
+			if p.Name == ParamNodes {
+				v.Nodes, _ = strconv.Atoi(p.Value)
+			}
+		}
+		e.Variants = append(e.Variants, v)
+	}
+	for n := range names {
+		e.Params = append(e.Params, n)
+	}
+	slices.Sort(e.Params)
+	if !r.placeholdersKnown(placeholders, e) {
+		return
+	}
+	r.variantBenchmarks(s, m, e)
+	m.Experiment = e
+}
+
+func paramList(ps []MatrixParam) string {
+	if len(ps) == 0 {
+		return "it has none"
+	}
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// variantBenchmarks resolves the manifest's own benchmarks once per variant, with the
+// variant's values substituted in the text as written: a ${VAR} whose value holds "{{x}}"
+// is never read as a parameter. Catalog models take no parameters and are the same in
+// every variant. A problem found in a variant is reported at the field, naming the variant.
+func (r *resolver) variantBenchmarks(s *Spec, m *Manifest, e *Experiment) {
+	own := len(s.Benchmarks)
+	if own > len(m.Benchmarks) {
+		return // the benchmarks had problems; they are reported
+	}
+	catalog := m.Benchmarks[own:]
+	for i := range e.Variants {
+		v := &e.Variants[i]
+		specs := make([]BenchmarkSpec, own)
+		for j, b := range s.Benchmarks {
+			specs[j] = substituteSpec(b, v.Params)
+		}
+		sub := &resolver{p: newProblems(r.p.file), ctx: r.ctx, dir: r.dir, lookup: r.lookup, secrets: r.secrets, missing: r.missing}
+		sub.p.pos = r.p.pos
+		bs := sub.benchmarks(specs)
+		if e := sub.p.err(); e != nil {
+			for _, pr := range e.(*Error).Problems {
+				pr.Msg = fmt.Sprintf("in variant %s: %s", v.ID, pr.Msg)
+				r.p.record(pr)
+			}
+			return
+		}
+		// Only the fields that take parameters differ from the benchmark resolved once (which
+		// later steps may have completed, its image for one).
+		v.Benchmarks = make([]Benchmark, 0, len(m.Benchmarks))
+		for j, b := range m.Benchmarks[:own] {
+			b.Command, b.Env, b.Results = bs[j].Command, bs[j].Env, bs[j].Results
+			v.Benchmarks = append(v.Benchmarks, b)
+		}
+		v.Benchmarks = append(v.Benchmarks, catalog...)
+	}
+}

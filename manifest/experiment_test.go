@@ -1,0 +1,243 @@
+package manifest
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// parseExperiment parses a manifest of sHead and body.
+func parseExperiment(t *testing.T, body string, lookup Lookup) (*Manifest, []string, error) {
+	t.Helper()
+	return Parse("m.yaml", "/x/m.yaml", []byte(sHead+body), Options{Lookup: lookup})
+}
+
+func variantIDs(m *Manifest) []string {
+	var ids []string
+	for _, v := range m.Experiment.Variants {
+		ids = append(ids, v.ID)
+	}
+	return ids
+}
+
+// GitHub's documented example of include: values added to the combinations they fit
+// (added values overwritten by a later entry, original ones never), and entries that fit
+// none become variants of their own, which later entries do not extend.
+func TestMatrixIncludeAsGitHubDocumentsIt(t *testing.T) {
+	m, _, err := parseExperiment(t, sBench+`experiment:
+  matrix:
+    fruit: [apple, pear]
+    animal: [cat, dog]
+    include:
+      - color: green
+      - color: pink
+        animal: cat
+      - fruit: apple
+        shape: circle
+      - fruit: banana
+      - fruit: banana
+        animal: cat
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"animal=cat,color=pink,fruit=apple,shape=circle",
+		"animal=dog,color=green,fruit=apple,shape=circle",
+		"animal=cat,color=pink,fruit=pear",
+		"animal=dog,color=green,fruit=pear",
+		"fruit=banana",
+		"animal=cat,fruit=banana",
+	}
+	if got := variantIDs(m); !slices.Equal(got, want) {
+		t.Errorf("variants:\n got %q\nwant %q", got, want)
+	}
+	if want := []string{"animal", "color", "fruit", "shape"}; !slices.Equal(m.Experiment.Params, want) {
+		t.Errorf("params %q, want %q", m.Experiment.Params, want)
+	}
+}
+
+// exclude matches partially, runs before include, and include can add an excluded
+// combination back; nodes is a parameter like the others and sets Variant.Nodes.
+func TestMatrixExcludeThenInclude(t *testing.T) {
+	m, _, err := parseExperiment(t, `benchmarks: [{name: b, command: [x, "{{batch}}"]}]
+experiment:
+  matrix:
+    nodes: [1, 2, 4]
+    batch: [16, 32]
+    exclude: [{nodes: 1, batch: 32}, {nodes: 4}]
+    include: [{nodes: 4, batch: 64}, {nodes: 1, batch: 32, extra: yes}]
+  repeat: 5
+  warmup: 1
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"batch=16,nodes=1", "batch=16,nodes=2", "batch=32,nodes=2", "batch=64,nodes=4", "batch=32,extra=yes,nodes=1"}
+	if got := variantIDs(m); !slices.Equal(got, want) {
+		t.Errorf("variants:\n got %q\nwant %q", got, want)
+	}
+	x := m.Experiment
+	if x.Repeat != 5 || x.Warmup != 1 || x.Order != OrderInterleave || x.Trials() != 30 || x.MaxNodes() != 4 {
+		t.Errorf("repeat %d warmup %d order %s trials %d max nodes %d", x.Repeat, x.Warmup, x.Order, x.Trials(), x.MaxNodes())
+	}
+	if v := x.Variants[3]; v.Nodes != 4 || !slices.Equal(v.Benchmarks[0].Command, []string{"x", "64"}) {
+		t.Errorf("variant %s: nodes %d, command %q", v.ID, v.Nodes, v.Benchmarks[0].Command)
+	}
+	if !slices.Equal(m.Benchmarks[0].Command, []string{"x", "{{batch}}"}) {
+		t.Errorf("the manifest's benchmark changed: %q", m.Benchmarks[0].Command)
+	}
+}
+
+// Placeholders go into command, env values and results, from the text as written: a
+// ${VAR} whose value holds {{batch}} is not read as a parameter. Values keep their
+// spelling, and other text in double braces is not a placeholder.
+func TestPlaceholdersAreSubstitutedAsWritten(t *testing.T) {
+	m, _, err := parseExperiment(t, `benchmarks:
+  - name: b
+    command: [run, "--batch={{ batch }}", "{{.Format}}"]
+    env: {BATCH: "{{batch}}", PREC: "{{precision}}-x", SNEAKY: "${SNEAKY}"}
+    results: "out-{{batch}}.csv"
+experiment:
+  matrix:
+    batch: [016, 1e3]
+    precision: [fp16]
+`, env("SNEAKY", "{{batch}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Experiment.Variants[0]
+	b := v.Benchmarks[0]
+	if want := []string{"run", "--batch=016", "{{.Format}}"}; !slices.Equal(b.Command, want) {
+		t.Errorf("command %q, want %q", b.Command, want)
+	}
+	got := map[string]string{}
+	for _, e := range b.Env {
+		got[e.Name] = e.Value
+	}
+	if got["BATCH"] != "016" || got["PREC"] != "fp16-x" || got["SNEAKY"] != "{{batch}}" || b.Results != "out-016.csv" {
+		t.Errorf("env %v, results %q", got, b.Results)
+	}
+	if b := m.Experiment.Variants[1].Benchmarks[0]; b.Command[1] != "--batch=1e3" {
+		t.Errorf("second variant: %q", b.Command)
+	}
+}
+
+func TestExperimentWithoutMatrixIsOneVariant(t *testing.T) {
+	m, _, err := parseExperiment(t, sBench+"experiment: {repeat: 3, order: shuffle, seed: 42}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := m.Experiment
+	if len(x.Variants) != 1 || x.Variants[0].ID != "" || x.Repeat != 3 || x.Seed == nil || *x.Seed != 42 || x.Trials() != 3 {
+		t.Errorf("experiment %+v", x)
+	}
+}
+
+// Without an experiment, a manifest is as before: {{x}} stays as written, with a warning.
+func TestNoExperimentKeepsBracesWithAWarning(t *testing.T) {
+	m, warns, err := parseExperiment(t, "benchmarks: [{name: b, command: [x, \"{{batch}}\"]}]\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Experiment != nil || m.Benchmarks[0].Command[1] != "{{batch}}" {
+		t.Errorf("experiment %v, command %q", m.Experiment, m.Benchmarks[0].Command)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "benchmarks[0].command[1]: {{batch}} is kept as written") {
+		t.Errorf("warnings %q", warns)
+	}
+}
+
+func TestBadExperiments(t *testing.T) {
+	cases := []struct{ name, body, want string }{
+		{"unknown placeholder", "benchmarks: [{name: b, command: [x, \"{{batchsize}}\"]}]\nexperiment: {matrix: {batch: [1]}}\n",
+			"3: benchmarks[0].command[1]: {{batchsize}} is not a parameter of the experiment (its parameters: batch)"},
+		{"placeholder in env", "benchmarks: [{name: b, command: [x], env: {A: \"{{nope}}\"}}]\nexperiment: {repeat: 2}\n",
+			"3: benchmarks[0].env.A: {{nope}} is not a parameter of the experiment (its parameters: none)"},
+		{"a variant lacks it", "benchmarks: [{name: b, command: [x, \"{{batch}}\"]}]\nexperiment: {matrix: {include: [{batch: 1}, {other: 2}]}}\n",
+			`{{batch}} has no value in variant "other=2"`},
+		{"a dash in a placeholder", "benchmarks: [{name: b, command: [x, \"{{batch-size}}\"]}]\nexperiment: {matrix: {batch: [1]}}\n",
+			"{{batch-size}} cannot be a parameter"},
+		{"exclude names another parameter", sBench + "experiment:\n  matrix:\n    batch: [1, 2]\n    exclude: [{size: 1}]\n",
+			`7: experiment.matrix.exclude[0].size: "size" is not a parameter of the matrix (batch)`},
+		{"everything excluded", sBench + "experiment: {matrix: {batch: [1], exclude: [{batch: 1}]}}\n", "experiment.matrix: leaves no variant"},
+		{"nodes not a number", sBench + "experiment: {matrix: {nodes: [two]}}\n", "experiment.matrix.nodes[0]: nodes must be a whole number of nodes from 1 to 65536, got the string \"two\""},
+		{"nodes zero", sBench + "experiment: {matrix: {nodes: [0]}}\n", "nodes must be a whole number"},
+		{"nodes quoted", sBench + "experiment: {matrix: {nodes: [\"2\"]}}\n", "nodes must be a whole number"},
+		{"nodes in include", sBench + "experiment: {matrix: {include: [{nodes: -1}]}}\n", "experiment.matrix.include[0].nodes: nodes must be a whole number"},
+		{"empty list", sBench + "experiment: {matrix: {batch: []}}\n", "experiment.matrix.batch: must be a non-empty list"},
+		{"a scalar", sBench + "experiment: {matrix: {batch: 16}}\n", "experiment.matrix.batch: must be a non-empty list of values"},
+		{"a list value", sBench + "experiment: {matrix: {batch: [[1]]}}\n", "experiment.matrix.batch[0]: must be a string or a number"},
+		{"a null value", sBench + "experiment: {matrix: {batch: [null]}}\n", "experiment.matrix.batch[0]: must be a string or a number"},
+		{"a duplicate value", sBench + "experiment: {matrix: {batch: [1, 1]}}\n", `experiment.matrix.batch[1]: "1" is listed twice`},
+		{"a bad name", sBench + "experiment: {matrix: {batch-size: [1]}}\n", `experiment.matrix.batch-size: "batch-size" is not a parameter name`},
+		{"names that collide", sBench + "experiment: {matrix: {batch: [1], BATCH: [2]}}\n", `"batch" and "BATCH" would both be BENCHCTL_PARAM_BATCH`},
+		{"a newline in a value", sBench + "experiment: {matrix: {batch: [\"a\\nb\"]}}\n", "holds a control character"},
+		{"a long value", sBench + "experiment: {matrix: {batch: [\"" + strings.Repeat("x", 2000) + "\"]}}\n", "is 2000 bytes long; a parameter value may have at most 1024"},
+		{"include not a list", sBench + "experiment: {matrix: {include: {a: 1}}}\n", "experiment.matrix.include: must be a list of mappings"},
+		{"include entry empty", sBench + "experiment: {matrix: {include: [{}]}}\n", "experiment.matrix.include[0]: must be a mapping"},
+		{"matrix a list", sBench + "experiment: {matrix: [1]}\n", "experiment.matrix: must be a mapping of parameter names"},
+		{"repeat zero", sBench + "experiment: {repeat: 0}\n", "experiment.repeat: must be from 1 to 100000"},
+		{"warmup negative", sBench + "experiment: {warmup: -1}\n", "experiment.warmup: must be from 0 to 100000"},
+		{"bad order", sBench + "experiment: {order: random}\n", `experiment.order: "random" is not a trial order`},
+		{"unknown field", sBench + "experiment: {repeats: 2}\n", `experiment.repeats: unknown field, did you mean "repeat"?`},
+		{"too many trials", sBench + "experiment: {matrix: {a: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}, repeat: 20000}\n", "10 variants × 20000 trials each (repeat 20000 + warmup 0) is 200000 trials; a job may run at most 100000"},
+		{"a variant's results path", "benchmarks: [{name: b, command: [x], results: \"{{dir}}/r.csv\"}]\nexperiment: {matrix: {dir: [\"..\"]}}\n",
+			`benchmarks[0].results: in variant dir=..: "../r.csv" must be a file name relative to $BENCHCTL_OUTPUT_DIR`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := parseExperiment(t, c.body, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v\nwant %q", err, c.want)
+			}
+		})
+	}
+}
+
+// A matrix that multiplies out beyond MaxVariants is refused before it is expanded: 40
+// parameters of 10 values would be 10^40 combinations.
+func TestHugeMatrixIsRefusedBeforeExpansion(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(sBench + "experiment:\n  matrix:\n")
+	for i := range 40 {
+		b.WriteString("    p" + strconv.Itoa(i) + ": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n")
+	}
+	_, _, err := parseExperiment(t, b.String(), nil)
+	if err == nil || !strings.Contains(err.Error(), "10 × 10 × 10") || !strings.Contains(err.Error(), "at most 1000 variants") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// Variant ids escape the characters that separate them, so two variants never share one.
+func TestVariantIDsAreUnambiguous(t *testing.T) {
+	m, _, err := parseExperiment(t, sBench+"experiment: {matrix: {a: [\"x,b=y\", \"x\"], b: [\"y\", \"50%\"]}}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a=x%2Cb%3Dy,b=y", "a=x%2Cb%3Dy,b=50%25", "a=x,b=y", "a=x,b=50%25"}
+	if got := variantIDs(m); !slices.Equal(got, want) {
+		t.Errorf("ids %q, want %q", got, want)
+	}
+}
+
+// The redacted copy hides secrets in every variant's benchmarks too.
+func TestRedactedCoversVariants(t *testing.T) {
+	m, _, err := parseExperiment(t, "secrets: [TOKEN]\nbenchmarks: [{name: b, command: [x], env: {T: \"${TOKEN}\", B: \"{{batch}}\"}}]\nexperiment: {matrix: {batch: [1]}}\n", env("TOKEN", "s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range m.Redacted().Experiment.Variants[0].Benchmarks[0].Env {
+		if e.Value == "s3cret" {
+			t.Errorf("the secret is in the redacted copy: %+v", e)
+		}
+	}
+	found := false
+	for _, e := range m.Experiment.Variants[0].Benchmarks[0].Env {
+		found = found || e.Value == "s3cret"
+	}
+	if !found {
+		t.Errorf("the variant's benchmark lost the secret value: %+v", m.Experiment.Variants[0].Benchmarks[0].Env)
+	}
+}
