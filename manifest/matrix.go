@@ -43,15 +43,6 @@ type MatrixEntry struct {
 	Line   int
 }
 
-func (e MatrixEntry) get(name string) (string, bool) {
-	for _, p := range e.Params {
-		if p.Name == name {
-			return p.Value, true
-		}
-	}
-	return "", false
-}
-
 // combination is one variant being expanded: its values by name and which names came from
 // the product (original values, which include never overwrites).
 type combination struct {

@@ -19,6 +19,31 @@ type PlanResult struct {
 	GPUs       []string    `json:"gpus,omitempty"`
 	Containers []string    `json:"containers"`        // docker-run equivalents, secrets and credential-like values as ***
 	Skipped    []string    `json:"skipped,omitempty"` // MAD models skip_gpu_arch skips on this node, and why
+	// Experiment is the manifest's variants and the order of their trials; Containers are
+	// then empty and each variant this node runs lists its own.
+	Experiment *PlanExperiment `json:"experiment,omitempty"`
+}
+
+// PlanExperiment is an experiment's plan as the dry run shows it.
+type PlanExperiment struct {
+	Order  string `json:"order"`
+	Seed   *int64 `json:"seed,omitempty"` // a shuffle's
+	Repeat int    `json:"repeat"`
+	Warmup int    `json:"warmup"`
+	// Variants are the experiment's variants, in the matrix's order.
+	Variants []PlanVariant `json:"variants"`
+	// Trials are the trials in the order the job runs them.
+	Trials []Trial `json:"trials"`
+}
+
+// PlanVariant is one variant: its parameters, its nodes, and this node's containers in it.
+type PlanVariant struct {
+	ID     string           `json:"id"`
+	Params []manifest.Param `json:"params"`
+	Nodes  int              `json:"nodes"` // ranks 0..nodes-1
+	// Containers are this node's docker-run equivalents in the variant; none when the
+	// variant does not use this node.
+	Containers []string `json:"containers"`
 }
 
 // PlanImage is one image of the job and the benchmarks that would run on it.
@@ -68,27 +93,81 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 		}
 	}
 	nd := node.Dir(o.SharedDir).Node(node.Rank, node.Host)
-	for _, b := range benches {
-		acc, err := modelGPUs(b, gpus)
-		if err != nil {
+	containers := func(benches []manifest.Benchmark, node Node, skipped *[]string) ([]string, error) {
+		var out []string
+		for _, b := range benches {
+			acc, err := modelGPUs(b, gpus)
+			if err != nil {
+				return nil, err
+			}
+			if why := skipArch(b, gpus); why != "" && !o.NoSkipGPUArch {
+				if skipped != nil {
+					*skipped = append(*skipped, b.Name+": "+why)
+				}
+				continue
+			}
+			img := p.Images[imageOf[b.Name]]
+			spec := BuildSpec(m, b, node, img.Ref, img.Key, nd.Results(b.Name), acc, o.Environ)
+			for i, e := range spec.Env {
+				// Whatever is named like a credential is printed as ***, a host variable that
+				// passEnv copies included (the manifest marks the values it takes from one).
+				if manifest.CredentialLike(e.Name) {
+					spec.Env[i].Secret = true
+				}
+			}
+			out = append(out, spec.DockerRun())
+		}
+		return out, nil
+	}
+	x := m.Experiment
+	if x == nil {
+		if p.Containers, err = containers(benches, node, &p.Skipped); err != nil {
 			return nil, err
 		}
-		if why := skipArch(b, gpus); why != "" && !o.NoSkipGPUArch {
-			p.Skipped = append(p.Skipped, b.Name+": "+why)
-			continue
-		}
-		img := p.Images[imageOf[b.Name]]
-		spec := BuildSpec(m, b, node, img.Ref, img.Key, nd.Results(b.Name), acc, o.Environ)
-		for i, e := range spec.Env {
-			// Whatever is named like a credential is printed as ***, a host variable that
-			// passEnv copies included (the manifest marks the values it takes from one).
-			if manifest.CredentialLike(e.Name) {
-				spec.Env[i].Secret = true
-			}
-		}
-		p.Containers = append(p.Containers, spec.DockerRun())
+		return p, nil
 	}
+	if err := CheckExperimentFits(x, node.World); err != nil {
+		return nil, err
+	}
+	pe := &PlanExperiment{Order: x.Order, Repeat: x.Repeat, Warmup: x.Warmup}
+	seed := TrialSeed(x, node.JobID)
+	if x.Order == manifest.OrderShuffle {
+		pe.Seed = &seed
+	}
+	skipped := &p.Skipped // skip_gpu_arch is the same in every variant: said once
+	for _, v := range x.Variants {
+		pv := PlanVariant{ID: v.ID, Params: v.Params, Nodes: v.Nodes}
+		if pv.Nodes == 0 {
+			pv.Nodes = node.World
+		}
+		if runsIn(v, node.Rank) {
+			if pv.Containers, err = containers(variantBenchmarks(v, benches), variantNode(node, v.Nodes), skipped); err != nil {
+				return nil, err
+			}
+			skipped = nil
+		}
+		pe.Variants = append(pe.Variants, pv)
+	}
+	pe.Trials = TrialPlan(x, seed)
+	p.Experiment = pe
 	return p, nil
+}
+
+// variantBenchmarks are the selected benchmarks as the variant runs them (its parameters
+// substituted).
+func variantBenchmarks(v manifest.Variant, selected []manifest.Benchmark) []manifest.Benchmark {
+	byName := make(map[string]manifest.Benchmark, len(v.Benchmarks))
+	for _, b := range v.Benchmarks {
+		byName[b.Name] = b
+	}
+	out := make([]manifest.Benchmark, 0, len(selected))
+	for _, b := range selected {
+		if vb, ok := byName[b.Name]; ok {
+			b = vb
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // planImage is what rank 0 would run for one image of the job: its tag and key (the build

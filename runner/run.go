@@ -136,6 +136,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := CheckSecrets(o.Manifest, o.Lookup); err != nil {
 		return nil, err
 	}
+	if o.Manifest.Experiment != nil {
+		return nil, ErrExperimentNotRunnable
+	}
 	// The job and node folders are opened once (a real folder of this user, not a link)
 	// and every file of the node is written through them.
 	job, err := jobdir.Layout{Shared: o.SharedDir}.CreateJob(node.JobID, node.Attempt)

@@ -22,6 +22,12 @@ func JobFor(m *manifest.Manifest, o Overrides) Job {
 	s := m.Slurm
 	j := Job{Name: "benchctl-" + m.Name, Nodes: s.Nodes, Partition: s.Partition, Account: s.Account, QOS: s.QOS,
 		Time: s.Time, GPUsPerNode: s.GPUsPerNode, Exclusive: s.Exclusive, SbatchArgs: s.SbatchArgs, Manifest: m.Path}
+	if x := m.Experiment; x != nil {
+		// An experiment's largest variant needs max(nodes) nodes: asked for unless --nodes
+		// says how many (Validate refuses fewer).
+		j.MinNodes = x.MaxNodes()
+		j.Nodes = max(j.Nodes, j.MinNodes)
+	}
 	if o.Nodes != nil {
 		j.Nodes = *o.Nodes
 	}

@@ -12,8 +12,10 @@ import (
 
 // Job is what `benchctl submit` asks of sbatch.
 type Job struct {
-	Name        string
-	Nodes       int
+	Name  string
+	Nodes int
+	// MinNodes is the fewest nodes the job can run on: its experiment's largest variant.
+	MinNodes    int
 	Partition   string
 	Account     string
 	QOS         string
@@ -42,6 +44,9 @@ var (
 func (j Job) Validate() error {
 	if j.Nodes < 1 {
 		return fmt.Errorf("--nodes must be at least 1, got %d", j.Nodes)
+	}
+	if j.Nodes < j.MinNodes {
+		return fmt.Errorf("--nodes %d is fewer than the experiment's largest variant uses (nodes: %d in experiment.matrix): give --nodes %d or more, or leave --nodes out", j.Nodes, j.MinNodes, j.MinNodes)
 	}
 	for _, f := range []struct{ flag, v string }{{"--partition", j.Partition}, {"--account", j.Account}, {"--qos", j.QOS}} {
 		if f.v != "" && !nameRE.MatchString(f.v) {

@@ -169,7 +169,41 @@ func printPlan(io streams, p *runner.PlanResult, format string) error {
 	for _, c := range p.Containers {
 		fmt.Fprintf(io.out, "\n%s\n", c)
 	}
+	if x := p.Experiment; x != nil {
+		printExperimentPlan(io, n, x)
+	}
 	return nil
+}
+
+// printExperimentPlan is the dry run's experiment: the variants (this node's containers in
+// those it runs) and the order of the trials.
+func printExperimentPlan(io streams, n runner.Node, x *runner.PlanExperiment) {
+	seed := ""
+	if x.Seed != nil {
+		seed = fmt.Sprintf(", seed %d", *x.Seed)
+	}
+	fmt.Fprintf(io.out, "experiment: %d variants × (%d warmup + %d measured) trials, order %s%s\n", len(x.Variants), x.Warmup, x.Repeat, x.Order, seed)
+	for i, v := range x.Variants {
+		id := v.ID
+		if id == "" {
+			id = "(no parameters)"
+		}
+		fmt.Fprintf(io.out, "\nvariant %d: %s on %d node(s)\n", i+1, id, v.Nodes)
+		if len(v.Containers) == 0 {
+			fmt.Fprintf(io.out, "  rank %d waits (it runs no container in this variant)\n", n.Rank)
+		}
+		for _, c := range v.Containers {
+			fmt.Fprintf(io.out, "%s\n", c)
+		}
+	}
+	fmt.Fprintf(io.out, "\ntrials (in order):\n")
+	for _, t := range x.Trials {
+		w := ""
+		if t.Warmup {
+			w = " (warmup)"
+		}
+		fmt.Fprintf(io.out, "  %d. variant %d trial %d%s\n", t.Seq, t.Variant+1, t.N, w)
+	}
 }
 
 // completeBenchmarks completes --benchmarks from the manifest given with --manifest.

@@ -1,0 +1,95 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/benchctl/benchctl/manifest"
+)
+
+func experiment(variants, repeat, warmup int, order string) *manifest.Experiment {
+	x := &manifest.Experiment{Repeat: repeat, Warmup: warmup, Order: order}
+	for i := range variants {
+		x.Variants = append(x.Variants, manifest.Variant{ID: fmt.Sprintf("v=%d", i)})
+	}
+	return x
+}
+
+// planText writes a plan as "variant.trial" with a w for warmups: "0.1w 1.1w 0.2 ...".
+func planText(plan []Trial) string {
+	var parts []string
+	for i, t := range plan {
+		if t.Seq != i+1 {
+			return fmt.Sprintf("seq %d at %d", t.Seq, i)
+		}
+		w := ""
+		if t.Warmup {
+			w = "w"
+		}
+		parts = append(parts, fmt.Sprintf("%d.%d%s", t.Variant, t.N, w))
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestTrialPlanOrders(t *testing.T) {
+	cases := []struct {
+		order string
+		want  string
+	}{
+		{manifest.OrderInterleave, "0.1w 1.1w 0.2 1.2 0.3 1.3"},
+		{"", "0.1w 1.1w 0.2 1.2 0.3 1.3"},
+		{manifest.OrderSequential, "0.1w 0.2 0.3 1.1w 1.2 1.3"},
+	}
+	for _, c := range cases {
+		x := experiment(2, 2, 1, c.order)
+		if got := planText(TrialPlan(x, 0)); got != c.want {
+			t.Errorf("%q: %s, want %s", c.order, got, c.want)
+		}
+	}
+}
+
+// A shuffled plan is a permutation of the trials, the same for the same seed on every node,
+// another for another seed; in it each variant's warmups come first and its trial numbers
+// count up.
+func TestTrialPlanShuffle(t *testing.T) {
+	x := experiment(5, 4, 2, manifest.OrderShuffle)
+	a, b := TrialPlan(x, 42), TrialPlan(x, 42)
+	if !slices.Equal(a, b) {
+		t.Fatalf("the same seed gave two plans:\n%s\n%s", planText(a), planText(b))
+	}
+	if planText(TrialPlan(x, 43)) == planText(a) {
+		t.Errorf("seeds 42 and 43 gave the same plan")
+	}
+	if planText(a) == planText(TrialPlan(experiment(5, 4, 2, manifest.OrderInterleave), 0)) {
+		t.Errorf("the shuffle left the interleaved order")
+	}
+	if len(a) != 30 {
+		t.Fatalf("%d trials, want 30", len(a))
+	}
+	next := map[int]int{}
+	for _, tr := range a {
+		next[tr.Variant]++
+		if tr.N != next[tr.Variant] || tr.Warmup != (tr.N <= 2) {
+			t.Errorf("trial %+v: want number %d", tr, next[tr.Variant])
+		}
+	}
+	for v := range 5 {
+		if next[v] != 6 {
+			t.Errorf("variant %d ran %d trials, want 6", v, next[v])
+		}
+	}
+}
+
+func TestTrialSeed(t *testing.T) {
+	x := experiment(1, 1, 0, manifest.OrderShuffle)
+	if TrialSeed(x, "123") != TrialSeed(x, "123") || TrialSeed(x, "123") == TrialSeed(x, "124") || TrialSeed(x, "123") < 0 {
+		t.Errorf("seeds from job ids: %d %d", TrialSeed(x, "123"), TrialSeed(x, "124"))
+	}
+	s := int64(-7)
+	x.Seed = &s
+	if TrialSeed(x, "123") != -7 {
+		t.Errorf("the manifest's seed is not used")
+	}
+}
