@@ -84,7 +84,8 @@ func TestTrialPlanShuffle(t *testing.T) {
 
 func TestTrialSeed(t *testing.T) {
 	x := experiment(1, 1, 0, manifest.OrderShuffle)
-	if TrialSeed(x, "123") != TrialSeed(x, "123") || TrialSeed(x, "123") == TrialSeed(x, "124") || TrialSeed(x, "123") < 0 {
+	a, b := TrialSeed(x, "123"), TrialSeed(x, "123")
+	if a != b || a == TrialSeed(x, "124") || a < 0 {
 		t.Errorf("seeds from job ids: %d %d", TrialSeed(x, "123"), TrialSeed(x, "124"))
 	}
 	s := int64(-7)
