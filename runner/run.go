@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/jobchan"
@@ -168,16 +169,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	err = r.run(ctx, benches)
 	outcome, code := OutcomeSuccess, 0
 	var ae *jobchan.AbortError
-	var be *image.BuildError
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
-		outcome, code = OutcomeCancelled, 3
+		outcome, code = OutcomeCancelled, exitcode.Run
 	case errors.As(err, &ae):
 		outcome, code = OutcomeFailure, ae.ExitCode()
-	case errors.As(err, &be):
-		outcome, code = OutcomeFailure, 2
-	default:
+	default: // a failed build is exit 2 (image.BuildError), bad input 4
 		outcome, code = OutcomeFailure, exitcode.Of(err)
 	}
 	st.finish(outcome, code, err)
@@ -279,7 +277,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 			})
 			continue
 		}
-		res := r.runOne(ctx, eng, b, imgs.forBenchmark(b.Name), access[i])
+		res := r.runOne(ctx, eng, b, imgs.For(b.Name), access[i])
 		if res.Outcome == OutcomeSuccess || res.Outcome == OutcomeAborted {
 			continue
 		}
@@ -413,13 +411,13 @@ func containerUser(ctx context.Context, eng Engine, manifestUser, ref string) st
 }
 
 // runOne runs a benchmark container and records how it ended.
-func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, img resolvedImage, gpus GPUAccess) execResult {
+func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, img distribution.Image, gpus GPUAccess) execResult {
 	resultsDir := r.nd.Results(b.Name)
 	logName := jobdir.LogName(b.Name)
-	if err := makeResultsDir(r.nf, b.Name, containerUser(ctx, eng, r.o.Manifest.Container.User, img.runRef()), r.log); err != nil {
+	if err := makeResultsDir(r.nf, b.Name, containerUser(ctx, eng, r.o.Manifest.Container.User, img.RunRef()), r.log); err != nil {
 		r.log.Error("creating the results folder", "err", err)
 	}
-	spec := BuildSpec(r.o.Manifest, b, r.node, img.runRef(), img.Key, resultsDir, gpus, r.o.Environ)
+	spec := BuildSpec(r.o.Manifest, b, r.node, img.RunRef(), img.Key, resultsDir, gpus, r.o.Environ)
 	start := time.Now().UTC()
 	r.st.update(func(s *Status) {
 		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeRunning, StartedAt: start, Log: logName, GPUs: len(gpus.GPUs),
@@ -483,7 +481,7 @@ func (r *nodeRun) checkResults(benches []manifest.Benchmark) {
 }
 
 // writeJob writes job.json (rank 0): the redacted manifest, nodes, times, images.
-func (r *nodeRun) writeJob(imgs []resolvedImage) error {
+func (r *nodeRun) writeJob(imgs []distribution.Image) error {
 	j := &jobdir.Job{Job: r.node.JobID, Attempt: r.node.Attempt, World: r.node.World, Nodes: r.node.Hosts,
 		StartedAt: r.st.s.StartedAt, BenchctlVersion: r.o.Version, Source: r.node.Source}
 	if err := j.SetManifest(r.o.Manifest.Redacted()); err != nil {
