@@ -206,33 +206,18 @@ type nodeRun struct {
 	benches []manifest.Benchmark // the ones to run (--benchmarks, else all)
 }
 
+// run is one node's run, after its node context: the GPUs, meeting the other nodes on the
+// job channel, the image phase (package distribution), the benchmark containers, and
+// waiting for the job to finish.
 func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
-	n := r.node
-	if n.Rank == 0 {
+	if r.node.Rank == 0 {
 		if err := r.writeJob(nil); err != nil {
 			return err
 		}
 	}
-	gpus, err := SelectGPUs(r.o.Manifest.GPU, r.o.Lookup, r.o.SysfsRoot)
+	gpus, err := r.gpus(ctx, benches)
 	if err != nil {
-		r.failEarly(ctx, err)
 		return err
-	}
-	if len(gpus.System) > 0 {
-		r.st.update(func(s *Status) {
-			s.GPUCount, s.GPUArch, s.GPUName = len(gpus.System), gpus.System[0].Arch, gpus.System[0].Name
-		})
-	}
-	// Each model's GPUs (n_gpus) and skip_gpu_arch are decided before any container starts.
-	access, skips := make([]GPUAccess, len(benches)), make([]string, len(benches))
-	for i, b := range benches {
-		if access[i], err = modelGPUs(b, gpus); err != nil {
-			r.failEarly(ctx, err)
-			return err
-		}
-		if !r.o.NoSkipGPUArch {
-			skips[i] = skipArch(b, gpus)
-		}
 	}
 	if err := r.meet(ctx); err != nil {
 		return err
@@ -255,7 +240,51 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	if err != nil {
 		return err
 	}
+	if err := r.containers(ctx, eng, benches, imgs, gpus); err != nil {
+		return err
+	}
+	r.finishJob(ctx)
+	return nil
+}
 
+// nodeGPUs is this node's GPUs, and each benchmark's share of them (n_gpus) and why
+// skip_gpu_arch skips it ("": it runs).
+type nodeGPUs struct {
+	GPUAccess
+	access []GPUAccess
+	skips  []string
+}
+
+// gpus selects this node's GPUs and decides each model's (n_gpus, skip_gpu_arch) before any
+// container starts; a failure is told to the job before the job channel is up.
+func (r *nodeRun) gpus(ctx context.Context, benches []manifest.Benchmark) (*nodeGPUs, error) {
+	sel, err := SelectGPUs(r.o.Manifest.GPU, r.o.Lookup, r.o.SysfsRoot)
+	if err != nil {
+		r.failEarly(ctx, err)
+		return nil, err
+	}
+	if len(sel.System) > 0 {
+		r.st.update(func(s *Status) {
+			s.GPUCount, s.GPUArch, s.GPUName = len(sel.System), sel.System[0].Arch, sel.System[0].Name
+		})
+	}
+	g := &nodeGPUs{GPUAccess: sel, access: make([]GPUAccess, len(benches)), skips: make([]string, len(benches))}
+	for i, b := range benches {
+		if g.access[i], err = modelGPUs(b, sel); err != nil {
+			r.failEarly(ctx, err)
+			return nil, err
+		}
+		if !r.o.NoSkipGPUArch {
+			g.skips[i] = skipArch(b, sel)
+		}
+	}
+	return g, nil
+}
+
+// containers runs the benchmarks, one container each, in the manifest's order; those of a
+// job of several nodes start together.
+func (r *nodeRun) containers(ctx context.Context, eng Engine, benches []manifest.Benchmark, imgs *distribution.Images, gpus *nodeGPUs) error {
+	n := r.node
 	end := r.st.phase(jobdir.PhaseRun)
 	var failed []string
 	for i, b := range benches {
@@ -270,14 +299,14 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 			r.skip(benches[i:], context.Cause(ctx))
 			break
 		}
-		if skips[i] != "" {
-			r.log.Info("benchmark skipped", "benchmark", b.Name, "why", skips[i])
+		if gpus.skips[i] != "" {
+			r.log.Info("benchmark skipped", "benchmark", b.Name, "why", gpus.skips[i])
 			r.st.update(func(s *Status) {
-				s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeSkipped, Error: skips[i]})
+				s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeSkipped, Error: gpus.skips[i]})
 			})
 			continue
 		}
-		res := r.runOne(ctx, eng, b, imgs.For(b.Name), access[i])
+		res := r.runOne(ctx, eng, b, imgs.For(b.Name), gpus.access[i])
 		if res.Outcome == OutcomeSuccess || res.Outcome == OutcomeAborted {
 			continue
 		}
@@ -301,7 +330,6 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	}
 	end(nil)
 	r.checkResults(benches)
-	r.finishJob(ctx)
 	return nil
 }
 
