@@ -66,7 +66,7 @@ func (e *RunError) Error() string { return e.Msg }
 // ExitCode is 3 (a benchmark failed) unless another code was asked for.
 func (e *RunError) ExitCode() int {
 	if e.Code == 0 {
-		return 3
+		return exitcode.Run
 	}
 	return e.Code
 }
@@ -158,7 +158,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)
-			st.finish(OutcomeFailure, 1, err)
+			st.finish(OutcomeFailure, exitcode.Failure, err)
 		}
 		st.mu.Lock()
 		res.Status = st.s
