@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/benchctl/benchctl/internal/exitcode"
 )
 
 // Builder builds an image and publishes it to the cache under its key. Implementations:
@@ -69,7 +71,7 @@ func (e *BuildError) Error() string {
 func (e *BuildError) Unwrap() error { return e.Err }
 
 // ExitCode is 2, madengine's build failure code.
-func (e *BuildError) ExitCode() int { return 2 }
+func (e *BuildError) ExitCode() int { return exitcode.Build }
 
 // tail keeps the last n lines of a step's output. Past n lines the oldest stdout line goes
 // first, so that what a failing command printed on stderr (its error, usually) survives the

@@ -29,6 +29,16 @@ var _ Engine = (*client.Client)(nil)
 // LabelKey is the image label that carries the content key.
 const LabelKey = "io.benchctl.key"
 
+// Has reports whether the engine has an image (by id or reference), and its id; an
+// engine it cannot ask is an error that says how to reach it.
+func Has(ctx context.Context, eng Engine, ref string) (string, bool, error) {
+	id, ok, err := hasImage(ctx, eng, ref)
+	if err != nil {
+		return "", false, engineError(EngineHostOf(eng), err)
+	}
+	return id, ok, nil
+}
+
 // hasImage reports whether the engine has an image (by id or reference).
 func hasImage(ctx context.Context, eng Engine, ref string) (string, bool, error) {
 	res, err := eng.ImageInspect(ctx, ref)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -84,8 +85,7 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 			return nil, err
 		}
 		if node.World > 1 {
-			r := &nodeRun{o: o, node: node}
-			pi.Distribution = planDistribution(r.mode(), r.canStream(), use.Image.Builds(), strings.HasPrefix(pi.State, "cached"))
+			pi.Distribution = planDistribution(distribution.Mode(m), distribution.CanStream(node.Source), use.Image.Builds(), strings.HasPrefix(pi.State, "cached"))
 		}
 		p.Images = append(p.Images, pi)
 		for _, b := range use.Benchmarks {
@@ -201,7 +201,7 @@ func planImage(ctx context.Context, o Options, use manifest.ImageUse, images int
 	return pi, nil
 }
 
-// planDistribution is how the other nodes would get an image (chooseVia decides it for real).
+// planDistribution is how the other nodes would get an image (distribution.Lead decides it for real).
 func planDistribution(mode string, canStream, builds, cached bool) string {
 	switch {
 	case mode == manifest.DistributionRegistry:

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/jobchan"
@@ -65,7 +66,7 @@ func (e *RunError) Error() string { return e.Msg }
 // ExitCode is 3 (a benchmark failed) unless another code was asked for.
 func (e *RunError) ExitCode() int {
 	if e.Code == 0 {
-		return 3
+		return exitcode.Run
 	}
 	return e.Code
 }
@@ -160,7 +161,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)
-			st.finish(OutcomeFailure, 1, err)
+			st.finish(OutcomeFailure, exitcode.Failure, err)
 		}
 		st.mu.Lock()
 		res.Status = st.s
@@ -171,16 +172,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	err = r.run(ctx, benches)
 	outcome, code := OutcomeSuccess, 0
 	var ae *jobchan.AbortError
-	var be *image.BuildError
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
-		outcome, code = OutcomeCancelled, 3
+		outcome, code = OutcomeCancelled, exitcode.Run
 	case errors.As(err, &ae):
 		outcome, code = OutcomeFailure, ae.ExitCode()
-	case errors.As(err, &be):
-		outcome, code = OutcomeFailure, 2
-	default:
+	default: // a failed build is exit 2 (image.BuildError), bad input 4
 		outcome, code = OutcomeFailure, exitcode.Of(err)
 	}
 	st.finish(outcome, code, err)
@@ -211,33 +209,18 @@ type nodeRun struct {
 	benches []manifest.Benchmark // the ones to run (--benchmarks, else all)
 }
 
+// run is one node's run, after its node context: the GPUs, meeting the other nodes on the
+// job channel, the image phase (package distribution), the benchmark containers, and
+// waiting for the job to finish.
 func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
-	n := r.node
-	if n.Rank == 0 {
+	if r.node.Rank == 0 {
 		if err := r.writeJob(nil); err != nil {
 			return err
 		}
 	}
-	gpus, err := SelectGPUs(r.o.Manifest.GPU, r.o.Lookup, r.o.SysfsRoot)
+	gpus, err := r.gpus(ctx, benches)
 	if err != nil {
-		r.failEarly(ctx, err)
 		return err
-	}
-	if len(gpus.System) > 0 {
-		r.st.update(func(s *Status) {
-			s.GPUCount, s.GPUArch, s.GPUName = len(gpus.System), gpus.System[0].Arch, gpus.System[0].Name
-		})
-	}
-	// Each model's GPUs (n_gpus) and skip_gpu_arch are decided before any container starts.
-	access, skips := make([]GPUAccess, len(benches)), make([]string, len(benches))
-	for i, b := range benches {
-		if access[i], err = modelGPUs(b, gpus); err != nil {
-			r.failEarly(ctx, err)
-			return err
-		}
-		if !r.o.NoSkipGPUArch {
-			skips[i] = skipArch(b, gpus)
-		}
 	}
 	if err := r.meet(ctx); err != nil {
 		return err
@@ -260,7 +243,51 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	if err != nil {
 		return err
 	}
+	if err := r.containers(ctx, eng, benches, imgs, gpus); err != nil {
+		return err
+	}
+	r.finishJob(ctx)
+	return nil
+}
 
+// nodeGPUs is this node's GPUs, and each benchmark's share of them (n_gpus) and why
+// skip_gpu_arch skips it ("": it runs).
+type nodeGPUs struct {
+	GPUAccess
+	access []GPUAccess
+	skips  []string
+}
+
+// gpus selects this node's GPUs and decides each model's (n_gpus, skip_gpu_arch) before any
+// container starts; a failure is told to the job before the job channel is up.
+func (r *nodeRun) gpus(ctx context.Context, benches []manifest.Benchmark) (*nodeGPUs, error) {
+	sel, err := SelectGPUs(r.o.Manifest.GPU, r.o.Lookup, r.o.SysfsRoot)
+	if err != nil {
+		r.failEarly(ctx, err)
+		return nil, err
+	}
+	if len(sel.System) > 0 {
+		r.st.update(func(s *Status) {
+			s.GPUCount, s.GPUArch, s.GPUName = len(sel.System), sel.System[0].Arch, sel.System[0].Name
+		})
+	}
+	g := &nodeGPUs{GPUAccess: sel, access: make([]GPUAccess, len(benches)), skips: make([]string, len(benches))}
+	for i, b := range benches {
+		if g.access[i], err = modelGPUs(b, sel); err != nil {
+			r.failEarly(ctx, err)
+			return nil, err
+		}
+		if !r.o.NoSkipGPUArch {
+			g.skips[i] = skipArch(b, sel)
+		}
+	}
+	return g, nil
+}
+
+// containers runs the benchmarks, one container each, in the manifest's order; those of a
+// job of several nodes start together.
+func (r *nodeRun) containers(ctx context.Context, eng Engine, benches []manifest.Benchmark, imgs *distribution.Images, gpus *nodeGPUs) error {
+	n := r.node
 	end := r.st.phase(jobdir.PhaseRun)
 	var failed []string
 	for i, b := range benches {
@@ -275,14 +302,14 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 			r.skip(benches[i:], context.Cause(ctx))
 			break
 		}
-		if skips[i] != "" {
-			r.log.Info("benchmark skipped", "benchmark", b.Name, "why", skips[i])
+		if gpus.skips[i] != "" {
+			r.log.Info("benchmark skipped", "benchmark", b.Name, "why", gpus.skips[i])
 			r.st.update(func(s *Status) {
-				s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeSkipped, Error: skips[i]})
+				s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeSkipped, Error: gpus.skips[i]})
 			})
 			continue
 		}
-		res := r.runOne(ctx, eng, b, imgs.forBenchmark(b.Name), access[i])
+		res := r.runOne(ctx, eng, b, imgs.For(b.Name), gpus.access[i])
 		if res.Outcome == OutcomeSuccess || res.Outcome == OutcomeAborted {
 			continue
 		}
@@ -306,7 +333,6 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	}
 	end(nil)
 	r.checkResults(benches)
-	r.finishJob(ctx)
 	return nil
 }
 
@@ -416,13 +442,13 @@ func containerUser(ctx context.Context, eng Engine, manifestUser, ref string) st
 }
 
 // runOne runs a benchmark container and records how it ended.
-func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, img resolvedImage, gpus GPUAccess) execResult {
+func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, img distribution.Image, gpus GPUAccess) execResult {
 	resultsDir := r.nd.Results(b.Name)
 	logName := jobdir.LogName(b.Name)
-	if err := makeResultsDir(r.nf, b.Name, containerUser(ctx, eng, r.o.Manifest.Container.User, img.runRef()), r.log); err != nil {
+	if err := makeResultsDir(r.nf, b.Name, containerUser(ctx, eng, r.o.Manifest.Container.User, img.RunRef()), r.log); err != nil {
 		r.log.Error("creating the results folder", "err", err)
 	}
-	spec := BuildSpec(r.o.Manifest, b, r.node, img.runRef(), img.Key, resultsDir, gpus, r.o.Environ)
+	spec := BuildSpec(r.o.Manifest, b, r.node, img.RunRef(), img.Key, resultsDir, gpus, r.o.Environ)
 	start := time.Now().UTC()
 	r.st.update(func(s *Status) {
 		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeRunning, StartedAt: start, Log: logName, GPUs: len(gpus.GPUs),
@@ -486,7 +512,7 @@ func (r *nodeRun) checkResults(benches []manifest.Benchmark) {
 }
 
 // writeJob writes job.json (rank 0): the redacted manifest, nodes, times, images.
-func (r *nodeRun) writeJob(imgs []resolvedImage) error {
+func (r *nodeRun) writeJob(imgs []distribution.Image) error {
 	j := &jobdir.Job{Job: r.node.JobID, Attempt: r.node.Attempt, World: r.node.World, Nodes: r.node.Hosts,
 		StartedAt: r.st.s.StartedAt, BenchctlVersion: r.o.Version, Source: r.node.Source}
 	if err := j.SetManifest(r.o.Manifest.Redacted()); err != nil {

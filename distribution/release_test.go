@@ -1,4 +1,4 @@
-package runner
+package distribution
 
 import (
 	"strings"
@@ -10,10 +10,10 @@ import (
 // to read it. At the most images a job may have, with the longest references, every value
 // and the whole message fit.
 func TestReleaseOfManyImagesFits(t *testing.T) {
-	list := make([]resolvedImage, maxReleaseImages)
+	list := make([]Image, MaxImages)
 	for i := range list {
 		name := "registry.example.com:5000/" + strings.Repeat("n", 200)
-		list[i] = resolvedImage{Ref: name + ":" + strings.Repeat("t", 128), ID: "sha256:" + strings.Repeat("a", 64),
+		list[i] = Image{Ref: name + ":" + strings.Repeat("t", 128), ID: "sha256:" + strings.Repeat("a", 64),
 			Key: strings.Repeat("b", 64), Digest: name + "@sha256:" + strings.Repeat("c", 64)}
 	}
 	data, err := releaseData(list)

@@ -1,4 +1,4 @@
-package image
+package distribution
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/moby/moby/api/types/registry"
 
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -67,26 +68,26 @@ func (f *fakeRegistryEngine) handle(w http.ResponseWriter, r *http.Request) {
 
 // An image.ref the engine lacks is pulled once, with the credentials given and with its
 // progress summed over layers; for a job of several nodes it is published to the cache
-// under RefKey(id), once: a second job finds it there and neither pulls nor saves.
+// under image.RefKey(id), once: a second job finds it there and neither pulls nor saves.
 func TestLeaderPullsAndPublishesARef(t *testing.T) {
 	f := &fakeRegistryEngine{ref: "reg.example:5000/app:1", user: "bench", id: "sha256:" + strings.Repeat("c", 64), digest: "sha256:" + strings.Repeat("d", 64)}
 	eng := stubEngine(t, f.handle)
 	c := newCache(t)
-	var last Progress
-	o := LeaderOptions{Engine: eng, Cache: c, Distribute: true, Manifest: &manifest.Manifest{Name: "m", Image: manifest.Image{Ref: f.ref}},
-		Progress: func(p Progress) {
+	var last image.Progress
+	o := leaderOptions{Engine: eng, Cache: c, Distribute: true, Manifest: &manifest.Manifest{Name: "m", Image: manifest.Image{Ref: f.ref}},
+		Progress: func(p image.Progress) {
 			if p.Phase == "pull" {
 				last = p
 			}
 		},
-		Credentials: func(ctx context.Context, ref string) (*Credentials, error) {
-			return &Credentials{Username: "bench", Password: "s3cret-pass", Source: "test"}, nil
+		Credentials: func(ctx context.Context, ref string) (*image.Credentials, error) {
+			return &image.Credentials{Username: "bench", Password: "s3cret-pass", Source: "test"}, nil
 		}}
-	res, err := Leader(context.Background(), o)
+	res, err := leaderImage(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Pulled || !res.Published || res.ID != f.id || res.Key != RefKey(f.id) || res.Digest != "reg.example:5000/app@"+f.digest {
+	if !res.Pulled || !res.Published || res.ID != f.id || res.Key != image.RefKey(f.id) || res.Digest != "reg.example:5000/app@"+f.digest {
 		t.Errorf("result %+v", res)
 	}
 	if f.pulls != 1 || f.saves != 1 || len(f.auths) != 1 || f.auths[0].Username != "bench" || f.auths[0].Password != "s3cret-pass" || f.auths[0].ServerAddress != "reg.example:5000" {
@@ -99,37 +100,37 @@ func TestLeaderPullsAndPublishesARef(t *testing.T) {
 		t.Errorf("cache entry %+v %v", e, err)
 	}
 	// Already on the engine and in the cache: nothing pulled or saved.
-	res, err = Leader(context.Background(), o)
+	res, err = leaderImage(context.Background(), o)
 	if err != nil || res.Pulled || res.Published || f.pulls != 1 || f.saves != 1 {
 		t.Errorf("second job: %+v %v (%d pulls, %d saves)", res, err, f.pulls, f.saves)
 	}
 	// pull: always pulls again (the tag may have moved), but the cache still has the id.
-	o.Manifest.Image.Pull = PullAlways
-	if res, err = Leader(context.Background(), o); err != nil || !res.Pulled || res.Published || f.pulls != 2 || f.saves != 1 {
+	o.Manifest.Image.Pull = image.PullAlways
+	if res, err = leaderImage(context.Background(), o); err != nil || !res.Pulled || res.Published || f.pulls != 2 || f.saves != 1 {
 		t.Errorf("pull always: %+v %v (%d pulls, %d saves)", res, err, f.pulls, f.saves)
 	}
 	// One node: nothing is published.
 	o.Distribute, o.Manifest.Image.Pull = false, ""
-	if res, err = Leader(context.Background(), o); err != nil || res.Key != "" || f.saves != 1 {
+	if res, err = leaderImage(context.Background(), o); err != nil || res.Key != "" || f.saves != 1 {
 		t.Errorf("one node: %+v %v", res, err)
 	}
 	// An image rank 0 already had (pre-loaded) and the cache lacks: nothing is saved for
 	// nodes that most likely have it too (each that does not pulls it itself).
 	o.Distribute, o.Cache = true, newCache(t)
-	if res, err = Leader(context.Background(), o); err != nil || res.Key != "" || res.Pulled || f.saves != 1 || f.pulls != 2 {
+	if res, err = leaderImage(context.Background(), o); err != nil || res.Key != "" || res.Pulled || f.saves != 1 || f.pulls != 2 {
 		t.Errorf("pre-loaded: %+v %v (%d pulls, %d saves)", res, err, f.pulls, f.saves)
 	}
 }
 
-// A registry that refuses the credentials: an *AuthError naming the registry and how to log
+// A registry that refuses the credentials: an *image.AuthError naming the registry and how to log
 // in, which never carries the password.
 func TestPullRefusedForCredentials(t *testing.T) {
 	f := &fakeRegistryEngine{ref: "reg.example:5000/app:1", user: "bench", id: "sha256:" + strings.Repeat("c", 64), digest: "sha256:" + strings.Repeat("d", 64)}
 	eng := stubEngine(t, f.handle)
-	for _, creds := range []*Credentials{nil, {Username: "wrong", Password: "not-the-pass-123", Source: "/home/u/.docker/config.json"}} {
-		_, err := Leader(context.Background(), LeaderOptions{Engine: eng, Manifest: &manifest.Manifest{Name: "m", Image: manifest.Image{Ref: f.ref}},
-			Credentials: func(context.Context, string) (*Credentials, error) { return creds, nil }})
-		var ae *AuthError
+	for _, creds := range []*image.Credentials{nil, {Username: "wrong", Password: "not-the-pass-123", Source: "/home/u/.docker/config.json"}} {
+		_, err := leaderImage(context.Background(), leaderOptions{Engine: eng, Manifest: &manifest.Manifest{Name: "m", Image: manifest.Image{Ref: f.ref}},
+			Credentials: func(context.Context, string) (*image.Credentials, error) { return creds, nil }})
+		var ae *image.AuthError
 		if !errors.As(err, &ae) || ae.Registry != "reg.example:5000" || !strings.Contains(err.Error(), "docker login reg.example:5000") {
 			t.Fatalf("err = %v", err)
 		}

@@ -1,4 +1,4 @@
-package image
+package distribution
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -36,8 +37,8 @@ func TestRecordPinsTheImageID(t *testing.T) {
 	df := filepath.Join(dir, "Dockerfile")
 	os.WriteFile(df, []byte("FROM scratch\n"), 0o644)
 	m := &manifest.Manifest{Name: "m", Image: manifest.Image{Dockerfile: df, Context: dir}}
-	rec := &Record{Key: key, ImageID: "sha256:" + strings.Repeat("d", 64)}
-	_, err := Leader(context.Background(), LeaderOptions{Engine: eng, Cache: c, Manifest: m, Record: rec, Note: func(string, ...any) {}})
+	rec := &image.Record{Key: key, ImageID: "sha256:" + strings.Repeat("d", 64)}
+	_, err := leaderImage(context.Background(), leaderOptions{Engine: eng, Cache: c, Manifest: m, Record: rec, Note: func(string, ...any) {}})
 	if err == nil || !strings.Contains(err.Error(), "sha256:x") || !strings.Contains(err.Error(), rec.ImageID) {
 		t.Fatalf("a replaced entry of the recorded key: %v", err)
 	}

@@ -1,4 +1,4 @@
-package runner
+package distribution
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/benchctl/benchctl/fanout"
 	"github.com/benchctl/benchctl/image"
-	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/internal/exitcode"
 )
 
 // distribution: stream. Rank 0 has every image on its engine (built, found in its cache,
@@ -22,43 +22,34 @@ import (
 // No shared filesystem is needed for the images. A failure anywhere fails the stream on
 // every rank, naming the rank where it began; each rank reports it on the job channel.
 
-// streamTimeout bounds one image's stream: a stalled chain (a sink that stopped reading, a
-// silent peer) must end, not hang the job until the barrier timeout.
-func (r *nodeRun) streamTimeout() time.Duration {
-	if d := r.o.BarrierTimeout; d > 0 {
-		return d
-	}
-	return time.Hour
-}
-
 // streamConfig is this node's fan-out configuration for the job's image i: each image is a
 // session of its own (its job string), so that a late connection of one is never taken
 // for another.
-func (r *nodeRun) streamConfig(i int) (fanout.Config, error) {
-	n := r.node
-	if n.Source != jobdir.SourceSlurm && n.World > 1 {
-		return fanout.Config{}, &ContextError{"distribution", "stream needs every node's address, which benchctl knows under Slurm (its node list); run under srun, or use distribution: cache"}
+func (o *Options) streamConfig(i int) (fanout.Config, error) {
+	n := o.Node
+	if !CanStream(n.Source) && n.World > 1 {
+		return fanout.Config{}, &InputError{"distribution", "stream needs every node's address, which benchctl knows under Slurm (its node list); run under srun, or use distribution: cache"}
 	}
 	// A rank may wait long for its predecessor (which loads image i-1 before it listens for
 	// image i): the job channel, not this timeout, tells a dead rank.
 	return fanout.Config{Job: fmt.Sprintf("%s.%d/image/%d", n.JobID, n.Attempt, i), Rank: n.Rank, World: n.World, Hosts: n.Hosts,
-		Ports: n.StreamPorts(), Secret: r.secret, Log: r.log, Progress: r.o.Progress, ConnectTimeout: r.streamTimeout()}, nil
+		Ports: n.StreamPorts, Secret: o.Secret, Log: o.log(), Progress: o.Progress, ConnectTimeout: o.timeout()}, nil
 }
 
 // sendImages is rank 0's side: each image to stream, in the job's order, from its cache
 // entry when there is one (with its checksum), else straight from `docker save`, which
 // also writes the cache entry as it goes when the cache lacks the image.
-func (r *nodeRun) sendImages(ctx context.Context, eng Engine, list []resolvedImage, need map[int]bool) error {
+func (l *leader) sendImages(ctx context.Context, list []Image, need map[int]bool) error {
 	for i, img := range list {
-		if img.Via != viaStream || !need[i] {
+		if img.Via != ViaStream || !need[i] {
 			continue
 		}
-		cfg, err := r.streamConfig(i)
+		cfg, err := l.streamConfig(i)
 		if err != nil {
 			return err
 		}
-		sctx, cancel := context.WithTimeout(ctx, r.streamTimeout())
-		src, closer, tee, err := r.streamSource(sctx, eng, img)
+		sctx, cancel := context.WithTimeout(ctx, l.timeout())
+		src, closer, tee, err := l.streamSource(sctx, img)
 		if err != nil {
 			cancel()
 			return err
@@ -78,9 +69,9 @@ func (r *nodeRun) sendImages(ctx context.Context, eng Engine, list []resolvedIma
 				perr = context.Cause(sctx)
 			}
 			if perr != nil {
-				r.log.Warn("the image is not in the cache (the next job streams it again)", "image", img.Ref, "err", perr)
+				l.log().Warn("the image is not in the cache (the next job streams it again)", "image", img.Ref, "err", perr)
 			} else {
-				r.log.Info("image written to the cache as it streamed", "image", img.Ref, "key", image.ShortKey(e.Key), "bytes", e.Size)
+				l.log().Info("image written to the cache as it streamed", "image", img.Ref, "key", image.ShortKey(e.Key), "bytes", e.Size)
 			}
 		}
 		closer.Close()
@@ -91,7 +82,7 @@ func (r *nodeRun) sendImages(ctx context.Context, eng Engine, list []resolvedIma
 			}
 			return fmt.Errorf("streaming image %s to the other nodes: %w", img.Ref, err)
 		}
-		r.log.Info("image streamed to the other nodes", "image", img.Ref, "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
+		l.log().Info("image streamed to the other nodes", "image", img.Ref, "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
 	}
 	return nil
 }
@@ -100,18 +91,18 @@ func (r *nodeRun) sendImages(ctx context.Context, eng Engine, list []resolvedIma
 // the cache lacks it and it is to be published (img.publish), one docker save that feeds
 // the stream and the cache entry at once (tee: wait for it once the stream has ended);
 // else docker save alone.
-func (r *nodeRun) streamSource(ctx context.Context, eng Engine, img resolvedImage) (fanout.Source, io.Closer, *image.TeePublish, error) {
+func (l *leader) streamSource(ctx context.Context, img Image) (fanout.Source, io.Closer, *image.TeePublish, error) {
 	if img.Key != "" {
-		if cache, err := image.OpenCache(r.o.SharedDir); err == nil {
+		if cache, err := image.OpenCache(l.SharedDir); err == nil {
 			src, closer, err := cache.StreamFromCache(img.Key)
 			if err == nil {
 				return src, closer, nil, nil
 			}
 			if !errors.Is(err, image.ErrNotCached) {
-				r.log.Warn("the cache entry cannot be streamed; streaming from the engine", "key", image.ShortKey(img.Key), "err", err)
+				l.log().Warn("the cache entry cannot be streamed; streaming from the engine", "key", image.ShortKey(img.Key), "err", err)
 			} else if p := img.publish; p != nil {
-				r.log.Info("streaming the image and writing it to the cache from the same docker save", "image", img.Ref, "key", image.ShortKey(img.Key))
-				src, tee, err := image.StreamAndPublish(ctx, eng, cache, img.Key, p.SaveRef, p.Meta, nil)
+				l.log().Info("streaming the image and writing it to the cache from the same docker save", "image", img.Ref, "key", image.ShortKey(img.Key))
+				src, tee, err := image.StreamAndPublish(ctx, l.eng, cache, img.Key, p.SaveRef, p.Meta, nil)
 				if err != nil {
 					return fanout.Source{}, nil, nil, err
 				}
@@ -119,14 +110,14 @@ func (r *nodeRun) streamSource(ctx context.Context, eng Engine, img resolvedImag
 			}
 		}
 	}
-	src, closer, err := image.StreamFromEngine(ctx, eng, img.ID)
+	src, closer, err := image.StreamFromEngine(ctx, l.eng, img.ID)
 	return src, closer, nil, err
 }
 
 // receiveImage is a worker's side of the job's image i: received from its predecessor and
 // passed on, and loaded here unless this engine has it.
-func (r *nodeRun) receiveImage(ctx context.Context, eng Engine, i int, img resolvedImage) error {
-	cfg, err := r.streamConfig(i)
+func (w *worker) receiveImage(ctx context.Context, i int, img Image) error {
+	cfg, err := w.streamConfig(i)
 	if err != nil {
 		return err
 	}
@@ -136,12 +127,12 @@ func (r *nodeRun) receiveImage(ctx context.Context, eng Engine, i int, img resol
 	}
 	var sink func(io.Reader) error
 	have := false
-	if _, err := eng.ImageInspect(ctx, img.ID); err == nil {
+	if _, err := w.eng.ImageInspect(ctx, img.ID); err == nil {
 		have = true // only pass it on
 	} else {
-		sink = image.LoadSink(ctx, eng)
+		sink = image.LoadSink(ctx, w.eng)
 	}
-	sctx, cancel := context.WithTimeout(ctx, r.streamTimeout())
+	sctx, cancel := context.WithTimeout(ctx, w.timeout())
 	start := time.Now()
 	res, err := recv.Receive(sctx, sink)
 	cancel()
@@ -153,14 +144,14 @@ func (r *nodeRun) receiveImage(ctx context.Context, eng Engine, i int, img resol
 		return fmt.Errorf("receiving image %s: %w", img.Ref, err)
 	}
 	if have {
-		r.log.Info("image already present on this node's engine; passed the stream on", "id", img.ID)
+		w.log().Info("image already present on this node's engine; passed the stream on", "id", img.ID)
 		return nil
 	}
-	got, err := eng.ImageInspect(ctx, img.ID)
+	got, err := w.eng.ImageInspect(ctx, img.ID)
 	if err != nil || got.ID != img.ID {
 		return fmt.Errorf("loaded the streamed image, but this engine has no %s as rank 0 runs: %v", img.ID, err)
 	}
-	r.log.Info("image loaded from the stream", "id", img.ID, "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
+	w.log().Info("image loaded from the stream", "id", img.ID, "bytes", res.Bytes, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
 	return nil
 }
 
@@ -169,37 +160,37 @@ func (r *nodeRun) receiveImage(ctx context.Context, eng Engine, i int, img resol
 // run again where the nodes keep their images but share no directory streams nothing).
 
 // streamed lists the indexes of list's images that go by stream.
-func streamed(list []resolvedImage) []int {
+func streamed(list []Image) []int {
 	var out []int
 	for i, img := range list {
-		if img.Via == viaStream {
+		if img.Via == ViaStream {
 			out = append(out, i)
 		}
 	}
 	return out
 }
 
-// leaderStreams is rank 0's side: which images to stream.
-func (r *nodeRun) leaderStreams(ctx context.Context, list []resolvedImage) (map[int]bool, error) {
+// streams is rank 0's side of the "have" phase: which images to stream.
+func (l *leader) streams(ctx context.Context, list []Image) (map[int]bool, error) {
 	idx := streamed(list)
 	if len(idx) == 0 {
 		return nil, nil
 	}
-	said, err := r.leader.Gather(r.barrierCtx(ctx), "have")
+	said, err := l.b.Gather(l.barrierCtx(ctx), "have")
 	if err != nil {
 		return nil, err
 	}
 	need := map[int]bool{}
 	for _, i := range idx {
-		for rank := 1; rank < r.node.World; rank++ {
+		for rank := 1; rank < l.Node.World; rank++ {
 			if !slices.Contains(strings.Split(said[fmt.Sprintf("have.%d", rank)], ","), strconv.Itoa(i)) {
 				need[i] = true
 				break
 			}
 		}
 		if !need[i] {
-			r.log.Info("every node has the image already; nothing to stream", "image", list[i].Ref)
-			list[i].Via = viaPresent
+			l.log().Info("every node has the image already; nothing to stream", "image", list[i].Ref)
+			list[i].Via = ViaPresent
 		}
 	}
 	var out []string
@@ -208,44 +199,42 @@ func (r *nodeRun) leaderStreams(ctx context.Context, list []resolvedImage) (map[
 			out = append(out, strconv.Itoa(i))
 		}
 	}
-	if err := r.leader.Release(r.barrierCtx(ctx), "have", map[string]string{"stream": strings.Join(out, ",")}); err != nil {
+	if err := l.b.Release(l.barrierCtx(ctx), "have", map[string]string{"stream": strings.Join(out, ",")}); err != nil {
 		return nil, err
 	}
 	if len(out) < len(idx) { // job.json says which went by no stream at all
-		if err := r.writeJob(list); err != nil {
-			r.log.Warn("could not update job.json", "err", err)
-		}
+		l.rep.JobImages(list)
 	}
 	return need, nil
 }
 
-// workerStreams is a worker's side: it says which images to stream this engine has, and
-// learns which rank 0 streams.
-func (r *nodeRun) workerStreams(ctx context.Context, eng Engine, list []resolvedImage) (map[int]bool, error) {
+// streams is a worker's side of the "have" phase: it says which images to stream this
+// engine has, and learns which rank 0 streams.
+func (w *worker) streams(ctx context.Context, list []Image) (map[int]bool, error) {
 	idx := streamed(list)
 	if len(idx) == 0 {
 		return nil, nil
 	}
 	var have []string
 	for _, i := range idx {
-		if _, err := eng.ImageInspect(ctx, list[i].ID); err == nil {
+		if _, err := w.eng.ImageInspect(ctx, list[i].ID); err == nil {
 			have = append(have, strconv.Itoa(i))
 		}
 	}
-	data, err := r.worker.WaitWith(r.barrierCtx(ctx), "have", map[string]string{fmt.Sprintf("have.%d", r.node.Rank): strings.Join(have, ",")})
+	data, err := w.b.WaitWith(w.barrierCtx(ctx), "have", map[string]string{fmt.Sprintf("have.%d", w.Node.Rank): strings.Join(have, ",")})
 	if err != nil {
 		return nil, err
 	}
 	need := map[int]bool{}
 	for _, s := range strings.Split(data["stream"], ",") {
-		if i, err := strconv.Atoi(s); err == nil && i >= 0 && i < len(list) && list[i].Via == viaStream {
+		if i, err := strconv.Atoi(s); err == nil && i >= 0 && i < len(list) && list[i].Via == ViaStream {
 			need[i] = true
 		}
 	}
 	for _, i := range idx {
 		if !need[i] && !slices.Contains(have, strconv.Itoa(i)) {
 			err := fmt.Errorf("rank 0 does not stream image %s, which this engine lacks (is every node running the same benchctl?)", list[i].Ref)
-			r.fail(err, 1)
+			w.rep.Fail(err, exitcode.Failure)
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-package runner
+package distribution
 
 import (
 	"context"
@@ -16,26 +16,26 @@ import (
 // How images reach the other nodes: the manifest's distribution, and for auto rank 0's
 // choice per image (chooseVia), which the "image" release carries to every node.
 
-// mode is the manifest's distribution ("" is auto).
-func (r *nodeRun) mode() string {
-	if d := r.o.Manifest.Distribution; d != "" {
+// Mode is the manifest's distribution ("" is auto).
+func Mode(m *manifest.Manifest) string {
+	if d := m.Distribution; d != "" {
 		return d
 	}
 	return manifest.DistributionAuto
 }
 
-// canStream says whether this job can stream images: rank 0 needs every node's address,
-// which Slurm's node list gives.
-func (r *nodeRun) canStream() bool { return r.node.Source == jobdir.SourceSlurm }
+// CanStream says whether a job whose node context came from source can stream images:
+// rank 0 needs every node's address, which Slurm's node list gives.
+func CanStream(source string) bool { return source == jobdir.SourceSlurm }
 
 // mayStream says whether rank 0 may stream an image of this job (distribution stream, or
 // auto where it can): then what the cache lacks is published while it streams, not before.
-func (r *nodeRun) mayStream() bool {
-	switch r.mode() {
+func (o *Options) mayStream() bool {
+	switch Mode(o.Manifest) {
 	case manifest.DistributionStream:
 		return true
 	case manifest.DistributionAuto:
-		return r.canStream()
+		return CanStream(o.Node.Source)
 	}
 	return false
 }
@@ -47,13 +47,13 @@ func (r *nodeRun) mayStream() bool {
 //     uses its own copy, or pulls it); an image the cache lacks is streamed (and written to
 //     the cache as it streams, for the next job); a cached one is loaded from the cache
 //     when every node sees the same shared directory, else streamed.
-func (r *nodeRun) chooseVia(ctx context.Context, list []resolvedImage) error {
-	mode := r.mode()
-	auto := mode == manifest.DistributionAuto && r.canStream()
+func (l *leader) chooseVia(ctx context.Context, list []Image) error {
+	mode := Mode(l.Manifest)
+	auto := mode == manifest.DistributionAuto && CanStream(l.Node.Source)
 	// Every worker has arrived (and so made its node folder) before this release. Every
 	// job of several nodes has the phase, whatever its distribution, so that a node whose
 	// manifest says otherwise is not left waiting at another phase.
-	if err := r.phase(ctx, "joined", nil); err != nil {
+	if err := l.phase(ctx, "joined", nil); err != nil {
 		return err
 	}
 	shared, why := true, ""
@@ -62,25 +62,25 @@ func (r *nodeRun) chooseVia(ctx context.Context, list []resolvedImage) error {
 		img := &list[i]
 		switch {
 		case mode == manifest.DistributionStream:
-			img.Via = viaStream
+			img.Via = ViaStream
 		case mode == manifest.DistributionRegistry, img.Key == "":
-			img.Via = viaRef
+			img.Via = ViaRef
 		case !auto:
-			img.Via = viaCache
+			img.Via = ViaCache
 		case img.publish != nil:
-			img.Via = viaStream
-			r.log.Info("distribution auto: streaming the image, as the cache does not have it", "image", img.Ref)
+			img.Via = ViaStream
+			l.log().Info("distribution auto: streaming the image, as the cache does not have it", "image", img.Ref)
 		default:
 			if !askedShared {
-				shared, why = r.sharedWithAll(ctx)
+				shared, why = l.sharedWithAll(ctx)
 				askedShared = true
 			}
 			if shared {
-				img.Via = viaCache
-				r.log.Info("distribution auto: every node loads the image from the shared cache", "image", img.Ref, "key", image.ShortKey(img.Key))
+				img.Via = ViaCache
+				l.log().Info("distribution auto: every node loads the image from the shared cache", "image", img.Ref, "key", image.ShortKey(img.Key))
 			} else {
-				img.Via = viaStream
-				r.log.Info("distribution auto: streaming the image, as the shared directory is not shared by every node", "image", img.Ref, "why", why)
+				img.Via = ViaStream
+				l.log().Info("distribution auto: streaming the image, as the shared directory is not shared by every node", "image", img.Ref, "why", why)
 			}
 		}
 	}
@@ -91,14 +91,14 @@ func (r *nodeRun) chooseVia(ctx context.Context, list []resolvedImage) error {
 // directory): every rank made its node folder there before it joined the job channel, so
 // where the folder is shared rank 0 sees them all. A network filesystem may show a new
 // folder a little late: rank 0 looks again for up to sharedLookAgain.
-func (r *nodeRun) sharedWithAll(ctx context.Context) (bool, string) {
+func (l *leader) sharedWithAll(ctx context.Context) (bool, string) {
 	deadline := time.Now().Add(sharedLookAgain)
 	for {
 		var missing []string
-		for rank := 1; rank < r.node.World; rank++ {
-			nd := r.dir.Node(rank, r.node.Hosts[rank])
+		for rank := 1; rank < l.Node.World; rank++ {
+			nd := l.Dir.Node(rank, l.Node.Hosts[rank])
 			if _, err := os.Stat(nd.Path); errors.Is(err, os.ErrNotExist) {
-				missing = append(missing, fmt.Sprintf("%d (%s)", rank, r.node.Hosts[rank]))
+				missing = append(missing, fmt.Sprintf("%d (%s)", rank, l.Node.Hosts[rank]))
 			}
 		}
 		if len(missing) == 0 {
@@ -108,9 +108,9 @@ func (r *nodeRun) sharedWithAll(ctx context.Context) (bool, string) {
 			if len(missing) > 5 {
 				missing = append(missing[:5], fmt.Sprintf("and %d more", len(missing)-5))
 			}
-			return false, fmt.Sprintf("rank 0 does not see the node folders of ranks %s in %s", strings.Join(missing, ", "), r.dir.Nodes())
+			return false, fmt.Sprintf("rank 0 does not see the node folders of ranks %s in %s", strings.Join(missing, ", "), l.Dir.Nodes())
 		}
-		os.ReadDir(r.dir.Nodes()) // a fresh listing refreshes an NFS client's view of the folder
+		os.ReadDir(l.Dir.Nodes()) // a fresh listing refreshes an NFS client's view of the folder
 		time.Sleep(250 * time.Millisecond)
 	}
 }

@@ -1,4 +1,4 @@
-package image
+package distribution
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -34,11 +35,11 @@ func TestLeader(t *testing.T) {
 	ctx := context.Background()
 
 	have["busybox:1"] = true
-	res, err := Leader(ctx, LeaderOptions{Engine: eng, Manifest: &manifest.Manifest{Name: "m", Image: manifest.Image{Ref: "busybox:1"}}})
+	res, err := leaderImage(ctx, leaderOptions{Engine: eng, Manifest: &manifest.Manifest{Name: "m", Image: manifest.Image{Ref: "busybox:1"}}})
 	if err != nil || res.Ref != "busybox:1" || res.ID != "sha256:"+strings.Repeat("a", 64) || res.Key != "" {
 		t.Fatalf("an image.ref on the engine: %+v, %v", res, err)
 	}
-	_, err = Leader(ctx, LeaderOptions{Engine: eng, Manifest: &manifest.Manifest{Name: "m", Image: manifest.Image{Ref: "nope:1", Pull: PullNever}}})
+	_, err = leaderImage(ctx, leaderOptions{Engine: eng, Manifest: &manifest.Manifest{Name: "m", Image: manifest.Image{Ref: "nope:1", Pull: image.PullNever}}})
 	if err == nil || !strings.Contains(err.Error(), "image nope:1 is not on this node's engine and image.pull is never") {
 		t.Fatalf("an image.ref missing: %v", err)
 	}
@@ -48,7 +49,7 @@ func TestLeader(t *testing.T) {
 	os.WriteFile(df, []byte("FROM scratch\n"), 0o644)
 	m := &manifest.Manifest{Name: "m", Image: manifest.Image{Dockerfile: df, Context: dir}}
 	var notes []string
-	_, err = Leader(ctx, LeaderOptions{Engine: eng, Cache: newCache(t), Manifest: m, Record: &Record{Key: strings.Repeat("b", 64)},
+	_, err = leaderImage(ctx, leaderOptions{Engine: eng, Cache: newCache(t), Manifest: m, Record: &image.Record{Key: strings.Repeat("b", 64)},
 		Note: func(msg string, _ ...any) { notes = append(notes, msg) }})
 	if err == nil || !strings.Contains(err.Error(), "the recorded image bbbbbbbbbbbb is not in the cache") {
 		t.Fatalf("a recorded image missing from the cache: %v", err)

@@ -1,4 +1,4 @@
-package image
+package distribution
 
 import (
 	"context"
@@ -6,38 +6,40 @@ import (
 	"fmt"
 
 	"github.com/distribution/reference"
+
+	"github.com/benchctl/benchctl/image"
 )
 
 // leaderRef is rank 0's policy for an image used by reference: pulled from its registry
 // as image.pull says (missing: only when this engine lacks it; always: the tag's digest is
 // resolved again; never). For a job of several nodes, an image rank 0 had to pull is
-// published to the cache under RefKey(id) (unless it is there already), so that every
+// published to the cache under image.RefKey(id) (unless it is there already), so that every
 // other node loads it from the cache: one registry pull per job, not one per node. An
 // image rank 0 already had is keyed only when the cache has it; otherwise each other node
 // uses its own copy, or pulls it itself.
-func leaderRef(ctx context.Context, o LeaderOptions, note func(string, ...any)) (LeaderResult, error) {
+func leaderRef(ctx context.Context, o leaderOptions, note func(string, ...any)) (leaderResult, error) {
 	ref := o.Manifest.Image.Ref
 	policy := o.Manifest.Image.Pull
 	if policy == "" {
-		policy = PullMissing
+		policy = image.PullMissing
 	}
-	out := LeaderResult{Ref: ref}
-	id, have, err := hasImage(ctx, o.Engine, ref)
+	out := leaderResult{Ref: ref}
+	id, have, err := image.Has(ctx, o.Engine, ref)
 	if err != nil {
-		return out, engineError(EngineHostOf(o.Engine), err)
+		return out, err
 	}
-	if !have && policy == PullNever {
+	if !have && policy == image.PullNever {
 		return out, fmt.Errorf("image %s is not on this node's engine and image.pull is never: load or pull it on every node, or set image.pull: missing", ref)
 	}
-	if !have || policy == PullAlways {
+	if !have || policy == image.PullAlways {
 		note("pulling the image", "ref", ref, "why", map[bool]string{false: "not on this engine", true: "image.pull: always"}[have])
-		var creds *Credentials
+		var creds *image.Credentials
 		if o.Credentials != nil {
 			if creds, err = o.Credentials(ctx, ref); err != nil {
 				return out, err
 			}
 		}
-		if err := Pull(ctx, o.Engine, ref, creds, o.Progress); err != nil {
+		if err := image.Pull(ctx, o.Engine, ref, creds, o.Progress); err != nil {
 			return out, err
 		}
 		out.Pulled = true
@@ -53,12 +55,12 @@ func leaderRef(ctx context.Context, o LeaderOptions, note func(string, ...any)) 
 	if !o.Distribute || o.Cache == nil {
 		return out, nil
 	}
-	key := RefKey(out.ID)
+	key := image.RefKey(out.ID)
 	if _, err := o.Cache.Lookup(key); err == nil {
 		out.Key = key
 		return out, nil
-	} else if !errors.Is(err, ErrNotCached) {
-		var ce *CorruptError
+	} else if !errors.Is(err, image.ErrNotCached) {
+		var ce *image.CorruptError
 		if !errors.As(err, &ce) {
 			return out, err
 		}
@@ -71,10 +73,10 @@ func leaderRef(ctx context.Context, o LeaderOptions, note func(string, ...any)) 
 		return out, nil
 	}
 	out.Key = key
-	if o.DeferPublish {
-		// Saved by id: the tag may move to another image meanwhile (another job's pull).
-		out.Unpublished, out.SaveRef = true, out.ID
-		out.Meta = Meta{ImageID: out.ID, Tags: []string{ref}, Builder: "pull", Manifest: o.Manifest.Name, Benchctl: o.Version}
+	// Saved by id: the tag may move to another image meanwhile (another job's pull).
+	meta := image.Meta{ImageID: out.ID, Tags: []string{ref}, Builder: "pull", Manifest: o.Manifest.Name, Benchctl: o.Version}
+	if o.PublishLater {
+		out.Publish = &publishLater{SaveRef: out.ID, Meta: meta}
 		return out, nil
 	}
 	lock, err := o.Cache.Lock(ctx, out.Key, func() { note("another node is publishing this image; waiting for it", "ref", ref) })
@@ -85,10 +87,8 @@ func leaderRef(ctx context.Context, o LeaderOptions, note func(string, ...any)) 
 	if _, err := o.Cache.Lookup(out.Key); err == nil {
 		return out, nil
 	}
-	note("publishing the image to the cache for the other nodes", "ref", ref, "key", ShortKey(out.Key))
-	// Saved by id: the tag may move to another image meanwhile (another job's pull).
-	if _, err := PublishFromEngine(ctx, o.Engine, o.Cache, out.Key, out.ID, Meta{ImageID: out.ID, Tags: []string{ref},
-		Builder: "pull", Manifest: o.Manifest.Name, Benchctl: o.Version}, o.Progress); err != nil {
+	note("publishing the image to the cache for the other nodes", "ref", ref, "key", image.ShortKey(out.Key))
+	if _, err := image.PublishFromEngine(ctx, o.Engine, o.Cache, out.Key, out.ID, meta, o.Progress); err != nil {
 		return out, err
 	}
 	out.Published = true
