@@ -9,20 +9,26 @@ import (
 
 // File names in a job folder and a node folder.
 const (
-	JobFile        = "job.json"
-	SecretFile     = ".barrier-secret"
-	AddrFile       = "barrier.addr"
-	NodesFolder    = "nodes"
-	StatusFile     = "status.json"
-	ResultsFolder  = "results"
-	DiagFolder     = "diagnostics"
-	PerfFile       = "perf.csv"
-	SummaryFile    = "summary.json"
-	ReportFile     = "report.html"
-	SubmitFolder   = ".submit"
-	jobsFolder     = "jobs"
-	logSuffix      = ".log"
-	attemptDivider = "."
+	JobFile       = "job.json"
+	SecretFile    = ".barrier-secret"
+	AddrFile      = "barrier.addr"
+	NodesFolder   = "nodes"
+	StatusFile    = "status.json"
+	ResultsFolder = "results"
+	DiagFolder    = "diagnostics"
+	PerfFile      = "perf.csv"
+	SummaryFile   = "summary.json"
+	ReportFile    = "report.html"
+	SubmitFolder  = ".submit"
+	// DiagReportFile and DiagSummaryFile are what diagnostics writes into a benchmark's
+	// diagnostics folder: the whole report, and the lines a person reads first.
+	DiagReportFile  = "report.json"
+	DiagSummaryFile = "summary.txt"
+	jobsFolder      = "jobs"
+	doctorFolder    = ".doctor"
+	doctorMarker    = "rank-"
+	logSuffix       = ".log"
+	attemptDivider  = "."
 )
 
 // Layout computes the paths of the job folders under a shared directory.
@@ -35,6 +41,20 @@ func (l Layout) Jobs() string { return filepath.Join(l.Shared, jobsFolder) }
 
 // Submit is where benchctl submit keeps its scripts and secrets: jobs/.submit.
 func (l Layout) Submit() string { return filepath.Join(l.Jobs(), SubmitFolder) }
+
+// Doctor is the folder where benchctl doctor's nodes leave their markers: <shared>/.doctor,
+// and <shared>/.doctor/<job> for a job's nodes (job is Name(id, attempt); "" outside a job).
+func (l Layout) Doctor(job string) string {
+	if job == "" {
+		return filepath.Join(l.Shared, doctorFolder)
+	}
+	return filepath.Join(l.Shared, doctorFolder, job)
+}
+
+// DoctorMarker is the marker file the node of that rank leaves in a Doctor folder.
+func DoctorMarker(doctorDir string, rank int) string {
+	return filepath.Join(doctorDir, doctorMarker+strconv.Itoa(rank))
+}
 
 // Job is the folder of a job's attempt: jobs/<id> for attempt 0, jobs/<id>.<n> after the
 // n-th requeue. It does not check that the folder exists (see Find).
@@ -112,6 +132,26 @@ func (d Dir) NodeNamed(name string) NodeDir {
 
 // Output is a file collect writes into the folder (PerfFile, SummaryFile, ReportFile).
 func (d Dir) Output(name string) string { return filepath.Join(d.Path, name) }
+
+// NodeDisplay is the path of a node folder, or of rel... beneath it, relative to the job
+// folder and slash-separated, as collect's outputs and messages show it: "nodes/<name>",
+// "nodes/<name>/results/<benchmark>/<file>". The parts are joined as given, not cleaned.
+func NodeDisplay(name string, rel ...string) string {
+	n := len(NodesFolder) + 1 + len(name)
+	for _, r := range rel {
+		n += 1 + len(r)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(NodesFolder)
+	b.WriteByte('/')
+	b.WriteString(name)
+	for _, r := range rel {
+		b.WriteByte('/')
+		b.WriteString(filepath.ToSlash(r))
+	}
+	return b.String()
+}
 
 // NodeDir is one node's folder in a job attempt.
 type NodeDir struct {

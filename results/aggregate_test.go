@@ -111,7 +111,7 @@ func TestCollectRunning(t *testing.T) {
 				if !errors.As(err, &re) || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), "--partial") {
 					t.Fatalf("err = %v, want a *RunningError with %q", err, c.wantErr)
 				}
-				if _, err := os.Stat(filepath.Join(shared, "jobs", "600", PerfFile)); err == nil {
+				if _, err := os.Stat(filepath.Join(shared, "jobs", "600", jobdir.PerfFile)); err == nil {
 					t.Fatal("wrote perf.csv for a running job")
 				}
 				return
@@ -401,7 +401,7 @@ func TestCollectReadsOnlyRegularResultFiles(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("collect blocked on a FIFO")
 	}
-	perf, err := os.ReadFile(filepath.Join(job, PerfFile))
+	perf, err := os.ReadFile(filepath.Join(job, jobdir.PerfFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func TestBigCSVsAreBoundedInMemory(t *testing.T) {
 	runtime.GC()
 	stop := heapPeak() // sample the heap while collect runs
 	s := aggregate(t, job)
-	written, err := WriteOutputs(job, s, PerfTable(s))
+	written, err := WriteOutputs(jobdir.Dir{Path: job}, s, PerfTable(s))
 	peak := stop()
 	if err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func TestFormulasAreNeutralised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perf, _ := os.ReadFile(filepath.Join(job, PerfFile))
+	perf, _ := os.ReadFile(filepath.Join(job, jobdir.PerfFile))
 	appended, _ := os.ReadFile(appendTo)
 	var out bytes.Buffer
 	if err := WriteResults(&out, FormatCSV, col.Summary, col.Perf); err != nil {
@@ -86,7 +86,7 @@ func TestFormulasAreNeutralised(t *testing.T) {
 	if bytes.Contains(again, []byte("''=")) {
 		t.Errorf("a second append quoted a quoted cell:\n%s", again)
 	}
-	sum, _ := os.ReadFile(filepath.Join(job, SummaryFile))
+	sum, _ := os.ReadFile(filepath.Join(job, jobdir.SummaryFile))
 	var s Summary
 	if err := json.Unmarshal(sum, &s); err != nil {
 		t.Fatal(err)

@@ -77,9 +77,9 @@ func TestMissingRanksAreOneRange(t *testing.T) {
 		}
 	}
 	for name, want := range map[string][]string{
-		SummaryFile: {reason},
-		ReportFile:  {label, "never reported: 1999998", "Failed nodes (1999998)", "1999998 never reported"},
-		PerfFile:    {label},
+		jobdir.SummaryFile: {reason},
+		jobdir.ReportFile:  {label, "never reported: 1999998", "Failed nodes (1999998)", "1999998 never reported"},
+		jobdir.PerfFile:    {label},
 	} {
 		data, err := os.ReadFile(filepath.Join(job, name))
 		if err != nil {
@@ -93,7 +93,7 @@ func TestMissingRanksAreOneRange(t *testing.T) {
 				t.Errorf("%s lacks %q", name, w)
 			}
 		}
-		if name != SummaryFile {
+		if name != jobdir.SummaryFile {
 			continue
 		}
 		var got Summary

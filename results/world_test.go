@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // A job.json or status claiming a world of two billion made collect allocate a record per
@@ -102,7 +104,7 @@ func TestStrayHighRankFolderIsBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	s := aggregate(t, job)
-	if _, err := WriteOutputs(job, s, PerfTable(s)); err != nil {
+	if _, err := WriteOutputs(jobdir.Dir{Path: job}, s, PerfTable(s)); err != nil {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)

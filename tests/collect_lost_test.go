@@ -57,7 +57,7 @@ func TestCollectLostNodeViaSacct(t *testing.T) {
 			t.Fatalf("partial=%v: exit %d\nstdout:\n%s\nstderr:\n%s", partial, code, stdout, stderr)
 		}
 		var s results.Summary
-		data, err := os.ReadFile(filepath.Join(shared, "jobs", id, results.SummaryFile))
+		data, err := os.ReadFile(filepath.Join(shared, "jobs", id, jobdir.SummaryFile))
 		if err != nil || json.Unmarshal(data, &s) != nil {
 			t.Fatalf("summary.json: %v", err)
 		}

@@ -104,7 +104,7 @@ func TestReportRendersInChromium(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			report := filepath.Join(col.Dir.Path, results.ReportFile)
+			report := filepath.Join(col.Dir.Path, jobdir.ReportFile)
 			dom := string(chromium(t, bin, report, "--dump-dom"))
 			sections := regexp.MustCompile(`(?s)<section class="bench" id="b\d+".*?</section>`).FindAllString(dom, -1)
 			if len(sections) != c.benchmarks {
