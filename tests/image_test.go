@@ -294,7 +294,7 @@ func TestImageKilledBuilderLeavesNoEntry(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(shared, "cache", "images")
+	dir := image.CacheLayout{Shared: shared}.Dir()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		if tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tar.tmp-*")); len(tmp) > 0 {

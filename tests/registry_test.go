@@ -118,7 +118,7 @@ func TestDistributionRegistryPullsOnEveryNode(t *testing.T) {
 			t.Errorf("%s: %s on %s: %s", d, s.Outcome, s.ImageID, s.Error)
 		}
 	}
-	if ents, _ := os.ReadDir(filepath.Join(shared, "cache", "images")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(image.CacheLayout{Shared: shared}.Dir()); len(ents) != 0 {
 		t.Errorf("the shared cache has %d entries; want none", len(ents))
 	}
 }
@@ -191,7 +191,7 @@ func TestPreloadedRefIsNotSavedForNobody(t *testing.T) {
 			t.Errorf("%s: %s on %s: %s", d, s.Outcome, s.ImageID, s.Error)
 		}
 	}
-	if ents, _ := os.ReadDir(filepath.Join(shared, "cache", "images")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(image.CacheLayout{Shared: shared}.Dir()); len(ents) != 0 {
 		t.Errorf("the shared cache has %d entries; want none", len(ents))
 	}
 }
