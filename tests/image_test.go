@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/testutil"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/models"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -241,7 +241,7 @@ func TestImageConcurrentBuildsBuildOnce(t *testing.T) {
 	tb := testbed.Require(t)
 	bin := tb.Benchctl(t)
 	shared := tb.FreshDir(t)
-	ctxDir := testbed.HelloContext(t, t.TempDir(), map[string][]byte{"pad.bin": randomBytes(t, 64<<20)})
+	ctxDir := testbed.HelloContext(t, t.TempDir(), map[string][]byte{"pad.bin": testutil.RandomBytes(t, 64<<20)})
 	mf := testbed.WriteManifest(t, ctxDir, "concurrent")
 	var wg sync.WaitGroup
 	outs := make([]string, 2)
@@ -287,7 +287,7 @@ func TestImageKilledBuilderLeavesNoEntry(t *testing.T) {
 	tb := testbed.Require(t)
 	bin := tb.Benchctl(t)
 	shared := tb.FreshDir(t)
-	ctxDir := testbed.HelloContext(t, t.TempDir(), map[string][]byte{"pad.bin": randomBytes(t, 400<<20)})
+	ctxDir := testbed.HelloContext(t, t.TempDir(), map[string][]byte{"pad.bin": testutil.RandomBytes(t, 400<<20)})
 	mf := testbed.WriteManifest(t, ctxDir, "killed")
 	cmd := exec.Command(bin, "build", "--manifest", mf, "--shared-dir", shared)
 	cmd.Env = append(os.Environ(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
@@ -326,13 +326,6 @@ func TestImageKilledBuilderLeavesNoEntry(t *testing.T) {
 	if entries, _ := cache.List(); len(entries) != 1 {
 		t.Fatalf("after rebuild: %+v", entries)
 	}
-}
-
-func randomBytes(t *testing.T, n int) []byte {
-	t.Helper()
-	b := make([]byte, n)
-	rand.Read(b)
-	return b
 }
 
 // A context file this user cannot read is bad input (exit 4) with the fix, before any
