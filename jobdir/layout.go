@@ -24,11 +24,17 @@ const (
 	// diagnostics folder: the whole report, and the lines a person reads first.
 	DiagReportFile  = "report.json"
 	DiagSummaryFile = "summary.txt"
-	jobsFolder      = "jobs"
-	doctorFolder    = ".doctor"
-	doctorMarker    = "rank-"
-	logSuffix       = ".log"
-	attemptDivider  = "."
+	// SbatchOutFile and SbatchErrFile take the job script's own output (benchctl submit's
+	// script redirects into the job folder).
+	SbatchOutFile = "sbatch.out"
+	SbatchErrFile = "sbatch.err"
+	// JobsFolder is the folder of the job folders under the shared directory; a job script
+	// computes a job folder's name in shell from it and AttemptDivider (see Name).
+	JobsFolder     = "jobs"
+	doctorFolder   = ".doctor"
+	doctorMarker   = "rank-"
+	logSuffix      = ".log"
+	AttemptDivider = "."
 )
 
 // Layout computes the paths of the job folders under a shared directory.
@@ -37,7 +43,7 @@ type Layout struct {
 }
 
 // Jobs is the folder that holds every job: <shared>/jobs.
-func (l Layout) Jobs() string { return filepath.Join(l.Shared, jobsFolder) }
+func (l Layout) Jobs() string { return filepath.Join(l.Shared, JobsFolder) }
 
 // Submit is where benchctl submit keeps its scripts and secrets: jobs/.submit.
 func (l Layout) Submit() string { return filepath.Join(l.Jobs(), SubmitFolder) }
@@ -67,7 +73,7 @@ func Name(id string, attempt int) string {
 	if attempt == 0 {
 		return id
 	}
-	return id + attemptDivider + strconv.Itoa(attempt)
+	return id + AttemptDivider + strconv.Itoa(attempt)
 }
 
 // SplitName splits "123.2" into ("123", 2); a name without a numeric suffix is attempt 0.
@@ -95,6 +101,9 @@ func (d Dir) Latest() bool {
 
 // JobFile is job.json.
 func (d Dir) JobFile() string { return filepath.Join(d.Path, JobFile) }
+
+// SbatchOut is where the job script's stdout goes.
+func (d Dir) SbatchOut() string { return filepath.Join(d.Path, SbatchOutFile) }
 
 // Secret is the job channel's secret file.
 func (d Dir) Secret() string { return filepath.Join(d.Path, SecretFile) }

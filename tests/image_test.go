@@ -18,6 +18,7 @@ import (
 
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/testutil"
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/models"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -415,7 +416,7 @@ func TestRunUsesTheImageIDNotItsTag(t *testing.T) {
 	}
 	// --benchmarks is recorded in job.json, for collect.
 	var j struct{ Benchmarks []string }
-	data, err := os.ReadFile(filepath.Join(shared, "jobs", job, "job.json"))
+	data, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job(job, 0).JobFile())
 	if err != nil || json.Unmarshal(data, &j) != nil || len(j.Benchmarks) != 1 || j.Benchmarks[0] != "hello" {
 		t.Fatalf("job.json benchmarks %v (%v)", j.Benchmarks, err)
 	}

@@ -141,7 +141,7 @@ func TestAutoStreamsWhereTheDirectoryIsNotShared(t *testing.T) {
 	if c := strings.Count(log, "image loaded from the stream"); c != len(tb.Nodes)-1 {
 		t.Errorf("%d nodes loaded from the stream, want %d:\n%s", c, len(tb.Nodes)-1, log)
 	}
-	j, err := jobdir.ReadJob(filepath.Join(base, tb.Nodes[0], "jobs", id, "job.json"))
+	j, err := jobdir.ReadJob(jobdir.Layout{Shared: filepath.Join(base, tb.Nodes[0])}.Job(id, 0).JobFile())
 	if err != nil || j.Image.Distribution != "stream" {
 		t.Errorf("job.json: distribution %q (%v)", j.Image.Distribution, err)
 	}
