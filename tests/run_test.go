@@ -171,7 +171,7 @@ func TestRunAllreduceOnEveryNode(t *testing.T) {
 			t.Errorf("%s has no image with key %s", n, image.ShortKey(key))
 		}
 	}
-	csv, err := os.ReadFile(filepath.Join(jobdir.Layout{Shared: shared}.Job(id, 0).NodeNamed("0-"+tb.Nodes[0]).Results("allreduce"), "allreduce.csv"))
+	csv, err := os.ReadFile(filepath.Join(jobdir.Layout{Shared: shared}.Job(id, 0).Node(0, tb.Nodes[0]).Results("allreduce"), "allreduce.csv"))
 	if err != nil || !strings.Contains(string(csv), "allreduce_busbw") {
 		t.Fatalf("rank 0's results: %v\n%s", err, csv)
 	}
