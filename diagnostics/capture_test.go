@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 func TestDecodeAddr(t *testing.T) {
@@ -40,11 +42,11 @@ func TestReportIsBoundedAndWritten(t *testing.T) {
 	if err := r.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	sum, _ := os.ReadFile(filepath.Join(dir, "summary.txt"))
+	sum, _ := os.ReadFile(filepath.Join(dir, jobdir.DiagSummaryFile))
 	if !strings.Contains(string(sum), "exit code:  3") || !strings.Contains(string(sum), "not captured: processes") {
 		t.Fatalf("summary:\n%.300s", sum)
 	}
-	if st, _ := os.Stat(filepath.Join(dir, "report.json")); st.Size() > 1<<20 {
+	if st, _ := os.Stat(filepath.Join(dir, jobdir.DiagReportFile)); st.Size() > 1<<20 {
 		t.Fatalf("report is %d bytes", st.Size())
 	}
 }

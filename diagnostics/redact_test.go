@@ -11,6 +11,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -45,11 +46,11 @@ func TestDiagnosticsAreRedactedAndPrivate(t *testing.T) {
 	red := manifest.NewTextRedactor(manifest.SecretValues([]manifest.EnvVar{{Name: "HF_TOKEN", Value: known, Secret: true}})...)
 	noGPU := func(context.Context, gpu.Options) (gpu.Inventory, error) { return gpu.Inventory{}, nil }
 	r := capture(context.Background(), topEngine{}, "c1", "exit code 1 after --token "+known, logTail, nil, red, noGPU)
-	dir := filepath.Join(t.TempDir(), "diagnostics", "b")
+	dir := filepath.Join(t.TempDir(), jobdir.DiagRel("b"))
 	if err := r.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"report.json", "summary.txt"} {
+	for _, name := range []string{jobdir.DiagReportFile, jobdir.DiagSummaryFile} {
 		p := filepath.Join(dir, name)
 		data, err := os.ReadFile(p)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // WriteAt stores the report as report.json and summary.txt (what Write stores, 0600: a
@@ -13,8 +14,8 @@ import (
 // for a link after it was opened cannot redirect the write.
 func (r Report) WriteAt(dir *os.File) error {
 	data, _ := json.MarshalIndent(r, "", "  ")
-	if err := atomicfile.WriteFileAt(dir, "report.json", append(data, '\n'), 0o600); err != nil {
+	if err := atomicfile.WriteFileAt(dir, jobdir.DiagReportFile, append(data, '\n'), 0o600); err != nil {
 		return err
 	}
-	return atomicfile.WriteFileAt(dir, "summary.txt", []byte(r.Summary()), 0o600)
+	return atomicfile.WriteFileAt(dir, jobdir.DiagSummaryFile, []byte(r.Summary()), 0o600)
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+
+	"github.com/benchctl/benchctl/internal/testutil"
 )
 
 // closeSpy is a source that records being closed.
@@ -20,7 +22,7 @@ func (c *closeSpy) Close() error { c.closed.Store(true); return nil }
 // and may be called once; Close is idempotent and frees the port.
 func TestContractWhoClosesWhat(t *testing.T) {
 	noLeaks(t)
-	data := randomBytes(t, 1<<20+5)
+	data := testutil.RandomBytes(t, 1<<20+5)
 	cfgs := chainConfigs(t, 2, nil)
 	rc, err := Listen(cfgs[1])
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/internal/progress"
+	"github.com/benchctl/benchctl/internal/testutil"
 )
 
 // Every rank's sink gets exactly the image, on chains of 2, 5 and 17 ranks sharing
@@ -28,7 +29,7 @@ func TestChain(t *testing.T) {
 	} {
 		t.Run("", func(t *testing.T) {
 			noLeaks(t)
-			data := randomBytes(t, tc.size)
+			data := testutil.RandomBytes(t, tc.size)
 			cfgs := chainConfigs(t, tc.world, func(c *Config) { c.FrameSize = tc.frame })
 			caps := make([]*capture, tc.world)
 			sinks := make([]func(io.Reader) error, tc.world)
@@ -63,7 +64,7 @@ func TestChain(t *testing.T) {
 // A rank that has the image already (nil sink) only forwards, also as the last rank.
 func TestNilSinkForwardsOnly(t *testing.T) {
 	noLeaks(t)
-	data := randomBytes(t, 2<<20+3)
+	data := testutil.RandomBytes(t, 2<<20+3)
 	var mu sync.Mutex
 	var last progress.Report
 	cfgs := chainConfigs(t, 5, func(c *Config) {
@@ -95,7 +96,7 @@ func TestNilSinkForwardsOnly(t *testing.T) {
 func TestSlowSinkBoundsMemory(t *testing.T) {
 	noLeaks(t)
 	const frame, queue = 64 << 10, 4
-	data := randomBytes(t, 16<<20)
+	data := testutil.RandomBytes(t, 16<<20)
 	cfgs := chainConfigs(t, 5, func(c *Config) { c.FrameSize, c.Queue = frame, queue })
 	caps := []*capture{nil, {}, {delay: 2 * time.Millisecond}, {}, {}}
 	sinks := []func(io.Reader) error{nil, caps[1].sink, caps[2].sink, caps[3].sink, caps[4].sink}
@@ -128,7 +129,7 @@ func TestSlowSinkBoundsMemory(t *testing.T) {
 // senders retry until each finds its successor.
 func TestRandomStartOrder(t *testing.T) {
 	noLeaks(t)
-	data := randomBytes(t, 1<<20+5)
+	data := testutil.RandomBytes(t, 1<<20+5)
 	cfgs := chainConfigs(t, 6, nil)
 	sinks := make([]func(io.Reader) error, 6)
 	caps := make([]*capture, 6)
@@ -153,7 +154,7 @@ func TestRandomStartOrder(t *testing.T) {
 // predecessor that never comes), each with an error, and leaves no goroutine behind.
 func TestCancel(t *testing.T) {
 	noLeaks(t)
-	data := randomBytes(t, 8<<20)
+	data := testutil.RandomBytes(t, 8<<20)
 	cfgs := chainConfigs(t, 5, func(c *Config) { c.FrameSize = 64 << 10 })
 	caps := []*capture{nil, {delay: 5 * time.Millisecond}, {}, {}, {}}
 	sinks := []func(io.Reader) error{nil, caps[1].sink, caps[2].sink, caps[3].sink, caps[4].sink}

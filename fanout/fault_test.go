@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/testutil"
 )
 
 // faultChain runs a chain of 5 ranks with a capture sink on every receiver and tweak
@@ -68,7 +70,7 @@ func expectFailed(t *testing.T, out []outcome, caps []*capture, data []byte, fro
 // and no sink from 2 on sees a clean EOF; the failure reaches ranks 0 and 1 too.
 func TestCutStream(t *testing.T) {
 	noLeaks(t)
-	data := randomBytes(t, 4<<20)
+	data := testutil.RandomBytes(t, 4<<20)
 	out, caps := faultChain(t, data, Source{R: bytes.NewReader(data), Size: int64(len(data))}, func(c *Config) {
 		if c.Rank == 1 {
 			c.wrap = func(nc net.Conn) net.Conn { return &connWrap{Conn: nc, after: 1<<20 + 1000} }
@@ -85,7 +87,7 @@ func TestCutStream(t *testing.T) {
 // A byte flipped on the way from rank 1 to rank 2 fails the frame's MAC at rank 2.
 func TestFlippedByteInTransit(t *testing.T) {
 	noLeaks(t)
-	data := randomBytes(t, 4<<20)
+	data := testutil.RandomBytes(t, 4<<20)
 	out, caps := faultChain(t, data, Source{R: bytes.NewReader(data), Size: int64(len(data))}, func(c *Config) {
 		if c.Rank == 1 {
 			c.wrap = func(nc net.Conn) net.Conn { return &connWrap{Conn: nc, after: 2<<20 + 4321, flip: true} }
@@ -98,7 +100,7 @@ func TestFlippedByteInTransit(t *testing.T) {
 // rank 0 aborts at the end; every sink fails instead of seeing a clean EOF.
 func TestDamagedSource(t *testing.T) {
 	noLeaks(t)
-	data := randomBytes(t, 3<<20+100)
+	data := testutil.RandomBytes(t, 3<<20+100)
 	want := xxhHex(data)
 	bad := bytes.Clone(data)
 	bad[len(bad)-10] ^= 1
@@ -114,7 +116,7 @@ func TestDamagedSource(t *testing.T) {
 // A sink that fails (the engine refuses the load) fails every rank, naming it.
 func TestSinkFails(t *testing.T) {
 	noLeaks(t)
-	data := randomBytes(t, 4<<20)
+	data := testutil.RandomBytes(t, 4<<20)
 	cfgs := chainConfigs(t, 5, func(c *Config) { c.FrameSize = 256 << 10 })
 	caps := []*capture{nil, {}, {failAt: 1 << 20}, {}, {}}
 	sinks := []func(io.Reader) error{nil, caps[1].sink, caps[2].sink, caps[3].sink, caps[4].sink}
@@ -135,7 +137,7 @@ func TestSinkFails(t *testing.T) {
 // so does rank 0.
 func TestUnreachableSuccessor(t *testing.T) {
 	noLeaks(t)
-	data := randomBytes(t, 4<<20)
+	data := testutil.RandomBytes(t, 4<<20)
 	// Small frames: rank 1 cannot take in the whole image while it waits for rank 2.
 	cfgs := chainConfigs(t, 3, func(c *Config) { c.ConnectTimeout, c.FrameSize = 500*time.Millisecond, 64<<10 })
 	rc, err := Listen(cfgs[1])

@@ -3,7 +3,6 @@ package fanout
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -126,14 +125,6 @@ func runChain(ctx context.Context, t *testing.T, cfgs []Config, src Source, sink
 	out[0] = outcome{res, err, time.Since(start)}
 	wg.Wait()
 	return out
-}
-
-func randomBytes(t *testing.T, n int) []byte {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func xxhHex(b []byte) string { return fmt.Sprintf("%016x", xxhash.Sum64(b)) }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/testutil"
 )
 
 // rawSender is rank 0 of a 2-rank job speaking the protocol by hand to rank 1's receiver,
@@ -91,7 +93,7 @@ func TestFrameClaiming2GiB(t *testing.T) {
 func TestForgedTrailer(t *testing.T) {
 	noLeaks(t)
 	s := newRawSender(t)
-	data := randomBytes(t, 3<<20)
+	data := testutil.RandomBytes(t, 3<<20)
 	s.control(t, frameStart, u64(uint64(len(data))))
 	for p := data; len(p) > 0; p = p[defaultFrameSize:] {
 		s.control(t, frameData, p[:defaultFrameSize])
@@ -106,7 +108,7 @@ func TestReplayedFrame(t *testing.T) {
 	s := newRawSender(t)
 	rec := &recordConn{Conn: s.l.nc}
 	s.l.nc = rec
-	data := randomBytes(t, 64<<10)
+	data := testutil.RandomBytes(t, 64<<10)
 	s.control(t, frameStart, u64(2*uint64(len(data))))
 	rec.buf.Reset()
 	s.control(t, frameData, data)
@@ -140,12 +142,12 @@ func TestGarbageHandshake(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	go func() { _, _ = nc.Write(randomBytes(t, 1<<20)) }()
+	go func() { _, _ = nc.Write(testutil.RandomBytes(t, 1<<20)) }()
 	_ = nc.SetReadDeadline(time.Now().Add(2 * time.Second))
 	if n, err := io.Copy(io.Discard, nc); n > int64(helloLen) || isTimeout(err) {
 		t.Errorf("the garbage connection got %d bytes and %v; want the hello, then closed", n, err)
 	}
-	data := randomBytes(t, 1<<20)
+	data := testutil.RandomBytes(t, 1<<20)
 	c := &capture{}
 	done := make(chan error)
 	go func() { _, err := rc.Receive(t.Context(), c.sink); done <- err }()

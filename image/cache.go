@@ -118,7 +118,7 @@ func CacheIn(sharedDir string) (*Cache, error) {
 	if err != nil || !st.IsDir() {
 		return nil, &SharedDirError{Dir: sharedDir}
 	}
-	return &Cache{Dir: filepath.Join(sharedDir, "cache", "images")}, nil
+	return CacheLayout{Shared: sharedDir}.Cache(), nil
 }
 
 // SharedDirError is a shared directory that does not exist or is not a folder: bad input.
@@ -142,22 +142,23 @@ func OpenCache(sharedDir string) (*Cache, error) {
 	if sharedDir == "" {
 		return nil, errors.New("no shared directory: give --shared-dir or set BENCHCTL_SHARED_DIR")
 	}
-	dir := filepath.Join(sharedDir, "cache", "images")
+	layout := CacheLayout{Shared: sharedDir}
+	dir := layout.Dir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		if st, serr := os.Stat(sharedDir); serr == nil && !st.IsDir() {
 			return nil, &SharedDirError{Dir: sharedDir}
 		}
 		if errors.Is(err, syscall.ENOTDIR) { // a file where cache/ or cache/images/ should be
-			return nil, &SharedDirError{Dir: sharedDir, Detail: fmt.Sprintf("%v: %s and %s must be folders", err, filepath.Join(sharedDir, "cache"), dir)}
+			return nil, &SharedDirError{Dir: sharedDir, Detail: fmt.Sprintf("%v: %s and %s must be folders", err, layout.parent(), dir)}
 		}
 		return nil, fmt.Errorf("creating the image cache: %w", err)
 	}
 	return &Cache{Dir: dir}, nil
 }
 
-func (c *Cache) tarPath(key string) string  { return filepath.Join(c.Dir, key+".tar") }
-func (c *Cache) sumPath(key string) string  { return filepath.Join(c.Dir, key+".tar.sha256") }
-func (c *Cache) metaPath(key string) string { return filepath.Join(c.Dir, key+".json") }
+func (c *Cache) tarPath(key string) string  { return filepath.Join(c.Dir, tarName(key)) }
+func (c *Cache) sumPath(key string) string  { return filepath.Join(c.Dir, sumName(key)) }
+func (c *Cache) metaPath(key string) string { return filepath.Join(c.Dir, metaName(key)) }
 
 func checkKey(key string) error {
 	if !keyRE.MatchString(key) {
@@ -472,7 +473,7 @@ func (c *Cache) List() ([]Entry, error) {
 	}
 	var out []Entry
 	for _, d := range ents {
-		key, ok := strings.CutSuffix(d.Name(), ".tar")
+		key, ok := strings.CutSuffix(d.Name(), tarSuffix)
 		if !ok || !keyRE.MatchString(key) {
 			continue
 		}
@@ -543,7 +544,7 @@ func (c *Cache) Lock(ctx context.Context, key string, waiting func()) (Lock, err
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	return lockKey(ctx, filepath.Join(c.Dir, "."+key+".lock"), waiting)
+	return lockKey(ctx, filepath.Join(c.Dir, lockName(key)), waiting)
 }
 
 // ctxReader reads r until ctx ends: then its cause is the error of the next read.

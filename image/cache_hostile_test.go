@@ -59,7 +59,7 @@ func skippedHas(res PruneResult, path, reason string) bool {
 func TestPruneNeverFollowsALinkedQuarantine(t *testing.T) {
 	c := newCache(t)
 	victim, names := victimDir(t)
-	q := filepath.Join(c.Dir, "corrupt")
+	q := c.quarantinePath()
 	if err := os.Symlink(victim, q); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestPruneRemovesOnlyQuarantinedNames(t *testing.T) {
 	if _, err := c.Verify(key, nil); !errors.As(err, &ce) {
 		t.Fatalf("verify: %v", err)
 	}
-	q := filepath.Join(c.Dir, "corrupt")
+	q := c.quarantinePath()
 	moved, _ := os.ReadDir(q)
 	if len(moved) != 3 {
 		t.Fatalf("quarantined %v, want tar, checksum and metadata", moved)
@@ -151,7 +151,7 @@ func TestPruneSkipsAQuarantineOfAnotherUser(t *testing.T) {
 		t.Skip("needs root to give a folder to another user")
 	}
 	c := newCache(t)
-	q := filepath.Join(c.Dir, "corrupt")
+	q := c.quarantinePath()
 	os.Mkdir(q, 0o755)
 	entry := filepath.Join(q, strings.Repeat("4e", 32)+".20240101T000000.tar")
 	os.WriteFile(entry, []byte("x"), 0o644)
@@ -265,11 +265,11 @@ func TestLinkedEntryFilesAreNotFollowed(t *testing.T) {
 func TestPruneDoesNotBlockOnFIFOs(t *testing.T) {
 	c := newCache(t)
 	old := time.Now().Add(-2 * time.Hour)
-	os.Mkdir(filepath.Join(c.Dir, "corrupt"), 0o755)
+	os.Mkdir(c.quarantinePath(), 0o755)
 	for _, p := range []string{
 		filepath.Join(c.Dir, "."+strings.Repeat("9c", 32)+".lock"),
 		filepath.Join(c.Dir, "."+strings.Repeat("9d", 32)+".lock.excl"),
-		filepath.Join(c.Dir, "corrupt", strings.Repeat("9e", 32)+".20240101T000000.tar"),
+		filepath.Join(c.quarantinePath(), strings.Repeat("9e", 32)+".20240101T000000.tar"),
 	} {
 		if err := syscall.Mkfifo(p, 0o644); err != nil {
 			t.Skip(err)

@@ -13,9 +13,6 @@ import (
 	"github.com/benchctl/benchctl/internal/safefile"
 )
 
-// quarantineDir is the folder of the cache that damaged entries are moved aside to.
-const quarantineDir = "corrupt"
-
 // quarantinedRE matches the names quarantine gives what it moves aside, and the only names
 // prune removes there: <key>.<UTC time>.tar, .tar.sha256 and .json.
 var quarantinedRE = regexp.MustCompile(`^[0-9a-f]{64}\.[0-9]{8}T[0-9]{6}\.(tar|tar\.sha256|json)$`)
@@ -36,7 +33,7 @@ func (e *QuarantineError) Error() string { return e.Path + " " + e.Why }
 // create and missing). It must be a folder, not a link to one: links are not followed, and
 // the folder opened is checked to be the one looked at, so a swap in between is seen.
 func (c *Cache) openQuarantine(root *os.Root, create bool) (*os.Root, fs.FileInfo, error) {
-	p := filepath.Join(c.Dir, quarantineDir)
+	p := c.quarantinePath()
 	st, err := root.Lstat(quarantineDir)
 	if errors.Is(err, fs.ErrNotExist) && create {
 		if err = root.Mkdir(quarantineDir, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
@@ -66,8 +63,8 @@ func (c *Cache) openQuarantine(root *os.Root, create bool) (*os.Root, fs.FileInf
 func (c *Cache) quarantine(key string, f *os.File, sum checksum, got string) error {
 	stamp := time.Now().UTC().Format("20060102T150405")
 	name := key + "." + stamp
-	moved := []string{name + ".tar", name + ".tar.sha256", name + ".json"}
-	dest := filepath.Join(c.Dir, quarantineDir, moved[0])
+	moved := []string{tarName(name), sumName(name), metaName(name)}
+	dest := filepath.Join(c.quarantinePath(), moved[0])
 	root, err := os.OpenRoot(c.Dir)
 	if err != nil {
 		return &CorruptError{Key: key, Algo: sum.Algo, Want: sum.Want, Got: got, NotMoved: err.Error()}
@@ -80,7 +77,7 @@ func (c *Cache) quarantine(key string, f *os.File, sum checksum, got string) err
 	defer q.Close()
 	into := func(n string) string { return quarantineDir + "/" + n }
 	notMoved := ""
-	if err := root.Rename(key+".tar", into(moved[0])); err != nil {
+	if err := root.Rename(tarName(key), into(moved[0])); err != nil {
 		if errors.Is(err, os.ErrNotExist) && f != nil {
 			return &ReplacedError{Key: key} // republished (or moved aside by another node) meanwhile
 		}
@@ -91,13 +88,13 @@ func (c *Cache) quarantine(key string, f *os.File, sum checksum, got string) err
 		a, err1 := f.Stat()
 		b, err2 := q.Lstat(moved[0])
 		if err1 == nil && err2 == nil && !os.SameFile(a, b) {
-			if root.Rename(into(moved[0]), key+".tar") == nil {
+			if root.Rename(into(moved[0]), tarName(key)) == nil {
 				return &ReplacedError{Key: key}
 			}
 		}
 	}
-	_ = root.Rename(key+".tar.sha256", into(moved[1]))
-	_ = root.Rename(key+".json", into(moved[2]))
+	_ = root.Rename(sumName(key), into(moved[1]))
+	_ = root.Rename(metaName(key), into(moved[2]))
 	now := time.Now() // prune --older-than counts from when it was moved aside
 	for _, n := range moved {
 		if st, err := q.Lstat(n); err == nil && st.Mode().IsRegular() {
@@ -128,7 +125,7 @@ func (c *Cache) quarantineIncomplete(key string, inc *IncompleteError) error {
 // of root, only names that quarantine gives, each removed relative to the folder opened
 // (a link is removed itself, never followed). What it leaves is said in res.Skipped.
 func (c *Cache) pruneQuarantine(root *os.Root, o PruneOptions, res *PruneResult) {
-	qpath := filepath.Join(c.Dir, quarantineDir)
+	qpath := c.quarantinePath()
 	q, qs, err := c.openQuarantine(root, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return

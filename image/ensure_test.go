@@ -11,7 +11,6 @@ import (
 	"io"
 	"math/rand"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -372,10 +371,10 @@ func TestQuarantinedEntryAgeStartsWhenMovedAside(t *testing.T) {
 // A file where the cache's folder should be is named.
 func TestOpenCacheOverAFile(t *testing.T) {
 	shared := t.TempDir()
-	os.WriteFile(filepath.Join(shared, "cache"), nil, 0o644)
+	os.WriteFile(CacheLayout{Shared: shared}.parent(), nil, 0o644)
 	_, err := OpenCache(shared)
 	var sd *SharedDirError
-	if !errors.As(err, &sd) || !strings.Contains(err.Error(), filepath.Join(shared, "cache")+" and ") || strings.Contains(err.Error(), "does not exist") {
+	if !errors.As(err, &sd) || !strings.Contains(err.Error(), CacheLayout{Shared: shared}.parent()+" and ") || strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("%v", err)
 	}
 }

@@ -85,12 +85,8 @@ func TestArrivalDataIsEachWorkersOwn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cfg := testConfig(3, nil)
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1, 2)
 	defer l.Close()
-	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
 	many := map[string]string{"have.1": "0", "have.2": "0", "bogus": "x", "7": "y"}
 	for i := 0; i < 100; i++ {
 		many[fmt.Sprintf("k%d.1", i)] = "z"

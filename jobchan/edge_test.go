@@ -52,16 +52,12 @@ func TestReleaseFailsWhenAWorkerLeftWithoutArriving(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cfg := testConfig(3, nil)
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1, 2)
 	defer l.Close()
-	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
 	go func() { _, _ = ws[0].Wait(ctx, "p") }()
 	ws[1].Close()
 	start := time.Now()
-	err = l.Release(ctx, "p", nil)
+	err := l.Release(ctx, "p", nil)
 	if err == nil || !strings.Contains(err.Error(), "n3 (rank 2) left the job before it arrived") || time.Since(start) > 3*time.Second {
 		t.Fatalf("after %v: %v", time.Since(start), err)
 	}

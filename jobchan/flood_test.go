@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/internal/admit/admittest"
+	"github.com/benchctl/benchctl/internal/testutil"
 )
 
 // floodIdle and floodDrip are the strangers held against a listener: silent connections,
@@ -42,7 +43,7 @@ func TestJoinWhileStrangersHoldConnections(t *testing.T) {
 		t.Run(fmt.Sprintf("from=%s/gate=%d", from, tc.gateMax), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			logs := &syncBuffer{}
+			logs := &testutil.SyncBuffer{}
 			cfg := testConfig(joiners+1, logs)
 			cfg.gateMax = tc.gateMax
 			l, err := Listen(cfg)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/testutil"
 )
 
 // recorder is a TCP proxy in front of the leader that keeps what the leader sent.
@@ -103,7 +105,7 @@ func TestReplayedLeaderTranscriptIsRejected(t *testing.T) {
 			go func() { _, _ = c.Write(transcript); time.Sleep(time.Second); c.Close() }()
 		}
 	}()
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	for _, rank := range []int{2, 1} { // another rank, and the recorded rank itself
 		c := testConfig(3, logs)
 		c.Rank = rank
@@ -126,14 +128,11 @@ func TestReplayedLeaderTranscriptIsRejected(t *testing.T) {
 func TestDuplicateRankIsRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	cfg := testConfig(3, logs)
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1)
 	defer l.Close()
-	first := startWorkers(t, ctx, cfg, l.Addr, 1)[0]
+	first := ws[0]
 	c := cfg
 	c.Rank = 1
 	for range 20 {
@@ -199,7 +198,7 @@ func (f *failingListener) Accept() (net.Conn, error) {
 func TestAcceptSurvivesEMFILE(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	cfg := testConfig(3, logs)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -32,12 +32,8 @@ func TestLeaderDeclaresASilentWorkerLost(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 	cfg := testConfig(4, nil)
 	cfg.Heartbeat, cfg.Now = time.Hour, clock.Now
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1, 2, 3)
 	defer l.Close()
-	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2, 3)
 	ws[2].Close() // rank 3 finished and left
 	waitFor(t, func() bool { return len(l.Connected()) == 2 })
 	joined := clock.Now()
@@ -62,7 +58,7 @@ func TestLeaderDeclaresASilentWorkerLost(t *testing.T) {
 	default:
 		t.Fatal("rank 0 did not abort the job")
 	}
-	_, err = ws[0].Wait(ctx, "run")
+	_, err := ws[0].Wait(ctx, "run")
 	var ae *AbortError
 	if !errors.As(err, &ae) || ae.ExitCode() != 1 || !strings.Contains(ae.Reason, "lost rank 2 (n3), last seen 2026-11-23T12:00:00Z") {
 		t.Fatalf("rank 1 got %v", err)
@@ -77,12 +73,9 @@ func TestLeaderDeclaresADroppedWorkerLost(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 	cfg := testConfig(2, nil)
 	cfg.Heartbeat, cfg.Now = time.Hour, clock.Now
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1)
 	defer l.Close()
-	w := startWorkers(t, ctx, cfg, l.Addr, 1)[0]
+	w := ws[0]
 	kill(w)
 	waitFor(t, func() bool { return len(l.Connected()) == 0 })
 	l.checkLost(clock.add(2 * time.Hour))
@@ -103,12 +96,9 @@ func TestWorkerDeclaresRankZeroLost(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 	cfg := testConfig(2, nil)
 	cfg.Heartbeat, cfg.Now = time.Hour, clock.Now
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1)
 	defer l.Close()
-	w := startWorkers(t, ctx, cfg, l.Addr, 1)[0]
+	w := ws[0]
 	w.checkLost(clock.add(3 * time.Hour))
 	if w.Err() != nil {
 		t.Fatal("lost at the timeout")
@@ -119,7 +109,7 @@ func TestWorkerDeclaresRankZeroLost(t *testing.T) {
 	default:
 		t.Fatal("Done is not closed")
 	}
-	_, err = w.Wait(ctx, "run")
+	_, err := w.Wait(ctx, "run")
 	var le *LostError
 	if !errors.As(err, &le) || le.ExitCode() != 1 || err.Error() != "lost rank 0 (n1) at 2026-11-23T12:00:00Z: silent for 3h0m1s (heartbeat every 1h0m0s)" {
 		t.Fatalf("got %v", err)
@@ -155,12 +145,8 @@ func TestDeathIsNoticedWithinTheLostTimeout(t *testing.T) {
 	defer cancel()
 	cfg := testConfig(3, nil)
 	cfg.Heartbeat = 100 * time.Millisecond
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1, 2)
 	defer l.Close()
-	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
 	time.Sleep(6 * cfg.Heartbeat) // heartbeats keep a quiet job alive
 	if l.Err() != nil || ws[0].Err() != nil {
 		t.Fatalf("a quiet job was lost: %v %v", l.Err(), ws[0].Err())
@@ -226,12 +212,8 @@ func TestLeaderFinishWaitsForEveryWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cfg := testConfig(3, nil)
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1, 2)
 	defer l.Close()
-	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
 	done := make(chan struct{})
 	go func() { l.Finish(ctx); close(done) }()
 	ws[0].Close()

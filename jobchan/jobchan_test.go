@@ -2,7 +2,6 @@ package jobchan
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -16,22 +15,10 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/internal/freeport"
+	"github.com/benchctl/benchctl/internal/testutil"
 )
 
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
-func testConfig(world int, logs *syncBuffer) Config {
+func testConfig(world int, logs *testutil.SyncBuffer) Config {
 	hosts := make([]string, world)
 	for i := range hosts {
 		hosts[i] = fmt.Sprintf("n%d", i+1)
@@ -60,16 +47,32 @@ func startWorkers(t *testing.T, ctx context.Context, cfg Config, addr string, ra
 	return ws
 }
 
-func TestBarrierPhases(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cfg := testConfig(4, nil)
+// startJob is the usual set-up: rank 0 listens on cfg and the given ranks join it. The
+// workers close when the test ends; the caller closes the leader (defer l.Close()), which
+// startJob does itself if a worker fails to join.
+func startJob(t *testing.T, ctx context.Context, cfg Config, ranks ...int) (*Leader, []*Worker) {
+	t.Helper()
 	l, err := Listen(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	joined := false
+	defer func() {
+		if !joined {
+			l.Close()
+		}
+	}()
+	ws := startWorkers(t, ctx, cfg, l.Addr, ranks...)
+	joined = true
+	return l, ws
+}
+
+func TestBarrierPhases(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg := testConfig(4, nil)
+	l, ws := startJob(t, ctx, cfg, 1, 2, 3)
 	defer l.Close()
-	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2, 3)
 	var wg sync.WaitGroup
 	got := make([]map[string]string, len(ws))
 	errs := make([]error, len(ws))
@@ -103,7 +106,7 @@ func TestBarrierPhases(t *testing.T) {
 func TestBarrierRejectsForgedReplayedAndOtherJob(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	cfg := testConfig(2, logs)
 	l, err := Listen(cfg)
 	if err != nil {
@@ -195,12 +198,8 @@ func TestBarrierAbortReachesEveryWorkerFast(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cfg := testConfig(5, nil)
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1, 2, 3)
 	defer l.Close()
-	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2, 3)
 	results := make(chan time.Duration, len(ws))
 	for _, w := range ws {
 		go func() {
@@ -234,14 +233,10 @@ func TestBarrierAbortReachesEveryWorkerFast(t *testing.T) {
 func TestBarrierTimeoutNamesMissingAndLostNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	cfg := testConfig(4, logs)
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1, 2)
 	defer l.Close()
-	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
 	go ws[0].Wait(ctx, "image")
 	ws[1].mu.Lock() // n3's network drops: no goodbye, no reconnect
 	ws[1].closed = true
@@ -249,7 +244,7 @@ func TestBarrierTimeoutNamesMissingAndLostNodes(t *testing.T) {
 	ws[1].mu.Unlock()
 	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancelShort()
-	err = l.Release(short, "image", nil)
+	err := l.Release(short, "image", nil)
 	if err == nil {
 		t.Fatal("released with missing nodes")
 	}
@@ -268,12 +263,9 @@ func TestBarrierWorkerReconnects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cfg := testConfig(2, nil)
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1)
 	defer l.Close()
-	w := startWorkers(t, ctx, cfg, l.Addr, 1)[0]
+	w := ws[0]
 	done := make(chan error, 1)
 	go func() { _, err := w.Wait(ctx, "ready"); done <- err }()
 	time.Sleep(100 * time.Millisecond)
@@ -328,18 +320,14 @@ func TestBarrierWorkerFailureAbortsEveryone(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cfg := testConfig(3, nil)
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1, 2)
 	defer l.Close()
-	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
 	got := make(chan error, 1)
 	go func() { _, err := ws[0].Wait(ctx, "ready"); got <- err }()
 	if err := ws[1].Fail("failed: image load failed: disk full", 1); err != nil {
 		t.Fatal(err)
 	}
-	err = <-got
+	err := <-got
 	var ae *AbortError
 	if !errors.As(err, &ae) || !strings.Contains(ae.Reason, "rank 2 (n3) failed: image load failed: disk full") || ae.ExitCode() != 1 {
 		t.Fatalf("worker 1 got %v", err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/benchctl/benchctl/internal/testutil"
 )
 
 // A build error whose log tail has a 10,000-character line and 300 lines: every worker
@@ -16,14 +18,10 @@ import (
 func TestLongAbortReasonReachesEveryWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	cfg := testConfig(3, logs)
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1, 2)
 	defer l.Close()
-	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
 	reason := "build failed: step 3/3: " + strings.Repeat("x", 10000) + strings.Repeat("\nline of output", 300)
 	start := time.Now()
 	l.Abort(reason, 2)
@@ -51,16 +49,12 @@ func TestLongFailureReasonAbortsTheJob(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cfg := testConfig(3, nil)
-	l, err := Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, ws := startJob(t, ctx, cfg, 1, 2)
 	defer l.Close()
-	ws := startWorkers(t, ctx, cfg, l.Addr, 1, 2)
 	if err := ws[1].Fail("failed benchmark b: "+strings.Repeat("é", 10000), 3); err != nil {
 		t.Fatal(err)
 	}
-	_, err = ws[0].Wait(ctx, "x")
+	_, err := ws[0].Wait(ctx, "x")
 	var ae *AbortError
 	if !errors.As(err, &ae) || ae.ExitCode() != 3 || !strings.HasPrefix(ae.Reason, "rank 2 (n3) failed benchmark b: éé") || !utf8.ValidString(ae.Reason) {
 		t.Fatalf("worker 1 got %v", err)

@@ -134,6 +134,9 @@ func TestLayoutPaths(t *testing.T) {
 		d.BarrierAddr(64): "/s/jobs/12.1/barrier.addr.64", n.Path: "/s/jobs/12.1/nodes/3-gpu7", n.Status(): "/s/jobs/12.1/nodes/3-gpu7/status.json",
 		n.Log("train"): "/s/jobs/12.1/nodes/3-gpu7/train.log", n.Results("train"): "/s/jobs/12.1/nodes/3-gpu7/results/train",
 		n.Diagnostics("train"): "/s/jobs/12.1/nodes/3-gpu7/diagnostics/train", d.Output(PerfFile): "/s/jobs/12.1/perf.csv",
+		l.Doctor(""): "/s/.doctor", l.Doctor("12.1"): "/s/.doctor/12.1", DoctorMarker(l.Doctor("12"), 3): "/s/.doctor/12/rank-3",
+		NodeDisplay("3-gpu7"): "nodes/3-gpu7", NodeDisplay("3-gpu7", ResultsRel("b"), "b.csv"): "nodes/3-gpu7/results/b/b.csv",
+		NodeDisplay("3-gpu7", LogName("b")): "nodes/3-gpu7/b.log",
 	} {
 		if got != want {
 			t.Errorf("got %s, want %s", got, want)

@@ -60,9 +60,9 @@ func (l Layout) openJob(id string, attempt int, create bool) (*Folder, error) {
 	defer shared.Close()
 	var jobs, f *os.File
 	if create {
-		jobs, _, err = safefile.MkdirAt(shared, jobsFolder, folderMode)
+		jobs, _, err = safefile.MkdirAt(shared, JobsFolder, folderMode)
 	} else {
-		jobs, err = safefile.OpenDirAt(shared, jobsFolder)
+		jobs, err = safefile.OpenDirAt(shared, JobsFolder)
 	}
 	if err != nil {
 		return nil, err

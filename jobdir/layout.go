@@ -9,20 +9,32 @@ import (
 
 // File names in a job folder and a node folder.
 const (
-	JobFile        = "job.json"
-	SecretFile     = ".barrier-secret"
-	AddrFile       = "barrier.addr"
-	NodesFolder    = "nodes"
-	StatusFile     = "status.json"
-	ResultsFolder  = "results"
-	DiagFolder     = "diagnostics"
-	PerfFile       = "perf.csv"
-	SummaryFile    = "summary.json"
-	ReportFile     = "report.html"
-	SubmitFolder   = ".submit"
-	jobsFolder     = "jobs"
+	JobFile       = "job.json"
+	SecretFile    = ".barrier-secret"
+	AddrFile      = "barrier.addr"
+	NodesFolder   = "nodes"
+	StatusFile    = "status.json"
+	ResultsFolder = "results"
+	DiagFolder    = "diagnostics"
+	PerfFile      = "perf.csv"
+	SummaryFile   = "summary.json"
+	ReportFile    = "report.html"
+	SubmitFolder  = ".submit"
+	// DiagReportFile and DiagSummaryFile are what diagnostics writes into a benchmark's
+	// diagnostics folder: the whole report, and the lines a person reads first.
+	DiagReportFile  = "report.json"
+	DiagSummaryFile = "summary.txt"
+	// SbatchOutFile and SbatchErrFile take the job script's own output (benchctl submit's
+	// script redirects into the job folder).
+	SbatchOutFile = "sbatch.out"
+	SbatchErrFile = "sbatch.err"
+	// JobsFolder is the folder of the job folders under the shared directory; a job script
+	// computes a job folder's name in shell from it and AttemptDivider (see Name).
+	JobsFolder     = "jobs"
+	doctorFolder   = ".doctor"
+	doctorMarker   = "rank-"
 	logSuffix      = ".log"
-	attemptDivider = "."
+	AttemptDivider = "."
 )
 
 // Layout computes the paths of the job folders under a shared directory.
@@ -31,10 +43,24 @@ type Layout struct {
 }
 
 // Jobs is the folder that holds every job: <shared>/jobs.
-func (l Layout) Jobs() string { return filepath.Join(l.Shared, jobsFolder) }
+func (l Layout) Jobs() string { return filepath.Join(l.Shared, JobsFolder) }
 
 // Submit is where benchctl submit keeps its scripts and secrets: jobs/.submit.
 func (l Layout) Submit() string { return filepath.Join(l.Jobs(), SubmitFolder) }
+
+// Doctor is the folder where benchctl doctor's nodes leave their markers: <shared>/.doctor,
+// and <shared>/.doctor/<job> for a job's nodes (job is Name(id, attempt); "" outside a job).
+func (l Layout) Doctor(job string) string {
+	if job == "" {
+		return filepath.Join(l.Shared, doctorFolder)
+	}
+	return filepath.Join(l.Shared, doctorFolder, job)
+}
+
+// DoctorMarker is the marker file the node of that rank leaves in a Doctor folder.
+func DoctorMarker(doctorDir string, rank int) string {
+	return filepath.Join(doctorDir, doctorMarker+strconv.Itoa(rank))
+}
 
 // Job is the folder of a job's attempt: jobs/<id> for attempt 0, jobs/<id>.<n> after the
 // n-th requeue. It does not check that the folder exists (see Find).
@@ -47,7 +73,7 @@ func Name(id string, attempt int) string {
 	if attempt == 0 {
 		return id
 	}
-	return id + attemptDivider + strconv.Itoa(attempt)
+	return id + AttemptDivider + strconv.Itoa(attempt)
 }
 
 // SplitName splits "123.2" into ("123", 2); a name without a numeric suffix is attempt 0.
@@ -75,6 +101,9 @@ func (d Dir) Latest() bool {
 
 // JobFile is job.json.
 func (d Dir) JobFile() string { return filepath.Join(d.Path, JobFile) }
+
+// SbatchOut is where the job script's stdout goes.
+func (d Dir) SbatchOut() string { return filepath.Join(d.Path, SbatchOutFile) }
 
 // Secret is the job channel's secret file.
 func (d Dir) Secret() string { return filepath.Join(d.Path, SecretFile) }
@@ -112,6 +141,26 @@ func (d Dir) NodeNamed(name string) NodeDir {
 
 // Output is a file collect writes into the folder (PerfFile, SummaryFile, ReportFile).
 func (d Dir) Output(name string) string { return filepath.Join(d.Path, name) }
+
+// NodeDisplay is the path of a node folder, or of rel... beneath it, relative to the job
+// folder and slash-separated, as collect's outputs and messages show it: "nodes/<name>",
+// "nodes/<name>/results/<benchmark>/<file>". The parts are joined as given, not cleaned.
+func NodeDisplay(name string, rel ...string) string {
+	n := len(NodesFolder) + 1 + len(name)
+	for _, r := range rel {
+		n += 1 + len(r)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(NodesFolder)
+	b.WriteByte('/')
+	b.WriteString(name)
+	for _, r := range rel {
+		b.WriteByte('/')
+		b.WriteString(filepath.ToSlash(r))
+	}
+	return b.String()
+}
 
 // NodeDir is one node's folder in a job attempt.
 type NodeDir struct {

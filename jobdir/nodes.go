@@ -26,7 +26,7 @@ type StrayFolder struct {
 	Reason string
 }
 
-func (s StrayFolder) String() string { return "nodes/" + s.Name + ": " + s.Reason }
+func (s StrayFolder) String() string { return NodeDisplay(s.Name) + ": " + s.Reason }
 
 // NodeList is an attempt's nodes/ folder as ListNodes judged it.
 type NodeList struct {
@@ -155,7 +155,7 @@ func openDirNoFollow(path string) (*os.File, error) {
 		return nil, err
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is %s, not a folder; %s", path, safefile.Describe(st.Mode()), "nodes/ must be the folder benchctl made")
+		return nil, fmt.Errorf("%s is %s, not a folder; %s", path, safefile.Describe(st.Mode()), NodesFolder+"/ must be the folder benchctl made")
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO swapped in since the Lstat does not block
 	if err != nil {

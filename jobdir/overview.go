@@ -187,7 +187,7 @@ func (l Layout) overview(ctx context.Context, id string, sched Scheduler, now ti
 		}
 		o.Seconds = max(0, end.Sub(*o.Started).Seconds())
 	}
-	if st, err := os.Lstat(d.Output("perf.csv")); err == nil && st.Mode().IsRegular() {
+	if st, err := os.Lstat(d.Output(PerfFile)); err == nil && st.Mode().IsRegular() {
 		o.Collected = true
 	}
 	return o

@@ -19,7 +19,7 @@ func (l Layout) openSubmit() (*os.File, error) {
 		return nil, err
 	}
 	defer shared.Close()
-	jobs, _, err := safefile.MkdirAt(shared, jobsFolder, folderMode)
+	jobs, _, err := safefile.MkdirAt(shared, JobsFolder, folderMode)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (l Layout) openSubmitted() (*os.File, error) {
 		return nil, err
 	}
 	defer shared.Close()
-	jobs, err := safefile.OpenDirAt(shared, jobsFolder)
+	jobs, err := safefile.OpenDirAt(shared, JobsFolder)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

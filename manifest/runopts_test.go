@@ -52,7 +52,7 @@ func TestParseRunOptions(t *testing.T) {
 	for _, c := range bad {
 		_, err := ParseRunOptions(c.args)
 		var oe *OptionError
-		if err == nil || !strings.Contains(err.Error(), c.want) || !errorsAs(err, &oe) {
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &oe) {
 			t.Errorf("%q: %v, want %q", c.args, err, c.want)
 		}
 	}
@@ -99,8 +99,6 @@ func TestExtraOptionsInAManifest(t *testing.T) {
 		}
 	}
 }
-
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 // A model's additional_docker_run_options are kept as metadata (job.json): the value of a
 // credential-like variable in them is redacted there.

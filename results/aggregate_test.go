@@ -14,45 +14,40 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 )
 
 // writeJob makes a job folder: job.json with one benchmark "b" (results b.csv) and nodes.
 func writeJob(t *testing.T, shared, id string, world int) string {
 	t.Helper()
-	dir := filepath.Join(shared, "jobs", id)
 	nodes := make([]string, world)
 	for i := range nodes {
 		nodes[i] = fmt.Sprintf("h%d", i)
 	}
-	j := map[string]any{"version": 1, "job": id, "world": world, "nodes": nodes,
-		"manifest": map[string]any{"name": "t", "benchmarks": []any{map[string]any{"name": "b", "results": "b.csv"}}, "gpu": map[string]any{"count": "all"}}}
-	data, _ := json.Marshal(j)
-	if err := os.MkdirAll(filepath.Join(dir, "nodes"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, jobdir.JobFile), data, 0o644)
-	return dir
+	j := jobdirtest.NewJob(t, id, nodes, map[string]any{"name": "t", "benchmarks": []any{map[string]any{"name": "b", "results": "b.csv"}}, "gpu": map[string]any{"count": "all"}})
+	j.Version = 1
+	return jobdirtest.Job(t, jobdir.Layout{Shared: shared}.Job(id, 0), j).Path
+}
+
+// nodeOf is the folder writeNode writes for rank: <rank>-h<rank>.
+func nodeOf(job string, rank int) jobdir.NodeDir {
+	return jobdirtest.At(job).Node(rank, fmt.Sprintf("h%d", rank))
 }
 
 // writeNode writes a node folder with a status and, unless csv is "", b.csv.
 func writeNode(t *testing.T, job string, rank int, outcome string, csv string) {
 	t.Helper()
-	nd := filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", rank, rank))
+	nd := nodeOf(job, rank)
 	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	st := &jobdir.Status{Version: 1, Rank: rank, Host: fmt.Sprintf("h%d", rank), Outcome: outcome, FinishedAt: &end,
+	st := &jobdir.Status{Version: 1, Rank: rank, Host: nd.Host, Outcome: outcome, FinishedAt: &end,
 		Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: outcome, DurationSeconds: 1}}}
 	if outcome == jobdir.OutcomeRunning {
 		st.FinishedAt, st.Benchmarks = nil, nil
 	}
-	if err := os.MkdirAll(filepath.Join(nd, "results", "b"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := json.Marshal(st) // not jobdir.WriteStatus: its fsyncs make big fixtures slow
-	if err := os.WriteFile(filepath.Join(nd, jobdir.StatusFile), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	jobdirtest.Mkdir(t, nd.Results("b"))
+	jobdirtest.Status(t, nd, st)
 	if csv != "" {
-		os.WriteFile(filepath.Join(nd, "results", "b", "b.csv"), []byte(csv), 0o644)
+		jobdirtest.Result(t, nd, "b", "b.csv", []byte(csv))
 	}
 }
 
@@ -111,7 +106,7 @@ func TestCollectRunning(t *testing.T) {
 				if !errors.As(err, &re) || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), "--partial") {
 					t.Fatalf("err = %v, want a *RunningError with %q", err, c.wantErr)
 				}
-				if _, err := os.Stat(filepath.Join(shared, "jobs", "600", PerfFile)); err == nil {
+				if _, err := os.Stat(jobdir.Layout{Shared: shared}.Job("600", 0).Output(jobdir.PerfFile)); err == nil {
 					t.Fatal("wrote perf.csv for a running job")
 				}
 				return
@@ -134,7 +129,7 @@ func TestCollectRunning(t *testing.T) {
 // Without job.json the benchmarks and the node count come from the node folders.
 func TestCollectWithoutJobJSON(t *testing.T) {
 	shared := sharedCopy(t)
-	os.Remove(filepath.Join(shared, "jobs", "100", jobdir.JobFile))
+	os.Remove(jobdir.Layout{Shared: shared}.Job("100", 0).JobFile())
 	col, err := collect(t, shared, "100", -1, false)
 	if err != nil {
 		t.Fatal(err)
@@ -158,9 +153,9 @@ func TestCollectOddFolders(t *testing.T) {
 	writeNode(t, job, 0, jobdir.OutcomeSuccess, hdr+"a,1,x,SUCCESS\nb,N/A,x,SUCCESS\nc,3,x,FAILURE\n")
 	writeNode(t, job, 1, jobdir.OutcomeSuccess, hdr+"a,2,x,SUCCESS\nextra,5,x,SUCCESS\n")
 	writeNode(t, job, 2, jobdir.OutcomeSuccess, "")
-	os.WriteFile(filepath.Join(job, "nodes", "2-h2", jobdir.StatusFile), []byte("{garbage"), 0o644)
-	os.MkdirAll(filepath.Join(job, "nodes", "not-a-node"), 0o755)
-	os.WriteFile(filepath.Join(job, "nodes", ".tmp-file"), nil, 0o644)
+	os.WriteFile(nodeOf(job, 2).Status(), []byte("{garbage"), 0o644)
+	os.MkdirAll(jobdirtest.At(job).NodeNamed("not-a-node").Path, 0o755)
+	os.WriteFile(jobdirtest.At(job).NodeNamed(".tmp-file").Path, nil, 0o644)
 	col, err := collect(t, shared, "7", -1, false)
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +218,7 @@ func TestRowStatus(t *testing.T) {
 func TestCollectNoNodes(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "8", 2)
-	os.RemoveAll(filepath.Join(job, "nodes"))
+	os.RemoveAll(jobdirtest.At(job).Nodes())
 	col, err := collect(t, shared, "8", -1, false)
 	if err != nil {
 		t.Fatal(err)
@@ -298,10 +293,10 @@ func TestLinkedNodeFolder(t *testing.T) {
 	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nm,1,u\n")
 	writeNode(t, job, 1, jobdir.OutcomeSuccess, "model,performance,metric\nm,2,u\n")
 	elsewhere := filepath.Join(t.TempDir(), "1-h1")
-	if err := os.Rename(filepath.Join(job, "nodes", "1-h1"), elsewhere); err != nil {
+	if err := os.Rename(nodeOf(job, 1).Path, elsewhere); err != nil {
 		t.Fatal(err)
 	}
-	os.Symlink(elsewhere, filepath.Join(job, "nodes", "1-h1"))
+	os.Symlink(elsewhere, nodeOf(job, 1).Path)
 	s := aggregate(t, job)
 	if b := s.Benchmarks[0]; b.Status != StatusFailure || len(b.Failed) != 1 || b.Failed[0].Rank != 1 || s.Nodes.Reported != 1 {
 		t.Fatalf("status %s (%s), failed %+v, nodes %+v", b.Status, b.Reason, b.Failed, s.Nodes)
@@ -336,14 +331,14 @@ func TestPerfTableKeepsClashingColumns(t *testing.T) {
 func TestStrayRankWithoutJobJSON(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "24", 1)
-	os.Remove(filepath.Join(job, jobdir.JobFile))
+	os.Remove(jobdirtest.At(job).JobFile())
 	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nm,1,u\n")
 	writeNode(t, job, 4000000, jobdir.OutcomeSuccess, "model,performance,metric\nm,1,u\n")
 	for _, dir := range []string{"0-h0", "4000000-h4000000"} {
-		st, _ := jobdir.ReadStatus(filepath.Join(job, "nodes", dir, jobdir.StatusFile))
+		st, _ := jobdir.ReadStatus(jobdirtest.At(job).NodeNamed(dir).Status())
 		st.World = 1
 		data, _ := json.Marshal(st)
-		os.WriteFile(filepath.Join(job, "nodes", dir, jobdir.StatusFile), data, 0o644)
+		os.WriteFile(jobdirtest.At(job).NodeNamed(dir).Status(), data, 0o644)
 	}
 	s := aggregate(t, job)
 	if s.Nodes.Expected != 1 || !strings.Contains(strings.Join(s.Problems, "\n"), "node folders go up to rank 4000000, but the status files say the job has 1 nodes") {
@@ -366,7 +361,7 @@ func TestOtherKeysAreAProblem(t *testing.T) {
 func TestEmptyJobTableHasAFailureRow(t *testing.T) {
 	shared := t.TempDir()
 	job := writeJob(t, shared, "26", 1)
-	os.Remove(filepath.Join(job, jobdir.JobFile))
+	os.Remove(jobdirtest.At(job).JobFile())
 	s := aggregate(t, job)
 	var buf bytes.Buffer
 	if err := WriteResults(&buf, FormatTable, s, PerfTable(s)); err != nil || !strings.Contains(buf.String(), "FAILURE") || !strings.Contains(buf.String(), noBenchmarksReason) {
@@ -385,10 +380,10 @@ func TestCollectReadsOnlyRegularResultFiles(t *testing.T) {
 	writeNode(t, job, 0, jobdir.OutcomeSuccess, hdr+"a,1,x,SUCCESS\n")
 	writeNode(t, job, 1, jobdir.OutcomeSuccess, "")
 	writeNode(t, job, 2, jobdir.OutcomeSuccess, "")
-	if err := os.Symlink(host, filepath.Join(job, "nodes", "1-h1", "results", "b", "b.csv")); err != nil {
+	if err := os.Symlink(host, filepath.Join(nodeOf(job, 1).Results("b"), "b.csv")); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(job, "nodes", "2-h2", "results", "b", "b.csv"), 0o644); err != nil {
+	if err := syscall.Mkfifo(filepath.Join(nodeOf(job, 2).Results("b"), "b.csv"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -401,14 +396,14 @@ func TestCollectReadsOnlyRegularResultFiles(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("collect blocked on a FIFO")
 	}
-	perf, err := os.ReadFile(filepath.Join(job, PerfFile))
+	perf, err := os.ReadFile(jobdirtest.At(job).Output(jobdir.PerfFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(perf), "HOSTFILE") || !strings.Contains(string(perf), "a,") {
 		t.Fatalf("perf.csv:\n%s", perf)
 	}
-	sum, _ := os.ReadFile(filepath.Join(job, "summary.json"))
+	sum, _ := os.ReadFile(jobdirtest.At(job).Output(jobdir.SummaryFile))
 	if !strings.Contains(string(sum), "symbolic link") || !strings.Contains(string(sum), "not a regular file") {
 		t.Fatalf("summary.json does not say why the two results were not read:\n%s", sum)
 	}
@@ -420,13 +415,13 @@ func TestCollectOnlyTheSelectedBenchmarks(t *testing.T) {
 	for _, selected := range []bool{true, false} {
 		shared := t.TempDir()
 		job := writeJob(t, shared, "800", 2)
-		j := map[string]any{"version": 1, "job": "800", "world": 2, "nodes": []string{"h0", "h1"},
-			"manifest": map[string]any{"name": "t", "benchmarks": []any{map[string]any{"name": "b", "results": "b.csv"}, map[string]any{"name": "c", "results": "c.csv"}}}}
+		j := jobdirtest.NewJob(t, "800", []string{"h0", "h1"},
+			map[string]any{"name": "t", "benchmarks": []any{map[string]any{"name": "b", "results": "b.csv"}, map[string]any{"name": "c", "results": "c.csv"}}})
+		j.Version = 1
 		if selected {
-			j["benchmarks"] = []string{"b"}
+			j.Benchmarks = []string{"b"}
 		}
-		data, _ := json.Marshal(j)
-		os.WriteFile(filepath.Join(job, jobdir.JobFile), data, 0o644)
+		jobdirtest.Job(t, jobdirtest.At(job), j)
 		hdr := "model,performance,metric,status\n"
 		writeNode(t, job, 0, jobdir.OutcomeSuccess, hdr+"a,1,x,SUCCESS\n")
 		writeNode(t, job, 1, jobdir.OutcomeSuccess, hdr+"a,2,x,SUCCESS\n")

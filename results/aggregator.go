@@ -191,11 +191,11 @@ func (a *aggregator) wasSeen(rank int) bool {
 // add merges one node folder and forgets it, except for the best CSV per benchmark.
 func (a *aggregator) add(nd *nodeData) {
 	if nd.rank < 0 {
-		a.problem("unexpected folder nodes/%s (node folders are named <rank>-<host>)", nd.dir)
+		a.problem("unexpected folder %s (node folders are named <rank>-<host>)", jobdir.NodeDisplay(nd.dir))
 		return
 	}
 	if nd.rank >= rankLimit {
-		a.problem("nodes/%s: rank %d is beyond what benchctl collects (%d); ignored", nd.dir, nd.rank, rankLimit)
+		a.problem("%s: rank %d is beyond what benchctl collects (%d); ignored", jobdir.NodeDisplay(nd.dir), nd.rank, rankLimit)
 		return
 	}
 	if !a.markSeen(nd.rank) {
@@ -210,7 +210,7 @@ func (a *aggregator) add(nd *nodeData) {
 	case nodeRunning:
 		a.counts.Reported++
 		a.counts.Running++
-		a.running = append(a.running, NodeRef{Rank: nd.rank, Host: nd.host, Dir: "nodes/" + nd.dir})
+		a.running = append(a.running, NodeRef{Rank: nd.rank, Host: nd.host, Dir: jobdir.NodeDisplay(nd.dir)})
 	case nodeFailed:
 		a.counts.Reported++
 		a.counts.Failed++
@@ -230,7 +230,7 @@ func (a *aggregator) add(nd *nodeData) {
 		countBounded(&a.archs, st.GPUArch)
 		countBounded(&a.gpuNames, st.GPUName)
 		if st.Rank != nd.rank || (st.Host != "" && st.Host != nd.host) {
-			a.problem("nodes/%s/status.json says rank %d host %q", nd.dir, st.Rank, st.Host)
+			a.problem("%s says rank %d host %q", jobdir.NodeDisplay(nd.dir, jobdir.StatusFile), st.Rank, st.Host)
 		}
 		if st.ImageID != "" {
 			if _, ok := a.images[st.ImageID]; ok || len(a.images) < 16 {

@@ -16,12 +16,13 @@ import (
 
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 )
 
 // writeBigCSV writes a results CSV of about size bytes for node rank of job.
 func writeBigCSV(t *testing.T, job string, rank int, size int64) {
 	t.Helper()
-	f, err := os.Create(filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", rank, rank), "results", "b", "b.csv"))
+	f, err := os.Create(filepath.Join(nodeOf(job, rank).Results("b"), "b.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestBigCSVsAreBoundedInMemory(t *testing.T) {
 	runtime.GC()
 	stop := heapPeak() // sample the heap while collect runs
 	s := aggregate(t, job)
-	written, err := WriteOutputs(job, s, PerfTable(s))
+	written, err := WriteOutputs(jobdir.Dir{Path: job}, s, PerfTable(s))
 	peak := stop()
 	if err != nil {
 		t.Fatal(err)
@@ -61,15 +62,15 @@ func TestBigCSVsAreBoundedInMemory(t *testing.T) {
 		t.Errorf("peak heap %d MiB, over 256 MiB", peak>>20)
 	}
 	for _, p := range written {
-		if st, _ := os.Stat(p); filepath.Base(p) != "perf.csv" && st.Size() > 2<<20 {
+		if st, _ := os.Stat(p); filepath.Base(p) != jobdir.PerfFile && st.Size() > 2<<20 {
 			t.Errorf("%s is %d MiB", filepath.Base(p), st.Size()>>20)
 		}
 	}
-	report, _ := os.ReadFile(filepath.Join(job, "report.html"))
+	report, _ := os.ReadFile(jobdirtest.At(job).Output(jobdir.ReportFile))
 	if !strings.Contains(string(report), "more rows are not shown here: every row is in <a href=\"perf.csv\">perf.csv</a>") {
 		t.Error("the report does not say that rows were left out")
 	}
-	sum, _ := os.ReadFile(filepath.Join(job, "summary.json"))
+	sum, _ := os.ReadFile(jobdirtest.At(job).Output(jobdir.SummaryFile))
 	if !strings.Contains(string(sum), `"rowsOmitted": 9000`) && !strings.Contains(string(sum), `"rowsOmitted":9000`) {
 		t.Error("summary.json does not count the rows it leaves out")
 	}
@@ -89,12 +90,12 @@ func TestBigCSVsAreBoundedInMemory(t *testing.T) {
 // A cancelled collect stops parsing a big CSV at once (it read every CSV to the end).
 func TestCancelStopsReadingABigCSV(t *testing.T) {
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "nodes", "0-h0", "results", "b"), 0o755)
+	jobdirtest.Mkdir(t, nodeOf(dir, 0).Results("b"))
 	writeBigCSV(t, dir, 0, 32<<20)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	start := time.Now()
-	_, err := readCSVBeneath(ctx, new(safefile.Reader), filepath.Join(dir, "nodes", "0-h0"), "results/b/b.csv", MaxCSVSize, MaxCSVRows)
+	_, err := readCSVBeneath(ctx, new(safefile.Reader), nodeOf(dir, 0).Path, filepath.Join(jobdir.ResultsRel("b"), "b.csv"), MaxCSVSize, MaxCSVRows)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -130,11 +131,12 @@ func TestCancelStopsAggregate(t *testing.T) {
 // costs many times the file's size.
 func TestHugeFieldsAndHeaders(t *testing.T) {
 	dir := t.TempDir()
-	nd := filepath.Join(dir, "nodes", "0-h0")
-	os.MkdirAll(filepath.Join(nd, "results", "b"), 0o755)
-	p := filepath.Join(nd, "results", "b", "b.csv")
+	node := nodeOf(dir, 0)
+	nd := node.Path
+	jobdirtest.Mkdir(t, node.Results("b"))
+	p := filepath.Join(node.Results("b"), "b.csv")
 	read := func() (*Table, error) {
-		return readCSVBeneath(context.Background(), new(safefile.Reader), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows)
+		return readCSVBeneath(context.Background(), new(safefile.Reader), nd, filepath.Join(jobdir.ResultsRel("b"), "b.csv"), MaxCSVSize, MaxCSVRows)
 	}
 	os.WriteFile(p, []byte("model,performance,note\nb,1,\""+strings.Repeat("x", 6_000_000)+"\"\n"), 0o644)
 	if _, err := read(); err == nil || !strings.Contains(err.Error(), "b.csv:2: a field of 6000000 bytes; collect reads fields of at most 65536") {
@@ -161,7 +163,7 @@ func TestHugeFieldsAndHeaders(t *testing.T) {
 		{"\xef\xbb\xbfmodel,performance\n" + pad + "b,\xff\n", fmt.Sprintf("b.csv:%d: not UTF-8 text", smallCSV/4+3)},
 	} {
 		os.WriteFile(p, []byte(c.data), 0o644)
-		if _, err := readCSVBeneath(context.Background(), new(safefile.Reader), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
+		if _, err := readCSVBeneath(context.Background(), new(safefile.Reader), nd, filepath.Join(jobdir.ResultsRel("b"), "b.csv"), MaxCSVSize, MaxCSVRows); err == nil ||
 			!strings.Contains(err.Error(), c.want) {
 			t.Errorf("%d bytes: %v, want %q", len(c.data), err, c.want)
 		}
@@ -169,7 +171,7 @@ func TestHugeFieldsAndHeaders(t *testing.T) {
 	f, _ := os.Create(p)
 	f.Truncate(MaxCSVSize + 10)
 	f.Close()
-	if _, err := readCSVBeneath(context.Background(), new(safefile.Reader), nd, "results/b/b.csv", MaxCSVSize, MaxCSVRows); err == nil ||
+	if _, err := readCSVBeneath(context.Background(), new(safefile.Reader), nd, filepath.Join(jobdir.ResultsRel("b"), "b.csv"), MaxCSVSize, MaxCSVRows); err == nil ||
 		!strings.Contains(err.Error(), "larger than the 64 MiB limit") {
 		t.Fatalf("over the cap: %v", err)
 	}
@@ -185,7 +187,7 @@ func TestWideRowsAreBoundedInMemory(t *testing.T) {
 	field := strings.Repeat("y", 1000)
 	for r := range 6 {
 		writeNode(t, job, r, "success", "")
-		f, err := os.Create(filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", r, r), "results", "b", "b.csv"))
+		f, err := os.Create(filepath.Join(nodeOf(job, r).Results("b"), "b.csv"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // The report's SVG drawings, computed here so that the template only places them.
@@ -80,7 +82,7 @@ const numStates = int(stMissing) + 1
 
 func nodeLabel(s *Summary, rank int) string {
 	if s.job != nil && rank < len(s.job.Nodes) {
-		return fmt.Sprintf("%d-%s", rank, s.job.Nodes[rank])
+		return jobdir.NodeName(rank, s.job.Nodes[rank])
 	}
 	return "rank " + strconv.Itoa(rank)
 }

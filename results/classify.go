@@ -145,7 +145,7 @@ func benchState(kind int, nf failRec, bs *jobdir.BenchmarkStatus) (byte, failRec
 // folder (the status's own names when they are local paths). finish drops the ones that
 // do not exist.
 func failureLinks(dir, bench string, bs *jobdir.BenchmarkStatus) (log, diag string) {
-	log, diag = bench+".log", "diagnostics/"+bench
+	log, diag = jobdir.LogName(bench), jobdir.DiagRel(bench)
 	if bs != nil {
 		if bs.Log != "" && filepath.IsLocal(bs.Log) {
 			log = filepath.ToSlash(bs.Log)
@@ -154,5 +154,5 @@ func failureLinks(dir, bench string, bs *jobdir.BenchmarkStatus) (log, diag stri
 			diag = filepath.ToSlash(bs.Diagnostics)
 		}
 	}
-	return "nodes/" + dir + "/" + log, "nodes/" + dir + "/" + diag
+	return jobdir.NodeDisplay(dir, log), jobdir.NodeDisplay(dir, diag)
 }

@@ -4,18 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/benchctl/benchctl/jobdir"
-	"path/filepath"
 	"strings"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
-)
-
-// Output files collect writes into the job folder.
-const (
-	PerfFile    = "perf.csv"
-	SummaryFile = "summary.json"
-	ReportFile  = "report.html"
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // CollectOptions say which job to collect and how.
@@ -103,7 +95,7 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("the baseline %s has a comparable row for %d of %d rows; relative_change is empty for the others", opts.Baseline, n, len(c.Perf.Rows)))
 		}
 	}
-	if c.Written, err = WriteOutputs(dir.Path, s, c.Perf); err != nil {
+	if c.Written, err = WriteOutputs(dir, s, c.Perf); err != nil {
 		return nil, err
 	}
 	if opts.AppendTo != "" {
@@ -122,7 +114,7 @@ func runningReason(r []NodeRef) string {
 			names = append(names, fmt.Sprintf("and %d more", len(r)-maxListedNodes))
 			break
 		}
-		names = append(names, fmt.Sprintf("%d-%s", n.Rank, n.Host))
+		names = append(names, jobdir.NodeName(n.Rank, n.Host))
 	}
 	return fmt.Sprintf("%s not finished (%s)", plural(len(r), "node has", "nodes have"), strings.Join(names, ", "))
 }
@@ -135,9 +127,9 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// WriteOutputs writes perf.csv, summary.json and report.html into dir, each atomically, and
-// returns their paths.
-func WriteOutputs(dir string, s *Summary, perf *Table) ([]string, error) {
+// WriteOutputs writes perf.csv, summary.json and report.html into the job folder dir, each
+// atomically, and returns their paths.
+func WriteOutputs(dir jobdir.Dir, s *Summary, perf *Table) ([]string, error) {
 	csvData, err := EncodeCSV(perf)
 	if err != nil {
 		return nil, fmt.Errorf("encoding perf.csv: %w", err)
@@ -153,10 +145,10 @@ func WriteOutputs(dir string, s *Summary, perf *Table) ([]string, error) {
 	files := []struct {
 		name string
 		data []byte
-	}{{PerfFile, csvData}, {SummaryFile, sumData}, {ReportFile, report.Bytes()}}
+	}{{jobdir.PerfFile, csvData}, {jobdir.SummaryFile, sumData}, {jobdir.ReportFile, report.Bytes()}}
 	var written []string
 	for _, f := range files {
-		p := filepath.Join(dir, f.name)
+		p := dir.Output(f.name)
 		if err := atomicfile.WriteFile(p, f.data); err != nil {
 			return written, err
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -79,13 +81,13 @@ func TestCollectGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range []string{PerfFile, SummaryFile, ReportFile} {
+			for _, f := range []string{jobdir.PerfFile, jobdir.SummaryFile, jobdir.ReportFile} {
 				if _, err := os.Stat(filepath.Join(col.Dir.Path, f)); err != nil {
 					t.Errorf("%s not written: %v", f, err)
 				}
 			}
-			perf, _ := os.ReadFile(filepath.Join(col.Dir.Path, PerfFile))
-			sum, _ := os.ReadFile(filepath.Join(col.Dir.Path, SummaryFile))
+			perf, _ := os.ReadFile(filepath.Join(col.Dir.Path, jobdir.PerfFile))
+			sum, _ := os.ReadFile(filepath.Join(col.Dir.Path, jobdir.SummaryFile))
 			golden(t, c.name+"/perf.csv", perf)
 			golden(t, c.name+"/summary.json", sum)
 			var tbl bytes.Buffer

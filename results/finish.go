@@ -307,7 +307,7 @@ func dirPath(dir string) string {
 	if dir == "" {
 		return ""
 	}
-	return "nodes/" + dir
+	return jobdir.NodeDisplay(dir)
 }
 
 // sortedKeys is m's keys, sorted and comma-separated ("" for none).

@@ -20,9 +20,9 @@ func (a *aggregator) candidate(b *benchAgg, c cand) Candidate {
 		Numeric: int(c.numeric), Problem: c.problem, Source: "none"}
 	switch c.source {
 	case srcCSV:
-		pc.Source, pc.File = "csv", "nodes/"+c.dir+"/results/"+b.spec.name+"/"+b.spec.results
+		pc.Source, pc.File = "csv", jobdir.NodeDisplay(c.dir, jobdir.ResultsRel(b.spec.name), b.spec.results)
 	case srcLog:
-		pc.Source, pc.File = "log", "nodes/"+c.dir+"/"+b.spec.name+".log"
+		pc.Source, pc.File = "log", jobdir.NodeDisplay(c.dir, jobdir.LogName(b.spec.name))
 	}
 	return pc
 }

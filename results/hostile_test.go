@@ -4,7 +4,6 @@ package results
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 )
 
 // A link in the middle of a results path (results/b -> /elsewhere) was followed: collect
@@ -22,7 +22,7 @@ func TestResultsPathThroughALinkIsNotFollowed(t *testing.T) {
 	writeNode(t, job, 0, "success", "")
 	outside := t.TempDir()
 	os.WriteFile(filepath.Join(outside, "b.csv"), []byte("model,performance,metric\nstolen,999,x\n"), 0o644)
-	res := filepath.Join(job, "nodes", "0-h0", "results", "b")
+	res := nodeOf(job, 0).Results("b")
 	os.RemoveAll(res)
 	if err := os.Symlink(outside, res); err != nil {
 		t.Fatal(err)
@@ -42,10 +42,10 @@ func TestFIFOResultsAndLogDoNotBlock(t *testing.T) {
 	job := writeJob(t, t.TempDir(), "1", 2)
 	writeNode(t, job, 0, "success", "")
 	writeNode(t, job, 1, "success", "")
-	if err := syscall.Mkfifo(filepath.Join(job, "nodes", "0-h0", "results", "b", "b.csv"), 0o644); err != nil {
+	if err := syscall.Mkfifo(filepath.Join(nodeOf(job, 0).Results("b"), "b.csv"), 0o644); err != nil {
 		t.Skip(err)
 	}
-	syscall.Mkfifo(filepath.Join(job, "nodes", "1-h1", "b.log"), 0o644)
+	syscall.Mkfifo(nodeOf(job, 1).Log("b"), 0o644)
 	done := make(chan *Summary, 1)
 	go func() { done <- aggregate(t, job) }()
 	select {
@@ -77,18 +77,15 @@ func problemsOf(s *Summary) []string {
 	return append(out, s.Problems...)
 }
 
-// writeNodeAs writes a node folder of any name whose status says rank and host, with b.csv.
-func writeNodeAs(t *testing.T, dir string, rank int, host, csv string) {
+// writeNodeAs writes a node folder of any name (nd, at any path) whose status says rank and
+// host, with b.csv.
+func writeNodeAs(t *testing.T, nd jobdir.NodeDir, rank int, host, csv string) {
 	t.Helper()
 	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	st := &jobdir.Status{Version: 1, Rank: rank, Host: host, Outcome: jobdir.OutcomeSuccess, FinishedAt: &end,
 		Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: jobdir.OutcomeSuccess, DurationSeconds: 1}}}
-	if err := os.MkdirAll(filepath.Join(dir, "results", "b"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := json.Marshal(st)
-	os.WriteFile(filepath.Join(dir, jobdir.StatusFile), data, 0o644)
-	os.WriteFile(filepath.Join(dir, "results", "b", "b.csv"), []byte(csv), 0o644)
+	jobdirtest.Status(t, nd, st)
+	jobdirtest.Result(t, nd, "b", "b.csv", []byte(csv))
 }
 
 // Folders that are not the job's nodes fed the statistics and could win ("NODES 3/2", a
@@ -100,11 +97,11 @@ func TestStrayNodeFoldersAreNotCounted(t *testing.T) {
 	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nm,1,u\n")
 	writeNode(t, job, 1, jobdir.OutcomeSuccess, "model,performance,metric\nm,2,u\n")
 	many := "model,performance,metric\nm,99999,u\nn,1,u\no,1,u\n" // more numeric rows: it would win
-	writeNodeAs(t, filepath.Join(job, "nodes", "1-evil"), 1, "evil", many)
-	writeNodeAs(t, filepath.Join(job, "nodes", "7-x"), 7, "x", many)
-	outside := filepath.Join(t.TempDir(), "2-h2")
+	writeNodeAs(t, jobdirtest.At(job).NodeNamed("1-evil"), 1, "evil", many)
+	writeNodeAs(t, jobdirtest.At(job).NodeNamed("7-x"), 7, "x", many)
+	outside := jobdirtest.At(t.TempDir()).Node(2, "h2") // a node folder elsewhere
 	writeNodeAs(t, outside, 2, "h2", many)
-	if err := os.Symlink(outside, filepath.Join(job, "nodes", "2-h2")); err != nil {
+	if err := os.Symlink(outside.Path, nodeOf(job, 2).Path); err != nil {
 		t.Fatal(err)
 	}
 	s := aggregate(t, job)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 )
 
 // hostileCSV is a results CSV a hostile container could write: spreadsheet formulas in
@@ -43,7 +44,7 @@ func TestFormulasAreNeutralised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perf, _ := os.ReadFile(filepath.Join(job, PerfFile))
+	perf, _ := os.ReadFile(jobdirtest.At(job).Output(jobdir.PerfFile))
 	appended, _ := os.ReadFile(appendTo)
 	var out bytes.Buffer
 	if err := WriteResults(&out, FormatCSV, col.Summary, col.Perf); err != nil {
@@ -86,7 +87,7 @@ func TestFormulasAreNeutralised(t *testing.T) {
 	if bytes.Contains(again, []byte("''=")) {
 		t.Errorf("a second append quoted a quoted cell:\n%s", again)
 	}
-	sum, _ := os.ReadFile(filepath.Join(job, SummaryFile))
+	sum, _ := os.ReadFile(jobdirtest.At(job).Output(jobdir.SummaryFile))
 	var s Summary
 	if err := json.Unmarshal(sum, &s); err != nil {
 		t.Fatal(err)
@@ -142,7 +143,7 @@ func TestEscapesNeverReachTheScreen(t *testing.T) {
 	st := jobdir.Status{Version: 1, Rank: 1, Host: "h1", Outcome: jobdir.OutcomeFailure, ExitCode: 3, FinishedAt: &end, Error: reason,
 		Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: jobdir.OutcomeFailure, ExitCode: 3, Error: reason}}}
 	data, _ := json.Marshal(st)
-	os.WriteFile(filepath.Join(job, "nodes", "1-h1", jobdir.StatusFile), data, 0o644)
+	os.WriteFile(nodeOf(job, 1).Status(), data, 0o644)
 	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "67", Attempt: -1, Aggregate: AggregateOptions{Now: fixedNow}})
 	if err != nil {
 		t.Fatal(err)

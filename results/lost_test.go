@@ -2,15 +2,14 @@ package results
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -28,14 +27,7 @@ func writeStuckNode(t *testing.T, job string, st *jobdir.Status) {
 				{Name: jobdir.PhaseRun, StartedAt: run, Outcome: jobdir.OutcomeRunning}},
 			Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: jobdir.OutcomeRunning, StartedAt: t0.Add(3 * time.Minute)}}}
 	}
-	nd := filepath.Join(job, "nodes", "1-h1")
-	if err := os.MkdirAll(nd, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := json.Marshal(st)
-	if err := os.WriteFile(filepath.Join(nd, jobdir.StatusFile), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	jobdirtest.Status(t, nodeOf(job, 1), st)
 }
 
 func threeNodeJob(t *testing.T, stuck *jobdir.Status) string {
@@ -115,7 +107,7 @@ func TestCollectLostNode(t *testing.T) {
 func TestCollectLostNodeWithoutTimes(t *testing.T) {
 	shared := threeNodeJob(t, &jobdir.Status{Version: 1, Rank: 1, Host: "h1", Outcome: jobdir.OutcomeRunning})
 	mtime := time.Date(2025, 5, 5, 5, 5, 5, 0, time.UTC)
-	os.Chtimes(filepath.Join(shared, "jobs", "77", "nodes", "1-h1", jobdir.StatusFile), mtime, mtime)
+	os.Chtimes(jobdir.Layout{Shared: shared}.Job("77", 0).NodeNamed("1-h1").Status(), mtime, mtime)
 	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "77", Attempt: -1, Scheduler: sched("CANCELLED", false, nil)})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 )
 
 // A job.json whose world and host list agree on two million nodes, with only two node
@@ -25,7 +26,7 @@ import (
 func TestMissingRanksAreOneRange(t *testing.T) {
 	const world, benches = 2000000, 50
 	shared := t.TempDir()
-	job := filepath.Join(shared, "jobs", "1")
+	job := jobdir.Layout{Shared: shared}.Job("1", 0).Path
 	host := func(r int) string { return strconv.FormatInt(int64(r), 36) } // short: job.json must stay under 16 MiB
 	writeHugeJob(t, job, world, benches, host)
 	csv := "model,performance,metric\nm,1,x\n"
@@ -77,9 +78,9 @@ func TestMissingRanksAreOneRange(t *testing.T) {
 		}
 	}
 	for name, want := range map[string][]string{
-		SummaryFile: {reason},
-		ReportFile:  {label, "never reported: 1999998", "Failed nodes (1999998)", "1999998 never reported"},
-		PerfFile:    {label},
+		jobdir.SummaryFile: {reason},
+		jobdir.ReportFile:  {label, "never reported: 1999998", "Failed nodes (1999998)", "1999998 never reported"},
+		jobdir.PerfFile:    {label},
 	} {
 		data, err := os.ReadFile(filepath.Join(job, name))
 		if err != nil {
@@ -93,7 +94,7 @@ func TestMissingRanksAreOneRange(t *testing.T) {
 				t.Errorf("%s lacks %q", name, w)
 			}
 		}
-		if name != SummaryFile {
+		if name != jobdir.SummaryFile {
 			continue
 		}
 		var got Summary
@@ -115,10 +116,8 @@ func TestMissingRanksAreOneRange(t *testing.T) {
 // (results b.csv), without holding the file in memory.
 func writeHugeJob(t *testing.T, job string, world, benches int, host func(int) string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Join(job, "nodes"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(job, jobdir.JobFile))
+	jobdirtest.Mkdir(t, jobdirtest.At(job).Nodes())
+	f, err := os.Create(jobdirtest.At(job).JobFile()) // streamed: a host list of millions
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,21 +152,15 @@ func writeHugeJob(t *testing.T, job string, world, benches int, host func(int) s
 // CSV for each.
 func writeNodeBenches(t *testing.T, job string, rank int, host string, benches int, csv string) {
 	t.Helper()
-	nd := filepath.Join(job, "nodes", fmt.Sprintf("%d-%s", rank, host))
+	nd := jobdirtest.At(job).Node(rank, host)
 	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	st := &jobdir.Status{Version: 1, Rank: rank, Host: host, Outcome: jobdir.OutcomeSuccess, FinishedAt: &end}
 	for i := range benches {
 		name := fmt.Sprintf("b%d", i)
 		st.Benchmarks = append(st.Benchmarks, jobdir.BenchmarkStatus{Name: name, Outcome: jobdir.OutcomeSuccess, DurationSeconds: 1})
-		if err := os.MkdirAll(filepath.Join(nd, "results", name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(nd, "results", name, "b.csv"), []byte(csv), 0o644)
+		jobdirtest.Result(t, nd, name, "b.csv", []byte(csv))
 	}
-	data, _ := json.Marshal(st)
-	if err := os.WriteFile(filepath.Join(nd, jobdir.StatusFile), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	jobdirtest.Status(t, nd, st)
 }
 
 // short formats v for a failure message, cut to 2,000 bytes (the code before the fix

@@ -87,7 +87,7 @@ func loadBench(ctx context.Context, fr *safefile.Reader, dir, name string, sp be
 		if err == nil {
 			nb.table, nb.source = t, srcCSV
 			if t.Total > len(t.Rows) {
-				nb.problem = fmt.Sprintf("NOTE: nodes/%s/%s has %d rows; only the first %d are used", name, rel, t.Total, len(t.Rows))
+				nb.problem = fmt.Sprintf("NOTE: %s has %d rows; only the first %d are used", jobdir.NodeDisplay(name, rel), t.Total, len(t.Rows))
 			}
 			return nb
 		}
@@ -128,8 +128,8 @@ func loadBench(ctx context.Context, fr *safefile.Reader, dir, name string, sp be
 
 // relErr shortens paths in an error message to be relative to the job folder.
 func relErr(err error, dir, name string) string {
-	msg := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "nodes/"+name+"/")
-	return strings.ReplaceAll(msg, dir, "nodes/"+name)
+	msg := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), jobdir.NodeDisplay(name)+"/")
+	return strings.ReplaceAll(msg, dir, jobdir.NodeDisplay(name))
 }
 
 // discoverSpecs lists a node's benchmarks without job.json: those its status names and the

@@ -3,28 +3,27 @@ package results
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 )
 
 // perf.csv fills the madengine columns benchctl knows: the GPUs the containers really got,
 // the nodes' GPU architecture, $BUILD_NUMBER, the base image and the build context's commit.
 func TestPerfCSVMadengineColumns(t *testing.T) {
 	job := writeJob(t, t.TempDir(), "1", 2)
-	j, _ := jobdir.ReadJob(filepath.Join(job, "job.json"))
+	j, _ := jobdir.ReadJob(jobdirtest.At(job).JobFile())
 	j.BuildNumber = "4711"
 	j.Image = jobdir.JobImage{ID: "sha256:1", Tag: "t:1", Base: "rocm/pytorch:rocm6.2", GitCommit: "0123456789abcdef0123456789abcdef01234567", BuildSeconds: 42.5}
-	if err := jobdir.WriteJob(filepath.Join(job, "job.json"), j); err != nil {
+	if err := jobdir.WriteJob(jobdirtest.At(job).JobFile(), j); err != nil {
 		t.Fatal(err)
 	}
 	for r := range 2 {
 		writeNode(t, job, r, "success", "model,performance\nb,1\n")
-		p := filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", r, r), "status.json")
+		p := nodeOf(job, r).Status()
 		st, _ := jobdir.ReadStatus(p)
 		st.GPUCount, st.GPUArch, st.GPUName = 8, "gfx942", "AMD Instinct MI300X"
 		st.Benchmarks[0].GPUs = 4
@@ -52,7 +51,7 @@ func TestPerfCSVMadengineColumns(t *testing.T) {
 // which image each benchmark ran on.
 func TestPerfCSVPerBenchmarkImages(t *testing.T) {
 	shared := t.TempDir()
-	job := filepath.Join(shared, "jobs", "7")
+	job := jobdir.Layout{Shared: shared}.Job("7", 0).Path
 	j := &jobdir.Job{Job: "7", World: 1, Nodes: []string{"h0"}}
 	man := map[string]any{"name": "mad", "benchmarks": []any{
 		map[string]any{"name": "b0", "results": "b.csv", "model": map[string]any{"dockerfile": "docker/echo", "runOptions": "--shm-size 16g -e HF_TOKEN=***"}},
@@ -65,10 +64,10 @@ func TestPerfCSVPerBenchmarkImages(t *testing.T) {
 	noop := jobdir.JobImage{ID: "sha256:n", Tag: "benchctl/mad:n", Dockerfile: "/mad/docker/noop.amd.Dockerfile", Base: "scratch", BuildSeconds: 1.5,
 		Benchmarks: []string{"b1"}}
 	j.Image, j.Images = echo, []jobdir.JobImage{echo, noop}
-	if err := os.MkdirAll(filepath.Join(job, "nodes"), 0o755); err != nil {
+	if err := os.MkdirAll(jobdirtest.At(job).Nodes(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := jobdir.WriteJob(filepath.Join(job, jobdir.JobFile), j); err != nil {
+	if err := jobdir.WriteJob(jobdirtest.At(job).JobFile(), j); err != nil {
 		t.Fatal(err)
 	}
 	writeNodeBenches(t, job, 0, "h0", 2, "model,performance,metric\nm,1,x\n")

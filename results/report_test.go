@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -150,7 +149,7 @@ func TestReportGPU(t *testing.T) {
 	job := writeJob(t, t.TempDir(), "31", 2)
 	for r := range 2 {
 		writeNode(t, job, r, jobdir.OutcomeSuccess, "model,performance,metric\nm,100,x\n")
-		p := filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", r, r), jobdir.StatusFile)
+		p := nodeOf(job, r).Status()
 		var st jobdir.Status
 		data, _ := os.ReadFile(p)
 		if err := json.Unmarshal(data, &st); err != nil {

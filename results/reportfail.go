@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -72,7 +73,7 @@ func newFailList(failed []NodeFailure, jobPath string) failList {
 	example := func(f NodeFailure) failView {
 		fv := failView{NodeFailure: f}
 		if f.Diagnostics != "" && jobPath != "" {
-			fv.Excerpt, fv.Truncated = excerpt(filepath.Join(jobPath, filepath.FromSlash(f.Diagnostics), "summary.txt"))
+			fv.Excerpt, fv.Truncated = excerpt(filepath.Join(jobPath, filepath.FromSlash(f.Diagnostics), jobdir.DiagSummaryFile))
 		}
 		return fv
 	}

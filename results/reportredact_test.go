@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // Defect: the failed-node excerpt and reasons in report.html quoted a benchmark's secrets
@@ -12,14 +14,14 @@ import (
 // named like a credential (the node redacts the values it knows before it writes).
 func TestReportRedactsCredentialsInExcerptsAndReasons(t *testing.T) {
 	shared := sharedCopy(t)
-	node := filepath.Join(shared, "jobs", "300", "nodes", "1-f2")
-	sum := filepath.Join(node, "diagnostics", "train", "summary.txt")
+	node := jobdir.Layout{Shared: shared}.Job("300", 0).Node(1, "f2")
+	sum := filepath.Join(node.Diagnostics("train"), jobdir.DiagSummaryFile)
 	old, err := os.ReadFile(sum)
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(sum, append([]byte("  | HF_TOKEN=hf_abcdefgh123 python train.py --password hunter22 --epochs 3\n"), old...), 0o600)
-	st := filepath.Join(node, "status.json")
+	st := node.Status()
 	data, _ := os.ReadFile(st)
 	data = []byte(strings.ReplaceAll(string(data), "ran past its 10m0s timeout", "ran past its 10m0s timeout: curl -H 'Authorization: Bearer sk-live-abcdefgh1234'"))
 	os.WriteFile(st, data, 0o644)

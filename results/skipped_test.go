@@ -2,9 +2,7 @@ package results
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,7 +15,7 @@ func TestSkippedForTheGPUArchitecture(t *testing.T) {
 	why := jobdir.SkipArchPrefix + ": skip_gpu_arch gfx90a matches this node's GPUs (gfx90a, AMD Instinct MI250X)"
 	skipNode := func(t *testing.T, job string, rank int, outcome, err string) {
 		writeNode(t, job, rank, "success", "")
-		p := filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", rank, rank), "status.json")
+		p := nodeOf(job, rank).Status()
 		st, _ := jobdir.ReadStatus(p)
 		st.Benchmarks = []jobdir.BenchmarkStatus{{Name: "b", Outcome: outcome, Error: err}}
 		if outcome == jobdir.OutcomeFailure {

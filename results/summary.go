@@ -89,7 +89,7 @@ func (f NodeFailure) Label() string {
 	if f.LastRank > f.Rank {
 		return fmt.Sprintf("ranks %d-%d", f.Rank, f.LastRank)
 	}
-	return fmt.Sprintf("%d-%s", f.Rank, f.Host)
+	return jobdir.NodeName(f.Rank, f.Host)
 }
 
 // Nodes is how many nodes f stands for: 1, or the length of a run of missing nodes.
@@ -144,7 +144,7 @@ type Candidate struct {
 }
 
 // Label is "rank-host", the node's folder name.
-func (c Candidate) Label() string { return fmt.Sprintf("%d-%s", c.Rank, c.Host) }
+func (c Candidate) Label() string { return jobdir.NodeName(c.Rank, c.Host) }
 
 // RowSummary is one row of the winner's CSV with the statistics across nodes of its row key.
 type RowSummary struct {

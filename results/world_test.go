@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 )
 
 // A job.json or status claiming a world of two billion made collect allocate a record per
@@ -72,7 +74,7 @@ func TestHostileWorldIsBounded(t *testing.T) {
 // rewriteJobWorld sets job.json's world, leaving its host list.
 func rewriteJobWorld(t *testing.T, job string, world int) {
 	t.Helper()
-	p := filepath.Join(job, "job.json")
+	p := jobdirtest.At(job).JobFile()
 	data, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -91,18 +93,17 @@ func TestStrayHighRankFolderIsBounded(t *testing.T) {
 	for i := range benches {
 		benches[i] = map[string]any{"name": fmt.Sprintf("b%d", i), "results": "b.csv"}
 	}
-	j := map[string]any{"version": 1, "job": "1", "world": 2000000000, "nodes": []string{"h0", "h1"},
-		"manifest": map[string]any{"name": "t", "benchmarks": benches}}
-	data, _ := json.Marshal(j)
-	os.WriteFile(filepath.Join(job, "job.json"), data, 0o644)
+	j := jobdirtest.NewJob(t, "1", []string{"h0", "h1"}, map[string]any{"name": "t", "benchmarks": benches})
+	j.Version, j.World = 1, 2000000000
+	jobdirtest.Job(t, jobdirtest.At(job), j)
 	for _, name := range []string{"0-h0", "1-h1", "4194000-x"} {
-		os.MkdirAll(filepath.Join(job, "nodes", name), 0o755)
+		os.MkdirAll(jobdirtest.At(job).NodeNamed(name).Path, 0o755)
 	}
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	s := aggregate(t, job)
-	if _, err := WriteOutputs(job, s, PerfTable(s)); err != nil {
+	if _, err := WriteOutputs(jobdir.Dir{Path: job}, s, PerfTable(s)); err != nil {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)
@@ -124,18 +125,26 @@ func TestStrayHighRankFolderIsBounded(t *testing.T) {
 func twoNodesWithoutJobJSON(t *testing.T, world0, world1 int) string {
 	t.Helper()
 	job := writeJob(t, t.TempDir(), "1", 2)
-	os.Remove(filepath.Join(job, "job.json"))
+	os.Remove(jobdirtest.At(job).JobFile())
 	for rank, w := range []int{world0, world1} {
 		writeNode(t, job, rank, "success", "model,performance\nb,1\n")
-		writeStatusWorld(job, rank, w)
+		writeStatusWorld(t, job, rank, w)
 	}
 	return job
 }
 
 // writeStatusWorld makes a node's status.json (written by writeNode) claim a world.
-func writeStatusWorld(job string, rank, world int) {
-	p := filepath.Join(job, "nodes", fmt.Sprintf("%d-h%d", rank, rank), "status.json")
-	data, _ := os.ReadFile(p)
-	data = []byte(strings.Replace(string(data), `"world":0`, fmt.Sprintf(`"world":%d`, world), 1))
-	os.WriteFile(p, data, 0o644)
+func writeStatusWorld(t *testing.T, job string, rank, world int) {
+	t.Helper()
+	nd := nodeOf(job, rank)
+	data, err := os.ReadFile(nd.Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st jobdir.Status
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	st.World = world
+	jobdirtest.Status(t, nd, &st)
 }

@@ -40,7 +40,7 @@ func TestCleanupRaceWithASwappedNodeFolder(t *testing.T) {
 	shared := t.TempDir()
 	protected := t.TempDir() // a folder the job's owner could not write
 	writeStatus(t, shared, "77", 0, "n1", OutcomeRunning)
-	nodes := filepath.Join(shared, "jobs", "77", "nodes")
+	nodes := jobdir.Layout{Shared: shared}.Job("77", 0).Nodes()
 	node, link := filepath.Join(nodes, "0-n1"), filepath.Join(nodes, "0-n1.swap")
 	if err := os.Symlink(protected, link); err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestCleanupRefusesALinkedNodeFolder(t *testing.T) {
 	writeStatus(t, shared, "77", 1, "n2", OutcomeRunning) // makes jobs/77/nodes
 	planted := writeStatus(t, elsewhere, "x", 0, "n1", OutcomeRunning)
 	before, _ := os.ReadFile(planted)
-	if err := os.Symlink(filepath.Dir(planted), filepath.Join(shared, "jobs", "77", "nodes", "0-n1")); err != nil {
+	if err := os.Symlink(filepath.Dir(planted), jobdir.Layout{Shared: shared}.Job("77", 0).NodeNamed("0-n1").Path); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Cleanup(context.Background(), CleanupOptions{Job: "77", SharedDir: shared, Host: "n1", Outcome: OutcomeLost})
@@ -128,8 +128,8 @@ func TestCleanupRefusesALinkedJobFolder(t *testing.T) {
 	elsewhere := t.TempDir()
 	planted := writeStatus(t, elsewhere, "77", 0, "n1", OutcomeRunning)
 	before, _ := os.ReadFile(planted)
-	os.MkdirAll(filepath.Join(shared, "jobs"), 0o755)
-	if err := os.Symlink(filepath.Join(elsewhere, "jobs", "77"), filepath.Join(shared, "jobs", "77")); err != nil {
+	os.MkdirAll(jobdir.Layout{Shared: shared}.Jobs(), 0o755)
+	if err := os.Symlink(jobdir.Layout{Shared: elsewhere}.Job("77", 0).Path, jobdir.Layout{Shared: shared}.Job("77", 0).Path); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Cleanup(context.Background(), CleanupOptions{Job: "77", SharedDir: shared, Host: "n1", Outcome: OutcomeLost})
@@ -150,7 +150,7 @@ func TestCleanupAsRootRefusesAnotherUsersFolders(t *testing.T) {
 	shared := t.TempDir()
 	p := writeStatus(t, shared, "77", 0, "n1", OutcomeRunning)
 	before, _ := os.ReadFile(p)
-	for _, d := range []string{filepath.Join(shared, "jobs", "77"), filepath.Join(shared, "jobs", "77", "nodes"), filepath.Dir(p)} {
+	for _, d := range []string{jobdir.Layout{Shared: shared}.Job("77", 0).Path, jobdir.Layout{Shared: shared}.Job("77", 0).Nodes(), filepath.Dir(p)} {
 		if err := os.Chown(d, 65534, 65534); err != nil {
 			t.Fatal(err)
 		}

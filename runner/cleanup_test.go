@@ -5,8 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +15,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 )
 
 // hangingEngine is a Docker Engine that stopped answering: every call blocks until its
@@ -168,10 +167,9 @@ func summary(id, attempt, rank string) container.Summary {
 
 func writeStatus(t *testing.T, shared, jobDir string, rank int, host, outcome string) string {
 	t.Helper()
-	dir := filepath.Join(shared, "jobs", jobDir, "nodes", strconv.Itoa(rank)+"-"+host)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	id, attempt := jobdir.SplitName(jobDir)
+	nd := jobdir.Layout{Shared: shared}.Job(id, attempt).Node(rank, host)
+	jobdirtest.Mkdir(t, nd.Path)
 	s := &Status{Version: jobdir.StatusVersion, Job: "77", Rank: rank, Host: host, World: 2, Outcome: outcome, StartedAt: time.Now().Add(-time.Hour).UTC(),
 		Phases:     []PhaseStatus{{Name: "run", StartedAt: time.Now().UTC(), Outcome: OutcomeRunning}},
 		Benchmarks: []BenchmarkStatus{{Name: "b", Outcome: OutcomeRunning, StartedAt: time.Now().Add(-time.Minute).UTC()}}}
@@ -179,7 +177,7 @@ func writeStatus(t *testing.T, shared, jobDir string, rank int, host, outcome st
 		now := time.Now().UTC()
 		s.FinishedAt = &now
 	}
-	p := filepath.Join(dir, jobdir.StatusFile)
+	p := nd.Status()
 	if err := jobdir.WriteStatus(p, s); err != nil {
 		t.Fatal(err)
 	}
@@ -194,9 +192,9 @@ func TestCleanupRemovesContainersAndRecordsLostNodes(t *testing.T) {
 	mine := writeStatus(t, shared, "77", 0, "n1", OutcomeRunning)
 	other := writeStatus(t, shared, "77", 1, "n2", OutcomeRunning)
 	done := writeStatus(t, shared, "77.1", 0, "n1", OutcomeSuccess)
-	fifoDir := filepath.Join(shared, "jobs", "77.1", "nodes", "1-n1")
+	fifoDir := jobdir.Layout{Shared: shared}.Job("77", 1).Node(1, "n1").Path
 	os.MkdirAll(fifoDir, 0o755)
-	if err := syscall.Mkfifo(filepath.Join(fifoDir, jobdir.StatusFile), 0o644); err != nil {
+	if err := syscall.Mkfifo(jobdir.Layout{Shared: shared}.Job("77", 1).Node(1, "n1").Status(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	eng := &fakeCleaner{items: []container.Summary{summary("a", "0", "0"), summary("b", "1", "0"), summary("c", "1", "1")}, failID: "c"}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/slurm"
 )
@@ -32,7 +32,7 @@ type DoctorOptions struct {
 	SharedDir string
 	Manifest  *manifest.Manifest // optional: checks GPUs and disk against it
 	Lookup    func(string) (string, bool)
-	Engine    func() (*client.Client, error)
+	Engine    func() (DoctorEngine, error) // connects to this node's engine (cmd: the Docker client)
 	// MaxSkew is the clock difference to the shared filesystem that fails (default 2 s).
 	MaxSkew time.Duration
 	// PeerWait bounds how long rank 0 waits for the other nodes' markers (default 20 s).
@@ -182,14 +182,15 @@ func (o DoctorOptions) sharedChecks(ctx context.Context, node Node, haveNode boo
 	if o.SharedDir == "" {
 		return []Check{{Name: "shared directory", Detail: "not set", Fix: "set BENCHCTL_SHARED_DIR (or --shared-dir) to a folder every node mounts at the same path"}}
 	}
-	dir := filepath.Join(o.SharedDir, ".doctor")
+	layout := jobdir.Layout{Shared: o.SharedDir}
+	dir := layout.Doctor("")
 	if haveNode {
-		dir = filepath.Join(dir, node.DirName())
+		dir = layout.Doctor(node.DirName())
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return []Check{{Name: "shared directory", Detail: err.Error(), Fix: "create " + o.SharedDir + " and make it writable for this user on every node"}}
 	}
-	marker := filepath.Join(dir, fmt.Sprintf("rank-%d", node.Rank))
+	marker := jobdir.DoctorMarker(dir, node.Rank)
 	now := time.Now()
 	if err := os.WriteFile(marker, []byte(node.Host+" "+strconv.FormatInt(now.UnixNano(), 10)+"\n"), 0o644); err != nil {
 		return []Check{{Name: "shared directory", Detail: err.Error(), Fix: "make " + o.SharedDir + " writable for this user"}}
@@ -213,7 +214,7 @@ func (o DoctorOptions) sharedChecks(ctx context.Context, node Node, haveNode boo
 	for {
 		var missing []string
 		for r := 0; r < node.World; r++ {
-			if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("rank-%d", r))); errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(jobdir.DoctorMarker(dir, r)); errors.Is(err, os.ErrNotExist) {
 				missing = append(missing, node.Hosts[r])
 			}
 		}
@@ -244,7 +245,7 @@ func (o DoctorOptions) diskChecks(info client.SystemInfoResult, haveEngine bool)
 			continue
 		}
 		if key, err := image.Key(image.InputFromManifest(o.Manifest.WithImage(use.Image))); err == nil {
-			c := &image.Cache{Dir: filepath.Join(o.SharedDir, "cache", "images")}
+			c := image.CacheLayout{Shared: o.SharedDir}.Cache()
 			if e, err := c.Lookup(key); err == nil {
 				need += e.Size
 				cached++

@@ -20,7 +20,18 @@ type Engine interface {
 	io.Closer
 }
 
+// DoctorEngine is what Doctor asks of this node's engine: its version, its info (the data
+// root, for the disk check), the address it answered on, and Close. cmd passes the Docker
+// client; tests a fake.
+type DoctorEngine interface {
+	ServerVersion(ctx context.Context, opts client.ServerVersionOptions) (client.ServerVersionResult, error)
+	Info(ctx context.Context, opts client.InfoOptions) (client.SystemInfoResult, error)
+	DaemonHost() string
+	io.Closer
+}
+
 var (
 	_ Engine           = (*client.Client)(nil)
+	_ DoctorEngine     = (*client.Client)(nil)
 	_ ContainerCleaner = Engine(nil)
 )

@@ -22,6 +22,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/testutil"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -109,7 +110,7 @@ func TestNVIDIADeviceRequestsReachTheEngine(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			opts := gpu.WithNVML(gpu.Options{SysfsRoot: t.TempDir()}, nvmlMock)
-			acc, err := selectGPUs(manifest.GPU{Vendor: "nvidia", Count: manifest.Count(c.count)}, lookupOf(c.env), opts, "/nonexistent/group")
+			acc, err := selectGPUs(manifest.GPU{Vendor: "nvidia", Count: manifest.Count(c.count)}, testutil.LookupOf(c.env), opts, "/nonexistent/group")
 			if err != nil {
 				t.Fatal(err)
 			}

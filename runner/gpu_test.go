@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/testutil"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -15,7 +16,7 @@ func TestSelectGPUsOnARecordedMI300X(t *testing.T) {
 	groups := filepath.Join(t.TempDir(), "group")
 	os.WriteFile(groups, []byte("root:x:0:\nvideo:x:44:\nrender:x:110:\n"), 0o644)
 	opts := gpu.Options{SysfsRoot: root}
-	acc, err := selectGPUs(manifest.GPU{Vendor: "auto", Count: 2}, lookupOf(map[string]string{"SLURM_JOB_GPUS": "4-7"}), opts, groups)
+	acc, err := selectGPUs(manifest.GPU{Vendor: "auto", Count: 2}, testutil.LookupOf(map[string]string{"SLURM_JOB_GPUS": "4-7"}), opts, groups)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,20 +24,20 @@ func TestSelectGPUsOnARecordedMI300X(t *testing.T) {
 		strings.Join(acc.GroupAdd, ",") != "44,110" || len(acc.GPUs) != 2 {
 		t.Fatalf("%+v", acc)
 	}
-	if _, err := selectGPUs(manifest.GPU{Vendor: "amd", Count: 9}, lookupOf(nil), opts, groups); err == nil || !strings.Contains(err.Error(), "9") {
+	if _, err := selectGPUs(manifest.GPU{Vendor: "amd", Count: 9}, testutil.LookupOf(nil), opts, groups); err == nil || !strings.Contains(err.Error(), "9") {
 		t.Fatalf("too many GPUs: %v", err)
 	}
-	if _, err := selectGPUs(manifest.GPU{Vendor: "nvidia"}, lookupOf(nil), opts, groups); err == nil {
+	if _, err := selectGPUs(manifest.GPU{Vendor: "nvidia"}, testutil.LookupOf(nil), opts, groups); err == nil {
 		t.Fatal("nvidia on an AMD node accepted")
 	}
 	empty := gpu.Options{SysfsRoot: t.TempDir()}
-	if _, err := selectGPUs(manifest.GPU{Vendor: "auto", Count: 4}, lookupOf(nil), empty, groups); err == nil || !strings.Contains(err.Error(), "asks for 4 GPUs per node but this node has none") {
+	if _, err := selectGPUs(manifest.GPU{Vendor: "auto", Count: 4}, testutil.LookupOf(nil), empty, groups); err == nil || !strings.Contains(err.Error(), "asks for 4 GPUs per node but this node has none") {
 		t.Fatalf("4 GPUs on a node without any: %v", err)
 	}
-	if acc, err := selectGPUs(manifest.GPU{Vendor: "auto"}, lookupOf(nil), empty, groups); err != nil || acc.Vendor != "none" {
+	if acc, err := selectGPUs(manifest.GPU{Vendor: "auto"}, testutil.LookupOf(nil), empty, groups); err != nil || acc.Vendor != "none" {
 		t.Fatalf("all GPUs of a node without any: %+v %v", acc, err)
 	}
-	none, err := selectGPUs(manifest.GPU{Vendor: "none"}, lookupOf(nil), opts, groups)
+	none, err := selectGPUs(manifest.GPU{Vendor: "none"}, testutil.LookupOf(nil), opts, groups)
 	if err != nil || none.Vendor != "none" || none.Describe() != nil {
 		t.Fatalf("none: %+v %v", none, err)
 	}

@@ -70,7 +70,7 @@ func TestModelGPUs(t *testing.T) {
 		acc, err := modelGPUs(manifest.Benchmark{Name: "m", Model: &manifest.Model{NGPUs: c.ngpus}}, node)
 		if c.err != "" {
 			var ge *GPUError
-			if err == nil || !strings.Contains(err.Error(), c.err) || !errorsAs(err, &ge) {
+			if err == nil || !strings.Contains(err.Error(), c.err) || !errors.As(err, &ge) {
 				t.Errorf("n_gpus %q: %v, want %q", c.ngpus, err, c.err)
 			}
 			continue
@@ -103,8 +103,6 @@ func TestSkipArch(t *testing.T) {
 		}
 	}
 }
-
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 // --security-opt and --group-add from container.extraOptions reach the Engine API (the
 // GPU's groups kept), and the dry run shows them.

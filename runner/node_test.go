@@ -3,14 +3,12 @@ package runner
 import (
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/internal/testutil"
 )
 
-func lookupOf(m map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
-}
-
 func TestDetectNode(t *testing.T) {
-	n, err := DetectNode(lookupOf(map[string]string{"SLURM_JOB_ID": "77", "SLURM_STEP_ID": "0", "SLURM_PROCID": "2",
+	n, err := DetectNode(testutil.LookupOf(map[string]string{"SLURM_JOB_ID": "77", "SLURM_STEP_ID": "0", "SLURM_PROCID": "2",
 		"SLURM_STEP_NUM_TASKS": "3", "SLURM_STEP_NUM_NODES": "3", "SLURM_STEP_NODELIST": "gpu-[07-09]", "SLURMD_NODENAME": "gpu-09",
 		"SLURM_RESTART_COUNT": "1"}))
 	if err != nil || n.Rank != 2 || n.World != 3 || n.MasterAddr != "gpu-07" || n.Host != "gpu-09" || n.DirName() != "77.1" ||
@@ -20,11 +18,11 @@ func TestDetectNode(t *testing.T) {
 	if p := n.BarrierPorts(); len(p) != 8 || p[0] != n.MasterPort+1 {
 		t.Errorf("ports %v", p)
 	}
-	n, err = DetectNode(lookupOf(map[string]string{"NODE_RANK": "1", "NNODES": "2", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500", "BENCHCTL_JOB_ID": "exp1"}))
+	n, err = DetectNode(testutil.LookupOf(map[string]string{"NODE_RANK": "1", "NNODES": "2", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500", "BENCHCTL_JOB_ID": "exp1"}))
 	if err != nil || n.Rank != 1 || n.MasterPort != 29500 || n.Source != "env" || n.DirName() != "exp1" {
 		t.Fatalf("env: %+v %v", n, err)
 	}
-	n, err = DetectNode(lookupOf(nil))
+	n, err = DetectNode(testutil.LookupOf(nil))
 	if err != nil || n.World != 1 || n.Rank != 0 || n.Source != "local" || !strings.HasPrefix(n.JobID, "local-") {
 		t.Fatalf("local: %+v %v", n, err)
 	}
@@ -60,7 +58,7 @@ func TestDetectNodeErrors(t *testing.T) {
 		{map[string]string{"SLURM_JOB_ID": "12.3", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "1", "SLURM_STEP_NUM_NODES": "1", "SLURM_STEP_NODELIST": "n1"}, "SLURM_JOB_ID"},
 		{map[string]string{"SLURM_JOB_ID": "1\n2", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "1", "SLURM_STEP_NUM_NODES": "1", "SLURM_STEP_NODELIST": "n1"}, "SLURM_JOB_ID"},
 	} {
-		_, err := DetectNode(lookupOf(c.env))
+		_, err := DetectNode(testutil.LookupOf(c.env))
 		if err == nil || !strings.HasPrefix(err.Error(), c.v+":") {
 			t.Errorf("%v: error %v does not name %s", c.env, err, c.v)
 		}

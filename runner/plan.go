@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/benchctl/benchctl/distribution"
@@ -223,7 +222,7 @@ func planDistribution(mode string, canStream, builds, cached bool) string {
 }
 
 func imageState(ctx context.Context, o Options, key string) string {
-	cache := &image.Cache{Dir: filepath.Join(o.SharedDir, "cache", "images")} // read only: creates nothing
+	cache := image.CacheLayout{Shared: o.SharedDir}.Cache() // read only: creates nothing
 	e, err := cache.Lookup(key)
 	cached := ""
 	switch {

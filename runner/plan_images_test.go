@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/testutil"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -29,7 +30,7 @@ func TestPlanShowsEachBenchmarksImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Manifest: m, SharedDir: dir, Lookup: lookupOf(nil)}
+	o := Options{Manifest: m, SharedDir: dir, Lookup: testutil.LookupOf(nil)}
 	p, err := Plan(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

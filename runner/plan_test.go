@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/internal/testutil"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -22,7 +23,7 @@ func TestPlanNeverPrintsCredentials(t *testing.T) {
 		"benchmarks: [{name: b, command: [x], env: {KEY: \"${OPENAI_API_KEY}\"}}]\n"
 	host := map[string]string{"API_TOKEN": token, "HF_TOKEN": "hf-value", "OPENAI_API_KEY": "openai-value",
 		"WANDB_API_KEY": "wandb-value", "NCCL_DEBUG": "INFO"}
-	m, _, err := manifest.Parse("m.yaml", filepath.Join(dir, "m.yaml"), []byte(body), manifest.Options{Lookup: lookupOf(host)})
+	m, _, err := manifest.Parse("m.yaml", filepath.Join(dir, "m.yaml"), []byte(body), manifest.Options{Lookup: testutil.LookupOf(host)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestPlanNeverPrintsCredentials(t *testing.T) {
 	for k, v := range host {
 		environ = append(environ, k+"="+v)
 	}
-	p, err := Plan(context.Background(), Options{Manifest: m, SharedDir: dir, Lookup: lookupOf(nil), Environ: environ})
+	p, err := Plan(context.Background(), Options{Manifest: m, SharedDir: dir, Lookup: testutil.LookupOf(nil), Environ: environ})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	imagetypes "github.com/moby/moby/api/types/image"
 	"github.com/moby/moby/client"
 
+	"github.com/benchctl/benchctl/internal/testutil"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -162,7 +163,7 @@ func runLocal(t *testing.T, eng *runEngine, onStart func(nd jobdir.NodeDir)) loc
 	if err != nil {
 		t.Fatal(err)
 	}
-	lookup := lookupOf(map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "j1"})
+	lookup := testutil.LookupOf(map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "j1"})
 	shared := filepath.Join(dir, "shared")
 	node, err := DetectNode(lookup)
 	if err != nil {
@@ -173,7 +174,7 @@ func runLocal(t *testing.T, eng *runEngine, onStart func(nd jobdir.NodeDir)) loc
 		eng.onStart = func() { onStart(nd) }
 	}
 	done := make(chan localRun, 1)
-	log := &syncBuffer{}
+	log := &testutil.SyncBuffer{}
 	go func() {
 		res, err := Run(context.Background(), Options{Manifest: m, SharedDir: shared, Lookup: lookup, Version: "test",
 			Engine: func() (Engine, error) { return eng, nil }, Log: slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), log), nil))})
@@ -195,19 +196,6 @@ func runLocal(t *testing.T, eng *runEngine, onStart func(nd jobdir.NodeDir)) loc
 	}
 	return r
 }
-
-// syncBuffer is a node's log, written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
 
 // benchStatus is status.json's one benchmark.
 func benchStatus(t *testing.T, st *jobdir.Status) jobdir.BenchmarkStatus {

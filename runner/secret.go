@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -85,7 +84,7 @@ func jobSecret(ctx context.Context, lookup func(string) (string, bool), job *job
 		h := sha256.Sum256([]byte("benchctl-public-secret/" + n.JobID + "/" + strings.Join(n.Hosts, ",")))
 		return h[:], nil
 	}
-	p := filepath.Join(job.Path, jobdir.SecretFile)
+	p := job.Secret()
 	if n.Rank == 0 {
 		b := make([]byte, 32)
 		if _, err := rand.Read(b); err != nil {

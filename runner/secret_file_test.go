@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/internal/testutil"
 )
 
 // The submission's secret reaches benchctl run as a file name (BENCHCTL_JOB_SECRET_FILE,
@@ -25,7 +27,7 @@ func TestSecretFileFromSubmit(t *testing.T) {
 		for i := 0; i+1 < len(kv); i += 2 {
 			m[kv[i]] = kv[i+1]
 		}
-		return lookupOf(m)
+		return testutil.LookupOf(m)
 	}
 	for _, rank := range []int{0, 1} {
 		s, err := jobSecret(context.Background(), env("BENCHCTL_JOB_SECRET_FILE", p), testJobFolder(t), Node{Rank: rank, World: 2}, func(string) {})

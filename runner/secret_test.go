@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/testutil"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -28,13 +29,13 @@ func TestEnvSecret(t *testing.T) {
 		{map[string]string{"BENCHCTL_JOB_SECRET": "               x"}, "", false, "shorter than 16 characters"},
 		{map[string]string{"BENCHCTL_JOB_SECRET": "short"}, "", false, "shorter than 16 characters"},
 	} {
-		v, set, err := envSecret(lookupOf(c.env))
+		v, set, err := envSecret(testutil.LookupOf(c.env))
 		if v != c.want || set != c.set || (c.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {
 			t.Errorf("%q: got %q %v %v", c.env["BENCHCTL_JOB_SECRET"], v, set, err)
 		}
 	}
 	// The run uses it as the key; a blank one is not silently replaced by a derived key.
-	if _, err := jobSecret(context.Background(), lookupOf(map[string]string{"BENCHCTL_JOB_SECRET": " "}), nil, Node{}, func(string) {}); err == nil {
+	if _, err := jobSecret(context.Background(), testutil.LookupOf(map[string]string{"BENCHCTL_JOB_SECRET": " "}), nil, Node{}, func(string) {}); err == nil {
 		t.Error("a blank secret fell back to a derived one")
 	}
 }
@@ -42,10 +43,10 @@ func TestEnvSecret(t *testing.T) {
 // Every secret of the manifest must be set for a run; an empty value is set.
 func TestCheckSecrets(t *testing.T) {
 	m := &manifest.Manifest{Path: "/m.yaml", Secrets: []string{"HF_TOKEN", "WANDB_API_KEY"}}
-	if err := CheckSecrets(m, lookupOf(map[string]string{"HF_TOKEN": "x", "WANDB_API_KEY": ""})); err != nil {
+	if err := CheckSecrets(m, testutil.LookupOf(map[string]string{"HF_TOKEN": "x", "WANDB_API_KEY": ""})); err != nil {
 		t.Fatal(err)
 	}
-	err := CheckSecrets(m, lookupOf(map[string]string{"HF_TOKEN": "x"}))
+	err := CheckSecrets(m, testutil.LookupOf(map[string]string{"HF_TOKEN": "x"}))
 	var se *SecretUnsetError
 	if !errors.As(err, &se) || !se.InvalidInput() || se.Name != "WANDB_API_KEY" ||
 		!strings.Contains(err.Error(), "/m.yaml: secrets: WANDB_API_KEY is not set") || !strings.Contains(err.Error(), "export WANDB_API_KEY") {

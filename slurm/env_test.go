@@ -5,11 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-)
 
-func lookupOf(m map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
-}
+	"github.com/benchctl/benchctl/internal/testutil"
+)
 
 func step(extra map[string]string) map[string]string {
 	m := map[string]string{"SLURM_JOB_ID": "42", "SLURM_STEP_ID": "0", "SLURM_PROCID": "1", "SLURM_STEP_NUM_TASKS": "3",
@@ -25,13 +23,13 @@ func step(extra map[string]string) map[string]string {
 }
 
 func TestTaskFromEnv(t *testing.T) {
-	got, err := TaskFromEnv(lookupOf(step(map[string]string{"SLURM_RESTART_COUNT": "2"})))
+	got, err := TaskFromEnv(testutil.LookupOf(step(map[string]string{"SLURM_RESTART_COUNT": "2"})))
 	want := Task{JobID: "42", Attempt: 2, Rank: 1, World: 3, Nodes: []string{"gpu-01", "gpu-02", "gpu-03"}, Host: "gpu-02", InStep: true}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, %v", got, err)
 	}
 	// The batch script of a one-node job is rank 0 of 1.
-	one, err := TaskFromEnv(lookupOf(map[string]string{"SLURM_JOB_ID": "7", "SLURM_JOB_NUM_NODES": "1", "SLURM_JOB_NODELIST": "n1", "SLURM_PROCID": "0"}))
+	one, err := TaskFromEnv(testutil.LookupOf(map[string]string{"SLURM_JOB_ID": "7", "SLURM_JOB_NUM_NODES": "1", "SLURM_JOB_NODELIST": "n1", "SLURM_PROCID": "0"}))
 	if err != nil || one.World != 1 || one.Rank != 0 || one.InStep {
 		t.Fatalf("batch one-node: %+v %v", one, err)
 	}
@@ -55,7 +53,7 @@ func TestTaskFromEnvErrors(t *testing.T) {
 		{map[string]string{"SLURM_JOB_ID": "7", "SLURM_JOB_NUM_NODES": "3", "SLURM_JOB_NODELIST": "n[1-3]"}, "SLURM_STEP_ID", "srun"},
 	}
 	for _, c := range cases {
-		_, err := TaskFromEnv(lookupOf(c.env))
+		_, err := TaskFromEnv(testutil.LookupOf(c.env))
 		var ee *EnvError
 		if !errors.As(err, &ee) || ee.Var != c.varName || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("want %s error with %q, got %v", c.varName, c.msg, err)

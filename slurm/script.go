@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/template"
 	"unicode"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // Job is what `benchctl submit` asks of sbatch.
@@ -142,16 +144,16 @@ set -euo pipefail
 # The job folder: jobs/<job id>, or jobs/<job id>.<attempt> after a requeue. The nodes
 # create it too; it must be a real folder of this user, never a link or a folder that
 # someone else planted there.
-jobs_dir={{q .Job.SharedDir}}/jobs
+jobs_dir={{q .Job.SharedDir}}/{{.Names.Jobs}}
 job_dir="$jobs_dir/${SLURM_JOB_ID:?not running under sbatch}"
-if [ "${SLURM_RESTART_COUNT:-0}" != 0 ]; then job_dir="$job_dir.$SLURM_RESTART_COUNT"; fi
+if [ "${SLURM_RESTART_COUNT:-0}" != 0 ]; then job_dir="$job_dir{{.Names.Attempt}}$SLURM_RESTART_COUNT"; fi
 mkdir -p "$jobs_dir"
 mkdir "$job_dir" 2>/dev/null || true
 if [ -L "$job_dir" ] || [ ! -d "$job_dir" ] || [ ! -O "$job_dir" ]; then
 	echo "benchctl: $job_dir is not a folder of this user (a link, or someone else's); not writing there: remove it and submit again" >&2
 	exit 4
 fi
-exec >>"$job_dir/sbatch.out" 2>>"$job_dir/sbatch.err"
+exec >>"$job_dir/{{.Names.Out}}" 2>>"$job_dir/{{.Names.Err}}"
 
 export BENCHCTL_SHARED_DIR={{q .Job.SharedDir}}
 # The job channel's secret: benchctl run reads it from this file, and refuses a file that
@@ -176,6 +178,9 @@ exit "$status"
 // that starts it included); each Engine call of benchctl cleanup is bounded by 5 s.
 const CleanupSeconds = 120
 
+// scriptNames are the job folder's names the script spells in shell (jobdir owns them).
+type scriptNames struct{ Jobs, Attempt, Out, Err string }
+
 // Script renders the job script.
 func (j Job) Script() (string, error) {
 	var b bytes.Buffer
@@ -183,6 +188,7 @@ func (j Job) Script() (string, error) {
 		Job            Job
 		Argv           []string
 		CleanupSeconds int
-	}{j, j.SbatchArgv(), CleanupSeconds})
+		Names          scriptNames
+	}{j, j.SbatchArgv(), CleanupSeconds, scriptNames{jobdir.JobsFolder, jobdir.AttemptDivider, jobdir.SbatchOutFile, jobdir.SbatchErrFile}})
 	return b.String(), err
 }

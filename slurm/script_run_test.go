@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // runScript runs the job script with a fake srun that logs its arguments and exits with
@@ -55,7 +57,7 @@ func TestScriptCleansUpAndKeepsTheRunsExitCode(t *testing.T) {
 			!strings.Contains(lines[1], "--ntasks-per-node=1 --kill-on-bad-exit=0 /opt/benchctl cleanup --job 42 --outcome lost") {
 			t.Errorf("srun calls:\n%s", calls)
 		}
-		if st, err := os.Stat(filepath.Join(shared, "jobs", "42", "sbatch.out")); err != nil || st.IsDir() {
+		if st, err := os.Stat(jobdir.Layout{Shared: shared}.Job("42", 0).SbatchOut()); err != nil || st.IsDir() {
 			t.Errorf("no sbatch.out in the job folder: %v", err)
 		}
 	}
@@ -66,8 +68,8 @@ func TestScriptCleansUpAndKeepsTheRunsExitCode(t *testing.T) {
 func TestScriptRefusesAPlantedJobFolder(t *testing.T) {
 	shared := t.TempDir()
 	elsewhere := t.TempDir()
-	os.MkdirAll(filepath.Join(shared, "jobs"), 0o755)
-	os.Symlink(elsewhere, filepath.Join(shared, "jobs", "42"))
+	os.MkdirAll(jobdir.Layout{Shared: shared}.Jobs(), 0o755)
+	os.Symlink(elsewhere, jobdir.Layout{Shared: shared}.Job("42", 0).Path)
 	code, calls := runScript(t, shared, "0", "0")
 	if code != 4 || calls != "" {
 		t.Fatalf("exit %d, srun calls %q: want 4 and none", code, calls)
@@ -79,8 +81,8 @@ func TestScriptRefusesAPlantedJobFolder(t *testing.T) {
 		return
 	}
 	shared = t.TempDir()
-	os.MkdirAll(filepath.Join(shared, "jobs", "42"), 0o777)
-	os.Chown(filepath.Join(shared, "jobs", "42"), 65534, 65534)
+	os.MkdirAll(jobdir.Layout{Shared: shared}.Job("42", 0).Path, 0o777)
+	os.Chown(jobdir.Layout{Shared: shared}.Job("42", 0).Path, 65534, 65534)
 	if code, calls := runScript(t, shared, "0", "0"); code != 4 || calls != "" {
 		t.Fatalf("another user's folder: exit %d, srun calls %q", code, calls)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -57,7 +58,7 @@ func TestCollectLostNodeViaSacct(t *testing.T) {
 			t.Fatalf("partial=%v: exit %d\nstdout:\n%s\nstderr:\n%s", partial, code, stdout, stderr)
 		}
 		var s results.Summary
-		data, err := os.ReadFile(filepath.Join(shared, "jobs", id, results.SummaryFile))
+		data, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job(id, 0).Output(jobdir.SummaryFile))
 		if err != nil || json.Unmarshal(data, &s) != nil {
 			t.Fatalf("summary.json: %v", err)
 		}
@@ -91,24 +92,17 @@ func TestCollectLostNodeViaSacct(t *testing.T) {
 // file a SIGKILLed benchctl run leaves). It returns when rank 1's benchmark started.
 func writeJobWithLostRank(t *testing.T, shared, id string, nodes []string, started time.Time) time.Time {
 	t.Helper()
-	dir := filepath.Join(shared, "jobs", id)
+	d := jobdir.Layout{Shared: shared}.Job(id, 0)
 	job := jobdir.Job{Job: id, World: len(nodes), Nodes: nodes, StartedAt: started, Source: jobdir.SourceSlurm}
 	if err := job.SetManifest(jobdir.JobManifest{Name: "lost", Benchmarks: []jobdir.JobBenchmark{{Name: "dummy", Command: []string{"/dummy"}, Results: "dummy.csv"}},
 		GPU: jobdir.ManifestGPU{Vendor: "none"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := jobdir.WriteJob(filepath.Join(dir, jobdir.JobFile), &job); err != nil {
-		t.Fatal(err)
-	}
+	jobdirtest.Job(t, d, &job)
 	imageAt, runAt, benchAt, done := started.Add(time.Second), started.Add(2*time.Second), started.Add(3*time.Second), started.Add(5*time.Second)
 	for rank, host := range nodes {
-		nd := filepath.Join(dir, "nodes", fmt.Sprintf("%d-%s", rank, host))
-		if err := os.MkdirAll(filepath.Join(nd, "results", "dummy"), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		nd := d.Node(rank, host)
+		jobdirtest.Mkdir(t, nd.Results("dummy"))
 		st := &jobdir.Status{Version: jobdir.StatusVersion, Job: id, Rank: rank, Host: host, World: len(nodes), Outcome: jobdir.OutcomeSuccess,
 			StartedAt: started, FinishedAt: &done,
 			Phases: []jobdir.PhaseStatus{
@@ -123,13 +117,9 @@ func writeJobWithLostRank(t *testing.T, shared, id string, nodes []string, start
 			st.Benchmarks[0] = jobdir.BenchmarkStatus{Name: "dummy", Outcome: jobdir.OutcomeRunning, StartedAt: benchAt, Log: "dummy.log"}
 		} else {
 			csv := fmt.Sprintf("model,performance,metric,status\ndummy_0,%d,samples_per_second,SUCCESS\n", 100+rank)
-			if err := os.WriteFile(filepath.Join(nd, "results", "dummy", "dummy.csv"), []byte(csv), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			jobdirtest.Result(t, nd, "dummy", "dummy.csv", []byte(csv))
 		}
-		if err := jobdir.WriteStatus(filepath.Join(nd, jobdir.StatusFile), st); err != nil {
-			t.Fatal(err)
-		}
+		jobdirtest.Status(t, nd, st)
 	}
 	return benchAt
 }

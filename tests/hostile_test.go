@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
 
@@ -45,9 +46,8 @@ func hostileShared(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs := filepath.Join(shared, "jobs")
-	mk := func(p string) string {
-		p = filepath.Join(jobs, p)
+	l := jobdir.Layout{Shared: shared}
+	mk := func(p string) string { // p: a path of l's, whose folder mk makes
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -77,33 +77,33 @@ func hostileShared(t *testing.T) string {
 
 	// FIFOs where job.json, a status, a log and a results CSV should be: each blocked
 	// collect forever.
-	fifo("fifos/job.json")
-	fifo("fifos/nodes/0-n1/status.json")
-	write("fifos/nodes/1-n2/status.json", status("fifos", 1, "n2"))
-	fifo("fifos/nodes/1-n2/b.log")
-	fifo("fifos/nodes/1-n2/results/b/b.csv")
+	fifo(l.Job("fifos", 0).JobFile())
+	fifo(l.Job("fifos", 0).Node(0, "n1").Status())
+	write(l.Job("fifos", 0).Node(1, "n2").Status(), status("fifos", 1, "n2"))
+	fifo(l.Job("fifos", 0).Node(1, "n2").Log("b"))
+	fifo(filepath.Join(l.Job("fifos", 0).Node(1, "n2").Results("b"), "b.csv"))
 	// A failed node whose diagnostics summary (which the report quotes) is a FIFO.
-	write("fifos/nodes/2-n3/status.json", strings.Replace(strings.Replace(status("fifos", 2, "n3"), `"outcome":"success"`, `"outcome":"failure","exitCode":3`, 1),
+	write(l.Job("fifos", 0).Node(2, "n3").Status(), strings.Replace(strings.Replace(status("fifos", 2, "n3"), `"outcome":"success"`, `"outcome":"failure","exitCode":3`, 1),
 		`"log":"b.log"`, `"log":"b.log","diagnostics":"diagnostics/b"`, 1))
-	write("fifos/nodes/2-n3/results/b/b.csv", "model,performance\nb,1\n")
-	fifo("fifos/nodes/2-n3/diagnostics/b/summary.txt")
+	write(filepath.Join(l.Job("fifos", 0).Node(2, "n3").Results("b"), "b.csv"), "model,performance\nb,1\n")
+	fifo(filepath.Join(l.Job("fifos", 0).Node(2, "n3").Diagnostics("b"), jobdir.DiagSummaryFile))
 
 	// Links that lead out of the node folder: a results folder, a status, a log.
 	outside := t.TempDir()
 	os.WriteFile(filepath.Join(outside, "b.csv"), []byte("model,performance\nstolen,666\n"), 0o644)
-	os.WriteFile(filepath.Join(outside, "status.json"), []byte(status("links", 1, "n2")), 0o644)
-	write("links/job.json", jobJSON("links", 3))
-	write("links/nodes/0-n1/status.json", status("links", 0, "n1"))
-	os.Symlink(outside, mk("links/nodes/0-n1/results/b"))
-	os.Symlink(filepath.Join(outside, "status.json"), mk("links/nodes/1-n2/status.json"))
-	write("links/nodes/2-n3/status.json", status("links", 2, "n3"))
-	os.Symlink(filepath.Join(outside, "b.csv"), mk("links/nodes/2-n3/b.log"))
+	os.WriteFile(filepath.Join(outside, jobdir.StatusFile), []byte(status("links", 1, "n2")), 0o644)
+	write(l.Job("links", 0).JobFile(), jobJSON("links", 3))
+	write(l.Job("links", 0).Node(0, "n1").Status(), status("links", 0, "n1"))
+	os.Symlink(outside, mk(l.Job("links", 0).Node(0, "n1").Results("b")))
+	os.Symlink(filepath.Join(outside, jobdir.StatusFile), mk(l.Job("links", 0).Node(1, "n2").Status()))
+	write(l.Job("links", 0).Node(2, "n3").Status(), status("links", 2, "n3"))
+	os.Symlink(filepath.Join(outside, "b.csv"), mk(l.Job("links", 0).Node(2, "n3").Log("b")))
 
 	// Three results CSVs of 63 MiB each (under the 64 MiB cap).
-	write("huge/job.json", jobJSON("huge", 3))
+	write(l.Job("huge", 0).JobFile(), jobJSON("huge", 3))
 	for r := range 3 {
-		write(fmt.Sprintf("huge/nodes/%d-n%d/status.json", r, r+1), status("huge", r, fmt.Sprintf("n%d", r+1)))
-		f, err := os.Create(mk(fmt.Sprintf("huge/nodes/%d-n%d/results/b/b.csv", r, r+1)))
+		write(l.Job("huge", 0).Node(r, fmt.Sprintf("n%d", r+1)).Status(), status("huge", r, fmt.Sprintf("n%d", r+1)))
+		f, err := os.Create(mk(filepath.Join(l.Job("huge", 0).Node(r, fmt.Sprintf("n%d", r+1)).Results("b"), "b.csv")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +181,7 @@ func TestCollectHostileFolders(t *testing.T) {
 			if rss > maxCollectRSS {
 				t.Errorf("peak memory %d MiB, over the %d MiB bound", rss>>20, maxCollectRSS>>20)
 			}
-			summary, err := os.ReadFile(filepath.Join(shared, "jobs", c.job, "summary.json"))
+			summary, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job(c.job, 0).Output(jobdir.SummaryFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,8 +193,8 @@ func TestCollectHostileFolders(t *testing.T) {
 			if strings.Contains(string(summary), "stolen") {
 				t.Errorf("summary.json shows a value read through a link out of the node folder")
 			}
-			for _, f := range []string{"summary.json", "report.html"} {
-				if st, err := os.Stat(filepath.Join(shared, "jobs", c.job, f)); err == nil && st.Size() > 4<<20 {
+			for _, f := range []string{jobdir.SummaryFile, jobdir.ReportFile} {
+				if st, err := os.Stat(jobdir.Layout{Shared: shared}.Job(c.job, 0).Output(f)); err == nil && st.Size() > 4<<20 {
 					t.Errorf("%s is %d MiB: not readable", f, st.Size()>>20)
 				}
 			}

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/testutil"
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/models"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -241,7 +242,7 @@ func TestImageConcurrentBuildsBuildOnce(t *testing.T) {
 	tb := testbed.Require(t)
 	bin := tb.Benchctl(t)
 	shared := tb.FreshDir(t)
-	ctxDir := testbed.HelloContext(t, t.TempDir(), map[string][]byte{"pad.bin": randomBytes(t, 64<<20)})
+	ctxDir := testbed.HelloContext(t, t.TempDir(), map[string][]byte{"pad.bin": testutil.RandomBytes(t, 64<<20)})
 	mf := testbed.WriteManifest(t, ctxDir, "concurrent")
 	var wg sync.WaitGroup
 	outs := make([]string, 2)
@@ -287,14 +288,14 @@ func TestImageKilledBuilderLeavesNoEntry(t *testing.T) {
 	tb := testbed.Require(t)
 	bin := tb.Benchctl(t)
 	shared := tb.FreshDir(t)
-	ctxDir := testbed.HelloContext(t, t.TempDir(), map[string][]byte{"pad.bin": randomBytes(t, 400<<20)})
+	ctxDir := testbed.HelloContext(t, t.TempDir(), map[string][]byte{"pad.bin": testutil.RandomBytes(t, 400<<20)})
 	mf := testbed.WriteManifest(t, ctxDir, "killed")
 	cmd := exec.Command(bin, "build", "--manifest", mf, "--shared-dir", shared)
 	cmd.Env = append(os.Environ(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(shared, "cache", "images")
+	dir := image.CacheLayout{Shared: shared}.Dir()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		if tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tar.tmp-*")); len(tmp) > 0 {
@@ -326,13 +327,6 @@ func TestImageKilledBuilderLeavesNoEntry(t *testing.T) {
 	if entries, _ := cache.List(); len(entries) != 1 {
 		t.Fatalf("after rebuild: %+v", entries)
 	}
-}
-
-func randomBytes(t *testing.T, n int) []byte {
-	t.Helper()
-	b := make([]byte, n)
-	rand.Read(b)
-	return b
 }
 
 // A context file this user cannot read is bad input (exit 4) with the fix, before any
@@ -422,7 +416,7 @@ func TestRunUsesTheImageIDNotItsTag(t *testing.T) {
 	}
 	// --benchmarks is recorded in job.json, for collect.
 	var j struct{ Benchmarks []string }
-	data, err := os.ReadFile(filepath.Join(shared, "jobs", job, "job.json"))
+	data, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job(job, 0).JobFile())
 	if err != nil || json.Unmarshal(data, &j) != nil || len(j.Benchmarks) != 1 || j.Benchmarks[0] != "hello" {
 		t.Fatalf("job.json benchmarks %v (%v)", j.Benchmarks, err)
 	}

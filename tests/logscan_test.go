@@ -51,7 +51,7 @@ benchmarks:
 	}
 	// job.json records the image's provenance for perf.csv: its base and the commit of
 	// the repository its build context is in (this checkout).
-	j, err := jobdir.ReadJob(filepath.Join(shared, "jobs", id, "job.json"))
+	j, err := jobdir.ReadJob(jobdir.Layout{Shared: shared}.Job(id, 0).JobFile())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestMADModelsRunOnTheirOwnImages(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	j, err := jobdir.ReadJob(filepath.Join(shared, "jobs", id, "job.json"))
+	j, err := jobdir.ReadJob(jobdir.Layout{Shared: shared}.Job(id, 0).JobFile())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestMADModelsRunOnTheirOwnImages(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("collect: exit %d\n%s\n%s", code, cout, cerr)
 	}
-	rows := readPerf(t, filepath.Join(shared, "jobs", id, "perf.csv"))
+	rows := readPerf(t, jobdir.Layout{Shared: shared}.Job(id, 0).Output(jobdir.PerfFile))
 	var seen []string
 	for _, r := range rows {
 		m := r["model"]
@@ -152,7 +152,7 @@ func TestSkipGPUArchOnARecordedMI250X(t *testing.T) {
 			s.Benchmarks[0].Outcome != runner.OutcomeSkipped || !strings.Contains(s.Benchmarks[0].Error, "gfx90a") {
 			t.Fatalf("%s: %+v", d, s)
 		}
-		if _, err := os.Stat(filepath.Join(shared, "jobs", id, "nodes", d, "echo_train.log")); err == nil {
+		if _, err := os.Stat(jobdir.Layout{Shared: shared}.Job(id, 0).NodeNamed(d).Log("echo_train")); err == nil {
 			t.Errorf("%s: a container ran for a skipped model", d)
 		}
 	}
@@ -160,7 +160,7 @@ func TestSkipGPUArchOnARecordedMI250X(t *testing.T) {
 	if code != 0 || !strings.Contains(cout, "SKIPPED") {
 		t.Fatalf("collect: exit %d\n%s\n%s", code, cout, cerr)
 	}
-	rows := readPerf(t, filepath.Join(shared, "jobs", id, "perf.csv"))
+	rows := readPerf(t, jobdir.Layout{Shared: shared}.Job(id, 0).Output(jobdir.PerfFile))
 	if len(rows) != 1 || rows[0]["model"] != "echo_train" || rows[0]["status"] != "SKIPPED" || rows[0]["gpu_architecture"] != "gfx90a" {
 		t.Errorf("perf.csv %v", rows)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -39,12 +40,12 @@ models: {catalog: %s, tags: [inference]}
 		if s.Outcome != runner.OutcomeSuccess || len(s.Benchmarks) != 1 || s.Benchmarks[0].Name != "echo_infer" {
 			t.Fatalf("%s: %+v", d, s)
 		}
-		csv, err := os.ReadFile(filepath.Join(shared, "jobs", id, "nodes", d, "results", "echo_infer", "perf_echo_infer.csv"))
+		csv, err := os.ReadFile(filepath.Join(jobdir.Layout{Shared: shared}.Job(id, 0).NodeNamed(d).Results("echo_infer"), "perf_echo_infer.csv"))
 		want := fmt.Sprintf("echo_infer,%d,samples_per_second,%d,\"torchrun --nnodes %d --node_rank %d --nproc_per_node 1 --master_addr ", 100+rank, rank, n, rank)
 		if err != nil || !strings.Contains(string(csv), want) {
 			t.Errorf("%s: %v\n%s\nwant a row starting %s", d, err, csv, want)
 		}
-		log, _ := os.ReadFile(filepath.Join(shared, "jobs", id, "nodes", d, "echo_infer.log"))
+		log, _ := os.ReadFile(jobdir.Layout{Shared: shared}.Job(id, 0).NodeNamed(d).Log("echo_infer"))
 		if !strings.Contains(string(log), "model echo_infer (vendor '') on 0 of 0 GPUs, args: --mode infer") {
 			t.Errorf("%s log:\n%s", d, log)
 		}

@@ -84,7 +84,7 @@ func TestRefPulledOnceForTheJob(t *testing.T) {
 			t.Errorf("%s's engine lacks the image: %v", tb.Nodes[i], err)
 		}
 	}
-	j, err := jobdir.ReadJob(filepath.Join(shared, "jobs", jid, "job.json"))
+	j, err := jobdir.ReadJob(jobdir.Layout{Shared: shared}.Job(jid, 0).JobFile())
 	name := strings.TrimSuffix(ref, ref[strings.LastIndex(ref, ":"):])
 	if err != nil || !strings.HasPrefix(j.Image.Digest, name+"@sha256:") || j.Image.Key != image.RefKey(id) {
 		t.Fatalf("job.json image %+v %v", j.Image, err)
@@ -93,7 +93,7 @@ func TestRefPulledOnceForTheJob(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("collect: exit %d\n%s\n%s", code, cout, cerr)
 	}
-	rows := readPerf(t, filepath.Join(shared, "jobs", jid, "perf.csv"))
+	rows := readPerf(t, jobdir.Layout{Shared: shared}.Job(jid, 0).Output(jobdir.PerfFile))
 	if len(rows) != 1 || rows[0]["docker_image"] != ref+"@"+strings.TrimPrefix(j.Image.Digest, name+"@") {
 		t.Errorf("perf.csv docker_image %q", rows[0]["docker_image"])
 	}
@@ -118,7 +118,7 @@ func TestDistributionRegistryPullsOnEveryNode(t *testing.T) {
 			t.Errorf("%s: %s on %s: %s", d, s.Outcome, s.ImageID, s.Error)
 		}
 	}
-	if ents, _ := os.ReadDir(filepath.Join(shared, "cache", "images")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(image.CacheLayout{Shared: shared}.Dir()); len(ents) != 0 {
 		t.Errorf("the shared cache has %d entries; want none", len(ents))
 	}
 }
@@ -191,7 +191,7 @@ func TestPreloadedRefIsNotSavedForNobody(t *testing.T) {
 			t.Errorf("%s: %s on %s: %s", d, s.Outcome, s.ImageID, s.Error)
 		}
 	}
-	if ents, _ := os.ReadDir(filepath.Join(shared, "cache", "images")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(image.CacheLayout{Shared: shared}.Dir()); len(ents) != 0 {
 		t.Errorf("the shared cache has %d entries; want none", len(ents))
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchctl/benchctl/bench/collect/synth"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/results"
 )
 
@@ -104,7 +105,7 @@ func TestReportRendersInChromium(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			report := filepath.Join(col.Dir.Path, results.ReportFile)
+			report := filepath.Join(col.Dir.Path, jobdir.ReportFile)
 			dom := string(chromium(t, bin, report, "--dump-dom"))
 			sections := regexp.MustCompile(`(?s)<section class="bench" id="b\d+".*?</section>`).FindAllString(dom, -1)
 			if len(sections) != c.benchmarks {
@@ -153,7 +154,7 @@ func TestReportRendersInChromium(t *testing.T) {
 // nodes' inventories would have.
 func setGPU(t *testing.T, job, name, arch string) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(job, "nodes", "*", jobdir.StatusFile))
+	files, err := filepath.Glob(filepath.Join(jobdirtest.At(job).Nodes(), "*", jobdir.StatusFile))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no status files in %s: %v", job, err)
 	}

@@ -68,7 +68,7 @@ func runJobWith(t *testing.T, tb *testbed.Testbed, manifest, shared string, wait
 func readStatus(t *testing.T, shared, job, nodeDir string) runner.Status {
 	t.Helper()
 	var s runner.Status
-	data, err := os.ReadFile(filepath.Join(shared, "jobs", job, "nodes", nodeDir, "status.json"))
+	data, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job(job, 0).NodeNamed(nodeDir).Status())
 	if err != nil {
 		t.Fatalf("status of %s: %v", nodeDir, err)
 	}
@@ -162,7 +162,7 @@ func TestRunAllreduceOnEveryNode(t *testing.T) {
 	} else if img, _ := findKey(t, tb, tb.Nodes[0], key); e.ImageID != img {
 		t.Errorf("the cache entry is image %s, rank 0 runs %s", e.ImageID, img)
 	}
-	j, err := jobdir.ReadJob(filepath.Join(shared, "jobs", id, "job.json"))
+	j, err := jobdir.ReadJob(jobdir.Layout{Shared: shared}.Job(id, 0).JobFile())
 	if err != nil || j.Image.Distribution != "stream" {
 		t.Errorf("job.json says the image went by %q, want stream (%v)", j.Image.Distribution, err)
 	}
@@ -171,7 +171,7 @@ func TestRunAllreduceOnEveryNode(t *testing.T) {
 			t.Errorf("%s has no image with key %s", n, image.ShortKey(key))
 		}
 	}
-	csv, err := os.ReadFile(filepath.Join(shared, "jobs", id, "nodes", "0-"+tb.Nodes[0], "results", "allreduce", "allreduce.csv"))
+	csv, err := os.ReadFile(filepath.Join(jobdir.Layout{Shared: shared}.Job(id, 0).Node(0, tb.Nodes[0]).Results("allreduce"), "allreduce.csv"))
 	if err != nil || !strings.Contains(string(csv), "allreduce_busbw") {
 		t.Fatalf("rank 0's results: %v\n%s", err, csv)
 	}
@@ -264,13 +264,13 @@ func TestRunOneNodeFails(t *testing.T) {
 	if bad.Outcome != runner.OutcomeFailure || bad.ExitCode != 3 || bad.Benchmarks[0].ExitCode != 3 || bad.Benchmarks[0].Diagnostics == "" {
 		t.Fatalf("n2: %+v", bad)
 	}
-	sum, err := os.ReadFile(filepath.Join(shared, "jobs", id, "nodes", dirs[1], "diagnostics", "dummy", "summary.txt"))
+	sum, err := os.ReadFile(filepath.Join(jobdir.Layout{Shared: shared}.Job(id, 0).NodeNamed(dirs[1]).Diagnostics("dummy"), jobdir.DiagSummaryFile))
 	if err != nil || !strings.Contains(string(sum), "exit code:  3") || !strings.Contains(string(sum), "fails on purpose") {
 		t.Fatalf("n2 diagnostics: %v\n%s", err, sum)
 	}
 	for _, d := range []string{dirs[0], dirs[2]} {
 		s := readStatus(t, shared, id, d)
-		csv, err := os.ReadFile(filepath.Join(shared, "jobs", id, "nodes", d, "results", "dummy", "dummy.csv"))
+		csv, err := os.ReadFile(filepath.Join(jobdir.Layout{Shared: shared}.Job(id, 0).NodeNamed(d).Results("dummy"), "dummy.csv"))
 		if s.Outcome != runner.OutcomeSuccess || err != nil || !strings.Contains(string(csv), "dummy_1") {
 			t.Errorf("%s: %s, results %v", d, s.Outcome, err)
 		}

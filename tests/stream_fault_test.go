@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -168,7 +169,7 @@ func TestStreamFaultRankKilledMidStream(t *testing.T) {
 		}
 	}
 	var killedStatus runner.Status
-	if b, err := os.ReadFile(filepath.Join(base, tb.Nodes[1], "jobs", id, "nodes", "1-"+tb.Nodes[1], "status.json")); err == nil && json.Unmarshal(b, &killedStatus) == nil {
+	if b, err := os.ReadFile(jobdir.Layout{Shared: filepath.Join(base, tb.Nodes[1])}.Job(id, 0).Node(1, tb.Nodes[1]).Status()); err == nil && json.Unmarshal(b, &killedStatus) == nil {
 		t.Logf("%s (killed) left its status.json saying %s", tb.Nodes[1], killedStatus.Outcome)
 	}
 	if ids := imagesWithKey(t, tb, tb.Nodes[0], key); len(ids) != 1 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -43,7 +44,7 @@ func TestStreamWithoutASharedDirectory(t *testing.T) {
 			t.Errorf("%s ran %s, rank 0 %s", n, s.ImageID, imageID)
 		}
 		if i > 0 {
-			if ents, _ := os.ReadDir(filepath.Join(shared, "cache", "images")); len(ents) != 0 {
+			if ents, _ := os.ReadDir(image.CacheLayout{Shared: shared}.Dir()); len(ents) != 0 {
 				t.Errorf("%s wrote %d cache entries; a streamed image is written nowhere", n, len(ents))
 			}
 		}
@@ -80,7 +81,7 @@ func TestStreamOfADamagedTarLoadsNothing(t *testing.T) {
 	removeByKey(t, tb, key)
 	// Build into n1's own folder, then damage one byte in the middle of the cached tar.
 	benchctlBuildOn(t, tb, tb.Nodes[0], mf, filepath.Join(base, tb.Nodes[0]))
-	tar := filepath.Join(base, tb.Nodes[0], "cache", "images", key+".tar")
+	tar := filepath.Join(image.CacheLayout{Shared: filepath.Join(base, tb.Nodes[0])}.Dir(), key+".tar")
 	f, err := os.OpenFile(tar, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +141,7 @@ func TestAutoStreamsWhereTheDirectoryIsNotShared(t *testing.T) {
 	if c := strings.Count(log, "image loaded from the stream"); c != len(tb.Nodes)-1 {
 		t.Errorf("%d nodes loaded from the stream, want %d:\n%s", c, len(tb.Nodes)-1, log)
 	}
-	j, err := jobdir.ReadJob(filepath.Join(base, tb.Nodes[0], "jobs", id, "job.json"))
+	j, err := jobdir.ReadJob(jobdir.Layout{Shared: filepath.Join(base, tb.Nodes[0])}.Job(id, 0).JobFile())
 	if err != nil || j.Image.Distribution != "stream" {
 		t.Errorf("job.json: distribution %q (%v)", j.Image.Distribution, err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -43,7 +44,7 @@ func waitAllRunning(t *testing.T, tb *testbed.Testbed, shared, id string) {
 			var s runner.Status
 			// The status says running just before the container is created: wait for the
 			// container too (a test that kills a rank then knows that it leaves one behind).
-			if data, err := os.ReadFile(filepath.Join(shared, "jobs", id, "nodes", d, "status.json")); err == nil && json.Unmarshal(data, &s) == nil &&
+			if data, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job(id, 0).NodeNamed(d).Status()); err == nil && json.Unmarshal(data, &s) == nil &&
 				len(s.Benchmarks) >= 1 && s.Benchmarks[0].Outcome == runner.OutcomeRunning && len(runningContainers(t, tb, tb.Nodes[i], id)) > 0 {
 				running++
 			}

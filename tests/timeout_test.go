@@ -12,6 +12,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -45,7 +46,7 @@ func TestRunTimeoutCapturesDiagnosticsAndStops(t *testing.T) {
 	if b.Outcome != runner.OutcomeTimeout || !strings.Contains(b.Error, "timed out after 3s") || b.Diagnostics == "" {
 		t.Fatalf("benchmark status %+v", b)
 	}
-	sum, err := os.ReadFile(filepath.Join(res.NodeDir, "diagnostics", "sleepy", "summary.txt"))
+	sum, err := os.ReadFile(filepath.Join(res.NodeDir, jobdir.DiagRel("sleepy"), jobdir.DiagSummaryFile))
 	if err != nil || !strings.Contains(string(sum), "processes (") || !strings.Contains(string(sum), "/dummy") {
 		t.Fatalf("diagnostics did not list the running processes: %v\n%s", err, sum)
 	}

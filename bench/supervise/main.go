@@ -73,7 +73,7 @@ func main() {
 // and of every node.
 func measure(job jobdir.Dir, nodes []string) (stopped, ended time.Duration) {
 	var rep diagnostics.Report
-	data, err := os.ReadFile(filepath.Join(job.Node(2, nodes[2]).Diagnostics("dummy"), "report.json"))
+	data, err := os.ReadFile(filepath.Join(job.Node(2, nodes[2]).Diagnostics("dummy"), jobdir.DiagReportFile))
 	timing.Check(err)
 	timing.Check(json.Unmarshal(data, &rep))
 	failed := rep.CapturedAt

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/image"
 )
 
 var removedRE = regexp.MustCompile(`(?m)^(removed|would remove) `)
@@ -25,7 +27,7 @@ func TestCachePruneLeavesALinkedQuarantine(t *testing.T) {
 	for _, n := range []string{"id_ed25519", strings.Repeat("ab", 32) + ".20240101T000000.tar"} {
 		os.WriteFile(filepath.Join(victim, n), []byte("precious"), 0o600)
 	}
-	q := filepath.Join(shared, "cache", "images", "corrupt")
+	q := image.CacheLayout{Shared: shared}.Quarantine()
 	if err := os.Symlink(victim, q); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func TestCachePruneLeavesALinkedQuarantine(t *testing.T) {
 func TestCacheVerifyRefusesPlantedTars(t *testing.T) {
 	shared := t.TempDir()
 	keys := publish(t, shared, 2)
-	dir := filepath.Join(shared, "cache", "images")
+	dir := image.CacheLayout{Shared: shared}.Dir()
 	secret := filepath.Join(t.TempDir(), "shadow")
 	body := []byte("root:$6$hash:19000::::::\n")
 	os.WriteFile(secret, body, 0o600)

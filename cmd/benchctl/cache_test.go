@@ -62,7 +62,7 @@ func TestCachePruneLimits(t *testing.T) {
 	if code, out, _ := run(t, "cache", "prune", "--shared-dir", shared, "--keep", "1"); code != 0 || strings.Count(out, "removed") != 2 {
 		t.Fatalf("prune --keep 1: %d\n%s", code, out)
 	}
-	if _, err := os.Stat(filepath.Join(shared, "cache", "images", keys[2]+".tar")); err != nil {
+	if _, err := os.Stat(filepath.Join(image.CacheLayout{Shared: shared}.Dir(), keys[2]+".tar")); err != nil {
 		t.Fatalf("the newest entry was removed: %v", err)
 	}
 	// Keys are found whatever their case.

@@ -66,7 +66,7 @@ func TestCollectAsksSacct(t *testing.T) {
 				}
 			}
 			if c.summary != "" {
-				if data, err := os.ReadFile(filepath.Join(shared, "jobs", "600", "summary.json")); !strings.Contains(string(data), c.summary) {
+				if data, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job("600", 0).Output(jobdir.SummaryFile)); !strings.Contains(string(data), c.summary) {
 					t.Errorf("summary.json lacks %q: %v\n%s", c.summary, err, data)
 				}
 			}

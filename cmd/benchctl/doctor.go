@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/moby/moby/client"
 	"github.com/spf13/cobra"
 
 	"github.com/benchctl/benchctl/image"
@@ -67,7 +66,7 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 		return err
 	}
 	checks := runner.Doctor(ctx, runner.DoctorOptions{SharedDir: dir, Manifest: m, Lookup: os.LookupEnv,
-		Engine: func() (*client.Client, error) { return image.Connect() }})
+		Engine: connectDoctorEngine})
 	failed := 0
 	for _, c := range checks {
 		if !c.OK {
@@ -95,4 +94,13 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 		return &doctorFailed{n: failed}
 	}
 	return nil
+}
+
+// connectDoctorEngine is the Docker client as doctor's engine (nil, not a nil client, on error).
+func connectDoctorEngine() (runner.DoctorEngine, error) {
+	c, err := image.Connect()
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }

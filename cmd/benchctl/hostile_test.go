@@ -91,7 +91,7 @@ func TestHostileTextIsEscapedOnScreen(t *testing.T) {
 		}
 	}
 	// A CSV shown on a terminal is escaped too; compare's outputs likewise.
-	perf := d.Output("perf.csv")
+	perf := d.Output(jobdir.PerfFile)
 	for _, args := range [][]string{{"collect", "51", "--shared-dir", shared, "-o", "csv"}, {"compare", perf, perf, "-o", "csv"},
 		{"compare", perf, perf}, {"compare", perf, perf, "-o", "markdown"}, {"compare", perf, perf, "-o", "json"}} {
 		var out, errb bytes.Buffer

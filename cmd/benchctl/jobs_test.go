@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 )
 
 // writeCmdJob writes a job of world nodes with the given outcomes, started at start.
@@ -15,15 +16,11 @@ func writeCmdJob(t *testing.T, shared, id string, world int, outcomes []string, 
 	t.Helper()
 	l := jobdir.Layout{Shared: shared}
 	d := l.Job(id, 0)
-	os.MkdirAll(d.Nodes(), 0o755)
 	j := &jobdir.Job{Job: id, World: world, StartedAt: start}
 	j.SetManifest(map[string]any{"name": "allreduce"})
-	if err := jobdir.WriteJob(d.JobFile(), j); err != nil {
-		t.Fatal(err)
-	}
+	jobdirtest.Job(t, d, j)
 	for r, oc := range outcomes {
 		nd := d.Node(r, "n"+string(rune('1'+r)))
-		os.MkdirAll(nd.Path, 0o755)
 		s := &jobdir.Status{Version: 1, Job: id, Rank: r, Outcome: oc, StartedAt: start}
 		if oc != jobdir.OutcomeRunning {
 			end := start.Add(95 * time.Second)
@@ -32,9 +29,7 @@ func writeCmdJob(t *testing.T, shared, id string, world int, outcomes []string, 
 				s.ExitCode = 3
 			}
 		}
-		if err := jobdir.WriteStatus(nd.Status(), s); err != nil {
-			t.Fatal(err)
-		}
+		jobdirtest.Status(t, nd, s)
 	}
 	os.Chtimes(d.Path, mod, mod)
 }
@@ -72,7 +67,7 @@ func TestJobsAndCollectLatest(t *testing.T) {
 	// Collecting the older job writes into its folder (its time is now the newest): the
 	// order, and --latest, still follow when the jobs started.
 	run(t, "collect", "41", "--shared-dir", shared) // exit 3: the fixture job has no benchmarks
-	if _, err := os.Stat(jobdir.Layout{Shared: shared}.Job("41", 0).Output("perf.csv")); err != nil {
+	if _, err := os.Stat(jobdir.Layout{Shared: shared}.Job("41", 0).Output(jobdir.PerfFile)); err != nil {
 		t.Fatal(err)
 	}
 	if _, out, _ := run(t, "jobs", "--shared-dir", shared, "--no-slurm"); !strings.HasPrefix(strings.Split(out, "\n")[1], "42 ") {

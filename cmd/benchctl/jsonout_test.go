@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/image"
 )
 
 // A list printed as JSON is [] when empty, at the top and inside objects; what is not a
@@ -70,7 +71,7 @@ func TestCacheLsJSONEmpty(t *testing.T) {
 	if code, out, errs := run(t, "cache", "ls", "--shared-dir", shared, "-o", "json"); code != 0 || out != "[]\n" {
 		t.Fatalf("no cache folder: exit %d, %q, stderr %s", code, out, errs)
 	}
-	if err := os.MkdirAll(filepath.Join(shared, "cache", "images"), 0o755); err != nil {
+	if err := os.MkdirAll(image.CacheLayout{Shared: shared}.Dir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, errs := run(t, "cache", "ls", "--shared-dir", shared, "-o", "json"); code != 0 || out != "[]\n" {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/bench/collect/synth"
+	"github.com/benchctl/benchctl/image"
 )
 
 // Every long command stops promptly on SIGINT and SIGTERM, with the shell's code for the
@@ -150,7 +151,7 @@ func bigJob(t *testing.T, dir string) string {
 func bigCacheEntry(t *testing.T, dir string) string {
 	shared := filepath.Join(dir, "shared-cache")
 	key := strings.Repeat("ab", 32)
-	cache := filepath.Join(shared, "cache", "images")
+	cache := image.CacheLayout{Shared: shared}.Dir()
 	tar := writeFile(t, filepath.Join(cache, key+".tar"), nil)
 	if err := os.Truncate(tar, 8<<30); err != nil {
 		t.Fatal(err)

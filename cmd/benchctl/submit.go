@@ -179,7 +179,7 @@ func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 	}
 	if opts.dryRun {
 		j.OutputDir = jobdir.Layout{Shared: dir}.Submit()
-		j.SecretFile = filepath.Join(j.OutputDir, "<token>.secret")
+		j.SecretFile = jobdir.Layout{Shared: dir}.SubmitFiles("<token>").Secret
 		script, err := j.Script()
 		if err != nil {
 			return err

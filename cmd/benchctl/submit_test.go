@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 // submit prints the job id; with -o json one object with the job, its node count, the
@@ -34,10 +36,10 @@ func TestSubmitOutput(t *testing.T) {
 		t.Fatalf("json: exit %d, stdout %q\n%s", code, out, errs)
 	}
 	script := got.Script
-	if filepath.Dir(script) != filepath.Join(shared, "jobs", ".submit") || !strings.HasSuffix(script, ".sh") {
+	if filepath.Dir(script) != (jobdir.Layout{Shared: shared}).Submit() || !strings.HasSuffix(script, ".sh") {
 		t.Errorf("script %s", script)
 	}
-	want := "{\n  \"job\": \"4242\",\n  \"nodes\": 1,\n  \"script\": \"" + script + "\",\n  \"jobDir\": \"" + filepath.Join(shared, "jobs", "4242") + "\"\n}\n"
+	want := "{\n  \"job\": \"4242\",\n  \"nodes\": 1,\n  \"script\": \"" + script + "\",\n  \"jobDir\": \"" + jobdir.Layout{Shared: shared}.Job("4242", 0).Path + "\"\n}\n"
 	if out != want {
 		t.Errorf("json:\n got %q\nwant %q", out, want)
 	}
@@ -113,8 +115,8 @@ func TestSubmitWaitRemovesTheSecretOnlyWhenSlurmSaysEnded(t *testing.T) {
 			if code != exitRun || !strings.HasPrefix(out, "4242\n") { // no node reported
 				t.Fatalf("exit %d, stdout %q\n%s", code, out, errs)
 			}
-			secrets, _ := filepath.Glob(filepath.Join(shared, "jobs", ".submit", "*.secret"))
-			records, _ := filepath.Glob(filepath.Join(shared, "jobs", ".submit", "4242.job"))
+			secrets, _ := filepath.Glob(jobdir.Layout{Shared: shared}.SubmitFiles("*").Secret)
+			records, _ := filepath.Glob(filepath.Join(jobdir.Layout{Shared: shared}.Submit(), "4242.job"))
 			if kept := len(secrets) == 1 && len(records) == 1; kept != c.kept || len(secrets) > 1 {
 				t.Fatalf("secrets %v, records %v; want kept %v", secrets, records, c.kept)
 			}

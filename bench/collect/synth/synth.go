@@ -111,7 +111,7 @@ func writeNode(dir string, o Options, rank int, start time.Time) error {
 			if err := os.MkdirAll(ddir, 0o755); err != nil {
 				return err
 			}
-			if err := os.WriteFile(filepath.Join(ddir, "summary.txt"), []byte(fmt.Sprintf("benchmark %s on %d-%s: timeout after 10m0s\nlast log lines:\nstep 41\nstep 42\n", name, rank, Host(rank))), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(ddir, jobdir.DiagSummaryFile), []byte(fmt.Sprintf("benchmark %s on %d-%s: timeout after 10m0s\nlast log lines:\nstep 41\nstep 42\n", name, rank, Host(rank))), 0o644); err != nil {
 				return err
 			}
 		} else {

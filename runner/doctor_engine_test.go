@@ -1,0 +1,78 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+// fakeDoctorEngine answers Doctor's calls; infoErr fails Info.
+type fakeDoctorEngine struct {
+	infoErr error
+	closed  int
+}
+
+func (f *fakeDoctorEngine) ServerVersion(context.Context, client.ServerVersionOptions) (client.ServerVersionResult, error) {
+	return client.ServerVersionResult{Version: "29.0.0", APIVersion: "1.52"}, nil
+}
+
+func (f *fakeDoctorEngine) Info(context.Context, client.InfoOptions) (client.SystemInfoResult, error) {
+	return client.SystemInfoResult{}, f.infoErr
+}
+
+func (f *fakeDoctorEngine) DaemonHost() string { return "unix:///fake.sock" }
+
+func (f *fakeDoctorEngine) Close() error { f.closed++; return nil }
+
+// Doctor asks its engine through DoctorEngine: what the engine says, or why it could not,
+// is the "docker engine" line, and a connected engine is closed once.
+func TestDoctorEngineCheck(t *testing.T) {
+	const fix = "start dockerd on this node and point DOCKER_HOST at it (or add your user to the docker group)"
+	noEnv := func(string) (string, bool) { return "", false }
+	cases := []struct {
+		name    string
+		eng     *fakeDoctorEngine
+		connErr error
+		want    []Check
+	}{
+		{"answers", &fakeDoctorEngine{}, nil, []Check{{Name: "docker engine", OK: true, Detail: "unix:///fake.sock: Docker 29.0.0, API 1.52"}}},
+		// as before the engine became an interface: the version line, failed, then the error
+		{"info fails", &fakeDoctorEngine{infoErr: errors.New("info: boom")}, nil, []Check{
+			{Name: "docker engine", Detail: "unix:///fake.sock: Docker 29.0.0, API 1.52"},
+			{Name: "docker engine", Detail: "info: boom", Fix: fix}}},
+		{"no engine", nil, errors.New("Cannot connect to the Docker daemon"), []Check{{Name: "docker engine", Detail: "Cannot connect to the Docker daemon", Fix: fix}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			shared := t.TempDir()
+			checks := Doctor(context.Background(), DoctorOptions{SharedDir: shared, Lookup: noEnv, Engine: func() (DoctorEngine, error) {
+				if c.connErr != nil {
+					return nil, c.connErr
+				}
+				return c.eng, nil
+			}})
+			var got []Check
+			for _, ch := range checks {
+				if ch.Name == "docker engine" {
+					got = append(got, ch)
+				}
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("engine checks = %+v, want %+v", got, c.want)
+			}
+			if c.eng != nil && c.eng.closed != 1 {
+				t.Errorf("engine closed %d times, want 1", c.eng.closed)
+			}
+			// A one-node run leaves no marker behind in the doctor's folder.
+			if ents, err := os.ReadDir(jobdir.Layout{Shared: shared}.Doctor("")); err != nil || len(ents) != 0 {
+				t.Errorf("the doctor folder holds %v (%v), want it empty", ents, err)
+			}
+		})
+	}
+}
