@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/internal/testutil"
+
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -16,7 +18,7 @@ import (
 // (the build branch runs on the testbed's engines in tests/).
 func TestLeader(t *testing.T) {
 	have := map[string]bool{}
-	eng := stubEngine(t, func(w http.ResponseWriter, r *http.Request) {
+	eng := testutil.StubEngine(t, func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/images/json") { // list by label: none
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`[]`))

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/benchctl/benchctl/internal/testutil"
+
 	"github.com/moby/moby/api/types/registry"
 
 	"github.com/benchctl/benchctl/image"
@@ -71,7 +73,7 @@ func (f *fakeRegistryEngine) handle(w http.ResponseWriter, r *http.Request) {
 // under image.RefKey(id), once: a second job finds it there and neither pulls nor saves.
 func TestLeaderPullsAndPublishesARef(t *testing.T) {
 	f := &fakeRegistryEngine{ref: "reg.example:5000/app:1", user: "bench", id: "sha256:" + strings.Repeat("c", 64), digest: "sha256:" + strings.Repeat("d", 64)}
-	eng := stubEngine(t, f.handle)
+	eng := testutil.StubEngine(t, f.handle)
 	c := newCache(t)
 	var last image.Progress
 	o := leaderOptions{Engine: eng, Cache: c, Distribute: true, Manifest: &manifest.Manifest{Name: "m", Image: manifest.Image{Ref: f.ref}},
@@ -126,7 +128,7 @@ func TestLeaderPullsAndPublishesARef(t *testing.T) {
 // in, which never carries the password.
 func TestPullRefusedForCredentials(t *testing.T) {
 	f := &fakeRegistryEngine{ref: "reg.example:5000/app:1", user: "bench", id: "sha256:" + strings.Repeat("c", 64), digest: "sha256:" + strings.Repeat("d", 64)}
-	eng := stubEngine(t, f.handle)
+	eng := testutil.StubEngine(t, f.handle)
 	for _, creds := range []*image.Credentials{nil, {Username: "wrong", Password: "not-the-pass-123", Source: "/home/u/.docker/config.json"}} {
 		_, err := leaderImage(context.Background(), leaderOptions{Engine: eng, Manifest: &manifest.Manifest{Name: "m", Image: manifest.Image{Ref: f.ref}},
 			Credentials: func(context.Context, string) (*image.Credentials, error) { return creds, nil }})

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/benchctl/benchctl/internal/testutil"
+
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -18,7 +20,7 @@ import (
 // build record must refuse it before any byte reaches the engine.
 func TestRecordPinsTheImageID(t *testing.T) {
 	var loads atomic.Int32
-	eng := stubEngine(t, func(w http.ResponseWriter, r *http.Request) {
+	eng := testutil.StubEngine(t, func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/images/load") {
 			loads.Add(1)
 		}

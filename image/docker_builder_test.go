@@ -3,14 +3,13 @@ package image
 import (
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/moby/moby/client"
+	"github.com/benchctl/benchctl/internal/testutil"
 )
 
 // A context file that vanishes while the context streams to a reachable engine is a failed
@@ -27,7 +26,7 @@ func TestContextReadErrorIsNotAnUnreachableEngine(t *testing.T) {
 	os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM scratch\nCOPY . /\n"), 0o644)
 	os.WriteFile(filepath.Join(ctxDir, "a.bin"), make([]byte, 32<<20), 0o644) // still streaming when b.txt goes
 	os.WriteFile(filepath.Join(ctxDir, "b.txt"), []byte("b"), 0o644)
-	cl := stubEngine(t, func(w http.ResponseWriter, r *http.Request) {
+	cl := testutil.StubEngine(t, func(w http.ResponseWriter, r *http.Request) {
 		os.Remove(filepath.Join(ctxDir, "b.txt"))
 		io.Copy(io.Discard, r.Body)
 		w.Write([]byte(`{"stream":"ok"}` + "\n"))
@@ -42,38 +41,6 @@ func TestContextReadErrorIsNotAnUnreachableEngine(t *testing.T) {
 	}
 }
 
-// stubEngine serves the Engine API's pings and hands every other request to handle, on a
-// unix socket; for failures a real engine cannot be made to produce on cue.
-func stubEngine(t *testing.T, handle http.HandlerFunc) *client.Client {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "bstub") // short: unix socket paths are limited to 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "engine.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/_ping") {
-			w.Header().Set("Api-Version", "1.44")
-			w.Write([]byte("OK"))
-			return
-		}
-		handle(w, r)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	cl, err := client.New(client.WithHost("unix://"+sock), client.WithAPIVersion("1.44"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
-	return cl
-}
-
 // An engine that answers a load before it has read the whole tar (it rejected it): the
 // result is read only after the client is done with the tar (go test -race), and the
 // engine's message is reported.
@@ -81,7 +48,7 @@ func TestLoadRejectedEarlyByTheEngine(t *testing.T) {
 	c := newCache(t)
 	key := strings.Repeat("7e", 32)
 	publishBytes(t, c, key, make([]byte, 16<<20))
-	cl := stubEngine(t, func(w http.ResponseWriter, r *http.Request) {
+	cl := testutil.StubEngine(t, func(w http.ResponseWriter, r *http.Request) {
 		io.CopyN(io.Discard, r.Body, 2<<20)
 		w.Write([]byte(`{"errorDetail":{"message":"unexpected tar"},"error":"unexpected tar"}` + "\n"))
 	})
@@ -103,7 +70,7 @@ func TestContextAndLoadProgress(t *testing.T) {
 	os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM scratch\nCOPY . /\n"), 0o644)
 	os.WriteFile(filepath.Join(ctxDir, "a.bin"), make([]byte, 3<<20+5), 0o644)
 	var got int64
-	cl := stubEngine(t, func(w http.ResponseWriter, r *http.Request) {
+	cl := testutil.StubEngine(t, func(w http.ResponseWriter, r *http.Request) {
 		n, _ := io.Copy(io.Discard, r.Body)
 		got = n
 		w.Write([]byte(`{"errorDetail":{"message":"stub engine: stop here"}}` + "\n"))

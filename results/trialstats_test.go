@@ -14,7 +14,6 @@ func trialValues(vs ...float64) []TrialValue {
 	return out
 }
 
-
 // Against values computed by hand: the median, the mean and the sample deviation of
 // 1..4; the order statistics and coverage of the median's interval (coverage 1-2·P(B≤l-1),
 // B ~ Binomial(n, 1/2)).

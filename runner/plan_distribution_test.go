@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/internal/testutil"
+
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -34,11 +36,11 @@ func TestPlanSaysHowImagesReachTheNodes(t *testing.T) {
 		if c.dist != "" {
 			body += "distribution: " + c.dist + "\n"
 		}
-		m, _, err := manifest.Parse("m.yaml", dir+"/m.yaml", []byte(body), manifest.Options{Lookup: lookupOf(nil)})
+		m, _, err := manifest.Parse("m.yaml", dir+"/m.yaml", []byte(body), manifest.Options{Lookup: testutil.LookupOf(nil)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := Plan(context.Background(), Options{Manifest: m, SharedDir: dir, Lookup: lookupOf(c.lookup)})
+		p, err := Plan(context.Background(), Options{Manifest: m, SharedDir: dir, Lookup: testutil.LookupOf(c.lookup)})
 		if err != nil {
 			t.Fatal(err)
 		}
