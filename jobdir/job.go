@@ -44,6 +44,8 @@ type Job struct {
 	Benchmarks []string `json:"benchmarks,omitempty"`
 	// BuildNumber is $BUILD_NUMBER where rank 0 ran (a CI build, as madengine records it).
 	BuildNumber string `json:"buildNumber,omitempty"`
+	// TrialSeed is the seed of a shuffled trial order (an experiment with order: shuffle).
+	TrialSeed *int64 `json:"trialSeed,omitempty"`
 
 	snapshot json.RawMessage // the manifest as written
 }
@@ -124,6 +126,33 @@ type JobManifest struct {
 	Image      ManifestImage  `json:"image"`
 	Benchmarks []JobBenchmark `json:"benchmarks"`
 	GPU        ManifestGPU    `json:"gpu"`
+	// Experiment is the manifest's experiment (variants and trials), nil without one.
+	Experiment *JobExperiment `json:"experiment,omitempty"`
+}
+
+// JobExperiment is a manifest's experiment as job.json records it.
+type JobExperiment struct {
+	Params   []string     `json:"params"`
+	Variants []JobVariant `json:"variants"`
+	Repeat   int          `json:"repeat"`
+	Warmup   int          `json:"warmup"`
+	Order    string       `json:"order"`
+	Seed     *int64       `json:"seed,omitempty"`
+}
+
+// JobVariant is one variant of an experiment.
+type JobVariant struct {
+	ID     string     `json:"id"`
+	Params []JobParam `json:"params"`
+	Nodes  int        `json:"nodes,omitempty"` // 0: every node of the job
+	// Results names the results file of the benchmarks whose results take a parameter.
+	Results map[string]string `json:"results,omitempty"`
+}
+
+// JobParam is a parameter's value in a variant.
+type JobParam struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // ManifestImage is how the image was made.

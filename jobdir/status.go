@@ -106,15 +106,33 @@ type BenchmarkStatus struct {
 	GPUs int `json:"gpus,omitempty"`
 	// ImageID is the image its container ran (a job's benchmarks may run on several).
 	ImageID string `json:"imageId,omitempty"`
+	// In a job with an experiment, one record per trial the node ran: Trial is the trial's
+	// place in the job's plan (from 1; its files are named TrialRunName(Name, Trial)),
+	// Variant the variant's id, VariantTrial the trial's number within the variant (the
+	// warmups first) and Warmup whether it is one (never counted).
+	Trial        int    `json:"trial,omitempty"`
+	Variant      string `json:"variant,omitempty"`
+	VariantTrial int    `json:"variantTrial,omitempty"`
+	Warmup       bool   `json:"warmup,omitempty"`
+}
+
+// RunName is the name of the record's files in the node folder: the benchmark's, or in a
+// trial TrialRunName's.
+func (b BenchmarkStatus) RunName() string {
+	if b.Trial > 0 {
+		return TrialRunName(b.Name, b.Trial)
+	}
+	return b.Name
 }
 
 // Running reports whether the node says it is still at work: outcome running and no end.
 func (s *Status) Running() bool { return s.Outcome == OutcomeRunning && s.FinishedAt == nil }
 
-// Benchmark returns the node's record of the named benchmark, or nil.
+// Benchmark returns the node's record of the named benchmark, or nil; in a job with an
+// experiment, name is a trial's run name (TrialRunName).
 func (s *Status) Benchmark(name string) *BenchmarkStatus {
 	for i := range s.Benchmarks {
-		if s.Benchmarks[i].Name == name {
+		if s.Benchmarks[i].RunName() == name {
 			return &s.Benchmarks[i]
 		}
 	}

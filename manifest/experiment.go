@@ -192,6 +192,9 @@ type Variant struct {
 	Params []Param `json:"params" yaml:"params"`
 	// Nodes is how many nodes the variant uses (ranks 0..Nodes-1); 0: every node of the job.
 	Nodes int `json:"nodes,omitempty" yaml:"nodes,omitempty"`
+	// Results names, by benchmark, the results file of each benchmark whose results
+	// take a parameter ({{name}}): the file its runs in this variant write.
+	Results map[string]string `json:"results,omitempty" yaml:"results,omitempty"`
 	// Benchmarks are the manifest's benchmarks with the variant's parameters substituted
 	// ({{name}} in command, env values and results). Not persisted: a node resolves its
 	// manifest itself.
@@ -360,6 +363,12 @@ func (r *resolver) variantBenchmarks(s *Spec, m *Manifest, e *Experiment) {
 		// later steps may have completed, its image for one).
 		v.Benchmarks = make([]Benchmark, 0, len(m.Benchmarks))
 		for j, b := range m.Benchmarks[:own] {
+			if bs[j].Results != b.Results {
+				if v.Results == nil {
+					v.Results = map[string]string{}
+				}
+				v.Results[b.Name] = bs[j].Results
+			}
 			b.Command, b.Env, b.Results = bs[j].Command, bs[j].Env, bs[j].Results
 			v.Benchmarks = append(v.Benchmarks, b)
 		}

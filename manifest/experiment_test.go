@@ -119,6 +119,9 @@ experiment:
 	if got["BATCH"] != "016" || got["PREC"] != "fp16-x" || got["SNEAKY"] != "{{batch}}" || b.Results != "out-016.csv" {
 		t.Errorf("env %v, results %q", got, b.Results)
 	}
+	if r := m.Experiment.Variants[1].Results; r["b"] != "out-1e3.csv" || len(r) != 1 {
+		t.Errorf("the variant's results names: %v", r)
+	}
 	if b := m.Experiment.Variants[1].Benchmarks[0]; b.Command[1] != "--batch=1e3" {
 		t.Errorf("second variant: %q", b.Command)
 	}

@@ -138,6 +138,10 @@ func (a *aggregator) readJob() {
 	}
 	a.job = j
 	a.specs = []benchSpec{}
+	if j.Manifest.Experiment != nil {
+		a.experimentSpecs(j)
+		return
+	}
 	for _, b := range j.Manifest.Benchmarks {
 		if b.Name == "" || a.byName[b.Name] != nil || (len(j.Benchmarks) > 0 && !slices.Contains(j.Benchmarks, b.Name)) {
 			continue // not run (--benchmarks chose others)
@@ -247,12 +251,15 @@ func (a *aggregator) add(nd *nodeData) {
 }
 
 func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench) {
+	if nb.idle {
+		return
+	}
 	b := a.bench(nb.spec)
 	c := cand{dir: nd.dir, problem: nb.problem, rank: int32(nd.rank), source: nb.source}
 	if t := nb.table; t != nil {
 		c.rows = int32(len(t.Rows))
 		perf := t.Col(ColPerformance)
-		k := newKeyer(t, b.spec.name, a.keyCols)
+		k := newKeyer(t, b.spec.benchName(), a.keyCols)
 		for r := range t.Rows {
 			raw := t.Rows[r][perf]
 			if !hasPerformance(raw) {

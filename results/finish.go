@@ -69,6 +69,9 @@ func (a *aggregator) finish() *Summary {
 	if len(s.Benchmarks) == 0 {
 		a.problem("no benchmarks: job.json lists none and no node recorded any")
 	}
+	if a.job != nil && a.job.Manifest.Experiment != nil {
+		s.Experiment = buildExperiment(a.job, s)
+	}
 	slices.Sort(a.problems)
 	s.Problems = append([]string{}, a.problems...)
 	s.Status = StatusSuccess
@@ -207,7 +210,7 @@ func (a *aggregator) addMissing(world int) {
 	// Without job.json, a node may not mention a benchmark that others ran.
 	for _, b := range a.benches {
 		for rank := range a.seenRanks() {
-			if b.stateOf(rank) == stNone {
+			if b.stateOf(rank) == stNone && b.spec.runsOn(rank) {
 				b.setState(rank, stFailed)
 				b.failed = append(b.failed, failRec{rank: int32(rank), host: a.hostOf(rank), outcome: jobdir.OutcomeFailure,
 					reason: "no record of this benchmark on this node"})
@@ -221,7 +224,9 @@ func (a *aggregator) addMissing(world int) {
 func (a *aggregator) addMissingRec(f failRec) {
 	a.failures = append(a.failures, f)
 	for _, b := range a.benches {
-		b.failed = append(b.failed, f)
+		if b.spec.runsOn(int(f.rank)) { // not a trial of a variant without the node
+			b.failed = append(b.failed, f)
+		}
 	}
 }
 

@@ -29,8 +29,17 @@ func (a *aggregator) candidate(b *benchAgg, c cand) Candidate {
 
 // finishBench picks the winner, computes the rows' statistics and the benchmark's status.
 func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
+	if r := b.spec.run; r != nil && r.nodes > 0 {
+		world = min(world, r.nodes) // the ranks of the trial's variant
+	}
 	bs := BenchmarkSummary{Name: b.spec.name, Results: b.spec.results, Skipped: b.skipped, GPUs: b.gpus, GPUsPerNode: b.gpusPerNode,
 		Candidates: make([]Candidate, 0, len(b.cands)), Failed: []NodeFailure{}, Rows: []RowSummary{}, nodes: a.nodeStates(b, world)}
+	if r := b.spec.run; r != nil {
+		bs.Benchmark, bs.Trial, bs.VariantTrial, bs.Warmup, bs.variant = b.spec.bench, r.seq, r.n, r.warmup, r.variant
+		if x := a.job.Manifest.Experiment; x != nil && r.variant < len(x.Variants) {
+			bs.Variant = x.Variants[r.variant].ID
+		}
+	}
 	slices.SortFunc(b.cands, func(x, y cand) int { return cmp.Or(cmp.Compare(x.rank, y.rank), strings.Compare(x.dir, y.dir)) })
 	for _, c := range b.cands {
 		bs.Candidates = append(bs.Candidates, a.candidate(b, c))
@@ -94,11 +103,11 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		if bs.Status == StatusSkipped {
 			st = StatusSkipped
 		}
-		bs.Rows = append(bs.Rows, RowSummary{Model: b.spec.name, Status: st, Reason: bs.Reason})
+		bs.Rows = append(bs.Rows, RowSummary{Model: b.spec.benchName(), Status: st, Reason: bs.Reason})
 		return bs
 	}
 	t := b.bestT
-	k := newKeyer(t, b.spec.name, a.keyCols)
+	k := newKeyer(t, b.spec.benchName(), a.keyCols)
 	perf, status := t.Col(ColPerformance), t.Col(ColStatus)
 	keys := make(map[string]bool, len(t.Rows))
 	for r := range t.Rows {

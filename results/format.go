@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/benchctl/benchctl/manifest"
 
 	"github.com/benchctl/benchctl/internal/textsafe"
 )
@@ -91,11 +94,38 @@ func WriteResults(w io.Writer, format string, s *Summary, perf *Table) error {
 	return fmt.Errorf("unknown format %q (use %s)", format, strings.Join(Formats(), ", "))
 }
 
+// resultColumns are the table's columns: KEY tells apart rows of one model and metric (the
+// benchmark's key columns, such as a message size, and the occurrence of a repeated key);
+// PICKED is the node whose result file was picked for the row (the one with the most rows
+// with a value), not the best node: the spread over nodes is MIN, MEDIAN, MAX and CV.
 func resultColumns() []string {
-	return []string{"BENCHMARK", "MODEL", "METRIC", "PERFORMANCE", "NODES", "MIN", "MEDIAN", "MAX", "CV", "STATUS", "WINNER", "NOTE"}
+	return []string{"BENCHMARK", "MODEL", "METRIC", "KEY", "PERFORMANCE", "NODES", "MIN", "MEDIAN", "MAX", "CV", "STATUS", "PICKED", "NOTE"}
+}
+
+// keyText is a row's key columns as col=value (sorted), with #n for a repeated key.
+func keyText(identity map[string]string, occurrence int) string {
+	keys := make([]string, 0, len(identity))
+	for k := range identity {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys)+1)
+	for _, k := range keys {
+		parts = append(parts, k+"="+strings.TrimSpace(identity[k]))
+	}
+	if occurrence > 1 {
+		parts = append(parts, "#"+strconv.Itoa(occurrence))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
 }
 
 func writeRows(w io.Writer, markdown bool, s *Summary) error {
+	if s.Experiment != nil {
+		return writeExperimentRows(w, markdown, s.Experiment)
+	}
 	cols := resultColumns()
 	var lines [][]string
 	for _, b := range s.Benchmarks {
@@ -115,13 +145,13 @@ func writeRows(w io.Writer, markdown bool, s *Summary) error {
 			if perf == "" {
 				perf = "-"
 			}
-			lines = append(lines, []string{b.Name, r.Model, dash(r.Metric), perf, nodes, lo, med, hi, cv, r.Status, winner, shorten(r.Reason, 100)})
+			lines = append(lines, []string{b.Name, r.Model, dash(r.Metric), keyText(r.Identity, r.Occurrence), perf, nodes, lo, med, hi, cv, r.Status, winner, shorten(r.Reason, 100)})
 		}
 	}
 	if len(s.Benchmarks) == 0 {
 		// The same FAILURE row perf.csv gets: an empty table would look like a quiet success.
 		name := cmpOr(s.Name, s.Job)
-		lines = append(lines, []string{name, name, "-", "-", "-", "-", "-", "-", "-", StatusFailure, "-", noBenchmarksReason})
+		lines = append(lines, []string{name, name, "-", "-", "-", "-", "-", "-", "-", "-", StatusFailure, "-", noBenchmarksReason})
 	}
 	return writeGrid(w, markdown, cols, lines)
 }
@@ -166,4 +196,57 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writeExperimentRows is the table of a job with an experiment: one line per benchmark,
+// variant and row key, with the parameters as columns and the measured trials' median,
+// the median's interval (and its coverage), CV and the outlier trials.
+func writeExperimentRows(w io.Writer, markdown bool, x *ExperimentSummary) error {
+	cols := []string{"BENCHMARK", "MODEL", "METRIC", "KEY"}
+	for _, p := range x.Params {
+		cols = append(cols, strings.ToUpper(p))
+	}
+	nodesCol := !slices.Contains(x.Params, manifest.ParamNodes) // else the nodes parameter's column says it
+	if nodesCol {
+		cols = append(cols, "NODES")
+	}
+	cols = append(cols, "TRIALS", "MEDIAN", "INTERVAL", "CV", "OUTLIERS", "STATUS", "NOTE")
+	var lines [][]string
+	for _, r := range x.Rows {
+		l := []string{r.Benchmark, r.Model, dash(r.Metric), keyText(r.Identity, r.Occurrence)}
+		v := x.Variants[r.variant]
+		for _, p := range x.Params {
+			val, ok := v.Param(p)
+			if !ok {
+				val = "-"
+			}
+			l = append(l, val)
+		}
+		st := r.Stats
+		trials := strconv.Itoa(st.Trials)
+		if r.Failed > 0 {
+			trials += fmt.Sprintf(" (+%d failed)", r.Failed)
+		}
+		med, ci, cv, out := "-", "-", "-", "-"
+		if st.Trials > 0 {
+			med = FormatStat(st.Median)
+			cv = strconv.FormatFloat(st.CV*100, 'f', 1, 64) + "%"
+		}
+		if st.Trials > 1 {
+			ci = fmt.Sprintf("%s to %s (%.0f%%)", FormatStat(st.CILow), FormatStat(st.CIHigh), st.CICoverage*100)
+		}
+		if len(st.Outliers) > 0 {
+			parts := make([]string, len(st.Outliers))
+			for i, o := range st.Outliers {
+				parts[i] = "trial " + strconv.Itoa(o)
+			}
+			out = strings.Join(parts, ", ")
+		}
+		if nodesCol {
+			l = append(l, strconv.Itoa(r.Nodes))
+		}
+		l = append(l, trials, med, ci, cv, out, r.Status, shorten(r.Reason, 100))
+		lines = append(lines, l)
+	}
+	return writeGrid(w, markdown, cols, lines)
 }

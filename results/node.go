@@ -17,6 +17,31 @@ import (
 type benchSpec struct {
 	name    string
 	results string // CSV file name in the benchmark's output folder; "" reads the log
+	// In a job with an experiment, a spec is one trial's run of a benchmark: name is its
+	// run name (jobdir.TrialRunName), bench the benchmark's; run tells the trial apart.
+	bench string
+	run   *trialSpec
+}
+
+// trialSpec is the trial a run belongs to.
+type trialSpec struct {
+	seq, variant, n int // the trial's place in the plan, its variant's index, its number in the variant
+	warmup          bool
+	nodes           int // the variant's node count (ranks 0..nodes-1); 0: every node
+}
+
+// benchName is the benchmark's own name (a trial's run is named after it and the trial).
+func (sp benchSpec) benchName() string {
+	if sp.bench != "" {
+		return sp.bench
+	}
+	return sp.name
+}
+
+// runsOn reports whether rank takes part in the spec's run: every rank, except in a trial of
+// a variant of fewer nodes than the job.
+func (sp benchSpec) runsOn(rank int) bool {
+	return sp.run == nil || sp.run.nodes == 0 || rank < sp.run.nodes
 }
 
 // Sources of a node's result for a benchmark.
@@ -41,6 +66,7 @@ type nodeBench struct {
 	table   *Table
 	source  uint8
 	problem string
+	idle    bool // the node has no part in this run (a trial of a smaller variant)
 }
 
 // loadNode reads one node folder: its status and, for every benchmark, its results CSV or
@@ -71,6 +97,10 @@ func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name str
 	for i, sp := range specs {
 		if ctx.Err() != nil {
 			break // stopped: the aggregate is dropped
+		}
+		if !sp.runsOn(nd.rank) {
+			nd.benches[i] = nodeBench{spec: sp, idle: true} // a rank outside the trial's variant
+			continue
 		}
 		nd.benches[i] = loadBench(ctx, fr, dir, name, sp, st)
 	}
@@ -118,7 +148,7 @@ func loadBench(ctx context.Context, fr *safefile.Reader, dir, name string, sp be
 		nb.problem = fmt.Sprintf("%s%s line %d: performance %q is ambiguous (a thousands separator or a decimal comma?): print the number without commas, e.g. \"performance: 1234.5 samples_per_second\"",
 			missing, logName, res.Line, res.Ambiguous)
 	default:
-		nb.table, nb.source = logTable(sp.name, res), srcLog
+		nb.table, nb.source = logTable(sp.benchName(), res), srcLog
 		if sp.results != "" {
 			nb.problem = "no results file " + sp.results + "; used the log's performance line"
 		}
@@ -139,9 +169,14 @@ func discoverSpecs(dir string, st *jobdir.Status) []benchSpec {
 	seen := map[string]bool{}
 	if st != nil {
 		for _, b := range st.Benchmarks {
-			if filepath.IsLocal(b.Name) && !seen[b.Name] {
-				seen[b.Name] = true
-				specs = append(specs, benchSpec{name: b.Name, results: soleCSV(filepath.Join(dir, jobdir.ResultsRel(b.Name)))})
+			name := b.RunName()
+			if filepath.IsLocal(name) && !seen[name] {
+				seen[name] = true
+				sp := benchSpec{name: name, results: soleCSV(filepath.Join(dir, jobdir.ResultsRel(name)))}
+				if name != b.Name {
+					sp.bench = b.Name
+				}
+				specs = append(specs, sp)
 			}
 		}
 	}

@@ -55,8 +55,20 @@ func isComputed(col string) bool {
 // test_duration the longest run of the benchmark on any node (seconds). The columns model,
 // performance, metric, status, nnodes, docker_sha, docker_image, machine_name,
 // deployment_type, launcher and test_duration are always benchctl's.
+//
+// For a job with an experiment see experimentPerfTable: one row per benchmark, variant and
+// row key.
 func PerfTable(s *Summary) *Table {
-	header := append(MadengineColumns(), BenchctlColumns()...)
+	if s.Experiment != nil {
+		return experimentPerfTable(s)
+	}
+	return perfTable(s, nil, nil)
+}
+
+// perfTable builds perf.csv's rows from s.Benchmarks; more columns go after benchctl's, and
+// fill, when given, writes them (and may change others) for benchmark bi's row ri.
+func perfTable(s *Summary, more []string, fill func(out []string, index map[string]int, bi, ri int)) *Table {
+	header := append(append(MadengineColumns(), BenchctlColumns()...), more...)
 	index := make(map[string]int, len(header))
 	for i, h := range header {
 		index[h] = i
@@ -108,6 +120,9 @@ func PerfTable(s *Summary) *Table {
 		for ri, row := range b.Rows {
 			out := make([]string, len(header))
 			fillKnown(out, index, s, b, row)
+			if fill != nil {
+				fill(out, index, bi, ri)
+			}
 			if b.table != nil {
 				src := b.table.Rows[ri]
 				for i, h := range b.table.Header {

@@ -43,7 +43,10 @@ type Summary struct {
 	NodeFailures []NodeFailure      `json:"nodeFailures"`
 	Running      []NodeRef          `json:"running,omitempty"`
 	Benchmarks   []BenchmarkSummary `json:"benchmarks"`
-	Problems     []string           `json:"problems"` // about the job folder as a whole
+	// Experiment, for a job with one, is its trials reduced per benchmark, variant and row
+	// key (Benchmarks then holds each trial's run of each benchmark).
+	Experiment *ExperimentSummary `json:"experiment,omitempty"`
+	Problems   []string           `json:"problems"` // about the job folder as a whole
 
 	job  *jobdir.Job // job.json; nil when unreadable
 	path string      // the job folder
@@ -125,9 +128,20 @@ type BenchmarkSummary struct {
 	// node (0: the nodes did not say).
 	GPUs        int `json:"gpus,omitempty"`
 	GPUsPerNode int `json:"gpusPerNode,omitempty"`
+	// In a job with an experiment, each entry is one trial's run of a benchmark (Name is
+	// its run name, benchmark@trial): Benchmark is the benchmark, Trial the trial's place in
+	// the job's plan, Variant its variant's id, VariantTrial its number in the variant and
+	// Warmup whether it is one (never counted). The node whose result was picked for the
+	// trial is Winner.
+	Benchmark    string `json:"benchmark,omitempty"`
+	Trial        int    `json:"trial,omitempty"`
+	Variant      string `json:"variant,omitempty"`
+	VariantTrial int    `json:"variantTrial,omitempty"`
+	Warmup       bool   `json:"warmup,omitempty"`
 
-	table *Table     // the winner's CSV (nil without a winner)
-	nodes nodeStates // for the report's node strip
+	table   *Table     // the winner's CSV (nil without a winner)
+	nodes   nodeStates // for the report's node strip
+	variant int        // the variant's index (a trial's run)
 }
 
 // Candidate is one node's result file for a benchmark, with its counts.

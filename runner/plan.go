@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -33,7 +35,7 @@ type PlanExperiment struct {
 	// Variants are the experiment's variants, in the matrix's order.
 	Variants []PlanVariant `json:"variants"`
 	// Trials are the trials in the order the job runs them.
-	Trials []Trial `json:"trials"`
+	Trials []manifest.Trial `json:"trials"`
 }
 
 // PlanVariant is one variant: its parameters, its nodes, and this node's containers in it.
@@ -92,7 +94,7 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 		}
 	}
 	nd := node.Dir(o.SharedDir).Node(node.Rank, node.Host)
-	containers := func(benches []manifest.Benchmark, node Node, skipped *[]string) ([]string, error) {
+	containers := func(benches []manifest.Benchmark, node Node, skipped *[]string, tr *trialRun) ([]string, error) {
 		var out []string
 		for _, b := range benches {
 			acc, err := modelGPUs(b, gpus)
@@ -106,7 +108,14 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 				continue
 			}
 			img := p.Images[imageOf[b.Name]]
-			spec := BuildSpec(m, b, node, img.Ref, img.Key, nd.Results(b.Name), acc, o.Environ)
+			results := nd.Results(b.Name)
+			if tr != nil {
+				results = nd.Results(jobdir.TrialRunName(b.Name, tr.t.Seq))
+			}
+			spec := BuildSpec(m, b, node, img.Ref, img.Key, results, acc, o.Environ)
+			if tr != nil {
+				spec = withTrial(spec, tr.v, tr.t)
+			}
 			for i, e := range spec.Env {
 				// Whatever is named like a credential is printed as ***, a host variable that
 				// passEnv copies included (the manifest marks the values it takes from one).
@@ -120,7 +129,7 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	}
 	x := m.Experiment
 	if x == nil {
-		if p.Containers, err = containers(benches, node, &p.Skipped); err != nil {
+		if p.Containers, err = containers(benches, node, &p.Skipped, nil); err != nil {
 			return nil, err
 		}
 		return p, nil
@@ -129,25 +138,29 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 		return nil, err
 	}
 	pe := &PlanExperiment{Order: x.Order, Repeat: x.Repeat, Warmup: x.Warmup}
-	seed := TrialSeed(x, node.JobID)
+	seed := x.PlanSeed(node.JobID)
 	if x.Order == manifest.OrderShuffle {
 		pe.Seed = &seed
 	}
 	skipped := &p.Skipped // skip_gpu_arch is the same in every variant: said once
-	for _, v := range x.Variants {
+	pe.Trials = x.Plan(seed)
+	first := make([]manifest.Trial, len(x.Variants)) // each variant's first trial, as its containers are shown
+	for _, t := range slices.Backward(pe.Trials) {
+		first[t.Variant] = t
+	}
+	for vi, v := range x.Variants {
 		pv := PlanVariant{ID: v.ID, Params: v.Params, Nodes: v.Nodes}
 		if pv.Nodes == 0 {
 			pv.Nodes = node.World
 		}
 		if runsIn(v, node.Rank) {
-			if pv.Containers, err = containers(variantBenchmarks(v, benches), variantNode(node, v.Nodes), skipped); err != nil {
+			if pv.Containers, err = containers(variantBenchmarks(v, benches), variantNode(node, v.Nodes), skipped, &trialRun{t: first[vi], v: v}); err != nil {
 				return nil, err
 			}
 			skipped = nil
 		}
 		pe.Variants = append(pe.Variants, pv)
 	}
-	pe.Trials = TrialPlan(x, seed)
 	p.Experiment = pe
 	return p, nil
 }

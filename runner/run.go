@@ -137,8 +137,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := CheckSecrets(o.Manifest, o.Lookup); err != nil {
 		return nil, err
 	}
-	if o.Manifest.Experiment != nil {
-		return nil, ErrExperimentNotRunnable
+	if err := CheckExperimentFits(o.Manifest.Experiment, node.World); err != nil {
+		return nil, err
 	}
 	// The job and node folders are opened once (a real folder of this user, not a link)
 	// and every file of the node is written through them.
@@ -287,6 +287,9 @@ func (r *nodeRun) gpus(ctx context.Context, benches []manifest.Benchmark) (*node
 // containers runs the benchmarks, one container each, in the manifest's order; those of a
 // job of several nodes start together.
 func (r *nodeRun) containers(ctx context.Context, eng Engine, benches []manifest.Benchmark, imgs *distribution.Images, gpus *nodeGPUs) error {
+	if x := r.o.Manifest.Experiment; x != nil {
+		return r.trials(ctx, eng, x, benches, imgs, gpus)
+	}
 	n := r.node
 	end := r.st.phase(jobdir.PhaseRun)
 	var failed []string
@@ -309,7 +312,7 @@ func (r *nodeRun) containers(ctx context.Context, eng Engine, benches []manifest
 			})
 			continue
 		}
-		res := r.runOne(ctx, eng, b, imgs.For(b.Name), gpus.access[i])
+		res := r.runOne(ctx, eng, b, imgs.For(b.Name), gpus.access[i], nil)
 		if res.Outcome == OutcomeSuccess || res.Outcome == OutcomeAborted {
 			continue
 		}
@@ -442,29 +445,41 @@ func containerUser(ctx context.Context, eng Engine, manifestUser, ref string) st
 }
 
 // runOne runs a benchmark container and records how it ended.
-func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, img distribution.Image, gpus GPUAccess) execResult {
-	resultsDir := r.nd.Results(b.Name)
-	logName := jobdir.LogName(b.Name)
-	if err := makeResultsDir(r.nf, b.Name, containerUser(ctx, eng, r.o.Manifest.Container.User, img.RunRef()), r.log); err != nil {
+// A trial's run (tr non-nil) has its own files (jobdir.TrialRunName), container name and
+// record, the variant's node variables and the trial's BENCHCTL_* variables.
+func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, img distribution.Image, gpus GPUAccess, tr *trialRun) execResult {
+	name, node, rec := b.Name, r.node, BenchmarkStatus{Name: b.Name}
+	if tr != nil {
+		name, node = jobdir.TrialRunName(b.Name, tr.t.Seq), variantNode(r.node, tr.v.Nodes)
+		rec.Trial, rec.Variant, rec.VariantTrial, rec.Warmup = tr.t.Seq, tr.v.ID, tr.t.N, tr.t.Warmup
+	}
+	resultsDir := r.nd.Results(name)
+	logName := jobdir.LogName(name)
+	if err := makeResultsDir(r.nf, name, containerUser(ctx, eng, r.o.Manifest.Container.User, img.RunRef()), r.log); err != nil {
 		r.log.Error("creating the results folder", "err", err)
 	}
-	spec := BuildSpec(r.o.Manifest, b, r.node, img.RunRef(), img.Key, resultsDir, gpus, r.o.Environ)
+	spec := BuildSpec(r.o.Manifest, b, node, img.RunRef(), img.Key, resultsDir, gpus, r.o.Environ)
+	if tr != nil {
+		spec = withTrial(spec, tr.v, tr.t)
+	}
 	start := time.Now().UTC()
-	r.st.update(func(s *Status) {
-		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeRunning, StartedAt: start, Log: logName, GPUs: len(gpus.GPUs),
-			ImageID: img.ID})
-	})
-	r.log.Info("benchmark starting", "benchmark", b.Name, "container", spec.Name, "timeout", time.Duration(b.Timeout).String())
+	rec.Outcome, rec.StartedAt, rec.Log, rec.GPUs, rec.ImageID = OutcomeRunning, start, logName, len(gpus.GPUs), img.ID
+	r.st.update(func(s *Status) { s.Benchmarks = append(s.Benchmarks, rec) })
+	logArgs := []any{"benchmark", b.Name, "container", spec.Name, "timeout", time.Duration(b.Timeout).String()}
+	if tr != nil {
+		logArgs = append(logArgs, "trial", tr.t.Seq, "variant", tr.v.ID, "variantTrial", tr.t.N, "warmup", tr.t.Warmup)
+	}
+	r.log.Info("benchmark starting", logArgs...)
 	stream := r.o.Stream
 	if stream == nil {
 		stream = io.Discard
 	}
-	var out io.Writer = &prefixWriter{w: stream, prefix: fmt.Sprintf("[r%d %s %s] ", r.node.Rank, r.node.Host, b.Name)}
+	var out io.Writer = &prefixWriter{w: stream, prefix: fmt.Sprintf("[r%d %s %s] ", r.node.Rank, r.node.Host, name)}
 	scan := logScanner(r.o.Manifest.LogScan, b)
 	if scan != nil {
 		out = io.MultiWriter(out, scan)
 	}
-	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), nodeFiles{r.nf, b.Name}, out, defaultBudget())
+	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, defaultBudget())
 	if res.Outcome == OutcomeSuccess && scan != nil {
 		if m := scan.Match(); m != nil { // madengine's rule: an error in the log fails the run, whatever the exit code
 			res = execResult{Outcome: OutcomeFailure, ExitCode: res.ExitCode,
@@ -480,14 +495,14 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 			bs.Error = statusError(spec, res.Err)
 		}
 		if res.DiagDir != "" {
-			bs.Diagnostics = jobdir.DiagRel(b.Name)
+			bs.Diagnostics = jobdir.DiagRel(name)
 		}
 	})
 	if res.Outcome != OutcomeSuccess {
-		r.log.Error("benchmark failed", "benchmark", b.Name, "outcome", res.Outcome, "err", statusError(spec, res.Err), "diagnostics", res.DiagDir)
+		r.log.Error("benchmark failed", "benchmark", name, "outcome", res.Outcome, "err", statusError(spec, res.Err), "diagnostics", res.DiagDir)
 		return res
 	}
-	r.log.Info("benchmark finished", "benchmark", b.Name, "seconds", fmt.Sprintf("%.1f", end.Sub(start).Seconds()))
+	r.log.Info("benchmark finished", "benchmark", name, "seconds", fmt.Sprintf("%.1f", end.Sub(start).Seconds()))
 	return res
 }
 
@@ -517,6 +532,10 @@ func (r *nodeRun) writeJob(imgs []distribution.Image) error {
 		StartedAt: r.st.s.StartedAt, BenchctlVersion: r.o.Version, Source: r.node.Source}
 	if err := j.SetManifest(r.o.Manifest.Redacted()); err != nil {
 		return err
+	}
+	if x := r.o.Manifest.Experiment; x != nil && x.Order == manifest.OrderShuffle {
+		seed := x.PlanSeed(r.node.JobID)
+		j.TrialSeed = &seed
 	}
 	if len(imgs) > 0 {
 		j.Image = r.jobImage(imgs[0], false)

@@ -45,6 +45,7 @@ type runEngine struct {
 	mu     sync.Mutex
 	gone   bool // the engine vanished: every call fails from now on
 	calls  []string
+	envs   [][]string // each created container's environment
 	result chan container.WaitResponse
 	errc   chan error
 }
@@ -80,9 +81,14 @@ func (e *runEngine) ImageInspect(_ context.Context, ref string, _ ...client.Imag
 	return client.ImageInspectResult{InspectResponse: imagetypes.InspectResponse{ID: fakeID}}, nil
 }
 
-func (e *runEngine) ContainerCreate(context.Context, client.ContainerCreateOptions) (client.ContainerCreateResult, error) {
+func (e *runEngine) ContainerCreate(_ context.Context, o client.ContainerCreateOptions) (client.ContainerCreateResult, error) {
 	if err := e.call("create"); err != nil {
 		return client.ContainerCreateResult{}, err
+	}
+	if o.Config != nil {
+		e.mu.Lock()
+		e.envs = append(e.envs, o.Config.Env)
+		e.mu.Unlock()
 	}
 	if e.createErr != nil {
 		return client.ContainerCreateResult{}, e.createErr
@@ -157,8 +163,14 @@ type localRun struct {
 // shared folder.
 func runLocal(t *testing.T, eng *runEngine, onStart func(nd jobdir.NodeDir)) localRun {
 	t.Helper()
+	return runLocalOf(t, eng, "benchmarks:\n- {name: b, command: [/b]}\n", onStart)
+}
+
+// runLocalOf is runLocal of a manifest whose benchmarks (and more) are body.
+func runLocalOf(t *testing.T, eng *runEngine, body string, onStart func(nd jobdir.NodeDir)) localRun {
+	t.Helper()
 	dir := t.TempDir()
-	body := "name: t\nimage: {ref: '" + fakeRef + "'}\ngpu: {vendor: none}\nbenchmarks:\n- {name: b, command: [/b]}\n"
+	body = "name: t\nimage: {ref: '" + fakeRef + "'}\ngpu: {vendor: none}\n" + body
 	m, _, err := manifest.Parse("m.yaml", filepath.Join(dir, "m.yaml"), []byte(body), manifest.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -66,7 +66,10 @@ func TestRunDryRunShowsTheExperiment(t *testing.T) {
 		}
 		if runs {
 			batch := strings.TrimPrefix(strings.Split(v.ID, ",")[0], "batch=")
-			if c := v.Containers[0]; !strings.Contains(c, "--entrypoint train busybox --batch "+batch) || !strings.Contains(c, "NNODES=3") {
+			if c := v.Containers[0]; !strings.Contains(c, "--entrypoint train busybox --batch "+batch) || !strings.Contains(c, "NNODES=3") ||
+				!strings.Contains(c, "-e BENCHCTL_PARAM_BATCH="+batch+" ") || !strings.Contains(c, "-e BENCHCTL_VARIANT="+v.ID+" ") ||
+				!strings.Contains(c, "-e BENCHCTL_TRIAL=1 ") || !strings.Contains(c, "-e BENCHCTL_WARMUP=true ") || !strings.Contains(c, "--label io.benchctl.trial=") ||
+				!strings.Contains(c, "/results/train@") {
 				t.Errorf("variant %s: %s", v.ID, c)
 			}
 		}
@@ -81,8 +84,8 @@ func TestRunDryRunShowsTheExperiment(t *testing.T) {
 	}
 }
 
-// An experiment whose largest variant needs more nodes than the job has is refused (exit 4);
-// run and submit refuse to run an experiment once, as if it had none.
+// An experiment whose largest variant needs more nodes than the job has is refused (exit 4)
+// before anything is written; submit asks for the largest variant's nodes.
 func TestExperimentsThatCannotRun(t *testing.T) {
 	dir := t.TempDir()
 	mf := filepath.Join(dir, "m.yaml")
@@ -101,7 +104,7 @@ func TestExperimentsThatCannotRun(t *testing.T) {
 	os.Unsetenv("MASTER_ADDR")
 	os.Unsetenv("BENCHCTL_JOB_ID")
 	code, _, errs = run(t, "run", "--manifest", mf, "--shared-dir", dir)
-	if code != exitInvalid || !strings.Contains(errs, "does not run them yet") {
+	if code != exitInvalid || !strings.Contains(errs, "variant batch=16,nodes=3 uses 3 nodes but the job has 1") {
 		t.Errorf("run: exit %d\n%s", code, errs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "jobs")); err == nil {
@@ -114,9 +117,5 @@ func TestExperimentsThatCannotRun(t *testing.T) {
 	code, out, errs := run(t, "submit", "--manifest", mf, "--shared-dir", dir, "--dry-run")
 	if code != 0 || !strings.Contains(out, "--nodes=3") {
 		t.Errorf("submit --dry-run: exit %d\n%s\n%s", code, out, errs)
-	}
-	code, _, errs = run(t, "submit", "--manifest", mf, "--shared-dir", dir)
-	if code != exitInvalid || !strings.Contains(errs, "does not run them yet") {
-		t.Errorf("submit: exit %d\n%s", code, errs)
 	}
 }

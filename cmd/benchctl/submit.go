@@ -194,9 +194,6 @@ func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 		fmt.Fprintf(io.out, "# sbatch %s <script>\n%s", strings.Join(argv, " "), script)
 		return nil
 	}
-	if m.Experiment != nil {
-		return runner.ErrExperimentNotRunnable
-	}
 	layout := jobdir.Layout{Shared: dir}
 	pruneSubmitted(ctx, layout)
 	script, err := slurm.Prepare(&j)

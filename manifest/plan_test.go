@@ -1,18 +1,16 @@
-package runner
+package manifest
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/benchctl/benchctl/manifest"
 )
 
-func experiment(variants, repeat, warmup int, order string) *manifest.Experiment {
-	x := &manifest.Experiment{Repeat: repeat, Warmup: warmup, Order: order}
+func plannedExperiment(variants, repeat, warmup int, order string) *Experiment {
+	x := &Experiment{Repeat: repeat, Warmup: warmup, Order: order}
 	for i := range variants {
-		x.Variants = append(x.Variants, manifest.Variant{ID: fmt.Sprintf("v=%d", i)})
+		x.Variants = append(x.Variants, Variant{ID: fmt.Sprintf("v=%d", i)})
 	}
 	return x
 }
@@ -38,13 +36,13 @@ func TestTrialPlanOrders(t *testing.T) {
 		order string
 		want  string
 	}{
-		{manifest.OrderInterleave, "0.1w 1.1w 0.2 1.2 0.3 1.3"},
+		{OrderInterleave, "0.1w 1.1w 0.2 1.2 0.3 1.3"},
 		{"", "0.1w 1.1w 0.2 1.2 0.3 1.3"},
-		{manifest.OrderSequential, "0.1w 0.2 0.3 1.1w 1.2 1.3"},
+		{OrderSequential, "0.1w 0.2 0.3 1.1w 1.2 1.3"},
 	}
 	for _, c := range cases {
-		x := experiment(2, 2, 1, c.order)
-		if got := planText(TrialPlan(x, 0)); got != c.want {
+		x := plannedExperiment(2, 2, 1, c.order)
+		if got := planText(x.Plan(0)); got != c.want {
 			t.Errorf("%q: %s, want %s", c.order, got, c.want)
 		}
 	}
@@ -54,15 +52,15 @@ func TestTrialPlanOrders(t *testing.T) {
 // another for another seed; in it each variant's warmups come first and its trial numbers
 // count up.
 func TestTrialPlanShuffle(t *testing.T) {
-	x := experiment(5, 4, 2, manifest.OrderShuffle)
-	a, b := TrialPlan(x, 42), TrialPlan(x, 42)
+	x := plannedExperiment(5, 4, 2, OrderShuffle)
+	a, b := x.Plan(42), x.Plan(42)
 	if !slices.Equal(a, b) {
 		t.Fatalf("the same seed gave two plans:\n%s\n%s", planText(a), planText(b))
 	}
-	if planText(TrialPlan(x, 43)) == planText(a) {
+	if planText(x.Plan(43)) == planText(a) {
 		t.Errorf("seeds 42 and 43 gave the same plan")
 	}
-	if planText(a) == planText(TrialPlan(experiment(5, 4, 2, manifest.OrderInterleave), 0)) {
+	if planText(a) == planText(plannedExperiment(5, 4, 2, OrderInterleave).Plan(0)) {
 		t.Errorf("the shuffle left the interleaved order")
 	}
 	if len(a) != 30 {
@@ -83,14 +81,14 @@ func TestTrialPlanShuffle(t *testing.T) {
 }
 
 func TestTrialSeed(t *testing.T) {
-	x := experiment(1, 1, 0, manifest.OrderShuffle)
-	a, b := TrialSeed(x, "123"), TrialSeed(x, "123")
-	if a != b || a == TrialSeed(x, "124") || a < 0 {
-		t.Errorf("seeds from job ids: %d %d", TrialSeed(x, "123"), TrialSeed(x, "124"))
+	x := plannedExperiment(1, 1, 0, OrderShuffle)
+	a, b := x.PlanSeed("123"), x.PlanSeed("123")
+	if a != b || a == x.PlanSeed("124") || a < 0 {
+		t.Errorf("seeds from job ids: %d %d", x.PlanSeed("123"), x.PlanSeed("124"))
 	}
 	s := int64(-7)
 	x.Seed = &s
-	if TrialSeed(x, "123") != -7 {
+	if x.PlanSeed("123") != -7 {
 		t.Errorf("the manifest's seed is not used")
 	}
 }

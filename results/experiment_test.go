@@ -1,0 +1,177 @@
+package results
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// experimentJob writes the folder of a 3-node job whose experiment is nodes [1, 2, 3] ×
+// batch [16, 32], repeat 3 after 1 warmup: every rank of a trial's variant wrote
+// value(nodes, batch, trial) samples_per_second, except the trials fail says failed (no
+// result). Ranks outside a variant have no record of its trials, as a run leaves them.
+func experimentJob(t *testing.T, value func(nodes, batch, trial int) float64, fail func(nodes, batch, trial int) bool) jobdir.Dir {
+	t.Helper()
+	hosts := []string{"h0", "h1", "h2"}
+	je := &jobdir.JobExperiment{Params: []string{"batch", "nodes"}, Repeat: 3, Warmup: 1, Order: manifest.OrderInterleave}
+	x := &manifest.Experiment{Repeat: 3, Warmup: 1, Order: manifest.OrderInterleave}
+	for _, n := range []int{1, 2, 3} {
+		for _, b := range []int{16, 32} {
+			id := fmt.Sprintf("batch=%d,nodes=%d", b, n)
+			je.Variants = append(je.Variants, jobdir.JobVariant{ID: id, Nodes: n,
+				Params: []jobdir.JobParam{{Name: "batch", Value: strconv.Itoa(b)}, {Name: "nodes", Value: strconv.Itoa(n)}}})
+			x.Variants = append(x.Variants, manifest.Variant{ID: id, Nodes: n})
+		}
+	}
+	m := jobdir.JobManifest{Name: "exp", Benchmarks: []jobdir.JobBenchmark{{Name: "train", Results: "r.csv"}}, Experiment: je}
+	d := jobdirtest.Job(t, jobdir.Layout{Shared: t.TempDir()}.Job("900", 0), jobdirtest.NewJob(t, "900", hosts, m))
+	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for rank, host := range hosts {
+		nd := d.Node(rank, host)
+		st := &jobdir.Status{Version: 1, Rank: rank, Host: host, World: 3, Outcome: jobdir.OutcomeSuccess, FinishedAt: &end}
+		for _, tr := range x.Plan(0) {
+			v := je.Variants[tr.Variant]
+			if rank >= v.Nodes {
+				continue
+			}
+			batch, _ := strconv.Atoi(v.Params[0].Value)
+			rec := jobdir.BenchmarkStatus{Name: "train", Outcome: jobdir.OutcomeSuccess, DurationSeconds: 1, Trial: tr.Seq, Variant: v.ID, VariantTrial: tr.N, Warmup: tr.Warmup}
+			if fail(v.Nodes, batch, tr.N) {
+				rec.Outcome, rec.ExitCode, rec.Error = jobdir.OutcomeFailure, 1, "exit 1"
+				st.Outcome = jobdir.OutcomeFailure
+			} else {
+				jobdirtest.Result(t, nd, jobdir.TrialRunName("train", tr.Seq), "r.csv",
+					fmt.Appendf(nil, "model,performance,metric\ntrain,%v,samples_per_second\n", value(v.Nodes, batch, tr.N)))
+			}
+			st.Benchmarks = append(st.Benchmarks, rec)
+		}
+		jobdirtest.Status(t, nd, st)
+	}
+	return d
+}
+
+// perfRows reads perf.csv's rows as maps by column.
+func perfRows(t *testing.T, s *Summary) []map[string]string {
+	t.Helper()
+	data, err := EncodeCSV(PerfTable(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(string(data))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// The trials of a known benchmark reduce to exactly the right medians, counts, intervals
+// and outliers; a failed trial is counted as failed while the others count; ranks outside
+// a variant are neither failed nor missing; scaling is against one node.
+func TestCollectAnExperiment(t *testing.T) {
+	value := func(nodes, batch, trial int) float64 {
+		v := float64(100*nodes + batch + trial)
+		if nodes == 3 && batch == 32 && trial == 4 {
+			v += 1000 // an outlier
+		}
+		return v
+	}
+	fail := func(nodes, batch, trial int) bool { return nodes == 2 && batch == 16 && trial == 3 }
+	d := experimentJob(t, value, fail)
+	s, err := Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := s.Experiment
+	if x == nil || len(x.Rows) != 6 || len(x.Variants) != 6 {
+		t.Fatalf("experiment: %+v", x)
+	}
+	for _, f := range s.NodeFailures {
+		if !strings.Contains(f.Reason, "train@") && f.Outcome != jobdir.OutcomeFailure {
+			t.Errorf("node failure %+v", f)
+		}
+	}
+	rows := perfRows(t, s)
+	if len(rows) != 6 {
+		t.Fatalf("%d perf.csv rows, want 6", len(rows))
+	}
+	for _, r := range rows {
+		nodes, _ := strconv.Atoi(r["param_nodes"])
+		batch, _ := strconv.Atoi(r["param_batch"])
+		want := value(nodes, batch, 3) // the median of trials 2, 3, 4
+		trials, failed := "3", "0"
+		if nodes == 2 && batch == 16 {
+			want, trials, failed = (value(2, 16, 2)+value(2, 16, 4))/2, "2", "1"
+		}
+		if r["performance"] != FormatStat(want) || r["nnodes"] != strconv.Itoa(nodes) || r["trials"] != trials || r["failed_trials"] != failed ||
+			r["benchctl_variant"] != fmt.Sprintf("batch=%d,nodes=%d", batch, nodes) || r["model"] != "train" || r["metric"] != "samples_per_second" {
+			t.Errorf("row %v: want performance %v over %s trials (%s failed)", r, want, trials, failed)
+		}
+		// Three trials: the interval is the smallest and the largest, covering 75 %.
+		if trials == "3" && (r["perf_ci_low"] != FormatStat(value(nodes, batch, 2)) || r["perf_ci_high"] != FormatStat(value(nodes, batch, 4)) || r["perf_ci_coverage"] != "0.75") {
+			t.Errorf("row %s: interval [%s, %s] at %s", r["benchctl_variant"], r["perf_ci_low"], r["perf_ci_high"], r["perf_ci_coverage"])
+		}
+		wantOut := ""
+		if nodes == 3 && batch == 32 {
+			wantOut = "4"
+		}
+		if r["outlier_trials"] != wantOut || (failed == "1") != (r["status"] == StatusFailure) {
+			t.Errorf("row %s: outliers %q status %s", r["benchctl_variant"], r["outlier_trials"], r["status"])
+		}
+		if r["benchctl_winner"] != "" {
+			t.Errorf("an experiment row names a winner: %q", r["benchctl_winner"])
+		}
+	}
+	// No failure is reported for ranks 1 and 2 in the one-node variants' trials.
+	for _, b := range s.Benchmarks {
+		if b.Variant == "batch=16,nodes=1" && (b.Status != StatusSuccess || len(b.Failed) != 0) {
+			t.Errorf("trial %s of a one-node variant: %s %s %+v", b.Name, b.Status, b.Reason, b.Failed)
+		}
+	}
+	// Scaling of batch=32 against one node: medians 133, 235, 1335 (the outlier trial is
+	// the largest of three, so the median stays 335).
+	var sc *ScalingSummary
+	for i := range x.Scaling {
+		if len(x.Scaling[i].Params) == 1 && x.Scaling[i].Params[0].Value == "32" {
+			sc = &x.Scaling[i]
+		}
+	}
+	if sc == nil || len(sc.Points) != 3 || sc.Better != HigherIsBetter || !sc.Guessed {
+		t.Fatalf("scaling: %+v", x.Scaling)
+	}
+	if p := sc.Points[2]; p.Nodes != 3 || !near(p.Speedup, 335.0/135) || !near(p.Efficiency, 335.0/135/3) {
+		t.Errorf("3 nodes: %+v", p)
+	}
+	if math.IsNaN(sc.Intervals[0][0]) {
+		t.Errorf("intervals %v", sc.Intervals)
+	}
+	// The table shows the parameters, the trials and the interval; no winner.
+	var buf strings.Builder
+	if err := WriteResults(&buf, FormatTable, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(buf.String(), "\n")
+	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "BENCHMARK MODEL METRIC KEY BATCH NODES TRIALS MEDIAN INTERVAL CV OUTLIERS STATUS NOTE" {
+		t.Errorf("header %q", lines[0])
+	}
+	if !strings.Contains(buf.String(), "train      train  samples_per_second  -    32     3      3              335     334 to 1336 (75%)  86.5%  trial 4") ||
+		!strings.Contains(buf.String(), "trial 4") || !strings.Contains(buf.String(), "2 (+1 failed)") || strings.Contains(buf.String(), "WINNER") {
+		t.Errorf("table:\n%s", buf.String())
+	}
+}

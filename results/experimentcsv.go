@@ -1,0 +1,88 @@
+package results
+
+import (
+	"strconv"
+	"strings"
+)
+
+// ExperimentColumns follow benchctl's columns in the perf.csv of a job with an experiment:
+// the variant, one param_<name> column per parameter, and the trials' statistics.
+func ExperimentColumns(params []string) []string {
+	cols := []string{"benchctl_variant"}
+	for _, p := range params {
+		cols = append(cols, "param_"+p)
+	}
+	return append(cols, "trials", "failed_trials", "perf_ci_low", "perf_ci_high", "perf_ci_coverage", "outlier_trials")
+}
+
+// experimentPerfTable is perf.csv of a job with an experiment: one row per benchmark,
+// variant and row key. performance is the median over the measured trials, nnodes the
+// variant's nodes (n_gpus with them); perf_min, perf_max, perf_mean, perf_median,
+// perf_stdev and perf_cv are over the measured trials (perf_nodes: the nodes that reported
+// in the first measured trial); the other columns of the benchmark's CSV come from the
+// first measured trial that gave the row. benchctl_winner is empty: a trial's picked node
+// is in summary.json, and no node is the experiment's winner.
+func experimentPerfTable(s *Summary) *Table {
+	es := s.Experiment
+	d := *s
+	d.Experiment = nil
+	d.Benchmarks = make([]BenchmarkSummary, 0, len(es.Rows))
+	for _, er := range es.Rows {
+		var bs BenchmarkSummary
+		if er.src != nil {
+			bs = *er.src
+			t := *er.src.table
+			t.Rows = [][]string{er.src.table.Rows[er.srcRow]}
+			bs.table = &t
+		} else {
+			bs = BenchmarkSummary{Failed: []NodeFailure{}}
+		}
+		bs.Name = er.Benchmark
+		row := RowSummary{Model: er.Model, Metric: er.Metric, Identity: er.Identity, Occurrence: er.Occurrence, Status: er.Status, Reason: er.Reason}
+		if er.Stats.Trials > 0 {
+			row.Performance = FormatStat(er.Stats.Median)
+		}
+		bs.Rows = []RowSummary{row}
+		d.Benchmarks = append(d.Benchmarks, bs)
+	}
+	return perfTable(&d, ExperimentColumns(es.Params), func(out []string, index map[string]int, bi, _ int) {
+		er := &es.Rows[bi]
+		set := func(col, v string) { out[index[col]] = v }
+		v := es.Variants[er.variant]
+		set("nnodes", strconv.Itoa(v.Nodes))
+		if n, err := strconv.Atoi(out[index["gpus_per_node"]]); err == nil && n >= 0 && d.Benchmarks[bi].GPUs == 0 {
+			set("n_gpus", strconv.Itoa(n*v.Nodes))
+		}
+		set("benchctl_winner", "")
+		set("machine_name", "")
+		set("benchctl_variant", v.ID)
+		for _, p := range es.Params {
+			val, _ := v.Param(p)
+			set("param_"+p, val)
+		}
+		st := er.Stats
+		set("trials", strconv.Itoa(st.Trials))
+		set("failed_trials", strconv.Itoa(er.Failed))
+		for _, c := range []string{"perf_min", "perf_max", "perf_mean", "perf_median", "perf_stdev", "perf_cv", "perf_ci_low", "perf_ci_high", "perf_ci_coverage"} {
+			set(c, "")
+		}
+		if st.Trials > 0 {
+			set("perf_min", FormatStat(st.Min))
+			set("perf_max", FormatStat(st.Max))
+			set("perf_mean", FormatStat(st.Mean))
+			set("perf_median", FormatStat(st.Median))
+			set("perf_stdev", FormatStat(st.Stdev))
+			set("perf_cv", FormatStat(st.CV))
+			if st.Trials > 1 {
+				set("perf_ci_low", FormatStat(st.CILow))
+				set("perf_ci_high", FormatStat(st.CIHigh))
+				set("perf_ci_coverage", FormatStat(st.CICoverage))
+			}
+		}
+		outl := make([]string, len(st.Outliers))
+		for i, o := range st.Outliers {
+			outl[i] = strconv.Itoa(o)
+		}
+		set("outlier_trials", strings.Join(outl, " "))
+	})
+}

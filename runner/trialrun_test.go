@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+const trialsBody = `benchmarks:
+- {name: b, command: [/b, "{{batch}}"], results: "r{{batch}}.csv"}
+experiment:
+  matrix: {batch: [16, 32]}
+  repeat: 2
+  warmup: 1
+  order: sequential
+`
+
+// A one-node experiment runs every trial in the plan's order: one record per trial with its
+// variant and numbers, its own files (b@<trial>), and the trial's variables in the container.
+func TestRunWalksTheTrials(t *testing.T) {
+	eng := &runEngine{}
+	r := runLocalOf(t, eng, trialsBody, nil)
+	if r.err != nil {
+		t.Fatalf("Run: %v", r.err)
+	}
+	if len(r.st.Benchmarks) != 6 {
+		t.Fatalf("status.json: %d records, want 6 trials: %+v", len(r.st.Benchmarks), r.st.Benchmarks)
+	}
+	want := []string{"1 batch=16 1 true", "2 batch=16 2 false", "3 batch=16 3 false", "4 batch=32 1 true", "5 batch=32 2 false", "6 batch=32 3 false"}
+	for i, b := range r.st.Benchmarks {
+		got := fmt.Sprintf("%d %s %d %v", b.Trial, b.Variant, b.VariantTrial, b.Warmup)
+		if got != want[i] || b.Outcome != OutcomeSuccess || b.Log != jobdir.LogName(jobdir.TrialRunName("b", b.Trial)) {
+			t.Errorf("record %d: %s (%+v), want %s", i, got, b, want[i])
+		}
+	}
+	nd := r.res.NodeDir
+	for seq := 1; seq <= 6; seq++ {
+		if fi, err := os.Stat(jobdir.NodeDir{Path: nd}.Results(jobdir.TrialRunName("b", seq))); err != nil || !fi.IsDir() {
+			t.Errorf("trial %d's results folder: %v", seq, err)
+		}
+	}
+	if len(eng.envs) != 6 {
+		t.Fatalf("%d containers, want 6", len(eng.envs))
+	}
+	for _, kv := range []string{"BENCHCTL_PARAM_BATCH=32", "BENCHCTL_VARIANT=batch=32", "BENCHCTL_TRIAL=3", "BENCHCTL_WARMUP=false", "NNODES=1"} {
+		if !slices.Contains(eng.envs[5], kv) {
+			t.Errorf("the last trial's container lacks %s: %v", kv, eng.envs[5])
+		}
+	}
+	if !slices.Contains(eng.envs[0], "BENCHCTL_WARMUP=true") {
+		t.Errorf("the first trial is a warmup: %v", eng.envs[0])
+	}
+}
+
+// A failing trial of a one-node job (onFailure: continue, the default on one node) is
+// recorded and the others still run; the node fails (exit 3) naming the failed trials.
+func TestRunFailedTrialsGoOn(t *testing.T) {
+	eng := &runEngine{exit: 1}
+	r := runLocalOf(t, eng, trialsBody, nil)
+	var re *RunError
+	if !errors.As(r.err, &re) || re.ExitCode() != 3 || !strings.Contains(re.Msg, "6 of 6 trial runs failed") || !strings.Contains(re.Msg, "and 1 more") {
+		t.Fatalf("Run: %v", r.err)
+	}
+	if len(r.st.Benchmarks) != 6 || r.st.Outcome != OutcomeFailure {
+		t.Errorf("status.json: %s, %d records", r.st.Outcome, len(r.st.Benchmarks))
+	}
+}
