@@ -78,6 +78,7 @@ type reportView struct {
 	GPU        string // "AMD Instinct MI300X (gfx942)", or what the nodes said of it
 	Benchmarks []benchView
 	NodeFails  failList
+	Experiment *expView // a job with an experiment: Benchmarks are then its failed trial runs
 }
 
 type benchView struct {
@@ -117,7 +118,17 @@ func newReportView(s *Summary) *reportView {
 		v.Image = v.Image[:19] + "…"
 	}
 	v.NodeFails = newFailList(s.NodeFailures, "")
+	if s.Experiment != nil {
+		v.Experiment = newExpView(s)
+	}
 	for i := range s.Benchmarks {
+		if s.Experiment != nil && s.Benchmarks[i].Trial > 0 && s.Benchmarks[i].Status != StatusFailure {
+			continue // a trial's value is in the experiment's table and strips
+		}
+		if s.Experiment != nil && len(v.Benchmarks) == maxFailedTrialSections {
+			v.Experiment.FailedRuns++
+			continue
+		}
 		v.Benchmarks = append(v.Benchmarks, newBenchView(s, &s.Benchmarks[i], i))
 	}
 	return v

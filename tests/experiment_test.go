@@ -1,0 +1,132 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/tests/testbed"
+)
+
+// experimentScript is the benchmark of the experiment test: its value is known from the
+// variant's nodes, its batch parameter and the trial (100·nodes + 10·batch + trial); the
+// fourth trial of batch=2,nodes=3 is 1000 higher (an outlier), and the third trial of
+// batch=1,nodes=2 fails on every node.
+const experimentScript = `v=$((100 * NNODES + 10 * BENCHCTL_PARAM_BATCH + BENCHCTL_TRIAL))
+if [ "$BENCHCTL_VARIANT" = "batch=2,nodes=3" ] && [ "$BENCHCTL_TRIAL" = 4 ]; then v=$((v + 1000)); fi
+if [ "$BENCHCTL_VARIANT" = "batch=1,nodes=2" ] && [ "$BENCHCTL_TRIAL" = 3 ]; then echo "failing on purpose" >&2; exit 1; fi
+printf 'model,performance,metric\ntrain,%s,samples_per_second\n' "$v" > "$BENCHCTL_OUTPUT_DIR/r.csv"
+`
+
+// An experiment of nodes [1, 2, 3] × batch [1, 2], 3 measured trials after 1 warmup, in one
+// 3-node allocation (submit asks for the largest variant's nodes): perf.csv's medians,
+// trial counts, intervals and the flagged outlier are exactly right; ranks outside a
+// variant ran no container in its trials; the failing trial (onFailure: continue) is
+// counted as failed and the others went on.
+func TestExperimentAcrossNodeCounts(t *testing.T) {
+	tb := testbed.Require(t)
+	if tb.ShellImage == "" {
+		t.Fatal("the testbed has no base image with a shell: run tests/testbed/up.sh again")
+	}
+	if len(tb.Nodes) < 3 {
+		t.Fatalf("the testbed has %d nodes; this test needs 3", len(tb.Nodes))
+	}
+	shared := tb.FreshDir(t)
+	body := fmt.Sprintf(`name: experiment
+image: {ref: %q, pull: never}
+gpu: {vendor: none}
+benchmarks:
+  - name: train
+    command: ["sh", "-c", %q]
+    results: r.csv
+    onFailure: continue
+experiment:
+  matrix: {nodes: [1, 2, 3], batch: [1, 2]}
+  repeat: 3
+  warmup: 1
+`, tb.ShellImage, experimentScript)
+	mf := filepath.Join(t.TempDir(), "experiment.yaml")
+	if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := submit(t, tb, "--manifest", mf, "--partition", tb.Partition, "--shared-dir", shared, "--wait", "--collect")
+	if code != 3 {
+		t.Fatalf("submit --wait: exit %d, want 3 (one trial failed)\n%s\n%s", code, out, errs)
+	}
+	id := strings.TrimSpace(strings.Split(out, "\n")[0])
+	job := jobdir.Layout{Shared: shared}.Job(id, 0)
+
+	// Ranks outside a variant ran nothing in its trials.
+	for rank, d := range nodeDirs(tb) {
+		st := readStatus(t, shared, id, d)
+		runs := 0
+		for _, b := range st.Benchmarks {
+			nodes, _ := strconv.Atoi(b.Variant[strings.LastIndex(b.Variant, "=")+1:])
+			if rank >= nodes {
+				t.Errorf("rank %d ran trial %d of %s", rank, b.Trial, b.Variant)
+			}
+			runs++
+		}
+		if want := 4 * 2 * (3 - rank); runs != want { // 4 trials of 2 batches per variant it is in
+			t.Errorf("rank %d: %d trial runs, want %d", rank, runs, want)
+		}
+	}
+
+	rows := readPerf(t, job.Output(jobdir.PerfFile))
+	if len(rows) != 6 {
+		t.Fatalf("perf.csv: %d rows, want 6: %v", len(rows), rows)
+	}
+	value := func(nodes, batch, trial int) int { return 100*nodes + 10*batch + trial }
+	for _, r := range rows {
+		nodes, _ := strconv.Atoi(r["param_nodes"])
+		batch, _ := strconv.Atoi(r["param_batch"])
+		median, trials, failed, status := value(nodes, batch, 3), "3", "0", "SUCCESS"
+		low, high := strconv.Itoa(value(nodes, batch, 2)), strconv.Itoa(value(nodes, batch, 4))
+		outliers := ""
+		switch {
+		case nodes == 2 && batch == 1: // trial 3 failed: the median of trials 2 and 4
+			trials, failed, status = "2", "1", "FAILURE"
+			median = (value(2, 1, 2) + value(2, 1, 4)) / 2
+		case nodes == 3 && batch == 2:
+			high, outliers = strconv.Itoa(value(3, 2, 4)+1000), "4"
+		}
+		if r["performance"] != strconv.Itoa(median) || r["nnodes"] != strconv.Itoa(nodes) || r["trials"] != trials || r["failed_trials"] != failed ||
+			r["status"] != status || r["perf_ci_low"] != low || r["perf_ci_high"] != high || r["outlier_trials"] != outliers || r["model"] != "train" {
+			t.Errorf("variant %s: performance %s over %s trials (%s failed, %s), interval [%s, %s], outliers %q; want %d over %s (%s failed, %s), [%s, %s], %q",
+				r["benchctl_variant"], r["performance"], r["trials"], r["failed_trials"], r["status"], r["perf_ci_low"], r["perf_ci_high"], r["outlier_trials"],
+				median, trials, failed, status, low, high, outliers)
+		}
+	}
+
+	// summary.json has the scaling: batch=1 against one node (its median on 3 nodes is 313,
+	// on 1 node 113).
+	data, err := os.ReadFile(job.Output(jobdir.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s results.Summary
+	if err := json.Unmarshal(data, &s); err != nil || s.Experiment == nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	found := false
+	for _, sc := range s.Experiment.Scaling {
+		if len(sc.Params) == 1 && sc.Params[0].Value == "1" && len(sc.Points) == 3 {
+			found = true
+			if p := sc.Points[2]; p.Nodes != 3 || fmt.Sprintf("%.4f", p.Speedup) != fmt.Sprintf("%.4f", 313.0/113) {
+				t.Errorf("scaling of batch=1 at 3 nodes: %+v", p)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("summary.json: no scaling of batch=1 over 3 node counts: %+v", s.Experiment.Scaling)
+	}
+	if !strings.Contains(out, "BATCH") || !strings.Contains(out, "INTERVAL") {
+		t.Errorf("submit --collect's table lacks the parameters:\n%s", out)
+	}
+}
