@@ -121,7 +121,10 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		if acc := b.accs[key]; acc != nil {
 			row.Stats = acc.stats()
 		}
-		_, numeric := parsePerformance(row.Performance)
+		v, numeric := parsePerformance(row.Performance)
+		if numeric {
+			row.Value = &v
+		}
 		switch rowStatus := strings.ToUpper(strings.TrimSpace(t.Get(r, status))); {
 		case bs.Status == StatusFailure:
 			row.Status, row.Reason = StatusFailure, bs.Reason

@@ -11,17 +11,21 @@ import (
 // Stats summarises the values that several nodes reported for one row key. Min and Max are
 // kept as the nodes wrote them; the others are computed over float64 values. Stdev is the
 // sample standard deviation (n-1; 0 for one node) and CV is Stdev/Mean (0 when Mean is 0).
+//
+// MinValue and MaxValue are Min and Max as numbers (summary.json's readers compute with them).
 type Stats struct {
-	Nodes   int         `json:"nodes"`
-	Min     string      `json:"min"`
-	MinRank int         `json:"minRank"`
-	Max     string      `json:"max"`
-	MaxRank int         `json:"maxRank"`
-	Mean    float64     `json:"mean"`
-	Median  float64     `json:"median"`
-	Stdev   float64     `json:"stdev"`
-	CV      float64     `json:"cv"`
-	Values  []NodeValue `json:"values"` // one per reporting node, by rank
+	Nodes    int         `json:"nodes"`
+	Min      string      `json:"min"`
+	MinValue float64     `json:"minValue"`
+	MinRank  int         `json:"minRank"`
+	Max      string      `json:"max"`
+	MaxValue float64     `json:"maxValue"`
+	MaxRank  int         `json:"maxRank"`
+	Mean     float64     `json:"mean"`
+	Median   float64     `json:"median"`
+	Stdev    float64     `json:"stdev"`
+	CV       float64     `json:"cv"`
+	Values   []NodeValue `json:"values"` // one per reporting node, by rank
 }
 
 // NodeValue is one node's value for a row key.
@@ -67,7 +71,7 @@ func (a *accumulator) stats() Stats {
 	}
 	vals := slices.Clone(a.values)
 	slices.SortFunc(vals, func(x, y nodeValue) int { return cmp.Or(cmp.Compare(x.v, y.v), cmp.Compare(x.rank, y.rank)) })
-	s := Stats{Nodes: n, Min: strings.TrimSpace(a.minRaw), MinRank: int(a.minRank), Max: strings.TrimSpace(a.maxRaw), MaxRank: int(a.maxRank)}
+	s := Stats{Nodes: n, Min: strings.TrimSpace(a.minRaw), MinValue: a.minV, MinRank: int(a.minRank), Max: strings.TrimSpace(a.maxRaw), MaxValue: a.maxV, MaxRank: int(a.maxRank)}
 	if n%2 == 1 {
 		s.Median = vals[n/2].v
 	} else {

@@ -167,9 +167,11 @@ type RowSummary struct {
 	Identity    map[string]string `json:"identity,omitempty"`   // key columns beyond model and metric
 	Occurrence  int               `json:"occurrence,omitempty"` // 2, 3, ... for repeats of the same key
 	Performance string            `json:"performance"`          // the winner's value, as written
-	Status      string            `json:"status"`
-	Reason      string            `json:"reason,omitempty"`
-	Stats       Stats             `json:"stats"`
+	// Value is Performance as a number; absent when it is not one.
+	Value  *float64 `json:"value,omitempty"`
+	Status string   `json:"status"`
+	Reason string   `json:"reason,omitempty"`
+	Stats  Stats    `json:"stats"`
 }
 
 // Durations summarises a benchmark's run time (seconds) over the nodes that recorded one.

@@ -42,7 +42,7 @@ func TestCollectCommand(t *testing.T) {
 		{name: "csv", args: []string{"collect", "100", "--shared-dir", shared, "-o", "csv"}, code: 0,
 			stdout: []string{"model,n_gpus,nnodes", ",perf_min,perf_max,"}},
 		{name: "markdown", args: []string{"collect", "100", "--shared-dir", shared, "-o", "markdown"}, code: 0,
-			stdout: []string{"| BENCHMARK | MODEL |", "| train | train_2 | samples_per_second | 007 |"}},
+			stdout: []string{"| BENCHMARK | MODEL |", "| train | train_2 | samples_per_second | - | 007 |"}},
 		{name: "failed nodes exit 3", args: []string{"collect", "300", "--shared-dir", shared}, code: 3,
 			stdout: []string{"FAILURE"}, stderr: []string{"job 300 has failures: train: no node produced a result"}, written: "jobs/300/report.html"},
 		{name: "missing node exit 3", args: []string{"collect", "400", "--shared-dir", shared}, code: 3,
