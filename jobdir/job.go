@@ -46,6 +46,9 @@ type Job struct {
 	BuildNumber string `json:"buildNumber,omitempty"`
 	// TrialSeed is the seed of a shuffled trial order (an experiment with order: shuffle).
 	TrialSeed *int64 `json:"trialSeed,omitempty"`
+	// TrialSources, in a requeued job with an experiment, say which earlier attempt's
+	// folder holds each trial this attempt did not run again: it resumed after them.
+	TrialSources []TrialSource `json:"trialSources,omitempty"`
 
 	snapshot json.RawMessage // the manifest as written
 }
@@ -271,4 +274,31 @@ func LooksLikeSlurmJobID(id string) bool {
 		head, tail, found = strings.Cut(id, "+")
 	}
 	return allDigits(head) && (!found || allDigits(tail))
+}
+
+// TrialSource is a range of trials (their places in the plan, First to Last) that attempt
+// Attempt ran to their end.
+type TrialSource struct {
+	Attempt int `json:"attempt"`
+	First   int `json:"first"`
+	Last    int `json:"last"`
+}
+
+// TrialAttempt is the earlier attempt that holds trial seq, or -1 when this attempt runs it.
+func (j *Job) TrialAttempt(seq int) int {
+	for _, s := range j.TrialSources {
+		if seq >= s.First && seq <= s.Last {
+			return s.Attempt
+		}
+	}
+	return -1
+}
+
+// ResumedAfter is the last trial this attempt did not run again (0: it ran every trial).
+func (j *Job) ResumedAfter() int {
+	n := 0
+	for _, s := range j.TrialSources {
+		n = max(n, s.Last)
+	}
+	return n
 }

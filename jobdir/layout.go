@@ -94,6 +94,11 @@ type Dir struct {
 	Attempts []int // every attempt found, ascending (set by Find)
 }
 
+// OtherAttempt is the folder of another attempt of the same job, beside d.
+func (d Dir) OtherAttempt(attempt int) Dir {
+	return Dir{Path: filepath.Join(filepath.Dir(d.Path), Name(d.JobID, attempt)), JobID: d.JobID, Attempt: attempt, Attempts: d.Attempts}
+}
+
 // Latest reports whether this is the job's newest attempt.
 func (d Dir) Latest() bool {
 	return len(d.Attempts) == 0 || d.Attempt == d.Attempts[len(d.Attempts)-1]

@@ -46,6 +46,9 @@ func Aggregate(ctx context.Context, dir jobdir.Dir, opts AggregateOptions) (*Sum
 	if err := a.stream(ctx); err != nil {
 		return nil, err
 	}
+	if err := a.streamEarlier(ctx); err != nil {
+		return nil, err
+	}
 	return a.finish(), nil
 }
 
@@ -103,7 +106,7 @@ func (a *aggregator) stream(ctx context.Context) error {
 				if ctx.Err() != nil {
 					continue // stopped: drain the names, read no more nodes
 				}
-				out <- loadNode(ctx, &fr, a.dir, name, a.specs)
+				out <- loadNode(ctx, &fr, a.dir, name, a.specs, thisAttempt)
 			}
 		})
 	}

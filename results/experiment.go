@@ -1,12 +1,15 @@
 package results
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -30,7 +33,10 @@ func (a *aggregator) experimentSpecs(j *jobdir.Job) {
 				continue
 			}
 			sp := benchSpec{name: jobdir.TrialRunName(b.Name, t.Seq), results: results, bench: b.Name,
-				run: &trialSpec{seq: t.Seq, variant: t.Variant, n: t.N, warmup: t.Warmup, nodes: v.Nodes}}
+				run: &trialSpec{seq: t.Seq, variant: t.Variant, n: t.N, warmup: t.Warmup, nodes: v.Nodes, from: thisAttempt}}
+			if from := j.TrialAttempt(t.Seq); from >= 0 && from < j.Attempt {
+				sp.run.from = from
+			}
 			if a.byName[sp.name] != nil {
 				continue
 			}
@@ -370,4 +376,40 @@ func paramText(ps []jobdir.JobParam) string {
 // failedPoint is the trial point of a run without a result.
 func failedPoint(b *BenchmarkSummary) TrialPoint {
 	return TrialPoint{Trial: b.Trial, VariantTrial: b.VariantTrial, Warmup: b.Warmup, Status: StatusFailure, Reason: b.Reason}
+}
+
+// streamEarlier reads the trials a requeued job resumed after from the folders of the
+// attempts that ran them (job.json's trialSources). Their nodes are not counted again (the
+// job's nodes are the collected attempt's); their runs join the trials' results.
+func (a *aggregator) streamEarlier(ctx context.Context) error {
+	froms := map[int]bool{}
+	for _, sp := range a.specs {
+		if sp.run != nil && sp.run.from != thisAttempt {
+			froms[sp.run.from] = true
+		}
+	}
+	var fr safefile.Reader
+	for _, from := range slices.Sorted(maps.Keys(froms)) {
+		dir := a.dir.OtherAttempt(from)
+		pj, err := jobdir.ReadJob(dir.JobFile())
+		if err != nil {
+			pj = nil
+		}
+		list, err := dir.ListNodes(pj)
+		if err != nil {
+			a.problem("the trials attempt %d ran (trialSources of job.json) cannot be read: %v", from, err)
+			continue
+		}
+		for _, nf := range list.Nodes {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			nd := loadNode(ctx, &fr, dir, nf.Name, a.specs, from)
+			kind, f := a.classify(nd)
+			for i := range nd.benches {
+				a.addBench(nd, kind, f, &nd.benches[i])
+			}
+		}
+	}
+	return ctx.Err()
 }

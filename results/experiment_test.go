@@ -21,6 +21,14 @@ import (
 // result). Ranks outside a variant have no record of its trials, as a run leaves them.
 func experimentJob(t *testing.T, value func(nodes, batch, trial int) float64, fail func(nodes, batch, trial int) bool) jobdir.Dir {
 	t.Helper()
+	return experimentAttempt(t, jobdir.Layout{Shared: t.TempDir()}.Job("900", 0), value, fail, nil, nil)
+}
+
+// experimentAttempt writes one attempt's folder of experimentJob's job: only the trials
+// keep says (all: nil), with job.json's trialSources.
+func experimentAttempt(t *testing.T, dir jobdir.Dir, value func(nodes, batch, trial int) float64, fail func(nodes, batch, trial int) bool,
+	keep func(seq int) bool, sources []jobdir.TrialSource) jobdir.Dir {
+	t.Helper()
 	hosts := []string{"h0", "h1", "h2"}
 	je := &jobdir.JobExperiment{Params: []string{"batch", "nodes"}, Repeat: 3, Warmup: 1, Order: manifest.OrderInterleave}
 	x := &manifest.Experiment{Repeat: 3, Warmup: 1, Order: manifest.OrderInterleave}
@@ -33,14 +41,16 @@ func experimentJob(t *testing.T, value func(nodes, batch, trial int) float64, fa
 		}
 	}
 	m := jobdir.JobManifest{Name: "exp", Benchmarks: []jobdir.JobBenchmark{{Name: "train", Results: "r.csv"}}, Experiment: je}
-	d := jobdirtest.Job(t, jobdir.Layout{Shared: t.TempDir()}.Job("900", 0), jobdirtest.NewJob(t, "900", hosts, m))
+	j := jobdirtest.NewJob(t, dir.JobID, hosts, m)
+	j.Attempt, j.TrialSources = dir.Attempt, sources
+	d := jobdirtest.Job(t, dir, j)
 	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for rank, host := range hosts {
 		nd := d.Node(rank, host)
 		st := &jobdir.Status{Version: 1, Rank: rank, Host: host, World: 3, Outcome: jobdir.OutcomeSuccess, FinishedAt: &end}
 		for _, tr := range x.Plan(0) {
 			v := je.Variants[tr.Variant]
-			if rank >= v.Nodes {
+			if rank >= v.Nodes || (keep != nil && !keep(tr.Seq)) {
 				continue
 			}
 			batch, _ := strconv.Atoi(v.Params[0].Value)
@@ -207,5 +217,33 @@ func TestReportOfAnExperiment(t *testing.T) {
 	// 6 variants × 4 trials, less the failed one: 23 dots.
 	if n := strings.Count(page, `<circle class="measured"`) + strings.Count(page, `<circle class="warmup"`) + strings.Count(page, `<circle class="outlier"`); n != 23 {
 		t.Errorf("%d trial dots, want 23", n)
+	}
+}
+
+// A requeued job that resumed after trial 12 is collected whole: trials 1 to 12 from the
+// first attempt's folder, the others from its own, and its nodes counted once.
+func TestCollectAResumedExperiment(t *testing.T) {
+	value := func(nodes, batch, trial int) float64 { return float64(100*nodes + batch + trial) }
+	never := func(int, int, int) bool { return false }
+	layout := jobdir.Layout{Shared: t.TempDir()}
+	experimentAttempt(t, layout.Job("901", 0), value, never, func(seq int) bool { return seq <= 14 }, nil)
+	d := experimentAttempt(t, layout.Job("901", 1), value, never, func(seq int) bool { return seq > 12 },
+		[]jobdir.TrialSource{{Attempt: 0, First: 1, Last: 12}})
+	s, err := Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Nodes.Reported != 3 || s.Status != StatusSuccess {
+		t.Errorf("nodes %+v, status %s, problems %v", s.Nodes, s.Status, s.Problems)
+	}
+	for _, r := range s.Experiment.Rows {
+		if r.Stats.Trials != 3 || r.Stats.Median != value(r.Nodes, 16, 3) && r.Stats.Median != value(r.Nodes, 32, 3) {
+			t.Errorf("variant %s: %d trials, median %v", r.Variant, r.Stats.Trials, r.Stats.Median)
+		}
+	}
+	for _, b := range s.Benchmarks {
+		if from := b.Attempt; (b.Trial <= 12) != (from != nil && *from == 0) {
+			t.Errorf("trial %d: attempt %v", b.Trial, from)
+		}
 	}
 }

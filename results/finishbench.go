@@ -36,6 +36,9 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		Candidates: make([]Candidate, 0, len(b.cands)), Failed: []NodeFailure{}, Rows: []RowSummary{}, nodes: a.nodeStates(b, world)}
 	if r := b.spec.run; r != nil {
 		bs.Benchmark, bs.Trial, bs.VariantTrial, bs.Warmup, bs.variant = b.spec.bench, r.seq, r.n, r.warmup, r.variant
+		if r.from != thisAttempt {
+			bs.Attempt = &r.from
+		}
 		if x := a.job.Manifest.Experiment; x != nil && r.variant < len(x.Variants) {
 			bs.Variant = x.Variants[r.variant].ID
 		}

@@ -28,6 +28,21 @@ type trialSpec struct {
 	seq, variant, n int // the trial's place in the plan, its variant's index, its number in the variant
 	warmup          bool
 	nodes           int // the variant's node count (ranks 0..nodes-1); 0: every node
+	// from is the earlier attempt whose folder holds the trial (a requeued job resumed
+	// after it); -1: this attempt ran it.
+	from int
+}
+
+// thisAttempt is the from of the runs an attempt's own folder holds.
+const thisAttempt = -1
+
+// inAttempt reports whether the spec's run is in the folder of attempt from (thisAttempt:
+// the one collected).
+func (sp benchSpec) inAttempt(from int) bool {
+	if sp.run == nil {
+		return from == thisAttempt
+	}
+	return sp.run.from == from
 }
 
 // benchName is the benchmark's own name (a trial's run is named after it and the trial).
@@ -72,7 +87,10 @@ type nodeBench struct {
 // loadNode reads one node folder: its status and, for every benchmark, its results CSV or
 // its log's performance line. specs nil means job.json was unreadable: the benchmarks are
 // then those the node's status names, plus its results/ sub-folders.
-func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name string, specs []benchSpec) *nodeData {
+//
+// from says which attempt's folder job is: only the runs it holds are read (thisAttempt: the
+// attempt collected; an earlier one holds the trials a requeued job resumed after).
+func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name string, specs []benchSpec, from int) *nodeData {
 	nd := &nodeData{dir: name}
 	node := job.NodeNamed(name)
 	nd.rank, nd.host = node.Rank, node.Host
@@ -98,7 +116,7 @@ func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name str
 		if ctx.Err() != nil {
 			break // stopped: the aggregate is dropped
 		}
-		if !sp.runsOn(nd.rank) {
+		if !sp.runsOn(nd.rank) || !sp.inAttempt(from) {
 			nd.benches[i] = nodeBench{spec: sp, idle: true} // a rank outside the trial's variant
 			continue
 		}

@@ -138,6 +138,9 @@ type BenchmarkSummary struct {
 	Variant      string `json:"variant,omitempty"`
 	VariantTrial int    `json:"variantTrial,omitempty"`
 	Warmup       bool   `json:"warmup,omitempty"`
+	// Attempt, for a trial a requeued job resumed after, is the earlier attempt that ran it:
+	// its candidates' and failures' paths are in that attempt's folder (jobs/<id>.<n>).
+	Attempt *int `json:"attempt,omitempty"`
 
 	table   *Table     // the winner's CSV (nil without a winner)
 	nodes   nodeStates // for the report's node strip

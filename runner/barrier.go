@@ -94,6 +94,15 @@ func (r *nodeRun) phase(ctx context.Context, name string, data map[string]string
 	return nil
 }
 
+// phaseData is phase that also hands rank 0's data to every rank: rank 0 sends data, the
+// others return what it sent.
+func (r *nodeRun) phaseData(ctx context.Context, name string, data map[string]string) (map[string]string, error) {
+	if r.worker != nil {
+		return r.worker.Wait(r.barrierCtx(ctx), name)
+	}
+	return data, r.phase(ctx, name, data)
+}
+
 // heartbeat is the job channel's period: --heartbeat, else the manifest's, else the default.
 func (r *nodeRun) heartbeat() time.Duration {
 	if r.o.Heartbeat > 0 {

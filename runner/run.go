@@ -207,6 +207,10 @@ type nodeRun struct {
 	worker  *jobchan.Worker
 	secret  []byte               // the job channel's secret (jobs of several nodes)
 	benches []manifest.Benchmark // the ones to run (--benchmarks, else all)
+	// resume is the last trial of the plan an earlier attempt finished (rank 0 finds it;
+	// shareResume tells the others), and trialSources where those trials are.
+	resume       int
+	trialSources []jobdir.TrialSource
 }
 
 // run is one node's run, after its node context: the GPUs, meeting the other nodes on the
@@ -214,6 +218,9 @@ type nodeRun struct {
 // waiting for the job to finish.
 func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	if r.node.Rank == 0 {
+		if x := r.o.Manifest.Experiment; x != nil {
+			r.resume, r.trialSources = r.resumePoint(x, x.Plan(x.PlanSeed(r.node.JobID)), benches)
+		}
 		if err := r.writeJob(nil); err != nil {
 			return err
 		}
@@ -537,6 +544,7 @@ func (r *nodeRun) writeJob(imgs []distribution.Image) error {
 		seed := x.PlanSeed(r.node.JobID)
 		j.TrialSeed = &seed
 	}
+	j.TrialSources = r.trialSources
 	if len(imgs) > 0 {
 		j.Image = r.jobImage(imgs[0], false)
 	}

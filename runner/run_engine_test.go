@@ -140,6 +140,11 @@ func (e *runEngine) ContainerRemove(_ context.Context, id string, _ client.Conta
 	return client.ContainerRemoveResult{}, e.call("remove:" + id)
 }
 
+// ContainerList finds no container: a requeued attempt looks for the previous one's.
+func (e *runEngine) ContainerList(context.Context, client.ContainerListOptions) (client.ContainerListResult, error) {
+	return client.ContainerListResult{}, e.call("list")
+}
+
 func (e *runEngine) ContainerInspect(context.Context, string, client.ContainerInspectOptions) (client.ContainerInspectResult, error) {
 	return client.ContainerInspectResult{}, e.call("inspect")
 }
@@ -169,13 +174,19 @@ func runLocal(t *testing.T, eng *runEngine, onStart func(nd jobdir.NodeDir)) loc
 // runLocalOf is runLocal of a manifest whose benchmarks (and more) are body.
 func runLocalOf(t *testing.T, eng *runEngine, body string, onStart func(nd jobdir.NodeDir)) localRun {
 	t.Helper()
-	dir := t.TempDir()
+	return runNodeOf(t, eng, body, map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "j1"}, t.TempDir(), onStart)
+}
+
+// runNodeOf runs a one-node job of body on eng with the node context env gives, in the
+// shared folder dir/shared.
+func runNodeOf(t *testing.T, eng *runEngine, body string, env map[string]string, dir string, onStart func(nd jobdir.NodeDir)) localRun {
+	t.Helper()
 	body = "name: t\nimage: {ref: '" + fakeRef + "'}\ngpu: {vendor: none}\n" + body
 	m, _, err := manifest.Parse("m.yaml", filepath.Join(dir, "m.yaml"), []byte(body), manifest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lookup := testutil.LookupOf(map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "j1"})
+	lookup := testutil.LookupOf(env)
 	shared := filepath.Join(dir, "shared")
 	node, err := DetectNode(lookup)
 	if err != nil {

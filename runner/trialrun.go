@@ -62,10 +62,21 @@ func (r *nodeRun) trials(ctx context.Context, eng Engine, x *manifest.Experiment
 	n := r.node
 	end := r.st.phase(jobdir.PhaseRun)
 	plan := x.Plan(x.PlanSeed(n.JobID))
+	resume, err := r.shareResume(ctx, plan)
+	if err != nil {
+		end(err)
+		return err
+	}
+	if resume > 0 {
+		r.log.Info("requeued: resuming after the trials an earlier attempt finished", "after", resume, "of", len(plan))
+	}
 	var failed []string
 	ran := 0
 trials:
 	for _, t := range plan {
+		if t.Seq <= resume {
+			continue
+		}
 		v := x.Variants[t.Variant]
 		in := runsIn(v, n.Rank)
 		for i, b := range variantBenchmarks(v, benches) {

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 )
 
 const trialsBody = `benchmarks:
@@ -68,5 +70,48 @@ func TestRunFailedTrialsGoOn(t *testing.T) {
 	}
 	if len(r.st.Benchmarks) != 6 || r.st.Outcome != OutcomeFailure {
 		t.Errorf("status.json: %s, %d records", r.st.Outcome, len(r.st.Benchmarks))
+	}
+}
+
+// A requeued job with an experiment resumes after the trials the previous attempt finished
+// on every rank (a trial cut short is run again) and records where they are in job.json.
+func TestRequeuedExperimentResumes(t *testing.T) {
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "shared")
+	slurmEnv := func(restart string) map[string]string {
+		return map[string]string{"SLURM_JOB_ID": "77", "SLURM_RESTART_COUNT": restart, "SLURM_JOB_NUM_NODES": "1", "SLURM_NTASKS": "1",
+			"SLURM_PROCID": "0", "SLURM_JOB_NODELIST": "n1", "SLURMD_NODENAME": "n1"}
+	}
+	// Attempt 0: trials 1 to 3 ended (the third failed: it still ended), trial 4 was cut
+	// short by the requeue.
+	prev := jobdir.Layout{Shared: shared}.Job("77", 0)
+	jobdirtest.Job(t, prev, jobdirtest.NewJob(t, "77", []string{"n1"}, nil))
+	st := &jobdir.Status{Version: 1, Rank: 0, Host: "n1", World: 1, Outcome: OutcomeRunning}
+	for seq, out := range []string{OutcomeSuccess, OutcomeSuccess, OutcomeFailure, OutcomeRunning} {
+		st.Benchmarks = append(st.Benchmarks, jobdir.BenchmarkStatus{Name: "b", Trial: seq + 1, Outcome: out})
+	}
+	jobdirtest.Status(t, prev.Node(0, "n1"), st)
+
+	eng := &runEngine{}
+	r := runNodeOf(t, eng, trialsBody, slurmEnv("1"), dir, nil)
+	if r.err != nil {
+		t.Fatalf("Run: %v\n%s", r.err, r.log)
+	}
+	var seqs []int
+	for _, b := range r.st.Benchmarks {
+		seqs = append(seqs, b.Trial)
+	}
+	if !slices.Equal(seqs, []int{4, 5, 6}) || len(eng.envs) != 3 {
+		t.Errorf("attempt 1 ran trials %v (%d containers), want 4, 5, 6", seqs, len(eng.envs))
+	}
+	j, err := jobdir.ReadJob(jobdir.Layout{Shared: shared}.Job("77", 1).JobFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []jobdir.TrialSource{{Attempt: 0, First: 1, Last: 3}}; !slices.Equal(j.TrialSources, want) {
+		t.Errorf("job.json trialSources %+v, want %+v", j.TrialSources, want)
+	}
+	if !strings.Contains(r.log, "resuming after the trials an earlier attempt finished") {
+		t.Errorf("the log does not say it resumed:\n%s", r.log)
 	}
 }

@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
 
@@ -128,5 +131,105 @@ experiment:
 	}
 	if !strings.Contains(out, "BATCH") || !strings.Contains(out, "INTERVAL") {
 		t.Errorf("submit --collect's table lacks the parameters:\n%s", out)
+	}
+}
+
+// A requeued experiment resumes after the trials the first attempt finished: the second
+// attempt runs only the rest, its job.json says where the first ones are, and collect of
+// the job gives every trial.
+func TestRequeuedExperimentResumes(t *testing.T) {
+	tb := testbed.Require(t)
+	if tb.ShellImage == "" {
+		t.Fatal("the testbed has no base image with a shell: run tests/testbed/up.sh again")
+	}
+	shared := tb.FreshDir(t)
+	// Interleaved: trials 1-2 are batch 1 and 2's first, 3-4 their second, 5-6 their third.
+	// In the first attempt trial 4 never ends; the job is requeued while it runs.
+	script := `if [ "$BENCHCTL_ATTEMPT" = 0 ] && [ "$BENCHCTL_VARIANT" = "batch=2" ] && [ "$BENCHCTL_TRIAL" = 2 ]; then sleep 600; fi
+printf 'model,performance,metric\ntrain,%s,samples_per_second\n' "$((10 * BENCHCTL_PARAM_BATCH + BENCHCTL_TRIAL))" > "$BENCHCTL_OUTPUT_DIR/r.csv"
+`
+	body := fmt.Sprintf(`name: resume
+image: {ref: %q, pull: never}
+gpu: {vendor: none}
+job: {heartbeat: 1s}
+benchmarks:
+  - {name: train, command: ["sh", "-c", %q], results: r.csv}
+experiment:
+  matrix: {batch: [1, 2]}
+  repeat: 3
+`, tb.ShellImage, script)
+	mf := filepath.Join(t.TempDir(), "resume.yaml")
+	if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := submit(t, tb, "--manifest", mf, "--nodes", itoa(len(tb.Nodes)), "--partition", tb.Partition, "--shared-dir", shared, "--requeue")
+	if code != 0 {
+		t.Fatalf("submit: exit %d\n%s\n%s", code, out, errs)
+	}
+	id := strings.TrimSpace(strings.Split(out, "\n")[0])
+	t.Cleanup(func() {
+		scancel := exec.Command("scancel", id)
+		scancel.Env = tb.Env()
+		_ = scancel.Run()
+		waitJobGone(t, tb, id, 2*time.Minute)
+		removeJobContainers(t, tb, id)
+	})
+	// Wait until every rank runs trial 4.
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		running := 0
+		for _, d := range nodeDirs(tb) {
+			var s runner.Status
+			if data, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job(id, 0).NodeNamed(d).Status()); err == nil && json.Unmarshal(data, &s) == nil {
+				for _, b := range s.Benchmarks {
+					if b.Trial == 4 && b.Outcome == runner.OutcomeRunning {
+						running++
+					}
+				}
+			}
+		}
+		if running == len(tb.Nodes) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("trial 4 never ran on every node")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	rq := exec.Command("scontrol", "requeue", id)
+	rq.Env = tb.Env()
+	if out, err := rq.CombinedOutput(); err != nil {
+		t.Fatalf("scontrol requeue: %v %s", err, out)
+	}
+	waitJobGone(t, tb, id, 6*time.Minute)
+
+	second := jobdir.Layout{Shared: shared}.Job(id, 1)
+	j, err := jobdir.ReadJob(second.JobFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.TrialSources) != 1 || j.TrialSources[0] != (jobdir.TrialSource{Attempt: 0, First: 1, Last: 3}) {
+		t.Errorf("attempt 1's trialSources: %+v, want trials 1-3 from attempt 0", j.TrialSources)
+	}
+	for _, d := range nodeDirs(tb) {
+		st := readStatus(t, shared, id+".1", d)
+		var seqs []int
+		for _, b := range st.Benchmarks {
+			seqs = append(seqs, b.Trial)
+		}
+		if fmt.Sprint(seqs) != "[4 5 6]" || st.Outcome != runner.OutcomeSuccess {
+			t.Errorf("%s in attempt 1: trials %v, outcome %s", d, seqs, st.Outcome)
+		}
+	}
+	collected := collectOutput(t, tb, shared, id)
+	rows := readPerf(t, second.Output(jobdir.PerfFile))
+	if len(rows) != 2 {
+		t.Fatalf("perf.csv: %d rows\n%s", len(rows), collected)
+	}
+	for _, r := range rows {
+		batch, _ := strconv.Atoi(r["param_batch"])
+		if r["trials"] != "3" || r["performance"] != strconv.Itoa(10*batch+2) || r["status"] != "SUCCESS" {
+			t.Errorf("batch %d: %s trials, performance %s, %s\n%s", batch, r["trials"], r["performance"], r["status"], collected)
+		}
 	}
 }
