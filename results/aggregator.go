@@ -139,6 +139,13 @@ func (a *aggregator) readJob() {
 	a.job = j
 	a.specs = []benchSpec{}
 	if j.Manifest.Experiment != nil {
+		if err := checkExperiment(j.Manifest.Experiment); err != nil {
+			// A job.json no benchctl wrote: its trials cannot be told apart.
+			a.problem("job.json: the experiment is not one benchctl runs (%v); its trials are collected as benchmarks of their own", err)
+			a.job.Manifest.Experiment = nil
+			a.specs = nil
+			return
+		}
 		a.experimentSpecs(j)
 		return
 	}

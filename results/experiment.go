@@ -46,6 +46,28 @@ func (a *aggregator) experimentSpecs(j *jobdir.Job) {
 	}
 }
 
+// checkExperiment refuses an experiment in job.json that benchctl would never have run: its
+// plan would be too large to compute (a hostile or damaged file), or its variants' node
+// counts impossible.
+func checkExperiment(je *jobdir.JobExperiment) error {
+	switch {
+	case len(je.Variants) == 0:
+		return fmt.Errorf("no variants")
+	case len(je.Variants) > manifest.MaxVariants:
+		return fmt.Errorf("%d variants, more than %d", len(je.Variants), manifest.MaxVariants)
+	case je.Repeat < 1 || je.Warmup < 0 || je.Repeat > manifest.MaxTrials || je.Warmup > manifest.MaxTrials:
+		return fmt.Errorf("repeat %d and warmup %d", je.Repeat, je.Warmup)
+	case len(je.Variants)*(je.Repeat+je.Warmup) > manifest.MaxTrials:
+		return fmt.Errorf("%d trials, more than %d", len(je.Variants)*(je.Repeat+je.Warmup), manifest.MaxTrials)
+	}
+	for _, v := range je.Variants {
+		if v.Nodes < 0 || v.Nodes > manifest.MaxExperimentNodes {
+			return fmt.Errorf("variant %q uses %d nodes", v.ID, v.Nodes)
+		}
+	}
+	return nil
+}
+
 // planOf is the part of job.json's experiment that its plan depends on.
 func planOf(j *jobdir.Job) *manifest.Experiment {
 	je := j.Manifest.Experiment

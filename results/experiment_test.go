@@ -247,3 +247,28 @@ func TestCollectAResumedExperiment(t *testing.T) {
 		}
 	}
 }
+
+// A job.json whose experiment no benchctl would run (two billion trials, impossible node
+// counts) is a problem, never a plan computed: collect still reads the node folders.
+func TestCollectAHostileExperiment(t *testing.T) {
+	for name, je := range map[string]*jobdir.JobExperiment{
+		"huge repeat":    {Repeat: 2000000000, Variants: []jobdir.JobVariant{{ID: "a=1"}}},
+		"many variants":  {Repeat: 1, Variants: make([]jobdir.JobVariant, 5000)},
+		"negative nodes": {Repeat: 1, Variants: []jobdir.JobVariant{{ID: "a=1", Nodes: -5}}},
+		"no variants":    {Repeat: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := jobdir.JobManifest{Name: "exp", Benchmarks: []jobdir.JobBenchmark{{Name: "train"}}, Experiment: je}
+			d := jobdirtest.Job(t, jobdir.Layout{Shared: t.TempDir()}.Job("7", 0), jobdirtest.NewJob(t, "7", []string{"h0"}, m))
+			jobdirtest.Status(t, d.Node(0, "h0"), &jobdir.Status{Version: 1, Rank: 0, Host: "h0", World: 1, Outcome: jobdir.OutcomeSuccess,
+				Benchmarks: []jobdir.BenchmarkStatus{{Name: "train", Outcome: jobdir.OutcomeSuccess, Trial: 1}}})
+			s, err := Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Experiment != nil || !strings.Contains(strings.Join(s.Problems, "\n"), "the experiment is not one benchctl runs") {
+				t.Errorf("experiment %v, problems %q", s.Experiment, s.Problems)
+			}
+		})
+	}
+}
