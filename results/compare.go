@@ -84,11 +84,12 @@ func (r compareRow) statusOr(def string) string {
 	return r.status
 }
 
-// compareKeyColumns are the row-key columns (DefaultKeyColumns) that both tables have: a
-// sweep's rows (batch sizes, message sizes, ...) are told apart by them, as collect does.
+// compareKeyColumns are the row-key columns (DefaultKeyColumns, and an experiment's
+// benchctl_variant) that both tables have: a sweep's rows (batch sizes, message sizes, ...)
+// are told apart by them, as collect does, and an experiment's by their variant.
 func compareKeyColumns(a, b *Table) []string {
 	var cols []string
-	for _, c := range DefaultKeyColumns() {
+	for _, c := range append(DefaultKeyColumns(), "benchctl_variant") {
 		if a.Col(c) >= 0 && b.Col(c) >= 0 {
 			cols = append(cols, c)
 		}

@@ -145,3 +145,18 @@ func TestCompareStatus(t *testing.T) {
 		t.Fatalf("%v\n%s", err, buf.String())
 	}
 }
+
+// The rows of two experiments' perf.csv files are matched by their variant, whatever their
+// order.
+func TestCompareExperimentsByVariant(t *testing.T) {
+	base := table("model,metric,performance,benchctl_variant", "train,img/s,100,\"batch=1,nodes=1\"", "train,img/s,300,\"batch=1,nodes=3\"")
+	newer := table("model,metric,performance,benchctl_variant", "train,img/s,200,\"batch=1,nodes=3\"", "train,img/s,100,\"batch=1,nodes=1\"")
+	got := map[string]string{}
+	for _, ch := range Compare(base, newer, CompareOptions{Threshold: 5}).Changes {
+		got[ch.Key] = ch.Verdict
+	}
+	want := map[string]string{"benchctl_variant=batch=1,nodes=1": VerdictSame, "benchctl_variant=batch=1,nodes=3": VerdictRegressed}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
