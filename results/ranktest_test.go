@@ -1,0 +1,87 @@
+package results
+
+import (
+	"math"
+	"testing"
+)
+
+// The exact distribution of U against the published tables: for 4 and 4 values P(U ≤ u) is
+// 1, 2, 4, 7 out of C(8, 4) = 70 for u = 0..3; for 3 and 3, P(U ≤ 0) = 1/20.
+func TestUDistributionByHand(t *testing.T) {
+	cdf := uDistribution(4, 4)
+	for u, want := range []float64{1, 2, 4, 7} {
+		if !near(cdf[u], want/70) {
+			t.Errorf("m=n=4: P(U ≤ %d) = %v, want %v/70", u, cdf[u], want)
+		}
+	}
+	if cdf[16] != 1 || !near(cdf[8]-cdf[7], 8.0/70) { // U = 8 (the middle): 8 of 70 arrangements
+		t.Errorf("m=n=4: P(U ≤ 16) = %v, P(U = 8) = %v", cdf[16], cdf[8]-cdf[7])
+	}
+	if c := uDistribution(3, 3); !near(c[0], 1.0/20) {
+		t.Errorf("m=n=3: P(U ≤ 0) = %v", c[0])
+	}
+	// Unequal sizes are symmetric too: P(U ≤ u) = P(U ≥ mn - u).
+	c := uDistribution(3, 7)
+	for u := range 21 {
+		if !near(c[u], 1-c[21-u-1]) && u < 21 {
+			t.Errorf("m=3, n=7: P(U ≤ %d) = %v, P(U ≥ %d) = %v", u, c[u], 21-u, 1-c[21-u-1])
+		}
+	}
+}
+
+// R's documented example of wilcox.test (x against y): W = 35, one-sided p 0.1272, so the
+// two-sided p is 0.2544.
+func TestMannWhitneyAgainstR(t *testing.T) {
+	x := []float64{0.80, 0.83, 1.89, 1.04, 1.45, 1.38, 1.91, 1.64, 0.73, 1.46}
+	y := []float64{1.15, 0.88, 0.90, 0.74, 1.21}
+	rt := MannWhitney(y, x, 0.05)
+	if rt.U != 35 || !rt.Exact || math.Abs(rt.P-0.2544) > 0.0005 {
+		t.Errorf("U %v, p %v (exact %v), want 35, 0.2544", rt.U, rt.P, rt.Exact)
+	}
+}
+
+func TestHodgesLehmannByHand(t *testing.T) {
+	// Differences 4-1 .. 6-3: 1 2 2 3 3 3 4 4 5; median 3. Three a side cannot reach 95 %:
+	// the widest interval, [1, 5], covers 1 - 2/20 = 90 %.
+	rt := MannWhitney([]float64{1, 2, 3}, []float64{4, 5, 6}, 0.05)
+	if rt.Shift != 3 || rt.ShiftLow != 1 || rt.ShiftHigh != 5 || !near(rt.Coverage, 0.9) || !near(rt.P, 0.1) || rt.U != 9 {
+		t.Errorf("%+v", rt)
+	}
+	// Ten a side, all new values 10 above: p is 2/C(20,10), the shift exactly 10 ± the spread.
+	var base, new []float64
+	for i := range 10 {
+		base = append(base, float64(i))
+		new = append(new, float64(i)+10.5)
+	}
+	rt = MannWhitney(base, new, 0.05)
+	if !near(rt.P, 2.0/184756) || rt.Shift != 10.5 || rt.ShiftLow > 10.5 || rt.ShiftHigh < 10.5 || rt.Coverage < 0.95 {
+		t.Errorf("%+v", rt)
+	}
+	// The same samples: no evidence of a shift.
+	rt = MannWhitney(base, base[:9], 0.05)
+	if rt.P < 0.5 || rt.Exact {
+		t.Errorf("overlapping samples with ties: %+v", rt)
+	}
+}
+
+// Large or tied samples use the normal approximation: equal samples give p 1, separated
+// ones a tiny p; every value equal gives p 1 and a zero shift.
+func TestMannWhitneyApproximation(t *testing.T) {
+	var a, b []float64
+	for i := range 100 {
+		a = append(a, float64(i))
+		b = append(b, float64(i)+1000)
+	}
+	if rt := MannWhitney(a, b, 0.05); rt.Exact || rt.P > 1e-10 || rt.Shift != 1000 || rt.ShiftLow > 1000 || rt.ShiftHigh < 1000 {
+		t.Errorf("separated: %+v", rt)
+	}
+	if rt := MannWhitney(a, a, 0.05); rt.P < 0.99 || rt.Shift != 0 {
+		t.Errorf("equal: %+v", rt)
+	}
+	if rt := MannWhitney([]float64{5, 5, 5}, []float64{5, 5}, 0.05); rt.P != 1 || rt.Shift != 0 {
+		t.Errorf("constant: %+v", rt)
+	}
+	if rt := MannWhitney(nil, []float64{1}, 0.05); rt.U != 0 || rt.P != 0 {
+		t.Errorf("empty base: %+v", rt)
+	}
+}
