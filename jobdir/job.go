@@ -131,6 +131,16 @@ type JobManifest struct {
 	GPU        ManifestGPU    `json:"gpu"`
 	// Experiment is the manifest's experiment (variants and trials), nil without one.
 	Experiment *JobExperiment `json:"experiment,omitempty"`
+	// Metrics are the manifest's rules for judging metrics (first match wins).
+	Metrics []JobMetricRule `json:"metrics,omitempty"`
+}
+
+// JobMetricRule is how a metric (a name or glob) is judged: which way is better (higher,
+// lower, "" to guess) and the tolerance in percent (nil: compare's threshold).
+type JobMetricRule struct {
+	Metric    string   `json:"metric"`
+	Better    string   `json:"better,omitempty"`
+	Tolerance *float64 `json:"tolerance,omitempty"`
 }
 
 // JobExperiment is a manifest's experiment as job.json records it.

@@ -244,3 +244,35 @@ func TestRedactedCoversVariants(t *testing.T) {
 		t.Errorf("the variant's benchmark lost the secret value: %+v", m.Experiment.Variants[0].Benchmarks[0].Env)
 	}
 }
+
+// metrics: keeps its rules in the order written (first match wins) and refuses what it
+// cannot judge by.
+func TestMetricRules(t *testing.T) {
+	m, _, err := parseExperiment(t, sBench+"metrics:\n  tokens_per_second: {better: higher, tolerance: 3%}\n  \"*_ms\": {better: lower, tolerance: 5}\n  \"*\": {tolerance: \"0.5 %\"}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Metrics) != 3 || m.Metrics[0].Metric != "tokens_per_second" || *m.Metrics[1].Tolerance != 5 || m.Metrics[2].Better != "" {
+		t.Fatalf("rules %+v", m.Metrics)
+	}
+	for metric, want := range map[string]string{"tokens_per_second": "tokens_per_second", "latency_ms": "*_ms", "busbw": "*"} {
+		if r := RuleFor(m.Metrics, metric); r == nil || r.Metric != want {
+			t.Errorf("%s: rule %+v, want %s", metric, r, want)
+		}
+	}
+	for body, want := range map[string]string{
+		"metrics: {tps: {}}\n":                     "metrics.tps: says nothing",
+		"metrics: {tps: {better: up}}\n":           `metrics.tps.better: "up" is not a direction`,
+		"metrics: {tps: {tolerance: -3%}}\n":       `metrics.tps.tolerance: "-3%" is not a tolerance`,
+		"metrics: {tps: {tolerance: 5000%}}\n":     "from 0% to 1000%",
+		"metrics: {\"[\": {better: higher}}\n":     `metrics.[: "[" is not a metric name or glob`,
+		"metrics: [tps]\n":                         "metrics: must be a mapping of metric names",
+		"metrics: {tps: higher}\n":                 "metrics.tps: must be a mapping such as",
+		"metrics: {tps: {tolerance: [1]}}\n":       "metrics.tps.tolerance: must be a percentage",
+		"metrics: {tps: {better: higher, x: 1}}\n": `metrics.tps.x: unknown field`,
+	} {
+		if _, _, err := parseExperiment(t, sBench+body, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
+}

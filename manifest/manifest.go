@@ -31,6 +31,8 @@ type Manifest struct {
 	// Experiment, when the manifest has one, is its variants and trials; nil: one variant
 	// (the benchmarks as written), one trial.
 	Experiment *Experiment `json:"experiment,omitempty" yaml:"experiment,omitempty"`
+	// Metrics are the manifest's rules for judging metrics, in order (first match wins).
+	Metrics []MetricRule `json:"metrics,omitempty" yaml:"metrics,omitempty"`
 }
 
 // How images reach the nodes (Manifest.Distribution).

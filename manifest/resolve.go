@@ -238,6 +238,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	m.Job = r.job(s.Job)
 	r.distribution(s, m)
 	r.experiment(s, m)
+	m.Metrics = s.Metrics.Rules
 	return m
 }
 

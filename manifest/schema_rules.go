@@ -90,6 +90,20 @@ var schemaShapes = map[reflect.Type]func() *jsonSchema{
 			AdditionalProperties: false,
 		}
 	},
+	reflect.TypeFor[MetricsSpec](): func() *jsonSchema {
+		return &jsonSchema{
+			Type: schemaTypes{"object", "null"},
+			AdditionalProperties: &jsonSchema{
+				Description: "how the metric is judged",
+				Type:        schemaTypes{"object"},
+				Properties: properties{
+					{"better", &jsonSchema{Description: "which way is better", Type: schemaTypes{"string"}, Enum: anys(BetterHigher, BetterLower)}},
+					{"tolerance", &jsonSchema{Description: "the change never judged, in percent: \"3%\" or 3", Type: schemaTypes{"string", "number"}, Pattern: `^\s*[0-9]+(\.[0-9]+)?\s*%?\s*$`}},
+				},
+				AdditionalProperties: false,
+			},
+		}
+	},
 	reflect.TypeFor[ArgsSpec](): func() *jsonSchema {
 		return &jsonSchema{Type: schemaTypes{"string", "array", "null"}, Items: &jsonSchema{Type: schemaTypes{"string"}}}
 	},

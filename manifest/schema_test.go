@@ -209,6 +209,10 @@ func TestSchemaAgreesWithTheDecoder(t *testing.T) {
 
 		{"an experiment", sHead + "benchmarks: [{name: b, command: [x, \"{{batch}}\"]}]\nexperiment: {matrix: {nodes: [1, 2], batch: [16, \"32\", 1.5], exclude: [{nodes: 1}], include: [{nodes: 2, batch: 64, x: true}]}, repeat: 3, warmup: 1, order: shuffle, seed: 7}\n", true},
 		{"an experiment without a matrix", sHead + sBench + "experiment: {repeat: 2}\n", true},
+		{"metrics", sHead + sBench + "metrics: {tokens_per_second: {better: higher, tolerance: 3%}, latency_ms: {better: lower, tolerance: 5}, \"*_busbw\": {better: higher}, x: {tolerance: \"0.5 %\"}}\n", true},
+		{"a metric with a bad direction", sHead + sBench + "metrics: {tps: {better: up}}\n", false},
+		{"a metric with a bad tolerance", sHead + sBench + "metrics: {tps: {tolerance: lots}}\n", false},
+		{"a metric with an unknown field", sHead + sBench + "metrics: {tps: {better: higher, threshold: 3%}}\n", false},
 
 		{"unknown top-level field", sHead + sBench + "benchmark: x\n", false},
 		{"experiment nodes zero", sHead + sBench + "experiment: {matrix: {nodes: [0]}}\n", false},
@@ -301,6 +305,7 @@ var enumManifests = map[string]func(v any) string{
 	},
 	"distribution":     func(v any) string { return sHead + sBench + fmt.Sprintf("distribution: %v\n", v) },
 	"experiment.order": func(v any) string { return sHead + sBench + fmt.Sprintf("experiment: {repeat: 2, order: %v}\n", v) },
+	"metrics.*.better": func(v any) string { return sHead + sBench + fmt.Sprintf("metrics: {tps: {better: %v}}\n", v) },
 }
 
 // Every value of every enum in the schema is one that validate accepts, and a value outside

@@ -59,6 +59,11 @@ type Spec struct {
 	// them) and trials in one job: {{name}} in a benchmark's command, env values and results
 	// is the variant's value of parameter name.
 	Experiment *ExperimentSpec `json:"experiment"`
+	// Metrics says, per metric name or glob (first match wins), which way is better
+	// (higher or lower) and how much change compare and collect --check tolerate, e.g.
+	// {tokens_per_second: {better: higher, tolerance: 3%}, "*_busbw": {better: higher}}.
+	// Without a rule, times and latencies are guessed lower-is-better, the rest higher.
+	Metrics MetricsSpec `json:"metrics"`
 }
 
 // ExperimentSpec turns one job into many runs: every variant of the matrix, each repeated.
