@@ -82,7 +82,7 @@ func TestCompareSweepRows(t *testing.T) {
 	if len(cmp.Changes) != 4 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-	if err := cmp.Err(); err == nil || !strings.Contains(err.Error(), "r img/s batch_size=32: -50.00 %") {
+	if err := cmp.Err(); err == nil || !strings.Contains(err.Error(), "r img/s batch_size=32: -50.00% (tolerance 5%)") {
 		t.Fatalf("regression error %v", err)
 	}
 }
@@ -114,7 +114,7 @@ func TestParseThreshold(t *testing.T) {
 
 func TestWriteComparisonFormats(t *testing.T) {
 	cmp := Compare(table("model,metric,performance", "a,x,100"), table("model,metric,performance", "a,x,90"), CompareOptions{Threshold: 5})
-	for format, want := range map[string]string{FormatTable: "-10.00%", FormatMarkdown: "| a | x | - | 100 | 90 | -10.00% |", FormatCSV: "a,x,,100,90,-10.0000,higher,regressed", FormatJSON: `"verdict": "regressed"`} {
+	for format, want := range map[string]string{FormatTable: "-10.00%", FormatMarkdown: "| a | x | - | 100 | 90 | -10.00% |", FormatCSV: "a,x,,100,90,-10,higher,5,regressed,single-trial", FormatJSON: `"verdict": "regressed"`} {
 		var buf bytes.Buffer
 		if err := WriteComparison(&buf, format, cmp); err != nil || !strings.Contains(buf.String(), want) {
 			t.Errorf("%s: %v\n%s", format, err, buf.String())

@@ -4,12 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
 
-// Err is a *RegressionError when any row regressed.
+// Err is an *InputError (exit 4) when no row of one side matched a row of the other, else
+// a *RegressionError when any row regressed.
 func (c *Comparison) Err() error {
+	if c.unmatched != nil {
+		return c.unmatched
+	}
 	var reg []string
 	for _, ch := range c.Changes {
 		if ch.Verdict != VerdictRegressed {
@@ -20,7 +25,7 @@ func (c *Comparison) Err() error {
 		case ch.Status != "":
 			what = "status " + ch.Status
 		case ch.Percent != nil:
-			what = fmt.Sprintf("%+.2f %%", *ch.Percent)
+			what = formatPercent(*ch.Percent, ch.Tolerance) + " (tolerance " + FormatStat(ch.Tolerance) + "%)"
 		}
 		reg = append(reg, fmt.Sprintf("%s: %s", strings.Join(nonEmpty(ch.Model, ch.Metric, ch.Key), " "), what))
 	}
@@ -32,18 +37,22 @@ func (c *Comparison) Err() error {
 
 // WriteComparison writes a comparison as a table, markdown, csv or json.
 func WriteComparison(w io.Writer, format string, c *Comparison) error {
-	header := []string{"MODEL", "METRIC", "KEY", "BASE", "NEW", "CHANGE", "BETTER", "VERDICT"}
+	header := []string{"MODEL", "METRIC", "KEY", "BASE", "NEW", "CHANGE", "BETTER", "TOLERANCE", "VERDICT", "NOTE"}
 	var lines [][]string
 	for _, ch := range c.Changes {
 		pct := "-"
 		if ch.Percent != nil {
-			pct = fmt.Sprintf("%+.2f%%", *ch.Percent)
+			pct = formatPercent(*ch.Percent, ch.Tolerance)
 		}
 		verdict := ch.Verdict
 		if ch.Status != "" {
 			verdict += " (" + ch.Status + ")"
 		}
-		lines = append(lines, []string{ch.Model, dash(ch.Metric), dash(ch.Key), dash(ch.Base), dash(ch.New), pct, ch.Direction, verdict})
+		better := ch.Direction
+		if ch.Guessed {
+			better += " (guessed)"
+		}
+		lines = append(lines, []string{ch.Model, dash(ch.Metric), dash(ch.Key), dash(ch.Base), dash(ch.New), pct, better, FormatStat(ch.Tolerance) + "%", verdict, dash(changeNote(ch))})
 	}
 	switch format {
 	case FormatJSON:
@@ -51,13 +60,19 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(c)
 	case FormatCSV:
-		t := &Table{Header: []string{"model", "metric", "key", "base", "new", "change_percent", "better", "verdict"}}
+		t := &Table{Header: []string{"model", "metric", "key", "base", "new", "change_percent", "better", "tolerance_percent", "verdict", "note",
+			"method", "p", "change_low", "change_high", "base_trials", "new_trials", "direction_guessed"}}
+		num := func(v *float64) string {
+			if v == nil {
+				return ""
+			}
+			return strconv.FormatFloat(*v, 'g', -1, 64)
+		}
 		for i, ch := range c.Changes {
 			row := append([]string{}, lines[i]...)
-			row[1], row[2], row[3], row[4], row[5] = ch.Metric, ch.Key, ch.Base, ch.New, ""
-			if ch.Percent != nil {
-				row[5] = strconv.FormatFloat(*ch.Percent, 'f', 4, 64)
-			}
+			row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[9] = ch.Metric, ch.Key, ch.Base, ch.New, num(ch.Percent), ch.Direction,
+				strconv.FormatFloat(ch.Tolerance, 'g', -1, 64), changeNote(ch)
+			row = append(row, ch.Method, num(ch.P), num(ch.Low), num(ch.High), strconv.Itoa(ch.BaseTrials), strconv.Itoa(ch.NewTrials), strconv.FormatBool(ch.Guessed))
 			t.Rows = append(t.Rows, row)
 		}
 		data, err := EncodeCSV(t)
@@ -80,4 +95,62 @@ func nonEmpty(s ...string) []string {
 		}
 	}
 	return out
+}
+
+// changeNote says how a row was judged: over trials, the rank test's p-value and the
+// shift's interval; an inconclusive row, how many more trials would settle it.
+func changeNote(ch Change) string {
+	var parts []string
+	switch ch.Method {
+	case "rank test":
+		parts = append(parts, fmt.Sprintf("%d vs %d trials, p=%s", ch.BaseTrials, ch.NewTrials, strconv.FormatFloat(*ch.P, 'g', 3, 64)))
+		if ch.Low != nil && ch.High != nil {
+			parts = append(parts, fmt.Sprintf("shift %s to %s (%.0f%%)", formatPercent(*ch.Low, ch.Tolerance), formatPercent(*ch.High, ch.Tolerance), ch.Coverage*100))
+		}
+	case "single-trial":
+		parts = append(parts, "single-trial")
+	}
+	if ch.Verdict == VerdictInconclusive {
+		if ch.MoreTrials > 0 {
+			parts = append(parts, fmt.Sprintf("about %d more trials a side would settle it", ch.MoreTrials))
+		} else {
+			parts = append(parts, "the change is at the tolerance: more trials will not settle it")
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sideOf(s string, side func(float64) int) int {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 2
+	}
+	return side(v)
+}
+
+// formatPercent shows a change in percent with as many decimals as it takes (2 to 6) for
+// the shown number to fall on the same side of the tolerance as the number itself: a
+// -5.004 % regression beside a 5 % tolerance shows as -5.004 %, never as -5.00 %.
+func formatPercent(pct, tol float64) string {
+	side := func(v float64) int {
+		switch a := math.Abs(v); {
+		case a > tol:
+			return 1
+		case a < tol:
+			return -1
+		}
+		return 0
+	}
+	want := side(pct)
+	s := strconv.FormatFloat(pct, 'f', -1, 64) // every digit it has, if 6 decimals are not enough
+	for d := 2; d <= 6; d++ {
+		if t := strconv.FormatFloat(pct, 'f', d, 64); sideOf(t, side) == want {
+			s = t
+			break
+		}
+	}
+	if pct >= 0 {
+		s = "+" + s
+	}
+	return s + "%"
 }

@@ -154,8 +154,8 @@ func TestCompareCommand(t *testing.T) {
 		stdout []string
 		stderr []string
 	}{
-		{[]string{"compare", base, same}, 0, []string{"within threshold", "only in base", "only in new"}, nil},
-		{[]string{"compare", base, worse}, 3, []string{"-20.00%", "regressed"}, []string{"1 rows regressed: a x: -20.00 %"}},
+		{[]string{"compare", base, same}, 0, []string{"no change", "only in base", "only in new", "higher (guessed)"}, nil},
+		{[]string{"compare", base, worse}, 3, []string{"-20.00%", "regressed"}, []string{"1 rows regressed: a x: -20.00% (tolerance 5%)"}},
 		{[]string{"compare", base, worse, "--threshold", "25%"}, 0, nil, nil},
 		{[]string{"compare", base, worse, "--metric-direction", "lower"}, 0, []string{"improved"}, nil},
 		{[]string{"compare", base, worse, "-o", "json"}, 3, []string{`"verdict": "regressed"`}, nil},

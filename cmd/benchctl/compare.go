@@ -2,17 +2,29 @@ package main
 
 import (
 	"context"
+	"errors"
 	goio "io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
-	"github.com/benchctl/benchctl/results"
 	"github.com/spf13/cobra"
+
+	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results"
 )
 
 type compareOptions struct {
 	threshold string
 	direction string
+	alpha     string
 	output    string
-	// set in RunE: the two files, and the threshold and direction parsed
+	sharedDir string
+	// set in RunE: the two sides, and the threshold and direction parsed
 	basePath, newPath string
 	compare           results.CompareOptions
 }
@@ -20,23 +32,41 @@ type compareOptions struct {
 func newCompareCmd(io streams) *cobra.Command {
 	opts := &compareOptions{}
 	cmd := &cobra.Command{
-		Use:   "compare BASE.csv NEW.csv [--threshold 5%] [--metric-direction higher|lower]",
-		Short: "Compare two perf.csv files and fail on regressions",
-		Long: `Join two perf.csv files (or benchmark result CSVs) on model, metric and the key columns
-both files have (batch_size, seq_len, message_size, precision, args, ...: the columns that tell
-a sweep's rows apart; rows that differ in none of them are matched by position) and print the
-change of every row. A row regresses when it is worse than the threshold in the direction that is
-better (--metric-direction higher, the default, or lower; auto picks lower for metrics that
-look like times: latency, seconds, ms, ...), when it had a number in BASE and has none in
-NEW, or when its status column went from SUCCESS (or empty) to anything else. Rows found in only one file are listed, not errors. When a file holds rows of several
-jobs (a perf.csv that collect --append appended to; the benchctl_job column), the rows of the last
+		Use:   "compare BASE NEW [--threshold 5%] [--metric-direction auto|higher|lower]",
+		Short: "Compare two jobs (or perf.csv files) and fail on regressions",
+		Long: `Compare two results, each a job id (its newest attempt in the shared directory, collected),
+a job folder, or a perf.csv file (or a benchmark's result CSV). Rows are joined on model, metric
+and the key columns both sides have (batch_size, seq_len, message_size, precision, args, an
+experiment's benchctl_variant, ...: the columns that tell a sweep's rows apart; rows that
+differ in none of them are matched by position). When no row joins at all, compare says on
+what it tried and what each side has, and exits 4: a comparison of nothing is not a pass.
+
+How each metric is judged comes from the metrics: rules of NEW's manifest (job.json), else
+of BASE's: which way is better and the tolerated change (first matching rule; a rule without a
+tolerance takes --threshold). A metric no rule names is judged with --metric-direction: auto
+(the default) guesses from its name (times and latencies lower, the rest higher) and says it
+guessed.
+
+When both sides have several measured trials of a row (jobs with an experiment), the verdict
+weighs their noise: a Mann-Whitney rank test (exact for small samples) says whether the change
+is real at the level --alpha, and the Hodges-Lehmann interval of the shift says how large it
+may be. regressed or improved: significant and the whole interval beyond the tolerance; no
+change: the whole interval within it; inconclusive: the interval straddles the tolerance (the
+note says about how many more trials a side would settle it). With one value a side the row is
+judged single-trial: worse than the tolerance is regressed. A row with a number in BASE and
+none in NEW, or whose status went from SUCCESS to anything else, is regressed. The change is
+shown with the digits it takes to fall on the same side of the tolerance as its verdict. Rows
+found in only one side are listed, not errors. When a file holds rows of several jobs (a
+perf.csv that collect --append appended to; the benchctl_job column), the rows of the last
 job that has them count.
 
 -o prints the table (the default), csv, json or markdown; --format, its old spelling, still
 works with a warning until the next release.
 
-Exit codes: 0 no regression, 3 a row regressed, 4 a file cannot be read or bad flags.`,
-		Example: `  benchctl compare baseline/perf.csv jobs/123456/perf.csv
+Exit codes: 0 no regression, 3 a row regressed, 4 a side cannot be read, nothing joined, or
+bad flags.`,
+		Example: `  benchctl compare 123455 123456                      # two collected jobs
+  benchctl compare baseline/perf.csv jobs/123456/perf.csv
   benchctl compare base.csv new.csv --threshold 2.5% -o markdown
   benchctl compare base.csv new.csv --metric-direction lower   # latencies`,
 		Args: cobra.ExactArgs(2),
@@ -45,15 +75,22 @@ Exit codes: 0 no regression, 3 a row regressed, 4 a file cannot be read or bad f
 			if err != nil {
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}
+			alpha, err := strconv.ParseFloat(strings.TrimSpace(opts.alpha), 64)
+			if err != nil || alpha <= 0 || alpha >= 0.5 || math.IsNaN(alpha) {
+				return usagef("give a significance level such as 0.05 or 0.01", "invalid --alpha %q: a probability above 0 and below 0.5", opts.alpha)
+			}
 			opts.basePath, opts.newPath = args[0], args[1]
-			opts.compare = results.CompareOptions{Threshold: thr, Direction: opts.direction}
+			opts.compare = results.CompareOptions{Threshold: thr, Direction: opts.direction, Alpha: alpha}
 			return compareRun(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.threshold, "threshold", "5%", "a row regresses when it is worse by more than this")
-	choiceFlag(cmd, f, &opts.direction, "metric-direction", "", results.HigherIsBetter, "which way is better: higher, lower or auto",
-		results.HigherIsBetter, results.LowerIsBetter, results.AutoDirection)
+	f.StringVar(&opts.threshold, "threshold", "5%", "the tolerated change of a metric whose rule gives none")
+	f.StringVar(&opts.alpha, "alpha", "0.05", "the significance level of the rank test over trials")
+	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory of the jobs given by id (default $BENCHCTL_SHARED_DIR)")
+	_ = cmd.MarkFlagDirname("shared-dir")
+	choiceFlag(cmd, f, &opts.direction, "metric-direction", "", results.AutoDirection, "which way is better for a metric no rule names: auto (guess from the name: times and latencies lower, the rest higher), higher or lower",
+		results.AutoDirection, results.HigherIsBetter, results.LowerIsBetter)
 	outputFlag(cmd, &opts.output, tableFormats...)
 	choiceFlag(cmd, f, &opts.output, "format", "", "table", "old spelling of -o", tableFormats...)
 	deprecate(cmd, "format", func(v string) string { return "-o " + v })
@@ -61,15 +98,23 @@ Exit codes: 0 no regression, 3 a row regressed, 4 a file cannot be read or bad f
 }
 
 func compareRun(ctx context.Context, io streams, opts *compareOptions) error {
-	base, err := results.ReadCompareFile(opts.basePath)
+	base, baseRules, err := compareSource(opts.basePath, opts.sharedDir)
 	if err != nil {
 		return err
 	}
-	cur, err := results.ReadCompareFile(opts.newPath)
+	cur, newRules, err := compareSource(opts.newPath, opts.sharedDir)
 	if err != nil {
 		return err
 	}
-	c := results.Compare(base, cur, opts.compare)
+	// The metrics: rules of NEW's manifest, else of BASE's.
+	opts.compare.Rules = newRules
+	if len(newRules) == 0 {
+		opts.compare.Rules = baseRules
+	}
+	c := results.CompareSources(base, cur, opts.compare)
+	if err := c.Err(); err != nil && !errors.As(err, new(*results.RegressionError)) {
+		return err // nothing joined: no table of only-in rows
+	}
 	err = writeShown(io, opts.output, func(w goio.Writer) error {
 		if opts.output == results.FormatJSON {
 			return writeJSON(w, c)
@@ -80,4 +125,35 @@ func compareRun(ctx context.Context, io streams, opts *compareOptions) error {
 		return err
 	}
 	return c.Err()
+}
+
+// compareSource reads one side of a comparison: a file (a perf.csv), a job folder, or a job
+// id in the shared directory (its newest attempt).
+func compareSource(arg, sharedFlag string) (results.CompareSource, []manifest.MetricRule, error) {
+	fi, err := os.Stat(arg)
+	switch {
+	case err == nil && fi.IsDir():
+		abs, err := filepath.Abs(arg)
+		if err != nil {
+			return results.CompareSource{}, nil, err
+		}
+		id, attempt := jobdir.SplitName(filepath.Base(abs))
+		return results.ReadJobSource(jobdir.Dir{Path: abs, JobID: id, Attempt: attempt})
+	case err == nil:
+		t, err := results.ReadCompareFile(arg)
+		return results.CompareSource{Table: t, Name: arg}, nil, err
+	case !errors.Is(err, fs.ErrNotExist) || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".csv"):
+		// A path that cannot be read: say so as a file.
+		_, err := results.ReadCompareFile(arg)
+		return results.CompareSource{}, nil, err
+	}
+	dir, err := sharedDir(sharedFlag)
+	if err != nil {
+		return results.CompareSource{}, nil, err
+	}
+	d, err := jobdir.Layout{Shared: dir}.Find(arg, -1)
+	if err != nil {
+		return results.CompareSource{}, nil, usagef("give a perf.csv file, a job folder, or the id of a collected job", "%s is neither a file nor a job: %v", arg, err)
+	}
+	return results.ReadJobSource(d)
 }

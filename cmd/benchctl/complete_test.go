@@ -35,7 +35,7 @@ func TestFlagCompletion(t *testing.T) {
 		{[]string{"submit", "-o", "j"}, "json\n:4\n"},
 		{[]string{"collect", "1", "-o", ""}, "table\ncsv\njson\nmarkdown\n:4\n"},
 		{[]string{"compare", "a.csv", "b.csv", "-o", "m"}, "markdown\n:4\n"},
-		{[]string{"compare", "a.csv", "b.csv", "--metric-direction", ""}, "higher\nlower\nauto\n:4\n"},
+		{[]string{"compare", "a.csv", "b.csv", "--metric-direction", ""}, "auto\nhigher\nlower\n:4\n"},
 		{[]string{"validate", "-o", ""}, "yaml\njson\n:4\n"},
 		{[]string{"doctor", "-o", ""}, "table\njson\n:4\n"},
 		{[]string{"version", "-o", ""}, "table\njson\n:4\n"},
