@@ -5,6 +5,7 @@ import (
 	"errors"
 	goio "io"
 	"io/fs"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ type compareOptions struct {
 	alpha     string
 	output    string
 	sharedDir string
+	against   string
 	// set in RunE: the two sides, and the threshold and direction parsed
 	basePath, newPath string
 	compare           results.CompareOptions
@@ -32,10 +34,13 @@ type compareOptions struct {
 func newCompareCmd(io streams) *cobra.Command {
 	opts := &compareOptions{}
 	cmd := &cobra.Command{
-		Use:   "compare BASE NEW [--threshold 5%] [--metric-direction auto|higher|lower]",
+		Use:   "compare [BASE] NEW [--against reference|last|best|JOB] [--threshold 5%]",
 		Short: "Compare two jobs (or perf.csv files) and fail on regressions",
 		Long: `Compare two results, each a job id (its newest attempt in the shared directory, collected),
-a job folder, or a perf.csv file (or a benchmark's result CSV). Rows are joined on model, metric
+a job folder, or a perf.csv file (or a benchmark's result CSV). With one job, it is compared
+against --against: its manifest's reference job (the default; benchctl reference set), the last
+earlier collected job of the same manifest, the best one (the best geometric mean over the rows
+both have), or a job id. Rows are joined on model, metric
 and the key columns both sides have (batch_size, seq_len, message_size, precision, args, an
 experiment's benchctl_variant, ...: the columns that tell a sweep's rows apart; rows that
 differ in none of them are matched by position). When no row joins at all, compare says on
@@ -65,11 +70,13 @@ works with a warning until the next release.
 
 Exit codes: 0 no regression, 3 a row regressed, 4 a side cannot be read, nothing joined, or
 bad flags.`,
-		Example: `  benchctl compare 123455 123456                      # two collected jobs
+		Example: `  benchctl compare 123456                             # against its manifest's reference
+  benchctl compare 123456 --against last
+  benchctl compare 123455 123456                      # two collected jobs
   benchctl compare baseline/perf.csv jobs/123456/perf.csv
   benchctl compare base.csv new.csv --threshold 2.5% -o markdown
   benchctl compare base.csv new.csv --metric-direction lower   # latencies`,
-		Args: cobra.ExactArgs(2),
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			thr, err := results.ParseThreshold(opts.threshold)
 			if err != nil {
@@ -79,7 +86,14 @@ bad flags.`,
 			if err != nil || alpha <= 0 || alpha >= 0.5 || math.IsNaN(alpha) {
 				return usagef("give a significance level such as 0.05 or 0.01", "invalid --alpha %q: a probability above 0 and below 0.5", opts.alpha)
 			}
-			opts.basePath, opts.newPath = args[0], args[1]
+			if len(args) == 2 {
+				if cmd.Flags().Changed("against") {
+					return usagef("give one job with --against, or two sides without it", "--against with two sides to compare")
+				}
+				opts.basePath, opts.newPath = args[0], args[1]
+			} else {
+				opts.newPath = args[0]
+			}
 			opts.compare = results.CompareOptions{Threshold: thr, Direction: opts.direction, Alpha: alpha}
 			return compareRun(cmd.Context(), io, opts)
 		},
@@ -87,6 +101,7 @@ bad flags.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.threshold, "threshold", "5%", "the tolerated change of a metric whose rule gives none")
 	f.StringVar(&opts.alpha, "alpha", "0.05", "the significance level of the rank test over trials")
+	f.StringVar(&opts.against, "against", "reference", "with one job: what it is compared against: reference, last, best or a job id")
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory of the jobs given by id (default $BENCHCTL_SHARED_DIR)")
 	_ = cmd.MarkFlagDirname("shared-dir")
 	choiceFlag(cmd, f, &opts.direction, "metric-direction", "", results.AutoDirection, "which way is better for a metric no rule names: auto (guess from the name: times and latencies lower, the rest higher), higher or lower",
@@ -98,6 +113,22 @@ bad flags.`,
 }
 
 func compareRun(ctx context.Context, io streams, opts *compareOptions) error {
+	if opts.basePath == "" {
+		d, err := compareJob(opts.newPath, opts.sharedDir)
+		if err != nil {
+			return err
+		}
+		dir, err := sharedDir(opts.sharedDir)
+		if err != nil {
+			return err
+		}
+		against, err := results.Against(jobdir.Layout{Shared: dir}, d, opts.against)
+		if err != nil {
+			return err
+		}
+		opts.basePath = against.Path
+		slog.Info("comparing", "job", jobdir.Name(d.JobID, d.Attempt), "against", jobdir.Name(against.JobID, against.Attempt), "as", opts.against)
+	}
 	base, baseRules, err := compareSource(opts.basePath, opts.sharedDir)
 	if err != nil {
 		return err
@@ -156,4 +187,25 @@ func compareSource(arg, sharedFlag string) (results.CompareSource, []manifest.Me
 		return results.CompareSource{}, nil, usagef("give a perf.csv file, a job folder, or the id of a collected job", "%s is neither a file nor a job: %v", arg, err)
 	}
 	return results.ReadJobSource(d)
+}
+
+// compareJob is the job folder arg names: a folder, or a job id in the shared directory.
+func compareJob(arg, sharedFlag string) (jobdir.Dir, error) {
+	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+		abs, err := filepath.Abs(arg)
+		if err != nil {
+			return jobdir.Dir{}, err
+		}
+		id, attempt := jobdir.SplitName(filepath.Base(abs))
+		return jobdir.Dir{Path: abs, JobID: id, Attempt: attempt}, nil
+	}
+	dir, err := sharedDir(sharedFlag)
+	if err != nil {
+		return jobdir.Dir{}, err
+	}
+	d, err := jobdir.Layout{Shared: dir}.Find(arg, -1)
+	if err != nil {
+		return jobdir.Dir{}, usagef("with one side, give a job (its id or folder): it is compared against --against", "%v", err)
+	}
+	return d, nil
 }

@@ -1,0 +1,110 @@
+package jobdir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/internal/safefile"
+)
+
+// The reference job of each manifest (by its name) is recorded in the shared directory:
+// jobs/.references/<manifest>.json names the job that compare JOB, collect --check and the
+// report judge later jobs of that manifest against. The job folders stay the truth: the file
+// holds only the job's id and attempt, and whoever reads it checks the job still exists.
+
+// ReferencesFolder is the folder of the reference files, under jobs/.
+const ReferencesFolder = ".references"
+
+// Reference is a manifest's reference job.
+type Reference struct {
+	Version  int       `json:"version"`
+	Manifest string    `json:"manifest"`
+	Job      string    `json:"job"`
+	Attempt  int       `json:"attempt"`
+	SetAt    time.Time `json:"setAt"`
+	SetBy    string    `json:"setBy,omitempty"` // the user who set it
+}
+
+// manifestNameRE is a manifest's name as the manifest allows it.
+var manifestNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// ReferenceFile is the reference file of the manifest name.
+func (l Layout) ReferenceFile(manifest string) string {
+	return filepath.Join(l.Jobs(), ReferencesFolder, manifest+".json")
+}
+
+// ReferenceError is a manifest name that cannot have a reference file (exit 4).
+type ReferenceError struct{ Msg string }
+
+func (e *ReferenceError) Error() string      { return e.Msg }
+func (e *ReferenceError) InvalidInput() bool { return true }
+
+func checkManifestName(name string) error {
+	if !manifestNameRE.MatchString(name) || name == "." || name == ".." {
+		return &ReferenceError{Msg: fmt.Sprintf("%q is not a manifest name (lower-case letters, digits, '.', '_', '-'; at most 63)", name)}
+	}
+	return nil
+}
+
+// SetReference records r as its manifest's reference, replacing the one before (atomically:
+// a reader sees the old file or the new one).
+func (l Layout) SetReference(r Reference) error {
+	if err := checkManifestName(r.Manifest); err != nil {
+		return err
+	}
+	dir := filepath.Join(l.Jobs(), ReferencesFolder)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s is not a folder (a link or a file took its place): remove it", dir)
+	}
+	r.Version = 1
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(l.ReferenceFile(r.Manifest), append(data, '\n'))
+}
+
+// ReadReference is the manifest's reference, or nil when it has none.
+func (l Layout) ReadReference(manifest string) (*Reference, error) {
+	if err := checkManifestName(manifest); err != nil {
+		return nil, err
+	}
+	p := l.ReferenceFile(manifest)
+	data, err := safefile.ReadFileNoFollow(p, 64<<10)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Reference
+	if err := decodeFile(p, data, &r); err != nil {
+		return nil, err
+	}
+	if r.Manifest != manifest || r.Job == "" || r.Attempt < 0 {
+		return nil, fmt.Errorf("%s: names job %q of manifest %q: not a reference benchctl wrote; set it again (benchctl reference set JOB)", p, r.Job, r.Manifest)
+	}
+	return &r, nil
+}
+
+// ClearReference removes the manifest's reference; none is not an error.
+func (l Layout) ClearReference(manifest string) error {
+	if err := checkManifestName(manifest); err != nil {
+		return err
+	}
+	err := os.Remove(l.ReferenceFile(manifest))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
