@@ -150,4 +150,3 @@ func best(cur jobdir.Dir, earlier []ManifestJob) (jobdir.Dir, error) {
 	}
 	return earlier[bestAt].Dir, nil
 }
-
