@@ -94,6 +94,18 @@ type Change struct {
 	// MoreTrials, for an inconclusive row, is about how many more trials each side needs
 	// for the interval to leave the tolerance's edge (0: it cannot say).
 	MoreTrials int `json:"moreTrials,omitempty"`
+
+	newRow int // the row of NEW's table it judges, plus one (0: none)
+}
+
+// ChangeOf is the change that judged row r of NEW's table, or nil.
+func (c *Comparison) ChangeOf(r int) *Change {
+	for i := range c.Changes {
+		if c.Changes[i].newRow == r+1 {
+			return &c.Changes[i]
+		}
+	}
+	return nil
 }
 
 // Comparison is a compared pair of perf.csv files.
@@ -129,6 +141,7 @@ func ReadCompareFile(path string) (*Table, error) {
 type compareRow struct {
 	model, metric, key, perf, status string
 	trials                           []float64 // the measured trials' values, when the side has them
+	row                              int       // its row in the table
 }
 
 func (r compareRow) statusOr(def string) string {
@@ -169,7 +182,7 @@ func rowsByKey(t *Table, keyCols []string, trials [][]float64) (rows map[string]
 	var ids []string
 	for r := range t.Rows {
 		row := compareRow{model: strings.TrimSpace(t.Get(r, m)), metric: strings.TrimSpace(t.Get(r, me)), perf: strings.TrimSpace(t.Get(r, p)),
-			status: strings.ToUpper(strings.TrimSpace(t.Get(r, st)))}
+			status: strings.ToUpper(strings.TrimSpace(t.Get(r, st))), row: r}
 		if r < len(trials) {
 			row.trials = trials[r]
 		}
@@ -245,7 +258,7 @@ func CompareSources(base, new CompareSource, opts CompareOptions) *Comparison {
 			continue
 		}
 		matched++
-		ch.New = n.perf
+		ch.New, ch.newRow = n.perf, n.row+1
 		if len(b.trials) >= 2 && len(n.trials) >= 2 {
 			judgeTrials(&ch, b.trials, n.trials, opts.alpha())
 		} else {
@@ -263,7 +276,7 @@ func CompareSources(base, new CompareSource, opts CompareOptions) *Comparison {
 			continue
 		}
 		n := nrows[k]
-		ch := Change{Model: n.model, Metric: n.metric, Key: n.key, New: n.perf, Verdict: VerdictOnlyNew}
+		ch := Change{Model: n.model, Metric: n.metric, Key: n.key, New: n.perf, Verdict: VerdictOnlyNew, newRow: n.row + 1}
 		ch.Direction, ch.Guessed, ch.Tolerance = opts.rule(n.metric)
 		c.Changes = append(c.Changes, ch)
 	}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	goio "io"
+	"errors"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/atomicfile"
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
@@ -25,6 +27,10 @@ type collectOptions struct {
 	oldAppend string // -o PATH, the old spelling of --append
 	baseline  string
 	latest    bool
+	check     bool   // --check: judge the job against --against, exit 3 on a regression
+	against   string // reference, last, best or a job id
+	junit     string // --junit FILE
+	threshold string
 }
 
 func newCollectCmd(io streams) *cobra.Command {
@@ -55,9 +61,17 @@ perf.csv under a lock (header union, atomic rewrite). --baseline compares with a
 perf.csv: relative_change is the change of each row's performance against the row with the
 same model, metric and key columns there, in percent.
 
-Exit codes: 0 all benchmarks succeeded, 1 the job is still running (without --partial) or
-the folders could not be read, 3 a benchmark or node failed (with --partial: or nodes are
-still running), 4 no such job or bad flags.
+--check then judges the job against --against (its manifest's reference job, the default; last
+or best, the last or best earlier collected job of the same manifest; or a job id) as compare
+does (per-metric rules of the manifest, the rank test over trials) and exits 3 when a row
+regressed; with no reference it warns that nothing was checked. --junit FILE writes JUnit XML
+(one test case per perf.csv row: a benchmark, variant and metric; a failed or regressed row
+fails with the verdict and the numbers) for CI test reporters; see docs/ci.md.
+
+Exit codes: 0 all benchmarks succeeded (and, with --check, nothing regressed), 1 the job is
+still running (without --partial) or the folders could not be read, 3 a benchmark or node
+failed (with --partial: or nodes are still running), or --check found a regression, 4 no such
+job or bad flags.
 
 -o prints the table (the default), csv (perf.csv itself), json (summary.json) or markdown.
 The old spellings --format FORMAT and -o FILE (for --append FILE) still work, with a
@@ -67,6 +81,7 @@ warning, until the next release.`,
   benchctl collect 123456 --attempt 0 -o markdown
   benchctl collect 123456 --partial --append ~/perf.csv
   benchctl collect 123457 --baseline ~/perf-last-week.csv
+  benchctl collect 123458 --check --junit results.xml          # a CI gate against the reference
   BENCHCTL_SHARED_DIR=/shared/benchctl benchctl collect 123456 -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -102,6 +117,10 @@ warning, until the next release.`,
 	f.IntVar(&opts.attempt, "attempt", -1, "attempt to collect: 0 is the first run, n the n-th requeue (default: the newest)")
 	f.BoolVar(&opts.partial, "partial", false, "collect a job that is still running; running nodes are shown as running, never as SUCCESS")
 	f.StringVar(&opts.appendTo, "append", "", "also append the rows to this perf.csv (locked, header union, atomic)")
+	f.BoolVar(&opts.check, "check", false, "judge the job against --against and exit 3 when a row regressed")
+	f.StringVar(&opts.against, "against", results.AgainstReference, "with --check: reference, last, best or a job id")
+	f.StringVar(&opts.junit, "junit", "", "write JUnit XML of the rows (and of --check's verdicts) to this file")
+	f.StringVar(&opts.threshold, "threshold", "5%", "with --check: the tolerated change of a metric whose rule gives none")
 	out := outputFlag(cmd, &opts.output, tableFormats...)
 	out.other = func(v string) (string, bool) {
 		// The old -o FILE: a value that is no format and looks like a file (perf.csv, ./csv).
@@ -166,7 +185,73 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	if !opts.partial { // --partial only looks
 		removeSubmittedWhenEnded(jobdir.Layout{Shared: dir}, col.Dir.JobID, col.Scheduler)
 	}
-	return s.Err()
+	checkErr, err := collectCheck(io, jobdir.Layout{Shared: dir}, col, opts)
+	if err != nil {
+		return err
+	}
+	if err := s.Err(); err != nil {
+		return err
+	}
+	return checkErr
+}
+
+// collectCheck judges the collected job against --against (collect --check) and writes
+// --junit: the first error is the check's verdict (a regression, exit 3), the second what
+// kept it from being made.
+func collectCheck(io streams, l jobdir.Layout, col *results.Collection, opts *collectOptions) (error, error) {
+	if !opts.check && opts.junit == "" {
+		return nil, nil
+	}
+	var cmp *results.Comparison
+	against := ""
+	if opts.check {
+		thr, err := results.ParseThreshold(opts.threshold)
+		if err != nil {
+			return nil, usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
+		}
+		base, err := results.Against(l, col.Dir, opts.against)
+		var ae *results.AgainstError
+		switch {
+		case errors.As(err, &ae):
+			slog.Warn("nothing to check against: "+ae.Msg, "job", col.Dir.JobID)
+		case err != nil:
+			return nil, err
+		default:
+			bs, brules, err := results.ReadJobSource(base)
+			if err != nil {
+				return nil, err
+			}
+			cs, rules, err := results.ReadJobSource(col.Dir)
+			if err != nil {
+				return nil, err
+			}
+			if len(rules) == 0 {
+				rules = brules
+			}
+			against = fmt.Sprintf("job %s (%s)", jobdir.Name(base.JobID, base.Attempt), opts.against)
+			cmp = results.CompareSources(bs, cs, results.CompareOptions{Threshold: thr, Rules: rules})
+			counts := map[string]int{}
+			for _, ch := range cmp.Changes {
+				counts[ch.Verdict]++
+			}
+			slog.Info("checked", "against", against, "regressed", counts[results.VerdictRegressed], "improved", counts[results.VerdictImproved],
+				"no change", counts[results.VerdictSame], "inconclusive", counts[results.VerdictInconclusive], "not in both", counts[results.VerdictOnlyBase]+counts[results.VerdictOnlyNew])
+		}
+	}
+	if opts.junit != "" {
+		var buf bytes.Buffer
+		if err := results.WriteJUnit(&buf, col.Summary, col.Perf, cmp, against); err != nil {
+			return nil, err
+		}
+		if err := atomicfile.WriteFile(opts.junit, buf.Bytes()); err != nil {
+			return nil, fmt.Errorf("writing --junit %s: %w", opts.junit, err)
+		}
+		slog.Info("wrote JUnit XML", "file", opts.junit)
+	}
+	if cmp == nil {
+		return nil, nil
+	}
+	return cmp.Err(), nil
 }
 
 // writeShown writes a command's -o output to stdout. JSON has the C1 and bidi controls a

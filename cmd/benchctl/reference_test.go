@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -51,5 +53,53 @@ func TestReferenceAndCompareAgainst(t *testing.T) {
 		if code != c.code || !strings.Contains(out, c.stdout) || !strings.Contains(errs, c.stderr) {
 			t.Errorf("%v: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", c.args, code, c.code, out, errs)
 		}
+	}
+}
+
+// collect --check judges the job against its manifest's reference (exit 3 on a regression,
+// 0 within --threshold), warns when there is none, and --junit writes the verdicts.
+func TestCollectCheckAndJUnit(t *testing.T) {
+	shared := t.TempDir()
+	l := jobdir.Layout{Shared: shared}
+	end := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i, perf := range []string{"100", "80"} {
+		id := string(rune('1' + i))
+		j := jobdirtest.NewJob(t, id, []string{"h0"}, jobdir.JobManifest{Name: "m", Benchmarks: []jobdir.JobBenchmark{{Name: "b", Results: "b.csv"}}})
+		j.StartedAt = end.Add(time.Duration(i) * time.Hour)
+		d := jobdirtest.Job(t, l.Job(id, 0), j)
+		nd := d.Node(0, "h0")
+		jobdirtest.Status(t, nd, &jobdir.Status{Version: 1, Rank: 0, Host: "h0", World: 1, Outcome: jobdir.OutcomeSuccess, FinishedAt: &end,
+			Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: jobdir.OutcomeSuccess, DurationSeconds: 2}}})
+		jobdirtest.Result(t, nd, "b", "b.csv", []byte("model,performance,metric,status\nb,"+perf+",samples_per_second,SUCCESS\n"))
+	}
+	junit := filepath.Join(t.TempDir(), "results.xml")
+	if code, _, errs := run(t, "collect", "2", "--check", "--shared-dir", shared); code != 0 || !strings.Contains(errs, "nothing to check against") {
+		t.Errorf("no reference: exit %d\n%s", code, errs)
+	}
+	if code, _, errs := run(t, "collect", "1", "--shared-dir", shared); code != 0 {
+		t.Fatalf("collect 1: exit %d\n%s", code, errs)
+	}
+	if code, _, errs := run(t, "reference", "set", "1", "--shared-dir", shared); code != 0 {
+		t.Fatalf("reference set: exit %d\n%s", code, errs)
+	}
+	code, _, errs := run(t, "collect", "2", "--check", "--junit", junit, "--shared-dir", shared)
+	if code != 3 || !strings.Contains(errs, "regressed") || !strings.Contains(errs, "-20.00%") {
+		t.Errorf("a 20%% regression: exit %d\n%s", code, errs)
+	}
+	data, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<testsuites name="benchctl" tests="1" failures="1" skipped="0">`, `<testcase classname="b" name="b samples_per_second" time="2">`,
+		`<failure message="regressed against job 1 (reference): base 100, new 80, change -20.00% (tolerance 5%, higher is better)`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("JUnit lacks %q:\n%s", want, data)
+		}
+	}
+	if code, _, errs := run(t, "collect", "2", "--check", "--threshold", "30%", "--junit", junit, "--shared-dir", shared); code != 0 {
+		t.Errorf("within 30%%: exit %d\n%s", code, errs)
+	}
+	if data, _ := os.ReadFile(junit); !strings.Contains(string(data), `failures="0"`) || !strings.Contains(string(data), "no change against job 1") {
+		t.Errorf("JUnit within 30%%:\n%s", data)
 	}
 }
