@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	goio "io"
-	"errors"
 	"log/slog"
 	"strings"
 	"time"
