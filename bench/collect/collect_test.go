@@ -79,7 +79,7 @@ func TestCollectMemoryFlat(t *testing.T) {
 	const perNodeLimit = 1024 // bytes
 	var got [2]figures
 	for i, n := range []int{1000, 10000} {
-		f, col, err := collectOnce(sharedWith(t, n), "9000001", true)
+		f, col, err := collectOnce(sharedWith(t, n), "9000001", 500)
 		if err != nil {
 			t.Fatal(err)
 		}
