@@ -99,8 +99,8 @@ func main() {
 	out, err := sbatch.Output()
 	id := strings.TrimSpace(strings.Split(string(out), ";")[0])
 	if err != nil || id == "" {
-		log, _ := os.ReadFile(filepath.Join(shared, "job-"+id+".out"))
-		fmt.Fprintf(os.Stderr, "%s\n", log)
+		jobOut, _ := os.ReadFile(filepath.Join(shared, "job-"+id+".out"))
+		fmt.Fprintf(os.Stderr, "%s\n", jobOut)
 		timing.Check(fmt.Errorf("sbatch: %v (job %q)", err, id))
 	}
 	time.Sleep(500 * time.Millisecond) // the last events reach the watchers
