@@ -17,18 +17,17 @@ type figures struct {
 	Retained   uint64 // live heap after the collect, above the baseline: the Summary and perf.csv
 }
 
-// collectOnce collects a job once. With sample, the live heap is measured (after a GC)
-// every sampleEvery nodes while the folders stream in; that slows the run, so timings are
-// taken without it.
-func collectOnce(shared, job string, sample bool) (figures, *results.Collection, error) {
-	const sampleEvery = 500
+// collectOnce collects a job once. With sampleEvery > 0, the live heap is measured (after
+// a GC) every sampleEvery nodes while the folders stream in; that slows the run, so timings
+// are taken without it.
+func collectOnce(shared, job string, sampleEvery int) (figures, *results.Collection, error) {
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	base, allocBase := ms.HeapInuse, ms.TotalAlloc
 	var f figures
 	opts := results.CollectOptions{SharedDir: shared, JobID: job, Attempt: -1}
-	if sample {
+	if sampleEvery > 0 {
 		opts.Aggregate.Progress = func(n int) {
 			if n%sampleEvery == 0 {
 				runtime.GC()
