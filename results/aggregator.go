@@ -295,10 +295,7 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 	}
 	b.cands = append(b.cands, c)
 
-	var bs *jobdir.BenchmarkStatus
-	if nd.status != nil {
-		bs = nd.status.Benchmark(b.spec.name)
-	}
+	bs := nd.record(b.spec.name)
 	if bs != nil && bs.DurationSeconds > 0 {
 		d := bs.DurationSeconds
 		if b.durN == 0 || d < b.durMin {

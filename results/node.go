@@ -74,6 +74,26 @@ type nodeData struct {
 	status    *jobdir.Status
 	statusErr error // nil with a nil status: no status.json at all
 	benches   []nodeBench
+	records   map[string]*jobdir.BenchmarkStatus // the status's records by run name (the first of a name)
+}
+
+// record is the node's status record of a run (a benchmark, or a trial's run of one), or
+// nil: looked up in an index built once per node, not by a scan per run (a node of 400
+// trial runs would make that 160,000 comparisons).
+func (nd *nodeData) record(name string) *jobdir.BenchmarkStatus {
+	if nd.status == nil {
+		return nil
+	}
+	if nd.records == nil {
+		nd.records = make(map[string]*jobdir.BenchmarkStatus, len(nd.status.Benchmarks))
+		for i := range nd.status.Benchmarks {
+			b := &nd.status.Benchmarks[i]
+			if n := b.RunName(); nd.records[n] == nil {
+				nd.records[n] = b
+			}
+		}
+	}
+	return nd.records[name]
 }
 
 type nodeBench struct {
@@ -120,14 +140,14 @@ func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name str
 			nd.benches[i] = nodeBench{spec: sp, idle: true} // a rank outside the trial's variant
 			continue
 		}
-		nd.benches[i] = loadBench(ctx, fr, dir, name, sp, st)
+		nd.benches[i] = loadBench(ctx, fr, dir, name, sp, nd.record(sp.name))
 	}
 	return nd
 }
 
 // loadBench reads one benchmark's result on a node. A results CSV that was configured but
 // not written falls back to the log's performance line.
-func loadBench(ctx context.Context, fr *safefile.Reader, dir, name string, sp benchSpec, st *jobdir.Status) nodeBench {
+func loadBench(ctx context.Context, fr *safefile.Reader, dir, name string, sp benchSpec, rec *jobdir.BenchmarkStatus) nodeBench {
 	nb := nodeBench{spec: sp}
 	if sp.results != "" {
 		rel := filepath.Join(jobdir.ResultsRel(sp.name), sp.results)
@@ -145,10 +165,8 @@ func loadBench(ctx context.Context, fr *safefile.Reader, dir, name string, sp be
 		}
 	}
 	logName := jobdir.LogName(sp.name)
-	if st != nil {
-		if b := st.Benchmark(sp.name); b != nil && b.Log != "" && filepath.IsLocal(b.Log) {
-			logName = b.Log
-		}
+	if rec != nil && rec.Log != "" && filepath.IsLocal(rec.Log) {
+		logName = rec.Log
 	}
 	res, found, err := parseLogBeneath(dir, logName)
 	missing := ""
