@@ -75,7 +75,7 @@ func startHanging(t *testing.T, ctx context.Context, bud budget) (<-chan execRes
 	files := testFiles(t, "b")
 	done := make(chan execResult, 1)
 	go func() {
-		done <- runContainer(ctx, eng, Spec{Name: "benchctl-1-0-r0-b", Image: "img", Command: []string{"/b"}}, time.Hour, files, io.Discard, bud)
+		done <- runContainer(ctx, eng, Spec{Name: "benchctl-1-0-r0-b", Image: "img", Command: []string{"/b"}}, time.Hour, files, io.Discard, bud, nil)
 	}()
 	return done, eng
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -166,14 +167,22 @@ func (b budget) cancelTotal() time.Duration {
 // and removes it on every path. A ctx cancelled with a cause other than context.Canceled
 // (the job channel's *AbortError or *LostError) ends the benchmark as aborted, with that
 // cause as its reason.
-func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout time.Duration, files nodeFiles, stream io.Writer, bud budget) execResult {
+//
+// reap, when not nil, is handed the removal of the ended container instead of it being done
+// before runContainer returns: a job walking trials removes a trial's container while the
+// ranks meet for the next one (and waits for every removal before it ends).
+func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout time.Duration, files nodeFiles, stream io.Writer, bud budget, reap func(remove func())) execResult {
 	cfg, hc := spec.Config()
 	bg := context.WithoutCancel(ctx)
-	// A container of the same name is left from a crashed earlier run of this attempt.
-	pctx, cancel := context.WithTimeout(bg, bud.remove)
-	_, _ = eng.ContainerRemove(pctx, spec.Name, client.ContainerRemoveOptions{Force: true})
-	cancel()
 	created, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: spec.Name})
+	if err != nil && cerrdefs.IsConflict(err) {
+		// A container of the same name is left from a crashed earlier run of this attempt:
+		// removed, and the create tried once more.
+		pctx, cancel := context.WithTimeout(bg, bud.remove)
+		_, _ = eng.ContainerRemove(pctx, spec.Name, client.ContainerRemoveOptions{Force: true})
+		cancel()
+		created, err = eng.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: spec.Name})
+	}
 	if err != nil {
 		if res, stopped := interrupted(ctx); stopped {
 			return res
@@ -182,9 +191,16 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 	}
 	id := created.ID
 	defer func() {
-		rctx, cancel := context.WithTimeout(bg, bud.remove)
-		defer cancel()
-		_, _ = eng.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true})
+		remove := func() {
+			rctx, cancel := context.WithTimeout(bg, bud.remove)
+			defer cancel()
+			_, _ = eng.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true})
+		}
+		if reap != nil {
+			reap(remove)
+			return
+		}
+		remove()
 	}()
 	logFile, err := files.createLog()
 	if err != nil {

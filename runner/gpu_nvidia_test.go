@@ -120,7 +120,7 @@ func TestNVIDIADeviceRequestsReachTheEngine(t *testing.T) {
 			spec := BuildSpec(m, b, n, "img:1", "k", t.TempDir(), acc, []string{"CUDA_VISIBLE_DEVICES=3"})
 
 			eng, creates := createRecorder(t)
-			res := runContainer(context.Background(), eng, spec, time.Minute, testFiles(t, "b"), io.Discard, testBudget)
+			res := runContainer(context.Background(), eng, spec, time.Minute, testFiles(t, "b"), io.Discard, testBudget, nil)
 			if res.Err == nil || !strings.Contains(res.Err.Error(), "stub engine: stop here") {
 				t.Fatalf("runContainer: %+v", res)
 			}

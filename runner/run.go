@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benchctl/benchctl/distribution"
@@ -211,7 +212,13 @@ type nodeRun struct {
 	// shareResume tells the others), and trialSources where those trials are.
 	resume       int
 	trialSources []jobdir.TrialSource
+	// removals are the ended trials' containers still being removed (reap).
+	removals sync.WaitGroup
 }
+
+// reap removes an ended trial's container while the node goes on to the next trial's
+// meeting; the trials wait for every removal before they end.
+func (r *nodeRun) reap(remove func()) { r.removals.Go(remove) }
 
 // run is one node's run, after its node context: the GPUs, meeting the other nodes on the
 // job channel, the image phase (package distribution), the benchmark containers, and
@@ -486,7 +493,11 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	if scan != nil {
 		out = io.MultiWriter(out, scan)
 	}
-	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, defaultBudget())
+	var reap func(func())
+	if tr != nil {
+		reap = r.reap
+	}
+	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, defaultBudget(), reap)
 	if res.Outcome == OutcomeSuccess && scan != nil {
 		if m := scan.Match(); m != nil { // madengine's rule: an error in the log fails the run, whatever the exit code
 			res = execResult{Outcome: OutcomeFailure, ExitCode: res.ExitCode,

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	imagetypes "github.com/moby/moby/api/types/image"
 	"github.com/moby/moby/client"
@@ -38,6 +40,7 @@ var errGone = errors.New("Cannot connect to the Docker daemon at unix:///var/run
 type runEngine struct {
 	Engine
 	createErr error  // ContainerCreate fails with it
+	conflicts int    // the first creates fail as a name in use (a container left behind)
 	waitErr   error  // the container's wait ends with it, not with an exit
 	exit      int64  // else the container exits with this code
 	onStart   func() // called once the container has started
@@ -92,6 +95,15 @@ func (e *runEngine) ContainerCreate(_ context.Context, o client.ContainerCreateO
 	}
 	if e.createErr != nil {
 		return client.ContainerCreateResult{}, e.createErr
+	}
+	e.mu.Lock()
+	conflict := e.conflicts > 0
+	if conflict {
+		e.conflicts--
+	}
+	e.mu.Unlock()
+	if conflict {
+		return client.ContainerCreateResult{}, fmt.Errorf("Conflict. The container name %q is already in use: %w", o.Name, cerrdefs.ErrConflict)
 	}
 	return client.ContainerCreateResult{ID: "c1"}, nil
 }
@@ -354,5 +366,24 @@ func TestRunStatusWriteFails(t *testing.T) {
 	}
 	if n := strings.Count(log, "could not write status.json"); n != 1 {
 		t.Errorf("the node's log says %d times that status.json could not be written, want once:\n%s", n, log)
+	}
+}
+
+// A container of the same name left from a crashed earlier run makes the create fail with a
+// conflict: it is removed by name and the create tried once more (and only then: a create
+// that works removes nothing first).
+func TestRunRemovesALeftoverOnlyOnConflict(t *testing.T) {
+	eng := &runEngine{conflicts: 1}
+	r := runLocal(t, eng, nil)
+	if r.err != nil {
+		t.Fatalf("Run: %v (engine calls: %s)", r.err, eng.called())
+	}
+	if c := eng.called(); !strings.Contains(c, "create remove:benchctl-j1-0-r0-b create") {
+		t.Errorf("engine calls: %s; want create, the leftover removed by name, create", c)
+	}
+	eng = &runEngine{}
+	runLocal(t, eng, nil)
+	if c := eng.called(); strings.Contains(c, "remove:benchctl-") {
+		t.Errorf("engine calls: %s; nothing to remove before a create that works", c)
 	}
 }

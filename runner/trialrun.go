@@ -61,6 +61,7 @@ const LabelTrial = "io.benchctl.trial"
 func (r *nodeRun) trials(ctx context.Context, eng Engine, x *manifest.Experiment, benches []manifest.Benchmark, imgs *distribution.Images, gpus *nodeGPUs) error {
 	n := r.node
 	end := r.st.phase(jobdir.PhaseRun)
+	defer r.removals.Wait() // no trial's container outlives the trials
 	plan := x.Plan(x.PlanSeed(n.JobID))
 	resume, err := r.shareResume(ctx, plan)
 	if err != nil {
