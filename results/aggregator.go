@@ -55,17 +55,18 @@ type aggregator struct {
 
 // benchAgg is one benchmark's running aggregation.
 type benchAgg struct {
-	spec    benchSpec
-	cands   []cand
-	best    cand
-	bestT   *Table
-	hasBest bool
-	accs    map[string]*accumulator
-	state   []byte         // by rank, for ranks below denseRanks
-	far     map[int32]byte // ranks from denseRanks up (a stray folder's must not cost a byte per rank)
-	failed  []failRec
-	running []int32
-	skipped int
+	spec      benchSpec
+	cands     []cand
+	moreCands int // a trial's run: the candidates not kept (trialCands)
+	best      cand
+	bestT     *Table
+	hasBest   bool
+	accs      map[string]*accumulator
+	state     []byte         // by rank, for ranks below denseRanks
+	far       map[int32]byte // ranks from denseRanks up (a stray folder's must not cost a byte per rank)
+	failed    []failRec
+	running   []int32
+	skipped   int
 	// archSkipped counts the nodes that skipped it for their GPU architecture
 	// (skip_gpu_arch); skipWhy is the first such node's reason.
 	archSkipped int
@@ -281,6 +282,11 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 				continue
 			}
 			c.numeric++
+			if b.spec.run != nil {
+				// A trial's figure is the picked node's; its spread over the nodes is not
+				// kept (memory would grow with nodes × trials).
+				continue
+			}
 			key, _ := k.key(t, r)
 			acc := b.accs[key]
 			if acc == nil {
@@ -294,6 +300,28 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 		}
 	}
 	b.cands = append(b.cands, c)
+	if b.spec.run != nil && len(b.cands) > trialCands {
+		// A trial's run keeps its best candidates (the picked one and the runner-up, for
+		// why it was picked) and those with a problem to report, and counts the rest.
+		slices.SortStableFunc(b.cands, func(x, y cand) int {
+			switch {
+			case x.better(y):
+				return -1
+			case y.better(x):
+				return 1
+			}
+			return 0
+		})
+		kept := b.cands[:trialCands]
+		for _, c := range b.cands[trialCands:] {
+			if c.problem != "" && len(kept) < maxTrialProblemCands {
+				kept = append(kept, c)
+				continue
+			}
+			b.moreCands++
+		}
+		b.cands = kept
+	}
 
 	bs := nd.record(b.spec.name)
 	if bs != nil && bs.DurationSeconds > 0 {
@@ -327,6 +355,13 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 	}
 	b.setState(nd.rank, state)
 }
+
+// trialCands is how many of a trial's run's candidates are kept whatever they say;
+// maxTrialProblemCands bounds those kept for a problem they report.
+const (
+	trialCands           = 2
+	maxTrialProblemCands = 16
+)
 
 // denseRanks is how many ranks a benchmark's states are kept for one byte each; the
 // states of higher ranks go into a map, so that one folder named nodes/4000000-x costs a

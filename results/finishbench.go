@@ -47,6 +47,7 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 	for _, c := range b.cands {
 		bs.Candidates = append(bs.Candidates, a.candidate(b, c))
 	}
+	bs.MoreCandidates = b.moreCands
 	if b.durN > 0 {
 		bs.Durations = Durations{Nodes: b.durN, Min: b.durMin, Max: b.durMax, Mean: b.durSum / float64(b.durN)}
 	}

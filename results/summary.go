@@ -109,19 +109,22 @@ func countNodes(f []NodeFailure) int {
 
 // BenchmarkSummary is one benchmark across all nodes.
 type BenchmarkSummary struct {
-	Name       string        `json:"name"`
-	Status     string        `json:"status"`
-	Reason     string        `json:"reason,omitempty"`  // why it is a FAILURE
-	Results    string        `json:"results,omitempty"` // the configured CSV file; empty: log lines
-	Winner     *Candidate    `json:"winner"`
-	WinnerWhy  string        `json:"winnerWhy,omitempty"`
-	Candidates []Candidate   `json:"candidates"`
-	Rows       []RowSummary  `json:"rows"`
-	Failed     []NodeFailure `json:"failed"`
-	Running    []NodeRef     `json:"running,omitempty"`
-	Skipped    int           `json:"skipped"` // nodes that skipped it
-	Durations  Durations     `json:"durations"`
-	OtherKeys  []string      `json:"otherKeys,omitempty"` // rows other nodes reported that the winner's CSV lacks
+	Name       string      `json:"name"`
+	Status     string      `json:"status"`
+	Reason     string      `json:"reason,omitempty"`  // why it is a FAILURE
+	Results    string      `json:"results,omitempty"` // the configured CSV file; empty: log lines
+	Winner     *Candidate  `json:"winner"`
+	WinnerWhy  string      `json:"winnerWhy,omitempty"`
+	Candidates []Candidate `json:"candidates"`
+	// MoreCandidates counts the candidates of a trial's run not listed: a trial keeps the
+	// picked node's, the runner-up's and those with a problem (and no spread over nodes).
+	MoreCandidates int           `json:"moreCandidates,omitempty"`
+	Rows           []RowSummary  `json:"rows"`
+	Failed         []NodeFailure `json:"failed"`
+	Running        []NodeRef     `json:"running,omitempty"`
+	Skipped        int           `json:"skipped"` // nodes that skipped it
+	Durations      Durations     `json:"durations"`
+	OtherKeys      []string      `json:"otherKeys,omitempty"` // rows other nodes reported that the winner's CSV lacks
 	// RowsOmitted counts the rows summary.json leaves out (MaxSummaryRows); perf.csv has them.
 	RowsOmitted int `json:"rowsOmitted,omitempty"`
 	// GPUs is how many GPUs its containers got, over all nodes; GPUsPerNode the most on one
