@@ -103,3 +103,43 @@ func TestCollectCheckAndJUnit(t *testing.T) {
 		t.Errorf("JUnit within 30%%:\n%s", data)
 	}
 }
+
+// history lists the jobs of a manifest with their verdicts against the reference, in every
+// format.
+func TestHistoryCommand(t *testing.T) {
+	shared := t.TempDir()
+	l := jobdir.Layout{Shared: shared}
+	for i, perf := range []string{"100", "120", "90"} {
+		id := string(rune('1' + i))
+		j := jobdirtest.NewJob(t, id, []string{"h0"}, jobdir.JobManifest{Name: "m"})
+		j.StartedAt = time.Date(2026, 11, 1+i, 0, 0, 0, 0, time.UTC)
+		d := jobdirtest.Job(t, l.Job(id, 0), j)
+		jobdirtest.File(t, d.Output(jobdir.PerfFile), []byte("model,metric,performance,status\ntrain,samples_per_second,"+perf+",SUCCESS\n"))
+	}
+	run(t, "reference", "set", "1", "--shared-dir", shared)
+	cases := []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"history", "--manifest", "m"}, 0, []string{"STARTED", "2026-11-03 00:00  3", "regressed", "improved"}},
+		{[]string{"history", "2", "-n", "1", "-o", "csv"}, 0, []string{"started,job,attempt", ",3,0,m,train,samples_per_second,,,90,"}},
+		{[]string{"history", "-o", "json"}, 0, []string{`"verdict": "regressed"`}},
+		{[]string{"history", "-o", "openmetrics"}, 0, []string{`benchctl_performance{manifest="m",model="train",metric="samples_per_second",key="",variant=""} 90`, "# EOF"}},
+		{[]string{"history", "-o", "markdown"}, 0, []string{"| STARTED | JOB |"}},
+		{[]string{"history", "42"}, 4, nil},
+		{[]string{"history", "-n", "-1"}, 4, nil},
+	}
+	for _, c := range cases {
+		code, out, errs := run(t, append(c.args, "--shared-dir", shared)...)
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d\n%s%s", c.args, code, c.code, out, errs)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: lacks %q:\n%s", c.args, w, out)
+			}
+		}
+	}
+}

@@ -106,7 +106,7 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 	)
 	root.SetHelpCommandGroupID("inspect")
 	root.SetCompletionCommandGroupID("inspect")
-	for _, c := range []*cobra.Command{newBuildCmd(io), newRunCmd(io), newSubmitCmd(io), newCollectCmd(io), newJobsCmd(io), newCompareCmd(io), newReferenceCmd(io), newValidateCmd(io), newModelsCmd(io), newCacheCmd(io), newInitCmd(io), newCleanupCmd(io)} {
+	for _, c := range []*cobra.Command{newBuildCmd(io), newRunCmd(io), newSubmitCmd(io), newCollectCmd(io), newJobsCmd(io), newCompareCmd(io), newHistoryCmd(io), newReferenceCmd(io), newValidateCmd(io), newModelsCmd(io), newCacheCmd(io), newInitCmd(io), newCleanupCmd(io)} {
 		c.GroupID = "core"
 		root.AddCommand(c)
 	}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	goio "io"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results"
+)
+
+type historyOptions struct {
+	sharedDir string
+	output    string
+	threshold string
+	opts      results.HistoryOptions
+}
+
+func newHistoryCmd(io streams) *cobra.Command {
+	opts := &historyOptions{}
+	cmd := &cobra.Command{
+		Use:   "history [JOB] [--manifest NAME] [--benchmark B] [--metric M] [--variant V] [-n N] [-o FORMAT]",
+		Short: "List the results of past jobs, for trends and dashboards",
+		Long: `List the rows of the collected jobs of the shared directory, oldest first: when the job
+started, its id, the row's model, metric, key columns and variant, its performance (the median
+over trials in an experiment) with the interval and trials, the nodes, the git commit and image,
+and the verdict against the manifest's reference job (benchctl reference set; the threshold rule
+on the two values, with the manifest's metrics: rules). A JOB argument selects the jobs of its
+manifest; --manifest, --benchmark (the model column), --metric and --variant filter; -n keeps
+the newest N jobs.
+
+-o csv and json are for pandas and the like, markdown for a CI summary, and openmetrics the
+Prometheus text format: the newest value of every row key (benchctl_performance, with the
+job's start time, trials and regression as series of their own), for a node exporter's
+textfile folder or a push gateway, so Grafana draws trends with nothing else to run.
+
+The job folders are the truth: what history keeps for speed (jobs/.history/index.json) is
+checked against them on every call and rebuilt where stale; several login nodes may write it
+at once.`,
+		Example: `  benchctl history --manifest allreduce -n 20
+  benchctl history 123456 --metric tokens_per_second -o csv > trend.csv
+  benchctl history -o openmetrics > /var/lib/node_exporter/textfile/benchctl.prom`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			thr, err := results.ParseThreshold(opts.threshold)
+			if err != nil {
+				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
+			}
+			if opts.opts.Last < 0 {
+				return usagef("give how many jobs, or 0 for all", "invalid -n %d", opts.opts.Last)
+			}
+			opts.opts.Threshold = thr
+			job := ""
+			if len(args) == 1 {
+				job = args[0]
+			}
+			return historyRun(cmd.Context(), io, job, opts)
+		},
+		ValidArgsFunction: completeJobIDs(&opts.sharedDir),
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
+	_ = cmd.MarkFlagDirname("shared-dir")
+	f.StringVar(&opts.opts.Manifest, "manifest", "", "only the jobs of this manifest (its name)")
+	f.StringVar(&opts.opts.Benchmark, "benchmark", "", "only the rows of this model (perf.csv's model column)")
+	f.StringVar(&opts.opts.Metric, "metric", "", "only the rows of this metric")
+	f.StringVar(&opts.opts.Variant, "variant", "", "only the rows of this experiment variant (e.g. batch=32,nodes=2)")
+	f.IntVarP(&opts.opts.Last, "last", "n", 0, "only the newest N jobs (0: all)")
+	f.StringVar(&opts.threshold, "threshold", "5%", "the tolerated change of the verdict against the reference, for a metric whose rule gives none")
+	outputFlag(cmd, &opts.output, "table", "csv", "json", "markdown", "openmetrics")
+	return cmd
+}
+
+func historyRun(_ context.Context, io streams, job string, opts *historyOptions) error {
+	dir, err := sharedDir(opts.sharedDir)
+	if err != nil {
+		return err
+	}
+	l := jobdir.Layout{Shared: dir}
+	if job != "" {
+		d, err := l.Find(job, -1)
+		if err != nil {
+			return err
+		}
+		j, err := jobdir.ReadJob(d.JobFile())
+		if err != nil {
+			return fmt.Errorf("reading job %s: %w", job, err)
+		}
+		if opts.opts.Manifest != "" && opts.opts.Manifest != j.Manifest.Name {
+			return usagef("give the job or --manifest, not both", "job %s is of manifest %s, not %s", job, j.Manifest.Name, opts.opts.Manifest)
+		}
+		opts.opts.Manifest = j.Manifest.Name
+	}
+	started := time.Now()
+	rows, err := results.History(l, opts.opts)
+	if err != nil {
+		return err
+	}
+	slog.Debug("history", "rows", len(rows), "seconds", time.Since(started).Seconds())
+	return writeShown(io, opts.output, func(w goio.Writer) error {
+		switch opts.output {
+		case "openmetrics":
+			return results.WriteOpenMetrics(w, rows)
+		case results.FormatJSON:
+			if rows == nil {
+				rows = []results.HistoryRow{}
+			}
+			return writeJSON(w, rows)
+		case results.FormatCSV:
+			data, err := results.EncodeCSV(results.HistoryTable(rows))
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(data)
+			return err
+		}
+		return results.WriteHistory(w, opts.output == results.FormatMarkdown, rows)
+	})
+}
