@@ -19,7 +19,7 @@ var formatDefaults = map[string]string{
 }
 
 // knownFormats are the values -o may take anywhere.
-var knownFormats = []string{"table", "json", "yaml", "csv", "markdown"}
+var knownFormats = []string{"table", "json", "yaml", "csv", "markdown", "openmetrics"}
 
 // enumFlags take one of a few values (or, --tags, names from a catalog): they complete.
 var enumFlags = []string{"output", "builder", "engine-builder", "vendor", "gpu-vendor", "amd-source",

@@ -23,14 +23,15 @@ type historyOptions struct {
 func newHistoryCmd(io streams) *cobra.Command {
 	opts := &historyOptions{}
 	cmd := &cobra.Command{
-		Use:   "history [JOB] [--manifest NAME] [--benchmark B] [--metric M] [--variant V] [-n N] [-o FORMAT]",
+		Use:   "history [JOB] [--name MANIFEST] [--benchmark B] [--metric M] [--variant V] [-n N] [-o FORMAT]",
 		Short: "List the results of past jobs, for trends and dashboards",
 		Long: `List the rows of the collected jobs of the shared directory, oldest first: when the job
 started, its id, the row's model, metric, key columns and variant, its performance (the median
 over trials in an experiment) with the interval and trials, the nodes, the git commit and image,
 and the verdict against the manifest's reference job (benchctl reference set; the threshold rule
 on the two values, with the manifest's metrics: rules). A JOB argument selects the jobs of its
-manifest; --manifest, --benchmark (the model column), --metric and --variant filter; -n keeps
+manifest; --name (a manifest's name), --benchmark (the model column), --metric and --variant
+filter; -n keeps
 the newest N jobs.
 
 -o csv and json are for pandas and the like, markdown for a CI summary, and openmetrics the
@@ -41,7 +42,7 @@ textfile folder or a push gateway, so Grafana draws trends with nothing else to 
 The job folders are the truth: what history keeps for speed (jobs/.history/index.json) is
 checked against them on every call and rebuilt where stale; several login nodes may write it
 at once.`,
-		Example: `  benchctl history --manifest allreduce -n 20
+		Example: `  benchctl history --name allreduce -n 20
   benchctl history 123456 --metric tokens_per_second -o csv > trend.csv
   benchctl history -o openmetrics > /var/lib/node_exporter/textfile/benchctl.prom`,
 		Args: cobra.MaximumNArgs(1),
@@ -65,7 +66,7 @@ at once.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	_ = cmd.MarkFlagDirname("shared-dir")
-	f.StringVar(&opts.opts.Manifest, "manifest", "", "only the jobs of this manifest (its name)")
+	f.StringVar(&opts.opts.Manifest, "name", "", "only the jobs of the manifest of this name")
 	f.StringVar(&opts.opts.Benchmark, "benchmark", "", "only the rows of this model (perf.csv's model column)")
 	f.StringVar(&opts.opts.Metric, "metric", "", "only the rows of this metric")
 	f.StringVar(&opts.opts.Variant, "variant", "", "only the rows of this experiment variant (e.g. batch=32,nodes=2)")
@@ -91,7 +92,7 @@ func historyRun(_ context.Context, io streams, job string, opts *historyOptions)
 			return fmt.Errorf("reading job %s: %w", job, err)
 		}
 		if opts.opts.Manifest != "" && opts.opts.Manifest != j.Manifest.Name {
-			return usagef("give the job or --manifest, not both", "job %s is of manifest %s, not %s", job, j.Manifest.Name, opts.opts.Manifest)
+			return usagef("give the job or --name, not both", "job %s is of manifest %s, not %s", job, j.Manifest.Name, opts.opts.Manifest)
 		}
 		opts.opts.Manifest = j.Manifest.Name
 	}

@@ -122,7 +122,7 @@ func TestHistoryCommand(t *testing.T) {
 		code int
 		want []string
 	}{
-		{[]string{"history", "--manifest", "m"}, 0, []string{"STARTED", "2026-11-03 00:00  3", "regressed", "improved"}},
+		{[]string{"history", "--name", "m"}, 0, []string{"STARTED", "2026-11-03 00:00  3", "regressed", "improved"}},
 		{[]string{"history", "2", "-n", "1", "-o", "csv"}, 0, []string{"started,job,attempt", ",3,0,m,train,samples_per_second,,,90,"}},
 		{[]string{"history", "-o", "json"}, 0, []string{`"verdict": "regressed"`}},
 		{[]string{"history", "-o", "openmetrics"}, 0, []string{`benchctl_performance{manifest="m",model="train",metric="samples_per_second",key="",variant=""} 90`, "# EOF"}},
