@@ -95,6 +95,7 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("the baseline %s has a comparable row for %d of %d rows; relative_change is empty for the others", opts.Baseline, n, len(c.Perf.Rows)))
 		}
 	}
+	pastOf(jobdir.Layout{Shared: opts.SharedDir}, dir, s, c.Perf)
 	if c.Written, err = WriteOutputs(dir, s, c.Perf); err != nil {
 		return nil, err
 	}

@@ -199,21 +199,7 @@ func indexJob(d jobdir.Dir) (indexedJob, error) {
 	for _, r := range j.Manifest.Metrics {
 		e.Rules = append(e.Rules, ruleEntry{Metric: r.Metric, Better: r.Better, Tolerance: r.Tolerance})
 	}
-	col := t.Col
-	cm, cme, cp, cst, cvar, clo, chi, ctr, cn, cgit, csha := col(ColModel), col(ColMetric), col(ColPerformance), col(ColStatus), col("benchctl_variant"),
-		col("perf_ci_low"), col("perf_ci_high"), col("trials"), col("nnodes"), col("git_commit"), col("docker_sha")
-	for r := range t.Rows {
-		var keys []string
-		for _, k := range DefaultKeyColumns() {
-			if c := t.Col(k); c >= 0 && strings.TrimSpace(t.Get(r, c)) != "" {
-				keys = append(keys, k+"="+strings.TrimSpace(t.Get(r, c)))
-			}
-		}
-		e.Rows = append(e.Rows, HistoryRow{Job: d.JobID, Attempt: d.Attempt, Started: j.StartedAt, Manifest: j.Manifest.Name,
-			Model: strings.TrimSpace(t.Get(r, cm)), Metric: strings.TrimSpace(t.Get(r, cme)), Key: strings.Join(keys, " "),
-			Variant: t.Get(r, cvar), Performance: strings.TrimSpace(t.Get(r, cp)), CILow: t.Get(r, clo), CIHigh: t.Get(r, chi),
-			Trials: t.Get(r, ctr), Nodes: t.Get(r, cn), Status: strings.TrimSpace(t.Get(r, cst)), GitCommit: t.Get(r, cgit), Image: t.Get(r, csha)})
-	}
+	e.Rows = historyRowsOf(t, j, d)
 	return e, nil
 }
 
@@ -324,4 +310,25 @@ func WriteHistory(w io.Writer, markdown bool, rows []HistoryRow) error {
 			dash(r.Performance), ci, dash(r.Trials), dash(r.Nodes), dash(r.Status), dash(commit), dash(r.Verdict)})
 	}
 	return writeGrid(w, markdown, header, lines)
+}
+
+// historyRowsOf is a job's perf.csv as history rows.
+func historyRowsOf(t *Table, j *jobdir.Job, d jobdir.Dir) []HistoryRow {
+	col := t.Col
+	cm, cme, cp, cst, cvar, clo, chi, ctr, cn, cgit, csha := col(ColModel), col(ColMetric), col(ColPerformance), col(ColStatus), col("benchctl_variant"),
+		col("perf_ci_low"), col("perf_ci_high"), col("trials"), col("nnodes"), col("git_commit"), col("docker_sha")
+	var out []HistoryRow
+	for r := range t.Rows {
+		var keys []string
+		for _, k := range DefaultKeyColumns() {
+			if c := t.Col(k); c >= 0 && strings.TrimSpace(t.Get(r, c)) != "" {
+				keys = append(keys, k+"="+strings.TrimSpace(t.Get(r, c)))
+			}
+		}
+		out = append(out, HistoryRow{Job: d.JobID, Attempt: d.Attempt, Started: j.StartedAt, Manifest: j.Manifest.Name,
+			Model: strings.TrimSpace(t.Get(r, cm)), Metric: strings.TrimSpace(t.Get(r, cme)), Key: strings.Join(keys, " "),
+			Variant: t.Get(r, cvar), Performance: strings.TrimSpace(t.Get(r, cp)), CILow: t.Get(r, clo), CIHigh: t.Get(r, chi),
+			Trials: t.Get(r, ctr), Nodes: t.Get(r, cn), Status: strings.TrimSpace(t.Get(r, cst)), GitCommit: t.Get(r, cgit), Image: t.Get(r, csha)})
+	}
+	return out
 }

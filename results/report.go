@@ -20,10 +20,11 @@ var reportSource string
 
 var reportTemplate = sync.OnceValues(func() (*template.Template, error) {
 	return template.New("report").Funcs(template.FuncMap{
-		"f1":   func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
-		"stat": FormatStat,
-		"pct":  func(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) + "%" },
-		"add":  func(a, b float64) float64 { return a + b },
+		"f1":        func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+		"stat":      FormatStat,
+		"pct":       func(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) + "%" },
+		"add":       func(a, b float64) float64 { return a + b },
+		"trendJobs": func() int { return TrendJobs },
 		// Reasons and excerpts quote what nodes and containers wrote: credential-like
 		// values in them are hidden (reportfail.go).
 		"redact": redactQuoted,
@@ -79,6 +80,10 @@ type reportView struct {
 	Benchmarks []benchView
 	NodeFails  failList
 	Experiment *expView // a job with an experiment: Benchmarks are then its failed trial runs
+	Trend      []trendChart
+	VsRef      *Comparison // against the manifest's reference job
+	RefName    string
+	RefLines   [][]string
 }
 
 type benchView struct {
@@ -120,6 +125,18 @@ func newReportView(s *Summary) *reportView {
 	v.NodeFails = newFailList(s.NodeFailures, "")
 	if s.Experiment != nil {
 		v.Experiment = newExpView(s)
+	}
+	v.Trend = newTrendCharts(s, s.Job)
+	if s.vsRef != nil {
+		v.VsRef, v.RefName = s.vsRef, s.refName
+		for _, ch := range s.vsRef.Changes {
+			pct := "-"
+			if ch.Percent != nil {
+				pct = formatPercent(*ch.Percent, ch.Tolerance)
+			}
+			v.RefLines = append(v.RefLines, []string{strings.Join(nonEmpty(ch.Model, ch.Metric, ch.Key), " "), dash(ch.Base), dash(ch.New), pct,
+				FormatStat(ch.Tolerance) + "%", ch.Verdict, changeNote(ch)})
+		}
 	}
 	for i := range s.Benchmarks {
 		if s.Experiment != nil && s.Benchmarks[i].Trial > 0 && s.Benchmarks[i].Status != StatusFailure {

@@ -50,6 +50,10 @@ type Summary struct {
 
 	job  *jobdir.Job // job.json; nil when unreadable
 	path string      // the job folder
+
+	trend   []HistoryRow // the manifest's last jobs' rows, this one's last (collect)
+	vsRef   *Comparison  // this job against the manifest's reference job (collect)
+	refName string
 }
 
 // Path is the job folder the summary was made from ("" for a decoded summary.json).

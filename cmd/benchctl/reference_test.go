@@ -96,6 +96,16 @@ func TestCollectCheckAndJUnit(t *testing.T) {
 			t.Errorf("JUnit lacks %q:\n%s", want, data)
 		}
 	}
+	// The report shows this job against the reference and the row's trend over both jobs.
+	page, err := os.ReadFile(l.Job("2", 0).Output(jobdir.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<h2>Against the reference job 1</h2>`, `data-verdict="regressed"`, `data-trend="b · samples_per_second"`, `class="cur"`, "2 jobs, 80 to 100"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
 	if code, _, errs := run(t, "collect", "2", "--check", "--threshold", "30%", "--junit", junit, "--shared-dir", shared); code != 0 {
 		t.Errorf("within 30%%: exit %d\n%s", code, errs)
 	}
