@@ -298,7 +298,11 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 		}
 		es.Rows = append(es.Rows, *er)
 	}
-	es.Scaling = scalingOf(es)
+	var rules []manifest.MetricRule
+	for _, r := range j.Manifest.Metrics {
+		rules = append(rules, manifest.MetricRule{Metric: r.Metric, Better: r.Better, Tolerance: r.Tolerance})
+	}
+	es.Scaling = scalingOf(es, CompareOptions{Rules: rules})
 	return es
 }
 
@@ -333,7 +337,10 @@ func firstN(ss []string, n int) []string {
 // scalingOf groups the rows of variants that differ only in nodes: for each benchmark, row
 // key and combination of the other parameters, the medians against nodes, when there are
 // at least two node counts.
-func scalingOf(es *ExperimentSummary) []ScalingSummary {
+//
+// The metric's direction is the manifest's metrics: rule's, else guessed from its name (and
+// marked so).
+func scalingOf(es *ExperimentSummary, rules CompareOptions) []ScalingSummary {
 	if !slices.Contains(es.Params, manifest.ParamNodes) {
 		return nil
 	}
@@ -355,9 +362,9 @@ func scalingOf(es *ExperimentSummary) []ScalingSummary {
 		id := groupID{r.Benchmark, rowKeyOf(RowSummary{Model: r.Model, Metric: r.Metric, Identity: r.Identity, Occurrence: r.Occurrence}), paramText(others)}
 		g := groups[id]
 		if g == nil {
-			better := direction(AutoDirection, r.Metric)
+			better, guessed, _ := rules.rule(r.Metric)
 			g = &ScalingSummary{Benchmark: r.Benchmark, Model: r.Model, Metric: r.Metric, Identity: r.Identity, Occurrence: r.Occurrence,
-				Params: others, Better: better, Guessed: true}
+				Params: others, Better: better, Guessed: guessed}
 			groups[id] = g
 			order = append(order, id)
 		}

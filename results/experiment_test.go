@@ -272,3 +272,29 @@ func TestCollectAHostileExperiment(t *testing.T) {
 		})
 	}
 }
+
+// The manifest's metrics: rule decides the scaling's direction (nothing guessed).
+func TestScalingTakesTheManifestsDirection(t *testing.T) {
+	value := func(nodes, batch, trial int) float64 { return float64(1000/nodes + trial) }
+	d := experimentJob(t, value, func(int, int, int) bool { return false })
+	j, err := jobdir.ReadJob(d.JobFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := j.Manifest
+	m.Metrics = []jobdir.JobMetricRule{{Metric: "samples_*", Better: manifest.BetterLower}}
+	if err := j.SetManifest(m); err != nil {
+		t.Fatal(err)
+	}
+	jobdirtest.Job(t, d, j)
+	s, err := Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range s.Experiment.Scaling {
+		// A time from 1003 on one node to 336 on three: speedup 2.99, lower is better.
+		if sc.Better != LowerIsBetter || sc.Guessed || sc.Points[2].Speedup < 2.9 {
+			t.Errorf("%+v", sc)
+		}
+	}
+}
