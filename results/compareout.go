@@ -109,6 +109,8 @@ func changeNote(ch Change) string {
 		}
 	case "single-trial":
 		parts = append(parts, "single-trial")
+	case "reference":
+		parts = append(parts, "against the expected value")
 	}
 	if ch.Verdict == VerdictInconclusive {
 		if ch.MoreTrials > 0 {

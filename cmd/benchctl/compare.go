@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,12 +21,14 @@ import (
 )
 
 type compareOptions struct {
-	threshold string
-	direction string
-	alpha     string
-	output    string
-	sharedDir string
-	against   string
+	threshold    string
+	direction    string
+	alpha        string
+	output       string
+	sharedDir    string
+	against      string
+	againstGiven bool
+	references   string
 	// set in RunE: the two sides, and the threshold and direction parsed
 	basePath, newPath string
 	compare           results.CompareOptions
@@ -65,6 +68,11 @@ found in only one side are listed, not errors. When a file holds rows of several
 perf.csv that collect --append appended to; the benchctl_job column), the rows of the last
 job that has them count.
 
+--references FILE reads a references file (docs/ci.md): its metrics: rules come first, and
+its expected values per model and metric (with lower and upper bounds in percent, ReFrame-style)
+judge NEW's rows too: out of bounds on the worse side is regressed. With one side and
+--references (no --against), NEW is judged against the expected values alone.
+
 -o prints the table (the default), csv, json or markdown; --format, its old spelling, still
 works with a warning until the next release.
 
@@ -72,6 +80,7 @@ Exit codes: 0 no regression, 3 a row regressed, 4 a side cannot be read, nothing
 bad flags.`,
 		Example: `  benchctl compare 123456                             # against its manifest's reference
   benchctl compare 123456 --against last
+  benchctl compare jobs/123456/perf.csv --references refs.yaml
   benchctl compare 123455 123456                      # two collected jobs
   benchctl compare baseline/perf.csv jobs/123456/perf.csv
   benchctl compare base.csv new.csv --threshold 2.5% -o markdown
@@ -93,6 +102,7 @@ bad flags.`,
 				opts.basePath, opts.newPath = args[0], args[1]
 			} else {
 				opts.newPath = args[0]
+				opts.againstGiven = cmd.Flags().Changed("against")
 			}
 			opts.compare = results.CompareOptions{Threshold: thr, Direction: opts.direction, Alpha: alpha}
 			return compareRun(cmd.Context(), io, opts)
@@ -101,6 +111,8 @@ bad flags.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.threshold, "threshold", "5%", "the tolerated change of a metric whose rule gives none")
 	f.StringVar(&opts.alpha, "alpha", "0.05", "the significance level of the rank test over trials")
+	f.StringVar(&opts.references, "references", "", "a references file: metrics: rules (first in line) and expected values per model and metric (see docs/ci.md)")
+	_ = cmd.MarkFlagFilename("references", "yaml", "yml", "json")
 	f.StringVar(&opts.against, "against", "reference", "with one job: what it is compared against: reference, last, best or a job id")
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory of the jobs given by id (default $BENCHCTL_SHARED_DIR)")
 	_ = cmd.MarkFlagDirname("shared-dir")
@@ -113,6 +125,23 @@ bad flags.`,
 }
 
 func compareRun(ctx context.Context, io streams, opts *compareOptions) error {
+	var refs *manifest.References
+	if opts.references != "" {
+		var err error
+		if refs, err = manifest.LoadReferences(opts.references); err != nil {
+			return err
+		}
+	}
+	if opts.basePath == "" && refs != nil && !opts.againstGiven {
+		// The references file alone: NEW's rows against the expected values.
+		cur, rules, err := compareSource(opts.newPath, opts.sharedDir)
+		if err != nil {
+			return err
+		}
+		opts.compare.Rules = append(slices.Clone(refs.Rules), rules...)
+		c := &results.Comparison{Threshold: opts.compare.Threshold, Changes: results.CheckReferences(cur.Table, refs, opts.compare)}
+		return writeComparison(io, opts, c)
+	}
 	if opts.basePath == "" {
 		d, err := compareJob(opts.newPath, opts.sharedDir)
 		if err != nil {
@@ -137,16 +166,27 @@ func compareRun(ctx context.Context, io streams, opts *compareOptions) error {
 	if err != nil {
 		return err
 	}
-	// The metrics: rules of NEW's manifest, else of BASE's.
+	// The references file's rules, then those of NEW's manifest, else of BASE's.
 	opts.compare.Rules = newRules
 	if len(newRules) == 0 {
 		opts.compare.Rules = baseRules
+	}
+	if refs != nil {
+		opts.compare.Rules = append(slices.Clone(refs.Rules), opts.compare.Rules...)
 	}
 	c := results.CompareSources(base, cur, opts.compare)
 	if err := c.Err(); err != nil && !errors.As(err, new(*results.RegressionError)) {
 		return err // nothing joined: no table of only-in rows
 	}
-	err = writeShown(io, opts.output, func(w goio.Writer) error {
+	if refs != nil {
+		c.Changes = append(c.Changes, results.CheckReferences(cur.Table, refs, opts.compare)...)
+	}
+	return writeComparison(io, opts, c)
+}
+
+// writeComparison prints a comparison in the -o format; a regression is the error.
+func writeComparison(io streams, opts *compareOptions, c *results.Comparison) error {
+	err := writeShown(io, opts.output, func(w goio.Writer) error {
 		if opts.output == results.FormatJSON {
 			return writeJSON(w, c)
 		}

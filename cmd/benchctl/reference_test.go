@@ -153,3 +153,40 @@ func TestHistoryCommand(t *testing.T) {
 		}
 	}
 }
+
+// compare --references judges rows against expected values with bounds, alone or beside a
+// comparison; its rules come first.
+func TestCompareReferences(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(data), 0o644)
+		return p
+	}
+	perf := write("perf.csv", "model,metric,performance,size_bytes\nar,GB/s,7.5,64\nar,GB/s,3,1024\nlat,step_ms,12,\n")
+	refs := write("refs.yaml", `metrics:
+  step_ms: {better: lower, tolerance: 10%}
+references:
+  - {model: ar, metric: GB/s, key: {size_bytes: "64"}, value: 7, lower: -5%, upper: +5%}
+  - {model: ar, metric: GB/s, key: {size_bytes: "1024"}, value: 4}
+  - {model: lat, metric: step_ms, value: 10}
+  - {model: gone, metric: x, value: 1}
+`)
+	code, out, errs := run(t, "compare", perf, "--references", refs, "-o", "csv")
+	if code != 3 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"ar,GB/s,size_bytes=64,7,7.5,7.14285714285714",
+		"ar,GB/s,size_bytes=1024,4,3,-25,higher,5,regressed,",
+		"lat,step_ms,,10,12,20,lower,10,regressed,",
+		"gone,x,,1,,,higher,5,only in base,",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errs := run(t, "compare", perf, "--references", write("bad.yaml", "references: [{model: a}]\n")); code != 4 || !strings.Contains(errs, "bad.yaml:1: references[0]") {
+		t.Errorf("a bad references file: exit %d\n%s", code, errs)
+	}
+}
