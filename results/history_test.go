@@ -2,7 +2,9 @@ package results
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -120,5 +122,56 @@ func TestOpenMetrics(t *testing.T) {
 	}
 	if strings.Contains(out, "n/a") {
 		t.Errorf("a value that is not a number is a series:\n%s", out)
+	}
+}
+
+// Several processes (login nodes sharing the folder) writing the index at once, one of them
+// killed while at it: every reader gets the whole answer, and the index left is whole or is
+// rebuilt.
+func TestHistoryConcurrentProcesses(t *testing.T) {
+	if dir := os.Getenv("BENCHCTL_HISTORY_CHILD"); dir != "" {
+		rows, err := History(jobdir.Layout{Shared: dir}, HistoryOptions{})
+		if err != nil || len(rows) != 60 {
+			fmt.Fprintf(os.Stderr, "child: %d rows, %v\n", len(rows), err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	shared := t.TempDir()
+	l := jobdir.Layout{Shared: shared}
+	for i := range 60 {
+		historyJob(t, l, fmt.Sprintf("p%03d", i), "m", 1+i%28, "100")
+	}
+	var cmds []*exec.Cmd
+	for i := range 6 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHistoryConcurrentProcesses$")
+		cmd.Env = append(os.Environ(), "BENCHCTL_HISTORY_CHILD="+shared)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			go func() { time.Sleep(2 * time.Millisecond); cmd.Process.Kill() }() // killed mid-way
+		}
+		cmds = append(cmds, cmd)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil && i != 0 {
+			t.Errorf("child %d: %v", i, err)
+		}
+	}
+	rows, err := History(l, HistoryOptions{})
+	if err != nil || len(rows) != 60 {
+		t.Errorf("after the writers: %d rows, %v", len(rows), err)
+	}
+	if idx := readHistoryIndex(l); len(idx.Jobs) != 60 {
+		t.Errorf("the index holds %d jobs", len(idx.Jobs))
+	}
+	left, _ := filepath.Glob(filepath.Join(l.Jobs(), ".history", "*"))
+	for _, f := range left {
+		if filepath.Base(f) != "index.json" && !strings.HasPrefix(filepath.Base(f), ".") {
+			t.Logf("left in the index folder: %s", f)
+		}
 	}
 }
