@@ -30,7 +30,7 @@ func BenchmarkHistory10000(b *testing.B) {
 	if err != nil || len(rows) != 60 {
 		b.Fatalf("%d rows, %v", len(rows), err)
 	}
-	b.ReportMetric(float64(time.Since(start).Milliseconds()), "ms-first")
+	b.Logf("first call (the index built from 10,000 job folders): %s", time.Since(start).Round(time.Millisecond))
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := History(l, HistoryOptions{Manifest: "m", Last: 20}); err != nil {
