@@ -120,13 +120,20 @@ func referenceSet(_ context.Context, io streams, opts *referenceOptions, job str
 	return nil
 }
 
-func referenceShow(_ context.Context, io streams, opts *referenceOptions, arg string) error {
+// referenceOf is the shared directory's layout and the manifest name arg stands for (a
+// job's manifest, or a name).
+func referenceOf(opts *referenceOptions, arg string) (jobdir.Layout, string, error) {
 	dir, err := sharedDir(opts.sharedDir)
 	if err != nil {
-		return err
+		return jobdir.Layout{}, "", err
 	}
 	l := jobdir.Layout{Shared: dir}
 	name, err := manifestOf(l, arg)
+	return l, name, err
+}
+
+func referenceShow(_ context.Context, io streams, opts *referenceOptions, arg string) error {
+	l, name, err := referenceOf(opts, arg)
 	if err != nil {
 		return err
 	}
@@ -150,12 +157,7 @@ func referenceShow(_ context.Context, io streams, opts *referenceOptions, arg st
 }
 
 func referenceClear(_ context.Context, io streams, opts *referenceOptions, arg string) error {
-	dir, err := sharedDir(opts.sharedDir)
-	if err != nil {
-		return err
-	}
-	l := jobdir.Layout{Shared: dir}
-	name, err := manifestOf(l, arg)
+	l, name, err := referenceOf(opts, arg)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,14 +16,7 @@ import (
 // last and the best earlier job.
 func TestReferenceAndCompareAgainst(t *testing.T) {
 	shared := t.TempDir()
-	l := jobdir.Layout{Shared: shared}
-	for i, perf := range []string{"100", "120", "90"} {
-		id := string(rune('1' + i))
-		j := jobdirtest.NewJob(t, id, []string{"h0"}, jobdir.JobManifest{Name: "m"})
-		j.StartedAt = time.Date(2026, 11, 1+i, 0, 0, 0, 0, time.UTC)
-		d := jobdirtest.Job(t, l.Job(id, 0), j)
-		jobdirtest.File(t, d.Output(jobdir.PerfFile), []byte("model,metric,performance\ntrain,samples_per_second,"+perf+"\n"))
-	}
+	l := collectedJobs(t, shared, "model,metric,performance\ntrain,samples_per_second,%s\n", "100", "120", "90")
 	other := jobdirtest.NewJob(t, "9", []string{"h0"}, jobdir.JobManifest{Name: "other"})
 	jobdirtest.File(t, jobdirtest.Job(t, l.Job("9", 0), other).Output(jobdir.PerfFile), []byte("model,metric,performance\ntrain,samples_per_second,1000\n"))
 
@@ -118,14 +112,7 @@ func TestCollectCheckAndJUnit(t *testing.T) {
 // format.
 func TestHistoryCommand(t *testing.T) {
 	shared := t.TempDir()
-	l := jobdir.Layout{Shared: shared}
-	for i, perf := range []string{"100", "120", "90"} {
-		id := string(rune('1' + i))
-		j := jobdirtest.NewJob(t, id, []string{"h0"}, jobdir.JobManifest{Name: "m"})
-		j.StartedAt = time.Date(2026, 11, 1+i, 0, 0, 0, 0, time.UTC)
-		d := jobdirtest.Job(t, l.Job(id, 0), j)
-		jobdirtest.File(t, d.Output(jobdir.PerfFile), []byte("model,metric,performance,status\ntrain,samples_per_second,"+perf+",SUCCESS\n"))
-	}
+	collectedJobs(t, shared, "model,metric,performance,status\ntrain,samples_per_second,%s,SUCCESS\n", "100", "120", "90")
 	run(t, "reference", "set", "1", "--shared-dir", shared)
 	cases := []struct {
 		args []string
@@ -189,4 +176,19 @@ references:
 	if code, _, errs := run(t, "compare", perf, "--references", write("bad.yaml", "references: [{model: a}]\n")); code != 4 || !strings.Contains(errs, "bad.yaml:1: references[0]") {
 		t.Errorf("a bad references file: exit %d\n%s", code, errs)
 	}
+}
+
+// collectedJobs writes jobs 1, 2, ... of manifest m, started a day apart, each with a
+// perf.csv of format filled with its value.
+func collectedJobs(t *testing.T, shared, format string, values ...string) jobdir.Layout {
+	t.Helper()
+	l := jobdir.Layout{Shared: shared}
+	for i, v := range values {
+		id := string(rune('1' + i))
+		j := jobdirtest.NewJob(t, id, []string{"h0"}, jobdir.JobManifest{Name: "m"})
+		j.StartedAt = time.Date(2026, 11, 1+i, 0, 0, 0, 0, time.UTC)
+		d := jobdirtest.Job(t, l.Job(id, 0), j)
+		jobdirtest.File(t, d.Output(jobdir.PerfFile), fmt.Appendf(nil, format, v))
+	}
+	return l
 }
