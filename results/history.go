@@ -64,7 +64,7 @@ const (
 	historyFolder  = ".history"
 	historyIndex   = "index.json"
 	historyVersion = 1
-	maxIndexSize   = 512 << 20
+	maxIndexSize   = 128 << 20
 )
 
 type historyIndexFile struct {

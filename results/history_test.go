@@ -175,3 +175,16 @@ func TestHistoryConcurrentProcesses(t *testing.T) {
 		}
 	}
 }
+
+// A row whose test_duration is not a number (a CSV's "N/A") gets no time attribute: JUnit
+// readers take it as seconds.
+func TestJUnitTimeIsANumberOrNothing(t *testing.T) {
+	perf := table("model,metric,performance,status,test_duration", "a,x,1,SUCCESS,N/A", "b,x,2,SUCCESS,12.5")
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, &Summary{Job: "1"}, perf, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); strings.Contains(out, `time="N/A"`) || !strings.Contains(out, `name="b x" time="12.5"`) {
+		t.Errorf("%s", out)
+	}
+}

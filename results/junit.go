@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -76,7 +77,10 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 		if len(keys) > 0 {
 			name += " [" + strings.Join(keys, " ") + "]"
 		}
-		tc := junitCase{Class: cmpOr(benchOf(s, r, model), model), Name: name, Time: perf.Get(r, cdur)}
+		tc := junitCase{Class: cmpOr(benchOf(s, r, model), model), Name: name}
+		if d, ok := parsePerformance(perf.Get(r, cdur)); ok && d >= 0 {
+			tc.Time = strconv.FormatFloat(d, 'f', -1, 64) // a report reads seconds; a CSV's "N/A" is left out
+		}
 		out := []string{fmt.Sprintf("performance %s %s", cmpOr(perf.Get(r, cp), "-"), metric)}
 		if st := strings.ToUpper(strings.TrimSpace(perf.Get(r, cst))); st != StatusSuccess {
 			tc.Failure = &junitFailure{Type: "failure", Message: "status " + cmpOr(st, "missing"), Text: perf.Get(r, creason)}
