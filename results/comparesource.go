@@ -38,9 +38,7 @@ func ReadJobSource(dir jobdir.Dir) (CompareSource, []manifest.MetricRule, error)
 	src := CompareSource{Table: t, Name: name}
 	var rules []manifest.MetricRule
 	if j, err := jobdir.ReadJob(dir.JobFile()); err == nil {
-		for _, r := range j.Manifest.Metrics {
-			rules = append(rules, manifest.MetricRule{Metric: r.Metric, Better: r.Better, Tolerance: r.Tolerance})
-		}
+		rules = metricRules(j.Manifest.Metrics)
 	}
 	if s, err := readSummary(dir.Output(jobdir.SummaryFile)); err == nil && s.Experiment != nil {
 		src.Trials = trialsByRow(t, s.Experiment)
@@ -79,11 +77,7 @@ func trialsByRow(t *Table, x *ExperimentSummary) [][]float64 {
 		if strings.TrimSpace(t.Get(i, m)) != r.Model || strings.TrimSpace(t.Get(i, me)) != r.Metric || strings.TrimSpace(t.Get(i, v)) != r.Variant {
 			continue
 		}
-		for _, tp := range r.Trials {
-			if !tp.Warmup && tp.HasValue {
-				out[i] = append(out[i], tp.Value)
-			}
-		}
+		out[i] = r.measured()
 	}
 	return out
 }

@@ -298,11 +298,7 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 		}
 		es.Rows = append(es.Rows, *er)
 	}
-	var rules []manifest.MetricRule
-	for _, r := range j.Manifest.Metrics {
-		rules = append(rules, manifest.MetricRule{Metric: r.Metric, Better: r.Better, Tolerance: r.Tolerance})
-	}
-	es.Scaling = scalingOf(es, CompareOptions{Rules: rules})
+	es.Scaling = scalingOf(es, CompareOptions{Rules: metricRules(j.Manifest.Metrics)})
 	return es
 }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/benchctl/benchctl/internal/jsonlimit"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/manifest"
 )
 
 // History lists the rows of past collected jobs. The job folders are the truth: what history
@@ -72,17 +71,11 @@ type historyIndexFile struct {
 	Jobs    map[string]indexedJob `json:"jobs"` // by the job folder's name
 }
 
-type ruleEntry struct {
-	Metric    string   `json:"metric"`
-	Better    string   `json:"better,omitempty"`
-	Tolerance *float64 `json:"tolerance,omitempty"`
-}
-
 type indexedJob struct {
-	Size  int64        `json:"size"`  // of perf.csv
-	MTime int64        `json:"mtime"` // of perf.csv, in nanoseconds
-	Rows  []HistoryRow `json:"rows"`
-	Rules []ruleEntry  `json:"rules,omitempty"` // the manifest's metrics:
+	Size  int64                  `json:"size"`  // of perf.csv
+	MTime int64                  `json:"mtime"` // of perf.csv, in nanoseconds
+	Rows  []HistoryRow           `json:"rows"`
+	Rules []jobdir.JobMetricRule `json:"rules,omitempty"` // the manifest's metrics:
 }
 
 var indexLimits = jsonlimit.Limits{Marks: 50_000_000, Containers: 10_000_000, Depth: 16}
@@ -196,9 +189,7 @@ func indexJob(d jobdir.Dir) (indexedJob, error) {
 		return indexedJob{}, err
 	}
 	var e indexedJob
-	for _, r := range j.Manifest.Metrics {
-		e.Rules = append(e.Rules, ruleEntry{Metric: r.Metric, Better: r.Better, Tolerance: r.Tolerance})
-	}
+	e.Rules = j.Manifest.Metrics
 	e.Rows = historyRowsOf(t, j, d)
 	return e, nil
 }
@@ -209,7 +200,7 @@ func selectHistory(l jobdir.Layout, idx *historyIndexFile, o HistoryOptions) []H
 		started time.Time
 		name    string
 		rows    []HistoryRow
-		rules   []ruleEntry
+		rules   []jobdir.JobMetricRule
 	}
 	var jobs []jobRows
 	for name, e := range idx.Jobs {
@@ -246,10 +237,7 @@ func selectHistory(l jobdir.Layout, idx *historyIndexFile, o HistoryOptions) []H
 	}
 	var out []HistoryRow
 	for _, j := range jobs {
-		opts := CompareOptions{Threshold: o.Threshold}
-		for _, r := range j.rules {
-			opts.Rules = append(opts.Rules, ruleOf(r))
-		}
+		opts := CompareOptions{Threshold: o.Threshold, Rules: metricRules(j.rules)}
 		for _, row := range j.rows {
 			if (o.Benchmark != "" && row.Model != o.Benchmark) || (o.Metric != "" && row.Metric != o.Metric) || (o.Variant != "" && row.Variant != o.Variant) {
 				continue
@@ -271,11 +259,6 @@ func selectHistory(l jobdir.Layout, idx *historyIndexFile, o HistoryOptions) []H
 // historyRowID identifies a row across jobs: model, metric, key columns and variant.
 func historyRowID(r HistoryRow) string {
 	return r.Model + "\x00" + r.Metric + "\x00" + r.Key + "\x00" + r.Variant
-}
-
-// ruleOf is an index's rule as the manifest's.
-func ruleOf(r ruleEntry) manifest.MetricRule {
-	return manifest.MetricRule{Metric: r.Metric, Better: r.Better, Tolerance: r.Tolerance}
 }
 
 // HistoryTable is history as a table (for -o csv, table and markdown).

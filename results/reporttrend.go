@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/manifest"
 )
 
 // What report.html shows of a job's past: each row's trend over the manifest's last
@@ -52,13 +51,11 @@ func pastOf(l jobdir.Layout, dir jobdir.Dir, s *Summary, perf *Table) {
 	if err != nil {
 		return
 	}
-	base, rules, err := ReadJobSource(rd)
+	base, baseRules, err := ReadJobSource(rd)
 	if err != nil {
 		return
 	}
-	for _, r := range s.job.Manifest.Metrics {
-		rules = append([]manifest.MetricRule{{Metric: r.Metric, Better: r.Better, Tolerance: r.Tolerance}}, rules...)
-	}
+	rules := JudgeRules(metricRules(s.job.Manifest.Metrics), baseRules)
 	cur := CompareSource{Table: perf, Name: "this job"}
 	if s.Experiment != nil {
 		cur.Trials = experimentTrials(s.Experiment)
@@ -71,10 +68,17 @@ func pastOf(l jobdir.Layout, dir jobdir.Dir, s *Summary, perf *Table) {
 func experimentTrials(x *ExperimentSummary) [][]float64 {
 	out := make([][]float64, len(x.Rows))
 	for i, r := range x.Rows {
-		for _, t := range r.Trials {
-			if !t.Warmup && t.HasValue {
-				out[i] = append(out[i], t.Value)
-			}
+		out[i] = r.measured()
+	}
+	return out
+}
+
+// measured is the values of the row's measured trials that gave one.
+func (r ExperimentRow) measured() []float64 {
+	var out []float64
+	for _, t := range r.Trials {
+		if !t.Warmup && t.HasValue {
+			out = append(out, t.Value)
 		}
 	}
 	return out

@@ -31,6 +31,8 @@ type collectOptions struct {
 	against   string // reference, last, best or a job id
 	junit     string // --junit FILE
 	threshold string
+	// set in RunE: --threshold parsed (before anything is collected)
+	thresholdPct float64
 }
 
 func newCollectCmd(io streams) *cobra.Command {
@@ -97,6 +99,11 @@ warning, until the next release.`,
 				}
 				opts.appendTo = opts.oldAppend
 			}
+			thr, err := results.ParseThreshold(opts.threshold)
+			if err != nil {
+				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
+			}
+			opts.thresholdPct = thr
 			if opts.attempt < -1 {
 				return usagef("give an attempt number: 0 for the first run, 1 after one requeue, ...", "invalid --attempt %d", opts.attempt)
 			}
@@ -185,7 +192,7 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	if !opts.partial { // --partial only looks
 		removeSubmittedWhenEnded(jobdir.Layout{Shared: dir}, col.Dir.JobID, col.Scheduler)
 	}
-	checkErr, err := collectCheck(io, jobdir.Layout{Shared: dir}, col, opts)
+	checkErr, err := collectCheck(jobdir.Layout{Shared: dir}, col, opts)
 	if err != nil {
 		return err
 	}
@@ -195,21 +202,13 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	return checkErr
 }
 
-// collectCheck judges the collected job against --against (collect --check) and writes
-// --junit: the first error is the check's verdict (a regression, exit 3), the second what
-// kept it from being made.
-func collectCheck(io streams, l jobdir.Layout, col *results.Collection, opts *collectOptions) (error, error) {
-	if !opts.check && opts.junit == "" {
-		return nil, nil
-	}
+// collectCheck judges the collected job against --against and writes --junit. The first
+// error is the check's verdict (a regression, exit 3), the second what kept it from being made.
+func collectCheck(l jobdir.Layout, col *results.Collection, opts *collectOptions) (verdict, err error) {
 	var cmp *results.Comparison
 	against := ""
 	if opts.check {
-		thr, err := results.ParseThreshold(opts.threshold)
-		if err != nil {
-			return nil, usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
-		}
-		base, err := results.Against(l, col.Dir, opts.against)
+		cmp, against, err = results.Check(l, col.Dir, opts.against, results.CompareOptions{Threshold: opts.thresholdPct})
 		var ae *results.AgainstError
 		switch {
 		case errors.As(err, &ae):
@@ -217,25 +216,9 @@ func collectCheck(io streams, l jobdir.Layout, col *results.Collection, opts *co
 		case err != nil:
 			return nil, err
 		default:
-			bs, brules, err := results.ReadJobSource(base)
-			if err != nil {
-				return nil, err
-			}
-			cs, rules, err := results.ReadJobSource(col.Dir)
-			if err != nil {
-				return nil, err
-			}
-			if len(rules) == 0 {
-				rules = brules
-			}
-			against = fmt.Sprintf("job %s (%s)", jobdir.Name(base.JobID, base.Attempt), opts.against)
-			cmp = results.CompareSources(bs, cs, results.CompareOptions{Threshold: thr, Rules: rules})
-			counts := map[string]int{}
-			for _, ch := range cmp.Changes {
-				counts[ch.Verdict]++
-			}
-			slog.Info("checked", "against", against, "regressed", counts[results.VerdictRegressed], "improved", counts[results.VerdictImproved],
-				"no change", counts[results.VerdictSame], "inconclusive", counts[results.VerdictInconclusive], "not in both", counts[results.VerdictOnlyBase]+counts[results.VerdictOnlyNew])
+			n := cmp.Counts()
+			slog.Info("checked", "against", against, "regressed", n[results.VerdictRegressed], "improved", n[results.VerdictImproved],
+				"no change", n[results.VerdictSame], "inconclusive", n[results.VerdictInconclusive], "not in both", n[results.VerdictOnlyBase]+n[results.VerdictOnlyNew])
 		}
 	}
 	if opts.junit != "" {

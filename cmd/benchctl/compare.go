@@ -167,10 +167,7 @@ func compareRun(ctx context.Context, io streams, opts *compareOptions) error {
 		return err
 	}
 	// The references file's rules, then those of NEW's manifest, else of BASE's.
-	opts.compare.Rules = newRules
-	if len(newRules) == 0 {
-		opts.compare.Rules = baseRules
-	}
+	opts.compare.Rules = results.JudgeRules(newRules, baseRules)
 	if refs != nil {
 		opts.compare.Rules = append(slices.Clone(refs.Rules), opts.compare.Rules...)
 	}

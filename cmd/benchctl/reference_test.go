@@ -67,6 +67,13 @@ func TestCollectCheckAndJUnit(t *testing.T) {
 		jobdirtest.Result(t, nd, "b", "b.csv", []byte("model,performance,metric,status\nb,"+perf+",samples_per_second,SUCCESS\n"))
 	}
 	junit := filepath.Join(t.TempDir(), "results.xml")
+	// A bad --threshold is refused before anything is collected.
+	if code, _, errs := run(t, "collect", "2", "--check", "--threshold", "lots", "--shared-dir", shared); code != 4 || !strings.Contains(errs, "invalid --threshold") {
+		t.Errorf("--threshold lots: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(l.Job("2", 0).Output(jobdir.PerfFile)); err == nil {
+		t.Errorf("collected although --threshold was refused")
+	}
 	if code, _, errs := run(t, "collect", "2", "--check", "--shared-dir", shared); code != 0 || !strings.Contains(errs, "nothing to check against") {
 		t.Errorf("no reference: exit %d\n%s", code, errs)
 	}
