@@ -302,16 +302,23 @@ func historyRowsOf(t *Table, j *jobdir.Job, d jobdir.Dir) []HistoryRow {
 		col("perf_ci_low"), col("perf_ci_high"), col("trials"), col("nnodes"), col("git_commit"), col("docker_sha")
 	var out []HistoryRow
 	for r := range t.Rows {
-		var keys []string
-		for _, k := range DefaultKeyColumns() {
-			if c := t.Col(k); c >= 0 && strings.TrimSpace(t.Get(r, c)) != "" {
-				keys = append(keys, k+"="+strings.TrimSpace(t.Get(r, c)))
-			}
-		}
+		keys := keyValues(t, r)
 		out = append(out, HistoryRow{Job: d.JobID, Attempt: d.Attempt, Started: j.StartedAt, Manifest: j.Manifest.Name,
 			Model: strings.TrimSpace(t.Get(r, cm)), Metric: strings.TrimSpace(t.Get(r, cme)), Key: strings.Join(keys, " "),
 			Variant: t.Get(r, cvar), Performance: strings.TrimSpace(t.Get(r, cp)), CILow: t.Get(r, clo), CIHigh: t.Get(r, chi),
 			Trials: t.Get(r, ctr), Nodes: t.Get(r, cn), Status: strings.TrimSpace(t.Get(r, cst)), GitCommit: t.Get(r, cgit), Image: t.Get(r, csha)})
 	}
 	return out
+}
+
+// keyValues is row r's key columns that have a value, as col=value in DefaultKeyColumns'
+// order: what tells a sweep's rows apart, as history and the JUnit file name them.
+func keyValues(t *Table, r int) []string {
+	var keys []string
+	for _, k := range DefaultKeyColumns() {
+		if c := t.Col(k); c >= 0 && strings.TrimSpace(t.Get(r, c)) != "" {
+			keys = append(keys, k+"="+strings.TrimSpace(t.Get(r, c)))
+		}
+	}
+	return keys
 }

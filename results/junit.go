@@ -61,16 +61,10 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 	}
 	col := func(name string) int { return perf.Col(name) }
 	cm, cme, cp, cst, creason, cvar, cdur := col(ColModel), col(ColMetric), col(ColPerformance), col(ColStatus), col("benchctl_reason"), col("benchctl_variant"), col("test_duration")
-	keyCols := DefaultKeyColumns()
 	for r := range perf.Rows {
 		model, metric := perf.Get(r, cm), perf.Get(r, cme)
 		name := strings.Join(nonEmpty(model, metric), " ")
-		var keys []string
-		for _, k := range keyCols {
-			if c := perf.Col(k); c >= 0 && strings.TrimSpace(perf.Get(r, c)) != "" {
-				keys = append(keys, k+"="+strings.TrimSpace(perf.Get(r, c)))
-			}
-		}
+		keys := keyValues(perf, r)
 		if v := perf.Get(r, cvar); v != "" {
 			keys = append(keys, v)
 		}
