@@ -174,28 +174,14 @@ experiment:
 		waitJobGone(t, tb, id, 2*time.Minute)
 		removeJobContainers(t, tb, id)
 	})
-	// Wait until every rank runs trial 4.
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		running := 0
-		for _, d := range nodeDirs(tb) {
-			var s runner.Status
-			if data, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job(id, 0).NodeNamed(d).Status()); err == nil && json.Unmarshal(data, &s) == nil {
-				for _, b := range s.Benchmarks {
-					if b.Trial == 4 && b.Outcome == runner.OutcomeRunning {
-						running++
-					}
-				}
+	waitEveryNode(t, tb, shared, id, "trial 4 never ran on every node", func(_ int, s runner.Status) bool {
+		for _, b := range s.Benchmarks {
+			if b.Trial == 4 && b.Outcome == runner.OutcomeRunning {
+				return true
 			}
 		}
-		if running == len(tb.Nodes) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("trial 4 never ran on every node")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return false
+	})
 	rq := exec.Command("scontrol", "requeue", id)
 	rq.Env = tb.Env()
 	if out, err := rq.CombinedOutput(); err != nil {

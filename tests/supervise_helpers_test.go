@@ -37,23 +37,31 @@ func manifestWith(t *testing.T, name string, command []string, benchExtra, extra
 // waitAllRunning waits until every node's status says its first benchmark is running.
 func waitAllRunning(t *testing.T, tb *testbed.Testbed, shared, id string) {
 	t.Helper()
+	// The status says running just before the container is created: wait for the container
+	// too (a test that kills a rank then knows that it leaves one behind).
+	waitEveryNode(t, tb, shared, id, "the benchmark never ran on every node", func(i int, s runner.Status) bool {
+		return len(s.Benchmarks) >= 1 && s.Benchmarks[0].Outcome == runner.OutcomeRunning && len(runningContainers(t, tb, tb.Nodes[i], id)) > 0
+	})
+}
+
+// waitEveryNode waits (3 minutes at most, else fails with why) until ok holds for the
+// status.json of every node of job id's first attempt.
+func waitEveryNode(t *testing.T, tb *testbed.Testbed, shared, id, why string, ok func(rank int, s runner.Status) bool) {
+	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		running := 0
+		done := 0
 		for i, d := range nodeDirs(tb) {
 			var s runner.Status
-			// The status says running just before the container is created: wait for the
-			// container too (a test that kills a rank then knows that it leaves one behind).
-			if data, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job(id, 0).NodeNamed(d).Status()); err == nil && json.Unmarshal(data, &s) == nil &&
-				len(s.Benchmarks) >= 1 && s.Benchmarks[0].Outcome == runner.OutcomeRunning && len(runningContainers(t, tb, tb.Nodes[i], id)) > 0 {
-				running++
+			if data, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job(id, 0).NodeNamed(d).Status()); err == nil && json.Unmarshal(data, &s) == nil && ok(i, s) {
+				done++
 			}
 		}
-		if running == len(tb.Nodes) {
+		if done == len(tb.Nodes) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the benchmark never ran on every node")
+			t.Fatal(why)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
