@@ -33,6 +33,8 @@ type Manifest struct {
 	Experiment *Experiment `json:"experiment,omitempty" yaml:"experiment,omitempty"`
 	// Metrics are the manifest's rules for judging metrics, in order (first match wins).
 	Metrics []MetricRule `json:"metrics,omitempty" yaml:"metrics,omitempty"`
+	// Telemetry is how the nodes sample their GPUs while a benchmark runs.
+	Telemetry Telemetry `json:"telemetry" yaml:"telemetry"`
 }
 
 // How images reach the nodes (Manifest.Distribution).

@@ -129,6 +129,11 @@ func TestInvalidManifests(t *testing.T) {
 		{"heartbeat too short", "m.yaml", okHead + okBench + "job: {heartbeat: 10ms}\n", []string{`4: job.heartbeat: "10ms" is out of range: give 100ms to 10m0s`}},
 		{"heartbeat too long", "m.yaml", okHead + okBench + "job: {heartbeat: 2h}\n", []string{`4: job.heartbeat: "2h0m0s" is out of range`}},
 		{"heartbeat not a duration", "m.yaml", okHead + okBench + "job: {heartbeat: 5}\n", []string{`4: job.heartbeat: must be a duration`}},
+		{"telemetry interval too short", "m.yaml", okHead + okBench + "telemetry: {interval: 10ms}\n", []string{`4: telemetry.interval: "10ms" is out of range: give 100ms to 1h0m0s (or off)`}},
+		{"telemetry interval a number", "m.yaml", okHead + okBench + "telemetry: {interval: 5}\n", []string{`4: telemetry.interval: must be a duration`}},
+		{"telemetry unknown field", "m.yaml", okHead + okBench + "telemetry: {every: 1s}\n", []string{`4: telemetry.every: is not a field of telemetry (it has interval only)`}},
+		{"telemetry on", "m.yaml", okHead + okBench + "telemetry: on\n", []string{`4: telemetry: must be off or a mapping such as {interval: 1s}, got the string "on"`}},
+		{"telemetry a list", "m.json", "{\"name\": \"t\",\n \"image\": {\"dockerfile\": \"Dockerfile\"},\n \"benchmarks\": [{\"name\": \"b\", \"command\": [\"x\"]}],\n \"telemetry\": [\"1s\"]}\n", []string{`4: telemetry: must be off or a mapping`}},
 		{"unknown job field", "m.yaml", okHead + okBench + "job: {heartbeats: 5s}\n", []string{`4: job.heartbeats: unknown field, did you mean "heartbeat"?`}},
 		{"bad distribution", "m.yaml", okHead + okBench + "distribution: nfs\n", []string{`4: distribution: "nfs" is not a way to distribute images (allowed: auto, cache, stream, registry)`}},
 		{"registry distribution of a built image", "m.yaml", okHead + okBench + "distribution: registry\n", []string{`distribution: registry has every node pull its image, but b builds `, "benchctl build --push"}},
@@ -378,6 +383,29 @@ func TestOnFailureAndHeartbeat(t *testing.T) {
 	}{{0, 1, false}, {0, 2, true}, {1, 4, false}, {1, 1, false}, {2, 1, true}, {2, 4, true}} {
 		if got := m.Benchmarks[c.bench].Aborts(c.world); got != c.wantAborts {
 			t.Errorf("%s on %d nodes: aborts %v, want %v", m.Benchmarks[c.bench].Name, c.world, got, c.wantAborts)
+		}
+	}
+}
+
+func TestTelemetryForms(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want time.Duration
+	}{
+		{"", DefaultTelemetryInterval},
+		{"telemetry:\n", DefaultTelemetryInterval},
+		{"telemetry: {interval: 100ms}\n", 100 * time.Millisecond},
+		{"telemetry: {interval: 1h}\n", time.Hour},
+		{"telemetry: off\n", 0},
+		{"telemetry: false\n", 0},
+		{"telemetry: {interval: off}\n", 0},
+	} {
+		m, _, err := Load(writeManifest(t, "m.yaml", okHead+okBench+c.body), Options{Lookup: env()})
+		if err != nil {
+			t.Fatalf("%q: %v", c.body, err)
+		}
+		if got := m.Telemetry.Every(); got != c.want {
+			t.Errorf("%q: sampling every %v, want %v", c.body, got, c.want)
 		}
 	}
 }

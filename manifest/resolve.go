@@ -239,6 +239,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	r.distribution(s, m)
 	r.experiment(s, m)
 	m.Metrics = s.Metrics.Rules
+	m.Telemetry = s.Telemetry.resolve()
 	return m
 }
 

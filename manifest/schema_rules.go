@@ -104,6 +104,15 @@ var schemaShapes = map[reflect.Type]func() *jsonSchema{
 			},
 		}
 	},
+	reflect.TypeFor[TelemetrySpec](): func() *jsonSchema {
+		interval := &jsonSchema{Description: "the time between samples, from 100ms to 1h (default 1s), or off", Type: schemaTypes{"string"}, Pattern: `^(off|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`}
+		return &jsonSchema{AnyOf: []*jsonSchema{
+			{Type: schemaTypes{"string"}, Enum: anys("off")},
+			{Type: schemaTypes{"boolean"}, Enum: anys(false)},
+			{Type: schemaTypes{"object"}, Properties: properties{{"interval", interval}}, AdditionalProperties: false},
+			{Type: schemaTypes{"null"}},
+		}}
+	},
 	reflect.TypeFor[ArgsSpec](): func() *jsonSchema {
 		return &jsonSchema{Type: schemaTypes{"string", "array", "null"}, Items: &jsonSchema{Type: schemaTypes{"string"}}}
 	},

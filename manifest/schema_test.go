@@ -214,6 +214,13 @@ func TestSchemaAgreesWithTheDecoder(t *testing.T) {
 		{"a metric with a bad tolerance", sHead + sBench + "metrics: {tps: {tolerance: lots}}\n", false},
 		{"a metric with an unknown field", sHead + sBench + "metrics: {tps: {better: higher, threshold: 3%}}\n", false},
 
+		{"telemetry interval", sHead + sBench + "telemetry: {interval: 250ms}\n", true},
+		{"telemetry off", sHead + sBench + "telemetry: off\n", true},
+		{"telemetry false", sHead + sBench + "telemetry: false\n", true},
+		{"telemetry interval off", sHead + sBench + "telemetry: {interval: off}\n", true},
+		{"telemetry on", sHead + sBench + "telemetry: on\n", false},
+		{"telemetry an unknown field", sHead + sBench + "telemetry: {every: 1s}\n", false},
+		{"telemetry interval a number", sHead + sBench + "telemetry: {interval: 1}\n", false},
 		{"unknown top-level field", sHead + sBench + "benchmark: x\n", false},
 		{"experiment nodes zero", sHead + sBench + "experiment: {matrix: {nodes: [0]}}\n", false},
 		{"experiment nodes a string", sHead + sBench + "experiment: {matrix: {nodes: [\"2\"]}}\n", false},
@@ -306,6 +313,7 @@ var enumManifests = map[string]func(v any) string{
 	"distribution":     func(v any) string { return sHead + sBench + fmt.Sprintf("distribution: %v\n", v) },
 	"experiment.order": func(v any) string { return sHead + sBench + fmt.Sprintf("experiment: {repeat: 2, order: %v}\n", v) },
 	"metrics.*.better": func(v any) string { return sHead + sBench + fmt.Sprintf("metrics: {tps: {better: %v}}\n", v) },
+	"telemetry":        func(v any) string { return sHead + sBench + fmt.Sprintf("telemetry: %v\n", v) },
 }
 
 // Every value of every enum in the schema is one that validate accepts, and a value outside

@@ -64,6 +64,11 @@ type Spec struct {
 	// {tokens_per_second: {better: higher, tolerance: 3%}, "*_busbw": {better: higher}}.
 	// Without a rule, times and latencies are guessed lower-is-better, the rest higher.
 	Metrics MetricsSpec `json:"metrics"`
+	// Telemetry is how each node samples its GPUs (power, energy, clocks, temperature,
+	// utilisation, memory, throttle reasons) while a benchmark runs: {interval: 1s} (the
+	// default; from 100ms to 1h) or off. Samples go to the node's folder; collect turns them
+	// into energy, power and a throttled flag per result.
+	Telemetry TelemetrySpec `json:"telemetry"`
 }
 
 // ExperimentSpec turns one job into many runs: every variant of the matrix, each repeated.
