@@ -74,6 +74,7 @@ type benchAgg struct {
 	// gpus is the GPUs the benchmark's containers got, summed over the nodes; gpusPerNode
 	// the most on one node.
 	gpus, gpusPerNode int
+	tel               *telAgg // nil until a node has telemetry of it
 	durN              int
 	durMin            float64
 	durMax            float64
@@ -263,6 +264,12 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 		return
 	}
 	b := a.bench(nb.spec)
+	if nb.tel != nil {
+		if b.tel == nil {
+			b.tel = &telAgg{trial: b.spec.run != nil}
+		}
+		b.tel.add(nd.rank, nd.host, nb.tel)
+	}
 	c := cand{dir: nd.dir, problem: nb.problem, rank: int32(nd.rank), source: nb.source}
 	if t := nb.table; t != nil {
 		c.rows = int32(len(t.Rows))

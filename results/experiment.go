@@ -135,6 +135,8 @@ type ExperimentRow struct {
 	Failed int        `json:"failedTrials"`
 	// Trials are every trial of the variant, warmups included, in the variant's order.
 	Trials []TrialPoint `json:"trials"`
+	// Telemetry is over the measured trials that sampled their GPUs; nil without any.
+	Telemetry *TrialTelemetry `json:"telemetry,omitempty"`
 
 	variant int
 	src     *BenchmarkSummary // the first measured trial with this row: its CSV row fills perf.csv's other columns
@@ -154,6 +156,11 @@ type TrialPoint struct {
 	// Picked is the node whose result was picked for the trial (the row's value comes from
 	// its CSV or log), as rank-host.
 	Picked string `json:"picked,omitempty"`
+	// EnergyJ and AvgPowerW are the trial's run's (its Telemetry), Throttled whether a node
+	// was throttled in it.
+	EnergyJ   *float64 `json:"energyJ,omitempty"`
+	AvgPowerW *float64 `json:"avgPowerW,omitempty"`
+	Throttled bool     `json:"throttled,omitempty"`
 }
 
 // ScalingSummary is one metric's scaling along the nodes parameter, for one combination of
@@ -234,6 +241,9 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 				order = append(order, id)
 			}
 			tp := TrialPoint{Trial: b.Trial, VariantTrial: b.VariantTrial, Warmup: b.Warmup, Status: r.Status, Reason: r.Reason, Picked: picked}
+			if t := b.Telemetry; t != nil && t.Nodes > 0 {
+				tp.EnergyJ, tp.AvgPowerW, tp.Throttled = t.EnergyJ, t.AvgPowerW, t.Throttled
+			}
 			if r.Status == StatusSuccess {
 				tp.Value, tp.HasValue = parsePerformance(r.Performance)
 			}
@@ -283,6 +293,7 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 			}
 		}
 		er.Stats = ComputeTrialStats(vals)
+		er.Telemetry = trialTelemetry(er, metricRules(j.Manifest.Metrics))
 		for i := range er.Trials {
 			er.Trials[i].Outlier = slices.Contains(er.Stats.Outliers, er.Trials[i].VariantTrial) && !er.Trials[i].Warmup
 		}

@@ -60,6 +60,15 @@ func experimentPerfTable(s *Summary) *Table {
 			val, _ := v.Param(p)
 			set("param_"+p, val)
 		}
+		for _, c := range []string{"energy_j", "avg_power_w", "peak_power_w", "perf_per_watt", "throttled"} {
+			set(c, "") // a trial's figures are not the variant's
+		}
+		if tt := er.Telemetry; tt != nil {
+			set("energy_j", formatOpt(tt.EnergyJ))
+			set("avg_power_w", formatOpt(tt.AvgPowerW))
+			set("perf_per_watt", formatOpt(tt.PerfPerWatt))
+			set("throttled", strconv.FormatBool(tt.Throttled))
+		}
 		st := er.Stats
 		set("trials", strconv.Itoa(st.Trials))
 		set("failed_trials", strconv.Itoa(er.Failed))

@@ -48,6 +48,7 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		bs.Candidates = append(bs.Candidates, a.candidate(b, c))
 	}
 	bs.MoreCandidates = b.moreCands
+	bs.Telemetry = b.tel.summary()
 	if b.durN > 0 {
 		bs.Durations = Durations{Nodes: b.durN, Min: b.durMin, Max: b.durMax, Mean: b.durSum / float64(b.durN)}
 	}
@@ -139,6 +140,7 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		case rowStatus == "FAILURE" || rowStatus == "FAILED":
 			row.Status, row.Reason = StatusFailure, "the benchmark marked this row "+rowStatus
 		}
+		row.PerfPerWatt = perfPerWatt(bs.Telemetry, row, a.metricRules())
 		bs.Rows = append(bs.Rows, row)
 	}
 	var other []string

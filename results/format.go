@@ -145,7 +145,8 @@ func writeRows(w io.Writer, markdown bool, s *Summary) error {
 			if perf == "" {
 				perf = "-"
 			}
-			lines = append(lines, []string{b.Name, r.Model, dash(r.Metric), keyText(r.Identity, r.Occurrence), perf, nodes, lo, med, hi, cv, r.Status, winner, shorten(r.Reason, 100)})
+			lines = append(lines, []string{b.Name, r.Model, dash(r.Metric), keyText(r.Identity, r.Occurrence), perf, nodes, lo, med, hi, cv, r.Status, winner,
+				withNote(shorten(r.Reason, 100), throttleNote(b.Telemetry))})
 		}
 	}
 	if len(s.Benchmarks) == 0 {
@@ -245,7 +246,7 @@ func writeExperimentRows(w io.Writer, markdown bool, x *ExperimentSummary) error
 		if nodesCol {
 			l = append(l, strconv.Itoa(r.Nodes))
 		}
-		l = append(l, trials, med, ci, cv, out, r.Status, shorten(r.Reason, 100))
+		l = append(l, trials, med, ci, cv, out, r.Status, withNote(shorten(r.Reason, 100), trialThrottleNote(r.Telemetry)))
 		lines = append(lines, l)
 	}
 	return writeGrid(w, markdown, cols, lines)

@@ -102,6 +102,7 @@ type nodeBench struct {
 	source  uint8
 	problem string
 	idle    bool // the node has no part in this run (a trial of a smaller variant)
+	tel     *nodeTel
 }
 
 // loadNode reads one node folder: its status and, for every benchmark, its results CSV or
@@ -141,6 +142,11 @@ func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name str
 			continue
 		}
 		nd.benches[i] = loadBench(ctx, fr, dir, name, sp, nd.record(sp.name))
+		var telProblem string
+		nd.benches[i].tel, telProblem = readNodeTelemetry(fr, dir, name, sp.name)
+		if telProblem != "" && nd.benches[i].problem == "" {
+			nd.benches[i].problem = "telemetry: " + telProblem
+		}
 	}
 	return nd
 }

@@ -27,7 +27,7 @@ func MadengineColumns() []string {
 func BenchctlColumns() []string {
 	return []string{"benchctl_job", "benchctl_attempt", "benchctl_nodes", "benchctl_winner",
 		"perf_min", "perf_max", "perf_mean", "perf_median", "perf_stdev", "perf_cv", "perf_nodes",
-		"benchctl_failed_nodes", "benchctl_reason"}
+		"benchctl_failed_nodes", "benchctl_reason", "energy_j", "avg_power_w", "peak_power_w", "perf_per_watt", "throttled"}
 }
 
 // isComputed reports the madengine columns benchctl fills even when a benchmark's CSV has them.
@@ -277,6 +277,21 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 	}
 	set("benchctl_failed_nodes", listFailures(b.Failed, maxListedNodes))
 	set("benchctl_reason", shorten(row.Reason, 400))
+	if t := b.Telemetry; t != nil && t.Nodes > 0 {
+		set("energy_j", formatOpt(t.EnergyJ))
+		set("avg_power_w", formatOpt(t.AvgPowerW))
+		set("peak_power_w", formatOpt(t.PeakPowerW))
+		set("perf_per_watt", formatOpt(row.PerfPerWatt))
+		set("throttled", strconv.FormatBool(t.Throttled))
+	}
+}
+
+// formatOpt is FormatStat of a figure that may be missing ("").
+func formatOpt(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return FormatStat(*v)
 }
 
 // EncodeCSV writes a table as CSV (RFC 4180, \n line ends). It is the one CSV writer of

@@ -109,6 +109,7 @@ type benchView struct {
 	Failed      failList
 	Candidates  []Candidate
 	MoreCands   int
+	Tel         *telView // nil: no node left telemetry of it
 }
 
 type failView struct {
@@ -214,6 +215,7 @@ func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
 			bv.Charts = append(bv.Charts, valueChart(s, b, r))
 		}
 	}
+	bv.Tel = newTelView(s.path, b)
 	bv.Failed = newFailList(b.Failed, s.path)
 	bv.Candidates = b.Candidates[:min(len(b.Candidates), maxCandidates)]
 	bv.MoreCands = len(b.Candidates) - len(bv.Candidates)

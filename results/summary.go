@@ -145,6 +145,9 @@ type BenchmarkSummary struct {
 	Variant      string `json:"variant,omitempty"`
 	VariantTrial int    `json:"variantTrial,omitempty"`
 	Warmup       bool   `json:"warmup,omitempty"`
+	// Telemetry is what the run's GPUs did (energy, power, throttling), over the nodes
+	// that sampled them; nil when no node left telemetry of it (telemetry: off).
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
 	// Attempt, for a trial a requeued job resumed after, is the earlier attempt that ran it:
 	// its candidates' and failures' paths are in that attempt's folder (jobs/<id>.<n>).
 	Attempt *int `json:"attempt,omitempty"`
@@ -182,6 +185,9 @@ type RowSummary struct {
 	Status string   `json:"status"`
 	Reason string   `json:"reason,omitempty"`
 	Stats  Stats    `json:"stats"`
+	// PerfPerWatt is Value per watt of the run's average draw (Telemetry.AvgPowerW), for a
+	// throughput (a metric where higher is better); absent otherwise.
+	PerfPerWatt *float64 `json:"perfPerWatt,omitempty"`
 }
 
 // Durations summarises a benchmark's run time (seconds) over the nodes that recorded one.

@@ -99,3 +99,13 @@ func writeJSON(t testing.TB, path string, v any) {
 	}
 	File(t, path, append(data, '\n'))
 }
+
+// TelemetrySummary writes s as n's telemetry summary of s.Run (a zero Telemetry version is
+// jobdir.TelemetryVersion).
+func TelemetrySummary(t testing.TB, n jobdir.NodeDir, s *jobdir.TelemetrySummary) {
+	t.Helper()
+	if s.Telemetry == 0 {
+		s.Telemetry = jobdir.TelemetryVersion
+	}
+	writeJSON(t, n.TelemetrySummary(s.Run), s)
+}
