@@ -196,7 +196,44 @@ typedef struct {
 	uint32_t reserved[10];
 } bc_proc_info_v26_t;
 
+// amdsmi_power_info_t, 24.6.1: every member 32 bits; socket power in W on bare-metal
+// Linux (MI300 fills current_socket_power, earlier parts average_socket_power).
+typedef struct {
+	uint32_t current_socket_power;
+	uint32_t average_socket_power;
+	uint32_t gfx_voltage;
+	uint32_t soc_voltage;
+	uint32_t mem_voltage;
+	uint32_t power_limit;
+	uint32_t reserved[11];
+} bc_power_info_v24_6_t;
+
+// amdsmi_power_info_t, 26.1.0: socket_power (64 bits) first, voltages widened to 64 bits;
+// power in W on bare-metal Linux; unsupported members are UINT32_MAX (or UINT64_MAX).
+typedef struct {
+	uint64_t socket_power;
+	uint32_t current_socket_power;
+	uint32_t average_socket_power;
+	uint64_t gfx_voltage;
+	uint64_t soc_voltage;
+	uint64_t mem_voltage;
+	uint32_t power_limit;
+	uint64_t reserved[18];
+} bc_power_info_v26_t;
+
+// amdsmi_engine_usage_t (24.6.1 and 26.1.0): activity in percent.
+typedef struct {
+	uint32_t gfx_activity;
+	uint32_t umc_activity;
+	uint32_t mm_activity;
+	uint32_t reserved[13];
+} bc_engine_usage_t;
+
 _Static_assert(sizeof(bc_bdf_t) == 8, "amdsmi_bdf_t");
+_Static_assert(sizeof(bc_power_info_v24_6_t) == 68, "amdsmi_power_info_t 24.6.1");
+_Static_assert(sizeof(bc_power_info_v26_t) == 192 && offsetof(bc_power_info_v26_t, current_socket_power) == 8 &&
+	offsetof(bc_power_info_v26_t, power_limit) == 40, "amdsmi_power_info_t 26.1.0");
+_Static_assert(sizeof(bc_engine_usage_t) == 64, "amdsmi_engine_usage_t");
 _Static_assert(sizeof(bc_version_v24_t) == 24 && sizeof(bc_version_v26_t) == 24, "amdsmi_version_t");
 _Static_assert(sizeof(bc_vram_usage_t) == 16, "amdsmi_vram_usage_t");
 _Static_assert(sizeof(bc_power_cap_info_t) == 64, "amdsmi_power_cap_info_t");

@@ -1,0 +1,155 @@
+//go:build cgo && linux
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+func amdsmiSamplerFor(t testing.TB, opts Options) (Sampler, Inventory) {
+	t.Helper()
+	inv, err := Detect(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := OpenSampler(context.Background(), opts, inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { smp.Close() })
+	return smp, inv
+}
+
+func TestAMDSMISampler(t *testing.T) {
+	for _, version := range []string{"26.1.0", "24.6.1"} {
+		t.Run(version, func(t *testing.T) {
+			t.Setenv("FAKE_AMDSMI_VERSION", version)
+			smp, inv := amdsmiSamplerFor(t, withFake(t, fakeAMDSMI(t)))
+			if smp.Source() != "amdsmi" {
+				t.Fatalf("source %q", smp.Source())
+			}
+			var rs []Reading
+			for i := 0; i < 3; i++ {
+				rs = smp.Sample(context.Background())
+			}
+			// KFD index 6 (0000:bf:00.0) is the fake's third GPU: 320 W, 97 % busy, 12571 MiB.
+			r := rs[6]
+			if len(rs) != 8 || r.Index != 6 || r.Err != nil || *r.PowerW != 320 || *r.GFXClockMHz != 132 || *r.MemClockMHz != 900 ||
+				*r.TemperatureC != 43 || *r.UtilPercent != 97 || *r.MemoryUsedBytes != 12571<<20 || r.ThrottleKnown {
+				t.Fatalf("GPU 6: %+v", r)
+			}
+			// Three reads of a counter that grows 1,000,000 counts a read, at 15.259 µJ a count.
+			if math.Abs(*r.EnergyJ-3*15.259) > 1e-3 {
+				t.Errorf("energy %v J, want 45.777", *r.EnergyJ)
+			}
+			if *rs[0].PowerW != 340 || inv.GPUs[0].PCIBusID != "0000:0c:00.0" {
+				t.Errorf("GPU 0 (0000:0c:00.0, the fake's fifth): %v W", *rs[0].PowerW)
+			}
+			u := smp.Unavailable()
+			if len(u) != 8 || u[0].Field != "throttle" {
+				t.Errorf("unavailable %+v", u)
+			}
+		})
+	}
+}
+
+// A snapshot (diagnostics, doctor) while the sampler's session is open: both answer.
+func TestAMDSMISamplerBesideASnapshot(t *testing.T) {
+	opts := withFake(t, fakeAMDSMI(t))
+	smp, _ := amdsmiSamplerFor(t, opts)
+	if _, err := Snapshot(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if r := smp.Sample(context.Background())[0]; r.Err != nil || r.PowerW == nil {
+		t.Fatalf("after a snapshot: %+v", r)
+	}
+}
+
+// No energy counter; a GPU lost mid-run (AMDSMI_STATUS_NOT_FOUND): each said once.
+func TestAMDSMIEnergyMissingAndGPULost(t *testing.T) {
+	t.Setenv("FAKE_AMDSMI_ENERGY", "none")
+	smp, _ := amdsmiSamplerFor(t, withFake(t, fakeAMDSMI(t)))
+	if r := smp.Sample(context.Background())[6]; r.Err != nil || r.EnergyJ != nil || r.PowerW == nil {
+		t.Fatalf("before: %+v", r)
+	}
+	t.Setenv("FAKE_AMDSMI_LOST", "bf")
+	for i := 0; i < 100; i++ {
+		rs := smp.Sample(context.Background())
+		if r := rs[6]; r.Err == nil || !strings.Contains(r.Err.Error(), "AMDSMI_STATUS_NOT_FOUND") || r.PowerW != nil {
+			t.Fatalf("lost, sample %d: %+v", i, r)
+		}
+		if rs[5].Err != nil {
+			t.Fatalf("GPU 5: %+v", rs[5])
+		}
+	}
+	count := map[string]int{}
+	for _, u := range smp.Unavailable() {
+		count[fmt.Sprint(u.GPU, " ", u.Field)]++
+		if u.Field == "energy" && !strings.Contains(u.Why, "not supported") {
+			t.Errorf("%+v", u)
+		}
+	}
+	if count["6 gpu"] != 1 || count["0 energy"] != 1 || count["6 energy"] != 1 || len(count) != 8*2+1 {
+		t.Errorf("unavailable %v", count)
+	}
+	for k, n := range count {
+		if n != 1 {
+			t.Errorf("%s said %d times", k, n)
+		}
+	}
+}
+
+// A library without the telemetry calls: what they give is unavailable, the rest answers.
+func TestAMDSMIOlderLibraryTelemetry(t *testing.T) {
+	smp, _ := amdsmiSamplerFor(t, withFake(t, fakeAMDSMI(t, "-DFAKE_OMIT_OPTIONAL")))
+	r := smp.Sample(context.Background())[0]
+	if r.Err != nil || r.PowerW != nil || r.EnergyJ != nil || r.UtilPercent != nil || r.GFXClockMHz == nil || r.MemoryUsedBytes == nil {
+		t.Fatalf("%+v", r)
+	}
+	why := map[string]string{}
+	for _, u := range smp.Unavailable() {
+		if u.GPU == 0 {
+			why[u.Field] = u.Why
+		}
+	}
+	if why["power"] != "the library lacks amdsmi_get_power_info" || why["energy"] != "the library lacks amdsmi_get_energy_count" ||
+		why["util"] != "the library lacks amdsmi_get_gpu_activity" {
+		t.Errorf("%q", why)
+	}
+}
+
+// With the library named but unusable, auto falls back to hwmon and says why.
+func TestAMDSamplerFallsBackToHwmon(t *testing.T) {
+	opts := withFake(t, fakeAMDSMI(t))
+	inv, err := Detect(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_AMDSMI_FAIL", "init")
+	smp, err := OpenSampler(context.Background(), opts, inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer smp.Close()
+	u := smp.Unavailable()
+	if smp.Source() != "sysfs" || len(u) == 0 || u[0].Field != "source" || !strings.Contains(u[0].Why, "amdsmi_init failed") {
+		t.Fatalf("%s %+v", smp.Source(), u)
+	}
+	if r := smp.Sample(context.Background())[6]; r.PowerW == nil || *r.PowerW != 144 {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// BenchmarkSampleAMDSMI8 is one Sample of the fake library's eight MI300X (26.1.0).
+func BenchmarkSampleAMDSMI8(b *testing.B) {
+	smp, _ := amdsmiSamplerFor(b, withFake(b, fakeAMDSMI(b)))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		smp.Sample(ctx)
+	}
+}
