@@ -108,7 +108,7 @@ out. Telemetry comes from NVML (NVIDIA, cgo builds), the AMD SMI library or sysf
 		"where AMD GPU facts come from: auto (the AMD SMI library, else sysfs, else the amd-smi CLI), amdsmi, sysfs or amd-smi", sources...)
 	choiceFlag(cmd, f, &opts.source, "amd-source", "", gpu.SourceAuto, "old spelling of --source", gpu.SourceSysfs, gpu.SourceAMDSMICLI)
 	deprecate(cmd, "amd-source", func(v string) string { return "--source " + v })
-	f.StringVar(&watch, "watch", "", "sample the GPUs every INTERVAL (default 1s, at least 100ms) until Ctrl-C")
+	f.StringVar(&watch, "watch", "", "sample the GPUs every `INTERVAL` (default 1s, at least 100ms) until Ctrl-C")
 	f.Lookup("watch").NoOptDefVal = watchDefault
 	_ = f.MarkHidden("sysfs-root")
 	_ = cmd.MarkFlagDirname("sysfs-root")
