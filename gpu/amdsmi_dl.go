@@ -16,7 +16,7 @@ enum {
 	BC_GET_GPU_COMPUTE_PARTITION, BC_GET_GPU_MEMORY_PARTITION, BC_GET_POWER_CAP_INFO,
 	BC_GET_CLOCK_INFO, BC_GET_TEMP_METRIC, BC_GET_FW_INFO, BC_GET_GPU_DRIVER_INFO,
 	BC_GET_GPU_PROCESS_LIST, BC_STATUS_CODE_TO_STRING,
-	BC_GET_POWER_INFO, BC_GET_ENERGY_COUNT, BC_GET_GPU_ACTIVITY,
+	BC_GET_POWER_INFO, BC_GET_ENERGY_COUNT, BC_GET_GPU_ACTIVITY, BC_GET_GPU_METRICS_INFO,
 	BC_NFUNCS
 };
 
@@ -312,6 +312,23 @@ static bc_status_t bc_activity(bc_lib *l, uintptr_t h, uint32_t *gfx) {
 	return st;
 }
 
+// bc_metrics reads the gpu metrics table's revision and indep_throttle_status into a
+// zeroed heap buffer far larger than any known layout.
+static bc_status_t bc_metrics(bc_lib *l, uintptr_t h, uint8_t *format, uint8_t *content, uint64_t *indep) {
+	*format = 0, *content = 0, *indep = UINT64_MAX;
+	unsigned char *buf = calloc(1, BC_GPU_METRICS_BUFFER);
+	if (buf == NULL) {
+		return BC_STATUS_OUT_OF_RESOURCES;
+	}
+	bc_status_t st = ((bc_fn_h_ptr)l->fn[BC_GET_GPU_METRICS_INFO])((void *)h, buf);
+	if (st == BC_STATUS_SUCCESS) {
+		const bc_gpu_metrics_head_t *m = (const bc_gpu_metrics_head_t *)buf;
+		*format = m->format_revision, *content = m->content_revision, *indep = m->indep_throttle_status;
+	}
+	free(buf);
+	return st;
+}
+
 static void bc_status_string(bc_lib *l, bc_status_t st, char *buf, size_t len) {
 	const char *s = NULL;
 	buf[0] = 0;
@@ -354,6 +371,7 @@ var amdsmiSymbols = [C.BC_NFUNCS]struct {
 	C.BC_GET_POWER_INFO:            {"amdsmi_get_power_info", false},
 	C.BC_GET_ENERGY_COUNT:          {"amdsmi_get_energy_count", false},
 	C.BC_GET_GPU_ACTIVITY:          {"amdsmi_get_gpu_activity", false},
+	C.BC_GET_GPU_METRICS_INFO:      {"amdsmi_get_gpu_metrics_info", false},
 }
 
 // dlLib is a dlopened libamd_smi. It is never dlclosed: the library starts threads and
@@ -584,6 +602,16 @@ func (l *dlLib) Activity(h uintptr) (uint32, uint32) {
 	var gfx C.uint32_t
 	st := C.bc_activity(l.c, C.uintptr_t(h), &gfx)
 	return uint32(gfx), uint32(st)
+}
+
+func (l *dlLib) Throttle(h uintptr) (uint8, uint8, uint64, uint32) {
+	if !l.has(C.BC_GET_GPU_METRICS_INFO) {
+		return 0, 0, 0, statusMissing
+	}
+	var format, content C.uint8_t
+	var indep C.uint64_t
+	st := C.bc_metrics(l.c, C.uintptr_t(h), &format, &content, &indep)
+	return uint8(format), uint8(content), uint64(indep), uint32(st)
 }
 
 func (l *dlLib) StatusString(st uint32) string {

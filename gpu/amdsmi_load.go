@@ -54,6 +54,8 @@ type smiLib interface {
 	Power(abi int, h uintptr) (watts uint64, status uint32)                      // socket power; NOT_SUPPORTED when no member holds one
 	Energy(h uintptr) (count uint64, microjoulesPerCount float64, status uint32) // the energy accumulator
 	Activity(h uintptr) (gfxPercent uint32, status uint32)
+	// Throttle is the gpu metrics table's revision and indep_throttle_status.
+	Throttle(h uintptr) (format, content uint8, indep uint64, status uint32)
 }
 
 type smiASIC struct {

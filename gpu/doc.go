@@ -59,12 +59,15 @@
 //     is 64 bits), amdsmi_get_gpu_activity (gfx_activity, %), with amdsmi_get_clock_info,
 //     amdsmi_get_temp_metric and amdsmi_get_gpu_vram_usage (MB: MiB resolution) as above.
 //     AMDSMI_STATUS_NOT_FOUND, INVAL (a handle that no longer names a GPU) and NOT_INIT
-//     mean the GPU is gone. Throttle status is not read yet: it is in
-//     amdsmi_get_gpu_metrics_info (throttle_status, indep_throttle_status), a large
-//     structure whose layout per version is still to be checked, so every GPU's throttle
-//     is listed unavailable once. When it is: PPT bits to power; THM (core, HBM, VR,
-//     SoC) bits to thermal; PROCHOT, VR current (TDC/EDC), fan and the rest to
-//     reliability.
+//     mean the GPU is gone. Throttle reasons come from amdsmi_get_gpu_metrics_info's
+//     indep_throttle_status (the kernel's ASIC-independent SMU_THROTTLER_* bits, gpu
+//     metrics table v1.3 and later; the ASIC-dependent throttle_status is not read). The
+//     structure differs between 24.6 and 26.x after that field, so only its head is
+//     declared (bc_gpu_metrics_head_t, identical in both) and the library writes into a
+//     64 KiB zeroed buffer. Mapping: PPT0-3, SPL, FPPT, SPPT, SPPT_APU (bits 0-7) to
+//     power; TEMP_* (GPU, core, memory, edge, hotspot, SoC, VR, liquid; bits 32-43) to
+//     thermal; TDC/EDC current limits (16-22), APCC (23), VRHOT (44-45), PROCHOT (46-47),
+//     PPM (56) and FIT (57) to reliability; a bit the kernel does not define to other.
 //   - sysfs (telemetry_hwmon.go): the amdgpu hwmon folder beside the GPU's PCI device
 //     (<root>/sys/bus/pci/devices/<pci>/hwmon/hwmon<N>, the folder
 //     /sys/class/drm/card<N>/device/hwmon is), matched by PCI address:

@@ -110,9 +110,6 @@ func (l *amdsmiLoaded) openSampler(inv Inventory) (*amdsmiSampler, error) {
 	for _, j := range found {
 		a.handles = append(a.handles, hs[j])
 	}
-	for _, g := range inv.GPUs {
-		a.u.add(g.Index, "throttle", "not read from AMD SMI yet: amdsmi_get_gpu_metrics_info's layout is not checked")
-	}
 	ok = true
 	return a, nil
 }
@@ -188,6 +185,13 @@ func (a *amdsmiSampler) readGPU(idx int, h uintptr) Reading {
 	if _, used, st := lib.VRAM(h); ok("memoryUsed", "amdsmi_get_gpu_vram_usage", st) {
 		r.MemoryUsedBytes = ptr(used)
 	}
+	if f, c, indep, st := lib.Throttle(h); ok("throttle", "amdsmi_get_gpu_metrics_info", st) {
+		if f == 1 && c >= 3 && indep != math.MaxUint64 {
+			r.Throttle, r.ThrottleKnown = amdThrottle(indep), true
+		} else {
+			a.u.add(idx, "throttle", fmt.Sprintf("the GPU's metrics table (v%d.%d) has no ASIC-independent throttle status (from v1.3)", f, c))
+		}
+	}
 	if lost != nil {
 		a.u.add(idx, "gpu", lost.Error())
 		return Reading{Index: idx, Err: lost}
@@ -209,4 +213,35 @@ func (a *amdsmiSampler) close() error {
 		return a.s.fail("amdsmi_shut_down", st)
 	}
 	return nil
+}
+
+// amdThrottle maps the gpu metrics table's indep_throttle_status (the kernel's
+// ASIC-independent SMU_THROTTLER_*_BIT, drivers/gpu/drm/amd/pm/swsmu/inc/smu_types.h) to
+// Throttle:
+//
+//	PPT0-3, SPL, FPPT, SPPT, SPPT_APU (bits 0-7)                  -> power
+//	TEMP_GPU, CORE, MEM, EDGE, HOTSPOT, SOC, VR_*, LIQUID* (32-43) -> thermal
+//	TDC_*, EDC_* (current, 16-22), APCC (23), VRHOT0-1 (44-45),
+//	PROCHOT_CPU, PROCHOT_GFX (46-47), PPM (56), FIT (57)           -> reliability
+//	any bit the kernel does not define                              -> other
+func amdThrottle(b uint64) Throttle {
+	const (
+		power       = 0xff
+		thermal     = 0xfff << 32
+		reliability = 0xff<<16 | 0xf<<44 | 1<<56 | 1<<57
+	)
+	var t Throttle
+	if b&power != 0 {
+		t |= ThrottlePower
+	}
+	if b&thermal != 0 {
+		t |= ThrottleThermal
+	}
+	if b&reliability != 0 {
+		t |= ThrottleReliability
+	}
+	if b&^uint64(power|thermal|reliability) != 0 {
+		t |= ThrottleOther
+	}
+	return t
 }

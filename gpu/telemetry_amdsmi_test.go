@@ -39,7 +39,7 @@ func TestAMDSMISampler(t *testing.T) {
 			// KFD index 6 (0000:bf:00.0) is the fake's third GPU: 320 W, 97 % busy, 12571 MiB.
 			r := rs[6]
 			if len(rs) != 8 || r.Index != 6 || r.Err != nil || *r.PowerW != 320 || *r.GFXClockMHz != 132 || *r.MemClockMHz != 900 ||
-				*r.TemperatureC != 43 || *r.UtilPercent != 97 || *r.MemoryUsedBytes != 12571<<20 || r.ThrottleKnown {
+				*r.TemperatureC != 43 || *r.UtilPercent != 97 || *r.MemoryUsedBytes != 12571<<20 || !r.ThrottleKnown || r.Throttle != 0 {
 				t.Fatalf("GPU 6: %+v", r)
 			}
 			// Three reads of a counter that grows 1,000,000 counts a read, at 15.259 µJ a count.
@@ -49,8 +49,48 @@ func TestAMDSMISampler(t *testing.T) {
 			if *rs[0].PowerW != 340 || inv.GPUs[0].PCIBusID != "0000:0c:00.0" {
 				t.Errorf("GPU 0 (0000:0c:00.0, the fake's fifth): %v W", *rs[0].PowerW)
 			}
+			if u := smp.Unavailable(); len(u) != 0 {
+				t.Errorf("unavailable %+v", u)
+			}
+		})
+	}
+}
+
+// indep_throttle_status's bits, read through the library (both layouts share the head of
+// amdsmi_gpu_metrics_t), land in their groups; a table older than v1.3 has none.
+func TestAMDSMIThrottleStatus(t *testing.T) {
+	cases := []struct {
+		bits string
+		want Throttle
+	}{
+		{"0", 0},
+		{"1", ThrottlePower},                            // PPT0
+		{"80", ThrottlePower},                           // SPPT_APU
+		{"1000000000", ThrottleThermal},                 // TEMP_GPU (32)
+		{"80000000000", ThrottleThermal},                // TEMP_LIQUID1 (43)
+		{"10000", ThrottleReliability},                  // TDC_GFX (16)
+		{"100000000000", ThrottleReliability},           // VRHOT0 (44)
+		{"800000000000", ThrottleReliability},           // PROCHOT_GFX (47)
+		{"200000000000000", ThrottleReliability},        // FIT (57)
+		{"100", ThrottleOther},                          // bit 8: not defined
+		{"1000000010", ThrottlePower | ThrottleThermal}, // SPL and TEMP_GPU
+	}
+	for _, version := range []string{"26.1.0", "24.6.1"} {
+		t.Run(version, func(t *testing.T) {
+			t.Setenv("FAKE_AMDSMI_VERSION", version)
+			smp, _ := amdsmiSamplerFor(t, withFake(t, fakeAMDSMI(t)))
+			for _, c := range cases {
+				t.Setenv("FAKE_AMDSMI_THROTTLE", c.bits)
+				if r := smp.Sample(context.Background())[3]; !r.ThrottleKnown || r.Throttle != c.want {
+					t.Errorf("indep_throttle_status 0x%s: %q (known %v), want %q", c.bits, r.Throttle, r.ThrottleKnown, c.want)
+				}
+			}
+			t.Setenv("FAKE_AMDSMI_THROTTLE", "old")
+			if r := smp.Sample(context.Background())[3]; r.ThrottleKnown {
+				t.Errorf("a v1.2 table: %+v", r)
+			}
 			u := smp.Unavailable()
-			if len(u) != 8 || u[0].Field != "throttle" {
+			if len(u) != 8 || u[3].Field != "throttle" || !strings.Contains(u[3].Why, "(v1.2) has no ASIC-independent throttle status") {
 				t.Errorf("unavailable %+v", u)
 			}
 		})
@@ -93,7 +133,7 @@ func TestAMDSMIEnergyMissingAndGPULost(t *testing.T) {
 			t.Errorf("%+v", u)
 		}
 	}
-	if count["6 gpu"] != 1 || count["0 energy"] != 1 || count["6 energy"] != 1 || len(count) != 8*2+1 {
+	if count["6 gpu"] != 1 || count["0 energy"] != 1 || count["6 energy"] != 1 || len(count) != 8+1 {
 		t.Errorf("unavailable %v", count)
 	}
 	for k, n := range count {
@@ -117,7 +157,7 @@ func TestAMDSMIOlderLibraryTelemetry(t *testing.T) {
 		}
 	}
 	if why["power"] != "the library lacks amdsmi_get_power_info" || why["energy"] != "the library lacks amdsmi_get_energy_count" ||
-		why["util"] != "the library lacks amdsmi_get_gpu_activity" {
+		why["util"] != "the library lacks amdsmi_get_gpu_activity" || why["throttle"] != "the library lacks amdsmi_get_gpu_metrics_info" {
 		t.Errorf("%q", why)
 	}
 }

@@ -15,12 +15,15 @@
 //   FAKE_AMDSMI_LOST       the GPU at this bus number (hex, e.g. bf) answers every telemetry
 //                          call with AMDSMI_STATUS_NOT_FOUND (it fell off the bus)
 //   FAKE_AMDSMI_ENERGY     none: amdsmi_get_energy_count answers AMDSMI_STATUS_NOT_SUPPORTED
+//   FAKE_AMDSMI_THROTTLE   indep_throttle_status of every GPU, in hex (default 0); "old": a
+//                          v1.2 metrics table, which has none
 // amdsmi_init and amdsmi_shut_down count their callers, as the library does, so that a
 // telemetry session and a snapshot can overlap.
 // Build variants: -DFAKE_OMIT_REQUIRED leaves out amdsmi_get_gpu_vram_usage;
 // -DFAKE_OMIT_OPTIONAL leaves out amdsmi_get_gpu_memory_partition,
 // amdsmi_get_gpu_process_list, amdsmi_status_code_to_string and the telemetry calls
-// amdsmi_get_power_info, amdsmi_get_energy_count and amdsmi_get_gpu_activity (an older library).
+// amdsmi_get_power_info, amdsmi_get_energy_count, amdsmi_get_gpu_activity and
+// amdsmi_get_gpu_metrics_info (an older library).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -487,6 +490,52 @@ amdsmi_status_t amdsmi_get_gpu_activity(amdsmi_processor_handle h, amdsmi_engine
 	}
 	memset(u, 0, sizeof *u);
 	u->gfx_activity = i == 2 ? 97 : 0, u->umc_activity = i == 2 ? 40 : 0;
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+// amdsmi_gpu_metrics_t up to indep_throttle_status (the same in 24.6.1 and 26.1.0); the
+// fake then fills the rest of 26.1.0's larger structure (about 5 KiB) with 0xff, "N/A".
+typedef struct {
+	uint16_t structure_size;
+	uint8_t format_revision, content_revision;
+	uint16_t temperature_edge, temperature_hotspot, temperature_mem, temperature_vrgfx, temperature_vrsoc, temperature_vrmem;
+	uint16_t average_gfx_activity, average_umc_activity, average_mm_activity;
+	uint16_t average_socket_power;
+	uint64_t energy_accumulator;
+	uint64_t system_clock_counter;
+	uint16_t average_gfxclk_frequency, average_socclk_frequency, average_uclk_frequency, average_vclk0_frequency,
+		average_dclk0_frequency, average_vclk1_frequency, average_dclk1_frequency;
+	uint16_t current_gfxclk, current_socclk, current_uclk, current_vclk0, current_dclk0, current_vclk1, current_dclk1;
+	uint32_t throttle_status;
+	uint16_t current_fan_speed, pcie_link_width, pcie_link_speed;
+	uint32_t gfx_activity_acc, mem_activity_acc;
+	uint16_t temperature_hbm[4];
+	uint64_t firmware_timestamp;
+	uint16_t voltage_soc, voltage_gfx, voltage_mem;
+	uint64_t indep_throttle_status;
+} metrics_head_t;
+
+amdsmi_status_t amdsmi_get_gpu_metrics_info(amdsmi_processor_handle h, void *out) {
+	int i = gpu_of(h);
+	if (i < 0 || out == NULL) {
+		return AMDSMI_STATUS_INVAL;
+	}
+	if (lost(i)) {
+		return AMDSMI_STATUS_NOT_FOUND;
+	}
+	size_t total = new_layout() ? 5600 : 1400;
+	memset(out, 0xff, total);
+	metrics_head_t *m = out;
+	m->structure_size = (uint16_t)total;
+	m->format_revision = 1;
+	m->content_revision = 5; // MI300X's table is v1.5 on ROCm 6.2
+	const char *t = env("FAKE_AMDSMI_THROTTLE", "0");
+	if (strcmp(t, "old") == 0) {
+		m->content_revision = 2;
+	} else {
+		m->indep_throttle_status = strtoull(t, NULL, 16);
+	}
+	m->throttle_status = 0xdeadbeef; // ASIC-dependent bits benchctl must not read
 	return AMDSMI_STATUS_SUCCESS;
 }
 
