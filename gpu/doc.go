@@ -49,8 +49,8 @@
 //     (an error wrapping ErrNotFound): nvidia-smi, a process per sample, would cost tens
 //     of milliseconds of CPU each time.
 //   - amdsmi (telemetry_amdsmi.go): one session (amdsmi_init .. amdsmi_shut_down) from
-//     OpenSampler to Close; each Sample holds the library only for its reads and answers
-//     at once, every GPU in error, if another call holds it. Optional entry points, each
+//     OpenSampler to Close; each Sample holds the library only for its reads, waiting
+//     (no longer than its context) while a snapshot holds it. Optional entry points, each
 //     layout checked against amdsmi.h 24.6.1 and 26.1.0 (amdsmi_abi.h):
 //     amdsmi_get_power_info (socket power in W: 26.x's socket_power, else
 //     current_socket_power (MI300), else average_socket_power; UINT32_MAX, UINT64_MAX,

@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 )
@@ -18,7 +17,8 @@ const (
 // version's layouts, the processor handles of inv's GPUs (matched on the PCI address).
 // Each Sample takes the library for the length of its reads only, so diagnostics and
 // doctor can open their own sessions meanwhile (amdsmi_init counts its callers); a
-// Sample that finds the library busy answers at once with every GPU in error.
+// Sample that finds the library held longer than its context answers with every GPU in
+// error.
 func openAMDSMISampler(ctx context.Context, opts Options, inv Inventory) (Sampler, error) {
 	l, err := openAMDSMI(opts)
 	if err != nil {
@@ -35,9 +35,12 @@ func openAMDSMISampler(ctx context.Context, opts Options, inv Inventory) (Sample
 		return nil, &AMDSMIError{Path: l.path, Reason: "an earlier call into the library has not returned (" + ctx.Err().Error() + ")"}
 	}
 	go func() {
-		defer func() { <-l.sem }()
-		s, err := l.openSampler(inv)
-		done <- opened{s, err}
+		var o opened
+		func() {
+			defer func() { <-l.sem }() // released before the answer goes back
+			o.s, o.err = l.openSampler(inv)
+		}()
+		done <- o
 	}()
 	var o opened
 	select {
@@ -114,20 +117,10 @@ func (l *amdsmiLoaded) openSampler(inv Inventory) (*amdsmiSampler, error) {
 	return a, nil
 }
 
-// read takes the library for one round of reads, or answers at once when another call
-// holds it.
+// read takes the library for one round of reads. It waits for another session (a
+// snapshot) to end; the Sample that runs it gives up at its context meanwhile.
 func (a *amdsmiSampler) read() []Reading {
-	select {
-	case a.l.sem <- struct{}{}:
-	default:
-		err := errors.New("amdsmi: the library is busy with another call")
-		out := make([]Reading, len(a.gpus))
-		for i, g := range a.gpus {
-			out[i] = Reading{Index: g.Index, Err: err}
-			a.u.add(g.Index, "gpu", err.Error())
-		}
-		return out
-	}
+	a.l.sem <- struct{}{}
 	defer func() { <-a.l.sem }()
 	out := make([]Reading, len(a.handles))
 	for i, h := range a.handles {

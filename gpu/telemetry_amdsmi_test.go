@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func amdsmiSamplerFor(t testing.TB, opts Options) (Sampler, Inventory) {
@@ -191,5 +192,34 @@ func BenchmarkSampleAMDSMI8(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		smp.Sample(ctx)
+	}
+}
+
+// A sample while a snapshot holds the library waits for it (within its context) rather
+// than failing; a context shorter than the snapshot gives every GPU an error, at once.
+func TestAMDSMISampleWaitsForASnapshot(t *testing.T) {
+	opts := withFake(t, fakeAMDSMI(t))
+	smp, _ := amdsmiSamplerFor(t, opts)
+	t.Setenv("FAKE_AMDSMI_SLEEP_MS", "300") // the snapshot's amdsmi_init
+	snap := make(chan error, 1)
+	go func() { _, err := Snapshot(context.Background(), opts); snap <- err }()
+	time.Sleep(50 * time.Millisecond) // let the snapshot take the library
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	r := smp.Sample(ctx)[0]
+	cancel()
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "no answer") {
+		t.Errorf("short context: %+v", r)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var got Reading
+	for got = smp.Sample(ctx)[0]; got.Err != nil && ctx.Err() == nil; got = smp.Sample(ctx)[0] {
+		time.Sleep(5 * time.Millisecond) // the first read still waits for the library
+	}
+	if got.Err != nil || got.PowerW == nil {
+		t.Errorf("after the snapshot: %+v", got)
+	}
+	if err := <-snap; err != nil {
+		t.Errorf("snapshot: %v", err)
 	}
 }
