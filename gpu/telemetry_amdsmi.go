@@ -46,6 +46,11 @@ func openAMDSMISampler(ctx context.Context, opts Options, inv Inventory) (Sample
 	select {
 	case o = <-done:
 	case <-ctx.Done():
+		go func() { // a session that opens after all is closed again
+			if o := <-done; o.err == nil {
+				o.s.close()
+			}
+		}()
 		return nil, &AMDSMIError{Path: l.path, Reason: "no answer (" + ctx.Err().Error() + "); the call goes on in the background"}
 	}
 	if o.err != nil {

@@ -105,43 +105,59 @@ func readHwmon(gpus []hwmonGPU, u *unavailable) []Reading {
 }
 
 func (g hwmonGPU) read(u *unavailable) Reading {
-	r := Reading{Index: g.index}
-	if _, err := os.Stat(g.device); err != nil {
-		err = fmt.Errorf("sysfs: the GPU's device folder is gone: %w", err)
+	gone := func(err error) Reading {
 		u.add(g.index, "gpu", err.Error())
 		return Reading{Index: g.index, Err: err}
 	}
-	num := func(field, path string) (uint64, bool) {
-		if path == "" {
-			return 0, false
+	if _, err := os.Stat(g.device); err != nil {
+		return gone(fmt.Errorf("sysfs: the GPU's device folder is gone: %w", err))
+	}
+	type fact struct {
+		field, path string
+		n           uint64
+		err         error
+	}
+	facts := [...]fact{{field: "power", path: g.power}, {field: "energy", path: g.energy}, {field: "temperature", path: g.temp},
+		{field: "gfxClock", path: g.gfx}, {field: "memClock", path: g.mem}, {field: "util", path: g.busy}, {field: "memoryUsed", path: g.vram}}
+	asked, missing := 0, 0
+	for i := range facts {
+		f := &facts[i]
+		if f.path == "" {
+			continue
 		}
-		n, err := readUintAttr(path)
-		if err != nil {
-			u.add(g.index, field, err.Error())
-			return 0, false
+		asked++
+		if f.n, f.err = readUintAttr(f.path); errors.Is(f.err, os.ErrNotExist) {
+			missing++
 		}
-		return n, true
 	}
-	if n, ok := num("power", g.power); ok {
-		r.PowerW = ptr(float64(n) / 1e6)
+	if asked > 0 && missing == asked { // the driver let go of the GPU: every file went with it
+		return gone(fmt.Errorf("sysfs: the GPU's attribute files are gone (%w)", facts[0].err))
 	}
-	if n, ok := num("energy", g.energy); ok {
-		r.EnergyJ = ptr(float64(n) / 1e6)
-	}
-	if n, ok := num("temperature", g.temp); ok {
-		r.TemperatureC = ptr(float64(n) / 1e3)
-	}
-	if n, ok := num("gfxClock", g.gfx); ok {
-		r.GFXClockMHz = ptr(uint32(n / 1e6))
-	}
-	if n, ok := num("memClock", g.mem); ok {
-		r.MemClockMHz = ptr(uint32(n / 1e6))
-	}
-	if n, ok := num("util", g.busy); ok {
-		r.UtilPercent = ptr(float64(n))
-	}
-	if n, ok := num("memoryUsed", g.vram); ok {
-		r.MemoryUsedBytes = ptr(n)
+	r := Reading{Index: g.index}
+	for _, f := range facts {
+		if f.path == "" {
+			continue
+		}
+		if f.err != nil {
+			u.add(g.index, f.field, f.err.Error())
+			continue
+		}
+		switch f.field {
+		case "power":
+			r.PowerW = ptr(float64(f.n) / 1e6)
+		case "energy":
+			r.EnergyJ = ptr(float64(f.n) / 1e6)
+		case "temperature":
+			r.TemperatureC = ptr(float64(f.n) / 1e3)
+		case "gfxClock":
+			r.GFXClockMHz = ptr(uint32(f.n / 1e6))
+		case "memClock":
+			r.MemClockMHz = ptr(uint32(f.n / 1e6))
+		case "util":
+			r.UtilPercent = ptr(float64(f.n))
+		case "memoryUsed":
+			r.MemoryUsedBytes = ptr(f.n)
+		}
 	}
 	return r
 }

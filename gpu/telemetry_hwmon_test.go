@@ -103,13 +103,19 @@ func TestHwmonHostileFiles(t *testing.T) {
 		t.Fatalf("GPU 1: %+v", r)
 	}
 	must(t, os.RemoveAll(filepath.Join(dev, "0000:df:00.0")))
+	must(t, os.RemoveAll(filepath.Join(dev, "0000:bf:00.0", "hwmon")))         // the driver unbound: its files go,
+	must(t, os.Remove(filepath.Join(dev, "0000:bf:00.0", "gpu_busy_percent"))) // the PCI device folder stays
+	must(t, os.Remove(filepath.Join(dev, "0000:bf:00.0", "mem_info_vram_used")))
 	for i := 0; i < 3; i++ {
 		rs = smp.Sample(ctx)
 		if r := rs[7]; r.Err == nil || !strings.Contains(r.Err.Error(), "gone") || r.PowerW != nil {
 			t.Fatalf("GPU 7 after removal: %+v", r)
 		}
-		if rs[6].Err != nil {
-			t.Fatalf("GPU 6: %+v", rs[6])
+		if r := rs[6]; r.Err == nil || !strings.Contains(r.Err.Error(), "attribute files are gone") || r.PowerW != nil {
+			t.Fatalf("GPU 6 after its files went: %+v", r)
+		}
+		if rs[5].Err != nil {
+			t.Fatalf("GPU 5: %+v", rs[5])
 		}
 	}
 	why := map[string]string{}
@@ -122,7 +128,8 @@ func TestHwmonHostileFiles(t *testing.T) {
 		}
 	}
 	if !strings.Contains(why["power0"], "not a regular file") || !strings.Contains(why["temperature0"], "more than 64 bytes") ||
-		!strings.Contains(why["util1"], `not a number: "busy"`) || !strings.Contains(why["gpu7"], "gone") || why["energy0"] != "" || len(why) != 4 {
+		!strings.Contains(why["util1"], `not a number: "busy"`) || !strings.Contains(why["gpu7"], "gone") || !strings.Contains(why["gpu6"], "gone") ||
+		why["energy0"] != "" || len(why) != 5 {
 		t.Errorf("unavailable %q", why)
 	}
 }

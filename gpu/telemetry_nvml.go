@@ -51,6 +51,11 @@ func openNVMLSamplerWith(ctx context.Context, opts Options, inv Inventory, lib n
 	select {
 	case r = <-done:
 	case <-ctx.Done():
+		go func() { // an open that answers after all is shut down again
+			if r := <-done; r.err == nil {
+				lib.Shutdown()
+			}
+		}()
 		return nil, fmt.Errorf("NVML: no answer (%w)", ctx.Err())
 	}
 	if r.err != nil {

@@ -305,3 +305,26 @@ func BenchmarkSampleNVML8(b *testing.B) {
 		smp.Sample(ctx)
 	}
 }
+
+// An NVML that initialises only after the caller gave up is shut down again.
+func TestNVMLOpenAbandoned(t *testing.T) {
+	s := h100Telemetry(t)
+	release := make(chan struct{})
+	var inits, shutdowns atomic.Int32
+	s.InitFunc = func() nvml.Return { <-release; inits.Add(1); return nvml.SUCCESS }
+	s.ShutdownFunc = func() nvml.Return { shutdowns.Add(1); return nvml.SUCCESS }
+	inv := Inventory{Vendor: VendorNVIDIA, GPUs: []GPU{{Index: 0, UUID: s.Devices[0].(*server.Device).UUID}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := OpenSampler(ctx, WithNVML(Options{}, s), inv); err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%v", err)
+	}
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for shutdowns.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if inits.Load() != 1 || shutdowns.Load() != 1 {
+		t.Errorf("%d inits, %d shutdowns", inits.Load(), shutdowns.Load())
+	}
+}

@@ -57,7 +57,7 @@ func watchSamples() ([][]gpu.Reading, [][]gpu.Unavailable) {
 }
 
 // runWatch runs 'benchctl gpus ARGS' with the fake sampler, stdout a terminal or not.
-func runWatch(t *testing.T, tty bool, args ...string) (string, string, error, *fakeSampler) {
+func runWatch(t *testing.T, tty bool, args ...string) (string, string, *fakeSampler, error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -85,7 +85,7 @@ func runWatch(t *testing.T, tty bool, args ...string) (string, string, error, *f
 	if err == nil && len(asked.GPUs) != 2 {
 		t.Errorf("sampler opened for %+v", asked)
 	}
-	return out.String(), errb.String(), err, fake
+	return out.String(), errb.String(), fake, err
 }
 
 const watchStderr = `telemetry: amdsmi not used: --source sysfs
@@ -94,7 +94,7 @@ telemetry: GPU 3: gpu unavailable: NVML: the GPU stopped answering
 `
 
 func TestGpusWatchTable(t *testing.T) {
-	out, errs, err, fake := runWatch(t, true, "--watch", "100ms")
+	out, errs, fake, err := runWatch(t, true, "--watch", "100ms")
 	want := "\033[H\033[2J" + `10:00:01  every 100ms  source fake  (Ctrl-C to stop)
 GPU  POWER    ENERGY  GFX       MEM       TEMP   UTIL  MEM USED  THROTTLE
 0    300.0 W  0.0 J   1980 MHz  2619 MHz  45 °C  99 %  1 GiB     none
@@ -111,7 +111,7 @@ GPU  POWER    ENERGY   GFX       MEM       TEMP   UTIL   MEM USED  THROTTLE
 
 func TestGpusWatchJSONLines(t *testing.T) {
 	for _, args := range [][]string{{"--watch=100ms"}, {"--watch", "100ms", "-o", "json"}} {
-		out, errs, err, _ := runWatch(t, false, args...)
+		out, errs, _, err := runWatch(t, false, args...)
 		want := `{"time":"2026-11-26T10:00:01Z","gpus":[{"index":0,"powerW":300,"energyCounterJ":1000,"energySinceStartJ":0,"gfxClockMHz":1980,"memClockMHz":2619,"temperatureC":45,"utilPercent":99,"memoryUsedBytes":1073741824,"throttle":""},{"index":3,"powerW":100,"energySinceStartJ":0,"memoryUsedBytes":0,"throttle":"power+thermal"}]}
 {"time":"2026-11-26T10:00:02Z","gpus":[{"index":0,"powerW":310,"energyCounterJ":1300.5,"energySinceStartJ":300.5,"gfxClockMHz":1755,"memClockMHz":2619,"temperatureC":46,"utilPercent":100,"memoryUsedBytes":1073741824,"throttle":""},{"index":3,"error":"NVML: the GPU stopped answering: ERROR_GPU_IS_LOST (code 15)"}]}
 `
@@ -153,7 +153,7 @@ func TestGpusWatchInterval(t *testing.T) {
 		{[]string{"--watch", "1s", "2s"}, `accepts at most 1 arg`},
 	}
 	for _, c := range cases {
-		_, _, err, fake := runWatch(t, false, c.args...)
+		_, _, fake, err := runWatch(t, false, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || fake.n != 0 {
 			t.Errorf("%v: %v (exit %d), %d samples; want %q", c.args, err, exitCode(err), fake.n, c.want)
 		}
@@ -162,7 +162,7 @@ func TestGpusWatchInterval(t *testing.T) {
 		}
 	}
 	// A bare --watch is every second.
-	out, _, err, _ := runWatch(t, true, "--watch")
+	out, _, _, err := runWatch(t, true, "--watch")
 	if err != nil || !strings.Contains(out, "every 1s ") {
 		t.Errorf("bare --watch: %v\n%s", err, out)
 	}
