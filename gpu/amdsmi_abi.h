@@ -256,7 +256,7 @@ typedef struct {
 	uint64_t indep_throttle_status; // v1.3: the kernel's ASIC-independent SMU_THROTTLER_* bits
 } bc_gpu_metrics_head_t;
 
-#define BC_GPU_METRICS_BUFFER 65536
+#define BC_GPU_METRICS_BUFFER 16384 // 26.1.0's whole structure is under 5 KiB
 
 _Static_assert(sizeof(bc_bdf_t) == 8, "amdsmi_bdf_t");
 _Static_assert(offsetof(bc_gpu_metrics_head_t, energy_accumulator) == 24 && offsetof(bc_gpu_metrics_head_t, throttle_status) == 68 &&

@@ -64,8 +64,8 @@
 //     metrics table v1.3 and later; the ASIC-dependent throttle_status is not read). The
 //     structure differs between 24.6 and 26.x after that field, so only its head is
 //     declared (bc_gpu_metrics_head_t, identical in both) and the library writes into a
-//     64 KiB zeroed buffer. Mapping: PPT0-3, SPL, FPPT, SPPT, SPPT_APU (bits 0-7) to
-//     power; TEMP_* (GPU, core, memory, edge, hotspot, SoC, VR, liquid; bits 32-43) to
+//     16 KiB zeroed buffer (26.1.0's whole structure is under 5 KiB). Mapping: PPT0-3,
+//     SPL, FPPT, SPPT, SPPT_APU (bits 0-7) to power; TEMP_* (GPU, core, memory, edge, hotspot, SoC, VR, liquid; bits 32-43) to
 //     thermal; TDC/EDC current limits (16-22), APCC (23), VRHOT (44-45), PROCHOT (46-47),
 //     PPM (56) and FIT (57) to reliability; a bit the kernel does not define to other.
 //   - sysfs (telemetry_hwmon.go): the amdgpu hwmon folder beside the GPU's PCI device
