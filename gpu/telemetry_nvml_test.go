@@ -328,3 +328,16 @@ func TestNVMLOpenAbandoned(t *testing.T) {
 		t.Errorf("%d inits, %d shutdowns", inits.Load(), shutdowns.Load())
 	}
 }
+
+// A caller that stops (a cancelled context) is not a GPU that stopped answering.
+func TestSampleCancelledIsNotUnavailable(t *testing.T) {
+	smp := nvmlSamplerFor(t, h100Telemetry(t), 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if r := smp.Sample(ctx)[0]; r.Err == nil || !errors.Is(r.Err, context.Canceled) {
+		t.Fatalf("%+v", r)
+	}
+	if u := smp.Unavailable(); len(u) != 0 {
+		t.Errorf("unavailable %+v", u)
+	}
+}

@@ -131,18 +131,18 @@ func (s *boundedSampler) Sample(ctx context.Context) []Reading {
 	select {
 	case s.busy <- struct{}{}:
 	default:
-		return s.failAll(errors.New("an earlier read has not returned"))
+		return s.failAll(errors.New("an earlier read has not returned"), true)
 	}
 	if err := ctx.Err(); err != nil {
 		<-s.busy
-		return s.failAll(fmt.Errorf("not read: %w", err))
+		return s.failAll(fmt.Errorf("not read: %w", err), false)
 	}
 	done := make(chan []Reading, 1)
 	go func() {
 		var out []Reading
 		defer func() {
 			if p := recover(); p != nil {
-				out = s.failAll(fmt.Errorf("%s: panic: %v", s.source, p))
+				out = s.failAll(fmt.Errorf("%s: panic: %v", s.source, p), true)
 			}
 			<-s.busy
 			done <- out
@@ -153,16 +153,20 @@ func (s *boundedSampler) Sample(ctx context.Context) []Reading {
 	case r := <-done:
 		return r
 	case <-ctx.Done():
-		return s.failAll(fmt.Errorf("%s: no answer (%w)", s.source, ctx.Err()))
+		// A deadline that passed is the source's slowness; a cancelled context is the
+		// caller stopping, which says nothing about the GPUs.
+		return s.failAll(fmt.Errorf("%s: no answer (%w)", s.source, ctx.Err()), !errors.Is(ctx.Err(), context.Canceled))
 	}
 }
 
-// failAll is every GPU in error, each recorded (once) as unavailable.
-func (s *boundedSampler) failAll(err error) []Reading {
+// failAll is every GPU in error, each recorded (once) as unavailable when record is set.
+func (s *boundedSampler) failAll(err error, record bool) []Reading {
 	out := make([]Reading, len(s.indices))
 	for i, idx := range s.indices {
 		out[i] = Reading{Index: idx, Err: err}
-		s.u.add(idx, "gpu", err.Error())
+		if record {
+			s.u.add(idx, "gpu", err.Error())
+		}
 	}
 	return out
 }
