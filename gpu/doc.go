@@ -33,7 +33,8 @@
 // with field "gpu". Every Sample runs the source on its own goroutine and waits no longer
 // than its context: a read that does not return leaves later Samples answering at once
 // with every GPU in error, a read that panics (a mock without the method) is the same,
-// never a crash. Sources:
+// never a crash. A Sample whose context was cancelled (the caller stopping) returns every
+// GPU in error without recording it; one whose deadline passed records it. Sources:
 //
 //   - nvml (telemetry_nvml.go, cgo builds): GetPowerUsage (mW), GetTotalEnergyConsumption
 //     (mJ since the driver loaded, a 64-bit counter; NOT_SUPPORTED before Volta),
