@@ -196,7 +196,76 @@ typedef struct {
 	uint32_t reserved[10];
 } bc_proc_info_v26_t;
 
+// amdsmi_power_info_t, 24.6.1: every member 32 bits; socket power in W on bare-metal
+// Linux (MI300 fills current_socket_power, earlier parts average_socket_power).
+typedef struct {
+	uint32_t current_socket_power;
+	uint32_t average_socket_power;
+	uint32_t gfx_voltage;
+	uint32_t soc_voltage;
+	uint32_t mem_voltage;
+	uint32_t power_limit;
+	uint32_t reserved[11];
+} bc_power_info_v24_6_t;
+
+// amdsmi_power_info_t, 26.1.0: socket_power (64 bits) first, voltages widened to 64 bits;
+// power in W on bare-metal Linux; unsupported members are UINT32_MAX (or UINT64_MAX).
+typedef struct {
+	uint64_t socket_power;
+	uint32_t current_socket_power;
+	uint32_t average_socket_power;
+	uint64_t gfx_voltage;
+	uint64_t soc_voltage;
+	uint64_t mem_voltage;
+	uint32_t power_limit;
+	uint64_t reserved[18];
+} bc_power_info_v26_t;
+
+// amdsmi_engine_usage_t (24.6.1 and 26.1.0): activity in percent.
+typedef struct {
+	uint32_t gfx_activity;
+	uint32_t umc_activity;
+	uint32_t mm_activity;
+	uint32_t reserved[13];
+} bc_engine_usage_t;
+
+// The head of amdsmi_gpu_metrics_t, the same in 24.6.1 and 26.1.0 up to
+// indep_throttle_status (AMDSMI_NUM_HBM_INSTANCES is 4 in both); what follows differs
+// (26.x adds residency counters and per-partition xcp_stats, about 5 KiB in all), so the
+// binding declares only this head and reads into a buffer of BC_GPU_METRICS_BUFFER bytes.
+typedef struct {
+	uint16_t structure_size;   // common_header (the driver's gpu_metrics table header)
+	uint8_t format_revision;
+	uint8_t content_revision;
+	uint16_t temperature[6];   // edge, hotspot, mem, vrgfx, vrsoc, vrmem (°C)
+	uint16_t average_activity[3];
+	uint16_t average_socket_power;
+	uint64_t energy_accumulator;
+	uint64_t system_clock_counter;
+	uint16_t average_clocks[7];
+	uint16_t current_clocks[7];
+	uint32_t throttle_status;  // ASIC-dependent bits
+	uint16_t current_fan_speed;
+	uint16_t pcie_link_width;
+	uint16_t pcie_link_speed;
+	uint32_t gfx_activity_acc; // v1.1
+	uint32_t mem_activity_acc;
+	uint16_t temperature_hbm[4];
+	uint64_t firmware_timestamp; // v1.2
+	uint16_t voltage[3];         // v1.3: soc, gfx, mem
+	uint64_t indep_throttle_status; // v1.3: the kernel's ASIC-independent SMU_THROTTLER_* bits
+} bc_gpu_metrics_head_t;
+
+#define BC_GPU_METRICS_BUFFER 16384 // 26.1.0's whole structure is under 5 KiB
+
 _Static_assert(sizeof(bc_bdf_t) == 8, "amdsmi_bdf_t");
+_Static_assert(offsetof(bc_gpu_metrics_head_t, energy_accumulator) == 24 && offsetof(bc_gpu_metrics_head_t, throttle_status) == 68 &&
+	offsetof(bc_gpu_metrics_head_t, gfx_activity_acc) == 80 && offsetof(bc_gpu_metrics_head_t, firmware_timestamp) == 96 &&
+	offsetof(bc_gpu_metrics_head_t, indep_throttle_status) == 112, "amdsmi_gpu_metrics_t head");
+_Static_assert(sizeof(bc_power_info_v24_6_t) == 68, "amdsmi_power_info_t 24.6.1");
+_Static_assert(sizeof(bc_power_info_v26_t) == 192 && offsetof(bc_power_info_v26_t, current_socket_power) == 8 &&
+	offsetof(bc_power_info_v26_t, power_limit) == 40, "amdsmi_power_info_t 26.1.0");
+_Static_assert(sizeof(bc_engine_usage_t) == 64, "amdsmi_engine_usage_t");
 _Static_assert(sizeof(bc_version_v24_t) == 24 && sizeof(bc_version_v26_t) == 24, "amdsmi_version_t");
 _Static_assert(sizeof(bc_vram_usage_t) == 16, "amdsmi_vram_usage_t");
 _Static_assert(sizeof(bc_power_cap_info_t) == 64, "amdsmi_power_cap_info_t");

@@ -16,6 +16,7 @@ enum {
 	BC_GET_GPU_COMPUTE_PARTITION, BC_GET_GPU_MEMORY_PARTITION, BC_GET_POWER_CAP_INFO,
 	BC_GET_CLOCK_INFO, BC_GET_TEMP_METRIC, BC_GET_FW_INFO, BC_GET_GPU_DRIVER_INFO,
 	BC_GET_GPU_PROCESS_LIST, BC_STATUS_CODE_TO_STRING,
+	BC_GET_POWER_INFO, BC_GET_ENERGY_COUNT, BC_GET_GPU_ACTIVITY, BC_GET_GPU_METRICS_INFO,
 	BC_NFUNCS
 };
 
@@ -269,6 +270,65 @@ static bc_status_t bc_procs(bc_lib *l, int abi, uintptr_t h, bc_proc_out *out, u
 	return BC_STATUS_SUCCESS;
 }
 
+// bc_power reads the socket power in W: 26.x's socket_power, else current_socket_power,
+// else average_socket_power; *watts is UINT64_MAX when none is given (0xFFFF, UINT32_MAX
+// and UINT64_MAX are the library's "not supported").
+static bc_status_t bc_power(bc_lib *l, int abi, uintptr_t h, uint64_t *watts) {
+	union { bc_power_info_v24_6_t v24; bc_power_info_v26_t v26; unsigned char guard[BC_GUARD]; } u;
+	memset(&u, 0, sizeof u);
+	*watts = UINT64_MAX;
+	bc_status_t st = ((bc_fn_h_ptr)l->fn[BC_GET_POWER_INFO])((void *)h, &u);
+	if (st != BC_STATUS_SUCCESS) {
+		return st;
+	}
+	uint64_t c[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+	if (abi == BC_ABI_24_6) {
+		c[1] = u.v24.current_socket_power, c[2] = u.v24.average_socket_power;
+	} else {
+		c[0] = u.v26.socket_power, c[1] = u.v26.current_socket_power, c[2] = u.v26.average_socket_power;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (c[i] != UINT64_MAX && c[i] != UINT32_MAX && c[i] != 0xFFFF && c[i] != 0) {
+			*watts = c[i];
+			break;
+		}
+	}
+	return st;
+}
+
+// bc_energy reads the energy accumulator and its resolution (microjoules per count).
+static bc_status_t bc_energy(bc_lib *l, uintptr_t h, uint64_t *count, float *resolution) {
+	uint64_t ts = 0;
+	*count = 0;
+	*resolution = 0;
+	return ((bc_status_t (*)(void *, uint64_t *, float *, uint64_t *))l->fn[BC_GET_ENERGY_COUNT])((void *)h, count, resolution, &ts);
+}
+
+static bc_status_t bc_activity(bc_lib *l, uintptr_t h, uint32_t *gfx) {
+	union { bc_engine_usage_t e; unsigned char guard[BC_GUARD]; } u;
+	memset(&u, 0, sizeof u);
+	bc_status_t st = ((bc_fn_h_ptr)l->fn[BC_GET_GPU_ACTIVITY])((void *)h, &u);
+	*gfx = u.e.gfx_activity;
+	return st;
+}
+
+// bc_metrics reads the gpu metrics table's revision and indep_throttle_status into a
+// zeroed heap buffer far larger than any known layout.
+static bc_status_t bc_metrics(bc_lib *l, uintptr_t h, uint8_t *format, uint8_t *content, uint64_t *indep) {
+	*format = 0, *content = 0, *indep = UINT64_MAX;
+	unsigned char *buf = calloc(1, BC_GPU_METRICS_BUFFER);
+	if (buf == NULL) {
+		return BC_STATUS_OUT_OF_RESOURCES;
+	}
+	bc_status_t st = ((bc_fn_h_ptr)l->fn[BC_GET_GPU_METRICS_INFO])((void *)h, buf);
+	if (st == BC_STATUS_SUCCESS) {
+		const bc_gpu_metrics_head_t *m = (const bc_gpu_metrics_head_t *)buf;
+		*format = m->format_revision, *content = m->content_revision, *indep = m->indep_throttle_status;
+	}
+	free(buf);
+	return st;
+}
+
 static void bc_status_string(bc_lib *l, bc_status_t st, char *buf, size_t len) {
 	const char *s = NULL;
 	buf[0] = 0;
@@ -281,6 +341,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -307,6 +368,10 @@ var amdsmiSymbols = [C.BC_NFUNCS]struct {
 	C.BC_GET_GPU_DRIVER_INFO:       {"amdsmi_get_gpu_driver_info", false},
 	C.BC_GET_GPU_PROCESS_LIST:      {"amdsmi_get_gpu_process_list", false},
 	C.BC_STATUS_CODE_TO_STRING:     {"amdsmi_status_code_to_string", false},
+	C.BC_GET_POWER_INFO:            {"amdsmi_get_power_info", false},
+	C.BC_GET_ENERGY_COUNT:          {"amdsmi_get_energy_count", false},
+	C.BC_GET_GPU_ACTIVITY:          {"amdsmi_get_gpu_activity", false},
+	C.BC_GET_GPU_METRICS_INFO:      {"amdsmi_get_gpu_metrics_info", false},
 }
 
 // dlLib is a dlopened libamd_smi. It is never dlclosed: the library starts threads and
@@ -506,6 +571,47 @@ func (l *dlLib) Processes(abi int, h uintptr) ([]Process, int, uint32) {
 		out = append(out, Process{PID: uint32(p.pid), Name: C.GoString(&p.name[0]), MemoryBytes: mem, Container: C.GoString(&p.container[0])})
 	}
 	return out, int(total), uint32(st)
+}
+
+func (l *dlLib) Power(abi int, h uintptr) (uint64, uint32) {
+	if !l.has(C.BC_GET_POWER_INFO) {
+		return 0, statusMissing
+	}
+	var w C.uint64_t
+	st := C.bc_power(l.c, C.int(abi), C.uintptr_t(h), &w)
+	if st == C.BC_STATUS_SUCCESS && uint64(w) == math.MaxUint64 {
+		return 0, statusNotSupported
+	}
+	return uint64(w), uint32(st)
+}
+
+func (l *dlLib) Energy(h uintptr) (uint64, float64, uint32) {
+	if !l.has(C.BC_GET_ENERGY_COUNT) {
+		return 0, 0, statusMissing
+	}
+	var n C.uint64_t
+	var res C.float
+	st := C.bc_energy(l.c, C.uintptr_t(h), &n, &res)
+	return uint64(n), float64(res), uint32(st)
+}
+
+func (l *dlLib) Activity(h uintptr) (uint32, uint32) {
+	if !l.has(C.BC_GET_GPU_ACTIVITY) {
+		return 0, statusMissing
+	}
+	var gfx C.uint32_t
+	st := C.bc_activity(l.c, C.uintptr_t(h), &gfx)
+	return uint32(gfx), uint32(st)
+}
+
+func (l *dlLib) Throttle(h uintptr) (uint8, uint8, uint64, uint32) {
+	if !l.has(C.BC_GET_GPU_METRICS_INFO) {
+		return 0, 0, 0, statusMissing
+	}
+	var format, content C.uint8_t
+	var indep C.uint64_t
+	st := C.bc_metrics(l.c, C.uintptr_t(h), &format, &content, &indep)
+	return uint8(format), uint8(content), uint64(indep), uint32(st)
 }
 
 func (l *dlLib) StatusString(st uint32) string {

@@ -50,6 +50,12 @@ type smiLib interface {
 	Driver(abi int, h uintptr) (string, uint32)
 	Processes(abi int, h uintptr) (procs []Process, total int, status uint32)
 	StatusString(st uint32) string // "" when the library has no amdsmi_status_code_to_string
+	// Telemetry (telemetry_amdsmi.go).
+	Power(abi int, h uintptr) (watts uint64, status uint32)                      // socket power; NOT_SUPPORTED when no member holds one
+	Energy(h uintptr) (count uint64, microjoulesPerCount float64, status uint32) // the energy accumulator
+	Activity(h uintptr) (gfxPercent uint32, status uint32)
+	// Throttle is the gpu metrics table's revision and indep_throttle_status.
+	Throttle(h uintptr) (format, content uint8, indep uint64, status uint32)
 }
 
 type smiASIC struct {

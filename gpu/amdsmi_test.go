@@ -18,7 +18,7 @@ import (
 // fakeAMDSMI compiles testdata/fake_amdsmi.c with the system C compiler into a fresh
 // folder and returns the library's path. Each test loads its own copy: the binding never
 // unloads a library, and a copy per test keeps one test's library state from another's.
-func fakeAMDSMI(t *testing.T, defines ...string) string {
+func fakeAMDSMI(t testing.TB, defines ...string) string {
 	t.Helper()
 	cc := os.Getenv("CC")
 	if cc == "" {
@@ -37,7 +37,7 @@ func fakeAMDSMI(t *testing.T, defines ...string) string {
 }
 
 // withFake is Options reading the MI300X fixture tree with the fake library.
-func withFake(t *testing.T, lib string) Options {
+func withFake(t testing.TB, lib string) Options {
 	return Options{Vendor: VendorAMD, SysfsRoot: filepath.Join(fixtures, "mi300x"), AMDSMIPath: lib}
 }
 

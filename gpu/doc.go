@@ -1,6 +1,7 @@
 // Package gpu has one job: say which GPUs this node has, as one typed Inventory for NVIDIA
 // and AMD, and pick the ones a job may use. It also says what they are doing now
-// (Snapshot), for doctor's "GPU busy" check and a failed benchmark's diagnostics.
+// (Snapshot), for doctor's "GPU busy" check and a failed benchmark's diagnostics, and
+// samples their telemetry while a benchmark runs (OpenSampler).
 //
 // # Sources
 //
@@ -21,6 +22,69 @@
 //     and Notes why an earlier source was passed over ("amdsmi not used: ..."). With a
 //     recorded tree (SysfsRoot other than /) only the tree is read, unless AMDSMIPath
 //     names a library to join with it (the tests do).
+//
+// # Telemetry
+//
+// OpenSampler (telemetry_open.go) returns a Sampler for the selected GPUs; each Sample is
+// a Reading per GPU: power (W), the energy counter (J), graphics/SM and memory clocks
+// (MHz), temperature (°C), utilisation (%), memory in use (bytes) and the throttle
+// reasons. A fact a source does not give is nil and listed once in Unavailable (per GPU
+// and field, with why); a GPU that stops answering is a Reading with Err, listed once
+// with field "gpu". Every Sample runs the source on its own goroutine and waits no longer
+// than its context: a read that does not return leaves later Samples answering at once
+// with every GPU in error, a read that panics (a mock without the method) is the same,
+// never a crash. A Sample whose context was cancelled (the caller stopping) returns every
+// GPU in error without recording it; one whose deadline passed records it. Sources:
+//
+//   - nvml (telemetry_nvml.go, cgo builds): GetPowerUsage (mW), GetTotalEnergyConsumption
+//     (mJ since the driver loaded, a 64-bit counter; NOT_SUPPORTED before Volta),
+//     GetClockInfo(CLOCK_SM, CLOCK_MEM), GetTemperature(TEMPERATURE_GPU),
+//     GetUtilizationRates().Gpu, GetMemoryInfo().Used, GetCurrentClocksEventReasons (and
+//     GetCurrentClocksThrottleReasons, the same bits, on a driver older than 535 that
+//     lacks it). ERROR_GPU_IS_LOST, UNINITIALIZED and DRIVER_NOT_LOADED mean the GPU is
+//     gone. Reasons map: SW power cap (0x4) and HW power brake (0x80) to power; SW (0x20)
+//     and HW (0x40) thermal slowdown to thermal; HW slowdown (0x8) without HW thermal or
+//     power brake, and the reliability policy (0x400), to reliability; applications
+//     clocks (0x2), sync boost (0x10), display clock (0x100) and board limit (0x200) to
+//     other; GPU idle (0x1) to nothing. A CGO_ENABLED=0 build has no NVIDIA telemetry
+//     (an error wrapping ErrNotFound): nvidia-smi, a process per sample, would cost tens
+//     of milliseconds of CPU each time.
+//   - amdsmi (telemetry_amdsmi.go): one session (amdsmi_init .. amdsmi_shut_down) from
+//     OpenSampler to Close; each Sample holds the library only for its reads, waiting
+//     (no longer than its context) while a snapshot holds it. Optional entry points, each
+//     layout checked against amdsmi.h 24.6.1 and 26.1.0 (amdsmi_abi.h):
+//     amdsmi_get_power_info (socket power in W: 26.x's socket_power, else
+//     current_socket_power (MI300), else average_socket_power; UINT32_MAX, UINT64_MAX,
+//     0xFFFF and 0 are "not given"), amdsmi_get_energy_count (a 64-bit accumulator times
+//     its counter_resolution in µJ, 15.259 µJ on MI200/MI300; the driver's own counter
+//     is 64 bits), amdsmi_get_gpu_activity (gfx_activity, %), with amdsmi_get_clock_info,
+//     amdsmi_get_temp_metric and amdsmi_get_gpu_vram_usage (MB: MiB resolution) as above.
+//     AMDSMI_STATUS_NOT_FOUND, INVAL (a handle that no longer names a GPU) and NOT_INIT
+//     mean the GPU is gone. Throttle reasons come from amdsmi_get_gpu_metrics_info's
+//     indep_throttle_status (the kernel's ASIC-independent SMU_THROTTLER_* bits, gpu
+//     metrics table v1.3 and later; the ASIC-dependent throttle_status is not read). The
+//     structure differs between 24.6 and 26.x after that field, so only its head is
+//     declared (bc_gpu_metrics_head_t, identical in both) and the library writes into a
+//     16 KiB zeroed buffer (26.1.0's whole structure is under 5 KiB). Mapping: PPT0-3,
+//     SPL, FPPT, SPPT, SPPT_APU (bits 0-7) to power; TEMP_* (GPU, core, memory, edge, hotspot, SoC, VR, liquid; bits 32-43) to
+//     thermal; TDC/EDC current limits (16-22), APCC (23), VRHOT (44-45), PROCHOT (46-47),
+//     PPM (56) and FIT (57) to reliability; a bit the kernel does not define to other.
+//   - sysfs (telemetry_hwmon.go): the amdgpu hwmon folder beside the GPU's PCI device
+//     (<root>/sys/bus/pci/devices/<pci>/hwmon/hwmon<N>, the folder
+//     /sys/class/drm/card<N>/device/hwmon is), matched by PCI address:
+//     power1_average, else power1_input (µW); energy1_input (µJ, where the part has it;
+//     not on MI300X); temp<N>_input labelled junction, else edge (m°C); freq<N>_input
+//     labelled sclk and mclk (Hz); and device/gpu_busy_percent and
+//     device/mem_info_vram_used (bytes). No throttle status. Files are found at
+//     OpenSampler; each read opens non-blocking, must be a regular file and is at most
+//     64 bytes, so a FIFO or an oversized file is an unavailable fact, never a hang. The
+//     device folder gone means the GPU is gone.
+//
+// EnergyJ is the raw counter in joules: it may wrap or restart (a driver reload, a GPU
+// reset); the caller handles that. OpenSampler picks the source by the inventory's
+// vendor and Options.AMDSource; for AMD, auto tries the library (on the live machine, or
+// with AMDSMIPath) and falls back to hwmon, saying why as the first Unavailable (GPU -1,
+// field "source"). BenchmarkSample* measure one Sample of eight GPUs through each source.
 //
 // Select applies a Slurm allocation (SLURM_STEP_GPUS / SLURM_JOB_GPUS) or the vendor's
 // visibility variable to an Inventory. Nothing here prints; callers decide what to show.

@@ -66,6 +66,8 @@ type Options struct {
 	run         runFunc                                           // runs a command (nvidia-smi, amd-smi)
 	nvidia      func(context.Context, Options) (Inventory, error) // the NVIDIA probe (NVML or nvidia-smi by build)
 	nvidiaState func(context.Context, Options) (Inventory, error) // the NVIDIA snapshot (NVML)
+	// nvidiaSampler opens the NVIDIA telemetry (NVML) for OpenSampler.
+	nvidiaSampler func(context.Context, Options, Inventory) (Sampler, error)
 }
 
 // runFunc runs a program with an argument list (never through a shell) and returns its stdout.

@@ -4,7 +4,9 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -24,5 +26,14 @@ func TestNoCgoUsesNvidiaSMI(t *testing.T) {
 	inv, err := Detect(context.Background(), opts)
 	if err != nil || inv.Source != SourceNvidiaSMI || len(inv.GPUs) != 8 {
 		t.Fatalf("%+v %v", inv, err)
+	}
+}
+
+// Without cgo there is no NVML, so no NVIDIA telemetry: "not found", saying why.
+func TestNoCgoTelemetry(t *testing.T) {
+	inv := Inventory{Vendor: VendorNVIDIA, GPUs: []GPU{{Index: 0}}}
+	_, err := OpenSampler(context.Background(), Options{}, inv)
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "needs a cgo build") {
+		t.Fatalf("%v", err)
 	}
 }

@@ -47,12 +47,15 @@ func snapshotNVIDIA(ctx context.Context, opts Options) (Inventory, error) {
 	return nvmlSnapshot(ctx, opts, nvml.New())
 }
 
-// WithNVML returns opts with lib as the NVML that Detect and Snapshot ask instead of
+// WithNVML returns opts with lib as the NVML that Detect, Snapshot and OpenSampler ask instead of
 // libnvidia-ml.so.1: go-nvml's mock servers (mock/dgxh100) in tests of packages that
 // select GPUs, or a caller's own NVML.
 func WithNVML(opts Options, lib nvml.Interface) Options {
 	opts.nvidia = func(_ context.Context, o Options) (Inventory, error) { return fromNVML(o, lib, false) }
 	opts.nvidiaState = func(ctx context.Context, o Options) (Inventory, error) { return nvmlSnapshot(ctx, o, lib) }
+	opts.nvidiaSampler = func(ctx context.Context, o Options, inv Inventory) (Sampler, error) {
+		return openNVMLSamplerWith(ctx, o, inv, lib)
+	}
 	return opts
 }
 

@@ -20,7 +20,7 @@ var dgxH100Buses = []string{"18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"}
 
 // dgxH100 is go-nvml's DGX H100 mock with the PCI bus ids a real NVML reports: the mock
 // answers GetPciInfo with an empty BusId, so each device gets one in NVML's own format.
-func dgxH100(t *testing.T) *server.Server {
+func dgxH100(t testing.TB) *server.Server {
 	t.Helper()
 	s := dgxh100.New()
 	if s == nil {

@@ -63,7 +63,7 @@ func (t Throttle) String() string {
 // once per sample.
 type Unavailable struct {
 	GPU   int    `json:"gpu"`   // the GPU's Index; -1 for every GPU
-	Field string `json:"field"` // power, energy, gfxClock, memClock, temperature, util, memoryUsed, throttle, or gpu (the whole GPU)
+	Field string `json:"field"` // power, energy, gfxClock, memClock, temperature, util, memoryUsed, throttle, gpu (the whole GPU), or source (GPU -1: why a preferred source was not used)
 	Why   string `json:"why"`
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/spf13/cobra"
@@ -15,20 +16,34 @@ import (
 type gpusOptions struct {
 	vendor    string
 	output    string
-	json      bool   // hidden: --json, the old spelling of -o json
-	sysfsRoot string // hidden: a recorded sysfs tree instead of /
-	source    string // AMD: auto, amdsmi, sysfs or amd-smi (--amd-source is its old spelling)
+	json      bool          // hidden: --json, the old spelling of -o json
+	sysfsRoot string        // hidden: a recorded sysfs tree instead of /
+	source    string        // AMD: auto, amdsmi, sysfs or amd-smi (--amd-source is its old spelling)
+	watch     bool          // --watch: sample the GPUs until Ctrl-C
+	interval  time.Duration // --watch's interval
 }
 
 // detectGPUs is gpu.Detect; tests pass a fake.
 type detectGPUs func(context.Context, gpu.Options) (gpu.Inventory, error)
 
+// gpusDeps are what gpus asks of the machine; tests pass fakes.
+type gpusDeps struct {
+	detect detectGPUs
+	open   openSampler      // --watch's telemetry
+	now    func() time.Time // --watch's sample times
+}
+
 func newGpusCmd(io streams) *cobra.Command { return newGpusCmdWith(io, gpu.Detect) }
 
 func newGpusCmdWith(io streams, detect detectGPUs) *cobra.Command {
+	return newGpusCmdDeps(io, gpusDeps{detect: detect, open: gpu.OpenSampler, now: time.Now})
+}
+
+func newGpusCmdDeps(io streams, deps gpusDeps) *cobra.Command {
 	opts := &gpusOptions{}
+	var watch string
 	cmd := &cobra.Command{
-		Use:   "gpus [--vendor auto|amd|nvidia] [--source auto|amdsmi|sysfs|amd-smi] [-o table|json]",
+		Use:   "gpus [--vendor auto|amd|nvidia] [--source auto|amdsmi|sysfs|amd-smi] [-o table|json] [--watch [INTERVAL]]",
 		Short: "List this node's GPUs: index, name, arch, memory, PCI address, render node or UUID",
 		Long: `List the GPUs of this node as benchctl sees them: NVIDIA GPUs through NVML (nvidia-smi in a
 CGO_ENABLED=0 build); AMD GPUs through the AMD SMI library (libamd_smi.so from ROCm, loaded
@@ -41,17 +56,45 @@ number of processes on each GPU.
 --vendor auto (the default) takes the vendor found, AMD first; a node with neither prints
 "no GPUs found" on stderr and exits 0. Asking for a vendor the node does not have exits 4.
 -o json prints the whole inventory (driver, CUDA/ROCm version, device files, NUMA node);
---json, its old spelling, still works with a warning until the next release.`,
+--json, its old spelling, still works with a warning until the next release.
+
+--watch [INTERVAL] samples the GPUs every INTERVAL (default 1s, at least 100ms) until
+Ctrl-C, like nvidia-smi dmon and amd-smi monitor: power, energy since the start (the
+device's counter, or "~" and power integrated over time where there is none), graphics/SM
+and memory clocks, temperature, utilisation, memory in use and the clock-limiting reasons
+(power, thermal, reliability, other). On a terminal it redraws a table; piped, or with
+-o json, it prints one JSON line per sample: {"time": RFC 3339, "gpus": [...]}, each GPU's
+facts in watts, joules, MHz, °C, percent and bytes, a fact the source cannot give left
+out. Telemetry comes from NVML (NVIDIA, cgo builds), the AMD SMI library or sysfs hwmon
+(AMD); what cannot be read is said once on stderr.`,
 		Example: `  benchctl gpus
   benchctl gpus --vendor amd -o json
   benchctl gpus --source sysfs      # without the AMD SMI library
-  srun -N 4 benchctl gpus -o json   # one inventory per node`,
-		Args: cobra.NoArgs,
+  srun -N 4 benchctl gpus -o json   # one inventory per node
+  benchctl gpus --watch             # a live table, every second
+  benchctl gpus --watch 200ms -o json > telemetry.jsonl`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.json {
 				opts.output = "json"
 			}
-			return gpusRun(cmd.Context(), io, detect, opts)
+			opts.watch = cmd.Flags().Changed("watch")
+			if len(args) > 0 {
+				// --watch takes its interval as the next word too (--watch 200ms): a flag
+				// whose value is optional only binds --watch=200ms by itself.
+				if !opts.watch || watch != watchDefault {
+					return usagef("run 'benchctl gpus --help'", "unexpected argument %q: gpus takes none (an interval goes with --watch: --watch 200ms)", args[0])
+				}
+				watch = args[0]
+			}
+			if opts.watch {
+				d, err := parseWatch(watch)
+				if err != nil {
+					return err
+				}
+				opts.interval = d
+			}
+			return gpusRun(cmd.Context(), io, deps, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -65,13 +108,18 @@ number of processes on each GPU.
 		"where AMD GPU facts come from: auto (the AMD SMI library, else sysfs, else the amd-smi CLI), amdsmi, sysfs or amd-smi", sources...)
 	choiceFlag(cmd, f, &opts.source, "amd-source", "", gpu.SourceAuto, "old spelling of --source", gpu.SourceSysfs, gpu.SourceAMDSMICLI)
 	deprecate(cmd, "amd-source", func(v string) string { return "--source " + v })
+	f.StringVar(&watch, "watch", "", "sample the GPUs every `INTERVAL` (default 1s, at least 100ms) until Ctrl-C")
+	f.Lookup("watch").NoOptDefVal = watchDefault
 	_ = f.MarkHidden("sysfs-root")
 	_ = cmd.MarkFlagDirname("sysfs-root")
 	return cmd
 }
 
-func gpusRun(ctx context.Context, io streams, detect detectGPUs, opts *gpusOptions) error {
-	inv, err := detect(ctx, gpu.Options{Vendor: opts.vendor, SysfsRoot: opts.sysfsRoot, AMDSource: opts.source})
+// watchDefault is --watch's interval when it is given without one.
+const watchDefault = "1s"
+
+func gpusRun(ctx context.Context, io streams, deps gpusDeps, opts *gpusOptions) error {
+	inv, err := deps.detect(ctx, gpu.Options{Vendor: opts.vendor, SysfsRoot: opts.sysfsRoot, AMDSource: opts.source})
 	if err != nil {
 		return err
 	}
@@ -80,6 +128,12 @@ func gpusRun(ctx context.Context, io streams, detect detectGPUs, opts *gpusOptio
 	}
 	if len(inv.GPUs) == 0 {
 		fmt.Fprintln(io.err, "no GPUs found")
+	}
+	if opts.watch {
+		if len(inv.GPUs) == 0 {
+			return nil
+		}
+		return gpusWatch(ctx, io, inv, deps.open, deps.now, opts)
 	}
 	if opts.output == "json" {
 		return writeJSON(io.out, inv)

@@ -12,9 +12,18 @@
 //   FAKE_AMDSMI_PARTITION  the compute partition (default SPX); the memory one is NPS1
 //   FAKE_AMDSMI_GPUS       how many GPUs (default 8)
 //   FAKE_AMDSMI_SLEEP_MS   amdsmi_init sleeps this long first (a wedged driver)
+//   FAKE_AMDSMI_LOST       the GPU at this bus number (hex, e.g. bf) answers every telemetry
+//                          call with AMDSMI_STATUS_NOT_FOUND (it fell off the bus)
+//   FAKE_AMDSMI_ENERGY     none: amdsmi_get_energy_count answers AMDSMI_STATUS_NOT_SUPPORTED
+//   FAKE_AMDSMI_THROTTLE   indep_throttle_status of every GPU, in hex (default 0); "old": a
+//                          v1.2 metrics table, which has none
+// amdsmi_init and amdsmi_shut_down count their callers, as the library does, so that a
+// telemetry session and a snapshot can overlap.
 // Build variants: -DFAKE_OMIT_REQUIRED leaves out amdsmi_get_gpu_vram_usage;
 // -DFAKE_OMIT_OPTIONAL leaves out amdsmi_get_gpu_memory_partition,
-// amdsmi_get_gpu_process_list and amdsmi_status_code_to_string (an older library).
+// amdsmi_get_gpu_process_list, amdsmi_status_code_to_string and the telemetry calls
+// amdsmi_get_power_info, amdsmi_get_energy_count, amdsmi_get_gpu_activity and
+// amdsmi_get_gpu_metrics_info (an older library).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +37,7 @@ typedef int amdsmi_status_t;
 #define AMDSMI_STATUS_NO_PERM 10
 #define AMDSMI_STATUS_OUT_OF_RESOURCES 15
 #define AMDSMI_STATUS_INIT_ERROR 18
+#define AMDSMI_STATUS_NOT_FOUND 31
 #define AMDSMI_STATUS_NOT_INIT 32
 
 typedef void *amdsmi_socket_handle;
@@ -49,6 +59,19 @@ typedef struct { uint32_t major, minor, release; const char *build; } version26_
 typedef struct { uint32_t vram_total, vram_used, reserved[2]; } amdsmi_vram_usage_t;
 typedef struct { uint64_t power_cap, default_power_cap, dpm_cap, min_power_cap, max_power_cap, reserved[3]; } amdsmi_power_cap_info_t;
 typedef struct { uint32_t clk, min_clk, max_clk; uint8_t clk_locked, clk_deep_sleep; uint32_t reserved[4]; } amdsmi_clk_info_t;
+
+// amdsmi_power_info_t: 24.6.1 (all 32-bit) and 26.1.0 (socket_power first, 64-bit voltages).
+typedef struct {
+	uint32_t current_socket_power, average_socket_power, gfx_voltage, soc_voltage, mem_voltage, power_limit, reserved[11];
+} power24_t;
+typedef struct {
+	uint64_t socket_power;
+	uint32_t current_socket_power, average_socket_power;
+	uint64_t gfx_voltage, soc_voltage, mem_voltage;
+	uint32_t power_limit;
+	uint64_t reserved[18];
+} power26_t;
+typedef struct { uint32_t gfx_activity, umc_activity, mm_activity, reserved[13]; } amdsmi_engine_usage_t;
 
 typedef struct {
 	char market_name[256];
@@ -150,13 +173,21 @@ amdsmi_status_t amdsmi_init(uint64_t flags) {
 	if (fails("init") || (flags & 2) == 0) {
 		return AMDSMI_STATUS_INIT_ERROR;
 	}
-	initialised = 1;
+	initialised++;
 	return AMDSMI_STATUS_SUCCESS;
 }
 
 amdsmi_status_t amdsmi_shut_down(void) {
-	initialised = 0;
+	if (initialised > 0) {
+		initialised--;
+	}
 	return AMDSMI_STATUS_SUCCESS;
+}
+
+// lost reports whether FAKE_AMDSMI_LOST names GPU i's bus.
+static int lost(int i) {
+	const char *v = env("FAKE_AMDSMI_LOST", "");
+	return *v && strtol(v, NULL, 16) == gpus[i].bus;
 }
 
 amdsmi_status_t amdsmi_get_lib_version(void *out) {
@@ -253,6 +284,9 @@ amdsmi_status_t amdsmi_get_gpu_vram_usage(amdsmi_processor_handle h, amdsmi_vram
 	if (i < 0) {
 		return AMDSMI_STATUS_INVAL;
 	}
+	if (lost(i)) {
+		return AMDSMI_STATUS_NOT_FOUND;
+	}
 	if (fails("vram") && i == 3) {
 		return AMDSMI_STATUS_NO_PERM;
 	}
@@ -294,6 +328,9 @@ amdsmi_status_t amdsmi_get_clock_info(amdsmi_processor_handle h, int type, amdsm
 	if (gpu_of(h) < 0) {
 		return AMDSMI_STATUS_INVAL;
 	}
+	if (lost(gpu_of(h))) {
+		return AMDSMI_STATUS_NOT_FOUND;
+	}
 	memset(c, 0, sizeof *c);
 	switch (type) {
 	case 0: // AMDSMI_CLK_TYPE_GFX
@@ -310,6 +347,9 @@ amdsmi_status_t amdsmi_get_temp_metric(amdsmi_processor_handle h, int type, int 
 	int i = gpu_of(h);
 	if (i < 0 || metric != 0) {
 		return AMDSMI_STATUS_INVAL;
+	}
+	if (lost(i)) {
+		return AMDSMI_STATUS_NOT_FOUND;
 	}
 	if (fails("temp") && i == 3) {
 		return AMDSMI_STATUS_NO_PERM;
@@ -397,6 +437,108 @@ amdsmi_status_t amdsmi_get_gpu_process_list(amdsmi_processor_handle h, uint32_t 
 	return room < n ? AMDSMI_STATUS_OUT_OF_RESOURCES : AMDSMI_STATUS_SUCCESS;
 }
 
+// Socket power: 300 W plus 10 W per GPU (in the fake's order); 26.x fills socket_power and
+// current_socket_power, 24.6 current_socket_power, the rest "not supported" (UINT32_MAX).
+amdsmi_status_t amdsmi_get_power_info(amdsmi_processor_handle h, void *out) {
+	int i = gpu_of(h);
+	if (i < 0) {
+		return AMDSMI_STATUS_INVAL;
+	}
+	if (lost(i)) {
+		return AMDSMI_STATUS_NOT_FOUND;
+	}
+	uint32_t w = 300 + 10 * (uint32_t)i;
+	if (new_layout()) {
+		power26_t *p = out;
+		memset(p, 0xff, sizeof *p);
+		p->socket_power = w, p->current_socket_power = w, p->power_limit = 750;
+	} else {
+		power24_t *p = out;
+		memset(p, 0xff, sizeof *p);
+		p->current_socket_power = w, p->power_limit = 750;
+	}
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+// The energy accumulator grows by 1,000,000 counts (15.259 J at 15.259 µJ a count) on each call.
+amdsmi_status_t amdsmi_get_energy_count(amdsmi_processor_handle h, uint64_t *energy, float *resolution, uint64_t *timestamp) {
+	static uint64_t counts[8];
+	int i = gpu_of(h);
+	if (i < 0 || energy == NULL || resolution == NULL || timestamp == NULL) {
+		return AMDSMI_STATUS_INVAL;
+	}
+	if (lost(i)) {
+		return AMDSMI_STATUS_NOT_FOUND;
+	}
+	if (strcmp(env("FAKE_AMDSMI_ENERGY", ""), "none") == 0) {
+		return AMDSMI_STATUS_NOT_SUPPORTED;
+	}
+	counts[i] += 1000000;
+	*energy = counts[i];
+	*resolution = 15.259f;
+	*timestamp = counts[i];
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_gpu_activity(amdsmi_processor_handle h, amdsmi_engine_usage_t *u) {
+	int i = gpu_of(h);
+	if (i < 0) {
+		return AMDSMI_STATUS_INVAL;
+	}
+	if (lost(i)) {
+		return AMDSMI_STATUS_NOT_FOUND;
+	}
+	memset(u, 0, sizeof *u);
+	u->gfx_activity = i == 2 ? 97 : 0, u->umc_activity = i == 2 ? 40 : 0;
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+// amdsmi_gpu_metrics_t up to indep_throttle_status (the same in 24.6.1 and 26.1.0); the
+// fake then fills the rest of 26.1.0's larger structure (about 5 KiB) with 0xff, "N/A".
+typedef struct {
+	uint16_t structure_size;
+	uint8_t format_revision, content_revision;
+	uint16_t temperature_edge, temperature_hotspot, temperature_mem, temperature_vrgfx, temperature_vrsoc, temperature_vrmem;
+	uint16_t average_gfx_activity, average_umc_activity, average_mm_activity;
+	uint16_t average_socket_power;
+	uint64_t energy_accumulator;
+	uint64_t system_clock_counter;
+	uint16_t average_gfxclk_frequency, average_socclk_frequency, average_uclk_frequency, average_vclk0_frequency,
+		average_dclk0_frequency, average_vclk1_frequency, average_dclk1_frequency;
+	uint16_t current_gfxclk, current_socclk, current_uclk, current_vclk0, current_dclk0, current_vclk1, current_dclk1;
+	uint32_t throttle_status;
+	uint16_t current_fan_speed, pcie_link_width, pcie_link_speed;
+	uint32_t gfx_activity_acc, mem_activity_acc;
+	uint16_t temperature_hbm[4];
+	uint64_t firmware_timestamp;
+	uint16_t voltage_soc, voltage_gfx, voltage_mem;
+	uint64_t indep_throttle_status;
+} metrics_head_t;
+
+amdsmi_status_t amdsmi_get_gpu_metrics_info(amdsmi_processor_handle h, void *out) {
+	int i = gpu_of(h);
+	if (i < 0 || out == NULL) {
+		return AMDSMI_STATUS_INVAL;
+	}
+	if (lost(i)) {
+		return AMDSMI_STATUS_NOT_FOUND;
+	}
+	size_t total = new_layout() ? 5600 : 1400;
+	memset(out, 0xff, total);
+	metrics_head_t *m = out;
+	m->structure_size = (uint16_t)total;
+	m->format_revision = 1;
+	m->content_revision = 5; // MI300X's table is v1.5 on ROCm 6.2
+	const char *t = env("FAKE_AMDSMI_THROTTLE", "0");
+	if (strcmp(t, "old") == 0) {
+		m->content_revision = 2;
+	} else {
+		m->indep_throttle_status = strtoull(t, NULL, 16);
+	}
+	m->throttle_status = 0xdeadbeef; // ASIC-dependent bits benchctl must not read
+	return AMDSMI_STATUS_SUCCESS;
+}
+
 amdsmi_status_t amdsmi_status_code_to_string(amdsmi_status_t st, const char **s) {
 	switch (st) {
 	case AMDSMI_STATUS_NO_PERM:
@@ -404,6 +546,9 @@ amdsmi_status_t amdsmi_status_code_to_string(amdsmi_status_t st, const char **s)
 		return AMDSMI_STATUS_SUCCESS;
 	case AMDSMI_STATUS_INIT_ERROR:
 		*s = "AMDSMI_STATUS_INIT_ERROR - An error occurred when initializing internal data structures";
+		return AMDSMI_STATUS_SUCCESS;
+	case AMDSMI_STATUS_NOT_FOUND:
+		*s = "AMDSMI_STATUS_NOT_FOUND - Device Not found";
 		return AMDSMI_STATUS_SUCCESS;
 	}
 	*s = "AMDSMI_STATUS_UNKNOWN_ERROR - An unknown error occurred";

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/benchctl/benchctl/gpu"
+)
+
+// minWatch is the shortest --watch interval: below it the sampler's own cost grows past
+// what docs/PERFORMANCE.md allows, and the GPUs' own counters update no faster.
+const minWatch = 100 * time.Millisecond
+
+// openSampler is gpu.OpenSampler; tests pass a fake.
+type openSampler func(context.Context, gpu.Options, gpu.Inventory) (gpu.Sampler, error)
+
+// parseWatch reads --watch's interval (a Go duration: 1s, 200ms).
+func parseWatch(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	switch {
+	case err != nil:
+		return 0, usagef("give a duration such as 1s or 200ms", "invalid --watch %q: not a duration", v)
+	case d < minWatch:
+		return 0, usagef("give 100ms or more", "invalid --watch %q: shorter than the minimum interval, %s", v, minWatch)
+	}
+	return d, nil
+}
+
+// gpusWatch samples the inventory's GPUs every opts.interval until ctx ends, printing a
+// table redrawn in place on a terminal (unless -o json), else one JSON line per sample.
+// Facts the source cannot give are said once on stderr. Cancelling ctx (Ctrl-C) ends it
+// with no error and no partial line: each sample is written whole, or not at all.
+func gpusWatch(ctx context.Context, io streams, inv gpu.Inventory, open openSampler, now func() time.Time, opts *gpusOptions) error {
+	smp, err := open(ctx, gpu.Options{Vendor: opts.vendor, SysfsRoot: opts.sysfsRoot, AMDSource: opts.source}, inv)
+	if err != nil {
+		return fmt.Errorf("gpus --watch: %w", err)
+	}
+	defer smp.Close()
+	table := io.IsStdoutTTY() && opts.output != "json"
+	energy := map[int]*energySince{}
+	said := 0
+	tick := time.NewTicker(opts.interval)
+	defer tick.Stop()
+	for {
+		sctx, cancel := context.WithTimeout(ctx, opts.interval)
+		rs := smp.Sample(sctx)
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		at := now()
+		for _, r := range rs {
+			e := energy[r.Index]
+			if e == nil {
+				e = &energySince{}
+				energy[r.Index] = e
+			}
+			e.add(r, at)
+		}
+		for _, u := range smp.Unavailable()[said:] {
+			fmt.Fprintln(io.err, unavailableLine(u))
+			said++
+		}
+		var b bytes.Buffer
+		if table {
+			writeWatchTable(&b, smp.Source(), opts.interval, at, rs, energy)
+		} else if err := writeWatchLine(&b, at, rs, energy); err != nil {
+			return err
+		}
+		if _, err := io.out.Write(b.Bytes()); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+func unavailableLine(u gpu.Unavailable) string {
+	if u.GPU < 0 {
+		return "telemetry: " + u.Why
+	}
+	return fmt.Sprintf("telemetry: GPU %d: %s unavailable: %s", u.GPU, u.Field, u.Why)
+}
+
+// energySince is a GPU's energy since the first sample: the device's counter where it
+// has one (an interval where the counter went backwards, a reset, adds nothing), else
+// power integrated over time (trapezoids).
+type energySince struct {
+	j        float64
+	started  bool
+	counter  *float64
+	power    *float64
+	at       time.Time
+	measured bool // the latest reading had a counter (else power is integrated)
+}
+
+func (e *energySince) add(r gpu.Reading, at time.Time) {
+	if r.Err != nil {
+		e.counter, e.power = nil, nil
+		return
+	}
+	switch {
+	case r.EnergyJ != nil && e.counter != nil:
+		if d := *r.EnergyJ - *e.counter; d >= 0 {
+			e.j += d
+		}
+	case r.EnergyJ == nil && r.PowerW != nil && e.power != nil:
+		e.j += (*r.PowerW + *e.power) / 2 * at.Sub(e.at).Seconds()
+	}
+	e.started, e.measured = true, r.EnergyJ != nil
+	e.counter, e.power, e.at = r.EnergyJ, r.PowerW, at
+}
+
+// watchGPU is one GPU in a JSON line. Facts the source did not give are left out.
+type watchGPU struct {
+	Index             int      `json:"index"`
+	PowerW            *float64 `json:"powerW,omitempty"`
+	EnergyCounterJ    *float64 `json:"energyCounterJ,omitempty"` // the device's counter, raw
+	EnergySinceStartJ *float64 `json:"energySinceStartJ,omitempty"`
+	GFXClockMHz       *uint32  `json:"gfxClockMHz,omitempty"`
+	MemClockMHz       *uint32  `json:"memClockMHz,omitempty"`
+	TemperatureC      *float64 `json:"temperatureC,omitempty"`
+	UtilPercent       *float64 `json:"utilPercent,omitempty"`
+	MemoryUsedBytes   *uint64  `json:"memoryUsedBytes,omitempty"`
+	Throttle          *string  `json:"throttle,omitempty"` // "" for none; left out when the source does not say
+	Error             string   `json:"error,omitempty"`
+}
+
+func writeWatchLine(b *bytes.Buffer, at time.Time, rs []gpu.Reading, energy map[int]*energySince) error {
+	line := struct {
+		Time string     `json:"time"`
+		GPUs []watchGPU `json:"gpus"`
+	}{Time: at.UTC().Format(time.RFC3339Nano), GPUs: []watchGPU{}}
+	for _, r := range rs {
+		g := watchGPU{Index: r.Index, PowerW: r.PowerW, EnergyCounterJ: r.EnergyJ, GFXClockMHz: r.GFXClockMHz, MemClockMHz: r.MemClockMHz,
+			TemperatureC: r.TemperatureC, UtilPercent: r.UtilPercent, MemoryUsedBytes: r.MemoryUsedBytes}
+		if e := energy[r.Index]; e != nil && e.started && r.Err == nil {
+			j := e.j
+			g.EnergySinceStartJ = &j
+		}
+		if r.ThrottleKnown {
+			s := r.Throttle.String()
+			g.Throttle = &s
+		}
+		if r.Err != nil {
+			g.Error = r.Err.Error()
+		}
+		line.GPUs = append(line.GPUs, g)
+	}
+	return json.NewEncoder(b).Encode(line)
+}
+
+// writeWatchTable is the terminal's view: the cursor home, the screen cleared, a header
+// and one row per GPU.
+func writeWatchTable(b *bytes.Buffer, source string, every time.Duration, at time.Time, rs []gpu.Reading, energy map[int]*energySince) {
+	b.WriteString("\033[H\033[2J")
+	fmt.Fprintf(b, "%s  every %s  source %s  (Ctrl-C to stop)\n", at.Format("15:04:05"), every, source)
+	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "GPU\tPOWER\tENERGY\tGFX\tMEM\tTEMP\tUTIL\tMEM USED\tTHROTTLE")
+	for _, r := range rs {
+		if r.Err != nil {
+			fmt.Fprintf(tw, "%d\t%s\n", r.Index, r.Err)
+			continue
+		}
+		e := "-"
+		if s := energy[r.Index]; s != nil && s.started && (s.measured || r.PowerW != nil) {
+			e = fmt.Sprintf("%.1f J", s.j)
+			if !s.measured {
+				e = "~" + e // integrated from power
+			}
+		}
+		throttle := "-"
+		if r.ThrottleKnown {
+			throttle = r.Throttle.String()
+			if throttle == "" {
+				throttle = "none"
+			}
+		}
+		used := "-"
+		if r.MemoryUsedBytes != nil {
+			used = memory(*r.MemoryUsedBytes)
+			if *r.MemoryUsedBytes == 0 {
+				used = "0"
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Index, num(r.PowerW, "%.1f W"), e, unum(r.GFXClockMHz, "%d MHz"),
+			unum(r.MemClockMHz, "%d MHz"), num(r.TemperatureC, "%.0f °C"), num(r.UtilPercent, "%.0f %%"), used, throttle)
+	}
+	tw.Flush()
+}
+
+func num(v *float64, format string) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+func unum(v *uint32, format string) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf(format, *v)
+}
