@@ -37,6 +37,8 @@ type Options struct {
 	Log        *slog.Logger
 	// BarrierTimeout bounds every wait at the barrier (rank 0 may be building).
 	BarrierTimeout time.Duration
+	// OpenSampler opens the GPU telemetry (nil: gpu.OpenSampler for the node's GPUs).
+	OpenSampler OpenSampler
 	// NoSkipGPUArch runs MAD models whatever their skip_gpu_arch says
 	// (madengine's --disable-skip-gpu-arch).
 	NoSkipGPUArch bool
@@ -214,6 +216,8 @@ type nodeRun struct {
 	trialSources []jobdir.TrialSource
 	// removals are the ended trials' containers still being removed (reap).
 	removals sync.WaitGroup
+	// tel samples the GPUs while each container runs (nil before the GPUs are selected).
+	tel *telemetry
 }
 
 // reap removes an ended trial's container while the node goes on to the next trial's
@@ -236,6 +240,8 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	if err != nil {
 		return err
 	}
+	r.tel = r.telemetry(gpus.GPUAccess)
+	defer r.tel.close()
 	if err := r.meet(ctx); err != nil {
 		return err
 	}
@@ -497,7 +503,9 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	if tr != nil {
 		reap = r.reap
 	}
+	stopSampling := r.sampleDuring(ctx, name, gpus)
 	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, defaultBudget(), reap)
+	stopSampling()
 	if res.Outcome == OutcomeSuccess && scan != nil {
 		if m := scan.Match(); m != nil { // madengine's rule: an error in the log fails the run, whatever the exit code
 			res = execResult{Outcome: OutcomeFailure, ExitCode: res.ExitCode,

@@ -49,6 +49,7 @@ benchmarks:
     command: ["sh", "-c", %q]
     results: r.csv
     onFailure: continue
+telemetry: {interval: 100ms}
 experiment:
   matrix: {nodes: [1, 2, 3], batch: [1, 2]}
   repeat: 3
@@ -106,6 +107,8 @@ experiment:
 				median, trials, failed, status, low, high, outliers)
 		}
 	}
+
+	checkTelemetryUnavailable(t, tb, job)
 
 	// summary.json has the scaling: batch=1 against one node (its median on 3 nodes is 313,
 	// on 1 node 113).
@@ -216,6 +219,54 @@ experiment:
 		batch, _ := strconv.Atoi(r["param_batch"])
 		if r["trials"] != "3" || r["performance"] != strconv.Itoa(10*batch+2) || r["status"] != "SUCCESS" {
 			t.Errorf("batch %d: %s trials, performance %s, %s\n%s", batch, r["trials"], r["performance"], r["status"], collected)
+		}
+	}
+}
+
+// checkTelemetryUnavailable: on nodes without GPUs, every run of every node has a telemetry
+// summary and series saying so once (the series is its header and one note, however many
+// samples the run lasted), the nodes' logs say it once per node, and perf.csv's telemetry
+// columns are empty.
+func checkTelemetryUnavailable(t *testing.T, tb *testbed.Testbed, job jobdir.Dir) {
+	t.Helper()
+	for rank, d := range nodeDirs(tb) {
+		st := readStatus(t, filepath.Dir(filepath.Dir(job.Path)), job.JobID, d)
+		nd := job.NodeNamed(d)
+		for _, b := range st.Benchmarks {
+			run := jobdir.TrialRunName(b.Name, b.Trial)
+			data, err := os.ReadFile(nd.TelemetrySummary(run))
+			if err != nil {
+				t.Errorf("rank %d, %s: %v", rank, run, err)
+				continue
+			}
+			var sum jobdir.TelemetrySummary
+			if err := json.Unmarshal(data, &sum); err != nil || len(sum.GPUs) != 0 || len(sum.Unavailable) != 1 ||
+				!strings.Contains(sum.Unavailable[0].Why, "without GPUs") || sum.Samples != 0 {
+				t.Errorf("rank %d, %s: telemetry summary %s (%v)", rank, run, data, err)
+			}
+			series, err := os.ReadFile(nd.Telemetry(run))
+			if n := strings.Count(string(series), "\n"); err != nil || n != 2 {
+				t.Errorf("rank %d, %s: the series has %d lines, want the header and one note (%v):\n%s", rank, run, n, err, series)
+			}
+		}
+	}
+	logs := ""
+	for _, f := range []string{job.SbatchOut(), filepath.Join(job.Path, jobdir.SbatchErrFile)} {
+		data, _ := os.ReadFile(f)
+		logs += string(data)
+	}
+	n := 0
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, "telemetry") {
+			n++
+		}
+	}
+	if n != len(tb.Nodes) {
+		t.Errorf("%d lines of the nodes' logs mention telemetry, want one per node (%d):\n%s", n, len(tb.Nodes), logs)
+	}
+	for _, r := range readPerf(t, job.Output(jobdir.PerfFile)) {
+		if r["energy_j"] != "" || r["avg_power_w"] != "" || r["throttled"] != "" {
+			t.Errorf("variant %s: telemetry columns without GPUs: %q %q %q", r["benchctl_variant"], r["energy_j"], r["avg_power_w"], r["throttled"])
 		}
 	}
 }

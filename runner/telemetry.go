@@ -1,0 +1,174 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+// OpenSampler opens the telemetry of the GPUs inv lists (gpu.OpenSampler with the node's
+// GPU options); tests give their own.
+type OpenSampler func(ctx context.Context, inv gpu.Inventory) (gpu.Sampler, error)
+
+// telemetry is a node's GPU sampling: one sampler for the node's selected GPUs, opened at
+// the first run that samples and closed when the node's run ends, used by one run at a
+// time (a node runs its containers one after another).
+type telemetry struct {
+	every time.Duration // 0: off
+	open  OpenSampler
+	gpus  GPUAccess // the node's selection
+
+	once    sync.Once
+	sampler gpu.Sampler
+	err     error // why nothing can be sampled on this node
+	said    bool  // the reason was logged
+}
+
+// stopWait bounds how long ending a run waits for the sampling goroutine: the sampler
+// answers within its context, so this only matters for a library that does not.
+const stopWait = 3 * time.Second
+
+func (t *telemetry) start(ctx context.Context) (gpu.Sampler, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	t.once.Do(func() {
+		switch {
+		case t.gpus.Vendor == "" || t.gpus.Vendor == gpu.VendorNone || len(t.gpus.GPUs) == 0:
+			t.err = fmt.Errorf("%w: this node runs its benchmarks without GPUs", gpu.ErrNotFound)
+		default:
+			octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			t.sampler, t.err = t.open(octx, gpu.Inventory{Vendor: t.gpus.Vendor, GPUs: t.gpus.GPUs})
+		}
+	})
+	return t.sampler, t.err
+}
+
+func (t *telemetry) close() {
+	if t.sampler != nil {
+		_ = t.sampler.Close()
+	}
+}
+
+// sampleDuring samples run's GPUs from now until the returned stop is called, into the
+// node folder's telemetry/<run>.jsonl, and writes telemetry/<run>.json when it stops.
+// Nothing here can fail or delay the benchmark: a file that cannot be written, or GPUs that
+// cannot be read, are logged once and recorded as unavailable.
+func (r *nodeRun) sampleDuring(ctx context.Context, run string, gpus GPUAccess) (stop func()) {
+	t := r.tel
+	if t == nil || t.every == 0 {
+		return func() {}
+	}
+	start := time.Now().UTC()
+	sampler, openErr := t.start(ctx)
+	if openErr != nil && !t.said {
+		t.said = true
+		r.log.Info("GPU telemetry unavailable on this node: recorded as such in each run's telemetry file", "why", openErr.Error())
+	}
+	var out io.Writer = io.Discard
+	f, err := r.nf.CreateTelemetry(run)
+	if err != nil {
+		r.log.Warn("GPU telemetry: cannot create the series file; the summary is still written", "run", run, "err", err)
+	} else {
+		out = f
+	}
+	source := ""
+	if sampler != nil {
+		source = sampler.Source()
+	}
+	var sel []gpu.GPU
+	if openErr == nil {
+		sel = gpus.GPUs
+	}
+	s := newSeries(out, run, source, t.every, start, sel, jobdir.MaxTelemetrySeriesSize)
+	if openErr != nil {
+		s.note(gpu.Unavailable{GPU: -1, Field: "gpu", Why: openErr.Error()})
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if sampler == nil {
+			<-sctx.Done()
+			return
+		}
+		tick := time.NewTicker(t.every)
+		defer tick.Stop()
+		said := 0
+		for {
+			per, pcancel := context.WithTimeout(sctx, max(t.every, time.Second))
+			rs := sampler.Sample(per)
+			pcancel()
+			if sctx.Err() != nil {
+				// The run ended during the sample: a GPU in error was cut short by that, not
+				// silent; what was read stands.
+				rs = slices.DeleteFunc(rs, func(r gpu.Reading) bool { return r.Err != nil })
+				if len(rs) > 0 {
+					s.add(time.Now().UTC(), rs)
+				}
+				return
+			}
+			s.add(time.Now().UTC(), rs)
+			un := sampler.Unavailable()
+			for _, u := range un[min(said, len(un)):] {
+				if u.GPU < 0 || s.byIndex[u.GPU] != nil {
+					s.note(u)
+				}
+			}
+			said = len(un)
+			select {
+			case <-sctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(stopWait):
+			r.log.Warn("GPU telemetry: the GPU library did not answer in time; this run's telemetry has no summary and later runs are not sampled", "run", run)
+			// The goroutine still holds the sampler: no later run may use it.
+			t.sampler, t.err = nil, fmt.Errorf("the GPU library stopped answering during %s", run)
+			go func() {
+				<-done
+				if f != nil {
+					f.Close()
+				}
+			}()
+			return
+		}
+		sum, werr := s.finish(time.Now().UTC())
+		if f != nil {
+			if cerr := f.Close(); werr == nil {
+				werr = cerr
+			}
+		}
+		if werr != nil {
+			r.log.Warn("GPU telemetry: writing the series", "run", run, "err", werr)
+		}
+		if err := r.nf.WriteTelemetrySummary(sum); err != nil {
+			r.log.Warn("GPU telemetry: writing the summary", "run", run, "err", err)
+		}
+	}
+}
+
+// telemetry is the node's sampling of sel, as the manifest asks.
+func (r *nodeRun) telemetry(sel GPUAccess) *telemetry {
+	open := r.o.OpenSampler
+	if open == nil {
+		opts := gpu.Options{SysfsRoot: r.o.SysfsRoot}
+		open = func(ctx context.Context, inv gpu.Inventory) (gpu.Sampler, error) {
+			return gpu.OpenSampler(ctx, opts, inv)
+		}
+	}
+	return &telemetry{every: r.o.Manifest.Telemetry.Every(), open: open, gpus: sel}
+}

@@ -1,0 +1,344 @@
+package runner
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+// maxGPUPowerW is more than any GPU draws: an energy counter that rose faster than this
+// over an interval jumped (a reset to another origin), and that interval's energy is
+// integrated from power instead.
+const maxGPUPowerW = 20000
+
+// series folds one run's samples into the rows of its telemetry file (bounded: see
+// jobdir.TelemetryLevelRows and MaxTelemetrySeriesSize) and sums them up for its summary.
+// It is used from one goroutine.
+type series struct {
+	w        *bufio.Writer
+	size     int64 // bytes written so far
+	limit    int64
+	stopped  bool
+	err      error // the first write error: rows stop, the summary is still made
+	start    time.Time
+	interval time.Duration
+	gpus     []*gpuTrack
+	byIndex  map[int]*gpuTrack
+	sum      jobdir.TelemetrySummary
+	said     map[noteKey]bool
+}
+
+type noteKey struct {
+	gpu   int
+	field string
+}
+
+// gpuTrack is one GPU's open row, its resolution level, its energy and its totals.
+type gpuTrack struct {
+	info  jobdir.TelemetryGPU
+	level int // rows stand for 2^level samples
+	rows  int // rows written at this level
+	b     bucket
+
+	// energy
+	energy                 float64
+	lastCounter, lastPower *float64
+	lastT                  float64
+	seen                   bool
+	fromCounter, fromPower bool
+
+	st jobdir.TelemetryGPUStat
+	// running sums for the summary
+	power, gfx, mem, util mean
+	peak, minGFX, maxTemp *float64
+	maxMem                *uint64
+	reasons               gpu.Throttle
+}
+
+// bucket is a row being filled.
+type bucket struct {
+	n, unanswered, throttled, known int
+	t0, t1                          float64
+	power, gfx, mem, temp, util     mean
+	maxPower, minGFX, maxTemp       *float64
+	maxMem                          *uint64
+	reasons                         gpu.Throttle
+	err                             string
+}
+
+type mean struct {
+	sum float64
+	n   int
+}
+
+func (m *mean) add(v float64) { m.sum += v; m.n++ }
+
+func (m mean) value() *float64 {
+	if m.n == 0 {
+		return nil
+	}
+	v := m.sum / float64(m.n)
+	return &v
+}
+
+func copyOf[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func maxOf(p *float64, v float64) *float64 {
+	if p == nil || v > *p {
+		return &v
+	}
+	return p
+}
+
+func minOf(p *float64, v float64) *float64 {
+	if p == nil || v < *p {
+		return &v
+	}
+	return p
+}
+
+// newSeries starts a series for gpus and writes its header to w.
+func newSeries(w io.Writer, run, source string, interval time.Duration, start time.Time, gpus []gpu.GPU, limit int64) *series {
+	s := &series{w: bufio.NewWriterSize(w, 32<<10), limit: limit, start: start, interval: interval,
+		byIndex: map[int]*gpuTrack{}, said: map[noteKey]bool{}}
+	h := jobdir.TelemetryHeader{Telemetry: jobdir.TelemetryVersion, Run: run, Source: source,
+		Interval: interval.String(), Start: start, GPUs: []jobdir.TelemetryGPU{}}
+	for _, g := range gpus {
+		t := &gpuTrack{info: jobdir.TelemetryGPU{Index: g.Index, UUID: g.UUID, Name: g.Name}}
+		t.st.TelemetryGPU = t.info
+		s.gpus = append(s.gpus, t)
+		s.byIndex[g.Index] = t
+		h.GPUs = append(h.GPUs, t.info)
+	}
+	s.sum = jobdir.TelemetrySummary{Telemetry: jobdir.TelemetryVersion, Run: run, Source: source,
+		Interval: interval.String(), Start: start, Unavailable: []jobdir.TelemetryNote{}, GPUs: []jobdir.TelemetryGPUStat{}}
+	s.line(h)
+	return s
+}
+
+// line writes one JSON line unless the series has stopped; the line that would pass the
+// size limit stops it instead, with a last line saying so.
+func (s *series) line(v any) {
+	if s.stopped || s.err != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.err = err
+		return
+	}
+	b = append(b, '\n')
+	if s.size+int64(len(b)) > s.limit-64 {
+		s.stopped = true
+		b, _ = json.Marshal(jobdir.TelemetryRow{Stopped: true, T: s.sum.End.Sub(s.start).Seconds()})
+		b = append(b, '\n')
+	} else if _, isRow := v.(jobdir.TelemetryRow); isRow {
+		s.sum.Rows++
+	}
+	n, err := s.w.Write(b)
+	s.size += int64(n)
+	if err != nil {
+		s.err = err
+	}
+}
+
+// note records a fact that cannot be sampled, once per GPU and field.
+func (s *series) note(u gpu.Unavailable) {
+	k := noteKey{u.GPU, u.Field}
+	if s.said[k] {
+		return
+	}
+	s.said[k] = true
+	n := jobdir.TelemetryNote{GPU: u.GPU, Field: u.Field, Why: u.Why}
+	s.sum.Unavailable = append(s.sum.Unavailable, n)
+	s.line(jobdir.TelemetryRow{GPU: u.GPU, Note: u.Why, Field: u.Field, T: s.sum.End.Sub(s.start).Seconds()})
+}
+
+// add folds one sampling round, read at at, into the series. Readings of GPUs the series
+// does not track are ignored.
+func (s *series) add(at time.Time, rs []gpu.Reading) {
+	s.sum.Samples++
+	s.sum.End = at
+	t := at.Sub(s.start).Seconds()
+	for _, r := range rs {
+		g := s.byIndex[r.Index]
+		if g == nil {
+			continue
+		}
+		s.fold(g, t, r)
+		if g.b.n+g.b.unanswered >= 1<<g.level {
+			s.flush(g)
+		}
+	}
+}
+
+func (s *series) fold(g *gpuTrack, t float64, r gpu.Reading) {
+	b := &g.b
+	if b.n+b.unanswered == 0 {
+		b.t0 = t
+	}
+	b.t1 = t
+	if r.Err != nil {
+		b.unanswered++
+		b.err = r.Err.Error()
+		g.st.Unanswered++
+		// The interval over the silence has no energy known; start again after it.
+		g.lastCounter, g.lastPower, g.seen = nil, nil, false
+		return
+	}
+	b.n++
+	g.st.Samples++
+	s.energy(g, t, r)
+	if r.PowerW != nil {
+		b.power.add(*r.PowerW)
+		b.maxPower = maxOf(b.maxPower, *r.PowerW)
+		g.power.add(*r.PowerW)
+		g.peak = maxOf(g.peak, *r.PowerW)
+	}
+	if r.GFXClockMHz != nil {
+		v := float64(*r.GFXClockMHz)
+		b.gfx.add(v)
+		b.minGFX = minOf(b.minGFX, v)
+		g.gfx.add(v)
+		g.minGFX = minOf(g.minGFX, v)
+	}
+	if r.MemClockMHz != nil {
+		b.mem.add(float64(*r.MemClockMHz))
+		g.mem.add(float64(*r.MemClockMHz))
+	}
+	if r.TemperatureC != nil {
+		b.temp.add(*r.TemperatureC)
+		b.maxTemp = maxOf(b.maxTemp, *r.TemperatureC)
+		g.maxTemp = maxOf(g.maxTemp, *r.TemperatureC)
+	}
+	if r.UtilPercent != nil {
+		b.util.add(*r.UtilPercent)
+		g.util.add(*r.UtilPercent)
+	}
+	if m := r.MemoryUsedBytes; m != nil {
+		if b.maxMem == nil || *m > *b.maxMem {
+			b.maxMem = copyOf(m)
+		}
+		if g.maxMem == nil || *m > *g.maxMem {
+			g.maxMem = copyOf(m)
+		}
+	}
+	if r.ThrottleKnown {
+		b.known++
+		g.st.ThrottleKnown++
+		b.reasons |= r.Throttle
+		g.reasons |= r.Throttle
+		if r.Throttle.Limiting() {
+			b.throttled++
+			g.st.Throttled++
+		}
+	}
+}
+
+// energy adds the energy since the GPU's previous sample: the counter's rise where the
+// device has a counter and it rose plausibly, else the power integrated over the interval
+// (trapezoids).
+func (s *series) energy(g *gpuTrack, t float64, r gpu.Reading) {
+	// Copies: a sampler may reuse its readings' storage.
+	defer func() { g.lastCounter, g.lastPower, g.lastT, g.seen = copyOf(r.EnergyJ), copyOf(r.PowerW), t, true }()
+	if !g.seen {
+		return
+	}
+	dt := t - g.lastT
+	if dt <= 0 {
+		return
+	}
+	if r.EnergyJ != nil && g.lastCounter != nil {
+		d := *r.EnergyJ - *g.lastCounter
+		if d >= 0 && d <= maxGPUPowerW*dt && !math.IsNaN(d) {
+			g.energy += d
+			g.fromCounter = true
+			return
+		}
+		s.note(gpu.Unavailable{GPU: g.info.Index, Field: "energyCounter",
+			Why: fmt.Sprintf("the energy counter went from %.0f J to %.0f J in %.1f s (wrapped or reset): energy over such intervals is integrated from power", *g.lastCounter, *r.EnergyJ, dt)})
+	}
+	if r.PowerW != nil && g.lastPower != nil {
+		g.energy += (*r.PowerW + *g.lastPower) / 2 * dt
+		g.fromPower = true
+	}
+}
+
+// flush writes g's open row and moves to the next level when this one is full.
+func (s *series) flush(g *gpuTrack) {
+	b := &g.b
+	if b.n+b.unanswered == 0 {
+		return
+	}
+	row := jobdir.TelemetryRow{T: round3(b.t0), DT: round3(b.t1 - b.t0 + s.interval.Seconds()), GPU: g.info.Index, N: b.n,
+		PowerW: round(b.power.value()), MaxPowerW: round(b.maxPower), GFXMHz: round(b.gfx.value()), MinGFXMHz: round(b.minGFX),
+		MemMHz: round(b.mem.value()), TempC: round(b.temp.value()), MaxTempC: round(b.maxTemp), UtilPct: round(b.util.value()),
+		MemUsed: b.maxMem, Throttled: b.throttled, Throttle: b.known, Reasons: b.reasons.String(),
+		Error: b.err, Unanswered: b.unanswered, Level: g.level}
+	if g.fromCounter || g.fromPower {
+		e := g.energy
+		row.EnergyJ = round(&e)
+	}
+	s.line(row)
+	g.b = bucket{}
+	g.rows++
+	if g.rows >= jobdir.TelemetryLevelRows {
+		g.level, g.rows = g.level+1, 0
+	}
+}
+
+// finish writes the open rows, flushes the file and returns the summary.
+func (s *series) finish(end time.Time) (*jobdir.TelemetrySummary, error) {
+	if end.After(s.sum.End) {
+		s.sum.End = end
+	}
+	for _, g := range s.gpus {
+		s.flush(g)
+		st := g.st
+		st.AvgPowerW, st.PeakPowerW = round(g.power.value()), round(g.peak)
+		st.AvgGFXMHz, st.MinGFXMHz, st.AvgMemMHz = round(g.gfx.value()), round(g.minGFX), round(g.mem.value())
+		st.MaxTempC, st.AvgUtilPct, st.MaxMemUsed = round(g.maxTemp), round(g.util.value()), g.maxMem
+		st.Reasons = g.reasons.String()
+		switch {
+		case g.fromCounter && g.fromPower:
+			st.EnergyFrom = "counter+power"
+		case g.fromCounter:
+			st.EnergyFrom = "counter"
+		case g.fromPower:
+			st.EnergyFrom = "power"
+		}
+		if st.EnergyFrom != "" {
+			e := g.energy
+			st.EnergyJ = round(&e)
+		}
+		s.sum.GPUs = append(s.sum.GPUs, st)
+	}
+	s.sum.Stopped = s.stopped
+	if err := s.w.Flush(); err != nil && s.err == nil {
+		s.err = err
+	}
+	return &s.sum, s.err
+}
+
+// round keeps three decimals: the series is read by people and charts, not re-integrated.
+func round(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := round3(*p)
+	return &v
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
