@@ -21,7 +21,9 @@ func TestSampleDuringARunWithNVML(t *testing.T) {
 		t.Fatal(err)
 	}
 	sel := GPUAccess{Vendor: gpu.VendorNVIDIA, GPUs: inv.GPUs}
-	open := func(ctx context.Context, inv gpu.Inventory) (gpu.Sampler, error) { return gpu.OpenSampler(ctx, opts, inv) }
+	open := func(ctx context.Context, inv gpu.Inventory) (gpu.Sampler, error) {
+		return gpu.OpenSampler(ctx, opts, inv)
+	}
 	r, _ := telemetryRun(t, 100*time.Millisecond, open, sel)
 	stop := r.sampleDuring(context.Background(), "b", GPUAccess{Vendor: gpu.VendorNVIDIA, GPUs: inv.GPUs[2:4]})
 	time.Sleep(350 * time.Millisecond)
