@@ -7,7 +7,7 @@ import (
 )
 
 // testNodeFolder creates and opens jobs/<job>/nodes/<rank>-<host> under shared.
-func testNodeFolder(t *testing.T, shared, job string, rank int, host string) *jobdir.NodeFolder {
+func testNodeFolder(t testing.TB, shared, job string, rank int, host string) *jobdir.NodeFolder {
 	t.Helper()
 	jf, err := jobdir.Layout{Shared: shared}.CreateJob(job, 0)
 	if err != nil {

@@ -4,6 +4,8 @@ package runner
 
 import (
 	"context"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,4 +49,45 @@ func TestSampleDuringARunWithNVML(t *testing.T) {
 	if s.GPUs[0].Samples != s.Samples {
 		t.Errorf("GPU 2 answered %d of %d samples", s.GPUs[0].Samples, s.Samples)
 	}
+}
+
+// BenchmarkSamplingLoopCPU runs the whole sampling loop (ticker, the NVML sampler over the
+// DGX H100 mock's 8 GPUs, the series and its file) for 5 s at BENCHCTL_BENCH_INTERVAL
+// (default 100ms) and reports the process's CPU time over that span as a share of one core
+// (cpu-%): what the sampler costs a node, beyond the driver's own time per call.
+func BenchmarkSamplingLoopCPU(b *testing.B) {
+	every := 100 * time.Millisecond
+	if v := os.Getenv("BENCHCTL_BENCH_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		every = d
+	}
+	opts := gpu.WithNVML(gpu.Options{Vendor: gpu.VendorNVIDIA}, dgxh100.New())
+	inv, err := gpu.Detect(context.Background(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sel := GPUAccess{Vendor: gpu.VendorNVIDIA, GPUs: inv.GPUs}
+	open := func(ctx context.Context, inv gpu.Inventory) (gpu.Sampler, error) { return gpu.OpenSampler(ctx, opts, inv) }
+	for b.Loop() {
+		r, _ := telemetryRun(b, every, open, sel)
+		r.sampleDuring(context.Background(), "warm", sel)() // the library's session opens here, not in the span
+		before := cpuTime(b)
+		began := time.Now()
+		stop := r.sampleDuring(context.Background(), "b", sel)
+		time.Sleep(5 * time.Second)
+		stop()
+		used, span := cpuTime(b)-before, time.Since(began)
+		b.ReportMetric(100*used.Seconds()/span.Seconds(), "cpu-%")
+	}
+}
+
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -194,7 +194,7 @@ func (f *fakeSampler) Unavailable() []gpu.Unavailable {
 }
 func (f *fakeSampler) Close() error { f.closed = true; return nil }
 
-func telemetryRun(t *testing.T, every time.Duration, open OpenSampler, sel GPUAccess) (*nodeRun, *testutil.SyncBuffer) {
+func telemetryRun(t testing.TB, every time.Duration, open OpenSampler, sel GPUAccess) (*nodeRun, *testutil.SyncBuffer) {
 	t.Helper()
 	shared := t.TempDir()
 	nf := testNodeFolder(t, shared, "1", 0, "n1")
@@ -206,7 +206,7 @@ func telemetryRun(t *testing.T, every time.Duration, open OpenSampler, sel GPUAc
 	return r, &logs
 }
 
-func readSummary(t *testing.T, r *nodeRun, run string) *jobdir.TelemetrySummary {
+func readSummary(t testing.TB, r *nodeRun, run string) *jobdir.TelemetrySummary {
 	t.Helper()
 	var rd safefile.Reader
 	s, err := jobdir.ReadTelemetrySummary(&rd, r.nd.TelemetrySummary(run))
