@@ -70,7 +70,9 @@ func BenchmarkSamplingLoopCPU(b *testing.B) {
 		b.Fatal(err)
 	}
 	sel := GPUAccess{Vendor: gpu.VendorNVIDIA, GPUs: inv.GPUs}
-	open := func(ctx context.Context, inv gpu.Inventory) (gpu.Sampler, error) { return gpu.OpenSampler(ctx, opts, inv) }
+	open := func(ctx context.Context, inv gpu.Inventory) (gpu.Sampler, error) {
+		return gpu.OpenSampler(ctx, opts, inv)
+	}
 	for b.Loop() {
 		r, _ := telemetryRun(b, every, open, sel)
 		r.sampleDuring(context.Background(), "warm", sel)() // the library's session opens here, not in the span
