@@ -260,6 +260,9 @@ func TestTelemetryUnavailableIsSaidOnce(t *testing.T) {
 			t.Errorf("%s: %+v", run, s)
 		}
 		data, _ := os.ReadFile(r.nd.Telemetry(run))
+		if !strings.Contains(string(data), `{"t":0,"dt":0,"gpu":-1,"n":0,"note":"NVML: libnvidia-ml.so.1 not found","field":"gpu"}`) {
+			t.Errorf("%s: the note says when (at the start) and why:\n%s", run, data)
+		}
 		if n := strings.Count(string(data), "\n"); n != 2 {
 			t.Errorf("%s: the series is its header and one note, not a line per sample:\n%s", run, data)
 		}

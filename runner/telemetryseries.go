@@ -123,7 +123,7 @@ func newSeries(w io.Writer, run, source string, interval time.Duration, start ti
 		h.GPUs = append(h.GPUs, t.info)
 	}
 	s.sum = jobdir.TelemetrySummary{Telemetry: jobdir.TelemetryVersion, Run: run, Source: source,
-		Interval: interval.String(), Start: start, Unavailable: []jobdir.TelemetryNote{}, GPUs: []jobdir.TelemetryGPUStat{}}
+		Interval: interval.String(), Start: start, End: start, Unavailable: []jobdir.TelemetryNote{}, GPUs: []jobdir.TelemetryGPUStat{}}
 	s.line(h)
 	return s
 }
