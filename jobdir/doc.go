@@ -9,6 +9,7 @@
 //	  sbatch.out, sbatch.err                   the job script's own output (benchctl submit)
 //	  nodes/<rank>-<host>/                     NodeDir, written by that node only
 //	    status.json                            Status
+//	    node.json                              NodeRecord: what the node was (written before it runs)
 //	    <benchmark>.log                        the container's output
 //	    results/<benchmark>/                   the container's results folder
 //	    diagnostics/<benchmark>/               captured on failure

@@ -1,0 +1,129 @@
+package jobdir_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/benchctl/benchctl/host"
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+func sampleRecord() *jobdir.NodeRecord {
+	return &jobdir.NodeRecord{Job: "7", Rank: 1, Host: "n2",
+		Machine: host.Facts{Hostname: "n2", Kernel: host.Kernel{Release: "6.1.0-18-amd64", Version: "#1 SMP"},
+			OS: host.OS{PrettyName: "Debian GNU/Linux 12 (bookworm)"}, MemoryBytes: 503<<30 + 12<<20,
+			Network:     []host.NetDevice{{Name: "mlx5_0", Firmware: "28.39.1002", Ports: []host.Port{{Number: 1, State: "ACTIVE", Rate: "400 Gb/sec (4X NDR)", LinkLayer: "InfiniBand"}}}},
+			Unavailable: map[string]string{"cpu": "reading /proc/cpuinfo: permission denied"}},
+		GPU: jobdir.GPURecord{Vendor: "nvidia", Driver: "580.159.04", Runtime: "13.0",
+			Devices: []jobdir.GPUDevice{{Index: 0, Name: "NVIDIA H200", Arch: "sm_90", Firmware: []jobdir.NamedVersion{{Name: "VBIOS", Version: "96.00.AF.00.01"}}}}},
+		Engine:      jobdir.EngineRecord{Name: "Docker Engine - Community", Version: "20.10.24", APIVersion: "1.41", Components: []jobdir.NamedVersion{{Name: "containerd", Version: "1.6.20"}}},
+		Images:      []jobdir.ImageRecord{{Tag: "bench:1", ID: "sha256:abc"}},
+		Benchctl:    "v1.2.3",
+		Unavailable: map[string]string{"gpu.topology": "not read"}}
+}
+
+func TestNodeRecordRoundTripAndFields(t *testing.T) {
+	l := jobdir.Layout{Shared: t.TempDir()}
+	job, err := l.CreateJob("7", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	nf, err := job.CreateNode(1, "n2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nf.Close()
+	if err := nf.WriteNodeRecord(sampleRecord()); err != nil {
+		t.Fatal(err)
+	}
+	var r safefile.Reader
+	got, err := jobdir.ReadNodeRecord(&r, nf.NodeRecord())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != jobdir.NodeRecordVersion || got.GPU.Devices[0].Firmware[0].Version != "96.00.AF.00.01" {
+		t.Fatalf("read back: %+v", got)
+	}
+	want := map[string]string{
+		"kernel":              "6.1.0-18-amd64 #1 SMP",
+		"cpu":                 jobdir.Unreadable,
+		"memory":              "503 GiB",
+		"net.mlx5_0.port1":    "ACTIVE 400 Gb/sec (4X NDR) InfiniBand",
+		"gpu.models":          "1 x NVIDIA H200 (sm_90)",
+		"gpu0.firmware.VBIOS": "96.00.AF.00.01",
+		"engine":              "Docker Engine - Community 20.10.24 (API 1.41)",
+		"engine.containerd":   "1.6.20",
+		"image.bench:1":       "sha256:abc",
+	}
+	seen := map[string]bool{}
+	for _, f := range got.Fields() {
+		if seen[f.Name] {
+			t.Errorf("field %s twice", f.Name)
+		}
+		seen[f.Name] = true
+		if w, ok := want[f.Name]; ok && f.Value != w {
+			t.Errorf("%s = %q, want %q", f.Name, f.Value, w)
+		}
+		if f.Name == "hostname" || strings.Contains(f.Value, "n2") {
+			t.Errorf("a per-node fact is compared: %+v", f)
+		}
+	}
+	for k := range want {
+		if !seen[k] {
+			t.Errorf("no field %s", k)
+		}
+	}
+}
+
+func TestReadNodeRecordRefusesHostileFiles(t *testing.T) {
+	dir := t.TempDir()
+	var r safefile.Reader
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.json", `{"version":1,"job":"7"}`)
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var nr *safefile.NotRegularError
+	for _, p := range []string{link, fifo} {
+		if _, err := jobdir.ReadNodeRecord(&r, p); !errors.As(err, &nr) {
+			t.Errorf("%s: %v, want a *NotRegularError", p, err)
+		}
+	}
+	cases := map[string]string{
+		"malformed.json": `{"version":1,"job":`,
+		"newer.json":     `{"version":99}`,
+		"none.json":      `{"job":"7"}`,
+		"deep.json":      strings.Repeat("[", 200) + strings.Repeat("]", 200),
+		"wrongtype.json": `{"version":1,"machine":{"memoryBytes":"lots"}}`,
+	}
+	for name, data := range cases {
+		if _, err := jobdir.ReadNodeRecord(&r, write(name, data)); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v, want an error naming the file", name, err)
+		}
+	}
+	big := write("big.json", `{"version":1,"benchctl":"`+strings.Repeat("x", jobdir.MaxNodeRecordSize)+`"}`)
+	var tl *safefile.TooLargeError
+	if _, err := jobdir.ReadNodeRecord(&r, big); !errors.As(err, &tl) {
+		t.Errorf("a 4 MiB record: %v", err)
+	}
+	if _, err := jobdir.ReadNodeRecord(&r, good); err != nil {
+		t.Errorf("good: %v", err)
+	}
+}
