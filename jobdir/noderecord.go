@@ -96,9 +96,9 @@ type EngineRecord struct {
 }
 
 // ImageRecord is an image the node ran: its id in the node's engine and, where the engine
-// knows one, its registry digest.
+// knows one, its registry digest. Name is its image.ref, or its content key when built.
 type ImageRecord struct {
-	Tag        string   `json:"tag"`
+	Name       string   `json:"name"`
 	ID         string   `json:"id"`
 	Digest     string   `json:"digest,omitempty"`
 	Benchmarks []string `json:"benchmarks,omitempty"`

@@ -22,7 +22,7 @@ func sampleRecord() *jobdir.NodeRecord {
 		GPU: jobdir.GPURecord{Vendor: "nvidia", Driver: "580.159.04", Runtime: "13.0",
 			Devices: []jobdir.GPUDevice{{Index: 0, Name: "NVIDIA H200", Arch: "sm_90", Firmware: []jobdir.NamedVersion{{Name: "VBIOS", Version: "96.00.AF.00.01"}}}}},
 		Engine:      jobdir.EngineRecord{Name: "Docker Engine - Community", Version: "20.10.24", APIVersion: "1.41", Components: []jobdir.NamedVersion{{Name: "containerd", Version: "1.6.20"}}},
-		Images:      []jobdir.ImageRecord{{Tag: "bench:1", ID: "sha256:abc"}},
+		Images:      []jobdir.ImageRecord{{Name: "bench:1", ID: "sha256:abc"}},
 		Benchctl:    "v1.2.3",
 		Unavailable: map[string]string{"gpu.topology": "not read"}}
 }

@@ -93,9 +93,9 @@ func (r *NodeRecord) Fields() []RecordField {
 		add("engine."+c.Name, "", c.Version)
 	}
 	for _, im := range r.Images {
-		add("image."+im.Tag, "images", im.ID)
+		add("image."+im.Name, "images", im.ID)
 		if im.Digest != "" {
-			add("image."+im.Tag+".digest", "", im.Digest)
+			add("image."+im.Name+".digest", "", im.Digest)
 		}
 	}
 	add("benchctl", "", r.Benchctl)
