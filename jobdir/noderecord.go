@@ -96,7 +96,8 @@ type EngineRecord struct {
 }
 
 // ImageRecord is an image the node ran: its id in the node's engine and, where the engine
-// knows one, its registry digest. Name is its image.ref, or its content key when built.
+// knows one, its registry digest. Name is the same on every node: "of <its first
+// benchmark>[ and N more]".
 type ImageRecord struct {
 	Name       string   `json:"name"`
 	ID         string   `json:"id"`

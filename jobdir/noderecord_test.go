@@ -127,3 +127,22 @@ func TestReadNodeRecordRefusesHostileFiles(t *testing.T) {
 		t.Errorf("good: %v", err)
 	}
 }
+
+func TestRankRanges(t *testing.T) {
+	for _, c := range []struct {
+		in   []int32
+		want string
+	}{
+		{[]int32{0, 1, 2, 5, 7, 8}, "0-2,5,7-8"},
+		{[]int32{3}, "3"},
+		{[]int32{0, 2, 4, 6}, "0,2 and 2 more"},
+	} {
+		max := 8
+		if len(c.in) == 4 {
+			max = 2
+		}
+		if got := jobdir.RankRanges(c.in, max); got != c.want {
+			t.Errorf("%v: %q, want %q", c.in, got, c.want)
+		}
+	}
+}

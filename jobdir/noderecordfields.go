@@ -14,8 +14,12 @@ type RecordField struct {
 	Value string
 }
 
-// Unreadable is a compared field's value when the node could not read it.
-const Unreadable = "(unavailable)"
+// Unreadable is a compared field's value when the node could not read it, and Empty when
+// the node read it and there was nothing (no RDMA devices, no GPU driver).
+const (
+	Unreadable = "(unavailable)"
+	Empty      = "(none)"
+)
 
 // Fields are the facts of the record that should be the same on every node of a job, in
 // a stable order: what differs between two nodes is exactly what makes one rank slower.
@@ -26,10 +30,13 @@ func (r *NodeRecord) Fields() []RecordField {
 	var out []RecordField
 	m := r.Machine
 	add := func(name, unavail, value string) {
-		if _, ok := m.Unavailable[unavail]; ok && value == "" {
-			value = Unreadable
-		} else if _, ok := r.Unavailable[unavail]; ok && value == "" {
-			value = Unreadable
+		if value == "" {
+			value = Empty
+			if _, ok := m.Unavailable[unavail]; ok {
+				value = Unreadable
+			} else if _, ok := r.Unavailable[unavail]; ok {
+				value = Unreadable
+			}
 		}
 		out = append(out, RecordField{Name: name, Value: value})
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/benchctl/benchctl/jobdir"
@@ -56,6 +55,7 @@ const (
 	maxRankRanges    = 8    // ranges of ranks written per value
 	maxListedRecords = 100  // nodes without a record listed by name
 	maxValueText     = 120  // a value in a note
+	maxNoteFields    = 20   // fields the table's notes name
 	absentValue      = "(absent)"
 	otherValues      = "(other values)"
 )
@@ -176,7 +176,7 @@ func (ra *recordAgg) finish(hostOf func(int) string) NodeRecords {
 				break
 			}
 			slices.Sort(g.ranks)
-			fv := FieldValue{Value: g.value, Nodes: len(g.ranks), Ranks: rankRanges(g.ranks, maxRankRanges)}
+			fv := FieldValue{Value: g.value, Nodes: len(g.ranks), Ranks: jobdir.RankRanges(g.ranks, maxRankRanges)}
 			if len(g.ranks) == 1 {
 				fv.Host = hostOf(int(g.ranks[0]))
 			}
@@ -213,39 +213,16 @@ func absentRanks(ranks []int32, fa *fieldAgg) []int32 {
 	return out
 }
 
-// rankRanges writes sorted ranks as "0-2,5,7-9", at most max ranges, then "and N more".
-func rankRanges(ranks []int32, max int) string {
-	var b strings.Builder
-	written, i := 0, 0
-	for i < len(ranks) {
-		j := i
-		for j+1 < len(ranks) && ranks[j+1] <= ranks[j]+1 {
-			j++
-		}
-		if written == max {
-			fmt.Fprintf(&b, " and %d more", len(ranks)-i)
-			break
-		}
-		if written > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(int(ranks[i])))
-		if ranks[j] != ranks[i] {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(int(ranks[j])))
-		}
-		written++
-		i = j + 1
-	}
-	return b.String()
-}
-
 // RecordNotes are the table's notes on the node records: one line per field that differs
 // ("node record differs: kernel: ranks 0-1: 6.1.0 …; rank 2 (n3): 5.15.0 …"), and one for
 // nodes without a record when others have one.
 func RecordNotes(r NodeRecords) []string {
 	var out []string
-	for _, d := range r.Differs {
+	for i, d := range r.Differs {
+		if i == maxNoteFields {
+			out = append(out, fmt.Sprintf("node records: %d more fields differ (summary.json's nodeRecords, report.html)", len(r.Differs)-maxNoteFields))
+			break
+		}
 		parts := make([]string, 0, len(d.Values)+1)
 		for _, v := range d.Values {
 			who := "ranks " + v.Ranks

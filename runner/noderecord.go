@@ -156,10 +156,19 @@ func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, gpus *nodeGPU
 		rec.Machine.Hostname, _ = os.Hostname()
 	}
 	for _, img := range imgs.List() {
-		ir := jobdir.ImageRecord{Name: cmp.Or(img.Ref, img.Key, img.ID), ID: img.ID, Digest: img.Digest}
+		ir := jobdir.ImageRecord{ID: img.ID, Digest: img.Digest}
 		for _, b := range r.benches {
 			if imgs.For(b.Name).ID == img.ID {
 				ir.Benchmarks = append(ir.Benchmarks, b.Name)
+			}
+		}
+		// The same name on every node, whatever id its engine gave the image: its first
+		// benchmark's (the job's images are in the manifest's order on every node).
+		ir.Name = cmp.Or(img.Key, img.ID)
+		if n := len(ir.Benchmarks); n > 0 {
+			ir.Name = "of " + ir.Benchmarks[0]
+			if n > 1 {
+				ir.Name += fmt.Sprintf(" and %d more", n-1)
 			}
 		}
 		if res, err := eng.ImageInspect(ctx, img.ID); err != nil {
