@@ -15,6 +15,7 @@
 //	    diagnostics/<benchmark>/               captured on failure
 //	jobs/.submit/                              scripts and secrets of benchctl submit
 //	.doctor/[<id>[.<attempt>]/]rank-<rank>      benchctl doctor's markers (Layout.Doctor)
+//	.doctor/<id>[.<attempt>]/rank-<rank>.json   and node records, compared by rank 0
 //
 // Layout computes every path; nobody else joins them. NodeDisplay is a node folder's path
 // as collect shows it ("nodes/<rank>-<host>/…"); diagnostics' report.json and summary.txt
