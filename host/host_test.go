@@ -1,3 +1,5 @@
+//go:build linux
+
 package host
 
 import (
@@ -195,5 +197,28 @@ func TestCut(t *testing.T) {
 	}
 	if cut("a\xffb") != "a\uFFFDb" {
 		t.Error("invalid UTF-8 is replaced")
+	}
+}
+
+// A FIFO where a folder should be (/sys/class/infiniband, a NUMA node folder) is refused
+// without blocking: listing a folder must not open a FIFO for reading.
+func TestFIFOInPlaceOfAFolder(t *testing.T) {
+	root := copyTree(t, "h100")
+	ib := filepath.Join(root, "sys", "class", "infiniband")
+	if err := os.RemoveAll(ib); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(ib, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan Facts, 1)
+	go func() { done <- Read(context.Background(), Options{Root: root, Lookup: noSlurm, Hostname: "x"}) }()
+	select {
+	case f := <-done:
+		if !strings.Contains(f.Unavailable["network"], "FIFO") {
+			t.Errorf("network: %q", f.Unavailable["network"])
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Read hung on a FIFO in place of /sys/class/infiniband")
 	}
 }

@@ -112,16 +112,16 @@ func (o Options) value(parts ...string) (string, error) {
 // list is the names in a folder under the root, sorted, at most maxEntries of them.
 func (o Options) list(parts ...string) ([]string, error) {
 	dir := o.path(parts...)
-	d, err := os.Open(dir)
+	if st, err := os.Stat(dir); err != nil {
+		return nil, err
+	} else if !st.IsDir() { // a FIFO is never opened: reading it would wait for a writer
+		return nil, fmt.Errorf("%s is %s, not a folder", dir, safefile.Describe(st.Mode()))
+	}
+	d, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	if st, err := d.Stat(); err != nil {
-		return nil, err
-	} else if !st.IsDir() {
-		return nil, fmt.Errorf("%s is %s, not a folder", dir, safefile.Describe(st.Mode()))
-	}
 	names, err := d.Readdirnames(maxEntries)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
