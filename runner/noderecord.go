@@ -150,6 +150,9 @@ func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, gpus *nodeGPU
 	if v, ok := eng.(EngineVersioner); ok {
 		s.Engine = v
 	}
+	if s.HostRoot != "" {
+		r.log.Warn("node record: the machine's facts are read under a recorded tree ("+TestHostRootVar+", a test hook)", "root", s.HostRoot)
+	}
 	rec := GatherRecord(ctx, s)
 	rec.Job, rec.Attempt, rec.Rank, rec.Host = r.node.JobID, r.node.Attempt, r.node.Rank, r.node.Host
 	if s.HostRoot == "" && rec.Machine.Hostname == "" {
