@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,9 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/internal/testutil"
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 type fakeVersioner struct {
@@ -99,5 +103,52 @@ func TestHostRootHook(t *testing.T) {
 	}
 	if hostRoot(env(), 0) != "" {
 		t.Error("unset")
+	}
+}
+
+// A run writes node.json before its benchmark starts: the image it runs (as its engine has
+// it), benchctl's version, and why the engine's version is missing (the fake answers none).
+func TestRunWritesTheNodeRecord(t *testing.T) {
+	eng := &runEngine{}
+	var recAtStart *jobdir.NodeRecord
+	r := runLocal(t, eng, func(nd jobdir.NodeDir) {
+		var fr safefile.Reader
+		recAtStart, _ = jobdir.ReadNodeRecord(&fr, nd.NodeRecord())
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	rec := recAtStart
+	if rec == nil {
+		t.Fatal("no node.json when the benchmark's container started")
+	}
+	if len(rec.Images) != 1 || rec.Images[0].ID != fakeID || rec.Images[0].Name != "of b" || rec.Benchctl != "test" || rec.Job != "j1" ||
+		rec.GPU.Vendor != "none" || rec.Machine.Kernel.Release == "" {
+		t.Errorf("node.json: %+v", rec)
+	}
+	if !strings.Contains(eng.called(), "version") {
+		t.Errorf("the engine was not asked its version: %s", eng.called())
+	}
+}
+
+// A node.json that cannot be written (a folder of that name is in the way) is a warning:
+// the benchmark still runs and the node succeeds.
+func TestRunSucceedsWhenTheNodeRecordCannotBeWritten(t *testing.T) {
+	env := map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "j1"}
+	node, err := DetectNode(testutil.LookupOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	nd := jobdir.Layout{Shared: filepath.Join(dir, "shared")}.Job("j1", 0).Node(0, node.Host)
+	if err := os.MkdirAll(filepath.Join(nd.NodeRecord(), "in-the-way"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runNodeOf(t, &runEngine{}, "benchmarks:\n- {name: b, command: [/b]}\n", env, dir, nil)
+	if r.err != nil || r.st == nil || r.st.Outcome != OutcomeSuccess {
+		t.Fatalf("Run: %v, status %+v", r.err, r.st)
+	}
+	if !strings.Contains(r.log, "could not write the node record") {
+		t.Errorf("no warning in the log:\n%s", r.log)
 	}
 }
