@@ -55,6 +55,7 @@ const (
 	maxRankRanges    = 8    // ranges of ranks written per value
 	maxListedRecords = 100  // nodes without a record listed by name
 	maxValueText     = 120  // a value in a note
+	maxRecordText    = 256  // a field name or value kept (bytes); longer ones are cut
 	maxNoteFields    = 20   // fields the table's notes name
 	absentValue      = "(absent)"
 	otherValues      = "(other values)"
@@ -108,6 +109,7 @@ func (ra *recordAgg) add(nd *nodeData) {
 	ra.machines[nd.rank] = m
 	seen := map[string]bool{}
 	for _, f := range nd.nodeRec.Fields() {
+		f.Name, f.Value = recordText(f.Name), recordText(f.Value)
 		if seen[f.Name] {
 			continue // a hostile record naming a device twice
 		}
@@ -126,6 +128,15 @@ func (ra *recordAgg) add(nd *nodeData) {
 		}
 		fa.add(f.Value, int32(nd.rank))
 	}
+}
+
+// recordText is a field name or value as collect keeps it: one line of at most
+// maxRecordText bytes (a node wrote it; 10,000 nodes of 1 MiB values must not be kept).
+func recordText(s string) string {
+	if len(s) > 4*maxRecordText {
+		s = strings.ToValidUTF8(s[:4*maxRecordText], "")
+	}
+	return shorten(s, maxRecordText)
 }
 
 func (fa *fieldAgg) add(value string, rank int32) {

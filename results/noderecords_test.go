@@ -169,3 +169,33 @@ func TestNodeRecordFieldsAreBounded(t *testing.T) {
 }
 
 func timeAfter(seconds int) <-chan time.Time { return time.After(time.Duration(seconds) * time.Second) }
+
+// A record's values and field names are data a node wrote: a 1 MiB kernel release or
+// device name is kept short in what collect keeps and writes (10,000 such nodes would
+// otherwise hold 10 GiB).
+func TestNodeRecordLongValuesAreCut(t *testing.T) {
+	var ra recordAgg
+	long := strings.Repeat("k", 1<<20)
+	rec := record(0, long)
+	rec.Machine.Network[0].Name = strings.Repeat("d", 1<<20)
+	ra.add(&nodeData{rank: 0, nodeRec: rec})
+	ra.add(&nodeData{rank: 1, nodeRec: record(1, "6.1.0")})
+	nr := ra.finish(func(int) string { return "" })
+	for _, d := range nr.Differs {
+		if len(d.Field) > 2*maxRecordText {
+			t.Errorf("a field name of %d bytes", len(d.Field))
+		}
+		for _, v := range d.Values {
+			if len(v.Value) > 2*maxRecordText {
+				t.Errorf("%.20s: a value of %d bytes", d.Field, len(v.Value))
+			}
+		}
+	}
+	for name, fa := range ra.fields {
+		for v := range fa.values {
+			if len(name)+len(v) > 4*maxRecordText {
+				t.Fatalf("kept %d bytes for one value", len(name)+len(v))
+			}
+		}
+	}
+}
