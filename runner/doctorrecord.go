@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
 	"github.com/benchctl/benchctl/internal/safefile"
@@ -115,6 +116,7 @@ func agreementCheck(dir string, hosts []string) Check {
 			if !agreedField(f.Name) {
 				continue
 			}
+			f.Name, f.Value = clip(f.Name), clip(f.Value) // a node wrote them: a line, not megabytes
 			if values[f.Name] == nil {
 				values[f.Name] = map[string][]int32{}
 				order = append(order, f.Name)
@@ -181,4 +183,19 @@ func count(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// maxDoctorText bounds a field name or value in the agreement check's line.
+const maxDoctorText = 120
+
+// clip is s cut to maxDoctorText bytes at a rune boundary, with "…" when cut.
+func clip(s string) string {
+	if len(s) <= maxDoctorText {
+		return s
+	}
+	n := maxDoctorText
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -52,6 +52,12 @@ func TestAgreementCheck(t *testing.T) {
 	if absent.OK || !strings.Contains(absent.Detail, "net.mlx5_0.firmware: 1 of 3 nodes: (unavailable) or absent; ranks 0-1: 28.39") {
 		t.Errorf("a node without the HCA: %+v", absent)
 	}
+	// A node's megabyte of a driver version is one short value in the line.
+	huge := doctorRec(strings.Repeat("5", 1<<20), "96.00", "28.39")
+	long := agreementCheck(write(t, doctorRec("550.1", "96.00", "28.39"), doctorRec("550.1", "96.00", "28.39"), huge), hosts)
+	if long.OK || len(long.Detail) > 1000 {
+		t.Errorf("a 1 MiB driver version gave a line of %d bytes", len(long.Detail))
+	}
 	// A missing record, or one that is a FIFO, is said, never waited on.
 	dir := write(t, doctorRec("550.1", "96.00", "28.39"), nil, doctorRec("550.1", "96.00", "28.39"))
 	if err := syscall.Mkfifo(jobdir.DoctorRecord(dir, 1), 0o644); err != nil {
