@@ -9,11 +9,13 @@
 //	  sbatch.out, sbatch.err                   the job script's own output (benchctl submit)
 //	  nodes/<rank>-<host>/                     NodeDir, written by that node only
 //	    status.json                            Status
+//	    node.json                              NodeRecord: what the node was (written before it runs)
 //	    <benchmark>.log                        the container's output
 //	    results/<benchmark>/                   the container's results folder
 //	    diagnostics/<benchmark>/               captured on failure
 //	jobs/.submit/                              scripts and secrets of benchctl submit
 //	.doctor/[<id>[.<attempt>]/]rank-<rank>      benchctl doctor's markers (Layout.Doctor)
+//	.doctor/<id>[.<attempt>]/rank-<rank>.json   and node records, compared by rank 0
 //
 // Layout computes every path; nobody else joins them. NodeDisplay is a node folder's path
 // as collect shows it ("nodes/<rank>-<host>/…"); diagnostics' report.json and summary.txt

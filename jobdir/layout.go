@@ -62,6 +62,12 @@ func DoctorMarker(doctorDir string, rank int) string {
 	return filepath.Join(doctorDir, doctorMarker+strconv.Itoa(rank))
 }
 
+// DoctorRecord is the node record (NodeRecord) the node of that rank leaves in a Doctor
+// folder, written before its marker, for rank 0 to compare drivers and firmware.
+func DoctorRecord(doctorDir string, rank int) string {
+	return filepath.Join(doctorDir, doctorMarker+strconv.Itoa(rank)+".json")
+}
+
 // Job is the folder of a job's attempt: jobs/<id> for attempt 0, jobs/<id>.<n> after the
 // n-th requeue. It does not check that the folder exists (see Find).
 func (l Layout) Job(id string, attempt int) Dir {

@@ -51,6 +51,7 @@ type aggregator struct {
 	gpuNames map[string]int // GPU product names the nodes reported (bounded like archs)
 	statuses int            // status files read
 	strays   map[int]string // a folder of nodes/ not counted, by the rank its name claims (bounded)
+	records  recordAgg      // the nodes' node.json, compared
 }
 
 // benchAgg is one benchmark's running aggregation.
@@ -254,6 +255,7 @@ func (a *aggregator) add(nd *nodeData) {
 			}
 		}
 	}
+	a.records.add(nd)
 	for i := range nd.benches {
 		a.addBench(nd, kind, nf, &nd.benches[i])
 	}

@@ -72,6 +72,7 @@ func (a *aggregator) finish() *Summary {
 	if a.job != nil && a.job.Manifest.Experiment != nil {
 		s.Experiment = buildExperiment(a.job, s)
 	}
+	s.NodeRecords, s.machines = a.records.finish(a.hostOf), a.records.machines
 	slices.Sort(a.problems)
 	s.Problems = append([]string{}, a.problems...)
 	s.Status = StatusSuccess

@@ -45,6 +45,7 @@ const MaxSummaryRows = 1000
 func summarised(s *Summary) *Summary {
 	c := *s
 	c.Attempts, c.NodeFailures, c.Problems = orEmpty(s.Attempts), orEmpty(s.NodeFailures), orEmpty(s.Problems)
+	c.NodeRecords.Differs, c.NodeRecords.Without = orEmpty(s.NodeRecords.Differs), orEmpty(s.NodeRecords.Without)
 	c.Benchmarks = make([]BenchmarkSummary, len(s.Benchmarks))
 	for i, b := range s.Benchmarks {
 		if n := len(b.Rows); n > MaxSummaryRows {
@@ -124,7 +125,10 @@ func keyText(identity map[string]string, occurrence int) string {
 
 func writeRows(w io.Writer, markdown bool, s *Summary) error {
 	if s.Experiment != nil {
-		return writeExperimentRows(w, markdown, s.Experiment)
+		if err := writeExperimentRows(w, markdown, s.Experiment); err != nil {
+			return err
+		}
+		return writeNotes(w, markdown, RecordNotes(s.NodeRecords))
 	}
 	cols := resultColumns()
 	var lines [][]string
@@ -154,7 +158,31 @@ func writeRows(w io.Writer, markdown bool, s *Summary) error {
 		name := cmpOr(s.Name, s.Job)
 		lines = append(lines, []string{name, name, "-", "-", "-", "-", "-", "-", "-", "-", StatusFailure, "-", noBenchmarksReason})
 	}
-	return writeGrid(w, markdown, cols, lines)
+	if err := writeGrid(w, markdown, cols, lines); err != nil {
+		return err
+	}
+	return writeNotes(w, markdown, RecordNotes(s.NodeRecords))
+}
+
+// writeNotes writes the notes under a table, one line each ("note: ..."; a list item in
+// markdown), escaped like the table's cells.
+func writeNotes(w io.Writer, markdown bool, notes []string) error {
+	if len(notes) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	if markdown {
+		b.WriteByte('\n')
+	}
+	for _, n := range notes {
+		if markdown {
+			b.WriteString("- " + markdownCell(n) + "\n")
+		} else {
+			b.WriteString("note: " + textsafe.Line(n) + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // writeGrid writes a header and rows as a markdown table or as aligned text columns: what

@@ -75,6 +75,8 @@ type nodeData struct {
 	statusErr error // nil with a nil status: no status.json at all
 	benches   []nodeBench
 	records   map[string]*jobdir.BenchmarkStatus // the status's records by run name (the first of a name)
+	nodeRec   *jobdir.NodeRecord                 // node.json; nil when missing or unreadable (recordErr)
+	recordErr error
 }
 
 // record is the node's status record of a run (a benchmark, or a trial's run of one), or
@@ -129,6 +131,7 @@ func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name str
 	default:
 		nd.statusErr = err
 	}
+	nd.nodeRec, nd.recordErr = jobdir.ReadNodeRecord(fr, node.NodeRecord())
 	if specs == nil {
 		specs = discoverSpecs(dir, st)
 	}

@@ -52,6 +52,8 @@ func isComputed(col string) bool {
 // is written -1, as madengine does);
 // training_precision, args and docker_file from the MAD model; tags from the benchmark;
 // docker_sha, docker_image, base_docker from the image; machine_name is the winning host;
+// where those say nothing, machine_name and gpu_architecture come from the winning node's
+// record (node.json: its hostname, its first GPU's architecture);
 // test_duration the longest run of the benchmark on any node (seconds). The columns model,
 // performance, metric, status, nnodes, docker_sha, docker_image, machine_name,
 // deployment_type, launcher and test_duration are always benchctl's.
@@ -265,6 +267,13 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 	if b.Winner != nil {
 		set("machine_name", b.Winner.Host)
 		set("benchctl_winner", b.Winner.Label())
+		if m, ok := s.machines[b.Winner.Rank]; ok { // the winner's node record, where nothing else said
+			for col, v := range map[string]string{"machine_name": m.hostname, "gpu_architecture": m.arch} {
+				if out[index[col]] == "" {
+					set(col, v)
+				}
+			}
+		}
 	}
 	if st := row.Stats; st.Nodes > 0 {
 		set("perf_min", st.Min)

@@ -47,6 +47,8 @@ type Summary struct {
 	// key (Benchmarks then holds each trial's run of each benchmark).
 	Experiment *ExperimentSummary `json:"experiment,omitempty"`
 	Problems   []string           `json:"problems"` // about the job folder as a whole
+	// NodeRecords is how the nodes' records (node.json) compare: the fields that differ.
+	NodeRecords NodeRecords `json:"nodeRecords"`
 
 	job  *jobdir.Job // job.json; nil when unreadable
 	path string      // the job folder
@@ -54,6 +56,8 @@ type Summary struct {
 	trend   []HistoryRow // the manifest's last jobs' rows, this one's last (collect)
 	vsRef   *Comparison  // this job against the manifest's reference job (collect)
 	refName string
+
+	machines map[int]recordMachine // by rank, from the node records (perf.csv's machine columns)
 }
 
 // Path is the job folder the summary was made from ("" for a decoded summary.json).

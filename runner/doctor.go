@@ -25,6 +25,8 @@ type Check struct {
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`
+	// Record is this node's record, on the "node record" line only (doctor -o json).
+	Record *jobdir.NodeRecord `json:"record,omitempty"`
 }
 
 // DoctorOptions configure Doctor.
@@ -39,6 +41,10 @@ type DoctorOptions struct {
 	PeerWait time.Duration
 	// GPUSnapshot asks the GPU management library what the GPUs do (nil: gpu.Snapshot).
 	GPUSnapshot func(context.Context, gpu.Options) (gpu.Inventory, error)
+	// GPUDetect reads the GPU inventory for the node record (nil: gpu.Detect).
+	GPUDetect func(context.Context, gpu.Options) (gpu.Inventory, error)
+	// Version is benchctl's, for the node record.
+	Version string
 }
 
 // Doctor checks that this node can run benchmarks. Under srun every node runs it; nodes
@@ -78,7 +84,22 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 		eng = nil
 	}
 
-	checks = append(checks, o.sharedChecks(ctx, node, nerr == nil)...)
+	vendor := gpu.VendorAuto
+	if o.Manifest != nil && o.Manifest.GPU.Vendor != "" {
+		vendor = o.Manifest.GPU.Vendor
+	}
+	src := RecordSources{Lookup: o.Lookup, Vendor: vendor, Version: o.Version, Detect: o.GPUDetect, Snapshot: o.GPUSnapshot}
+	if eng != nil {
+		src.Engine = eng
+	}
+	if nerr == nil {
+		src.HostRoot = hostRoot(o.Lookup, node.Rank)
+	}
+	rec := GatherRecord(ctx, src)
+	rec.Job, rec.Attempt, rec.Rank, rec.Host = node.JobID, node.Attempt, node.Rank, node.Host
+	add(recordCheck(rec))
+
+	checks = append(checks, o.sharedChecks(ctx, node, nerr == nil, rec)...)
 
 	if o.Manifest != nil {
 		acc, err := SelectGPUs(o.Manifest.GPU, o.Lookup, "")
@@ -177,7 +198,9 @@ func partitions(gpus []gpu.GPU) string {
 }
 
 // sharedChecks: writable, the same folder on every node (under a multi-node job), clock.
-func (o DoctorOptions) sharedChecks(ctx context.Context, node Node, haveNode bool) []Check {
+// Under a multi-node srun, each node leaves its record beside its marker, and rank 0
+// compares them once every marker is there (agreementCheck).
+func (o DoctorOptions) sharedChecks(ctx context.Context, node Node, haveNode bool, rec *jobdir.NodeRecord) []Check {
 	var out []Check
 	if o.SharedDir == "" {
 		return []Check{{Name: "shared directory", Detail: "not set", Fix: "set BENCHCTL_SHARED_DIR (or --shared-dir) to a folder every node mounts at the same path"}}
@@ -191,6 +214,12 @@ func (o DoctorOptions) sharedChecks(ctx context.Context, node Node, haveNode boo
 		return []Check{{Name: "shared directory", Detail: err.Error(), Fix: "create " + o.SharedDir + " and make it writable for this user on every node"}}
 	}
 	marker := jobdir.DoctorMarker(dir, node.Rank)
+	multi := haveNode && node.World > 1
+	if multi {
+		if err := writeDoctorRecord(dir, node.Rank, rec); err != nil {
+			return []Check{{Name: "shared directory", Detail: err.Error(), Fix: "make " + o.SharedDir + " writable for this user"}}
+		}
+	}
 	now := time.Now()
 	if err := os.WriteFile(marker, []byte(node.Host+" "+strconv.FormatInt(now.UnixNano(), 10)+"\n"), 0o644); err != nil {
 		return []Check{{Name: "shared directory", Detail: err.Error(), Fix: "make " + o.SharedDir + " writable for this user"}}
@@ -220,6 +249,9 @@ func (o DoctorOptions) sharedChecks(ctx context.Context, node Node, haveNode boo
 		}
 		if len(missing) == 0 {
 			out = append(out, Check{Name: "same shared directory on every node", OK: true, Detail: fmt.Sprintf("all %d nodes wrote to %s", node.World, dir)})
+			if node.Rank == 0 {
+				out = append(out, agreementCheck(dir, node.Hosts))
+			}
 			break
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {

@@ -263,6 +263,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	if err != nil {
 		return err
 	}
+	r.writeNodeRecord(ctx, eng, gpus, imgs)
 	if err := r.containers(ctx, eng, benches, imgs, gpus); err != nil {
 		return err
 	}

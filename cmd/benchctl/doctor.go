@@ -30,12 +30,16 @@ func newDoctorCmd(io streams) *cobra.Command {
 		Use:   "doctor [--manifest FILE]",
 		Short: "Check that this node (or every node, under srun) can run benchmarks",
 		Long: `Check the things a run needs, one line each with a fix when it fails: the Docker Engine and
-its API version; the shared directory is writable and, under srun, the same folder on every
-node; the clock agrees with the shared filesystem's; the Slurm environment has one task per
-node; with --manifest, the GPUs match the manifest's vendor and count, the GPU management
-library (AMD SMI or NVML) answers, with its version or why it does not, the selected GPUs
-run no other processes (needs the library), and there is disk space for its image. Exit 1
-if any check fails.`,
+its API version; the node's record (kernel, OS, CPU, memory, NUMA, RDMA devices, GPUs with
+driver and firmware, engine, Slurm: what benchctl run writes as node.json; the whole record
+with -o json); the shared directory is writable and, under srun, the same folder on every
+node; under srun, every node has the same GPU driver and runtime, GPU firmware and RDMA
+firmware (rank 0 compares the records the nodes leave in the shared directory); the clock
+agrees with the shared filesystem's; the Slurm environment has one task per node; with
+--manifest, the GPUs match the manifest's vendor and count, the GPU management library (AMD
+SMI or NVML) answers, with its version or why it does not, the selected GPUs run no other
+processes (needs the library), and there is disk space for its image. Exit 1 if any check
+fails.`,
 		Example: `  benchctl doctor
   benchctl doctor --manifest models/allreduce/benchmark.yaml
   srun -N 4 --ntasks-per-node=1 benchctl doctor --shared-dir /shared/benchctl
@@ -66,7 +70,7 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 		return err
 	}
 	checks := runner.Doctor(ctx, runner.DoctorOptions{SharedDir: dir, Manifest: m, Lookup: os.LookupEnv,
-		Engine: connectDoctorEngine})
+		Engine: connectDoctorEngine, Version: currentBuild().Version})
 	failed := 0
 	for _, c := range checks {
 		if !c.OK {

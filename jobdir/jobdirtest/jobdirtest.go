@@ -109,3 +109,14 @@ func TelemetrySummary(t testing.TB, n jobdir.NodeDir, s *jobdir.TelemetrySummary
 	}
 	writeJSON(t, n.TelemetrySummary(s.Run), s)
 }
+
+// NodeRecord writes r as n's node.json, creating the node folder; a zero Version is set
+// to jobdir.NodeRecordVersion.
+func NodeRecord(t testing.TB, n jobdir.NodeDir, r *jobdir.NodeRecord) {
+	t.Helper()
+	if r.Version == 0 {
+		r.Version = jobdir.NodeRecordVersion
+	}
+	Mkdir(t, n.Path)
+	writeJSON(t, n.NodeRecord(), r)
+}

@@ -1,0 +1,190 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/distribution"
+	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/host"
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+// TestHostRootVar is a test hook, not a user setting (it is in no help text): "<rank>:<folder>"
+// makes the node of that rank read its machine facts (kernel, OS, CPU, ...) for node.json
+// under folder, a recorded tree like tests/fixtures/host/h100, so that an end-to-end test
+// on one machine can plant a node that differs. It changes only what the record says,
+// never what runs.
+const TestHostRootVar = "BENCHCTL_TEST_HOST_ROOT"
+
+// recordTimeout bounds gathering a node record (the GPU library, the engine, srun).
+const recordTimeout = 30 * time.Second
+
+// EngineVersioner is the engine call a node record makes: its version and components.
+// The Docker client has it; an engine that lacks it leaves the record's engine unavailable.
+type EngineVersioner interface {
+	ServerVersion(ctx context.Context, opts client.ServerVersionOptions) (client.ServerVersionResult, error)
+}
+
+// RecordSources say where a node record's facts come from.
+type RecordSources struct {
+	Lookup    func(string) (string, bool)
+	HostRoot  string // the root host reads under ("": /)
+	SysfsRoot string // the root the GPU inventory reads under ("": /)
+	Vendor    string // the GPU vendor to ask (auto, amd, nvidia, none)
+	Version   string // benchctl's
+	Engine    EngineVersioner
+	// For tests; nil means package gpu's.
+	Detect   func(context.Context, gpu.Options) (gpu.Inventory, error)
+	Snapshot func(context.Context, gpu.Options) (gpu.Inventory, error)
+}
+
+// GatherRecord reads what this node is. It never fails and is bounded in time: a fact that
+// cannot be read is left empty and the record says why.
+func GatherRecord(ctx context.Context, s RecordSources) *jobdir.NodeRecord {
+	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
+	defer cancel()
+	rec := &jobdir.NodeRecord{Version: jobdir.NodeRecordVersion, WrittenAt: time.Now().UTC(), Benchctl: s.Version,
+		Images: []jobdir.ImageRecord{}, Unavailable: map[string]string{},
+		GPU: jobdir.GPURecord{Devices: []jobdir.GPUDevice{}}, Engine: jobdir.EngineRecord{Components: []jobdir.NamedVersion{}}}
+	rec.Machine = host.Read(ctx, host.Options{Root: s.HostRoot, Lookup: s.Lookup})
+	gatherGPUs(ctx, s, rec)
+	if s.Engine == nil {
+		rec.Unavailable["engine"] = "no container engine was reachable"
+	} else if v, err := s.Engine.ServerVersion(ctx, client.ServerVersionOptions{}); err != nil {
+		rec.Unavailable["engine"] = "asking the engine its version: " + err.Error()
+	} else {
+		rec.Engine = jobdir.EngineRecord{Name: v.Platform.Name, Version: v.Version, APIVersion: v.APIVersion, OS: v.Os, Arch: v.Arch,
+			Components: []jobdir.NamedVersion{}}
+		for _, c := range v.Components {
+			rec.Engine.Components = append(rec.Engine.Components, jobdir.NamedVersion{Name: c.Name, Version: c.Version})
+		}
+	}
+	return rec
+}
+
+// gatherGPUs fills the record's GPUs from the inventory (driver, runtime, models) and, where
+// a management library answers, the firmware of each (AMD SMI's firmware blocks).
+func gatherGPUs(ctx context.Context, s RecordSources, rec *jobdir.NodeRecord) {
+	if s.Vendor == gpu.VendorNone {
+		rec.GPU.Vendor = gpu.VendorNone
+		return
+	}
+	detect, snapshot := s.Detect, s.Snapshot
+	if detect == nil {
+		detect = gpu.Detect
+	}
+	if snapshot == nil {
+		snapshot = gpu.Snapshot
+	}
+	opts := gpu.Options{Vendor: s.Vendor, SysfsRoot: s.SysfsRoot}
+	inv, err := detect(ctx, opts)
+	if err != nil {
+		rec.Unavailable["gpu"] = err.Error()
+		return
+	}
+	g := &rec.GPU
+	g.Vendor, g.Driver, g.Runtime, g.Source, g.Library = inv.Vendor, inv.Driver, inv.Runtime, inv.Source, inv.Library
+	for _, d := range inv.GPUs {
+		g.Devices = append(g.Devices, jobdir.GPUDevice{Index: d.Index, Name: d.Name, Arch: d.Arch, PCIBusID: d.PCIBusID, UUID: d.UUID,
+			MemoryBytes: d.MemoryBytes, Firmware: []jobdir.NamedVersion{}, Links: []jobdir.GPULink{}})
+	}
+	if inv.Vendor == gpu.VendorNone || len(inv.GPUs) == 0 {
+		return
+	}
+	if g.Driver == "" {
+		rec.Unavailable["gpu.driver"] = "the GPU source (" + inv.Source + ") did not say"
+	}
+	rec.Unavailable["gpu.topology"] = "GPU links (NVLink, xGMI) are not read by benchctl's GPU package yet"
+	opts.Vendor = inv.Vendor
+	state, err := snapshot(ctx, opts)
+	if err != nil {
+		rec.Unavailable["gpu.firmware"] = "no GPU management library answered: " + err.Error()
+		return
+	}
+	byPCI := map[string]gpu.GPU{}
+	for _, d := range state.GPUs {
+		byPCI[d.PCIBusID] = d
+	}
+	some := false
+	for i := range g.Devices {
+		d, ok := byPCI[g.Devices[i].PCIBusID]
+		if !ok || d.SMI == nil {
+			continue
+		}
+		for _, f := range d.SMI.Firmware {
+			g.Devices[i].Firmware = append(g.Devices[i].Firmware, jobdir.NamedVersion{Name: f.Name, Version: f.Version})
+			some = true
+		}
+	}
+	if !some {
+		rec.Unavailable["gpu.firmware"] = state.Source + " gave no firmware versions (NVML's VBIOS version is not read by benchctl's GPU package yet)"
+	}
+}
+
+// hostRoot is the test hook's folder for this rank, or "".
+func hostRoot(lookup func(string) (string, bool), rank int) string {
+	v, ok := lookup(TestHostRootVar)
+	if !ok {
+		return ""
+	}
+	r, dir, ok := strings.Cut(v, ":")
+	if n, err := strconv.Atoi(r); !ok || err != nil || n != rank || dir == "" {
+		return ""
+	}
+	return dir
+}
+
+// writeNodeRecord writes this node's node.json: what it is, with the images it is about to
+// run. Failing to gather a fact or to write the file never fails the job: a warning says so.
+func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, gpus *nodeGPUs, imgs *distribution.Images) {
+	s := RecordSources{Lookup: r.o.Lookup, HostRoot: hostRoot(r.o.Lookup, r.node.Rank), SysfsRoot: r.o.SysfsRoot,
+		Vendor: gpus.Vendor, Version: r.o.Version}
+	if v, ok := eng.(EngineVersioner); ok {
+		s.Engine = v
+	}
+	if s.HostRoot != "" {
+		r.log.Warn("node record: the machine's facts are read under a recorded tree ("+TestHostRootVar+", a test hook)", "root", s.HostRoot)
+	}
+	rec := GatherRecord(ctx, s)
+	rec.Job, rec.Attempt, rec.Rank, rec.Host = r.node.JobID, r.node.Attempt, r.node.Rank, r.node.Host
+	if s.HostRoot == "" && rec.Machine.Hostname == "" {
+		rec.Machine.Hostname, _ = os.Hostname()
+	}
+	for _, img := range imgs.List() {
+		ir := jobdir.ImageRecord{ID: img.ID, Digest: img.Digest}
+		for _, b := range r.benches {
+			if imgs.For(b.Name).ID == img.ID {
+				ir.Benchmarks = append(ir.Benchmarks, b.Name)
+			}
+		}
+		// The same name on every node, whatever id its engine gave the image: its first
+		// benchmark's (the job's images are in the manifest's order on every node).
+		ir.Name = cmp.Or(img.Key, img.ID)
+		if n := len(ir.Benchmarks); n > 0 {
+			ir.Name = "of " + ir.Benchmarks[0]
+			if n > 1 {
+				ir.Name += fmt.Sprintf(" and %d more", n-1)
+			}
+		}
+		if res, err := eng.ImageInspect(ctx, img.ID); err != nil {
+			rec.Unavailable["images"] = fmt.Sprintf("inspecting %s: %v", img.ID, err)
+		} else {
+			ir.ID = res.ID
+			if len(res.RepoDigests) > 0 {
+				ir.Digest = res.RepoDigests[0]
+			}
+		}
+		rec.Images = append(rec.Images, ir)
+	}
+	if err := r.nf.WriteNodeRecord(rec); err != nil {
+		r.log.Warn("could not write the node record", "file", r.nd.NodeRecord(), "err", err)
+	}
+}
