@@ -142,9 +142,10 @@ func hostRoot(lookup func(string) (string, bool), rank int) string {
 	return dir
 }
 
-// writeNodeRecord writes this node's node.json: what it is, with the images it is about to
-// run. Failing to gather a fact or to write the file never fails the job: a warning says so.
-func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, gpus *nodeGPUs, imgs *distribution.Images) {
+// gatherNodeRecord starts reading what this node is while the image phase runs (the GPU
+// library and srun can take seconds: they must not delay this node's first container after
+// the others'); writeNodeRecord waits for it.
+func (r *nodeRun) gatherNodeRecord(ctx context.Context, eng Engine, gpus *nodeGPUs) <-chan *jobdir.NodeRecord {
 	s := RecordSources{Lookup: r.o.Lookup, HostRoot: hostRoot(r.o.Lookup, r.node.Rank), SysfsRoot: r.o.SysfsRoot,
 		Vendor: gpus.Vendor, Version: r.o.Version}
 	if v, ok := eng.(EngineVersioner); ok {
@@ -153,7 +154,17 @@ func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, gpus *nodeGPU
 	if s.HostRoot != "" {
 		r.log.Warn("node record: the machine's facts are read under a recorded tree ("+TestHostRootVar+", a test hook)", "root", s.HostRoot)
 	}
-	rec := GatherRecord(ctx, s)
+	out := make(chan *jobdir.NodeRecord, 1)
+	go func() { out <- GatherRecord(ctx, s) }()
+	return out
+}
+
+// writeNodeRecord writes this node's node.json: what it is (gathered), with the images it is
+// about to run. Failing to gather a fact or to write the file never fails the job: a
+// warning says so.
+func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, gathered <-chan *jobdir.NodeRecord, imgs *distribution.Images) {
+	rec := <-gathered // GatherRecord is bounded by recordTimeout
+	s := RecordSources{HostRoot: hostRoot(r.o.Lookup, r.node.Rank)}
 	rec.Job, rec.Attempt, rec.Rank, rec.Host = r.node.JobID, r.node.Attempt, r.node.Rank, r.node.Host
 	if s.HostRoot == "" && rec.Machine.Hostname == "" {
 		rec.Machine.Hostname, _ = os.Hostname()

@@ -259,11 +259,13 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	}
 	defer eng.Close()
 	r.removeLeftovers(ctx, eng)
+	record := r.gatherNodeRecord(ctx, eng, gpus)
+	go r.tel.start(ctx) // the GPU library opens while the images arrive, not at the first start
 	imgs, err := r.images(ctx, eng)
 	if err != nil {
 		return err
 	}
-	r.writeNodeRecord(ctx, eng, gpus, imgs)
+	r.writeNodeRecord(ctx, eng, record, imgs)
 	if err := r.containers(ctx, eng, benches, imgs, gpus); err != nil {
 		return err
 	}

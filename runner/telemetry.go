@@ -24,22 +24,27 @@ type telemetry struct {
 	open  OpenSampler
 	gpus  GPUAccess // the node's selection
 
-	once    sync.Once
+	// mu holds the sampler's opening and closing: the node opens it while its images
+	// arrive (start in a goroutine), its runs take it (start), its end closes it.
+	mu      sync.Mutex
+	opened  bool
 	sampler gpu.Sampler
 	err     error // why nothing can be sampled on this node
-	said    bool  // the reason was logged
+	said    bool  // the reason was logged (the run goroutine's only)
 }
 
 // stopWait bounds how long ending a run waits for the sampling goroutine: the sampler
 // answers within its context, so this only matters for a library that does not.
 const stopWait = 3 * time.Second
 
+// start opens the sampler the first time, and returns it (or why there is none).
 func (t *telemetry) start(ctx context.Context) (gpu.Sampler, error) {
-	if t.err != nil {
-		return nil, t.err
-	}
-	t.once.Do(func() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.opened {
+		t.opened = true
 		switch {
+		case t.every == 0:
 		case t.gpus.Vendor == "" || t.gpus.Vendor == gpu.VendorNone || len(t.gpus.GPUs) == 0:
 			t.err = fmt.Errorf("%w: this node runs its benchmarks without GPUs", gpu.ErrNotFound)
 		default:
@@ -47,13 +52,26 @@ func (t *telemetry) start(ctx context.Context) (gpu.Sampler, error) {
 			defer cancel()
 			t.sampler, t.err = t.open(octx, gpu.Inventory{Vendor: t.gpus.Vendor, GPUs: t.gpus.GPUs})
 		}
-	})
+	}
 	return t.sampler, t.err
 }
 
+// giveUp stops using a sampler that did not answer: no later run may use it (the goroutine
+// stuck in it still holds it).
+func (t *telemetry) giveUp(run string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sampler, t.err = nil, fmt.Errorf("the GPU library stopped answering during %s", run)
+}
+
+// close closes the sampler (after an opening in progress, which is bounded).
 func (t *telemetry) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.opened = true
 	if t.sampler != nil {
 		_ = t.sampler.Close()
+		t.sampler = nil
 	}
 }
 
@@ -136,8 +154,7 @@ func (r *nodeRun) sampleDuring(ctx context.Context, run string, gpus GPUAccess) 
 		case <-done:
 		case <-time.After(stopWait):
 			r.log.Warn("GPU telemetry: the GPU library did not answer in time; this run's telemetry has no summary and later runs are not sampled", "run", run)
-			// The goroutine still holds the sampler: no later run may use it.
-			t.sampler, t.err = nil, fmt.Errorf("the GPU library stopped answering during %s", run)
+			t.giveUp(run)
 			go func() {
 				<-done
 				if f != nil {
