@@ -129,6 +129,9 @@ func fromNVML(opts Options, lib nvmlLibrary, state bool) (Inventory, error) {
 	if len(inv.GPUs) == 0 {
 		return Inventory{}, &NotFoundError{Vendor: VendorNVIDIA, Reason: "NVML reports 0 devices"}
 	}
+	if state {
+		nvmlTopology(lib, &inv)
+	}
 	return inv, nil
 }
 

@@ -20,7 +20,8 @@ type SMI struct {
 	MemClockMaxMHz   uint32     `json:"memClockMaxMHz,omitempty"`
 	TemperatureC     *int64     `json:"temperatureC,omitempty"` // AMD: hotspot (junction), else edge; NVIDIA: the GPU sensor
 	Firmware         []Firmware `json:"firmware,omitempty"`
-	Processes        []Process  `json:"processes"` // processes using the GPU now
+	Links            []Link     `json:"links,omitempty"` // NVIDIA: active NVLinks, per peer
+	Processes        []Process  `json:"processes"`       // processes using the GPU now
 	// ProcessesTotal is how many processes the GPU has when more than Processes lists.
 	ProcessesTotal int      `json:"processesTotal,omitempty"`
 	Unavailable    []string `json:"unavailable,omitempty"` // facts the library failed to give for this GPU, and why
@@ -30,6 +31,14 @@ type SMI struct {
 type Firmware struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+}
+
+// Link is a GPU's direct links to one peer: another GPU of the node (its Index), or -1 for a
+// switch (NVSwitch on HGX/DGX boards).
+type Link struct {
+	Peer  int    `json:"peer"`
+	Type  string `json:"type"` // NVLink, NVLink (switch)
+	Count int    `json:"count"`
 }
 
 // Process is a process using a GPU.

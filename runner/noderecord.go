@@ -102,7 +102,6 @@ func gatherGPUs(ctx context.Context, s RecordSources, rec *jobdir.NodeRecord) {
 	if g.Driver == "" {
 		rec.Unavailable["gpu.driver"] = "the GPU source (" + inv.Source + ") did not say"
 	}
-	rec.Unavailable["gpu.topology"] = "GPU links (NVLink, xGMI) are not read by benchctl's GPU package yet"
 	opts.Vendor = inv.Vendor
 	state, err := snapshot(ctx, opts)
 	if err != nil {
@@ -113,7 +112,7 @@ func gatherGPUs(ctx context.Context, s RecordSources, rec *jobdir.NodeRecord) {
 	for _, d := range state.GPUs {
 		byPCI[d.PCIBusID] = d
 	}
-	some := false
+	some, links := false, false
 	for i := range g.Devices {
 		d, ok := byPCI[g.Devices[i].PCIBusID]
 		if !ok || d.SMI == nil {
@@ -123,9 +122,21 @@ func gatherGPUs(ctx context.Context, s RecordSources, rec *jobdir.NodeRecord) {
 			g.Devices[i].Firmware = append(g.Devices[i].Firmware, jobdir.NamedVersion{Name: f.Name, Version: f.Version})
 			some = true
 		}
+		for _, l := range d.SMI.Links {
+			g.Devices[i].Links = append(g.Devices[i].Links, jobdir.GPULink{Peer: l.Peer, Type: l.Type, Count: l.Count})
+			links = true
+		}
 	}
 	if !some {
-		rec.Unavailable["gpu.firmware"] = state.Source + " gave no firmware versions (NVML's VBIOS version is not read by benchctl's GPU package yet)"
+		rec.Unavailable["gpu.firmware"] = state.Source + " gave no firmware versions"
+	}
+	if !links {
+		switch state.Source {
+		case gpu.SourceNVML:
+			rec.Unavailable["gpu.topology"] = "NVML reported no active NVLink (PCIe-only GPUs, or a driver without the query)"
+		default:
+			rec.Unavailable["gpu.topology"] = "GPU links (xGMI) are read from NVML only; " + state.Source + " does not give them to benchctl"
+		}
 	}
 }
 
