@@ -41,9 +41,9 @@ func TestUnknownFlagHints(t *testing.T) {
 		{[]string{"version", "--frobnicate"},
 			"benchctl: error: unknown flag: --frobnicate\nhint: run 'benchctl version --help' for its flags\n"},
 		{[]string{"validate", "-m", "m.yaml", "-o", "xml"},
-			"benchctl: invalid --output \"xml\"\nhint: use --output yaml or json\n"},
+			"benchctl: error: invalid --output \"xml\"\nhint: use --output yaml or json\n"},
 		{[]string{"build", "--builder", "podman"},
-			"benchctl: invalid --builder \"podman\"\nhint: use --builder docker or buildkit\n"},
+			"benchctl: error: invalid --builder \"podman\"\nhint: use --builder docker or buildkit\n"},
 	} {
 		code, out, errs := run(t, c.args...)
 		if code != exitInvalid || out != "" || errs != c.want {
