@@ -104,9 +104,6 @@ warning, until the next release.`,
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}
 			opts.thresholdPct = thr
-			if opts.attempt < -1 {
-				return usagef("give an attempt number: 0 for the first run, 1 after one requeue, ...", "invalid --attempt %d", opts.attempt)
-			}
 			jobID := ""
 			if len(args) == 1 {
 				jobID = args[0]
@@ -121,7 +118,8 @@ warning, until the next release.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
-	f.IntVar(&opts.attempt, "attempt", -1, "attempt to collect: 0 is the first run, n the n-th requeue (default: the newest)")
+	opts.attempt = -1
+	f.Var(newestInt{flag: "--attempt", p: &opts.attempt}, "attempt", "attempt to collect: 0 is the first run, n the n-th requeue")
 	f.BoolVar(&opts.partial, "partial", false, "collect a job that is still running; running nodes are shown as running, never as SUCCESS")
 	f.StringVar(&opts.appendTo, "append", "", "also append the rows to this perf.csv (locked, header union, atomic)")
 	f.BoolVar(&opts.check, "check", false, "judge the job against --against and exit 3 when a row regressed")
