@@ -29,7 +29,7 @@ func TestUnknownFlagHints(t *testing.T) {
 		{[]string{"build", "-builder", "docker"},
 			"benchctl: error: unknown shorthand flag: 'b' in -builder\nhint: did you mean --builder? (a long flag takes two dashes)\n"},
 		{[]string{"validate", "-x"},
-			"benchctl: error: unknown shorthand flag: 'x' in -x\nhint: the short flags of 'benchctl validate' are -h (--help), -m (--manifest), -o (--output)\n"},
+			"benchctl: error: unknown shorthand flag: 'x' in -x\nhint: the short flags of 'benchctl validate' are -h (--help), -m (--manifest), -o (--output), -q (--quiet)\n"},
 		{[]string{"validate", "--builder", "docker"},
 			"benchctl: error: unknown flag: --builder\nhint: --builder is a flag of 'benchctl build', not of 'benchctl validate'\n"},
 		{[]string{"build", "--partial"},

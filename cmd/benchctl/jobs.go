@@ -73,7 +73,9 @@ func jobsRun(ctx context.Context, io streams, opts *jobsOptions) error {
 		return writeShown(io, "json", func(w goio.Writer) error { return writeJSON(w, jobs) })
 	}
 	if len(jobs) == 0 {
-		fmt.Fprintf(io.err, "no jobs in %s\n", jobdir.Layout{Shared: dir}.Jobs())
+		if infoShown() {
+			fmt.Fprintf(io.err, "no jobs in %s\n", jobdir.Layout{Shared: dir}.Jobs())
+		}
 		return nil
 	}
 	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
