@@ -184,7 +184,11 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	if opts.appendTo != "" {
 		slog.Info("appended", "file", opts.appendTo, "rows", len(col.Perf.Rows))
 	}
-	if err := writeShown(io, opts.output, func(w goio.Writer) error { return results.WriteResults(w, opts.output, s, col.Perf) }); err != nil {
+	write := func(w goio.Writer) error { return results.WriteResults(w, opts.output, s, col.Perf) }
+	if opts.output == results.FormatTable {
+		write = colouredTable(io, "STATUS", write)
+	}
+	if err := writeShown(io, opts.output, write); err != nil {
 		return err
 	}
 	if !opts.partial { // --partial only looks

@@ -197,6 +197,9 @@ func writeComparison(io streams, opts *compareOptions, c *results.Comparison) er
 		if opts.output == results.FormatJSON {
 			return writeJSON(w, c)
 		}
+		if opts.output == results.FormatTable {
+			return colouredTable(io, "VERDICT", func(w goio.Writer) error { return results.WriteComparison(w, opts.output, c) })(w)
+		}
 		return results.WriteComparison(w, opts.output, c)
 	})
 	if err != nil {
