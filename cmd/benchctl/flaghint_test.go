@@ -16,6 +16,15 @@ func TestUnknownFlagHints(t *testing.T) {
 	}{
 		{[]string{"validate", "--manfest", "m.yaml"},
 			"benchctl: error: unknown flag: --manfest\nhint: did you mean --manifest?\n"},
+		// An sbatch option submit does not have goes through --sbatch-arg.
+		{[]string{"submit", "-m", "m.yaml", "--gres=gpu:8"},
+			"benchctl: error: unknown flag: --gres\nhint: other sbatch options go through --sbatch-arg, one per option: --sbatch-arg=--gres=gpu:8\n"},
+		{[]string{"submit", "-m", "m.yaml", "--gres", "gpu:8"},
+			"benchctl: error: unknown flag: --gres\nhint: other sbatch options go through --sbatch-arg, one per option: --sbatch-arg=--gres=gpu:8\n"},
+		{[]string{"submit", "-m", "m.yaml", "--gres"},
+			"benchctl: error: unknown flag: --gres\nhint: other sbatch options go through --sbatch-arg, one per option: --sbatch-arg=--gres=VALUE\n"},
+		{[]string{"submit", "--builder", "docker"},
+			"benchctl: error: unknown flag: --builder\nhint: --builder is a flag of 'benchctl build', not of 'benchctl submit'\n"},
 		{[]string{"build", "--buidler=docker"},
 			"benchctl: error: unknown flag: --buidler\nhint: did you mean --builder?\n"},
 		{[]string{"collect", "1", "--shared-dri", "/x"},

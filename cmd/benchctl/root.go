@@ -22,6 +22,7 @@ type globalOptions struct {
 func Execute(ctx context.Context, args []string, io streams) int {
 	root, started := newRootCmd(io)
 	root.SetArgs(args)
+	root.SetFlagErrorFunc(flagErrorIn(args))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
