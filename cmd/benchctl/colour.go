@@ -15,12 +15,14 @@ const (
 	sgrReset = "\x1b[0m"
 )
 
-// statusColours colour the words of the status columns: collect's STATUS, jobs' STATE and
-// compare's VERDICT. Other words (running, no change, inconclusive) stay as they are.
+// statusColours colour the words of the status columns: collect's STATUS, jobs' STATE,
+// compare's VERDICT and submit --wait's OUTCOME. Other words (running, no change,
+// inconclusive, cancelled) stay as they are.
 var statusColours = map[string]string{
 	"SUCCESS": sgrGreen, "FAILURE": sgrRed, "SKIPPED": sgrGrey, // collect
-	"done": sgrGreen, "failed": sgrRed, "lost": sgrRed, // jobs
+	"done": sgrGreen, "failed": sgrRed, "lost": sgrRed, // jobs (lost: submit too)
 	"improved": sgrGreen, "regressed": sgrRed, // compare
+	"success": sgrGreen, "failure": sgrRed, "timeout": sgrRed, // submit --wait
 }
 
 // colouredTable is write, a table printer, with the whole cells of its column named column

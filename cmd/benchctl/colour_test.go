@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/jobdir"
 )
 
 var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m")
@@ -86,5 +89,28 @@ func TestColourColumn(t *testing.T) {
 	}
 	if got := colourColumn(table, "VERDICT", statusColours); got != table {
 		t.Errorf("no such column: changed:\n%q", got)
+	}
+}
+
+// submit --wait's node outcomes: success green, failure, timeout and lost red, on a
+// terminal only.
+func TestOutcomeColour(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "xterm")
+	nodes := []jobdir.NodeProgress{{Node: "0-n1", Outcome: "success", Phase: "done"}, {Node: "1-n2", Outcome: "timeout", Phase: "run"}, {Node: "2-n3", Outcome: "running", Phase: "run"}}
+	plain := "NODE  OUTCOME  LAST PHASE\n0-n1  success  done\n1-n2  timeout  run\n2-n3  running  run\n"
+	coloured := "NODE  OUTCOME  LAST PHASE\n0-n1  \x1b[32msuccess\x1b[0m  done\n1-n2  \x1b[31mtimeout\x1b[0m  run\n2-n3  running  run\n"
+	for _, tty := range []bool{true, false} {
+		var out bytes.Buffer
+		s := streams{out: &out, err: &bytes.Buffer{}}
+		s.SetStdoutTTY(tty)
+		printOutcomes(s, nodes)
+		want := plain
+		if tty {
+			want = coloured
+		}
+		if out.String() != want {
+			t.Errorf("tty %v:\n%q\nwant\n%q", tty, out.String(), want)
+		}
 	}
 }
