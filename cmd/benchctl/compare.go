@@ -254,8 +254,10 @@ func compareJob(arg, sharedFlag string) (jobdir.Dir, error) {
 	}
 	what := ""
 	switch {
-	case err == nil:
+	case err == nil && fi.Mode().IsRegular():
 		what = "is a file"
+	case err == nil:
+		what = "is neither a file nor a job folder" // a FIFO, a device
 	case errors.Is(err, fs.ErrNotExist) && (strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".csv")):
 		what = "does not exist"
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"syscall"
 	"testing"
 )
 
@@ -26,7 +27,12 @@ func TestCompareOneFile(t *testing.T) {
 			t.Errorf("compare %v: exit %d, stdout %q\n got %q\nwant %q", c.args, code, out, errs, c.want)
 		}
 	}
+	if err := syscall.Mkfifo("pipe.csv", 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ arg, want string }{
+		{"pipe.csv", "benchctl: error: pipe.csv is neither a file nor a job folder, and compare compares two perf.csv files or one job\n" +
+			"hint: give the file it is compared with: benchctl compare OLD.csv pipe.csv; or a job, compared against --against (its manifest's reference by default): benchctl compare JOBID\n"},
 		{"a.csv", "benchctl: error: a.csv is a file, and compare compares two perf.csv files or one job\n" +
 			"hint: give the file it is compared with: benchctl compare OLD.csv a.csv; or a job, compared against --against (its manifest's reference by default): benchctl compare JOBID\n"},
 		{"missing.csv", "benchctl: error: missing.csv does not exist, and compare compares two perf.csv files or one job\n" +
