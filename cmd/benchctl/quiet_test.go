@@ -20,6 +20,8 @@ var logLine = regexp.MustCompile(`(?m)^time=\S+ level=(INFO|WARN|DEBUG) .*\n`)
 // logs without it prints, with it, exactly its stderr less the log lines, and the same
 // stdout. In a pipe (the log lines) and a terminal alike.
 func TestQuiet(t *testing.T) {
+	old := slog.Default() // -q leaves the level at error: later tests' progress printers need it back
+	t.Cleanup(func() { slog.SetDefault(old) })
 	shared := fixtures(t)
 	catalog, err := filepath.Abs("../../tests/fixtures/mad/models.json")
 	if err != nil {
@@ -96,7 +98,7 @@ func TestQuietProgress(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(&bytes.Buffer{}, &slog.HandlerOptions{Level: slog.LevelError})))
 	for _, tty := range []bool{true, false} {
 		var w, log bytes.Buffer
-		feed(&w, &log, tty, []step{
+		feedTo(newProgressPrinter(&w, tty), &log, []step{
 			{0, image.Progress{Phase: "load", Total: 10 * mib}},
 			{time.Second, image.Progress{Phase: "build", Step: "Step 1/2 : FROM scratch"}},
 			{2 * time.Second, image.Progress{Phase: "load", Done: 10 * mib, Total: 10 * mib, Final: true}},
