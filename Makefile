@@ -10,7 +10,7 @@ EXAMPLES := dummy cpubench allreduce
 # Unit-test packages: everything but the end-to-end suite.
 UNIT_PKGS = $(shell $(GO) list ./... | grep -Ev '/tests(/|$$)')
 
-.PHONY: all build examples lint unit e2e test demo testbed-up testbed-down fuzz clean docs man schema
+.PHONY: all build examples lint unit e2e test demo testbed-up testbed-down fuzz clean docs man schema install
 
 all: build
 
@@ -60,6 +60,14 @@ docs: build
 
 man: build
 	rm -rf man && bin/benchctl gen-docs man man
+
+# Install the binary and its man pages: $(DESTDIR)$(PREFIX)/bin/benchctl and
+# $(DESTDIR)$(PREFIX)/share/man/man1/benchctl*.1 (make install PREFIX=$$HOME/.local for one user).
+PREFIX ?= /usr/local
+install: build man
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 bin/benchctl $(DESTDIR)$(PREFIX)/bin/benchctl
+	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 # The manifest's JSON Schema (docs/manifest.schema.json, checked in; a test fails when it is
 # stale), generated from the manifest's Go types and their doc comments.

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -67,16 +66,12 @@ func CheckoutManifest(o CheckoutOptions) (*manifest.Manifest, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	dir := o.Dir
-	if dir == "" {
-		dir = "."
-	}
-	abs, err := filepath.Abs(dir)
+	catalog, found, err := CheckoutCatalog(o.Dir)
 	if err != nil {
-		return nil, nil, inputError("--tags", "cannot resolve the folder %s: %v", dir, err)
+		return nil, nil, inputError("--tags", "cannot resolve the folder %s: %v", o.Dir, err)
 	}
-	catalog := filepath.Join(abs, "models.json")
-	if st, err := os.Stat(catalog); err != nil || st.IsDir() {
+	abs := filepath.Dir(catalog)
+	if !found {
 		return nil, nil, inputError("--tags", "no models.json in %s: run in a MAD checkout, or give --manifest", abs)
 	}
 	if err := needVendor(catalog, tags, ctx); err != nil {

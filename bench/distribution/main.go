@@ -11,7 +11,7 @@
 // the ready barrier), from status.json. The two modes alternate, starting with the other
 // one at every repetition. Usage:
 //
-//	go run ./bench/distribution [-size 1024] [-reps 5] [-bin bin/benchctl] [-keep]
+//	make build && go run ./bench/distribution [-size 1024] [-reps 5] [-bin bin/benchctl] [-keep]
 package main
 
 import (

@@ -56,11 +56,15 @@ func main() {
 
 	var stopped, ended []time.Duration
 	for i := 0; i < *reps; i++ {
-		out, _ := exec.Command("sbatch", "--parsable", "--wait", "-N", "3", "--ntasks-per-node=1", "-p", tb.Partition,
-			"-o", filepath.Join(shared, "job-%j.out"), script).Output()
+		sbatch := exec.Command("sbatch", "--parsable", "--wait", "-N", "3", "--ntasks-per-node=1", "-p", tb.Partition,
+			"-o", filepath.Join(shared, "job-%j.out"), script)
+		sbatch.Env = tb.Env() // the testbed's SLURM_CONF
+		var stderr strings.Builder
+		sbatch.Stderr = &stderr
+		out, err := sbatch.Output() // exits non-zero: rank 2 fails the job, as it should
 		id := strings.TrimSpace(strings.Split(string(out), ";")[0])
 		if id == "" {
-			log.Fatal("sbatch gave no job id")
+			log.Fatalf("sbatch gave no job id: %v\n%s", err, stderr.String())
 		}
 		s, e := measure(jobdir.Layout{Shared: shared}.Job(id, 0), tb.Nodes[:3])
 		fmt.Printf("rep %d (job %s): last container stopped %.2f s after the failure, last node ended %.2f s after\n", i+1, id, s.Seconds(), e.Seconds())

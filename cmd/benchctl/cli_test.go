@@ -53,7 +53,7 @@ func TestExitCodesForBadInput(t *testing.T) {
 		{[]string{"validate", "--manifest", filepath.Join(dir, "none.yaml")}, "no such file"},
 		{[]string{"validate", "--manifest", bad, "--output", "xml"}, `invalid --output "xml"`},
 		{[]string{"--log-level", "loud", "version"}, `invalid --log-level "loud"`},
-		{[]string{"models", "list"}, "--catalog is required"},
+		{[]string{"models", "list"}, "no --catalog given and no models.json in "},
 		{[]string{"version", "extra"}, "unknown command"},
 		{[]string{"validate", "--manifest", ignored}, filepath.Join(dir, "ign", ".dockerignore") + `:1: "[" is not a valid pattern`},
 		{[]string{"cache", "ls", "--shared-dir", filepath.Join(dir, "nope")}, "nope does not exist or is not a folder"},

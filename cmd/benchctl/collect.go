@@ -21,6 +21,7 @@ import (
 type collectOptions struct {
 	sharedDir string
 	attempt   int
+	noSlurm   bool
 	partial   bool
 	output    string // the stdout format
 	appendTo  string // --append: a perf.csv of the user's to append the rows to
@@ -104,9 +105,6 @@ warning, until the next release.`,
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}
 			opts.thresholdPct = thr
-			if opts.attempt < -1 {
-				return usagef("give an attempt number: 0 for the first run, 1 after one requeue, ...", "invalid --attempt %d", opts.attempt)
-			}
 			jobID := ""
 			if len(args) == 1 {
 				jobID = args[0]
@@ -121,7 +119,9 @@ warning, until the next release.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
-	f.IntVar(&opts.attempt, "attempt", -1, "attempt to collect: 0 is the first run, n the n-th requeue (default: the newest)")
+	opts.attempt = -1
+	f.Var(newestInt{flag: "--attempt", p: &opts.attempt}, "attempt", "attempt to collect: 0 is the first run, n the n-th requeue")
+	f.BoolVar(&opts.noSlurm, "no-slurm", false, "do not ask Slurm whether the job still runs: judge it by its files alone (as jobs --no-slurm)")
 	f.BoolVar(&opts.partial, "partial", false, "collect a job that is still running; running nodes are shown as running, never as SUCCESS")
 	f.StringVar(&opts.appendTo, "append", "", "also append the rows to this perf.csv (locked, header union, atomic)")
 	f.BoolVar(&opts.check, "check", false, "judge the job against --against and exit 3 when a row regressed")
@@ -148,6 +148,15 @@ warning, until the next release.`,
 	return cmd
 }
 
+// collectScheduler is whom collect asks whether a job still runs: Slurm, its errors on one
+// line, or nobody with --no-slurm (the status files alone decide).
+func collectScheduler(noSlurm bool) jobdir.Scheduler {
+	if noSlurm {
+		return nil
+	}
+	return readableScheduler{slurm.Scheduler{Unsure: func(id string, st slurm.JobState) { slog.Warn(accountingNote(st, id), "sacct", st.Detail) }}}
+}
+
 func collectRun(ctx context.Context, io streams, jobID string, opts *collectOptions) error {
 	dir, err := sharedDir(opts.sharedDir)
 	if err != nil {
@@ -156,7 +165,7 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	started, lastLog := time.Now(), time.Now()
 	col, err := results.Collect(ctx, results.CollectOptions{
 		SharedDir: dir, JobID: jobID, Attempt: opts.attempt, Partial: opts.partial, AppendTo: opts.appendTo, Baseline: opts.baseline,
-		Scheduler: slurm.Scheduler{Unsure: func(id string, st slurm.JobState) { slog.Warn(accountingNote(st, id), "sacct", st.Detail) }},
+		Scheduler: collectScheduler(opts.noSlurm),
 		Aggregate: results.AggregateOptions{CollectedBy: currentBuild().Version, Progress: func(n int) {
 			if now := time.Now(); now.Sub(lastLog) >= 5*time.Second {
 				lastLog = now
@@ -186,7 +195,11 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	if opts.appendTo != "" {
 		slog.Info("appended", "file", opts.appendTo, "rows", len(col.Perf.Rows))
 	}
-	if err := writeShown(io, opts.output, func(w goio.Writer) error { return results.WriteResults(w, opts.output, s, col.Perf) }); err != nil {
+	write := func(w goio.Writer) error { return results.WriteResults(w, opts.output, s, col.Perf) }
+	if opts.output == results.FormatTable {
+		write = colouredTable(io, "STATUS", write)
+	}
+	if err := writeShown(io, opts.output, write); err != nil {
 		return err
 	}
 	if !opts.partial { // --partial only looks

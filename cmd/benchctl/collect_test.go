@@ -163,7 +163,7 @@ func TestCompareCommand(t *testing.T) {
 		{[]string{"compare", base, write("bad.csv", "x,y\n1,2\n")}, 4, nil, []string{"no performance column"}},
 		{[]string{"compare", base, same, "--threshold", "lots"}, 4, nil, []string{"invalid --threshold"}},
 		{[]string{"compare", base, same, "--metric-direction", "up"}, 4, nil, []string{`invalid --metric-direction "up"`}},
-		{[]string{"compare", base}, 4, nil, []string{"is not a job id"}},
+		{[]string{"compare", base}, 4, nil, []string{"base.csv is a file, and compare compares two perf.csv files or one job"}},
 		{[]string{"compare", base, same, "--against", "last"}, 4, nil, []string{"--against with two sides"}},
 	}
 	for _, c := range cases {

@@ -85,7 +85,17 @@ bad flags.`,
   benchctl compare baseline/perf.csv jobs/123456/perf.csv
   benchctl compare base.csv new.csv --threshold 2.5% -o markdown
   benchctl compare base.csv new.csv --metric-direction lower   # latencies`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if n := len(args); n < 1 || n > 2 {
+				got := "none"
+				if n > 2 {
+					got = strconv.Itoa(n) + " arguments"
+				}
+				return usagef("benchctl compare OLD.csv NEW.csv (two perf.csv files, job folders or job ids), or benchctl compare JOBID (one job, against --against: its manifest's reference by default)",
+					"compare needs two sides to compare, or one job; got %s", got)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			thr, err := results.ParseThreshold(opts.threshold)
 			if err != nil {
@@ -187,6 +197,9 @@ func writeComparison(io streams, opts *compareOptions, c *results.Comparison) er
 		if opts.output == results.FormatJSON {
 			return writeJSON(w, c)
 		}
+		if opts.output == results.FormatTable {
+			return colouredTable(io, "VERDICT", func(w goio.Writer) error { return results.WriteComparison(w, opts.output, c) })(w)
+		}
 		return results.WriteComparison(w, opts.output, c)
 	})
 	if err != nil {
@@ -226,15 +239,31 @@ func compareSource(arg, sharedFlag string) (results.CompareSource, []manifest.Me
 	return results.ReadJobSource(d)
 }
 
-// compareJob is the job folder arg names: a folder, or a job id in the shared directory.
+// compareJob is the job folder arg, compare's one side, names: a folder, or a job id in the
+// shared directory. A file (benchctl compare a.csv), or a path that names nothing, is invalid
+// input that says what compare takes.
 func compareJob(arg, sharedFlag string) (jobdir.Dir, error) {
-	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+	fi, err := os.Stat(arg)
+	if err == nil && fi.IsDir() {
 		abs, err := filepath.Abs(arg)
 		if err != nil {
 			return jobdir.Dir{}, err
 		}
 		id, attempt := jobdir.SplitName(filepath.Base(abs))
 		return jobdir.Dir{Path: abs, JobID: id, Attempt: attempt}, nil
+	}
+	what := ""
+	switch {
+	case err == nil && fi.Mode().IsRegular():
+		what = "is a file"
+	case err == nil:
+		what = "is neither a file nor a job folder" // a FIFO, a device
+	case errors.Is(err, fs.ErrNotExist) && (strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".csv")):
+		what = "does not exist"
+	}
+	if what != "" {
+		return jobdir.Dir{}, usagef("give the file it is compared with: benchctl compare OLD.csv "+arg+"; or a job, compared against --against (its manifest's reference by default): benchctl compare JOBID",
+			"%s %s, and compare compares two perf.csv files or one job", arg, what)
 	}
 	dir, err := sharedDir(sharedFlag)
 	if err != nil {

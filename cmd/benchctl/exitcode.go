@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
@@ -54,11 +53,9 @@ func printError(w io.Writer, err error) {
 	// An error can quote what a container, a node or a co-writer of the shared directory
 	// wrote (a status's error, a log line, a folder's name): it reaches the terminal with
 	// its control characters escaped (textsafe.Text keeps newlines and tabs).
-	msg := textsafe.Text(err.Error())
-	if !strings.HasPrefix(msg, "invalid ") {
-		msg = "error: " + msg
-	}
-	fmt.Fprintln(w, "benchctl: "+msg)
+	// One prefix for every error, "invalid manifest" and "invalid --output" included, so
+	// that a person and a script find it the same way.
+	fmt.Fprintln(w, "benchctl: error: "+textsafe.Text(err.Error()))
 	if hint := hintOf(err); hint != "" {
 		fmt.Fprintln(w, "hint: "+textsafe.Text(hint))
 	}

@@ -35,7 +35,7 @@ func TestPrintErrorText(t *testing.T) {
 	var b bytes.Buffer
 	printError(&b, fmt.Errorf("loading manifest m.yaml: %w", usagef("fix it", "line 4: bad")))
 	printError(&b, usagef("", "invalid --output %q", "xml"))
-	if want := "benchctl: error: loading manifest m.yaml: line 4: bad\nhint: fix it\nbenchctl: invalid --output \"xml\"\n"; b.String() != want {
+	if want := "benchctl: error: loading manifest m.yaml: line 4: bad\nhint: fix it\nbenchctl: error: invalid --output \"xml\"\n"; b.String() != want {
 		t.Errorf("got %q\nwant %q", b.String(), want)
 	}
 }

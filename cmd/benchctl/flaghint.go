@@ -14,7 +14,15 @@ import (
 // invalid input (exit 4) with a hint. A flag the command does not have gets the closest one
 // it has ("did you mean --manifest?"), or the commands that have it; a choice flag's wrong
 // value keeps its own message and hint (invalid --output "xml").
-func flagError(cmd *cobra.Command, err error) error {
+func flagError(cmd *cobra.Command, err error) error { return flagErrorIn(nil)(cmd, err) }
+
+// flagErrorIn is flagError for the command line args, which a hint may quote (submit's
+// --gres gpu:8 becomes --sbatch-arg=--gres=gpu:8).
+func flagErrorIn(args []string) func(*cobra.Command, error) error {
+	return func(cmd *cobra.Command, err error) error { return flagErrorArgs(cmd, err, args) }
+}
+
+func flagErrorArgs(cmd *cobra.Command, err error, args []string) error {
 	var usage *usageError
 	if errors.As(err, &usage) {
 		return usage
@@ -22,7 +30,7 @@ func flagError(cmd *cobra.Command, err error) error {
 	hint := fmt.Sprintf("run '%s --help'", cmd.CommandPath())
 	var missing *pflag.NotExistError
 	if errors.As(err, &missing) {
-		if s := suggestFlag(cmd, missing.GetSpecifiedName(), missing.GetSpecifiedShortnames()); s != "" {
+		if s := suggestFlag(cmd, missing.GetSpecifiedName(), missing.GetSpecifiedShortnames(), args); s != "" {
 			hint = s
 		}
 	}
@@ -30,8 +38,9 @@ func flagError(cmd *cobra.Command, err error) error {
 }
 
 // suggestFlag says what the user may have meant by a flag cmd does not have: name is the
-// long name as typed, or for a short flag the letter, with shorts the letters after its dash.
-func suggestFlag(cmd *cobra.Command, name, shorts string) string {
+// long name as typed, or for a short flag the letter, with shorts the letters after its dash;
+// args is the command line, where the flag's value is looked for (nil: not known).
+func suggestFlag(cmd *cobra.Command, name, shorts string, args []string) string {
 	if shorts != "" {
 		return suggestShort(cmd, name, shorts)
 	}
@@ -42,7 +51,27 @@ func suggestFlag(cmd *cobra.Command, name, shorts string) string {
 	if others := commandsWithFlag(cmd, func(f *pflag.Flag) bool { return f.Name == name }); len(others) > 0 {
 		return fmt.Sprintf("--%s is a flag of %s, not of '%s'", name, orList(others), cmd.CommandPath())
 	}
+	if cmd.Flags().Lookup("sbatch-arg") != nil { // submit: --gres=gpu:8 is sbatch's
+		return "other sbatch options go through --sbatch-arg, one per option: --sbatch-arg=--" + name + "=" + flagValueIn(args, name)
+	}
 	return fmt.Sprintf("run '%s --help' for its flags", cmd.CommandPath())
+}
+
+// flagValueIn is the value of the flag --name on the command line args (--name=V, or
+// --name V), or "VALUE" when it has none there.
+func flagValueIn(args []string, name string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			return v
+		}
+		if a == "--"+name && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			return args[i+1]
+		}
+	}
+	return "VALUE"
 }
 
 // suggestShort: a long flag written with one dash (-manifest), a short flag in the other

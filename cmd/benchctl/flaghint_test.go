@@ -16,6 +16,15 @@ func TestUnknownFlagHints(t *testing.T) {
 	}{
 		{[]string{"validate", "--manfest", "m.yaml"},
 			"benchctl: error: unknown flag: --manfest\nhint: did you mean --manifest?\n"},
+		// An sbatch option submit does not have goes through --sbatch-arg.
+		{[]string{"submit", "-m", "m.yaml", "--gres=gpu:8"},
+			"benchctl: error: unknown flag: --gres\nhint: other sbatch options go through --sbatch-arg, one per option: --sbatch-arg=--gres=gpu:8\n"},
+		{[]string{"submit", "-m", "m.yaml", "--gres", "gpu:8"},
+			"benchctl: error: unknown flag: --gres\nhint: other sbatch options go through --sbatch-arg, one per option: --sbatch-arg=--gres=gpu:8\n"},
+		{[]string{"submit", "-m", "m.yaml", "--gres"},
+			"benchctl: error: unknown flag: --gres\nhint: other sbatch options go through --sbatch-arg, one per option: --sbatch-arg=--gres=VALUE\n"},
+		{[]string{"submit", "--builder", "docker"},
+			"benchctl: error: unknown flag: --builder\nhint: --builder is a flag of 'benchctl build', not of 'benchctl submit'\n"},
 		{[]string{"build", "--buidler=docker"},
 			"benchctl: error: unknown flag: --buidler\nhint: did you mean --builder?\n"},
 		{[]string{"collect", "1", "--shared-dri", "/x"},
@@ -29,7 +38,7 @@ func TestUnknownFlagHints(t *testing.T) {
 		{[]string{"build", "-builder", "docker"},
 			"benchctl: error: unknown shorthand flag: 'b' in -builder\nhint: did you mean --builder? (a long flag takes two dashes)\n"},
 		{[]string{"validate", "-x"},
-			"benchctl: error: unknown shorthand flag: 'x' in -x\nhint: the short flags of 'benchctl validate' are -h (--help), -m (--manifest), -o (--output)\n"},
+			"benchctl: error: unknown shorthand flag: 'x' in -x\nhint: the short flags of 'benchctl validate' are -h (--help), -m (--manifest), -o (--output), -q (--quiet)\n"},
 		{[]string{"validate", "--builder", "docker"},
 			"benchctl: error: unknown flag: --builder\nhint: --builder is a flag of 'benchctl build', not of 'benchctl validate'\n"},
 		{[]string{"build", "--partial"},
@@ -41,9 +50,9 @@ func TestUnknownFlagHints(t *testing.T) {
 		{[]string{"version", "--frobnicate"},
 			"benchctl: error: unknown flag: --frobnicate\nhint: run 'benchctl version --help' for its flags\n"},
 		{[]string{"validate", "-m", "m.yaml", "-o", "xml"},
-			"benchctl: invalid --output \"xml\"\nhint: use --output yaml or json\n"},
+			"benchctl: error: invalid --output \"xml\"\nhint: use --output yaml or json\n"},
 		{[]string{"build", "--builder", "podman"},
-			"benchctl: invalid --builder \"podman\"\nhint: use --builder docker or buildkit\n"},
+			"benchctl: error: invalid --builder \"podman\"\nhint: use --builder docker or buildkit\n"},
 	} {
 		code, out, errs := run(t, c.args...)
 		if code != exitInvalid || out != "" || errs != c.want {

@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -173,4 +174,35 @@ func checkOutput(flag, got string, allowed ...string) error {
 		return nil
 	}
 	return usagef("use "+flag+" "+orList(allowed), "invalid %s %q", flag, got)
+}
+
+// newestInt is an int flag whose -1 means "the newest" (collect --attempt): its help says
+// "(default newest)" once, where an IntVar with default -1 and the words in its usage said
+// "(default: the newest) (default -1)". It takes a number from 0, or "newest" (or -1, as
+// before).
+type newestInt struct {
+	flag string // as messages name it: "--attempt"
+	p    *int
+}
+
+func (v newestInt) String() string {
+	if *v.p < 0 {
+		return "newest"
+	}
+	return strconv.Itoa(*v.p)
+}
+
+func (v newestInt) Type() string { return "int" }
+
+func (v newestInt) Set(s string) error {
+	if s == "newest" || s == "-1" {
+		*v.p = -1
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return usagef("give a number from 0, or newest", "invalid %s %q", v.flag, s)
+	}
+	*v.p = n
+	return nil
 }

@@ -24,7 +24,7 @@ func newGenDocsCmd(root *cobra.Command) *cobra.Command {
 			case "markdown":
 				return doc.GenMarkdownTree(root, args[1])
 			case "man":
-				return doc.GenManTree(root, &doc.GenManHeader{Title: "BENCHCTL", Section: "1", Source: "benchctl", Manual: "benchctl manual"}, args[1])
+				return doc.GenManTree(root, &doc.GenManHeader{Section: "1", Source: "benchctl", Manual: "benchctl manual"}, args[1])
 			}
 			return usagef("use markdown or man", "unknown format %q", args[0])
 		},

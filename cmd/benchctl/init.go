@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,10 +91,14 @@ func initRun(ctx context.Context, io streams, opts *initOptions) error {
 		return err
 	}
 	fmt.Fprintln(io.out, out)
-	fmt.Fprintf(io.err, "wrote %s; check it with: benchctl validate --manifest %s\n", out, out)
+	if infoShown() {
+		fmt.Fprintf(io.err, "wrote %s; check it with: benchctl validate --manifest %s\n", out, out)
+	}
 	if p, err := writeSchemaBeside(out); err != nil {
-		fmt.Fprintf(io.err, "warning: %v; for editor support, run: benchctl schema > %s\n", err, p)
-	} else {
+		if slog.Default().Enabled(context.Background(), slog.LevelWarn) {
+			fmt.Fprintf(io.err, "warning: %v; for editor support, run: benchctl schema > %s\n", err, p)
+		}
+	} else if infoShown() {
 		fmt.Fprintf(io.err, "wrote %s, the manifest's JSON Schema: editors read it to complete and check the manifest\n", p)
 	}
 	return nil

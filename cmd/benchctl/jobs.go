@@ -73,10 +73,17 @@ func jobsRun(ctx context.Context, io streams, opts *jobsOptions) error {
 		return writeShown(io, "json", func(w goio.Writer) error { return writeJSON(w, jobs) })
 	}
 	if len(jobs) == 0 {
-		fmt.Fprintf(io.err, "no jobs in %s\n", jobdir.Layout{Shared: dir}.Jobs())
+		if infoShown() {
+			fmt.Fprintf(io.err, "no jobs in %s\n", jobdir.Layout{Shared: dir}.Jobs())
+		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
+	return colouredTable(io, "STATE", func(w goio.Writer) error { return writeJobsTable(w, jobs) })(io.out)
+}
+
+// writeJobsTable is jobs' table.
+func writeJobsTable(w goio.Writer, jobs []jobdir.JobOverview) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOB\tNAME\tSTATE\tNODES\tSTARTED\tDURATION\tCOLLECTED\tOUTCOME")
 	for _, j := range jobs {
 		id := textsafe.Line(j.ID) // names and outcomes come from files any co-writer could write

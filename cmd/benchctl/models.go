@@ -40,28 +40,38 @@ type modelsListOptions struct {
 func newModelsListCmd(io streams) *cobra.Command {
 	opts := &modelsListOptions{}
 	cmd := &cobra.Command{
-		Use:   "list --catalog FILE [--tags T,...]",
+		Use:   "list [--catalog FILE] [--tags T,...]",
 		Short: "List the models of a catalog, optionally selected by tags",
 		Long: `List the models of a madengine/MAD models.json catalog with their tags, GPU count, timeout
-and command. --tags selects models as madengine does: a model is listed when it has any of
+and command: the --catalog given, else ./models.json (a MAD checkout), as run --tags reads.
+--tags selects models as madengine does: a model is listed when it has any of
 the tags (a model's name also works as a tag; "all" lists everything).`,
 		Example: `  benchctl models list --catalog models/models.json
+  cd MAD && benchctl models list --tags vllm
   benchctl models list --catalog ../MAD/models.json --tags vllm,inference -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.catalog == "" {
-				return usagef("give the catalog: benchctl models list --catalog models.json", "--catalog is required")
+				catalog, found, err := models.CheckoutCatalog("")
+				if err != nil || !found {
+					return usagef("give the catalog (benchctl models list --catalog models.json), or run in a MAD checkout",
+						"no --catalog given and no models.json in %s", filepath.Dir(catalog))
+				}
+				opts.catalog = catalog
 			}
 			return modelsListRun(cmd.Context(), io, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.catalog, "catalog", "", "models.json catalog file")
+	cmd.Flags().StringVar(&opts.catalog, "catalog", "", "models.json catalog file (default ./models.json)")
 	cmd.Flags().StringSliceVar(&opts.tags, "tags", nil, "select models with any of these tags (comma-separated; all = every model)")
 	outputFlag(cmd, &opts.output, "table", "json")
 	choiceFlag(cmd, cmd.Flags(), &opts.vendor, "gpu-vendor", "", "", "show the Dockerfile each model's dockerfile prefix gives for this GPU vendor (amd or nvidia), by its CONTEXT line", "amd", "nvidia").fold = true
 	cmd.Flags().StringVar(&opts.guestOS, "guest-os", "", "with --gpu-vendor: the guest_os the Dockerfile must be for (e.g. UBUNTU), when several match")
 	_ = cmd.MarkFlagFilename("catalog", "json")
 	_ = cmd.RegisterFlagCompletionFunc("tags", func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if opts.catalog == "" {
+			return completeCheckoutTags(cmd, args, toComplete)
+		}
 		return completeTags(opts.catalog, toComplete)
 	})
 	return cmd

@@ -25,17 +25,23 @@ type progressPrinter struct {
 	started map[string]time.Time
 	logged  map[string]time.Time
 	drawn   bool
+	quiet   bool // -q or a log level above info: nothing is shown
 }
 
 // newProgressPrinter prints to w, a redrawn bar when tty (see streams.CanRedrawStderr).
+// Progress is information: it is shown only when info lines are (not with -q/--quiet or
+// --log-level warn or error).
 func newProgressPrinter(w io.Writer, tty bool) *progressPrinter {
 	return &progressPrinter{w: w, tty: tty, every: 5 * time.Second, now: time.Now, log: slog.Default(),
-		started: map[string]time.Time{}, logged: map[string]time.Time{}}
+		started: map[string]time.Time{}, logged: map[string]time.Time{}, quiet: !infoShown()}
 }
 
 func (p *progressPrinter) Func() image.ProgressFunc { return p.report }
 
 func (p *progressPrinter) report(ev image.Progress) {
+	if p.quiet {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ev.Step != "" {

@@ -22,6 +22,12 @@ type step struct {
 // (without their time) go to log.
 func feed(w *bytes.Buffer, log *bytes.Buffer, tty bool, steps []step) {
 	p := newProgressPrinter(w, tty)
+	p.quiet = false // what it shows, whatever level an earlier test left the default logger at
+	feedTo(p, log, steps)
+}
+
+// feedTo is feed to a printer made by the caller.
+func feedTo(p *progressPrinter, log *bytes.Buffer, steps []step) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var now time.Time
 	p.now = func() time.Time { return now }

@@ -22,6 +22,7 @@ type globalOptions struct {
 func Execute(ctx context.Context, args []string, io streams) int {
 	root, started := newRootCmd(io)
 	root.SetArgs(args)
+	root.SetFlagErrorFunc(flagErrorIn(args))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
@@ -83,6 +84,9 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			started = true
+			if err := quietLevel(cmd, opts); err != nil {
+				return err
+			}
 			if err := setupLogging(io, opts); err != nil {
 				return err
 			}
@@ -108,6 +112,8 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 	root.SetCompletionCommandGroupID("inspect")
 	for _, c := range []*cobra.Command{newBuildCmd(io), newRunCmd(io), newSubmitCmd(io), newCollectCmd(io), newJobsCmd(io), newCompareCmd(io), newHistoryCmd(io), newReferenceCmd(io), newValidateCmd(io), newModelsCmd(io), newCacheCmd(io), newInitCmd(io), newCleanupCmd(io)} {
 		c.GroupID = "core"
+		// submit's -q is sbatch's: --qos; its --quiet is long only.
+		quietFlag(c, c.Name() != "submit")
 		root.AddCommand(c)
 	}
 	for _, c := range []*cobra.Command{newVersionCmd(io), newDoctorCmd(io), newGpusCmd(io)} {
@@ -137,3 +143,35 @@ func setupLogging(io streams, opts *globalOptions) error {
 	slog.SetDefault(slog.New(h))
 	return nil
 }
+
+// quietFlag gives cmd and its subcommands -q/--quiet (--quiet alone without short): errors
+// only. Every benchmark command has it (the inspection commands print what was asked for,
+// and little else).
+func quietFlag(cmd *cobra.Command, short bool) {
+	const usage = "errors only: no progress, no log lines below ERROR (as --log-level error)"
+	if short {
+		cmd.PersistentFlags().BoolP("quiet", "q", false, usage)
+		return
+	}
+	cmd.PersistentFlags().Bool("quiet", false, usage)
+}
+
+// quietLevel makes -q/--quiet the log level error: progress, which is shown only when info
+// lines are (see newProgressPrinter), goes with it. With another --log-level it is invalid
+// input.
+func quietLevel(cmd *cobra.Command, opts *globalOptions) error {
+	f := cmd.Flags().Lookup("quiet")
+	if f == nil || f.Value.String() != "true" {
+		return nil
+	}
+	if l := cmd.Flags().Lookup("log-level"); l != nil && l.Changed && !strings.EqualFold(opts.logLevel, "error") {
+		return usagef("give one of them: -q is --log-level error", "-q/--quiet and --log-level %s are both given", opts.logLevel)
+	}
+	opts.logLevel = "error"
+	return nil
+}
+
+// infoShown reports whether lines for information (below warnings) are shown on stderr:
+// not with -q/--quiet or --log-level warn or error. What a command says on stderr that is
+// not a log record (jobs' "no jobs in ...", init's "wrote ...") asks it first.
+func infoShown() bool { return slog.Default().Enabled(context.Background(), slog.LevelInfo) }

@@ -45,9 +45,9 @@ func (s *streams) SetStderrTTY(tty bool) { s.err = ttyWriter{Writer: unwrapTTY(s
 func (s streams) CanRedrawStderr() bool { return isTerminal(s.err) }
 
 // ColorEnabled reports whether stdout may be coloured: a terminal, TERM not "dumb", and
-// NO_COLOR unset or empty (https://no-color.org). Nothing benchctl prints today is coloured
-// (the bar's "\r\033[K" only erases the line, which NO_COLOR leaves alone); anything
-// that colours output must ask this first.
+// NO_COLOR unset or empty (https://no-color.org). The tables' statuses are coloured (see
+// colouredTable; the bar's "\r\033[K" only erases the line, which NO_COLOR leaves alone);
+// anything that colours output must ask this first.
 func (s streams) ColorEnabled() bool {
 	return isTerminal(s.out) && os.Getenv("NO_COLOR") == ""
 }

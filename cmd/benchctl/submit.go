@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	goio "io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -293,10 +294,12 @@ func printOutcomes(io streams, nodes []jobdir.NodeProgress) {
 	if nodes == nil {
 		return
 	}
-	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tOUTCOME\tLAST PHASE")
-	for _, n := range nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Node, n.Outcome, n.Phase)
-	}
-	tw.Flush()
+	_ = colouredTable(io, "OUTCOME", func(w goio.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NODE\tOUTCOME\tLAST PHASE")
+		for _, n := range nodes {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Node, n.Outcome, n.Phase)
+		}
+		return tw.Flush()
+	})(io.out) // stdout that cannot be written to: nothing to tell, as before
 }

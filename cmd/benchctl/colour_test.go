@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// Statuses are coloured on a terminal only (SUCCESS, done and improved green; FAILURE,
+// failed, lost and regressed red; SKIPPED grey), never in a pipe, with NO_COLOR set (any
+// value but empty) or with TERM=dumb; the colour codes wrap the word after the padding, so
+// the columns are where they are without colour.
+func TestStatusColour(t *testing.T) {
+	shared := fixtures(t)
+	dir := t.TempDir()
+	base, worse := filepath.Join(dir, "base.csv"), filepath.Join(dir, "new.csv")
+	os.WriteFile(base, []byte("model,metric,performance\na,x,100\nb,x,100\n"), 0o644)
+	os.WriteFile(worse, []byte("model,metric,performance\na,x,80\nb,x,120\n"), 0o644)
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "xterm-256color")
+	green, red, reset := "\x1b[32m", "\x1b[31m", "\x1b[0m"
+	for _, c := range []struct {
+		args []string
+		want []string // lines of the coloured table, in full
+	}{
+		{[]string{"collect", "500", "--shared-dir", shared}, []string{
+			"train      train_0  samples_per_second  -    60           2/2    60   60.5    61   1.2%  " + green + "SUCCESS" + reset + "  0-r1    "}},
+		{[]string{"collect", "600", "--partial", "--shared-dir", shared}, []string{
+			"train      train_0  samples_per_second  -    70           1/2    70   70      70   0.0%  " + red + "FAILURE" + reset + "  0-s1    partial: 1 of 2 nodes still running"}},
+		{[]string{"jobs", "--shared-dir", shared}, []string{
+			"500 (attempt 1)  requeued  " + green + "done" + reset + "     2 ",
+			"400              missing   " + red + "failed" + reset + "   3 ",
+			"600              running   running  2 "}},
+		{[]string{"compare", base, worse}, []string{
+			"a      x       -    100   80   -20.00%  higher (guessed)  5%         " + red + "regressed" + reset + "  single-trial",
+			"b      x       -    100   120  +20.00%  higher (guessed)  5%         " + green + "improved" + reset + "   single-trial"}},
+	} {
+		_, plain, _ := runMode(t, false, c.args...)
+		if sgr.MatchString(plain) {
+			t.Errorf("%v: coloured in a pipe:\n%q", c.args, plain)
+		}
+		_, tty, _ := runMode(t, true, c.args...)
+		if got := sgr.ReplaceAllString(tty, ""); got != plain {
+			t.Errorf("%v: on a terminal, less its colour, is not the pipe's output:\n%s\nwant\n%s", c.args, got, plain)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(tty, w) {
+				t.Errorf("%v: on a terminal, no %q in\n%q", c.args, w, tty)
+			}
+		}
+		for _, env := range [][2]string{{"NO_COLOR", "1"}, {"NO_COLOR", "0"}, {"TERM", "dumb"}} {
+			t.Run(env[0]+"="+env[1], func(t *testing.T) {
+				t.Setenv(env[0], env[1])
+				if _, got, _ := runMode(t, true, c.args...); got != plain {
+					t.Errorf("%v: on a terminal with %s=%s:\n%q\nwant\n%q", c.args, env[0], env[1], got, plain)
+				}
+			})
+		}
+	}
+}
+
+// colourColumn colours whole cells of its column only: a model named like a status, a
+// status word in another column and rows under the table are left alone; the header's
+// column is found by its name, with runes (not bytes) before it.
+func TestColourColumn(t *testing.T) {
+	table := "MODEL    STATUS   NOTE\n" +
+		"SUCCESS  FAILURE  SUCCESS\n" +
+		"héllo…   SUCCESS  -\n" +
+		"x        FAILURE2 -\n" +
+		"short\n" +
+		"\n" +
+		"SUCCESS  SUCCESS  after the table\n"
+	want := "MODEL    STATUS   NOTE\n" +
+		"SUCCESS  \x1b[31mFAILURE\x1b[0m  SUCCESS\n" +
+		"héllo…   \x1b[32mSUCCESS\x1b[0m  -\n" +
+		"x        FAILURE2 -\n" +
+		"short\n" +
+		"\n" +
+		"SUCCESS  SUCCESS  after the table\n"
+	if got := colourColumn(table, "STATUS", statusColours); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	if got := colourColumn(table, "VERDICT", statusColours); got != table {
+		t.Errorf("no such column: changed:\n%q", got)
+	}
+}
+
+// submit --wait's node outcomes: success green, failure, timeout and lost red, on a
+// terminal only.
+func TestOutcomeColour(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "xterm")
+	nodes := []jobdir.NodeProgress{{Node: "0-n1", Outcome: "success", Phase: "done"}, {Node: "1-n2", Outcome: "timeout", Phase: "run"}, {Node: "2-n3", Outcome: "running", Phase: "run"}}
+	plain := "NODE  OUTCOME  LAST PHASE\n0-n1  success  done\n1-n2  timeout  run\n2-n3  running  run\n"
+	coloured := "NODE  OUTCOME  LAST PHASE\n0-n1  \x1b[32msuccess\x1b[0m  done\n1-n2  \x1b[31mtimeout\x1b[0m  run\n2-n3  running  run\n"
+	for _, tty := range []bool{true, false} {
+		var out bytes.Buffer
+		s := streams{out: &out, err: &bytes.Buffer{}}
+		s.SetStdoutTTY(tty)
+		printOutcomes(s, nodes)
+		want := plain
+		if tty {
+			want = coloured
+		}
+		if out.String() != want {
+			t.Errorf("tty %v:\n%q\nwant\n%q", tty, out.String(), want)
+		}
+	}
+}
