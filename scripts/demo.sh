@@ -36,7 +36,7 @@ testbed_answers() {
 if ! testbed_answers; then
   if [ "$(id -u)" = 0 ] && [ -x tests/testbed/up.sh ]; then
     echo "demo: no testbed answers; starting one (tests/testbed/up.sh: Slurm and a Docker Engine per node)" >&2
-    tests/testbed/up.sh
+    tests/testbed/up.sh --dir "$TB_DIR"
     testbed_answers || { echo "demo: the testbed did not come up; see $TB_DIR/log" >&2; exit 1; }
   fi
 fi
