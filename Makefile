@@ -43,8 +43,10 @@ e2e: build examples
 
 test: lint unit e2e
 
-# The demo: build benchctl and the examples, validate every example manifest, then run
-# cpubench for real on a local Docker Engine (set up if missing) and print its results.
+# The demo: the main job as a user runs it, on the testbed's Slurm (reused when it is up,
+# started as root when not): build, submit --nodes 3 --wait --collect of the allreduce
+# example, the table and the report's path, and the commands to repeat by hand. Without
+# Slurm, cpubench as a one-node job on the local Docker Engine.
 demo: build examples
 	scripts/demo.sh
 

@@ -64,6 +64,10 @@ func Build(ctx context.Context, o BuildOptions) (*Record, error) {
 			return nil, err
 		}
 	}
+	// A COPY source the context lacks fails the build at that step: say so before starting.
+	if err := CheckCopySources(in); err != nil {
+		return nil, err
+	}
 	waitStart := time.Now()
 	lock, err := o.Cache.Lock(ctx, key, func() {
 		if o.Progress != nil {

@@ -3,6 +3,7 @@ package manifest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -53,6 +54,34 @@ func TestStarterQuotesTheName(t *testing.T) {
 		os.WriteFile(p, []byte(text), 0o644)
 		if m, _, err := Load(p, Options{}); err != nil || m.Name != name {
 			t.Errorf("name %s: %v", name, err)
+		}
+	}
+}
+
+// A starter for a prebuilt image, and one whose command is the program a FROM scratch image
+// holds: both validate as written, and say what they were given.
+func TestStarterImageAndCommand(t *testing.T) {
+	for _, o := range []StarterOptions{
+		{Name: "pt", Image: "rocm/pytorch:6.4"},
+		{Name: "ar", Dockerfile: "Dockerfile", Command: []string{"/allreduce", "$x"}, CommandNote: "the program the Dockerfile copies"},
+	} {
+		text, err := Starter(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644)
+		p := filepath.Join(dir, "benchmark.yaml")
+		os.WriteFile(p, []byte(text), 0o644)
+		m, _, err := Load(p, Options{})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		if o.Image != "" && (m.Image.Ref != o.Image || m.Image.Dockerfile != "" || strings.Join(m.Benchmarks[0].Command, " ") != "sh -c echo performance: 1 samples_per_second") {
+			t.Fatalf("%+v %v", m.Image, m.Benchmarks[0].Command)
+		}
+		if o.Command != nil && (strings.Join(m.Benchmarks[0].Command, " ") != "/allreduce $x" || o.Command[1] != "$x" || !strings.Contains(text, `command: ["/allreduce", "$x"]   # the program the Dockerfile copies`)) {
+			t.Fatalf("%v\n%s", m.Benchmarks[0].Command, text)
 		}
 	}
 }

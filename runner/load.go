@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
@@ -35,8 +36,18 @@ func checked(m *manifest.Manifest, warnings []string, err error) (*manifest.Mani
 	}
 	for _, use := range m.Images(m.Benchmarks) {
 		if use.Image.Builds() {
-			if err := image.CheckDockerignore(image.InputFromManifest(m.WithImage(use.Image))); err != nil {
+			in := image.InputFromManifest(m.WithImage(use.Image))
+			if err := image.CheckDockerignore(in); err != nil {
 				return nil, warnings, err
+			}
+			// A COPY source the context lacks (an example's binary before `make examples`):
+			// the build will fail; say so now, in a dry run and in validate too.
+			missing, err := image.MissingSources(in)
+			if err != nil {
+				return nil, warnings, err
+			}
+			for _, ms := range missing {
+				warnings = append(warnings, fmt.Sprintf("%s: the build will fail at this COPY/ADD; %s", ms, image.MissingSourceHint))
 			}
 		}
 	}

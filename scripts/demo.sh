@@ -1,36 +1,85 @@
 #!/usr/bin/env bash
-# demo.sh — what `make demo` runs after building: validate every example manifest, then run
-# the cpubench example for real as a one-node job on a local Docker Engine and print its
-# results. Uses the engine at DOCKER_HOST (or the default socket) when it answers; otherwise
-# (as root) starts the testbed's engines (tests/testbed/up.sh, which installs docker.io).
+# demo.sh — what `make demo` runs after building benchctl and the examples: the main job as a
+# user runs it. On a Slurm cluster (the project's testbed: 3 nodes, one Docker Engine each),
+# `build` on the "login node", then `submit --nodes 3 --wait --collect` of the allreduce
+# example, which prints the collected table; then where the report is, and the commands it
+# ran, to repeat by hand.
+#
+# Which cluster: a running testbed (its testbed.env under BENCHCTL_TESTBED_DIR, default
+# /var/tmp/bctb, and sinfo answering) is reused as it is; else, as root, tests/testbed/up.sh
+# starts one (it installs docker.io and Slurm on a fresh Debian machine). Where no Slurm can be
+# started (not root, no testbed) but a Docker Engine answers at DOCKER_HOST, the demo runs
+# cpubench as a one-node job on that engine instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=bin/benchctl
-for ex in dummy cpubench allreduce; do
-  "$BIN" validate --manifest "models/$ex/benchmark.yaml" >/dev/null
-  echo "models/$ex/benchmark.yaml: valid"
-done
-"$BIN" models list --catalog models/models.json
-echo
+BIN="$PWD/bin/benchctl"
+TB_DIR="${BENCHCTL_TESTBED_DIR:-/var/tmp/bctb}"
+ran=()
 
-if ! "$BIN" version --output json 2>/dev/null | grep -q '"engine"'; then
-  if [ "$(id -u)" != 0 ]; then
-    echo "demo: no Docker Engine answers at ${DOCKER_HOST:-the default socket}, and starting one needs root." >&2
-    echo "demo: start Docker (or run 'make demo' as root) and try again." >&2
-    exit 1
-  fi
-  echo "demo: no Docker Engine answers; starting the testbed's (tests/testbed/up.sh)" >&2
-  tests/testbed/up.sh
+# show prints a command as the user would type it, runs it, and remembers it.
+show() {
+  local line="benchctl"
+  local a
+  for a in "$@"; do line+=" $a"; done
+  echo "\$ $line" >&2
+  ran+=("$line")
+  "$BIN" "$@"
+}
+
+testbed_answers() {
+  [ -f "$TB_DIR/testbed.env" ] || return 1
   # shellcheck disable=SC1091
-  . "${BENCHCTL_TESTBED_DIR:-/var/tmp/bctb}/testbed.env"
-  export DOCKER_HOST="${BENCHCTL_TESTBED_SOCKETS%%,*}"
-  SHARED="${BENCHCTL_SHARED_DIR:-$BENCHCTL_TESTBED_SHARED_DIR/demo}"
-else
-  SHARED="${BENCHCTL_SHARED_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/benchctl}"
+  . "$TB_DIR/testbed.env"
+  command -v sinfo >/dev/null && SLURM_CONF="$SLURM_CONF" timeout 10 sinfo -h >/dev/null 2>&1
+}
+
+if ! testbed_answers; then
+  if [ "$(id -u)" = 0 ] && [ -x tests/testbed/up.sh ]; then
+    echo "demo: no testbed answers; starting one (tests/testbed/up.sh: Slurm and a Docker Engine per node)" >&2
+    tests/testbed/up.sh --dir "$TB_DIR"
+    testbed_answers || { echo "demo: the testbed did not come up; see $TB_DIR/log" >&2; exit 1; }
+  fi
 fi
+
+if [ -n "${SLURM_CONF:-}" ] && [ -f "${SLURM_CONF}" ]; then
+  export SLURM_CONF
+  # The "login node" talks to n1's engine; each Slurm task gets its own node's (TaskProlog).
+  export DOCKER_HOST="${BENCHCTL_TESTBED_SOCKETS%%,*}"
+  export BENCHCTL_SHARED_DIR="${BENCHCTL_SHARED_DIR:-$BENCHCTL_TESTBED_SHARED_DIR/demo}"
+  nodes="${BENCHCTL_TESTBED_NODES:-3}"
+  echo "demo: the testbed's Slurm cluster ($nodes nodes, partition $BENCHCTL_TESTBED_PARTITION); shared directory $BENCHCTL_SHARED_DIR" >&2
+  show build --manifest models/allreduce/benchmark.yaml
+  echo
+  out="$(mktemp)"
+  trap 'rm -f "$out"' EXIT
+  code=0
+  show submit --manifest models/allreduce/benchmark.yaml --nodes "$nodes" --wait --collect >"$out" || code=$?
+  cat "$out"
+  job="$(head -n 1 "$out")"
+  echo
+  show jobs --limit 1 || code=${code:-$?}
+  echo
+  echo "the report: $BENCHCTL_SHARED_DIR/jobs/$job/report.html (perf.csv and summary.json beside it)"
+  echo "to repeat by hand (source $TB_DIR/testbed.env first, as this demo did):"
+  echo "  export BENCHCTL_SHARED_DIR=$BENCHCTL_SHARED_DIR DOCKER_HOST=$DOCKER_HOST"
+  for c in "${ran[@]}"; do echo "  $c"; done
+  exit "$code"
+fi
+
+# No Slurm: a one-node job on the local engine.
+if ! "$BIN" version --output json 2>/dev/null | grep -q '"engine"'; then
+  echo "demo: no Slurm testbed, and no Docker Engine answers at ${DOCKER_HOST:-the default socket}." >&2
+  echo "demo: start Docker (or run 'make demo' as root, which starts the testbed) and try again." >&2
+  exit 1
+fi
+export BENCHCTL_SHARED_DIR="${BENCHCTL_SHARED_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/benchctl}"
 export BENCHCTL_JOB_ID="demo-$(date +%Y%m%d-%H%M%S)"
-echo "demo: running cpubench on the engine at ${DOCKER_HOST:-the default socket}; shared dir $SHARED" >&2
-"$BIN" run --manifest models/cpubench/benchmark.yaml --shared-dir "$SHARED"
+echo "demo: no Slurm here; running cpubench as a one-node job on the engine at ${DOCKER_HOST:-the default socket}" >&2
+show run --manifest models/cpubench/benchmark.yaml
 echo
-"$BIN" collect "$BENCHCTL_JOB_ID" --shared-dir "$SHARED" -o table
-echo "perf.csv, summary.json and report.html: $SHARED/jobs/$BENCHCTL_JOB_ID/" >&2
+show collect "$BENCHCTL_JOB_ID"
+echo
+echo "the report: $BENCHCTL_SHARED_DIR/jobs/$BENCHCTL_JOB_ID/report.html (perf.csv and summary.json beside it)"
+echo "to repeat by hand:"
+echo "  export BENCHCTL_SHARED_DIR=$BENCHCTL_SHARED_DIR BENCHCTL_JOB_ID=$BENCHCTL_JOB_ID"
+for c in "${ran[@]}"; do echo "  $c"; done

@@ -21,7 +21,7 @@ func docCommands(t *testing.T, path string) map[int][]string {
 	}
 	defer f.Close()
 	out := map[int][]string{}
-	in, pending, start := false, "", 0
+	in, console, pending, start := false, false, "", 0
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
@@ -29,7 +29,7 @@ func docCommands(t *testing.T, path string) map[int][]string {
 			if in {
 				in = false
 			} else if fence == "sh" || fence == "bash" || fence == "console" {
-				in = true
+				in, console = true, fence == "console"
 			} else {
 				for sc.Scan() { // skip a block of another language (text, yaml, ...)
 					n++
@@ -40,8 +40,8 @@ func docCommands(t *testing.T, path string) map[int][]string {
 			}
 			continue
 		}
-		if !in {
-			continue
+		if !in || console && pending == "" && !strings.HasPrefix(strings.TrimSpace(line), "$ ") {
+			continue // a console block's output lines are not commands
 		}
 		if pending == "" {
 			start = n

@@ -135,9 +135,12 @@ func setupLogging(io streams, opts *globalOptions) error {
 	if err := checkOutput("--log-format", opts.logFormat, "text", "json"); err != nil {
 		return err
 	}
-	if opts.logFormat == "json" {
+	switch {
+	case opts.logFormat == "json":
 		h = slog.NewJSONHandler(io.err, hopts)
-	} else {
+	case io.IsStderrTTY(): // a person reads it: short lines, no timestamp
+		h = newCompactHandler(io.err, hopts)
+	default: // a pipe, a file, an sbatch log: full records
 		h = slog.NewTextHandler(io.err, hopts)
 	}
 	slog.SetDefault(slog.New(h))

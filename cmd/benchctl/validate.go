@@ -21,14 +21,16 @@ func newValidateCmd(io streams) *cobra.Command {
 	opts := &validateOptions{}
 	cmd := &cobra.Command{
 		Use:   "validate --manifest FILE",
-		Short: "Check a manifest and print it resolved",
+		Short: "Check a manifest and print a report of it resolved",
 		Long: `Check a manifest (JSON or YAML) strictly: unknown fields, wrong types, bad values, missing
 files, unset ${VAR} references, conflicting mounts. Every problem is reported at once as
 FILE:LINE: FIELD: what is wrong (what is allowed), and the exit code is 4.
 
 A valid manifest is printed resolved (absolute paths, ${VAR} expanded, defaults filled,
-imported catalog models included) with secret values shown as ***: as YAML (the default;
-validate prints a manifest, not a table) or, with -o json, as JSON.`,
+imported catalog models included, and the file's path and digest) with secret values shown
+as ***: as YAML (the default) or, with -o json, as JSON. What is printed is a report of what
+benchctl will use, not a manifest to feed back: it has fields a manifest does not (path,
+digest) and writes env as a list; the YAML starts with a comment that says so.`,
 		Example: `  benchctl validate --manifest models/cpubench/benchmark.yaml
   benchctl validate --manifest m.json -o json`,
 		Args: manifestArgs,
@@ -45,6 +47,9 @@ validate prints a manifest, not a table) or, with -o json, as JSON.`,
 	return cmd
 }
 
+// resolvedHeader is the first line of validate's YAML: what follows is a report.
+const resolvedHeader = "# the resolved manifest: a report of what benchctl will use, not a manifest to read back"
+
 func validateRun(ctx context.Context, io streams, opts *validateOptions) error {
 	m, warnings, err := runner.LoadManifestContext(ctx, opts.manifest, os.LookupEnv)
 	for _, w := range warnings {
@@ -57,6 +62,7 @@ func validateRun(ctx context.Context, io streams, opts *validateOptions) error {
 	if opts.output == "json" {
 		return writeJSON(io.out, red)
 	}
+	fmt.Fprintln(io.out, resolvedHeader)
 	enc := yaml.NewEncoder(io.out)
 	enc.SetIndent(2)
 	if err := enc.Encode(red); err != nil {

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/benchctl/benchctl/models"
+)
+
+// initExampleRun writes a shipped example into a new folder (init --example NAME), or lists
+// the examples (--example list) on stdout, one a line.
+func initExampleRun(io streams, opts *initOptions) error {
+	if opts.example == "list" {
+		for _, n := range models.Examples() {
+			fmt.Fprintln(io.out, n)
+		}
+		return nil
+	}
+	dir := opts.dir
+	if dir == "" {
+		dir = opts.example
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	files, err := models.WriteExample(opts.example, dir)
+	var ue *models.UnknownExampleError
+	switch {
+	case errors.As(err, &ue):
+		return usagef("benchctl init --example list lists them", "%v", err)
+	case errors.Is(err, os.ErrExist):
+		return usagef("remove it first or pick another folder with --dir", "%s already exists; benchctl init never writes into an existing folder", dir)
+	case err != nil:
+		return err
+	}
+	fmt.Fprintln(io.out, dir)
+	fmt.Fprintf(io.err, "wrote the %s example into %s: %s\n", opts.example, dir, strings.Join(files, ", "))
+	fmt.Fprintf(io.err, "build the binary its Dockerfile copies (Go %s or newer), then check it:\n  CGO_ENABLED=0 go build -C %s -o bin/%s .\n  benchctl validate --manifest %s\n",
+		models.ExampleGoVersion, dir, opts.example, filepath.Join(dir, "benchmark.yaml"))
+	return nil
+}
