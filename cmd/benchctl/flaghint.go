@@ -39,6 +39,10 @@ func suggestFlag(cmd *cobra.Command, name, shorts string) string {
 	if s := closestFlags(cmd, name); len(s) > 0 {
 		return "did you mean " + orList(s) + "?"
 	}
+	if cmd.Flags().Lookup("sbatch-arg") != nil {
+		// submit: an sbatch option it has no flag for (--gres=gpu:8, --constraint=...).
+		return fmt.Sprintf("%s has no --%s: give sbatch options it has no flag for with --sbatch-arg, one each: --sbatch-arg=--%s=VALUE", cmd.Name(), name, name)
+	}
 	if others := commandsWithFlag(cmd, func(f *pflag.Flag) bool { return f.Name == name }); len(others) > 0 {
 		return fmt.Sprintf("--%s is a flag of %s, not of '%s'", name, orList(others), cmd.CommandPath())
 	}
