@@ -27,6 +27,7 @@ type collectOptions struct {
 	oldAppend string // -o PATH, the old spelling of --append
 	baseline  string
 	latest    bool
+	noSlurm   bool   // --no-slurm: the job folder alone decides
 	check     bool   // --check: judge the job against --against, exit 3 on a regression
 	against   string // reference, last, best or a job id
 	junit     string // --junit FILE
@@ -56,7 +57,9 @@ node whose status still says running in a job that Slurm says has ended was lost
 
 A job that is still running is refused unless --partial: Slurm is asked (squeue, then
 scontrol, then sacct for a job that slurmctld has forgotten) when it is there, else the
-status files decide; collect says so when Slurm accounting is off. With --partial, nodes
+status files decide; collect says so when Slurm accounting is off. When Slurm does not
+answer (a login node cut off from slurmctld), one warning says so and the job folder decides;
+--no-slurm asks nothing. With --partial, nodes
 still running are shown as running, never as SUCCESS: a benchmark they still run, and the
 job, are FAILURE ("partial: 1 of 4 nodes still running"). --append adds the rows to your own
 perf.csv under a lock (header union, atomic rewrite). --baseline compares with an earlier
@@ -142,6 +145,7 @@ warning, until the next release.`,
 	deprecate(cmd, "format", func(v string) string { return "-o " + v })
 	f.BoolVar(&opts.latest, "latest", false, "collect the newest job of the shared directory (benchctl jobs lists them)")
 	f.StringVar(&opts.baseline, "baseline", "", "an earlier perf.csv: fill relative_change with the change against it, in percent")
+	f.BoolVar(&opts.noSlurm, "no-slurm", false, "do not ask Slurm: judge the job by its files alone (as jobs --no-slurm)")
 	_ = cmd.MarkFlagFilename("append", "csv")
 	_ = cmd.MarkFlagFilename("baseline", "csv")
 	_ = cmd.MarkFlagDirname("shared-dir")
@@ -156,7 +160,7 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	started, lastLog := time.Now(), time.Now()
 	col, err := results.Collect(ctx, results.CollectOptions{
 		SharedDir: dir, JobID: jobID, Attempt: opts.attempt, Partial: opts.partial, AppendTo: opts.appendTo, Baseline: opts.baseline,
-		Scheduler: slurm.Scheduler{Unsure: func(id string, st slurm.JobState) { slog.Warn(accountingNote(st, id), "sacct", st.Detail) }},
+		Scheduler: newCollectScheduler(opts.noSlurm),
 		Aggregate: results.AggregateOptions{CollectedBy: currentBuild().Version, Progress: func(n int) {
 			if now := time.Now(); now.Sub(lastLog) >= 5*time.Second {
 				lastLog = now

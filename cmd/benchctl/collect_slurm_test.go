@@ -50,7 +50,7 @@ func TestCollectAsksSacct(t *testing.T) {
 		{name: "slurmdbd down", sacctErr: "sacct: error: Problem talking to the database: Connection refused", code: exitFailure,
 			once: "Slurm accounting does not answer: cannot tell whether job 600 ended; nodes still saying running are reported as running"},
 		{name: "sacct garbage", sacctOut: "<html>\n", code: exitFailure,
-			stderr: []string{`asking Slurm about job 600: sacct: unexpected output \"<html>\"; deciding from the status files`, "1 node has not finished"}},
+			stderr: []string{`Slurm did not answer about job 600 (sacct: unexpected output \"<html>\"): collect went on from the job folder; --no-slurm does not ask`, "1 node has not finished"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -296,7 +296,7 @@ func followJob(ctx context.Context, shared, id string, world int) (jobdir.Ended,
 	end, err := jobdir.Follow{Layout: jobdir.Layout{Shared: shared}, JobID: id, World: world, Scheduler: slurm.Scheduler{},
 		Line: func(line string, err error) {
 			if err != nil {
-				slog.Warn("asking Slurm about the job", "job", id, "err", err)
+				slog.Warn("Slurm did not answer about job " + id + " (" + slurm.Brief(err) + ")")
 			}
 			slog.Info(line)
 		}}.Run(ctx)
