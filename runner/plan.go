@@ -87,7 +87,9 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 		if gpus.Vendor == gpu.VendorAMD || gpus.Vendor == gpu.VendorNVIDIA {
 			g.Vendor = gpus.Vendor // gpu.vendor auto on a node with too few: this node's vendor
 		}
-		gpus, p.GPUs, warn = plannedGPUs(g, benches, gerr)
+		if gpus, p.GPUs, warn, err = plannedGPUs(g, benches, gerr); err != nil {
+			return nil, err
+		}
 		p.Warnings = append(p.Warnings, warn)
 	case err != nil:
 		return nil, err

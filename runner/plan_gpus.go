@@ -13,15 +13,20 @@ import (
 // GPUs (a login node has none, or fewer than asked; why is the *GPUError): as many GPUs as
 // gpu.count asks for, else as the most any selected MAD model's n_gpus asks for, numbered
 // from 0. The node that runs the job selects the real ones (and their device files). It
-// returns the plan's "gpus" lines and the one warning the dry run gives.
-func plannedGPUs(g manifest.GPU, benches []manifest.Benchmark, why error) (GPUAccess, []string, string) {
+// returns the plan's "gpus" lines and the one warning the dry run gives; an n_gpus above
+// maxPlanned, which no node has, is a *GPUError.
+func plannedGPUs(g manifest.GPU, benches []manifest.Benchmark, why error) (GPUAccess, []string, string, error) {
 	n, asks := int(g.Count), "gpu.count asks"
 	if n == 0 {
 		for _, b := range benches {
 			if b.Model == nil {
 				continue
 			}
-			if k, err := strconv.Atoi(strings.TrimSpace(b.Model.NGPUs)); err == nil && k > n {
+			k, err := strconv.Atoi(strings.TrimSpace(b.Model.NGPUs))
+			if err == nil && k > maxPlanned {
+				return GPUAccess{}, nil, "", &GPUError{Msg: fmt.Sprintf("benchmark %s: n_gpus %d is more GPUs than a node has (at most %d)", b.Name, k, maxPlanned)}
+			}
+			if err == nil && k > n {
 				n, asks = k, "n_gpus of "+b.Name+" asks"
 			}
 		}
@@ -38,7 +43,7 @@ func plannedGPUs(g manifest.GPU, benches []manifest.Benchmark, why error) (GPUAc
 	const runs = "(not this node's: the node that runs the job selects them)"
 	if n == 0 {
 		lines := []string{fmt.Sprintf("all of the node's %sGPUs, as gpu.count: all asks %s", title, runs)}
-		return GPUAccess{Vendor: vendor}, lines, warnPlanned(why, "all the node's GPUs")
+		return GPUAccess{Vendor: vendor}, lines, warnPlanned(why, "all the node's GPUs"), nil
 	}
 	planned := make([]gpu.GPU, n)
 	for i := range planned {
@@ -49,8 +54,11 @@ func plannedGPUs(g manifest.GPU, benches []manifest.Benchmark, why error) (GPUAc
 	for _, e := range acc.Env {
 		lines = append(lines, e.Name+"="+e.Value)
 	}
-	return acc, lines, warnPlanned(why, fmt.Sprintf("the %d GPUs %s for", n, asks))
+	return acc, lines, warnPlanned(why, fmt.Sprintf("the %d GPUs %s for", n, asks)), nil
 }
+
+// maxPlanned is the most GPUs a dry run plans for one node: gpu.count's bound.
+const maxPlanned = 1024
 
 func warnPlanned(why error, what string) string {
 	return "dry run without this node's GPUs (" + why.Error() + "): the plan shows " + what + "; a run here would exit 4"

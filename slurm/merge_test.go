@@ -3,6 +3,7 @@ package slurm
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/benchctl/benchctl/manifest"
@@ -75,3 +76,20 @@ func TestJobForAsksForTheManifestsGPUs(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A models.json whose n_gpus no node has (2e9) is refused before sbatch, as is the flag.
+func TestValidateRefusesMoreGPUsThanANodeHas(t *testing.T) {
+	m := &manifest.Manifest{Name: "m", GPU: manifest.GPU{Vendor: "amd"},
+		Benchmarks: []manifest.Benchmark{{Name: "a", Model: &manifest.Model{NGPUs: "2000000000"}}}}
+	j := JobFor(m, Overrides{})
+	j.Nodes = 1
+	if err := j.Validate(); err == nil || !strings.Contains(err.Error(), "--gpus-per-node 2000000000") {
+		t.Errorf("n_gpus 2e9: %v", err)
+	}
+	big := 1025
+	j = JobFor(&manifest.Manifest{Name: "m"}, Overrides{GPUsPerNode: &big})
+	j.Nodes = 1
+	if err := j.Validate(); err == nil || !strings.Contains(err.Error(), "--gpus-per-node 1025") {
+		t.Errorf("--gpus-per-node 1025: %v", err)
+	}
+}

@@ -49,6 +49,9 @@ var (
 	timeRE = regexp.MustCompile(`^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2}|(?i:unlimited|infinite))$`)
 )
 
+// MaxGPUsPerNode is the most GPUs per node a job may ask for (gpu.count's bound).
+const MaxGPUsPerNode = 1024
+
 // Validate checks the values that become sbatch options.
 func (j Job) Validate() error {
 	if j.Nodes < 1 {
@@ -67,6 +70,9 @@ func (j Job) Validate() error {
 	}
 	if j.GPUsPerNode != nil && *j.GPUsPerNode < 0 {
 		return fmt.Errorf("--gpus-per-node must be 0 or more")
+	}
+	if j.GPUsPerNode != nil && *j.GPUsPerNode > MaxGPUsPerNode {
+		return fmt.Errorf("--gpus-per-node %d is more GPUs than a node has (at most %d); it comes from the flag, else slurm.gpusPerNode, gpu.count or the largest n_gpus of the models", *j.GPUsPerNode, MaxGPUsPerNode)
 	}
 	for _, a := range j.SbatchArgs {
 		if !strings.HasPrefix(a, "-") || strings.ContainsAny(a, "\n\r\x00") {
