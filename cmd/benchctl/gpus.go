@@ -74,7 +74,8 @@ and so does a --source that cannot answer (the AMD SMI library not there: it say
 node, and what the management library says under smi); --json, its old spelling, still
 works with a warning until the next release. When several nodes print at once (srun -N 4:
 SLURM_NTASKS or SLURM_STEP_NUM_TASKS above 1), -o json prints one compact JSON line per
-node (JSON lines) and the table's first line starts with the host.
+node (JSON lines), --watch's JSON lines each start with "host", and the table's first line
+starts with the host.
 
 --watch [INTERVAL] samples the GPUs every INTERVAL (default 1s, at least 100ms) until
 Ctrl-C, like nvidia-smi dmon and amd-smi monitor: power, energy since the start (the
@@ -169,7 +170,11 @@ func gpusRun(ctx context.Context, io streams, deps gpusDeps, opts *gpusOptions) 
 		if len(inv.GPUs) == 0 {
 			return nil
 		}
-		return gpusWatch(ctx, io, inv, deps.open, deps.now, opts)
+		watchHost := ""
+		if host.several {
+			watchHost = host.name
+		}
+		return gpusWatch(ctx, io, inv, deps.open, deps.now, opts, watchHost)
 	}
 	if opts.output == "json" {
 		doc := gpusDocument{Host: host.name, Inventory: inv}
