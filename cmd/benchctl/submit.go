@@ -136,7 +136,7 @@ and the script.`,
 	f.StringVarP(&opts.account, "account", "A", "", "Slurm account")
 	f.StringVarP(&opts.qos, "qos", "q", "", "Slurm QOS")
 	f.StringVarP(&opts.time, "time", "t", "", "time limit (MM, HH:MM:SS, D-HH:MM:SS)")
-	f.IntVar(&opts.gpusPerNode, "gpus-per-node", 0, "GPUs to request per node (sbatch --gpus-per-node; 0 asks none) (default: the manifest's slurm.gpusPerNode, else gpu.count or the models' n_gpus)")
+	f.IntVar(&opts.gpusPerNode, "gpus-per-node", 0, "GPUs to ask per node, sbatch --gpus-per-node; 0 asks none (default: the manifest's slurm.gpusPerNode, else gpu.count or the models' n_gpus)")
 	f.BoolVar(&opts.exclusive, "exclusive", false, "ask for the nodes exclusively")
 	f.BoolVar(&opts.requeue, "requeue", false, "let Slurm requeue the job (attempts get their own folders)")
 	f.StringArrayVar(&opts.sbatchArgs, "sbatch-arg", nil, "extra sbatch option, one per flag (e.g. --sbatch-arg=--constraint=mi300x)")
@@ -176,7 +176,11 @@ func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 	self, _ = filepath.EvalSymlinks(self)
 	selected, err := runner.SelectBenchmarks(m, opts.benchmarks)
 	if err != nil {
-		return usagef("list the benchmarks with 'benchctl validate --manifest "+opts.src.manifest+"'", "%v", err)
+		hint := "list the benchmarks with 'benchctl validate --manifest " + opts.src.manifest + "'"
+		if len(opts.src.tags) > 0 {
+			hint = "list the models with 'benchctl models list --catalog models.json --tags " + strings.Join(opts.src.tags, ",") + "'"
+		}
+		return usagef(hint, "%v", err)
 	}
 	// Flags override the manifest's slurm: block, which overrides the defaults.
 	j := slurm.JobForBenchmarks(m, selected, opts.overrides)
