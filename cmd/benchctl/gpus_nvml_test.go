@@ -21,7 +21,7 @@ import (
 
 // runGpusNVML runs 'benchctl gpus' against go-nvml's DGX H100 mock, as the real command
 // runs (gpu.Detect, then gpu.Snapshot for the state), each GPU with some state set.
-func runGpusNVML(t *testing.T, args ...string) (string, string, error) {
+func runGpusNVML(t *testing.T, tty bool, args ...string) (string, string, error) {
 	t.Helper()
 	t.Setenv("SLURM_NTASKS", "")
 	t.Setenv("SLURM_STEP_NUM_TASKS", "")
@@ -45,7 +45,10 @@ func runGpusNVML(t *testing.T, args ...string) (string, string, error) {
 	deps := gpusDeps{detect: gpu.Detect, snapshot: gpu.Snapshot, now: time.Now, hostname: os.Hostname, lookup: os.LookupEnv,
 		options: func(o gpu.Options) gpu.Options { return gpu.WithNVML(o, s) }}
 	var out, errb bytes.Buffer
-	cmd := newGpusCmdDeps(streams{in: strings.NewReader(""), out: &out, err: &errb}, deps)
+	io := streams{in: strings.NewReader(""), out: &out, err: &errb}
+	io.SetStdoutTTY(tty)
+	io.SetStderrTTY(tty)
+	cmd := newGpusCmdDeps(io, deps)
 	cmd.SetArgs(args)
 	cmd.SetOut(&errb)
 	cmd.SetErr(&errb)
@@ -57,9 +60,12 @@ func runGpusNVML(t *testing.T, args ...string) (string, string, error) {
 // On NVIDIA, gpus shows what it shows on AMD with the library: memory in use, temperature,
 // power (drawn/cap) and processes, from NVML; -o json holds them under each GPU's smi.
 func TestGpusNVIDIAState(t *testing.T) {
-	out, errs, err := runGpusNVML(t, "--vendor", "nvidia")
+	out, errs, err := runGpusNVML(t, false, "--vendor", "nvidia")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errs)
+	}
+	if tty, _, _ := runGpusNVML(t, true, "--vendor", "nvidia"); tty != out {
+		t.Errorf("on a terminal:\n%s\npiped:\n%s", tty, out)
 	}
 	want := `8 NVIDIA GPUs (source nvml, driver 550.54.15, CUDA 12.4)
 INDEX  NAME                   ARCH   MEMORY  PCI  RENDER/UUID                               USED   TEMP   POWER      PROCESSES
@@ -75,7 +81,7 @@ INDEX  NAME                   ARCH   MEMORY  PCI  RENDER/UUID                   
 	if out != want {
 		t.Fatalf("stdout:\n%s\nwant:\n%s", out, want)
 	}
-	out, _, err = runGpusNVML(t, "-o", "json")
+	out, _, err = runGpusNVML(t, false, "-o", "json")
 	var inv gpu.Inventory
 	if err != nil || json.Unmarshal([]byte(out), &inv) != nil || len(inv.GPUs) != 8 {
 		t.Fatalf("json: %v\n%.300s", err, out)

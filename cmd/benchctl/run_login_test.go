@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -31,6 +32,11 @@ func TestDryRunOnALoginNode(t *testing.T) {
 		code, out, errs := run(t, append(args, "--dry-run")...)
 		if code != 0 {
 			t.Fatalf("%s: dry run exit %d\n%s\n%s", vendor, code, out, errs)
+		}
+		// On a terminal: the same plan (the job id and master port aside), one warning.
+		ttyCode, ttyOut, ttyErrs := runTTY(t, append(args, "--dry-run")...)
+		if ttyCode != 0 || strings.Count(ttyErrs, "WARN") != 1 || planLines(ttyOut) != planLines(out) {
+			t.Errorf("%s: on a terminal: exit %d\n%s\n%s", vendor, ttyCode, ttyOut, ttyErrs)
 		}
 		title := map[string]string{"amd": "AMD", "nvidia": "NVIDIA"}[vendor]
 		if n := strings.Count(errs, "WARN"); n != 1 || !strings.Contains(errs, "no "+title+" GPUs found on this node") || strings.Count(errs, "\n") != 1 {
@@ -75,4 +81,28 @@ func TestDryRunTagsOnALoginNode(t *testing.T) {
 	if !strings.Contains(out, want) || !strings.Contains(out, "MAD_RUNTIME_NGPUS=2") {
 		t.Errorf("no %q in\n%s", want, out)
 	}
+}
+
+// runTTY is run with stdout and stderr terminals.
+func runTTY(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	io := streams{in: strings.NewReader(""), out: &out, err: &errb}
+	io.SetStdoutTTY(true)
+	io.SetStderrTTY(true)
+	code := Execute(context.Background(), args, io)
+	return code, out.String(), errb.String()
+}
+
+// planLines is a dry run's plan without what differs from run to run: the node line
+// (the job id), the master's port, the job folder and the container lines (which name
+// the job).
+func planLines(plan string) string {
+	var keep []string
+	for _, l := range strings.Split(plan, "\n") {
+		if strings.HasPrefix(l, "gpus:") || strings.HasPrefix(l, "image:") || strings.HasPrefix(l, "  ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
