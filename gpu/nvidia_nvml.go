@@ -175,6 +175,7 @@ type nvmlStateDevice interface {
 	GetMemoryInfo() (nvml.Memory, nvml.Return)
 	GetTemperature(nvml.TemperatureSensors) (uint32, nvml.Return)
 	GetPowerManagementLimit() (uint32, nvml.Return)
+	GetPowerUsage() (uint32, nvml.Return)
 	GetClockInfo(nvml.ClockType) (uint32, nvml.Return)
 	GetMaxClockInfo(nvml.ClockType) (uint32, nvml.Return)
 	GetComputeRunningProcesses() ([]nvml.ProcessInfo, nvml.Return)
@@ -205,6 +206,9 @@ func nvmlState(opts Options, d nvmlStateDevice) *SMI {
 	}
 	if mw, ret := d.GetPowerManagementLimit(); ok("power limit", ret) {
 		s.PowerCapWatts = float64(mw) / 1000
+	}
+	if mw, ret := d.GetPowerUsage(); ok("power", ret) {
+		s.PowerWatts = float64(mw) / 1000
 	}
 	if c, ret := d.GetClockInfo(nvml.CLOCK_GRAPHICS); ok("graphics clock", ret) {
 		s.GFXClockMHz = c

@@ -160,7 +160,7 @@ func TestRealNVML(t *testing.T) {
 }
 
 // A snapshot reads each GPU's state through NVML: memory in use, temperature, power
-// limit, clocks and the compute processes, named from /proc.
+// draw and limit, clocks and the compute processes, named from /proc.
 func TestNVMLSnapshot(t *testing.T) {
 	s := dgxH100(t)
 	for i, d := range s.Devices {
@@ -168,6 +168,7 @@ func TestNVMLSnapshot(t *testing.T) {
 		dev.MemoryInfo.Used = uint64(i) << 30
 		dev.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return uint32(30 + i), nvml.SUCCESS }
 		dev.GetPowerManagementLimitFunc = func() (uint32, nvml.Return) { return 700000, nvml.SUCCESS }
+		dev.GetPowerUsageFunc = func() (uint32, nvml.Return) { return uint32(100500 + 1000*i), nvml.SUCCESS }
 		dev.GetClockInfoFunc = func(nvml.ClockType) (uint32, nvml.Return) { return 1980, nvml.SUCCESS }
 		dev.GetMaxClockInfoFunc = func(nvml.ClockType) (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
 		dev.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
@@ -187,7 +188,7 @@ func TestNVMLSnapshot(t *testing.T) {
 	comm, _ := os.ReadFile("/proc/self/comm")
 	for i, g := range inv.GPUs {
 		m := g.SMI
-		if m == nil || m.MemoryUsedBytes != uint64(i)<<30 || *m.TemperatureC != int64(30+i) || m.PowerCapWatts != 700 ||
+		if m == nil || m.MemoryUsedBytes != uint64(i)<<30 || *m.TemperatureC != int64(30+i) || m.PowerCapWatts != 700 || m.PowerWatts != 100.5+float64(i) ||
 			m.GFXClockMHz != 1980 || m.GFXClockMaxMHz != 0 || m.Processes == nil {
 			t.Fatalf("GPU %d: %+v", i, m)
 		}

@@ -14,6 +14,7 @@ type SMI struct {
 	ComputePartition string     `json:"computePartition,omitempty"` // AMD: SPX, DPX, QPX, CPX
 	MemoryPartition  string     `json:"memoryPartition,omitempty"`  // AMD: NPS1, NPS2, NPS4, NPS8
 	PowerCapWatts    float64    `json:"powerCapWatts,omitempty"`
+	PowerWatts       float64    `json:"powerWatts,omitempty"` // drawn now (NVIDIA)
 	GFXClockMHz      uint32     `json:"gfxClockMHz,omitempty"`
 	GFXClockMaxMHz   uint32     `json:"gfxClockMaxMHz,omitempty"`
 	MemClockMHz      uint32     `json:"memClockMHz,omitempty"`

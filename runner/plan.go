@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/distribution"
+	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
@@ -21,6 +22,9 @@ type PlanResult struct {
 	GPUs       []string    `json:"gpus,omitempty"`
 	Containers []string    `json:"containers"`        // docker-run equivalents, secrets and credential-like values as ***
 	Skipped    []string    `json:"skipped,omitempty"` // MAD models skip_gpu_arch skips on this node, and why
+	// Warnings are what the dry run could not plan as the run would, and how it planned
+	// instead (a node without the manifest's GPUs: the GPUs the manifest asks for).
+	Warnings []string `json:"warnings,omitempty"`
 	// Experiment is the manifest's variants and the order of their trials; Containers are
 	// then empty and each variant this node runs lists its own.
 	Experiment *PlanExperiment `json:"experiment,omitempty"`
@@ -72,11 +76,26 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	p := &PlanResult{Node: node, JobDir: node.Dir(o.SharedDir).Path}
 	gpus, err := SelectGPUs(o.Manifest.GPU, o.Lookup, o.SysfsRoot)
-	if err != nil {
+	var gerr *GPUError
+	switch {
+	case errors.As(err, &gerr):
+		// A login node plans for the GPU nodes: the GPUs the manifest asks for, said once.
+		var warn string
+		g := o.Manifest.GPU
+		if gpus.Vendor == gpu.VendorAMD || gpus.Vendor == gpu.VendorNVIDIA {
+			g.Vendor = gpus.Vendor // gpu.vendor auto on a node with too few: this node's vendor
+		}
+		if gpus, p.GPUs, warn, err = plannedGPUs(g, benches, gerr); err != nil {
+			return nil, err
+		}
+		p.Warnings = append(p.Warnings, warn)
+	case err != nil:
 		return nil, err
+	default:
+		p.GPUs = gpus.Describe()
 	}
-	p := &PlanResult{Node: node, JobDir: node.Dir(o.SharedDir).Path, GPUs: gpus.Describe()}
 	m := o.Manifest
 	uses := m.Images(benches)
 	imageOf := map[string]int{}

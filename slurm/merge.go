@@ -1,6 +1,11 @@
 package slurm
 
-import "github.com/benchctl/benchctl/manifest"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/benchctl/benchctl/manifest"
+)
 
 // Overrides are sbatch options given on the command line; a nil field was not given and
 // leaves the manifest's value.
@@ -16,12 +21,23 @@ type Overrides struct {
 }
 
 // JobFor is the job's sbatch options for a manifest: the command line's overrides, then
-// the manifest's slurm: block, then the defaults (one node). The caller sets what only it
-// knows: the benchctl binary, paths, benchmarks, requeue.
+// the manifest's slurm: block, then the defaults (one node; the GPUs the manifest needs).
+// The caller sets what only it knows: the benchctl binary, paths, benchmarks, requeue.
 func JobFor(m *manifest.Manifest, o Overrides) Job {
+	return JobForBenchmarks(m, m.Benchmarks, o)
+}
+
+// JobForBenchmarks is JobFor for a job that runs only the selected benchmarks (--benchmarks,
+// --tags): the GPUs per node asked of Slurm are the most those need (GPUsNeeded).
+func JobForBenchmarks(m *manifest.Manifest, selected []manifest.Benchmark, o Overrides) Job {
 	s := m.Slurm
 	j := Job{Name: "benchctl-" + m.Name, Nodes: s.Nodes, Partition: s.Partition, Account: s.Account, QOS: s.QOS,
 		Time: s.Time, GPUsPerNode: s.GPUsPerNode, Exclusive: s.Exclusive, SbatchArgs: s.SbatchArgs, Manifest: m.Path}
+	if j.GPUsPerNode == nil {
+		if n := GPUsNeeded(m.GPU, selected); n > 0 {
+			j.GPUsPerNode = &n
+		}
+	}
 	if x := m.Experiment; x != nil {
 		// An experiment's largest variant needs max(nodes) nodes: asked for unless --nodes
 		// says how many (Validate refuses fewer).
@@ -54,4 +70,29 @@ func JobFor(m *manifest.Manifest, o Overrides) Job {
 		j.SbatchArgs = append(append([]string{}, s.SbatchArgs...), o.SbatchArgs...)
 	}
 	return j
+}
+
+// GPUsNeeded is how many GPUs per node a job of these benchmarks needs, as sbatch
+// --gpus-per-node asks: gpu.count, else the most n_gpus of the MAD models among them; 0
+// (ask nothing) for gpu.count all without models, a model that runs on all of the node's
+// GPUs (n_gpus -1 or all), or gpu.vendor none.
+func GPUsNeeded(g manifest.GPU, benches []manifest.Benchmark) int {
+	if g.Vendor == manifest.VendorNone {
+		return 0
+	}
+	if g.Count > 0 {
+		return int(g.Count)
+	}
+	most := 0
+	for _, b := range benches {
+		if b.Model == nil {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(b.Model.NGPUs))
+		if err != nil || n < 1 {
+			return 0 // all of the node's GPUs (or a value the run refuses): no number to ask
+		}
+		most = max(most, n)
+	}
+	return most
 }

@@ -21,13 +21,13 @@ import (
 type collectOptions struct {
 	sharedDir string
 	attempt   int
-	noSlurm   bool
 	partial   bool
 	output    string // the stdout format
 	appendTo  string // --append: a perf.csv of the user's to append the rows to
 	oldAppend string // -o PATH, the old spelling of --append
 	baseline  string
 	latest    bool
+	noSlurm   bool   // --no-slurm: the job folder alone decides
 	check     bool   // --check: judge the job against --against, exit 3 on a regression
 	against   string // reference, last, best or a job id
 	junit     string // --junit FILE
@@ -57,7 +57,9 @@ node whose status still says running in a job that Slurm says has ended was lost
 
 A job that is still running is refused unless --partial: Slurm is asked (squeue, then
 scontrol, then sacct for a job that slurmctld has forgotten) when it is there, else the
-status files decide; collect says so when Slurm accounting is off. With --partial, nodes
+status files decide; collect says so when Slurm accounting is off. When Slurm does not
+answer (a login node cut off from slurmctld), one warning says so and the job folder decides;
+--no-slurm asks nothing. With --partial, nodes
 still running are shown as running, never as SUCCESS: a benchmark they still run, and the
 job, are FAILURE ("partial: 1 of 4 nodes still running"). --append adds the rows to your own
 perf.csv under a lock (header union, atomic rewrite). --baseline compares with an earlier
@@ -121,7 +123,6 @@ warning, until the next release.`,
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	opts.attempt = -1
 	f.Var(newestInt{flag: "--attempt", p: &opts.attempt}, "attempt", "attempt to collect: 0 is the first run, n the n-th requeue")
-	f.BoolVar(&opts.noSlurm, "no-slurm", false, "do not ask Slurm whether the job still runs: judge it by its files alone (as jobs --no-slurm)")
 	f.BoolVar(&opts.partial, "partial", false, "collect a job that is still running; running nodes are shown as running, never as SUCCESS")
 	f.StringVar(&opts.appendTo, "append", "", "also append the rows to this perf.csv (locked, header union, atomic)")
 	f.BoolVar(&opts.check, "check", false, "judge the job against --against and exit 3 when a row regressed")
@@ -142,19 +143,11 @@ warning, until the next release.`,
 	deprecate(cmd, "format", func(v string) string { return "-o " + v })
 	f.BoolVar(&opts.latest, "latest", false, "collect the newest job of the shared directory (benchctl jobs lists them)")
 	f.StringVar(&opts.baseline, "baseline", "", "an earlier perf.csv: fill relative_change with the change against it, in percent")
+	f.BoolVar(&opts.noSlurm, "no-slurm", false, "do not ask Slurm: judge the job by its files alone (as jobs --no-slurm)")
 	_ = cmd.MarkFlagFilename("append", "csv")
 	_ = cmd.MarkFlagFilename("baseline", "csv")
 	_ = cmd.MarkFlagDirname("shared-dir")
 	return cmd
-}
-
-// collectScheduler is whom collect asks whether a job still runs: Slurm, its errors on one
-// line, or nobody with --no-slurm (the status files alone decide).
-func collectScheduler(noSlurm bool) jobdir.Scheduler {
-	if noSlurm {
-		return nil
-	}
-	return readableScheduler{slurm.Scheduler{Unsure: func(id string, st slurm.JobState) { slog.Warn(accountingNote(st, id), "sacct", st.Detail) }}}
 }
 
 func collectRun(ctx context.Context, io streams, jobID string, opts *collectOptions) error {
@@ -165,7 +158,7 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	started, lastLog := time.Now(), time.Now()
 	col, err := results.Collect(ctx, results.CollectOptions{
 		SharedDir: dir, JobID: jobID, Attempt: opts.attempt, Partial: opts.partial, AppendTo: opts.appendTo, Baseline: opts.baseline,
-		Scheduler: collectScheduler(opts.noSlurm),
+		Scheduler: newCollectScheduler(opts.noSlurm),
 		Aggregate: results.AggregateOptions{CollectedBy: currentBuild().Version, Progress: func(n int) {
 			if now := time.Now(); now.Sub(lastLog) >= 5*time.Second {
 				lastLog = now

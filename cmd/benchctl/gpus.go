@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,14 +32,24 @@ type detectGPUs func(context.Context, gpu.Options) (gpu.Inventory, error)
 // gpusDeps are what gpus asks of the machine; tests pass fakes.
 type gpusDeps struct {
 	detect detectGPUs
-	open   openSampler      // --watch's telemetry
-	now    func() time.Time // --watch's sample times
+	// snapshot is gpu.Snapshot: each NVIDIA GPU's state (memory in use, temperature,
+	// power, processes) for the table and JSON; nil asks for none.
+	snapshot detectGPUs
+	// options, when not nil, changes the gpu.Options gpus asks with (tests: gpu.WithNVML).
+	options  func(gpu.Options) gpu.Options
+	open     openSampler      // --watch's telemetry
+	now      func() time.Time // --watch's sample times
+	hostname func() (string, error)
+	lookup   func(string) (string, bool) // SLURM_NTASKS, SLURM_STEP_NUM_TASKS
 }
 
-func newGpusCmd(io streams) *cobra.Command { return newGpusCmdWith(io, gpu.Detect) }
+func newGpusCmd(io streams) *cobra.Command {
+	return newGpusCmdDeps(io, gpusDeps{detect: gpu.Detect, snapshot: gpu.Snapshot, open: gpu.OpenSampler, now: time.Now, hostname: os.Hostname, lookup: os.LookupEnv})
+}
 
+// newGpusCmdWith is gpus with detect in place of gpu.Detect (and no snapshot): tests.
 func newGpusCmdWith(io streams, detect detectGPUs) *cobra.Command {
-	return newGpusCmdDeps(io, gpusDeps{detect: detect, open: gpu.OpenSampler, now: time.Now})
+	return newGpusCmdDeps(io, gpusDeps{detect: detect, open: gpu.OpenSampler, now: time.Now, hostname: os.Hostname, lookup: os.LookupEnv})
 }
 
 func newGpusCmdDeps(io streams, deps gpusDeps) *cobra.Command {
@@ -51,12 +64,18 @@ at run time), else the KFD topology in /sys/class/kfd, else the amd-smi CLI. --s
 one of them; the inventory says which answered, and why the others did not. The index is
 the one CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES count; on MI250X each GCD is its own GPU.
 With the AMD SMI library the table adds memory in use, partition modes, temperature and the
-number of processes on each GPU.
+number of processes on each GPU; with NVML, memory in use, temperature, power (drawn/cap)
+and the number of processes.
 
 --vendor auto (the default) takes the vendor found, AMD first; a node with neither prints
-"no GPUs found" on stderr and exits 0. Asking for a vendor the node does not have exits 4.
--o json prints the whole inventory (driver, CUDA/ROCm version, device files, NUMA node);
---json, its old spelling, still works with a warning until the next release.
+"no GPUs found" on stderr and exits 0. Asking for a vendor the node does not have exits 4,
+and so does a --source that cannot answer (the AMD SMI library not there: it says why).
+-o json prints the whole inventory (the host, driver, CUDA/ROCm version, device files, NUMA
+node, and what the management library says under smi); --json, its old spelling, still
+works with a warning until the next release. When several nodes print at once (srun -N 4:
+SLURM_NTASKS or SLURM_STEP_NUM_TASKS above 1), -o json prints one compact JSON line per
+node (JSON lines), --watch's JSON lines each start with "host", and the table's first line
+starts with the host.
 
 --watch [INTERVAL] samples the GPUs every INTERVAL (default 1s, at least 100ms) until
 Ctrl-C, like nvidia-smi dmon and amd-smi monitor: power, energy since the start (the
@@ -70,7 +89,7 @@ out. Telemetry comes from NVML (NVIDIA, cgo builds), the AMD SMI library or sysf
 		Example: `  benchctl gpus
   benchctl gpus --vendor amd -o json
   benchctl gpus --source sysfs      # without the AMD SMI library
-  srun -N 4 benchctl gpus -o json   # one inventory per node
+  srun -N 4 benchctl gpus -o json   # one JSON line per node, each naming its host
   benchctl gpus --watch             # a live table, every second
   benchctl gpus --watch 200ms -o json > telemetry.jsonl`,
 		Args: cobra.MaximumNArgs(1),
@@ -119,33 +138,118 @@ out. Telemetry comes from NVML (NVIDIA, cgo builds), the AMD SMI library or sysf
 const watchDefault = "1s"
 
 func gpusRun(ctx context.Context, io streams, deps gpusDeps, opts *gpusOptions) error {
-	inv, err := deps.detect(ctx, gpu.Options{Vendor: opts.vendor, SysfsRoot: opts.sysfsRoot, AMDSource: opts.source})
+	gopts := gpu.Options{Vendor: opts.vendor, SysfsRoot: opts.sysfsRoot, AMDSource: opts.source}
+	source := opts.source != gpu.SourceAuto // a source asked for: AMD's
+	if source && opts.vendor == gpu.VendorNVIDIA {
+		return usagef("leave out --source with --vendor nvidia (NVML answers for NVIDIA)", "--source %s is where AMD GPU facts come from, not NVIDIA's", opts.source)
+	}
+	if source {
+		gopts.Vendor = gpu.VendorAMD // the source asked for answers, or says why not
+	}
+	if deps.options != nil {
+		gopts = deps.options(gopts)
+	}
+	inv, err := deps.detect(ctx, gopts)
 	if err != nil {
+		if source {
+			return fmt.Errorf("--source %s: %w", opts.source, err)
+		}
 		return err
+	}
+	if inv.Vendor == gpu.VendorNVIDIA && !opts.watch && deps.snapshot != nil {
+		inv = withState(ctx, deps.snapshot, gopts, inv)
 	}
 	for _, n := range inv.Notes {
 		slog.Info(n)
 	}
+	host := gpusHost(deps)
 	if len(inv.GPUs) == 0 {
-		fmt.Fprintln(io.err, "no GPUs found")
+		fmt.Fprintln(io.err, prefixHost(host, "no GPUs found"))
 	}
 	if opts.watch {
 		if len(inv.GPUs) == 0 {
 			return nil
 		}
-		return gpusWatch(ctx, io, inv, deps.open, deps.now, opts)
+		watchHost := ""
+		if host.several {
+			watchHost = host.name
+		}
+		return gpusWatch(ctx, io, inv, deps.open, deps.now, opts, watchHost)
 	}
 	if opts.output == "json" {
-		return writeJSON(io.out, inv)
+		doc := gpusDocument{Host: host.name, Inventory: inv}
+		if host.several {
+			return json.NewEncoder(io.out).Encode(emptyLists(doc)) // one compact line per node
+		}
+		return writeJSON(io.out, doc)
 	}
 	if len(inv.GPUs) == 0 {
 		return nil
 	}
-	return writeGPUTable(io.out, inv)
+	return writeGPUTable(io.out, inv, host)
 }
 
-// writeGPUTable prints a one-line summary and one row per GPU.
-func writeGPUTable(w io.Writer, inv gpu.Inventory) error {
+// gpusDocument is what gpus -o json prints: the inventory and the host it is of.
+type gpusDocument struct {
+	Host string `json:"host"`
+	gpu.Inventory
+}
+
+// gpusHostInfo is the host gpus runs on, and whether several nodes print at once (srun
+// -N 4 benchctl gpus: more than one task in the step), so that each line names its host.
+type gpusHostInfo struct {
+	name    string
+	several bool
+}
+
+func gpusHost(deps gpusDeps) gpusHostInfo {
+	var h gpusHostInfo
+	if deps.hostname != nil {
+		h.name, _ = deps.hostname()
+	}
+	if deps.lookup != nil {
+		for _, v := range []string{"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"} {
+			if s, ok := deps.lookup(v); ok {
+				if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 1 {
+					h.several = true
+				}
+			}
+		}
+	}
+	return h
+}
+
+// prefixHost is line with "host: " in front when several nodes print.
+func prefixHost(h gpusHostInfo, line string) string {
+	if h.several && h.name != "" {
+		return h.name + ": " + line
+	}
+	return line
+}
+
+// withState is inv with each NVIDIA GPU's state from NVML (gpu.Snapshot): memory in use,
+// temperature, power and processes, as the AMD SMI library gives for AMD. Without an
+// answer (within 10 s) inv is kept, and a note says why.
+func withState(ctx context.Context, snapshot detectGPUs, o gpu.Options, inv gpu.Inventory) gpu.Inventory {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	o.Vendor = gpu.VendorNVIDIA
+	snap, err := snapshot(ctx, o)
+	if err != nil || len(snap.GPUs) != len(inv.GPUs) {
+		why := "it lists another number of GPUs"
+		if err != nil {
+			why = err.Error()
+		}
+		inv.Notes = append(inv.Notes, "no GPU state (memory in use, temperature, power, processes) from NVML: "+why)
+		return inv
+	}
+	snap.Notes = append(inv.Notes, snap.Notes...)
+	return snap
+}
+
+// writeGPUTable prints a one-line summary (naming the host when several nodes print) and
+// one row per GPU.
+func writeGPUTable(w io.Writer, inv gpu.Inventory, host gpusHostInfo) error {
 	about := []string{"source " + inv.Source}
 	if inv.Driver != "" {
 		about = append(about, "driver "+inv.Driver)
@@ -164,15 +268,19 @@ func writeGPUTable(w io.Writer, inv gpu.Inventory) error {
 	if inv.Library != "" {
 		about = append(about[:1], append([]string{inv.Library}, about[1:]...)...)
 	}
-	fmt.Fprintf(w, "%s (%s)\n", n, strings.Join(about, ", "))
-	smi := false
+	fmt.Fprintln(w, prefixHost(host, fmt.Sprintf("%s (%s)", n, strings.Join(about, ", "))))
+	var cols smiCols
 	for _, g := range inv.GPUs {
-		smi = smi || g.SMI != nil
+		if g.SMI != nil {
+			cols.smi = true
+			cols.partition = cols.partition || g.SMI.ComputePartition != "" || g.SMI.MemoryPartition != ""
+			cols.power = cols.power || g.SMI.PowerWatts > 0
+		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	head := "INDEX\tNAME\tARCH\tMEMORY\tPCI\tRENDER/UUID"
-	if smi {
-		head += "\tUSED\tPARTITION\tTEMP\tPROCESSES"
+	if cols.smi {
+		head += "\tUSED" + cols.pick("\tPARTITION", "") + "\tTEMP" + cols.pick("", "\tPOWER") + "\tPROCESSES"
 	}
 	fmt.Fprintln(tw, head)
 	for _, g := range inv.GPUs {
@@ -181,19 +289,37 @@ func writeGPUTable(w io.Writer, inv gpu.Inventory) error {
 			id = g.UUID
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s", g.Index, dash(g.Name), dash(g.Arch), memory(g.MemoryBytes), dash(g.PCIBusID), dash(id))
-		if smi {
-			fmt.Fprint(tw, smiColumns(g.SMI))
+		if cols.smi {
+			fmt.Fprint(tw, smiColumns(g.SMI, cols))
 		}
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
 
+// smiCols say which of the management library's columns the table has: those of any GPU
+// (partitions: AMD; power drawn: NVIDIA).
+type smiCols struct{ smi, partition, power bool }
+
+// pick is partition when the table has the partition column, power when it has the power
+// one ("" for a column it lacks).
+func (c smiCols) pick(partition, power string) string {
+	out := ""
+	if c.partition {
+		out += partition
+	}
+	if c.power {
+		out += power
+	}
+	return out
+}
+
 // smiColumns are the table's columns from a management library: memory in use, partition
-// modes (AMD: compute/memory), temperature and how many processes use the GPU.
-func smiColumns(s *gpu.SMI) string {
+// modes (AMD: compute/memory), temperature, power (drawn/cap, in watts) and how many
+// processes use the GPU.
+func smiColumns(s *gpu.SMI, cols smiCols) string {
 	if s == nil {
-		return "\t-\t-\t-\t-"
+		return "\t-" + cols.pick("\t-", "") + "\t-" + cols.pick("", "\t-") + "\t-"
 	}
 	part := s.ComputePartition
 	if s.MemoryPartition != "" {
@@ -211,7 +337,14 @@ func smiColumns(s *gpu.SMI) string {
 	if s.MemoryUsedBytes == 0 {
 		used = "0"
 	}
-	return fmt.Sprintf("\t%s\t%s\t%s\t%d", used, dash(strings.TrimPrefix(part, "/")), temp, procs)
+	power := "-"
+	switch {
+	case s.PowerWatts > 0 && s.PowerCapWatts > 0:
+		power = fmt.Sprintf("%.0f/%.0f W", s.PowerWatts, s.PowerCapWatts)
+	case s.PowerWatts > 0:
+		power = fmt.Sprintf("%.0f W", s.PowerWatts)
+	}
+	return fmt.Sprintf("\t%s%s\t%s%s\t%d", used, cols.pick("\t"+dash(strings.TrimPrefix(part, "/")), ""), temp, cols.pick("", "\t"+power), procs)
 }
 
 // memory is a byte count in GiB ("192 GiB", "79.6 GiB"), MiB below 1 GiB, "-" if unknown.

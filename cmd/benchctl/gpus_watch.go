@@ -33,8 +33,9 @@ func parseWatch(v string) (time.Duration, error) {
 // gpusWatch samples the inventory's GPUs every opts.interval until ctx ends, printing a
 // table redrawn in place on a terminal (unless -o json), else one JSON line per sample.
 // Facts the source cannot give are said once on stderr. Cancelling ctx (Ctrl-C) ends it
-// with no error and no partial line: each sample is written whole, or not at all.
-func gpusWatch(ctx context.Context, io streams, inv gpu.Inventory, open openSampler, now func() time.Time, opts *gpusOptions) error {
+// with no error and no partial line: each sample is written whole, or not at all. host,
+// when not "" (several nodes print at once), names the node in each JSON line.
+func gpusWatch(ctx context.Context, io streams, inv gpu.Inventory, open openSampler, now func() time.Time, opts *gpusOptions, host string) error {
 	smp, err := open(ctx, gpu.Options{Vendor: opts.vendor, SysfsRoot: opts.sysfsRoot, AMDSource: opts.source}, inv)
 	if err != nil {
 		return fmt.Errorf("gpus --watch: %w", err)
@@ -68,7 +69,7 @@ func gpusWatch(ctx context.Context, io streams, inv gpu.Inventory, open openSamp
 		var b bytes.Buffer
 		if table {
 			writeWatchTable(&b, smp.Source(), opts.interval, at, rs, energy)
-		} else if err := writeWatchLine(&b, at, rs, energy); err != nil {
+		} else if err := writeWatchLine(&b, host, at, rs, energy); err != nil {
 			return err
 		}
 		if _, err := io.out.Write(b.Bytes()); err != nil {
@@ -133,11 +134,12 @@ type watchGPU struct {
 	Error             string   `json:"error,omitempty"`
 }
 
-func writeWatchLine(b *bytes.Buffer, at time.Time, rs []gpu.Reading, energy map[int]*energySince) error {
+func writeWatchLine(b *bytes.Buffer, host string, at time.Time, rs []gpu.Reading, energy map[int]*energySince) error {
 	line := struct {
+		Host string     `json:"host,omitempty"`
 		Time string     `json:"time"`
 		GPUs []watchGPU `json:"gpus"`
-	}{Time: at.UTC().Format(time.RFC3339Nano), GPUs: []watchGPU{}}
+	}{Host: host, Time: at.UTC().Format(time.RFC3339Nano), GPUs: []watchGPU{}}
 	for _, r := range rs {
 		g := watchGPU{Index: r.Index, PowerW: r.PowerW, EnergyCounterJ: r.EnergyJ, GFXClockMHz: r.GFXClockMHz, MemClockMHz: r.MemClockMHz,
 			TemperatureC: r.TemperatureC, UtilPercent: r.UtilPercent, MemoryUsedBytes: r.MemoryUsedBytes}

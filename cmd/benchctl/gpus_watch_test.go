@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +77,8 @@ func runWatch(t *testing.T, tty bool, args ...string) (string, string, *fakeSamp
 	var out, errb bytes.Buffer
 	io := streams{in: strings.NewReader(""), out: &out, err: &errb}
 	io.SetStdoutTTY(tty)
-	cmd := newGpusCmdDeps(io, gpusDeps{detect: detect, open: open, now: now})
+	cmd := newGpusCmdDeps(io, gpusDeps{detect: detect, open: open, now: now, lookup: os.LookupEnv,
+		hostname: func() (string, error) { return "gpu-01", nil }})
 	cmd.SetArgs(args)
 	cmd.SetOut(&errb)
 	cmd.SetErr(&errb)
@@ -119,6 +121,12 @@ func TestGpusWatchJSONLines(t *testing.T) {
 			t.Errorf("%v: err %v, stdout:\n%s\nwant:\n%s\nstderr:\n%s", args, err, out, want, errs)
 		}
 	}
+	// Several nodes printing at once (srun -N 4): each line names its host.
+	t.Setenv("SLURM_NTASKS", "4")
+	if out, _, _, _ := runWatch(t, false, "--watch", "100ms"); !strings.HasPrefix(out, `{"host":"gpu-01","time":"2026-11-26T10:00:01Z","gpus":[`) || strings.Count(out, `{"host":"gpu-01","time":`) != 2 {
+		t.Errorf("SLURM_NTASKS=4: %q", out)
+	}
+	t.Setenv("SLURM_NTASKS", "")
 	// On a terminal, -o json is JSON lines too.
 	if out, _, _, _ := runWatch(t, true, "--watch", "100ms", "-o", "json"); !strings.HasPrefix(out, `{"time":`) {
 		t.Errorf("-o json on a terminal: %q", out)

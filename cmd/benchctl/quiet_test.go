@@ -14,7 +14,7 @@ import (
 	"github.com/benchctl/benchctl/image"
 )
 
-var logLine = regexp.MustCompile(`(?m)^time=\S+ level=(INFO|WARN|DEBUG) .*\n`)
+var logLine = regexp.MustCompile(`(?m)^(time=\S+ level=(INFO|WARN|DEBUG) |(INFO|WARN|DEBUG) +\S).*\n`) // a pipe's full record, a terminal's short line
 
 // -q/--quiet (submit: --quiet, its -q is sbatch's --qos) is errors only: each command that
 // logs without it prints, with it, exactly its stderr less the log lines, and the same

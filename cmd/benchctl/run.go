@@ -45,7 +45,9 @@ Every node leaves jobs/<job>[.<attempt>]/nodes/<rank>-<host>/ in the shared dire
 status.json, <benchmark>.log, results/<benchmark>/ (mounted as $BENCHCTL_OUTPUT_DIR) and, on
 failure, diagnostics/<benchmark>/. On stdout, run prints one line per benchmark (node,
 benchmark, outcome, seconds), or with -o json the node's status.json; --dry-run prints the
-plan, as text or with -o json as JSON.
+plan, as text or with -o json as JSON. On a node without the manifest's GPUs (a login node)
+the dry run warns once and plans with the GPUs gpu.count (or a MAD model's n_gpus) asks
+for; the run there exits 4.
 
 In a MAD checkout, as madengine runs it, --tags without --manifest runs the models of
 ./models.json with those tags, each on the image of its own Dockerfile picked by gpu_vendor;
@@ -118,6 +120,9 @@ func runRun(ctx context.Context, io streams, opts *runOptions) error {
 		plan, err := runner.Plan(ctx, ro)
 		if err != nil {
 			return err
+		}
+		for _, w := range plan.Warnings {
+			slog.Warn(w)
 		}
 		return printPlan(io, plan, opts.output)
 	}

@@ -17,12 +17,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/slurm"
 )
 
 type submitOptions struct {
-	manifest    string
+	src         manifestSource
 	sharedDir   string
 	nodes       int
 	partition   string
@@ -73,7 +74,7 @@ type dryRunSubmit struct {
 func newSubmitCmd(io streams) *cobra.Command {
 	opts := &submitOptions{}
 	cmd := &cobra.Command{
-		Use:   "submit --manifest FILE [--nodes N] [--wait]",
+		Use:   "submit (--manifest FILE | --tags TAGS [--context JSON]) [--nodes N] [--wait]",
 		Short: "Submit the manifest's benchmarks as a Slurm job (sbatch + srun benchctl run)",
 		Long: `Write an sbatch script that runs 'srun --ntasks-per-node=1 benchctl run' over N nodes and
 submit it with 'sbatch --parsable'; print the job id. Flags override the manifest's slurm:
@@ -88,6 +89,18 @@ when a benchmark failed. --collect then collects the job (perf.csv, summary.json
 report.html), prints its table and exits with collect's code. --dry-run prints the sbatch command and the script; nothing is
 written or submitted.
 
+The job asks Slurm for the GPUs the manifest needs (sbatch --gpus-per-node): gpu.count,
+or with --tags the most any selected model's n_gpus asks for; gpu.count all, a model on all
+of the node's GPUs and gpu.vendor none ask nothing. The manifest's slurm.gpusPerNode or
+--gpus-per-node overrides it, and 0 asks nothing: sites that ask for GPUs with --gres pass
+--gpus-per-node 0 --sbatch-arg=--gres=gpu:8. Any other sbatch option goes through
+--sbatch-arg.
+
+In a MAD checkout, as run does, --tags without --manifest runs the models of ./models.json
+with those tags: the job runs 'benchctl run --tags' in this folder (which every node must
+see at the same path), with --context or --context-file as given. A --context that names a
+credential (docker_env_vars) is refused: the script would hold it; give --context-file.
+
 -o json prints one JSON object instead of the job id: the job, its node count, the script
 and the job folder; with --wait also the final state and each node's outcome, with
 --collect also collect's summary (summary.json). With --dry-run it holds sbatch's arguments
@@ -95,11 +108,13 @@ and the script.`,
 		Example: `  benchctl submit --manifest models/allreduce/benchmark.yaml --nodes 4 --partition gpu --wait --collect
   benchctl submit -m m.yaml --record build.json --time 02:00:00 --sbatch-arg=--constraint=mi300x
   benchctl submit -m m.yaml --nodes 2 --dry-run
-  benchctl submit -m m.yaml --nodes 2 -o json`,
+  benchctl submit -m m.yaml --nodes 2 -o json
+  benchctl submit --tags vllm --context-file ctx.json --nodes 2 --partition gpu
+  benchctl submit -m m.yaml --gpus-per-node 0 --sbatch-arg=--gres=gpu:8`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.manifest == "" {
-				return usagef("give the manifest: benchctl submit --manifest m.yaml", "--manifest is required")
+			if err := opts.src.check(cmd.Name()); err != nil {
+				return err
 			}
 			if opts.collect && !opts.wait {
 				return usagef("add --wait: collect runs when the job has ended", "--collect needs --wait")
@@ -115,14 +130,14 @@ and the script.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.manifest, "manifest", "m", "", "manifest file (.yaml, .yml or .json)")
+	opts.src.addFlags(cmd, f)
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory, the same on every node (default $BENCHCTL_SHARED_DIR)")
 	f.IntVarP(&opts.nodes, "nodes", "N", 0, "number of nodes (default: the manifest's slurm.nodes, else 1)")
 	f.StringVarP(&opts.partition, "partition", "p", "", "Slurm partition")
 	f.StringVarP(&opts.account, "account", "A", "", "Slurm account")
 	f.StringVarP(&opts.qos, "qos", "q", "", "Slurm QOS")
 	f.StringVarP(&opts.time, "time", "t", "", "time limit (MM, HH:MM:SS, D-HH:MM:SS)")
-	f.IntVar(&opts.gpusPerNode, "gpus-per-node", 0, "GPUs to request per node (sbatch --gpus-per-node)")
+	f.IntVar(&opts.gpusPerNode, "gpus-per-node", 0, "GPUs to ask per node, sbatch --gpus-per-node; 0 asks none (default: the manifest's slurm.gpusPerNode, else gpu.count or the models' n_gpus)")
 	f.BoolVar(&opts.exclusive, "exclusive", false, "ask for the nodes exclusively")
 	f.BoolVar(&opts.requeue, "requeue", false, "let Slurm requeue the job (attempts get their own folders)")
 	f.StringArrayVar(&opts.sbatchArgs, "sbatch-arg", nil, "extra sbatch option, one per flag (e.g. --sbatch-arg=--constraint=mi300x)")
@@ -132,7 +147,6 @@ and the script.`,
 	f.BoolVar(&opts.wait, "wait", false, "follow the job until it ends and exit with its outcome")
 	f.BoolVar(&opts.collect, "collect", false, "with --wait: collect the job at the end (perf.csv, report) and exit with collect's code")
 	outputFlag(cmd, &opts.output, "table", "json")
-	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	_ = cmd.MarkFlagFilename("record", "json")
 	_ = cmd.MarkFlagDirname("shared-dir")
 	_ = cmd.RegisterFlagCompletionFunc("benchmarks", completeBenchmarks)
@@ -148,7 +162,7 @@ func ifGiven[T any](fl *pflag.FlagSet, name string, p *T) *T {
 }
 
 func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
-	m, err := loadManifest(opts.manifest)
+	m, err := opts.src.load()
 	if err != nil {
 		return err
 	}
@@ -161,9 +175,20 @@ func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 		return fmt.Errorf("finding the benchctl binary: %w", err)
 	}
 	self, _ = filepath.EvalSymlinks(self)
+	selected, err := runner.SelectBenchmarks(m, opts.benchmarks)
+	if err != nil {
+		hint := "list the benchmarks with 'benchctl validate --manifest " + opts.src.manifest + "'"
+		if len(opts.src.tags) > 0 {
+			hint = "list the models with 'benchctl models list --catalog models.json --tags " + strings.Join(opts.src.tags, ",") + "'"
+		}
+		return usagef(hint, "%v", err)
+	}
 	// Flags override the manifest's slurm: block, which overrides the defaults.
-	j := slurm.JobFor(m, opts.overrides)
+	j := slurm.JobForBenchmarks(m, selected, opts.overrides)
 	j.Benchctl, j.SharedDir, j.Benchmarks, j.Requeue = self, dir, opts.benchmarks, opts.requeue
+	if err := submitSource(opts.src, &j); err != nil {
+		return err
+	}
 	if opts.record != "" {
 		if j.Record, err = filepath.Abs(opts.record); err != nil {
 			return err
@@ -171,9 +196,6 @@ func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 		if _, err := os.Stat(j.Record); err != nil {
 			return usagef("pass the file written by benchctl build --record", "--record: %v", err)
 		}
-	}
-	if _, err := runner.SelectBenchmarks(m, opts.benchmarks); err != nil {
-		return usagef("list the benchmarks with 'benchctl validate --manifest "+opts.manifest+"'", "%v", err)
 	}
 	if err := j.Validate(); err != nil {
 		return usagef("see 'benchctl submit --help'", "%v", err)
@@ -279,7 +301,7 @@ func followJob(ctx context.Context, shared, id string, world int) (jobdir.Ended,
 	end, err := jobdir.Follow{Layout: jobdir.Layout{Shared: shared}, JobID: id, World: world, Scheduler: slurm.Scheduler{},
 		Line: func(line string, err error) {
 			if err != nil {
-				slog.Warn("asking Slurm about the job", "job", id, "err", err)
+				slog.Warn("Slurm did not answer about job " + id + " (" + slurm.Brief(err) + ")")
 			}
 			slog.Info(line)
 		}}.Run(ctx)
@@ -302,4 +324,34 @@ func printOutcomes(io streams, nodes []jobdir.NodeProgress) {
 		}
 		return tw.Flush()
 	})(io.out) // stdout that cannot be written to: nothing to tell, as before
+}
+
+// submitSource makes the job run what src names: the manifest, or with --tags the models of
+// the MAD checkout in the working folder, with madengine's context. An inline --context
+// that names a credential is refused: the job script would hold its value.
+func submitSource(src manifestSource, j *slurm.Job) error {
+	if len(src.tags) == 0 {
+		return nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("finding the MAD checkout (the working folder): %w", err)
+	}
+	j.Tags, j.Checkout, j.Context = src.tags, wd, src.context
+	if src.contextFile != "" {
+		if j.ContextFile, err = filepath.Abs(src.contextFile); err != nil {
+			return err
+		}
+	}
+	var keys map[string]map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(src.context), &keys) // loading the checkout checked it already
+	for _, key := range []string{"docker_env_vars", "docker_build_arg"} {
+		for name := range keys[key] {
+			if manifest.CredentialLike(name) {
+				return usagef("put the context in a file only you can read and give --context-file FILE",
+					"--context: %s.%s looks like a credential, and the job script would hold its value", key, name)
+			}
+		}
+	}
+	return nil
 }

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/slurm"
+)
+
+// collectScheduler is Slurm as collect asks it: what Slurm could not say is logged here, on
+// one line (slurm.Brief), and collect goes on from the job folder as if Slurm had no word
+// on the job.
+type collectScheduler struct{ slurm.Scheduler }
+
+// newCollectScheduler is Slurm for collect, or nil with --no-slurm (the files decide).
+func newCollectScheduler(noSlurm bool) jobdir.Scheduler {
+	if noSlurm {
+		return nil
+	}
+	return collectScheduler{}
+}
+
+// JobState asks Slurm about the job. When slurmctld does not answer, one warning says so,
+// with what sacct said; when only the accounting cannot say (off or down), the warning
+// says what that means for nodes still saying running.
+func (c collectScheduler) JobState(ctx context.Context, id string) (jobdir.SchedulerState, error) {
+	var unsure *slurm.JobState
+	s := c.Scheduler
+	s.Unsure = func(_ string, st slurm.JobState) { unsure = &st }
+	st, err := s.JobState(ctx, id)
+	switch {
+	case err != nil:
+		var detail []string
+		if unsure != nil {
+			detail = append(detail, unsure.Detail)
+		}
+		slog.Warn("Slurm did not answer about job " + id + " (" + slurm.Brief(err, detail...) + "): collect went on from the job folder; --no-slurm does not ask")
+		return jobdir.SchedulerState{}, nil
+	case unsure != nil:
+		slog.Warn(accountingNote(*unsure, id), "sacct", unsure.Detail)
+	}
+	return st, nil
+}
