@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -16,6 +17,13 @@ type doctorOptions struct {
 	manifest  string
 	sharedDir string
 	output    string
+}
+
+// doctorReport is doctor -o json: this node's checks, named by its host.
+type doctorReport struct {
+	Host   string         `json:"host"`
+	OK     bool           `json:"ok"` // every check passed
+	Checks []runner.Check `json:"checks"`
 }
 
 // doctorFailed makes doctor exit 1 when a check failed.
@@ -39,7 +47,8 @@ agrees with the shared filesystem's; the Slurm environment has one task per node
 --manifest, the GPUs match the manifest's vendor and count, the GPU management library (AMD
 SMI or NVML) answers, with its version or why it does not, the selected GPUs run no other
 processes (needs the library), and there is disk space for its image. Exit 1 if any check
-fails.`,
+fails. -o json prints {"host", "ok", "checks"}: indented, or one line per node when several
+tasks of an srun step print.`,
 		Example: `  benchctl doctor
   benchctl doctor --manifest models/allreduce/benchmark.yaml
   srun -N 4 --ntasks-per-node=1 benchctl doctor --shared-dir /shared/benchctl
@@ -77,12 +86,19 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 			failed++
 		}
 	}
+	host, _ := os.Hostname()
 	if opts.output == "json" {
-		if err := writeJSON(io.out, checks); err != nil {
+		// One document per node, naming it; under srun with several tasks, one line each
+		// (their stdout reaches the user interleaved line by line).
+		doc := doctorReport{Host: host, OK: failed == 0, Checks: checks}
+		if severalNodesPrint(os.LookupEnv) {
+			if err := json.NewEncoder(io.out).Encode(emptyLists(doc)); err != nil {
+				return err
+			}
+		} else if err := writeJSON(io.out, doc); err != nil {
 			return err
 		}
 	} else {
-		host, _ := os.Hostname()
 		for _, c := range checks {
 			mark := "ok  "
 			if !c.OK {

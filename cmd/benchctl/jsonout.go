@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"reflect"
+	"strconv"
+	"strings"
 )
 
 // writeJSON prints v as indented JSON for -o json, with every list that is empty as [],
@@ -80,4 +82,18 @@ func fillLists(v reflect.Value, seen map[uintptr]bool) {
 			}
 		}
 	}
+}
+
+// severalNodesPrint reports whether this benchctl is one of several tasks of a Slurm step or
+// job printing at once (srun -N 4 benchctl doctor -o json): each then prints its JSON
+// document on one line, so that the interleaved output is one document per line.
+func severalNodesPrint(lookup func(string) (string, bool)) bool {
+	for _, v := range []string{"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"} {
+		if s, ok := lookup(v); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 1 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -118,6 +118,9 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 	}
 	for _, c := range []*cobra.Command{newVersionCmd(io), newDoctorCmd(io), newGpusCmd(io)} {
 		c.GroupID = "inspect"
+		if c.Name() == "doctor" { // it logs (the shared directory it uses, the record's warnings)
+			quietFlag(c, true)
+		}
 		root.AddCommand(c)
 	}
 	root.AddCommand(newSchemaCmd(io)) // in the "inspect" group
