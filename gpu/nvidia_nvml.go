@@ -63,27 +63,37 @@ func WithNVML(opts Options, lib nvml.Interface) Options {
 // answer leaves the call behind, and a mock without a state method (which panics) is an
 // error, not a crash of the diagnostics that asked.
 func nvmlSnapshot(ctx context.Context, opts Options, lib nvmlLibrary) (Inventory, error) {
-	type result struct {
-		inv Inventory
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		defer func() {
-			if p := recover(); p != nil {
-				r = result{err: fmt.Errorf("NVML: %v", p)}
-			}
-			done <- r
-		}()
-		r.inv, r.err = fromNVML(opts, lib, true)
-	}()
 	select {
-	case r := <-done:
-		return r.inv, r.err
+	case r := <-nvmlCall(func() (Inventory, error) { return fromNVML(opts, lib, true) }):
+		return r.v, r.err
 	case <-ctx.Done():
 		return Inventory{}, fmt.Errorf("NVML: no answer (%w)", ctx.Err())
 	}
+}
+
+// nvmlResult is what an nvmlCall gave.
+type nvmlResult[T any] struct {
+	v   T
+	err error
+}
+
+// nvmlCall runs f on a goroutine of its own and hands its result over the channel (which
+// holds it: nobody need receive), a panic (a mock without the method called) as an error.
+// The caller waits only as long as its context allows: a driver that does not answer
+// leaves the call behind, never the caller.
+func nvmlCall[T any](f func() (T, error)) <-chan nvmlResult[T] {
+	done := make(chan nvmlResult[T], 1)
+	go func() {
+		var r nvmlResult[T]
+		defer func() {
+			if p := recover(); p != nil {
+				r = nvmlResult[T]{err: fmt.Errorf("NVML: %v", p)}
+			}
+			done <- r
+		}()
+		r.v, r.err = f()
+	}()
+	return done
 }
 
 // fromNVML reads the inventory through NVML, with each GPU's state (SMI) when state is

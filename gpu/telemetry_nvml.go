@@ -32,22 +32,8 @@ func openNVMLSampler(ctx context.Context, opts Options, inv Inventory) (Sampler,
 // leaves the call behind), finds inv's GPUs among its devices and keeps lib initialised
 // until Close.
 func openNVMLSamplerWith(ctx context.Context, opts Options, inv Inventory, lib nvmlLibrary) (Sampler, error) {
-	type result struct {
-		devs []nvmlTelemetryDevice
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		defer func() {
-			if p := recover(); p != nil {
-				r = result{err: fmt.Errorf("NVML: %v", p)}
-			}
-			done <- r
-		}()
-		r.devs, r.err = nvmlTelemetryDevices(opts, inv, lib)
-	}()
-	var r result
+	done := nvmlCall(func() ([]nvmlTelemetryDevice, error) { return nvmlTelemetryDevices(opts, inv, lib) })
+	var r nvmlResult[[]nvmlTelemetryDevice]
 	select {
 	case r = <-done:
 	case <-ctx.Done():
@@ -61,7 +47,7 @@ func openNVMLSamplerWith(ctx context.Context, opts Options, inv Inventory, lib n
 	if r.err != nil {
 		return nil, r.err
 	}
-	s := &nvmlSampler{devs: r.devs, u: &unavailable{}, gpus: inv.GPUs}
+	s := &nvmlSampler{devs: r.v, u: &unavailable{}, gpus: inv.GPUs}
 	return newBoundedSampler(SourceNVML, inv, s.u, s.read, func() error {
 		if ret := lib.Shutdown(); ret != nvml.SUCCESS {
 			return nvmlError("shutting NVML down", ret)

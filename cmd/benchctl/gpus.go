@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -208,13 +207,7 @@ func gpusHost(deps gpusDeps) gpusHostInfo {
 		h.name, _ = deps.hostname()
 	}
 	if deps.lookup != nil {
-		for _, v := range []string{"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"} {
-			if s, ok := deps.lookup(v); ok {
-				if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 1 {
-					h.several = true
-				}
-			}
-		}
+		h.several = severalNodesPrint(deps.lookup)
 	}
 	return h
 }

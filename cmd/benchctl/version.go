@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -129,7 +128,7 @@ func versionRun(ctx context.Context, io streams, opts *versionOptions) error {
 		}
 	}
 	if opts.output == "json" {
-		if severalTasksInStep() {
+		if severalNodesPrint(os.LookupEnv) {
 			return json.NewEncoder(io.out).Encode(rep) // one line per node: srun interleaves lines
 		}
 		return writeJSON(io.out, rep)
@@ -160,12 +159,4 @@ func builtFrom(c buildInfo) string {
 		parts = append(parts, "with uncommitted changes")
 	}
 	return strings.Join(parts, ", ")
-}
-
-// severalTasksInStep reports whether benchctl runs as one of several tasks of a Slurm step
-// (srun -N 3 benchctl version -o json): their stdout reaches the user line by line,
-// interleaved, so each prints its JSON document on one line.
-func severalTasksInStep() bool {
-	n, err := strconv.Atoi(os.Getenv("SLURM_STEP_NUM_TASKS"))
-	return err == nil && n > 1
 }

@@ -61,6 +61,7 @@ func TestBuildFrom(t *testing.T) {
 // one line per node, so that the nodes' documents do not interleave.
 func TestVersionJSONIsIndented(t *testing.T) {
 	t.Setenv("SLURM_STEP_NUM_TASKS", "")
+	t.Setenv("SLURM_NTASKS", "")
 	b := currentBuild()
 	indented := "{\n  \"client\": {\n    \"version\": \"" + b.Version + "\",\n    \"commit\": \"" + b.Commit + "\","
 	for _, tty := range []bool{true, false} {
