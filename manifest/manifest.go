@@ -212,6 +212,8 @@ type Benchmark struct {
 	// (every node stops its container) or let the others continue. Empty: the default,
 	// see Aborts.
 	OnFailure string `json:"onFailure,omitempty" yaml:"onFailure,omitempty"`
+	// Launcher is the benchmark's distributed launcher (Launcher* constants); "" is torchrun.
+	Launcher string `json:"launcher,omitempty" yaml:"launcher,omitempty"`
 	// NoLogScan turns the log error scan off for this benchmark (logScan: false, or a MAD
 	// model's log_error_pattern_scan: false).
 	NoLogScan bool `json:"noLogScan,omitempty" yaml:"noLogScan,omitempty"`
@@ -264,8 +266,10 @@ type Model struct {
 	MultipleResults   string   `json:"multipleResults,omitempty" yaml:"multipleResults,omitempty"`
 	SkipGPUArch       []string `json:"skipGPUArch,omitempty" yaml:"skipGPUArch,omitempty"`
 	// RunOptions are the model's additional_docker_run_options, as written.
-	RunOptions string            `json:"runOptions,omitempty" yaml:"runOptions,omitempty"`
-	Extra      map[string]string `json:"extra,omitempty" yaml:"extra,omitempty"` // unknown keys, as JSON text
+	RunOptions string `json:"runOptions,omitempty" yaml:"runOptions,omitempty"`
+	// Distributed is the model's distributed settings beyond its launcher; nil: none.
+	Distributed *Distributed      `json:"distributed,omitempty" yaml:"distributed,omitempty"`
+	Extra       map[string]string `json:"extra,omitempty" yaml:"extra,omitempty"` // unknown keys, as JSON text
 }
 
 // Duration is a time.Duration that prints as "2h0m0s".

@@ -190,6 +190,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	}
 	m.LogScan = r.logScan(s.LogScan)
 	m.Benchmarks = r.benchmarks(s.Benchmarks)
+	launcher := r.launcher(s.Launcher)
 	if s.Models != nil {
 		m.Models = r.models(s.Models)
 	}
@@ -232,6 +233,11 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		}
 	} else if m.Models != nil && r.catalog == nil {
 		r.p.add("models", "importing a catalog is not available here")
+	}
+	for i := range m.Benchmarks {
+		if m.Benchmarks[i].Launcher == "" {
+			m.Benchmarks[i].Launcher = launcher
+		}
 	}
 	r.everyBenchmarkHasAnImage(s, m)
 	m.Slurm = r.slurm(s.Slurm)

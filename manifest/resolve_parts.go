@@ -258,6 +258,11 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 		default:
 			r.p.add(fp+".onFailure", "%s is not a failure policy: use \"abort\" (stop every node's container; the default with more than one node) or \"continue\" (the other nodes go on)", quote(s.OnFailure))
 		}
+		if msg := LauncherProblem(s.Launcher); msg != "" {
+			r.p.add(fp+".launcher", "%s", msg)
+		} else {
+			b.Launcher, _ = CanonicalLauncher(s.Launcher)
+		}
 		out = append(out, b)
 	}
 	return out

@@ -145,6 +145,8 @@ var schemaRules = map[string]func(*jsonSchema){
 	"benchmarks[].command":         func(s *jsonSchema) { s.MinItems = ptr(1) },
 	"benchmarks[].env":             schemaKeys(varNameRE.String()),
 	"benchmarks[].onFailure":       schemaEnum(OnFailureAbort, OnFailureContinue),
+	"benchmarks[].launcher":        schemaEnum(launcherEnum()...),
+	"launcher":                     schemaEnum(launcherEnum()...),
 	"benchmarks[].image":           schemaImage(true),
 	"benchmarks[].image.pull":      schemaEnum("missing", "always", "never"),
 	"benchmarks[].image.target":    schemaPattern(targetRE.String(), 0),

@@ -304,6 +304,10 @@ var enumManifests = map[string]func(v any) string{
 	"benchmarks[].onFailure": func(v any) string {
 		return sHead + fmt.Sprintf("benchmarks: [{name: b, command: [\"true\"], onFailure: %v}]\n", v)
 	},
+	"benchmarks[].launcher": func(v any) string {
+		return sHead + fmt.Sprintf("benchmarks: [{name: b, command: [\"true\"], launcher: %v}]\n", v)
+	},
+	"launcher": func(v any) string { return sHead + sBench + fmt.Sprintf("launcher: %v\n", v) },
 	"benchmarks[].image.pull": func(v any) string {
 		return fmt.Sprintf("name: t\nbenchmarks: [{name: b, command: [\"true\"], image: {ref: busybox, pull: %v}}]\n", v)
 	},

@@ -69,6 +69,12 @@ type Spec struct {
 	// default; from 100ms to 1h) or off. Samples go to the node's folder; collect turns them
 	// into energy, power and a throttled flag per result.
 	Telemetry TelemetrySpec `json:"telemetry"`
+	// Launcher is the distributed launcher of every benchmark that names none (a catalog
+	// model's distributed.launcher included), with madengine's names: torchrun (the
+	// default), torchtitan, deepspeed, megatron-lm, primus, vllm, sglang or sglang-disagg.
+	// It sets MAD_MULTI_NODE_RUNNER and the launcher's variables from the node's context
+	// (docs/manifest.md).
+	Launcher string `json:"launcher"`
 }
 
 // ExperimentSpec turns one job into many runs: every variant of the matrix, each repeated.
@@ -199,6 +205,10 @@ type BenchmarkSpec struct {
 	// (stop every node's container; the default when the job has more than one node) or
 	// continue (the other nodes go on).
 	OnFailure string `json:"onFailure"`
+	// Launcher is this benchmark's distributed launcher (see the manifest's launcher): it
+	// sets MAD_MULTI_NODE_RUNNER, a value the benchmark's script splits into words, and the
+	// launcher's variables.
+	Launcher string `json:"launcher"`
 	// LogScan false turns the log error scan off for this benchmark.
 	LogScan *bool `json:"logScan"`
 	// Image is this benchmark's own image (dockerfile or ref); without it the benchmark

@@ -37,6 +37,8 @@ type Model struct {
 	LogBenign         []string          // log_error_benign_patterns: lines this model's scan ignores, besides the defaults
 	RunOptions        string            // additional_docker_run_options
 	Extra             map[string]string // keys benchctl does not use, kept as JSON text
+	Launcher          string            // distributed.launcher, canonical; "": none named
+	Distributed       *manifest.Distributed
 	Line              int
 }
 
@@ -52,7 +54,7 @@ var known = map[string]bool{"name": true, "url": true, "dockerfile": true, "scri
 	"owner": true, "training_precision": true, "tags": true, "args": true, "timeout": true,
 	"multiple_results": true, "skip_gpu_arch": true, "log_error_pattern_scan": true,
 	"log_error_patterns": true, "log_error_benign_patterns": true,
-	"additional_docker_run_options": true}
+	"additional_docker_run_options": true, "distributed": true}
 
 // Load reads a MAD-style catalog: a JSON list of model objects. Problems are returned
 // together as a *manifest.Error, located by line; unknown keys are kept, with a warning.
@@ -211,6 +213,8 @@ func (c *Catalog) model(it *manifest.Node, fp string, add addFunc) Model {
 			} else {
 				m.LogBenign = list
 			}
+		case "distributed":
+			c.distributed(&m, v, kp, add)
 		case "n_gpus":
 			if v.Kind != manifest.ScalarNode {
 				add(v.Line, kp, "must be a number as a string, e.g. \"8\" or \"-1\"")

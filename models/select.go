@@ -100,12 +100,15 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 		Timeout: manifest.Duration(manifest.DefaultTimeout),
 		Results: m.MultipleResults,
 		Tags:    m.Tags,
+		// madengine's distributed.launcher: its MAD_MULTI_NODE_RUNNER and variables.
+		Launcher: m.Launcher,
 		// madengine's per-model switch for the log error scan.
 		NoLogScan: m.NoLogScan, LogErrors: m.LogErrors, LogBenign: m.LogBenign,
 		Model: &manifest.Model{
 			Catalog: catalog, Line: m.Line, URL: m.URL, Dockerfile: m.Dockerfile, Scripts: m.Scripts,
 			Args: m.Args, NGPUs: m.NGPUs, Owner: m.Owner, TrainingPrecision: m.TrainingPrecision,
 			MultipleResults: m.MultipleResults, SkipGPUArch: m.SkipGPUArch, Extra: m.Extra, RunOptions: m.RunOptions,
+			Distributed: m.Distributed,
 		},
 	}
 	if m.Timeout > 0 {

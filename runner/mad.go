@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"strconv"
@@ -13,9 +14,11 @@ import (
 
 // madEnv is what a madengine run script expects in its container, with madengine's names
 // and meanings: the model, the GPU vendor, how many GPUs the model runs on and the node
-// has, the node's GPU architecture and product name (from this node's inventory), a
-// torchrun prefix for the node context (also for one node), and where to write the CSV.
-func madEnv(b manifest.Benchmark, n Node, acc GPUAccess) map[string]string {
+// has, the node's GPU architecture and product name (from this node's inventory), the
+// benchmark's launcher (MAD_LAUNCHER_TYPE) and its MAD_MULTI_NODE_RUNNER for the node
+// context (also for one node), and where to write the CSV. defaults are the launcher's own
+// variables (parallel sizes, topology), which the benchmark's env may set otherwise.
+func madEnv(b manifest.Benchmark, n Node, acc GPUAccess) (env, defaults map[string]string) {
 	vendor := ""
 	switch acc.Vendor {
 	case gpu.VendorAMD:
@@ -27,22 +30,30 @@ func madEnv(b manifest.Benchmark, n Node, acc GPUAccess) map[string]string {
 	if len(acc.System) > 0 {
 		arch, product = acc.System[0].Arch, acc.System[0].Name
 	}
-	nproc := max(len(acc.GPUs), 1)
 	csv := b.Results
 	if csv == "" {
 		csv = "perf.csv"
 	}
-	return map[string]string{
+	env = map[string]string{
 		"MAD_MODEL_NAME":              b.Name,
 		"MAD_GPU_VENDOR":              vendor,
 		"MAD_RUNTIME_NGPUS":           strconv.Itoa(len(acc.GPUs)),
 		"MAD_SYSTEM_NGPUS":            strconv.Itoa(len(acc.System)),
 		"MAD_SYSTEM_GPU_ARCHITECTURE": arch,
 		"MAD_SYSTEM_GPU_PRODUCT_NAME": product,
-		"MAD_MULTI_NODE_RUNNER": fmt.Sprintf("torchrun --nnodes %d --node_rank %d --nproc_per_node %d --master_addr %s --master_port %d",
-			n.World, n.Rank, nproc, n.MasterAddr, n.MasterPort),
-		"MAD_OUTPUT_CSV": path.Join(OutputDir, csv),
+		"MAD_LAUNCHER_TYPE":           cmp.Or(b.Launcher, manifest.LauncherTorchrun),
+		"MAD_OUTPUT_CSV":              path.Join(OutputDir, csv),
 	}
+	c := launchOf(b, n, acc)
+	c.lookup = lookupHost
+	// checkLaunchers has refused a launcher that cannot run on these nodes before any
+	// container is built.
+	defaults, _ = launcherEnv(b.Launcher, c)
+	if r, ok := defaults["MAD_MULTI_NODE_RUNNER"]; ok {
+		env["MAD_MULTI_NODE_RUNNER"] = r
+		delete(defaults, "MAD_MULTI_NODE_RUNNER")
+	}
+	return env, defaults
 }
 
 // modelGPUs is the GPU access of one benchmark: the job's, or the first n_gpus of them

@@ -35,7 +35,8 @@ func TestMADEnvironment(t *testing.T) {
 	for k, want := range map[string]string{
 		"MAD_MODEL_NAME": "pyt_vllm", "MAD_GPU_VENDOR": "AMD", "MAD_RUNTIME_NGPUS": "2", "MAD_SYSTEM_NGPUS": "8",
 		"MAD_SYSTEM_GPU_ARCHITECTURE": "gfx90a", "MAD_SYSTEM_GPU_PRODUCT_NAME": "AMD Instinct MI250X",
-		"MAD_MULTI_NODE_RUNNER": "torchrun --nnodes 3 --node_rank 1 --nproc_per_node 2 --master_addr gpu-01 --master_port 29500",
+		"MAD_MULTI_NODE_RUNNER": "torchrun --nnodes=3 --nproc_per_node=2 --node_rank=1 --master_addr=gpu-01 --master_port=29500",
+		"MAD_LAUNCHER_TYPE":     "torchrun",
 		"MAD_OUTPUT_CSV":        OutputDir + "/perf_vllm.csv", "ROCR_VISIBLE_DEVICES": "0,1",
 		"NODE_RANK": "1", "NNODES": "3", "MASTER_ADDR": "gpu-01", "MASTER_PORT": "29500",
 	} {
@@ -43,11 +44,12 @@ func TestMADEnvironment(t *testing.T) {
 			t.Errorf("%s=%q, want %q", k, env[k], want)
 		}
 	}
-	// Without GPUs (a CPU benchmark) the runner still names one process per node.
+	// Without GPUs (a CPU benchmark) the runner still names one process per node: on one
+	// node, madengine's standalone line.
 	spec = BuildSpec(&manifest.Manifest{Name: "m"}, manifest.Benchmark{Name: "cpu", Command: []string{"x"}}, Node{World: 1, MasterAddr: "127.0.0.1", MasterPort: 20000},
 		"img", "", "/r", GPUAccess{Vendor: manifest.VendorNone}, nil)
 	for _, e := range spec.Env {
-		if e.Name == "MAD_MULTI_NODE_RUNNER" && !strings.Contains(e.Value, "--nnodes 1 --node_rank 0 --nproc_per_node 1") {
+		if e.Name == "MAD_MULTI_NODE_RUNNER" && e.Value != "torchrun --standalone --nproc_per_node=1" {
 			t.Errorf("one node: %s", e.Value)
 		}
 		if e.Name == "MAD_OUTPUT_CSV" && e.Value != OutputDir+"/perf.csv" {

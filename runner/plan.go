@@ -120,6 +120,9 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 			if err != nil {
 				return nil, err
 			}
+			if err := checkLauncher(b, node, acc, m.Experiment); err != nil {
+				return nil, err
+			}
 			if why := skipArch(b, gpus); why != "" && !o.NoSkipGPUArch {
 				if skipped != nil {
 					*skipped = append(*skipped, b.Name+": "+why)

@@ -300,6 +300,10 @@ func (r *nodeRun) gpus(ctx context.Context, benches []manifest.Benchmark) (*node
 			r.failEarly(ctx, err)
 			return nil, err
 		}
+		if err = checkLauncher(b, r.node, g.access[i], r.o.Manifest.Experiment); err != nil {
+			r.failEarly(ctx, err)
+			return nil, err
+		}
 		if !r.o.NoSkipGPUArch {
 			g.skips[i] = skipArch(b, sel)
 		}
@@ -480,6 +484,11 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	logName := jobdir.LogName(name)
 	if err := makeResultsDir(r.nf, name, containerUser(ctx, eng, r.o.Manifest.Container.User, img.RunRef()), r.log); err != nil {
 		r.log.Error("creating the results folder", "err", err)
+	}
+	if hf := deepSpeedHostfile(b, node, gpus); hf != nil {
+		if err := writeDeepSpeedHostfile(r.nf, name, hf); err != nil {
+			r.log.Error("writing the deepspeed hostfile", "file", DeepSpeedHostfile, "err", err)
+		}
 	}
 	spec := BuildSpec(r.o.Manifest, b, node, img.RunRef(), img.Key, resultsDir, gpus, r.o.Environ)
 	if tr != nil {

@@ -106,8 +106,14 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 		"MASTER_ADDR": n.MasterAddr, "MASTER_PORT": strconv.Itoa(n.MasterPort), "BENCHCTL_OUTPUT_DIR": OutputDir,
 		"BENCHCTL_JOB_ID": n.JobID, "BENCHCTL_ATTEMPT": strconv.Itoa(n.Attempt), "BENCHCTL_BENCHMARK": b.Name,
 	}
-	for k, v := range madEnv(b, n, gpu) {
+	mad, launcherDefaults := madEnv(b, n, gpu)
+	for k, v := range mad {
 		derived[k] = v
+	}
+	for k, v := range launcherDefaults {
+		if _, set := env[k]; !set {
+			env[k] = manifest.EnvVar{Name: k, Value: v}
+		}
 	}
 	for k, v := range derived {
 		env[k] = manifest.EnvVar{Name: k, Value: v}

@@ -41,7 +41,11 @@ models: {catalog: %s, tags: [inference]}
 			t.Fatalf("%s: %+v", d, s)
 		}
 		csv, err := os.ReadFile(filepath.Join(jobdir.Layout{Shared: shared}.Job(id, 0).NodeNamed(d).Results("echo_infer"), "perf_echo_infer.csv"))
-		want := fmt.Sprintf("echo_infer,%d,samples_per_second,%d,\"torchrun --nnodes %d --node_rank %d --nproc_per_node 1 --master_addr ", 100+rank, rank, n, rank)
+		// madengine's torchrun line (deployment/slurm.py): standalone on one node.
+		want := fmt.Sprintf("echo_infer,%d,samples_per_second,%d,\"torchrun --nnodes=%d --nproc_per_node=1 --node_rank=%d --master_addr=", 100+rank, rank, n, rank)
+		if n == 1 {
+			want = fmt.Sprintf("echo_infer,%d,samples_per_second,%d,\"torchrun --standalone --nproc_per_node=1\"", 100+rank, rank)
+		}
 		if err != nil || !strings.Contains(string(csv), want) {
 			t.Errorf("%s: %v\n%s\nwant a row starting %s", d, err, csv, want)
 		}
