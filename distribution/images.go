@@ -50,6 +50,9 @@ type Images struct {
 // For is the image benchmark runs on.
 func (j *Images) For(benchmark string) Image { return j.list[j.of[benchmark]] }
 
+// Index is the place in List of benchmark's image.
+func (j *Images) Index(benchmark string) int { return j.of[benchmark] }
+
 // List is every image of the job.
 func (j *Images) List() []Image { return j.list }
 

@@ -46,14 +46,19 @@ func nvmlTopology(lib nvmlLibrary, inv *Inventory) {
 		}
 		counts := map[int]int{}
 		var order []int
+		var failed nvml.Return // the first unexpected answer, when no link answered
+		answered := false
 		for link := 0; link < nvml.NVLINK_MAX_LINKS; link++ {
+			// Every link is asked: one unsupported or fused link in the middle must not hide
+			// the ones after it (a node with fewer links is what the record is for).
 			st, ret := callNVML(func() (nvml.EnableState, nvml.Return) { return d.GetNvLinkState(link) })
 			if ret != nvml.SUCCESS {
-				if link == 0 && ret != nvml.ERROR_NOT_SUPPORTED && ret != nvml.ERROR_INVALID_ARGUMENT {
-					g.SMI.Unavailable = append(g.SMI.Unavailable, "NVLink: "+ret.Error())
+				if ret != nvml.ERROR_NOT_SUPPORTED && ret != nvml.ERROR_INVALID_ARGUMENT && failed == nvml.SUCCESS {
+					failed = ret
 				}
-				break // past the GPU's last link (or no NVLink at all)
+				continue
 			}
+			answered = true
 			if st != nvml.FEATURE_ENABLED {
 				continue
 			}
@@ -67,6 +72,9 @@ func nvmlTopology(lib nvmlLibrary, inv *Inventory) {
 				order = append(order, peer)
 			}
 			counts[peer]++
+		}
+		if !answered && failed != nvml.SUCCESS {
+			g.SMI.Unavailable = append(g.SMI.Unavailable, "NVLink: "+failed.Error())
 		}
 		for _, p := range order {
 			kind := "NVLink"

@@ -76,7 +76,8 @@ func sysfsTopology(o Options) (CPU, bool) {
 }
 
 // readNUMA reads /sys/devices/system/node/node<n>/{cpulist,meminfo}, in node order. A
-// machine without the folder (no NUMA support) is one node, and says so.
+// machine without the folder (a kernel without NUMA support) has its numa field
+// unavailable, saying so.
 func readNUMA(o Options) ([]NUMANode, error) {
 	names, err := o.list("sys", "devices", "system", "node")
 	if err != nil {

@@ -223,11 +223,11 @@ func meminfoTotal(s, key string) (uint64, bool) {
 		if i < 0 {
 			continue
 		}
-		if i+2 >= len(f)+1 || i+1 >= len(f) {
+		if i+2 >= len(f) || f[i+2] != "kB" { // "MemTotal: 527999720 kB": a value without its unit is not one
 			return 0, false
 		}
 		n, err := strconv.ParseUint(f[i+1], 10, 64)
-		if err != nil || (i+2 < len(f) && f[i+2] != "kB") || n > 1<<53 {
+		if err != nil || n > 1<<53 {
 			return 0, false
 		}
 		return n * 1024, true

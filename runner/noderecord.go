@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -171,19 +170,46 @@ func (r *nodeRun) gatherNodeRecord(ctx context.Context, eng Engine, gpus *nodeGP
 }
 
 // writeNodeRecord writes this node's node.json: what it is (gathered), with the images it is
-// about to run. Failing to gather a fact or to write the file never fails the job: a
-// warning says so.
-func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, gathered <-chan *jobdir.NodeRecord, imgs *distribution.Images) {
-	rec := <-gathered // GatherRecord is bounded by recordTimeout
-	s := RecordSources{HostRoot: hostRoot(r.o.Lookup, r.node.Rank)}
-	rec.Job, rec.Attempt, rec.Rank, rec.Host = r.node.JobID, r.node.Attempt, r.node.Rank, r.node.Host
-	if s.HostRoot == "" && rec.Machine.Hostname == "" {
-		rec.Machine.Hostname, _ = os.Hostname()
+// about to run; imgs nil (the image phase failed: imgErr) writes the record without them,
+// saying why, since a node whose image did not arrive is the one most worth comparing.
+// Failing to gather a fact or to write the file never fails the job: a warning says so. The
+// wait for the gathering is bounded (GatherRecord's own bound, a library that ignores it,
+// the run's end, and a failing node's cleanup budget).
+func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, gathered <-chan *jobdir.NodeRecord, imgs *distribution.Images, imgErr error) {
+	wait, done := recordTimeout+2*time.Second, ctx.Done()
+	if imgs == nil {
+		wait, done = 3*time.Second, nil // failing: a short wait whatever ctx says
 	}
-	for _, img := range imgs.List() {
+	var rec *jobdir.NodeRecord
+	select {
+	case rec = <-gathered:
+	case <-done:
+		r.log.Warn("node record: the run ended before this node's facts were read; no node.json")
+		return
+	case <-time.After(wait):
+		r.log.Warn("node record: reading this node's facts did not end in time (a GPU library or srun that does not answer); no node.json", "waited", wait.String())
+		return
+	}
+	rec.Job, rec.Attempt, rec.Rank, rec.Host = r.node.JobID, r.node.Attempt, r.node.Rank, r.node.Host
+	if imgs == nil {
+		rec.Unavailable["images"] = "the image phase failed: " + cmp.Or(fmt.Sprint(imgErr), "unknown")
+	} else {
+		r.recordImages(ctx, eng, rec, imgs)
+	}
+	if err := r.nf.WriteNodeRecord(rec); err != nil {
+		r.log.Warn("could not write the node record", "file", r.nd.NodeRecord(), "err", err)
+	}
+}
+
+// recordImages adds the node's images to rec: each with the benchmarks that run it, a name
+// the same on every node, the id in this node's engine, and rank 0's registry digest where
+// there is one (the same on every node; a repo digest of this engine's could name another
+// repository or mirror on each node), else this engine's.
+func (r *nodeRun) recordImages(ctx context.Context, eng Engine, rec *jobdir.NodeRecord, imgs *distribution.Images) {
+	for i, img := range imgs.List() {
 		ir := jobdir.ImageRecord{ID: img.ID, Digest: img.Digest}
 		for _, b := range r.benches {
-			if imgs.For(b.Name).ID == img.ID {
+			if imgs.Index(b.Name) == i {
 				ir.Benchmarks = append(ir.Benchmarks, b.Name)
 			}
 		}
@@ -200,13 +226,10 @@ func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, gathered <-ch
 			rec.Unavailable["images"] = fmt.Sprintf("inspecting %s: %v", img.ID, err)
 		} else {
 			ir.ID = res.ID
-			if len(res.RepoDigests) > 0 {
+			if ir.Digest == "" && len(res.RepoDigests) > 0 {
 				ir.Digest = res.RepoDigests[0]
 			}
 		}
 		rec.Images = append(rec.Images, ir)
-	}
-	if err := r.nf.WriteNodeRecord(rec); err != nil {
-		r.log.Warn("could not write the node record", "file", r.nd.NodeRecord(), "err", err)
 	}
 }

@@ -152,3 +152,24 @@ func TestRunSucceedsWhenTheNodeRecordCannotBeWritten(t *testing.T) {
 		t.Errorf("no warning in the log:\n%s", r.log)
 	}
 }
+
+// A node whose image phase fails still leaves node.json, saying why it names no image: the
+// node whose image did not arrive is the one most worth comparing.
+func TestNodeRecordWhenTheImagePhaseFails(t *testing.T) {
+	env := map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "j1"}
+	dir := t.TempDir()
+	r := runNodeOf(t, &runEngine{}, "benchmarks:\n- {name: b, command: [/b], image: {ref: 'absent:1', pull: never}}\n", env, dir, nil)
+	if r.err == nil {
+		t.Fatal("the run succeeded without its image")
+	}
+	node, _ := DetectNode(testutil.LookupOf(env))
+	nd := jobdir.Layout{Shared: filepath.Join(dir, "shared")}.Job("j1", 0).Node(0, node.Host)
+	var fr safefile.Reader
+	rec, err := jobdir.ReadNodeRecord(&fr, nd.NodeRecord())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Images) != 0 || !strings.Contains(rec.Unavailable["images"], "the image phase failed: ") || rec.Machine.Kernel.Release == "" {
+		t.Errorf("node.json: images %+v, unavailable %q", rec.Images, rec.Unavailable["images"])
+	}
+}

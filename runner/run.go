@@ -263,9 +263,10 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	go r.tel.start(ctx) // the GPU library opens while the images arrive, not at the first start
 	imgs, err := r.images(ctx, eng)
 	if err != nil {
+		r.writeNodeRecord(ctx, eng, record, nil, err)
 		return err
 	}
-	r.writeNodeRecord(ctx, eng, record, imgs)
+	r.writeNodeRecord(ctx, eng, record, imgs, nil)
 	if err := r.containers(ctx, eng, benches, imgs, gpus); err != nil {
 		return err
 	}

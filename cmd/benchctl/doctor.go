@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/runner"
 )
@@ -104,9 +105,10 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 			if !c.OK {
 				mark = "FAIL"
 			}
-			fmt.Fprintf(io.out, "%s  %s  %s: %s\n", host, mark, c.Name, c.Detail)
+			// Detail can quote what other nodes wrote into the shared .doctor folder.
+			fmt.Fprintf(io.out, "%s  %s  %s: %s\n", host, mark, c.Name, textsafe.Line(c.Detail))
 			if c.Fix != "" {
-				fmt.Fprintf(io.out, "%s        fix: %s\n", host, c.Fix)
+				fmt.Fprintf(io.out, "%s        fix: %s\n", host, textsafe.Line(c.Fix))
 			}
 		}
 	}
