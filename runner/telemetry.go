@@ -30,7 +30,7 @@ type telemetry struct {
 	opened  bool
 	sampler gpu.Sampler
 	err     error // why nothing can be sampled on this node
-	said    bool  // the reason was logged (the run goroutine's only)
+	said    bool  // the reason was logged
 }
 
 // stopWait bounds how long ending a run waits for the sampling goroutine: the sampler
@@ -54,6 +54,16 @@ func (t *telemetry) start(ctx context.Context) (gpu.Sampler, error) {
 		}
 	}
 	return t.sampler, t.err
+}
+
+// sayOnce reports whether the reason nothing can be sampled is still to be logged, and
+// marks it logged.
+func (t *telemetry) sayOnce() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	first := !t.said
+	t.said = true
+	return first
 }
 
 // giveUp stops using a sampler that did not answer: no later run may use it (the goroutine
@@ -85,41 +95,45 @@ func (r *nodeRun) sampleDuring(ctx context.Context, run string, gpus GPUAccess) 
 		return func() {}
 	}
 	start := time.Now().UTC()
-	sampler, openErr := t.start(ctx)
-	if openErr != nil && !t.said {
-		t.said = true
-		r.log.Info("GPU telemetry unavailable on this node: recorded as such in each run's telemetry file", "why", openErr.Error())
-	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	var s *series // the goroutine's until done
+	// The file is made here (the node folder is this goroutine's), the library opened in the
+	// sampling goroutine.
 	var out io.Writer = io.Discard
 	f, err := r.nf.CreateTelemetry(run)
 	if err != nil {
 		r.log.Warn("GPU telemetry: cannot create the series file; the summary is still written", "run", run, "err", err)
+		f = nil
 	} else {
 		out = f
 	}
-	source := ""
-	if sampler != nil {
-		source = sampler.Source()
-	}
-	var sel []gpu.GPU
-	if openErr == nil {
-		sel = gpus.GPUs
-	}
-	s := newSeries(out, run, source, t.every, start, sel, jobdir.MaxTelemetrySeriesSize)
-	if openErr != nil {
-		s.note(gpu.Unavailable{GPU: -1, Field: "gpu", Why: openErr.Error()})
-	}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if sampler == nil {
+		// Opening the library (the first run's, unless the image phase already did) happens
+		// here, beside the container's start, never before it.
+		sampler, openErr := t.start(ctx)
+		if openErr != nil && t.sayOnce() {
+			r.log.Info("GPU telemetry unavailable on this node: recorded as such in each run's telemetry file", "why", openErr.Error())
+		}
+		source, sel := "", gpus.GPUs
+		if sampler != nil {
+			source = sampler.Source()
+		}
+		if openErr != nil {
+			sel = nil
+		}
+		s = newSeries(out, run, source, t.every, start, sel, jobdir.MaxTelemetrySeriesSize)
+		if openErr != nil {
+			s.note(gpu.Unavailable{GPU: -1, Field: "gpu", Why: openErr.Error()})
 			<-sctx.Done()
 			return
 		}
+		// Each run's file says every fact its GPUs could not give so far on this node (the
+		// sampler says each once per node; a missing counter is missing in every run).
+		said := 0
 		tick := time.NewTicker(t.every)
 		defer tick.Stop()
-		said := 0
 		for {
 			per, pcancel := context.WithTimeout(sctx, max(t.every, time.Second))
 			rs := sampler.Sample(per)

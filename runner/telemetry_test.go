@@ -348,3 +348,25 @@ func BenchmarkSeriesAdd(b *testing.B) {
 		s.add(start.Add(time.Duration(i)*100*time.Millisecond), rs)
 	}
 }
+
+// A GPU library slow to open never delays the container's start: sampleDuring returns at
+// once and the samples begin when the library answers.
+func TestSlowLibraryDoesNotDelayTheStart(t *testing.T) {
+	fs := &fakeSampler{read: func(n int) []gpu.Reading { return []gpu.Reading{steady(0, 100, float64(n), 0)} }}
+	open := func(context.Context, gpu.Inventory) (gpu.Sampler, error) {
+		time.Sleep(time.Second)
+		return fs, nil
+	}
+	sel := GPUAccess{Vendor: gpu.VendorNVIDIA, GPUs: twoGPUs()[:1]}
+	r, _ := telemetryRun(t, 100*time.Millisecond, open, sel)
+	began := time.Now()
+	stop := r.sampleDuring(context.Background(), "b", sel)
+	if d := time.Since(began); d > 500*time.Millisecond { // generous: the open alone takes 1 s
+		t.Errorf("sampleDuring held the start for %v", d)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	stop()
+	if s := readSummary(t, r, "b"); s.Samples < 2 || s.Source != "fake" {
+		t.Errorf("summary: %+v", s)
+	}
+}
