@@ -266,11 +266,13 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 		return
 	}
 	b := a.bench(nb.spec)
+	if b.tel == nil {
+		b.tel = &telAgg{trial: b.spec.run != nil}
+	}
 	if nb.tel != nil {
-		if b.tel == nil {
-			b.tel = &telAgg{trial: b.spec.run != nil}
-		}
 		b.tel.add(nd.rank, nd.host, nb.tel)
+	} else {
+		b.tel.t.NodesMissing++ // ran it (or was to), left no summary
 	}
 	c := cand{dir: nd.dir, problem: nb.problem, rank: int32(nd.rank), source: nb.source}
 	if t := nb.table; t != nil {

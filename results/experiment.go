@@ -241,8 +241,11 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 				order = append(order, id)
 			}
 			tp := TrialPoint{Trial: b.Trial, VariantTrial: b.VariantTrial, Warmup: b.Warmup, Status: r.Status, Reason: r.Reason, Picked: picked}
-			if t := b.Telemetry; t != nil && t.Nodes > 0 {
-				tp.EnergyJ, tp.AvgPowerW, tp.Throttled = t.EnergyJ, t.AvgPowerW, t.Throttled
+			if t := b.Telemetry; t.Complete() {
+				tp.EnergyJ, tp.AvgPowerW = t.EnergyJ, t.AvgPowerW
+			}
+			if t := b.Telemetry; t != nil {
+				tp.Throttled = t.Throttled
 			}
 			if r.Status == StatusSuccess {
 				tp.Value, tp.HasValue = parsePerformance(r.Performance)

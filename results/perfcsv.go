@@ -286,11 +286,13 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 	}
 	set("benchctl_failed_nodes", listFailures(b.Failed, maxListedNodes))
 	set("benchctl_reason", shorten(row.Reason, 400))
-	if t := b.Telemetry; t != nil && t.Nodes > 0 {
+	if t := b.Telemetry; t.Complete() { // a part of the nodes' figures is never shown as the run's
 		set("energy_j", formatOpt(t.EnergyJ))
 		set("avg_power_w", formatOpt(t.AvgPowerW))
 		set("peak_power_w", formatOpt(t.PeakPowerW))
 		set("perf_per_watt", formatOpt(row.PerfPerWatt))
+	}
+	if t := b.Telemetry; t != nil && (t.ThrottleKnown || t.Throttled) {
 		set("throttled", strconv.FormatBool(t.Throttled))
 	}
 }

@@ -82,6 +82,9 @@ func newTelView(dir string, b *BenchmarkSummary) *telView {
 	if t.NodesWithout > 0 {
 		v.Unavailable = fmt.Sprintf("%s without telemetry: %s", plural(t.NodesWithout, "node", "nodes"), t.Unavailable)
 	}
+	if t.NodesMissing > 0 {
+		v.Unavailable = strings.TrimPrefix(v.Unavailable+"; ", "; ") + fmt.Sprintf("%s left no telemetry of this run (killed before its end?): the sums are of the others", plural(t.NodesMissing, "node", "nodes"))
+	}
 	v.Throttled = throttleNote(t)
 	nodes := slices.Clone(t.ThrottledNodes)
 	for _, n := range t.PerNode {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,6 +33,11 @@ type Telemetry struct {
 	Nodes        int    `json:"nodes"`
 	NodesWithout int    `json:"nodesWithout,omitempty"`
 	Unavailable  string `json:"unavailable,omitempty"`
+	// NodesMissing counts the nodes that ran it and left no summary (killed mid-run, or a
+	// benchctl from before telemetry). With NodesWithout or NodesMissing above 0 the sums
+	// below cover only some of the run's nodes: perf.csv leaves its energy, power and
+	// per-watt columns empty rather than print a part as the whole.
+	NodesMissing int `json:"nodesMissing,omitempty"`
 	// EnergyJ is the energy of every sampled GPU of every node over the run; AvgPowerW the
 	// sum of the nodes' average power (the job's draw); PeakPowerW the highest node's peak
 	// (a node's peak is the sum of its GPUs' peaks: a bound, the GPUs need not peak together).
@@ -43,6 +49,9 @@ type Telemetry struct {
 	// them (at most maxTelemetryNodes).
 	Throttled      bool            `json:"throttled"`
 	ThrottledNodes []NodeTelemetry `json:"throttledNodes"`
+	// ThrottleKnown is whether any node's GPUs said if a limit was active (sysfs hwmon
+	// cannot): without it, Throttled false means "unknown", and perf.csv's throttled is empty.
+	ThrottleKnown bool `json:"throttleKnown"`
 	// PerNode lists each node's figures (at most maxTelemetryNodes, by rank; none for a
 	// trial's run, whose totals are enough); NodesOmitted counts the rest.
 	PerNode      []NodeTelemetry `json:"perNode"`
@@ -64,6 +73,7 @@ type NodeTelemetry struct {
 	// limiting reason; Reasons every reason seen on any of them.
 	ThrottledPercent float64 `json:"throttledPercent"`
 	Throttled        bool    `json:"throttled"`
+	ThrottleKnown    bool    `json:"throttleKnown"` // a GPU said whether a limit was active
 	Reasons          string  `json:"reasons,omitempty"`
 	Series           string  `json:"series,omitempty"` // the node's series, relative to the job folder
 }
@@ -94,7 +104,9 @@ func readNodeTelemetry(fr *safefile.Reader, dir, name string, run string) (*node
 	}
 	var from []string
 	var reasons []string
+	energy, power, peak := true, true, true // every GPU has the figure: a node's sum is of all its GPUs, or none
 	for _, g := range s.GPUs {
+		energy, power, peak = energy && g.EnergyJ != nil, power && g.AvgPowerW != nil, peak && g.PeakPowerW != nil
 		nt.EnergyJ = addOpt(nt.EnergyJ, g.EnergyJ)
 		nt.AvgPowerW = addOpt(nt.AvgPowerW, g.AvgPowerW)
 		nt.PeakPowerW = addOpt(nt.PeakPowerW, g.PeakPowerW)
@@ -102,6 +114,7 @@ func readNodeTelemetry(fr *safefile.Reader, dir, name string, run string) (*node
 			nt.MaxTempC = g.MaxTempC
 		}
 		if g.ThrottleKnown > 0 {
+			nt.ThrottleKnown = true
 			nt.ThrottledPercent = max(nt.ThrottledPercent, 100*float64(g.Throttled)/float64(g.ThrottleKnown))
 		}
 		if g.EnergyFrom != "" && !slices.Contains(from, g.EnergyFrom) {
@@ -123,6 +136,15 @@ func readNodeTelemetry(fr *safefile.Reader, dir, name string, run string) (*node
 		v := round3(gfx / n)
 		nt.AvgGFXMHz = &v
 	}
+	if !energy {
+		nt.EnergyJ, from = nil, nil
+	}
+	if !power {
+		nt.AvgPowerW = nil
+	}
+	if !peak {
+		nt.PeakPowerW = nil
+	}
 	nt.EnergyFrom = strings.Join(from, ",")
 	nt.Reasons = strings.Join(reasons, "+")
 	nt.ThrottledPercent = round3(nt.ThrottledPercent)
@@ -143,12 +165,12 @@ func addOpt(sum, v *float64) *float64 {
 	return &x
 }
 
-func round3(v float64) float64 {
-	r := float64(int64(v*1000+0.5)) / 1000
-	if v < 0 {
-		r = -float64(int64(-v*1000+0.5)) / 1000
-	}
-	return r
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// Complete reports whether every node that ran the run left telemetry with GPUs: the sums
+// are then the run's, not a part of it.
+func (t *Telemetry) Complete() bool {
+	return t != nil && t.Nodes > 0 && t.NodesWithout == 0 && t.NodesMissing == 0
 }
 
 // telAgg sums a run's telemetry over its nodes.
@@ -168,6 +190,7 @@ func (ta *telAgg) add(rank int, host string, nt *nodeTel) {
 	}
 	ta.t.Nodes++
 	n := nt.NodeTelemetry
+	ta.t.ThrottleKnown = ta.t.ThrottleKnown || n.ThrottleKnown
 	n.Rank, n.Host = rank, host
 	ta.t.EnergyJ = addOpt(ta.t.EnergyJ, n.EnergyJ)
 	ta.t.AvgPowerW = addOpt(ta.t.AvgPowerW, n.AvgPowerW)
@@ -220,25 +243,32 @@ func byRank(a, b NodeTelemetry) int {
 	return cmp.Or(cmp.Compare(a.Rank, b.Rank), strings.Compare(a.Host, b.Host))
 }
 
-// perfPerWatt is performance per watt of the job's average draw for a row whose metric is
-// a throughput (higher is better, by the manifest's metrics rules or the name), else nil.
+// perfPerWatt is the row's performance per watt of the run's average draw, for a
+// throughput (higher is better, by the manifest's metrics rules or the name), when every
+// node that ran it has telemetry; else nil.
 func perfPerWatt(t *Telemetry, row RowSummary, rules []manifest.MetricRule) *float64 {
-	if t == nil || t.AvgPowerW == nil || *t.AvgPowerW <= 0 || row.Value == nil {
+	if !t.Complete() {
+		return nil
+	}
+	return perWatt(row.Value, row.Metric, t.AvgPowerW, rules)
+}
+
+// perWatt is value per watt for a throughput metric, else nil.
+func perWatt(value *float64, metric string, watts *float64, rules []manifest.MetricRule) *float64 {
+	if watts == nil || *watts <= 0 || value == nil {
 		return nil
 	}
 	d := AutoDirection
-	if r := manifest.RuleFor(rules, row.Metric); r != nil && r.Better != "" {
-		d = r.Better
-		if d == manifest.BetterLower {
+	if r := manifest.RuleFor(rules, metric); r != nil && r.Better != "" {
+		d = HigherIsBetter
+		if r.Better == manifest.BetterLower {
 			d = LowerIsBetter
-		} else {
-			d = HigherIsBetter
 		}
 	}
-	if direction(d, row.Metric) != HigherIsBetter {
+	if direction(d, metric) != HigherIsBetter {
 		return nil
 	}
-	v := *row.Value / *t.AvgPowerW
+	v := *value / *watts
 	return &v
 }
 
@@ -293,7 +323,7 @@ func trialTelemetry(er *ExperimentRow, rules []manifest.MetricRule) *TrialTeleme
 	tt.EnergyJ, tt.AvgPowerW = medianOf(energy), medianOf(power)
 	if er.Stats.Trials > 0 {
 		med := er.Stats.Median
-		tt.PerfPerWatt = perfPerWatt(&Telemetry{AvgPowerW: tt.AvgPowerW}, RowSummary{Metric: er.Metric, Value: &med}, rules)
+		tt.PerfPerWatt = perWatt(&med, er.Metric, tt.AvgPowerW, rules)
 	}
 	return &tt
 }
@@ -304,11 +334,7 @@ func medianOf(v []float64) *float64 {
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	m := s[len(s)/2]
-	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	m = round3(m)
+	m := round3(medianOfSorted(s))
 	return &m
 }
 

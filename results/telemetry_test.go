@@ -48,20 +48,20 @@ func TestCollectSumsTheNodesTelemetry(t *testing.T) {
 	d := telemetryJob(t, "samples_per_second",
 		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 3000, 300, 350, 0, ""), gpuStat(1, 3000, 300, 340, 2, "power")}},
 		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 2000, 200, 400, 6, "thermal+other"), gpuStat(1, 2000, 200, 210, 0, "")}},
-		nil)
+		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 0, 0, 0, 0, "")}})
 	s, err := Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tel := s.Benchmarks[0].Telemetry
-	if tel == nil || tel.Nodes != 2 || *tel.EnergyJ != 10000 || *tel.AvgPowerW != 1000 || *tel.PeakPowerW != 690 {
+	if tel == nil || tel.Nodes != 3 || *tel.EnergyJ != 10000 || *tel.AvgPowerW != 1000 || *tel.PeakPowerW != 690 || !tel.Complete() {
 		t.Fatalf("telemetry: %+v", tel)
 	}
 	if !tel.Throttled || len(tel.ThrottledNodes) != 1 || tel.ThrottledNodes[0].Rank != 1 || tel.ThrottledNodes[0].ThrottledPercent != 6 ||
 		tel.ThrottledNodes[0].Reasons != "thermal+other" {
 		t.Errorf("throttled: %+v", tel.ThrottledNodes)
 	}
-	if len(tel.PerNode) != 2 || tel.PerNode[0].Throttled || *tel.PerNode[0].EnergyJ != 6000 || tel.PerNode[0].Series != "nodes/0-h0/telemetry/train.jsonl" {
+	if len(tel.PerNode) != 3 || tel.PerNode[0].Throttled || *tel.PerNode[0].EnergyJ != 6000 || tel.PerNode[0].Series != "nodes/0-h0/telemetry/train.jsonl" {
 		t.Errorf("per node: %+v", tel.PerNode)
 	}
 	row := perfRows(t, s)[0]
@@ -82,12 +82,15 @@ func TestCollectSumsTheNodesTelemetry(t *testing.T) {
 }
 
 func TestPerfPerWattOnlyForThroughputs(t *testing.T) {
-	d := telemetryJob(t, "latency_ms", &jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 100, 100, 100, 0, "")}})
+	one := func() *jobdir.TelemetrySummary {
+		return &jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 100, 100, 100, 0, "")}}
+	}
+	d := telemetryJob(t, "latency_ms", one(), one(), one())
 	s, err := Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if row := perfRows(t, s)[0]; row["perf_per_watt"] != "" || row["avg_power_w"] != "100" || row["throttled"] != "false" {
+	if row := perfRows(t, s)[0]; row["perf_per_watt"] != "" || row["avg_power_w"] != "300" || row["throttled"] != "false" {
 		t.Errorf("a latency per watt means nothing: %v", row)
 	}
 }
@@ -251,5 +254,41 @@ func TestReportDrawsTimelines(t *testing.T) {
 	// The throttled node's timeline comes first.
 	if i, j := strings.Index(html, `data-node="1-h1"`), strings.Index(html, `data-node="0-h0"`); i < 0 || j < 0 || i > j {
 		t.Errorf("timeline order: 1-h1 at %d, 0-h0 at %d", i, j)
+	}
+}
+
+// A run's figures over some of its nodes are never printed as the run's: a node killed
+// before its summary (or one without GPUs) leaves perf.csv's energy, power and per-watt
+// columns empty, while summary.json keeps the part and says how many nodes it lacks.
+// A node whose GPUs cannot say whether they were limited (hwmon) leaves throttled empty.
+func TestPartialTelemetryIsNotTheRuns(t *testing.T) {
+	hwmon := func() *jobdir.TelemetrySummary {
+		g := gpuStat(0, 100, 100, 100, 0, "")
+		g.ThrottleKnown = 0
+		return &jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{g}}
+	}
+	d := telemetryJob(t, "samples_per_second", hwmon(), hwmon(), nil)
+	s, err := Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel := s.Benchmarks[0].Telemetry
+	if tel == nil || tel.Nodes != 2 || tel.NodesMissing != 1 || tel.Complete() || *tel.EnergyJ != 200 || tel.ThrottleKnown {
+		t.Fatalf("telemetry: %+v", tel)
+	}
+	row := perfRows(t, s)[0]
+	for _, c := range []string{"energy_j", "avg_power_w", "peak_power_w", "perf_per_watt", "throttled"} {
+		if row[c] != "" {
+			t.Errorf("%s = %q from 2 of 3 nodes, or without throttle status", c, row[c])
+		}
+	}
+	// A node of two GPUs, one without an energy counter or power: the node's sum would be
+	// one GPU's, so it has none.
+	g0, g1 := gpuStat(0, 100, 100, 100, 0, ""), gpuStat(1, 100, 100, 100, 0, "")
+	g1.EnergyJ, g1.AvgPowerW = nil, nil
+	d = telemetryJob(t, "samples_per_second", &jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{g0, g1}})
+	s, _ = Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
+	if n := s.Benchmarks[0].Telemetry.PerNode[0]; n.EnergyJ != nil || n.AvgPowerW != nil || n.PeakPowerW == nil {
+		t.Errorf("node of a GPU without energy: %+v", n)
 	}
 }
