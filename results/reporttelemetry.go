@@ -123,7 +123,7 @@ type bin struct {
 func readTimeline(dir string, n NodeTelemetry) timeline {
 	tl := timeline{Label: jobdir.NodeName(n.Rank, n.Host), Href: n.Series, Throttled: n.Throttled, W: timelineW, H: timelineH, Left: timelineLeft}
 	var rows []jobdir.TelemetryRow
-	_, err := jobdir.ReadTelemetrySeries(filepath.Join(dir, filepath.FromSlash(n.Series)), func(r jobdir.TelemetryRow) {
+	_, err := jobdir.ReadTelemetrySeries(dir, filepath.FromSlash(n.Series), func(r jobdir.TelemetryRow) {
 		if len(rows) < 4*jobdir.TelemetryLevelRows*64 { // bounded: 64 GPUs' worth of four levels
 			rows = append(rows, r)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -254,6 +255,21 @@ func TestReportDrawsTimelines(t *testing.T) {
 	// The throttled node's timeline comes first.
 	if i, j := strings.Index(html, `data-node="1-h1"`), strings.Index(html, `data-node="0-h0"`); i < 0 || j < 0 || i > j {
 		t.Errorf("timeline order: 1-h1 at %d, 0-h0 at %d", i, j)
+	}
+	// A telemetry folder that is a link out of the job folder is not read through.
+	elsewhere := t.TempDir()
+	seriesFile(t, jobdir.NodeDir{Path: elsewhere}, "train", 50, 999, 1000)
+	folder := filepath.Dir(d.Node(2, "h2").Telemetry("train"))
+	os.RemoveAll(folder)
+	if err := os.Symlink(filepath.Join(elsewhere, jobdir.TelemetryFolder), folder); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := WriteReport(&out, s); err != nil {
+		t.Fatal(err)
+	}
+	if html := out.String(); !strings.Contains(html, "2-h2: ") || strings.Contains(html, "999") {
+		t.Errorf("the linked series: %s", html[strings.Index(html, "GPU telemetry"):][:600])
 	}
 }
 

@@ -233,7 +233,7 @@ func TestSampleDuringARun(t *testing.T) {
 		t.Errorf("only this run's GPUs' notes, once: %+v", s.Unavailable)
 	}
 	rows := 0
-	h, err := jobdir.ReadTelemetrySeries(r.nd.Telemetry("b@1"), func(jobdir.TelemetryRow) { rows++ })
+	h, err := jobdir.ReadTelemetrySeries(r.nd.Path, jobdir.TelemetryRel("b@1"), func(jobdir.TelemetryRow) { rows++ })
 	if err != nil || h.Run != "b@1" || rows != 2*s.Samples {
 		t.Errorf("series: %+v, %d rows for %d samples, %v", h, rows, s.Samples, err)
 	}
