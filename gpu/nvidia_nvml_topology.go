@@ -41,7 +41,7 @@ func nvmlTopology(lib nvmlLibrary, inv *Inventory) {
 		}
 		if v, ret := callNVML(func() (string, nvml.Return) { return d.GetVbiosVersion() }); ret == nvml.SUCCESS && v != "" {
 			g.SMI.Firmware = append(g.SMI.Firmware, Firmware{Name: "VBIOS", Version: v})
-		} else if ret != nvml.ERROR_NOT_SUPPORTED {
+		} else if ret != nvml.ERROR_NOT_SUPPORTED && ret != nvml.SUCCESS {
 			g.SMI.Unavailable = append(g.SMI.Unavailable, "VBIOS version: "+ret.Error())
 		}
 		counts := map[int]int{}

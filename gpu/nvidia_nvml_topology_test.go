@@ -33,8 +33,11 @@ func TestNVMLVBIOSAndNVLinks(t *testing.T) {
 		dev.GetMaxClockInfoFunc = func(nvml.ClockType) (uint32, nvml.Return) { return 1980, nvml.SUCCESS }
 		dev.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.SUCCESS }
 		dev.GetVbiosVersionFunc = func() (string, nvml.Return) {
-			if i == 6 {
+			switch i {
+			case 6:
 				return "", nvml.ERROR_UNKNOWN
+			case 5:
+				return "", nvml.SUCCESS // an answer that says nothing: no firmware, no error
 			}
 			return fmt.Sprintf("96.00.74.00.%02d", i), nvml.SUCCESS
 		}
@@ -47,6 +50,9 @@ func TestNVMLVBIOSAndNVLinks(t *testing.T) {
 			}
 			if link == 19 {
 				return nvml.FEATURE_DISABLED, nvml.SUCCESS
+			}
+			if i == 2 && link == 5 { // a link in the middle that does not answer: the ones after it still count
+				return 0, nvml.ERROR_NOT_SUPPORTED
 			}
 			return nvml.FEATURE_ENABLED, nvml.SUCCESS
 		}
@@ -68,11 +74,17 @@ func TestNVMLVBIOSAndNVLinks(t *testing.T) {
 			if len(m.Firmware) != 0 || len(m.Unavailable) != 1 || m.Unavailable[0] != "VBIOS version: "+nvml.ERROR_UNKNOWN.Error() {
 				t.Errorf("GPU 6: %+v %q", m.Firmware, m.Unavailable)
 			}
+		case i == 5:
+			if len(m.Firmware) != 0 || len(m.Unavailable) != 0 {
+				t.Errorf("GPU 5: %+v %q", m.Firmware, m.Unavailable)
+			}
 		case len(m.Firmware) != 1 || m.Firmware[0] != (Firmware{Name: "VBIOS", Version: fmt.Sprintf("96.00.74.00.%02d", i)}):
 			t.Errorf("GPU %d firmware: %+v", i, m.Firmware)
 		}
 		want := fmt.Sprint([]Link{{Peer: -1, Type: "NVLink (switch)", Count: 19}})
 		switch i {
+		case 2:
+			want = fmt.Sprint([]Link{{Peer: -1, Type: "NVLink (switch)", Count: 18}})
 		case 0, 1:
 			want = fmt.Sprint([]Link{{Peer: -1, Type: "NVLink (switch)", Count: 18}, {Peer: 1 - i, Type: "NVLink", Count: 1}})
 		case 7:

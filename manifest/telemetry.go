@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"strings"
 	"time"
 )
 
@@ -45,7 +46,7 @@ func (t *TelemetrySpec) decodeNode(d *decoder, n *Node, fp string) {
 	switch {
 	case n.Kind == NullNode:
 		return
-	case n.Kind == ScalarNode && ((n.Tag == TagStr && n.Value == "off") || (n.Tag == TagBool && !boolValue(n.Value))):
+	case isOff(n):
 		t.Off, t.Set = true, true
 		return
 	case n.Kind != MapNode:
@@ -63,7 +64,7 @@ func (t *TelemetrySpec) decodeNode(d *decoder, n *Node, fp string) {
 			d.p.at(k.Line, kfp, "is not a field of telemetry (it has interval only): %s", telemetryHint)
 			continue
 		}
-		if v.Kind == ScalarNode && ((v.Tag == TagStr && v.Value == "off") || (v.Tag == TagBool && !boolValue(v.Value))) {
+		if isOff(v) {
 			t.Off = true
 			continue
 		}
@@ -81,12 +82,9 @@ func (t *TelemetrySpec) decodeNode(d *decoder, n *Node, fp string) {
 	}
 }
 
-func boolValue(s string) bool {
-	switch s {
-	case "true", "True", "TRUE", "yes", "on":
-		return true
-	}
-	return false
+// isOff reports whether n says off: the word, or false.
+func isOff(n *Node) bool {
+	return n.Kind == ScalarNode && ((n.Tag == TagStr && n.Value == "off") || (n.Tag == TagBool && !strings.EqualFold(n.Value, "true")))
 }
 
 func (s TelemetrySpec) resolve() Telemetry {

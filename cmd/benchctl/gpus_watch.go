@@ -47,7 +47,8 @@ func gpusWatch(ctx context.Context, io streams, inv gpu.Inventory, open openSamp
 	tick := time.NewTicker(opts.interval)
 	defer tick.Stop()
 	for {
-		sctx, cancel := context.WithTimeout(ctx, opts.interval)
+		// As the runner's sampling: a slow round at 100 ms is not every GPU's failure.
+		sctx, cancel := context.WithTimeout(ctx, max(opts.interval, time.Second))
 		rs := smp.Sample(sctx)
 		cancel()
 		if ctx.Err() != nil {
