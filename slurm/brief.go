@@ -1,7 +1,9 @@
 package slurm
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/benchctl/benchctl/internal/textsafe"
@@ -16,7 +18,8 @@ var briefPrefix = regexp.MustCompile(`^(exit status \d+: |[A-Za-z_]+: )?([A-Za-z
 // JobState.Detail) without exit statuses and "error:" prefixes, commands that said the same
 // named together: "squeue, scontrol: Unable to contact slurm controller (connect failure);
 // sacct: Problem talking to the database: Connection timed out". Control characters are
-// escaped, and each message is cut to 200 characters.
+// escaped, each message is cut to 200 characters, and after maxBriefMessages distinct
+// messages the rest are counted ("and 9,995 more messages").
 func Brief(err error, details ...string) string {
 	var lines []string
 	if err != nil {
@@ -48,11 +51,15 @@ func Brief(err error, details ...string) string {
 		if _, seen := who[msg]; !seen {
 			order = append(order, msg)
 		}
-		if cmd != "" && !contains(who[msg], cmd) {
+		if cmd != "" && !slices.Contains(who[msg], cmd) {
 			who[msg] = append(who[msg], cmd)
 		} else if who[msg] == nil {
 			who[msg] = []string{}
 		}
+	}
+	more := 0
+	if len(order) > maxBriefMessages {
+		order, more = order[:maxBriefMessages], len(order)-maxBriefMessages
 	}
 	parts := make([]string, len(order))
 	for i, msg := range order {
@@ -61,14 +68,11 @@ func Brief(err error, details ...string) string {
 			parts[i] = strings.Join(who[msg], ", ") + ": " + msg
 		}
 	}
+	if more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more messages", more))
+	}
 	return strings.Join(parts, "; ")
 }
 
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
+// maxBriefMessages bounds the distinct messages Brief names.
+const maxBriefMessages = 5

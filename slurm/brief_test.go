@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -20,5 +21,17 @@ func TestBrief(t *testing.T) {
 	}
 	if Brief(nil) != "" {
 		t.Error("nil")
+	}
+}
+
+// Ten thousand distinct lines are five messages and a count, not a line of a megabyte.
+func TestBriefIsBounded(t *testing.T) {
+	var lines []string
+	for i := range 10000 {
+		lines = append(lines, fmt.Sprintf("squeue: error %d", i))
+	}
+	got := Brief(nil, lines...)
+	if !strings.HasSuffix(got, "; and 9995 more messages") || strings.Count(got, ";") != 5 || len(got) > 2000 {
+		t.Errorf("%d bytes: %.300s", len(got), got)
 	}
 }

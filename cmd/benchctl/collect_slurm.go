@@ -38,7 +38,7 @@ func (c collectScheduler) JobState(ctx context.Context, id string) (jobdir.Sched
 		slog.Warn("Slurm did not answer about job " + id + " (" + slurm.Brief(err, detail...) + "): collect went on from the job folder; --no-slurm does not ask")
 		return jobdir.SchedulerState{}, nil
 	case unsure != nil:
-		slog.Warn(accountingNote(*unsure, id), "sacct", unsure.Detail)
+		slog.Warn(accountingNote(*unsure, id) + " (" + slurm.Brief(nil, unsure.Detail) + ")")
 	}
 	return st, nil
 }

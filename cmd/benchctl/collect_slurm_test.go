@@ -46,7 +46,7 @@ func TestCollectAsksSacct(t *testing.T) {
 		{name: "sacct says it still runs", sacctOut: "RUNNING\n", code: exitFailure,
 			stderr: []string{"job 600 (attempt 0) is still running: Slurm says RUNNING"}},
 		{name: "accounting off", sacctErr: "Slurm accounting storage is disabled", code: exitFailure,
-			stderr: []string{`sacct="sacct: Slurm accounting storage is disabled"`, "1 node has not finished (1-s2)"}, once: off},
+			stderr: []string{`(sacct: Slurm accounting storage is disabled)"`, "1 node has not finished (1-s2)"}, once: off},
 		{name: "slurmdbd down", sacctErr: "sacct: error: Problem talking to the database: Connection refused", code: exitFailure,
 			once: "Slurm accounting does not answer: cannot tell whether job 600 ended; nodes still saying running are reported as running"},
 		{name: "sacct garbage", sacctOut: "<html>\n", code: exitFailure,

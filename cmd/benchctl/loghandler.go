@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/benchctl/benchctl/internal/textsafe"
+
 	"bytes"
 	"context"
 	"io"
@@ -50,7 +52,7 @@ func (h *compactHandler) Handle(ctx context.Context, r slog.Record) error {
 	level := r.Level.String()
 	line.WriteString(level)
 	line.WriteString(strings.Repeat(" ", max(1, 6-len(level))))
-	line.WriteString(r.Message)
+	line.WriteString(textsafe.Line(r.Message)) // a message can quote a Dockerfile, a catalog, an error: data, not terminal codes
 	if attrs := strings.TrimSpace(h.buf.String()); attrs != "" {
 		line.WriteString(" " + attrs)
 	}
