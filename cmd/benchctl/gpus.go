@@ -72,7 +72,7 @@ and so does a --source that cannot answer (the AMD SMI library not there: it say
 -o json prints the whole inventory (the host, driver, CUDA/ROCm version, device files, NUMA
 node, and what the management library says under smi); --json, its old spelling, still
 works with a warning until the next release. When several nodes print at once (srun -N 4:
-SLURM_NTASKS or SLURM_STEP_NUM_TASKS above 1), -o json prints one compact JSON line per
+SLURM_STEP_NUM_TASKS above 1, or SLURM_NTASKS inside a step), -o json prints one compact JSON line per
 node (JSON lines), --watch's JSON lines each start with "host", and the table's first line
 starts with the host.
 

@@ -17,6 +17,7 @@ func TestGpusNamesTheHost(t *testing.T) {
 	host, _ := os.Hostname()
 	t.Setenv("SLURM_NTASKS", "")
 	t.Setenv("SLURM_STEP_NUM_TASKS", "")
+	t.Setenv("SLURM_STEP_ID", "")
 	mi300x := []string{"--vendor", "amd", "--sysfs-root", gpuFixtures + "mi300x"}
 	out, _, err := runGpus(t, nil, append(mi300x, "-o", "json")...)
 	if err != nil || !strings.HasPrefix(out, "{\n  \"host\": "+jsonString(host)+",\n  \"vendor\": \"amd\",\n") {
@@ -26,6 +27,12 @@ func TestGpusNamesTheHost(t *testing.T) {
 	if !strings.HasPrefix(out, "8 AMD GPUs (source sysfs)\n") {
 		t.Errorf("one node's table:\n%s", out)
 	}
+	// The batch script of a 4-task job is one process: indented.
+	t.Setenv("SLURM_NTASKS", "4")
+	if out, _, _ = runGpus(t, nil, append(mi300x, "-o", "json")...); !strings.HasPrefix(out, "{\n  \"host\"") {
+		t.Errorf("SLURM_NTASKS=4 outside a step:\n%.100s", out)
+	}
+	t.Setenv("SLURM_STEP_ID", "0") // inside the step, SLURM_NTASKS says how many print
 	for _, v := range []string{"SLURM_NTASKS", "SLURM_STEP_NUM_TASKS"} {
 		t.Setenv(v, "4")
 		out, _, err = runGpus(t, nil, append(mi300x, "-o", "json")...)

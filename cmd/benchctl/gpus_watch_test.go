@@ -122,11 +122,11 @@ func TestGpusWatchJSONLines(t *testing.T) {
 		}
 	}
 	// Several nodes printing at once (srun -N 4): each line names its host.
-	t.Setenv("SLURM_NTASKS", "4")
+	t.Setenv("SLURM_STEP_NUM_TASKS", "4")
 	if out, _, _, _ := runWatch(t, false, "--watch", "100ms"); !strings.HasPrefix(out, `{"host":"gpu-01","time":"2026-11-26T10:00:01Z","gpus":[`) || strings.Count(out, `{"host":"gpu-01","time":`) != 2 {
-		t.Errorf("SLURM_NTASKS=4: %q", out)
+		t.Errorf("SLURM_STEP_NUM_TASKS=4: %q", out)
 	}
-	t.Setenv("SLURM_NTASKS", "")
+	t.Setenv("SLURM_STEP_NUM_TASKS", "")
 	// On a terminal, -o json is JSON lines too.
 	if out, _, _, _ := runWatch(t, true, "--watch", "100ms", "-o", "json"); !strings.HasPrefix(out, `{"time":`) {
 		t.Errorf("-o json on a terminal: %q", out)
