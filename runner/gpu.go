@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -15,7 +16,13 @@ import (
 )
 
 // GPUError is a GPU request this node cannot satisfy (invalid input for this node).
-type GPUError struct{ Msg string }
+type GPUError struct {
+	Msg string
+	// Absent: the node has none of the manifest's GPUs (none found, or the vendor's library
+	// is missing), as on a login node; else the node has GPUs and the request does not fit
+	// them (too many asked, a visibility variable naming others).
+	Absent bool
+}
 
 func (e *GPUError) Error() string      { return e.Msg }
 func (e *GPUError) InvalidInput() bool { return true }
@@ -40,14 +47,14 @@ func selectGPUs(g manifest.GPU, lookup func(string) (string, bool), opts gpu.Opt
 	opts.Vendor = g.Vendor
 	inv, err := gpu.Detect(context.Background(), opts)
 	if err != nil {
-		return GPUAccess{}, &GPUError{Msg: "gpu.vendor " + g.Vendor + ": " + err.Error()}
+		return GPUAccess{}, &GPUError{Msg: "gpu.vendor " + g.Vendor + ": " + err.Error(), Absent: errors.Is(err, gpu.ErrNotFound)}
 	}
 	acc := GPUAccess{Vendor: inv.Vendor, System: inv.GPUs}
 	if inv.Vendor == gpu.VendorNone {
 		if g.Count > 0 {
 			// "all" of none is fine (a CPU benchmark); a number of GPUs that are not there is not.
 			return acc, &GPUError{Msg: fmt.Sprintf("gpu.count asks for %d GPUs per node but this node has none (gpu.vendor %s found no AMD or NVIDIA GPU); "+
-				"run on GPU nodes, or set gpu.count: all or gpu.vendor: none to run without GPUs", int(g.Count), g.Vendor)}
+				"run on GPU nodes, or set gpu.count: all or gpu.vendor: none to run without GPUs", int(g.Count), g.Vendor), Absent: true}
 		}
 		return acc, nil
 	}

@@ -80,8 +80,9 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	gpus, err := SelectGPUs(o.Manifest.GPU, o.Lookup, o.SysfsRoot)
 	var gerr *GPUError
 	switch {
-	case errors.As(err, &gerr):
-		// A login node plans for the GPU nodes: the GPUs the manifest asks for, said once.
+	case errors.As(err, &gerr) && gerr.Absent:
+		// A login node plans for the GPU nodes: the GPUs the manifest asks for, said once. A
+		// node that has GPUs the request does not fit is refused as the run would refuse it.
 		var warn string
 		g := o.Manifest.GPU
 		if gpus.Vendor == gpu.VendorAMD || gpus.Vendor == gpu.VendorNVIDIA {

@@ -106,3 +106,15 @@ func planLines(plan string) string {
 	}
 	return strings.Join(keep, "\n")
 }
+
+// A node that has GPUs the request does not fit (16 asked of 8) is no login node: its dry
+// run refuses as its run would, exit 4.
+func TestDryRunOnAGPUNodeThatCannotFit(t *testing.T) {
+	dir := t.TempDir()
+	m := filepath.Join(dir, "m.yaml")
+	os.WriteFile(m, []byte("name: x\nimage: {ref: busybox}\ngpu: {vendor: amd, count: 16}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
+	code, out, errs := run(t, "run", "-m", m, "--shared-dir", t.TempDir(), "--sysfs-root", gpuFixtures+"mi300x", "--dry-run")
+	if code != exitInvalid || out != "" || !strings.Contains(errs, "16") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
