@@ -20,28 +20,42 @@ ran=()
 show() {
   local line="benchctl"
   local a
-  for a in "$@"; do line+=" $a"; done
+  for a in "$@"; do line+=" $(printf '%q' "$a")"; done
   echo "\$ $line" >&2
   ran+=("$line")
   "$BIN" "$@"
 }
 
+# trusted says whether path is owned by this user or root and writable by nobody else: the
+# testbed's env file is sourced (run as code), so one a stranger planted must not be.
+trusted() {
+  local owner mode
+  read -r owner mode < <(stat -c '%u %a' "$1") || return 1
+  { [ "$owner" = "$(id -u)" ] || [ "$owner" = 0 ]; } && [ $((8#$mode & 8#022)) = 0 ]
+}
+
 testbed_answers() {
-  [ -f "$TB_DIR/testbed.env" ] || return 1
+  [ -f "$TB_DIR/testbed.env" ] && [ ! -L "$TB_DIR/testbed.env" ] || return 1
+  if ! trusted "$TB_DIR" || ! trusted "$TB_DIR/testbed.env"; then
+    echo "demo: $TB_DIR/testbed.env is not this user's or root's alone (owner, or writable by others): not used" >&2
+    return 1
+  fi
   # shellcheck disable=SC1091
   . "$TB_DIR/testbed.env"
   command -v sinfo >/dev/null && SLURM_CONF="$SLURM_CONF" timeout 10 sinfo -h >/dev/null 2>&1
 }
 
-if ! testbed_answers; then
-  if [ "$(id -u)" = 0 ] && [ -x tests/testbed/up.sh ]; then
-    echo "demo: no testbed answers; starting one (tests/testbed/up.sh: Slurm and a Docker Engine per node)" >&2
-    tests/testbed/up.sh --dir "$TB_DIR"
-    testbed_answers || { echo "demo: the testbed did not come up; see $TB_DIR/log" >&2; exit 1; }
-  fi
+slurm=no
+if testbed_answers; then
+  slurm=yes
+elif [ "$(id -u)" = 0 ] && [ -x tests/testbed/up.sh ]; then
+  echo "demo: no testbed answers; starting one (tests/testbed/up.sh: Slurm and a Docker Engine per node)" >&2
+  tests/testbed/up.sh --dir "$TB_DIR"
+  testbed_answers || { echo "demo: the testbed did not come up; see $TB_DIR/log" >&2; exit 1; }
+  slurm=yes
 fi
 
-if [ -n "${SLURM_CONF:-}" ] && [ -f "${SLURM_CONF}" ]; then
+if [ "$slurm" = yes ]; then
   export SLURM_CONF
   # The "login node" talks to n1's engine; each Slurm task gets its own node's (TaskProlog).
   export DOCKER_HOST="${BENCHCTL_TESTBED_SOCKETS%%,*}"
@@ -57,11 +71,11 @@ if [ -n "${SLURM_CONF:-}" ] && [ -f "${SLURM_CONF}" ]; then
   cat "$out"
   job="$(head -n 1 "$out")"
   echo
-  show jobs --limit 1 || code=${code:-$?}
+  show jobs --limit 1 || { rc=$?; [ "$code" != 0 ] || code=$rc; }
   echo
   echo "the report: $BENCHCTL_SHARED_DIR/jobs/$job/report.html (perf.csv and summary.json beside it)"
   echo "to repeat by hand (source $TB_DIR/testbed.env first, as this demo did):"
-  echo "  export BENCHCTL_SHARED_DIR=$BENCHCTL_SHARED_DIR DOCKER_HOST=$DOCKER_HOST"
+  echo "  export BENCHCTL_SHARED_DIR=$(printf '%q' "$BENCHCTL_SHARED_DIR") DOCKER_HOST=$(printf '%q' "$DOCKER_HOST")"
   for c in "${ran[@]}"; do echo "  $c"; done
   exit "$code"
 fi
@@ -81,5 +95,5 @@ show collect "$BENCHCTL_JOB_ID"
 echo
 echo "the report: $BENCHCTL_SHARED_DIR/jobs/$BENCHCTL_JOB_ID/report.html (perf.csv and summary.json beside it)"
 echo "to repeat by hand:"
-echo "  export BENCHCTL_SHARED_DIR=$BENCHCTL_SHARED_DIR BENCHCTL_JOB_ID=$BENCHCTL_JOB_ID"
+echo "  export BENCHCTL_SHARED_DIR=$(printf '%q' "$BENCHCTL_SHARED_DIR") BENCHCTL_JOB_ID=$(printf '%q' "$BENCHCTL_JOB_ID")"
 for c in "${ran[@]}"; do echo "  $c"; done
