@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -62,8 +63,10 @@ func CheckCopySources(in BuildInput) error {
 
 // MissingSources lists the COPY and ADD sources of the build's Dockerfile that the context
 // lacks. Only what can be told without building is checked: sources without --from, not
-// URLs, not heredocs, without ${VAR} references; a glob must match something. Stages after
-// the build's target are not looked at. An unreadable Dockerfile is left to the builder.
+// URLs, not heredocs, without ${VAR} references; a glob must match something. Only the
+// stages the build runs are looked at: the target (else the last stage) and those it needs
+// through FROM and COPY --from, as BuildKit builds them. An unreadable Dockerfile is left
+// to the builder.
 func MissingSources(in BuildInput) ([]MissingSource, error) {
 	data, err := safefile.ReadFile(in.Dockerfile, maxDockerfile)
 	if err != nil {
@@ -73,28 +76,111 @@ func MissingSources(in BuildInput) ([]MissingSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	var missing []MissingSource
-	stage, started := "", false
+	// Each stage's missing sources and the stages it needs (its FROM, its COPY --from); only
+	// the stages the target (else the last stage) needs are built, so only theirs count.
+	type stageInfo struct {
+		name    string
+		needs   []string
+		missing []MissingSource
+	}
+	var stages []*stageInfo
 	for _, ins := range dockerfileInstructions(string(data)) {
 		switch ins.cmd {
 		case "FROM":
-			if in.Target != "" && started && strings.EqualFold(stage, in.Target) {
-				return missing, nil // the stages after the target are not built
+			st := &stageInfo{name: strings.ToLower(ins.stage)}
+			if f := fromWords(ins.args); len(f) > 0 {
+				st.needs = append(st.needs, strings.ToLower(f[0]))
 			}
-			stage, started = ins.stage, true
+			stages = append(stages, st)
 		case "COPY", "ADD":
+			if len(stages) == 0 {
+				continue
+			}
+			st := stages[len(stages)-1]
+			if from := copyFrom(ins.args); from != "" {
+				st.needs = append(st.needs, strings.ToLower(from))
+				continue
+			}
 			srcs, ok := copySources(ins.args)
 			if !ok {
 				continue
 			}
-			for _, s := range srcs {
-				if why := sourceMissing(in.Context, s, ins.cmd == "ADD", rules); why != "" {
-					missing = append(missing, MissingSource{Dockerfile: in.Dockerfile, Line: ins.line, Source: s, Why: why})
+			for _, src := range srcs {
+				if why := sourceMissing(in.Context, src, ins.cmd == "ADD", rules); why != "" {
+					st.missing = append(st.missing, MissingSource{Dockerfile: in.Dockerfile, Line: ins.line, Source: src, Why: why})
 				}
 			}
 		}
 	}
+	if len(stages) == 0 {
+		return nil, nil
+	}
+	// The stage a name means: an earlier stage's name or index ("0"), else an image.
+	lookup := func(name string, before int) int {
+		for i := before - 1; i >= 0; i-- {
+			if stages[i].name != "" && stages[i].name == name {
+				return i
+			}
+		}
+		if n, err := strconv.Atoi(name); err == nil && n >= 0 && n < before {
+			return n
+		}
+		return -1
+	}
+	target := len(stages) - 1
+	if in.Target != "" {
+		if t := lookup(strings.ToLower(in.Target), len(stages)); t >= 0 {
+			target = t
+		}
+	}
+	built := make([]bool, len(stages))
+	var walk func(i int)
+	walk = func(i int) {
+		if built[i] {
+			return
+		}
+		built[i] = true
+		for _, n := range stages[i].needs {
+			if d := lookup(n, i); d >= 0 {
+				walk(d)
+			}
+		}
+	}
+	walk(target)
+	var missing []MissingSource
+	for i, st := range stages {
+		if built[i] {
+			missing = append(missing, st.missing...)
+		}
+	}
 	return missing, nil
+}
+
+// fromWords are a FROM's words after its flags (--platform=...): the base, then AS name.
+func fromWords(args string) []string {
+	f := strings.Fields(args)
+	for len(f) > 0 && strings.HasPrefix(f[0], "--") {
+		f = f[1:]
+	}
+	return f
+}
+
+// copyFrom is a COPY's --from value ("" without one).
+func copyFrom(args string) string {
+	rest := args
+	for strings.HasPrefix(rest, "--") {
+		flag, after, _ := strings.Cut(rest, " ")
+		after = strings.TrimSpace(after)
+		if v, ok := strings.CutPrefix(flag, "--from="); ok {
+			return v
+		}
+		if flag == "--from" { // --from NAME
+			v, _, _ := strings.Cut(after, " ")
+			return v
+		}
+		rest = after
+	}
+	return ""
 }
 
 // instruction is one Dockerfile instruction, continuation lines joined.

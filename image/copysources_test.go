@@ -56,6 +56,10 @@ func TestMissingSources(t *testing.T) {
 		{"ignored", "FROM scratch\nCOPY bin/app /app\n", []string{"bin/app", ".dockerignore"}, "", nil}, // .dockerignore "x": not this file
 		{"stages after the target", "FROM scratch AS run\nCOPY a /a\nFROM scratch AS extra\nCOPY b /b\n", []string{"a"}, "run", nil},
 		{"the target's own stage", "FROM scratch AS run\nCOPY b /b\n", nil, "run", []string{"2 b not in"}},
+		{"an earlier stage nothing needs is not built", "FROM scratch AS dev\nCOPY devtools /d\nFROM scratch\nCOPY a /a\n", []string{"a"}, "", nil},
+		{"a stage the last one copies from is built", "FROM scratch AS bin\nCOPY missing /m\nFROM scratch AS unused\nCOPY other /o\nFROM scratch\nCOPY --from=bin /m /m\n", nil, "", []string{"2 missing not in"}},
+		{"a stage the target is built on", "FROM scratch AS base\nCOPY b /b\nFROM base AS run\nFROM scratch AS extra\nCOPY c /c\n", nil, "run", []string{"2 b not in"}},
+		{"--from by index and with a space", "FROM scratch\nCOPY zero /z\nFROM scratch\nCOPY one /o\nFROM scratch\nCOPY --from 0 /z /z\n", nil, "", []string{"2 zero not in"}},
 		{"a 6,000-character source", "FROM scratch\nCOPY " + long + " /x\n", nil, "", []string{"2 " + long + " not in"}},
 		{"no sources", "FROM scratch\nCOPY\nCOPY onlyone\nADD\n", nil, "", nil},
 	} {
