@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/atomicfile"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
@@ -78,6 +79,11 @@ func launcherEnv(name string, c launch) (map[string]string, error) {
 			return nil, &LauncherError{Msg: fmt.Sprintf("deepspeed on %d nodes needs their host names for its hostfile, and this job knows %d: "+
 				"run under Slurm (srun sets SLURM_JOB_NODELIST)", c.nnodes, len(c.hosts))}
 		}
+		for _, h := range c.hosts {
+			if !validHost(h) { // a hostfile line is "NAME slots=N": a blank or newline would make others
+				return nil, &LauncherError{Msg: fmt.Sprintf("deepspeed: the job's host %q is no host name or address, so it cannot be a hostfile line", h)}
+			}
+		}
 		return map[string]string{"MAD_MULTI_NODE_RUNNER": fmt.Sprintf("deepspeed --hostfile=%s --master_addr=%s --master_port=%d",
 			DeepSpeedHostfile, c.addr, c.port)}, nil
 	case manifest.LauncherVLLM:
@@ -131,8 +137,15 @@ func sglangDisagg(c launch) (map[string]string, error) {
 	for i, h := range c.hosts {
 		ips[i] = h
 		if c.lookup != nil {
-			if a, err := c.lookup(h); err == nil && len(a) > 0 {
-				ips[i] = a[0]
+			// A node's own name resolves to 127.0.1.1 in Debian's /etc/hosts: a loopback
+			// address means another machine on each node, so the name stands instead.
+			if a, err := c.lookup(h); err == nil {
+				for _, ip := range a {
+					if p := net.ParseIP(ip); p != nil && !p.IsLoopback() {
+						ips[i] = ip
+						break
+					}
+				}
 			}
 		}
 	}
@@ -226,13 +239,5 @@ func writeDeepSpeedHostfile(nf *jobdir.NodeFolder, name string, data []byte) err
 		return err
 	}
 	defer d.Close()
-	f, err := safefile.CreateAt(d, path.Base(DeepSpeedHostfile), 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.WriteFileAt(d, path.Base(DeepSpeedHostfile), data, 0o644)
 }

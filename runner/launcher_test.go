@@ -132,8 +132,10 @@ func TestLauncherHostileValues(t *testing.T) {
 			t.Errorf("runner %q", e.Value)
 		}
 	}
-	if hf := string(deepSpeedHostfile(b, n, amdNode(8))); hf != "a b slots=8\nc;d slots=8\n" {
-		t.Errorf("hostfile %q", hf)
+	// Hosts that are no host names cannot be hostfile lines: the job is refused before any
+	// container starts.
+	if _, err := launcherEnv(b.Launcher, launchOf(b, n, amdNode(8))); err == nil || !strings.Contains(err.Error(), `"a b" is no host name`) {
+		t.Errorf("deepspeed with host \"a b\": %v", err)
 	}
 }
 
@@ -201,10 +203,33 @@ func TestWriteDeepSpeedHostfile(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "victim")
 	os.WriteFile(target, []byte("keep"), 0o644)
 	os.Symlink(target, filepath.Join(dir, "deepspeed_hostfile"))
-	if err := writeDeepSpeedHostfile(nf, "ds", []byte("x")); err == nil {
-		t.Error("wrote through a link")
+	// Written anew (a temp file renamed over the name): the link is replaced, never followed.
+	if err := writeDeepSpeedHostfile(nf, "ds", []byte("x")); err != nil {
+		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(target); string(b) != "keep" {
-		t.Errorf("victim now %q", b)
+		t.Errorf("wrote through the link: victim now %q", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "deepspeed_hostfile")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the hostfile is not a regular file of its own: %v %v", fi, err)
+	}
+}
+
+// SGLANG_NODE_IPS never holds a loopback address (a node's own name is 127.0.1.1 in Debian's
+// /etc/hosts, which is another machine on every node): the next address, else the name.
+func TestSGLangNodeIPsLeaveLoopbackOut(t *testing.T) {
+	c := launch{nnodes: 3, rank: 0, nproc: 8, port: 29500, addr: "a", hosts: []string{"a", "b", "c"},
+		lookup: func(h string) ([]string, error) {
+			switch h {
+			case "a":
+				return []string{"127.0.1.1", "10.0.0.1"}, nil
+			case "b":
+				return []string{"::1", "127.0.0.1"}, nil
+			}
+			return []string{"10.0.0.3"}, nil
+		}}
+	env, err := launcherEnv(manifest.LauncherSGLangDisagg, c)
+	if err != nil || env["SGLANG_NODE_IPS"] != "10.0.0.1,b,10.0.0.3" {
+		t.Errorf("SGLANG_NODE_IPS %q, %v", env["SGLANG_NODE_IPS"], err)
 	}
 }
