@@ -37,7 +37,7 @@ var contextHints = map[string]string{
 	"timeout_multiplier": `each model's timeout is its models.json "timeout" (seconds; default 2h): set it there`,
 	"slurm":              "use `benchctl submit` flags (--nodes, --partition, --account, --qos, --time, --gpus-per-node, --exclusive, --sbatch-arg), or slurm: in a manifest",
 	"multi_node_args":    "benchctl sets MAD_MULTI_NODE_RUNNER, NODE_RANK, NNODES, MASTER_ADDR and MASTER_PORT itself: run `srun --ntasks-per-node=1 benchctl run ...` in an allocation, or `benchctl submit --nodes N`",
-	"distributed":        "benchctl sets MAD_MULTI_NODE_RUNNER, NODE_RANK, NNODES, MASTER_ADDR and MASTER_PORT itself: run `srun --ntasks-per-node=1 benchctl run ...` in an allocation, or `benchctl submit --nodes N`",
+	"distributed":        "name the launcher in the model's models.json entry (\"distributed\": {\"launcher\": \"deepspeed\"}) or a manifest's launcher: field; benchctl builds MAD_MULTI_NODE_RUNNER and the launcher's variables from the job's nodes",
 	"tools":              "benchctl runs each model's script as it is, without wrappers: put profiling in the model's script",
 	"pre_scripts":        "benchctl runs no scripts around a model's: put set-up steps in the model's script",
 	"post_scripts":       "benchctl runs no scripts around a model's: put clean-up steps in the model's script",

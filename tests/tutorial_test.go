@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -95,7 +96,9 @@ func TestTutorial(t *testing.T) {
 		if prog == "benchctl" {
 			prog = filepath.Join(bin, "benchctl") // exec looks words up in this process's PATH
 		}
-		cmd := exec.Command(prog, words[1:]...)
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // a stuck submit --wait fails the step, not the whole go test
+		defer cancel()
+		cmd := exec.CommandContext(ctx, prog, words[1:]...)
 		cmd.Dir, cmd.Env = home, append(append([]string(nil), env...), vars...)
 		out, code := onTerminal(t, cmd)
 		out = strings.ReplaceAll(strings.ReplaceAll(out, home, tutorialHome), shared, tutorialShared)
