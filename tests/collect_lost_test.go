@@ -77,7 +77,7 @@ func TestCollectLostNodeViaSacct(t *testing.T) {
 	env := append(tb.Env(), "SLURM_CONF="+noAcct)
 	code, stdout, stderr := benchctlRun(t, env, "collect", id, "--shared-dir", shared)
 	note := "Slurm accounting is off: cannot tell whether job " + id + " ended; nodes still saying running are reported as running"
-	if code != 1 || strings.Count(stderr, note) != 1 || !strings.Contains(stderr, `sacct="sacct: Slurm accounting storage is disabled"`) ||
+	if code != 1 || strings.Count(stderr, note) != 1 || !strings.Contains(stderr, `(sacct: Slurm accounting storage is disabled)`) ||
 		!strings.Contains(stderr, "is still running: 1 node has not finished ("+lostNode+")") {
 		t.Fatalf("without accounting: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
