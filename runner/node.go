@@ -37,11 +37,19 @@ func (e *ContextError) InvalidInput() bool { return true }
 // portBase derives a job's port range start from its id: jobs sharing a node get
 // different ranges of 20. The benchmark gets base (MASTER_PORT), the barrier
 // base+1..base+8, the image stream (distribution: stream) base+10..base+17.
+// Every range lies in 20000-32599, below Linux's ephemeral ports (32768-60999 by
+// default): an outgoing connection's local port on the node can then not take the
+// port the benchmark's rank 0 must listen on.
 func portBase(job string) int {
 	h := fnv.New32a()
 	h.Write([]byte(job))
-	return 20000 + int(h.Sum32()%2000)*20
+	return portRangeLow + int(h.Sum32()%portRanges)*20
 }
+
+const (
+	portRangeLow = 20000
+	portRanges   = 630 // 20000 + 629·20 + 17 = 32597
+)
 
 // StreamPorts is the image stream's port range for this node's job.
 func (n Node) StreamPorts() []int {

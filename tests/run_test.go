@@ -62,7 +62,27 @@ func runJobWith(t *testing.T, tb *testbed.Testbed, manifest, shared string, wait
 	if id == "" {
 		t.Fatalf("sbatch gave no job id: %v\n%s", err, data)
 	}
+	if err != nil && wait {
+		logBenchmarkLogs(t, shared, id)
+	}
 	return id, string(data), err
+}
+
+// logBenchmarkLogs logs the end of every benchmark log of a failed job, so that a
+// benchmark's own complaint is in the test's output.
+func logBenchmarkLogs(t *testing.T, shared, id string) {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(jobdir.Layout{Shared: shared}.Job(id, 0).Nodes(), "*", jobdir.LogName("*")))
+	for _, p := range logs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if len(data) > 4096 {
+			data = data[len(data)-4096:]
+		}
+		t.Logf("%s (its end):\n%s", p, data)
+	}
 }
 
 func readStatus(t *testing.T, shared, job, nodeDir string) runner.Status {
