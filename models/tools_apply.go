@@ -36,7 +36,7 @@ func ToolSources(m *manifest.Manifest, file string) []string {
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(dir, c)
 		}
-		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+		if st, err := os.Stat(c); (err == nil && !st.IsDir()) || (err != nil && strings.HasSuffix(c, ".json")) {
 			c = filepath.Dir(c)
 		}
 		add(filepath.Join(c, filepath.FromSlash(ToolsJSON)))

@@ -190,3 +190,35 @@ func scriptWords(s manifest.ToolScript) string {
 	}
 	return strings.Join(words, " ")
 }
+
+// PlanTools describes each tool for the dry run, in the order given: where it is defined,
+// its cmd as words (or, for a shell tool, that it runs through sh -c), its scripts with
+// their args and its variables.
+func PlanTools(tools []manifest.Tool) []string {
+	var out []string
+	for _, t := range tools {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s (%s:%d)", t.Name, t.File, t.Line)
+		switch {
+		case t.Shell && t.ShellCmd != "":
+			fmt.Fprintf(&b, "; cmd through sh -c (\"shell\": true): %s", t.ShellCmd)
+		case len(t.Cmd) > 0:
+			words := make([]string, len(t.Cmd))
+			for i, w := range t.Cmd {
+				words[i] = shellQuote(w)
+			}
+			fmt.Fprintf(&b, "; cmd: %s", strings.Join(words, " "))
+		}
+		for _, sc := range t.Pre {
+			fmt.Fprintf(&b, "; pre_scripts: bash %s", scriptWords(sc))
+		}
+		for _, sc := range t.Post {
+			fmt.Fprintf(&b, "; post_scripts: bash %s", scriptWords(sc))
+		}
+		for _, e := range t.Env {
+			fmt.Fprintf(&b, "; env %s=%s", e.Name, shellQuote(e.Value))
+		}
+		out = append(out, b.String())
+	}
+	return out
+}

@@ -177,6 +177,9 @@ func printPlan(io streams, p *runner.PlanResult, format string) error {
 	for _, sk := range p.Skipped {
 		fmt.Fprintf(io.out, "skipped: %s\n", sk)
 	}
+	for _, t := range p.Tools {
+		fmt.Fprintf(io.out, "tool:    %s\n", t)
+	}
 	for _, c := range p.Containers {
 		fmt.Fprintf(io.out, "\n%s\n", c)
 	}
