@@ -114,7 +114,9 @@ func withTools(s Spec, tools []manifest.Tool) Spec {
 			words[i] = w
 			if strings.HasPrefix(w, "./") || strings.HasPrefix(w, "../") {
 				words[i] = path.Join(tr.Dir, w)
-				tr.Wrapped = true // the directory must exist
+				if strings.HasPrefix(words[i], tr.Dir+"/") {
+					tr.Wrapped = true // a path in the directory: it must be made
+				}
 			}
 		}
 		parts = append([]part{{words: words}}, parts...)
