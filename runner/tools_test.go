@@ -47,7 +47,7 @@ func TestToolsStackAsMadengine(t *testing.T) {
 	// madengine's relative words are from its model directory.
 	r := withTools(Spec{Name: "c", Command: []string{"bash", "run.sh"}, Workdir: "/myworkspace"},
 		[]manifest.Tool{tool("lib", []string{"python3", "../scripts/common/tools/get_library_trace.py"}, nil, nil)})
-	if strings.Join(r.Command[:0], "") != "" || !strings.Contains(r.Command[2], "python3 /myworkspace/scripts/common/tools/get_library_trace.py bash run.sh") {
+	if strings.Join(r.Command, " ") != "python3 /myworkspace/scripts/common/tools/get_library_trace.py bash run.sh" || r.Tools.Wrapped {
 		t.Errorf("relative words: %q", r.Command)
 	}
 }
