@@ -35,6 +35,11 @@ type Manifest struct {
 	Metrics []MetricRule `json:"metrics,omitempty" yaml:"metrics,omitempty"`
 	// Telemetry is how the nodes sample their GPUs while a benchmark runs.
 	Telemetry Telemetry `json:"telemetry" yaml:"telemetry"`
+	// Tools are the names of the tools the benchmarks run under, in the order given.
+	Tools []string `json:"tools,omitempty" yaml:"tools,omitempty"`
+	// ToolDefs are those tools resolved from their tools.json (models.ApplyTools), in the
+	// same order; empty until then.
+	ToolDefs []Tool `json:"toolDefs,omitempty" yaml:"toolDefs,omitempty"`
 }
 
 // How images reach the nodes (Manifest.Distribution).

@@ -191,6 +191,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	m.LogScan = r.logScan(s.LogScan)
 	m.Benchmarks = r.benchmarks(s.Benchmarks)
 	launcher := r.launcher(s.Launcher)
+	m.Tools = r.tools(s.Tools)
 	if s.Models != nil {
 		m.Models = r.models(s.Models)
 	}

@@ -75,6 +75,11 @@ type Spec struct {
 	// It sets MAD_MULTI_NODE_RUNNER and the launcher's variables from the node's context
 	// (docs/manifest.md).
 	Launcher string `json:"launcher"`
+	// Tools are profilers and tracers (madengine's tools) every benchmark runs under, in
+	// the order given (the first innermost): names from the MAD checkout's
+	// scripts/common/tools.json, a tools.json beside the manifest, or --tools-file.
+	// `benchctl run --tools` replaces this list.
+	Tools []string `json:"tools"`
 }
 
 // ExperimentSpec turns one job into many runs: every variant of the matrix, each repeated.

@@ -38,9 +38,9 @@ var contextHints = map[string]string{
 	"slurm":              "use `benchctl submit` flags (--nodes, --partition, --account, --qos, --time, --gpus-per-node, --exclusive, --sbatch-arg), or slurm: in a manifest",
 	"multi_node_args":    "benchctl sets MAD_MULTI_NODE_RUNNER, NODE_RANK, NNODES, MASTER_ADDR and MASTER_PORT itself: run `srun --ntasks-per-node=1 benchctl run ...` in an allocation, or `benchctl submit --nodes N`",
 	"distributed":        "name the launcher in the model's models.json entry (\"distributed\": {\"launcher\": \"deepspeed\"}) or a manifest's launcher: field; benchctl builds MAD_MULTI_NODE_RUNNER and the launcher's variables from the job's nodes",
-	"tools":              "benchctl runs each model's script as it is, without wrappers: put profiling in the model's script",
-	"pre_scripts":        "benchctl runs no scripts around a model's: put set-up steps in the model's script",
-	"post_scripts":       "benchctl runs no scripts around a model's: put clean-up steps in the model's script",
+	"tools":              "name the tools with `--tools NAME[,NAME]` (from the checkout's scripts/common/tools.json, or --tools-file FILE for your own cmd and env_vars)",
+	"pre_scripts":        "give them a tool of their own in a tools.json (pre_scripts) and name it with --tools (--tools-file FILE)",
+	"post_scripts":       "give them a tool of their own in a tools.json (post_scripts) and name it with --tools (--tools-file FILE)",
 	"encapsulate_script": "benchctl runs each model's script as it is, without wrappers",
 	"docker_cpus":        "benchctl does not pin containers to CPUs",
 	"MAD_CONTAINER_IMAGE": "to run every model on one existing image, write a manifest with image: {ref: ...} " +

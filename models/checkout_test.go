@@ -230,7 +230,7 @@ func TestCheckoutBadInput(t *testing.T) {
 		{"benign patterns as a string", CheckoutOptions{Context: `{` + amd + `"log_error_benign_patterns": "a,b"}`}, "--context: log_error_benign_patterns: must be a list of strings"},
 		{"slurm", CheckoutOptions{Context: `{` + amd + `"slurm": {"nodes": 2}}`}, "--context: slurm: is not supported: use `benchctl submit` flags (--nodes,"},
 		{"multi_node_args", CheckoutOptions{Context: `{` + amd + `"multi_node_args": {}}`}, "--context: multi_node_args: is not supported: benchctl sets MAD_MULTI_NODE_RUNNER"},
-		{"tools", CheckoutOptions{Context: `{` + amd + `"tools": [{"name": "rocprof"}]}`}, "--context: tools: is not supported: benchctl runs each model's script as it is"},
+		{"tools", CheckoutOptions{Context: `{` + amd + `"tools": [{"name": "rocprof"}]}`}, "--context: tools: is not supported: name the tools with `--tools NAME[,NAME]`"},
 		{"pre_scripts", CheckoutOptions{Context: `{` + amd + `"pre_scripts": []}`}, "--context: pre_scripts: is not supported"},
 		{"timeout", CheckoutOptions{Context: `{` + amd + `"timeout": 600}`}, `--context: timeout: is not supported: each model's timeout is its models.json "timeout" (seconds; default 2h): set it there`},
 		{"several problems at once", CheckoutOptions{Context: `{"gpu_vendor": "intel", "guest_os": "", "x": 1}`},

@@ -28,6 +28,9 @@ type PlanResult struct {
 	// Experiment is the manifest's variants and the order of their trials; Containers are
 	// then empty and each variant this node runs lists its own.
 	Experiment *PlanExperiment `json:"experiment,omitempty"`
+	// Tools are the tools every benchmark runs under, one line each: its file and line, its
+	// cmd, scripts and variables as they will run (PlanTools).
+	Tools []string `json:"tools,omitempty"`
 }
 
 // PlanExperiment is an experiment's plan as the dry run shows it.
@@ -76,7 +79,7 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PlanResult{Node: node, JobDir: node.Dir(o.SharedDir).Path}
+	p := &PlanResult{Node: node, JobDir: node.Dir(o.SharedDir).Path, Tools: PlanTools(o.Manifest.ToolDefs)}
 	gpus, err := SelectGPUs(o.Manifest.GPU, o.Lookup, o.SysfsRoot)
 	var gerr *GPUError
 	switch {

@@ -516,9 +516,17 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	if tr != nil {
 		reap = r.reap
 	}
+	bud, watch := defaultBudget(), toolWatcher(spec)
+	if watch != nil {
+		out = io.MultiWriter(out, watch)
+		if spec.Tools.HasPost { // post scripts run after a timeout's SIGTERM too
+			bud.stopGrace = ToolStopGrace
+		}
+	}
 	stopSampling := r.sampleDuring(ctx, name, gpus)
-	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, defaultBudget(), reap)
+	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, bud, reap)
 	stopSampling()
+	res = toolOutcome(res, watch)
 	if res.Outcome == OutcomeSuccess && scan != nil {
 		if m := scan.Match(); m != nil { // madengine's rule: an error in the log fails the run, whatever the exit code
 			res = execResult{Outcome: OutcomeFailure, ExitCode: res.ExitCode,

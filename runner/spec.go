@@ -40,6 +40,7 @@ type Spec struct {
 	Container manifest.Container
 	GPU       GPUAccess
 	Labels    map[string]string
+	Tools     *toolRun // the tools the command runs under (nil: none)
 }
 
 // GPUAccess is how a container gets this node's GPUs.
@@ -80,6 +81,9 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 				env[k] = manifest.EnvVar{Name: k, Value: v}
 			}
 		}
+	}
+	for k, v := range toolEnv(m.ToolDefs) { // madengine's tools' env_vars: below the manifest's env
+		env[k] = manifest.EnvVar{Name: k, Value: v}
 	}
 	for _, e := range m.Env {
 		env[e.Name] = e
@@ -134,7 +138,7 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 	}
 	sort.Slice(s.Env, func(i, j int) bool { return s.Env[i].Name < s.Env[j].Name })
 	s.Mounts = append(append([]manifest.Mount{}, mounts...), manifest.Mount{Source: resultsDir, Target: OutputDir})
-	return s
+	return withTools(s, m.ToolDefs)
 }
 
 // Config converts the spec to Engine API container settings.

@@ -39,9 +39,14 @@ type Job struct {
 	Checkout    string
 	Context     string
 	ContextFile string
-	SecretFile  string // 0600 file with the job secret, read by the script at run time
-	OutputDir   string // where sbatch writes output before the script redirects it
-	Token       string // names the submission's files in jobs/.submit (set by Prepare)
+	// Tools (when ToolsSet: run's --tools, empty clearing the manifest's) and ToolsFile
+	// (--tools-file, absolute) pass the tools to every node's run.
+	Tools      []string
+	ToolsSet   bool
+	ToolsFile  string
+	SecretFile string // 0600 file with the job secret, read by the script at run time
+	OutputDir  string // where sbatch writes output before the script redirects it
+	Token      string // names the submission's files in jobs/.submit (set by Prepare)
 }
 
 var (
@@ -87,7 +92,8 @@ func (j Job) Validate() error {
 	for _, f := range []struct{ what, v string }{{"the benchctl path", j.Benchctl}, {"the manifest path", j.Manifest},
 		{"the shared directory", j.SharedDir}, {"the build record path", j.Record}, {"the secret file", j.SecretFile},
 		{"the output folder", j.OutputDir}, {"--benchmarks", strings.Join(j.Benchmarks, ",")},
-		{"--tags", strings.Join(j.Tags, ",")}, {"the MAD checkout", j.Checkout}, {"--context-file", j.ContextFile}} {
+		{"--tags", strings.Join(j.Tags, ",")}, {"the MAD checkout", j.Checkout}, {"--context-file", j.ContextFile},
+		{"--tools", strings.Join(j.Tools, ",")}, {"--tools-file", j.ToolsFile}} {
 		if strings.IndexFunc(f.v, unicode.IsControl) >= 0 {
 			return fmt.Errorf("%s %q contains a control character (a line break, tab, ...); rename it", f.what, f.v)
 		}
@@ -181,7 +187,7 @@ cd {{q .Job.Checkout}}
 
 {{end}}# One task per node; benchctl does the rest (barrier, image, containers, status files).
 status=0
-srun --ntasks-per-node=1 --kill-on-bad-exit=0 {{q .Job.Benchctl}} run {{if .Job.Tags}}--tags {{q (join .Job.Tags ",")}}{{if .Job.Context}} --context {{q .Job.Context}}{{end}}{{if .Job.ContextFile}} --context-file {{q .Job.ContextFile}}{{end}}{{else}}--manifest {{q .Job.Manifest}}{{end}}{{if .Job.Record}} --record {{q .Job.Record}}{{end}}{{if .Job.Benchmarks}} --benchmarks {{q (join .Job.Benchmarks ",")}}{{end}} || status=$?
+srun --ntasks-per-node=1 --kill-on-bad-exit=0 {{q .Job.Benchctl}} run {{if .Job.Tags}}--tags {{q (join .Job.Tags ",")}}{{if .Job.Context}} --context {{q .Job.Context}}{{end}}{{if .Job.ContextFile}} --context-file {{q .Job.ContextFile}}{{end}}{{else}}--manifest {{q .Job.Manifest}}{{end}}{{if .Job.Record}} --record {{q .Job.Record}}{{end}}{{if .Job.Benchmarks}} --benchmarks {{q (join .Job.Benchmarks ",")}}{{end}}{{if .Job.ToolsSet}} --tools {{q (join .Job.Tools ",")}}{{end}}{{if .Job.ToolsFile}} --tools-file {{q .Job.ToolsFile}}{{end}} || status=$?
 
 # Whatever the run's end, one bounded cleanup on every node: a node whose benchctl was
 # killed (its status.json still says running) is recorded as lost, on that node, and the

@@ -27,6 +27,7 @@ type runOptions struct {
 	barrierTimeout time.Duration
 	heartbeat      time.Duration
 	noSkipArch     bool
+	tools          toolFlags
 }
 
 func newRunCmd(io streams) *cobra.Command {
@@ -77,11 +78,13 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 			if f := cmd.Flags().Lookup("heartbeat"); f.Changed && (opts.heartbeat < manifest.MinHeartbeat || opts.heartbeat > manifest.MaxHeartbeat) {
 				return usagef("give a period from 100ms to 10m, e.g. --heartbeat 5s", "--heartbeat %v is out of range", opts.heartbeat)
 			}
+			opts.tools.set = cmd.Flags().Lookup("tools").Changed
 			return runRun(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
 	opts.src.addFlags(cmd, f)
+	opts.tools.addFlags(cmd)
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory, the same on every node (default $BENCHCTL_SHARED_DIR)")
 	f.StringVar(&opts.record, "record", "", "run the image pinned by this build record (from benchctl build --record)")
 	f.StringSliceVar(&opts.benchmarks, "benchmarks", nil, "run only these benchmarks (comma-separated)")
@@ -102,6 +105,9 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 func runRun(ctx context.Context, io streams, opts *runOptions) error {
 	m, err := opts.src.load()
 	if err != nil {
+		return err
+	}
+	if err := opts.tools.apply(ctx, m); err != nil {
 		return err
 	}
 	dir, err := sharedDir(opts.sharedDir)
@@ -170,6 +176,9 @@ func printPlan(io streams, p *runner.PlanResult, format string) error {
 	}
 	for _, sk := range p.Skipped {
 		fmt.Fprintf(io.out, "skipped: %s\n", sk)
+	}
+	for _, t := range p.Tools {
+		fmt.Fprintf(io.out, "tool:    %s\n", t)
 	}
 	for _, c := range p.Containers {
 		fmt.Fprintf(io.out, "\n%s\n", c)

@@ -24,6 +24,7 @@ import (
 
 type submitOptions struct {
 	src         manifestSource
+	tools       toolFlags
 	sharedDir   string
 	nodes       int
 	partition   string
@@ -126,11 +127,13 @@ and the script.`,
 				Time: ifGiven(fl, "time", &opts.time), GPUsPerNode: ifGiven(fl, "gpus-per-node", &opts.gpusPerNode),
 				Exclusive: ifGiven(fl, "exclusive", &opts.exclusive), SbatchArgs: opts.sbatchArgs,
 			}
+			opts.tools.set = fl.Lookup("tools").Changed
 			return submitRun(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
 	opts.src.addFlags(cmd, f)
+	opts.tools.addFlags(cmd)
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory, the same on every node (default $BENCHCTL_SHARED_DIR)")
 	f.IntVarP(&opts.nodes, "nodes", "N", 0, "number of nodes (default: the manifest's slurm.nodes, else 1)")
 	f.StringVarP(&opts.partition, "partition", "p", "", "Slurm partition")
@@ -166,6 +169,9 @@ func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.tools.apply(ctx, m); err != nil { // checked here, before the job waits in the queue
+		return err
+	}
 	dir, err := sharedDir(opts.sharedDir)
 	if err != nil {
 		return err
@@ -188,6 +194,12 @@ func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 	j.Benchctl, j.SharedDir, j.Benchmarks, j.Requeue = self, dir, opts.benchmarks, opts.requeue
 	if err := submitSource(opts.src, &j); err != nil {
 		return err
+	}
+	j.Tools, j.ToolsSet = opts.tools.names, opts.tools.set
+	if opts.tools.file != "" {
+		if j.ToolsFile, err = filepath.Abs(opts.tools.file); err != nil {
+			return err
+		}
 	}
 	if opts.record != "" {
 		if j.Record, err = filepath.Abs(opts.record); err != nil {

@@ -1,0 +1,87 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/tests/testbed"
+)
+
+// madengine's tools on every node: a tracer-like tool wraps the command and writes a trace
+// into the output folder, a pre/post pair runs in the tools' directory with its args, a tool's
+// env_vars reach the container; what they wrote stays in each node's results folder. A tool
+// whose pre script fails is reported as the tool's failure, and the benchmark does not run.
+func TestToolsOnEveryNode(t *testing.T) {
+	tb := testbed.Require(t)
+	if tb.ShellImage == "" {
+		t.Fatal("the testbed has no base image with a shell: run tests/testbed/up.sh again")
+	}
+	shared := tb.FreshDir(t)
+	work := t.TempDir()
+	if out, err := exec.Command("cp", "-R", repoPath(t, "tests/fixtures/tools")+"/.", work).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	os.Chmod(work, 0o777)
+	mf := filepath.Join(work, "m.yaml")
+	os.WriteFile(mf, []byte(fmt.Sprintf(`name: tools
+image: {ref: %s}
+gpu: {vendor: none}
+mounts: ["%s:/myworkspace"]
+tools: [tracer, prepost, envtool]
+benchmarks:
+- {name: toolbench, command: [bash, bench.sh], workdir: /myworkspace, results: perf.csv}
+`, tb.ShellImage, work)), 0o644)
+	id, out, err := runJob(t, tb, mf, shared, true)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	job := jobdir.Layout{Shared: shared}.Job(id, 0)
+	for _, d := range nodeDirs(tb) {
+		s := readStatus(t, shared, id, d)
+		if s.Outcome != runner.OutcomeSuccess {
+			t.Fatalf("%s: %+v", d, s)
+		}
+		res := job.NodeNamed(d).Results("toolbench")
+		trace, err := os.ReadFile(filepath.Join(res, "trace.txt"))
+		if err != nil || !strings.Contains(string(trace), "tracer: start bash bench.sh") || !strings.Contains(string(trace), "tracer: end rc=0") {
+			t.Errorf("%s: trace %v\n%s", d, err, trace)
+		}
+		marks, _ := os.ReadFile(filepath.Join(res, "marks.txt"))
+		if !strings.Contains(string(marks), "mark pre [two words] in run_directory-") || !strings.Contains(string(marks), "mark post [] in run_directory-") {
+			t.Errorf("%s: marks\n%s", d, marks)
+		}
+		if _, err := os.Stat(filepath.Join(res, "run_directory", "mark.sh")); err != nil {
+			t.Errorf("%s: the tools' directory is not kept: %v", d, err)
+		}
+		log, _ := os.ReadFile(job.NodeNamed(d).Log("toolbench"))
+		if !strings.Contains(string(log), "bench: TOOL_LEVEL=3") {
+			t.Errorf("%s: log\n%s", d, log)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(work, "run_directory-*")); len(left) > 0 {
+		t.Errorf("tools' directories left in the checkout: %v", left)
+	}
+	code, cout, cerr := benchctlRun(t, tb.Env(), "collect", id, "--shared-dir", shared)
+	if code != 0 || !strings.Contains(cout, "toolbench") {
+		t.Fatalf("collect: exit %d\n%s\n%s", code, cout, cerr)
+	}
+
+	// A failing pre script: the tool's failure, named with its script.
+	shared2 := tb.FreshDir(t)
+	id, out, err = runJob(t, tb, mf, shared2, true, "--tools", "failpre")
+	if err == nil {
+		t.Fatalf("a failing pre script passed\n%s", out)
+	}
+	for _, d := range nodeDirs(tb) {
+		s := readStatus(t, shared2, id, d)
+		if len(s.Benchmarks) != 1 || !strings.Contains(s.Benchmarks[0].Error, "tool failpre: pre_scripts scripts/common/pre_scripts/fail.sh 7 exited 7, so the benchmark did not run") {
+			t.Errorf("%s: %+v", d, s.Benchmarks)
+		}
+	}
+}
