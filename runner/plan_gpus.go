@@ -49,7 +49,10 @@ func plannedGPUs(g manifest.GPU, benches []manifest.Benchmark, why error) (GPUAc
 	for i := range planned {
 		planned[i] = gpu.GPU{Index: i, NUMANode: -1}
 	}
-	acc := access(GPUAccess{Vendor: vendor, System: planned}, planned, "/etc/group")
+	acc, err := access(GPUAccess{Vendor: vendor, System: planned, planned: true}, planned)
+	if err != nil {
+		return GPUAccess{}, nil, "", err
+	}
 	lines := []string{fmt.Sprintf("%d %sGPUs, as %s %s", n, title, asks, runs)}
 	for _, e := range acc.Env {
 		lines = append(lines, e.Name+"="+e.Value)

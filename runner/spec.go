@@ -47,12 +47,13 @@ type GPUAccess struct {
 	GPUs     []gpu.GPU         // the selected GPUs
 	System   []gpu.GPU         // every GPU of the node (MAD_SYSTEM_*)
 	Vendor   string            // amd, nvidia or none
-	Devices  []manifest.Device // AMD: /dev/kfd and renderD nodes
-	GroupAdd []string          // AMD: numeric video/render group ids
+	Devices  []manifest.Device // AMD: /dev/kfd and the selected GPUs' render nodes
+	GroupAdd []string          // AMD: the device files' group ids (rootless Podman: keep-groups)
 	Requests []container.DeviceRequest
 	Env      []manifest.EnvVar // visibility variables
 
-	groupFile string // where the AMD group ids were looked up
+	host    gpuHost // where the AMD device files and groups were looked up
+	planned bool    // a dry run's GPUs, not this node's (plannedGPUs)
 }
 
 var containerNameRE = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
