@@ -271,7 +271,7 @@ func (a GPUAccess) ForEngine(f EngineFacts, specs gpu.CDISpecs, manifestGroups [
 		if f.Engine == EnginePodman && f.Rootless {
 			if len(manifestGroups) > 0 {
 				return a, path, &GPUError{Msg: fmt.Sprintf("container.groupAdd %v cannot be used with AMD GPUs on rootless Podman: "+
-					"the GPUs' device files need --group-add keep-groups, which Podman allows only alone; remove container.groupAdd", manifestGroups)}
+					"the GPUs' device files need --group-add keep-groups, which Podman allows only alone; remove container.groupAdd (and --group-add from container.extraOptions)", manifestGroups)}
 			}
 			a.GroupAdd = []string{"keep-groups"}
 			path.Why = "/dev/kfd and the selected GPUs' render nodes, with keep-groups (rootless Podman: the user's own video/render groups; needs crun)"
@@ -287,10 +287,13 @@ type engineInfo interface {
 	Info(ctx context.Context, opts client.InfoOptions) (client.SystemInfoResult, error)
 }
 
-// engineFacts asks the engine for its facts; /info is optional.
-func engineFacts(ctx context.Context, eng interface {
+// versionEngine is the engine as engineFacts asks it: its version (and /info, where it has one).
+type versionEngine interface {
 	ServerVersion(ctx context.Context, opts client.ServerVersionOptions) (client.ServerVersionResult, error)
-}) (EngineFacts, error) {
+}
+
+// engineFacts asks the engine for its facts; /info is optional.
+func engineFacts(ctx context.Context, eng versionEngine) (EngineFacts, error) {
 	v, err := eng.ServerVersion(ctx, client.ServerVersionOptions{})
 	if err != nil {
 		return EngineFacts{}, fmt.Errorf("asking the engine its version: %w", err)
@@ -311,4 +314,39 @@ func cdiSpecsFor(f EngineFacts, root string) gpu.CDISpecs {
 		dirs = f.CDISpecDirs
 	}
 	return gpu.ReadCDISpecs(root, dirs)
+}
+
+// engineGPUs gives the selected GPUs (and each benchmark's share) the devices the node's
+// engine wants (ForEngine), and logs which way they take and why. An engine that does not
+// say its version is taken for Docker without CDI: the NVIDIA device request, as before.
+func (r *nodeRun) engineGPUs(ctx context.Context, eng versionEngine, g *nodeGPUs) error {
+	if g.Vendor != gpu.VendorAMD && g.Vendor != gpu.VendorNVIDIA {
+		return nil
+	}
+	f, err := engineFacts(ctx, eng)
+	if err != nil {
+		r.log.Warn("the engine did not say which it is: GPUs go to it as to Docker without CDI", "err", err)
+		f = EngineFacts{Engine: EngineDocker}
+	}
+	var specs gpu.CDISpecs
+	if g.Vendor == gpu.VendorNVIDIA {
+		specs = cdiSpecsFor(f, r.o.SysfsRoot)
+	}
+	groups := r.o.Manifest.Container.GroupAdd
+	acc, path, err := g.ForEngine(f, specs, groups)
+	if err != nil {
+		return err
+	}
+	g.GPUAccess = acc
+	for i := range g.access {
+		if g.access[i], _, err = g.access[i].ForEngine(f, specs, groups); err != nil {
+			return err
+		}
+	}
+	args := []any{"engine", f.String(), "way", path.Way, "why", path.Why}
+	if len(path.SpecProblems) > 0 {
+		args = append(args, "skippedSpecs", strings.Join(path.SpecProblems, "; "))
+	}
+	r.log.Info("gpu devices", args...)
+	return nil
 }

@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -202,5 +204,57 @@ func TestForEngine(t *testing.T) {
 	none := GPUAccess{Vendor: manifest.VendorNone}
 	if got, path, err := none.ForEngine(rootless, gpu.CDISpecs{}, []string{"video"}); err != nil || path.Way != "" || got.Vendor != "none" {
 		t.Errorf("none: %v %v", path, err)
+	}
+}
+
+type fakeVersion struct {
+	v    client.ServerVersionResult
+	info system.Info
+}
+
+func (f fakeVersion) ServerVersion(context.Context, client.ServerVersionOptions) (client.ServerVersionResult, error) {
+	return f.v, nil
+}
+
+func (f fakeVersion) Info(context.Context, client.InfoOptions) (client.SystemInfoResult, error) {
+	return client.SystemInfoResult{Info: f.info}, nil
+}
+
+// A node's run asks its engine and gives the GPUs, and every benchmark's share, the devices
+// that engine wants; the container create and the docker-run line carry them.
+func TestEngineGPUsReachTheSpec(t *testing.T) {
+	root, _ := filepath.Abs("../gpu/testdata/cdi/index")
+	sel := nvidiaGPUs(2)
+	acc, err := access(GPUAccess{Vendor: gpu.VendorNVIDIA, System: sel}, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _ := acc.Take(1, "m")
+	g := &nodeGPUs{GPUAccess: acc, access: []GPUAccess{acc, one}}
+	var logs testutil.SyncBuffer
+	r := &nodeRun{o: Options{Manifest: &manifest.Manifest{}, SysfsRoot: root}, log: slog.New(slog.NewTextHandler(&logs, nil))}
+	eng := fakeVersion{v: client.ServerVersionResult{Version: "28.0.1", APIVersion: "1.48"}, info: system.Info{CDISpecDirs: []string{"/etc/cdi"}}}
+	if err := r.engineGPUs(context.Background(), eng, g); err != nil {
+		t.Fatal(err)
+	}
+	want := []container.DeviceRequest{{Driver: "cdi", DeviceIDs: []string{"nvidia.com/gpu=0", "nvidia.com/gpu=1"}}}
+	if !reflect.DeepEqual(g.Requests, want) || !reflect.DeepEqual(g.access[0].Requests, want) || g.access[1].Requests[0].DeviceIDs[0] != "nvidia.com/gpu=0" || len(g.access[1].Requests[0].DeviceIDs) != 1 {
+		t.Fatalf("%+v / %+v / %+v", g.Requests, g.access[0].Requests, g.access[1].Requests)
+	}
+	if !strings.Contains(logs.String(), "way=cdi") {
+		t.Errorf("log: %s", logs.String())
+	}
+	m := &manifest.Manifest{Name: "t", Container: manifest.Container{Network: "host", IPC: "host"}}
+	spec := BuildSpec(m, manifest.Benchmark{Name: "b", Command: []string{"/run"}}, Node{JobID: "1", World: 1, Host: "n"}, "img", "k", t.TempDir(), g.GPUAccess, nil)
+	if run := spec.DockerRun(); !strings.Contains(run, "--device nvidia.com/gpu=0 --device nvidia.com/gpu=1") || strings.Contains(run, "--gpus") {
+		t.Errorf("docker run: %s", run)
+	}
+	if _, hc := spec.Config(); !reflect.DeepEqual(hc.DeviceRequests, want) {
+		t.Errorf("host config %+v", hc.DeviceRequests)
+	}
+	// Podman 4.3 with NVIDIA GPUs: refused before any container, not a GPU-less run.
+	old := fakeVersion{v: client.ServerVersionResult{Version: "4.3.1", APIVersion: "1.41", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}}}}
+	if err := r.engineGPUs(context.Background(), old, g); err == nil || !strings.Contains(err.Error(), "Podman 4.3.1") {
+		t.Errorf("podman 4.3: %v", err)
 	}
 }

@@ -190,6 +190,12 @@ func (s Spec) DockerRun() string {
 		a = append(a, "--device", d.Host+":"+d.Container+":"+d.Permissions)
 	}
 	for _, r := range s.GPU.Requests {
+		if r.Driver == "cdi" { // docker run --device takes CDI names (Docker 25+, Podman)
+			for _, id := range r.DeviceIDs {
+				a = append(a, "--device", id)
+			}
+			continue
+		}
 		if r.Count < 0 {
 			a = append(a, "--gpus", "all")
 		} else if len(r.DeviceIDs) > 0 {
