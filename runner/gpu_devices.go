@@ -350,3 +350,26 @@ func (r *nodeRun) engineGPUs(ctx context.Context, eng versionEngine, g *nodeGPUs
 	r.log.Info("gpu devices", args...)
 	return nil
 }
+
+// gpuDevicesCheck is doctor's "gpu devices" line: which way this node's GPUs reach a
+// container on its engine and why, a skipped CDI spec each a line of its own.
+func gpuDevicesCheck(f EngineFacts, acc GPUAccess, groups []string) []Check {
+	if acc.Vendor != gpu.VendorAMD && acc.Vendor != gpu.VendorNVIDIA {
+		return nil
+	}
+	var specs gpu.CDISpecs
+	if acc.Vendor == gpu.VendorNVIDIA {
+		specs = cdiSpecsFor(f, "")
+	}
+	_, path, err := acc.ForEngine(f, specs, groups)
+	var out []Check
+	if err != nil {
+		out = append(out, Check{Name: "gpu devices", Detail: err.Error(), Fix: "see docs/manifest.md, GPUs and engines"})
+	} else {
+		out = append(out, Check{Name: "gpu devices", OK: true, Detail: path.Way + " on " + f.String() + ": " + path.Why})
+	}
+	for _, p := range specs.Problems {
+		out = append(out, Check{Name: "cdi spec", Detail: "skipped: " + p, Fix: "regenerate it (sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml) or remove it"})
+	}
+	return out
+}

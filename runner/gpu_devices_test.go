@@ -258,3 +258,26 @@ func TestEngineGPUsReachTheSpec(t *testing.T) {
 		t.Errorf("podman 4.3: %v", err)
 	}
 }
+
+// doctor says which way the GPUs take on this engine, and why; a way that cannot work
+// fails the check with the reason.
+func TestGPUDevicesCheck(t *testing.T) {
+	docker := EngineFacts{Engine: EngineDocker, Version: "24.0.7", APIVersion: "1.43", InfoKnown: true}
+	sel := nvidiaGPUs(1)
+	nv, _ := access(GPUAccess{Vendor: gpu.VendorNVIDIA, System: sel}, sel)
+	c := gpuDevicesCheck(docker, nv, nil)
+	if len(c) < 1 || !c[0].OK || c[0].Name != "gpu devices" || !strings.HasPrefix(c[0].Detail, "nvidia device request on Docker 24.0.7, Engine API 1.43: ") ||
+		!strings.Contains(c[0].Detail, "Engine API 1.43 has no CDI devices") {
+		t.Errorf("%+v", c)
+	}
+	podman := EngineFacts{Engine: EnginePodman, Version: "4.3.1", APIVersion: "1.41", Rootless: true}
+	if c := gpuDevicesCheck(podman, nv, nil); c[0].OK || !strings.Contains(c[0].Detail, "drops the NVIDIA device request") {
+		t.Errorf("%+v", c)
+	}
+	if c := gpuDevicesCheck(podman, amdNode(2), nil); len(c) != 1 || !c[0].OK || !strings.Contains(c[0].Detail, "keep-groups") {
+		t.Errorf("%+v", c)
+	}
+	if c := gpuDevicesCheck(podman, GPUAccess{Vendor: manifest.VendorNone}, nil); c != nil {
+		t.Errorf("%+v", c)
+	}
+}
