@@ -70,12 +70,15 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 	}
 
 	var info client.SystemInfoResult
+	var facts *EngineFacts // for the GPU devices' way
 	eng, err := o.Engine()
 	if err == nil {
 		defer eng.Close()
 		var v client.ServerVersionResult
 		if v, err = eng.ServerVersion(ctx, client.ServerVersionOptions{}); err == nil {
 			info, err = eng.Info(ctx, client.InfoOptions{})
+			f := EngineFactsOf(v, &info)
+			facts = &f
 			add(Check{Name: "docker engine", OK: err == nil, Detail: fmt.Sprintf("%s: Docker %s, API %s", eng.DaemonHost(), v.Version, v.APIVersion)})
 		}
 	}
@@ -111,6 +114,9 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 				d = strings.Join(acc.Describe(), "; ")
 			}
 			add(Check{Name: "gpus", OK: true, Detail: d})
+			if facts != nil {
+				checks = append(checks, gpuDevicesCheck(*facts, acc, o.Manifest.Container.GroupAdd)...)
+			}
 			checks = append(checks, o.gpuStateChecks(ctx, acc)...)
 		}
 		checks = append(checks, o.diskChecks(info, eng != nil)...)

@@ -41,6 +41,11 @@ func SelectGPUs(g manifest.GPU, lookup func(string) (string, bool), sysfsRoot st
 }
 
 func selectGPUs(g manifest.GPU, lookup func(string) (string, bool), opts gpu.Options, groupFile string) (GPUAccess, error) {
+	return selectGPUsOn(g, lookup, gpuHost{opts: opts, groupFile: groupFile})
+}
+
+func selectGPUsOn(g manifest.GPU, lookup func(string) (string, bool), h gpuHost) (GPUAccess, error) {
+	opts := h.opts
 	if g.Vendor == manifest.VendorNone {
 		return GPUAccess{Vendor: manifest.VendorNone}, nil
 	}
@@ -68,50 +73,42 @@ func selectGPUs(g manifest.GPU, lookup func(string) (string, bool), opts gpu.Opt
 	if err != nil {
 		return acc, &GPUError{Msg: err.Error()}
 	}
-	return access(acc, sel, groupFile), nil
+	acc.host = h
+	return access(acc, sel)
 }
 
 // access gives acc the selected GPUs sel: the devices and visibility variables for them.
-func access(acc GPUAccess, sel []gpu.GPU, groupFile string) GPUAccess {
+// NVIDIA GPUs get the NVIDIA device request here; ForEngine turns it into CDI devices
+// where the engine takes them.
+func access(acc GPUAccess, sel []gpu.GPU) (GPUAccess, error) {
 	ids := make([]string, len(sel))
 	for i, s := range sel {
 		ids[i] = strconv.Itoa(s.Index)
 	}
 	acc.GPUs, acc.Devices, acc.GroupAdd, acc.Requests, acc.Env = sel, nil, nil, nil, nil
-	acc.groupFile = groupFile
 	switch acc.Vendor {
 	case gpu.VendorAMD:
-		// /dev/kfd and every render node; ROCR_VISIBLE_DEVICES selects (ROCm numbers GPUs by
-		// the KFD topology, which lists them all).
-		seen := map[string]bool{}
-		add := func(p string) {
-			if p != "" && !seen[p] {
-				seen[p] = true
-				acc.Devices = append(acc.Devices, manifest.Device{Host: p, Container: p, Permissions: "rwm"})
+		// /dev/kfd and the selected GPUs' render nodes only; ROCR_VISIBLE_DEVICES numbers them
+		// as the KFD topology does (ROCm in the container sees only these render nodes, and
+		// the variable keeps the job's view of the indices).
+		if !acc.planned {
+			var err error
+			if acc.Devices, acc.GroupAdd, err = acc.host.amdDevices(sel); err != nil {
+				return acc, err
 			}
-		}
-		add("/dev/kfd")
-		for _, d := range acc.System {
-			add(d.RenderNode)
-		}
-		for _, grp := range []string{"video", "render"} {
-			if gid, ok := groupID(groupFile, grp); ok {
-				acc.GroupAdd = append(acc.GroupAdd, gid)
-			}
+		} else {
+			acc.Devices = []manifest.Device{{Host: "/dev/kfd", Container: "/dev/kfd", Permissions: "rwm"}}
 		}
 		acc.Env = []manifest.EnvVar{{Name: "ROCR_VISIBLE_DEVICES", Value: strings.Join(ids, ",")}}
 	case gpu.VendorNVIDIA:
 		devIDs := make([]string, len(sel))
 		for i, s := range sel {
-			devIDs[i] = ids[i]
-			if s.UUID != "" {
-				devIDs[i] = s.UUID
-			}
+			devIDs[i] = nvidiaID(s)
 		}
 		acc.Requests = []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: devIDs, Capabilities: [][]string{{"gpu"}}}}
 		acc.Env = []manifest.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: strings.Join(devIDs, ",")}}
 	}
-	return acc
+	return acc, nil
 }
 
 // Take is the access to the first n of the selected GPUs (n < 0: all of them), for a
@@ -126,7 +123,7 @@ func (a GPUAccess) Take(n int, who string) (GPUAccess, error) {
 	if n > len(a.GPUs) {
 		return a, &GPUError{Msg: fmt.Sprintf("%s needs %d GPUs (n_gpus) but this node gives the job %d of its %d; lower n_gpus, or raise gpu.count", who, n, len(a.GPUs), len(a.System))}
 	}
-	return access(a, a.GPUs[:n], a.groupFile), nil
+	return access(a, a.GPUs[:n])
 }
 
 // Describe lists the GPUs for messages and diagnostics.

@@ -20,9 +20,15 @@ func TestSelectGPUsOnARecordedMI300X(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if acc.Vendor != "amd" || len(acc.Devices) != 9 || acc.Devices[0].Host != "/dev/kfd" || acc.Env[0].Value != "4,5" ||
-		strings.Join(acc.GroupAdd, ",") != "44,110" || len(acc.GPUs) != 2 {
-		t.Fatalf("%+v", acc)
+	// /dev/kfd and the render nodes of GPUs 4 and 5 only (KFD nodes 6 and 7), not every
+	// renderD* of the node; the tree has no /dev, so the groups are video's and render's.
+	var devs []string
+	for _, d := range acc.Devices {
+		devs = append(devs, d.Host+":"+d.Container+":"+d.Permissions)
+	}
+	if acc.Vendor != "amd" || strings.Join(devs, " ") != "/dev/kfd:/dev/kfd:rwm /dev/dri/renderD132:/dev/dri/renderD132:rwm /dev/dri/renderD133:/dev/dri/renderD133:rwm" ||
+		acc.Env[0].Value != "4,5" || strings.Join(acc.GroupAdd, ",") != "44,110" || len(acc.GPUs) != 2 {
+		t.Fatalf("devices %v, %+v", devs, acc)
 	}
 	if _, err := selectGPUs(manifest.GPU{Vendor: "amd", Count: 9}, testutil.LookupOf(nil), opts, groups); err == nil || !strings.Contains(err.Error(), "9") {
 		t.Fatalf("too many GPUs: %v", err)

@@ -14,7 +14,12 @@ func amdNode(n int) GPUAccess {
 	for i := range n {
 		sys = append(sys, gpu.GPU{Index: i, Name: "AMD Instinct MI250X", Arch: "gfx90a", RenderNode: "/dev/dri/renderD" + string(rune('0'+i))})
 	}
-	return access(GPUAccess{Vendor: gpu.VendorAMD, System: sys}, sys, "/nonexistent")
+	h := gpuHost{statGID: func(string) (uint32, error) { return 44, nil }}
+	acc, err := access(GPUAccess{Vendor: gpu.VendorAMD, System: sys, host: h}, sys)
+	if err != nil {
+		panic(err)
+	}
+	return acc
 }
 
 // madengine's run scripts read MAD_* variables; they reach the container with its names

@@ -100,6 +100,10 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	default:
 		p.GPUs = gpus.Describe()
 	}
+	forEngine, err := planEngineGPUs(ctx, o, &gpus, p)
+	if err != nil {
+		return nil, err
+	}
 	m := o.Manifest
 	uses := m.Images(benches)
 	imageOf := map[string]int{}
@@ -122,6 +126,9 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 		for _, b := range benches {
 			acc, err := modelGPUs(b, gpus)
 			if err != nil {
+				return nil, err
+			}
+			if acc, err = forEngine(acc); err != nil {
 				return nil, err
 			}
 			if err := checkLauncher(b, node, acc, m.Experiment); err != nil {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -49,7 +50,10 @@ func plannedGPUs(g manifest.GPU, benches []manifest.Benchmark, why error) (GPUAc
 	for i := range planned {
 		planned[i] = gpu.GPU{Index: i, NUMANode: -1}
 	}
-	acc := access(GPUAccess{Vendor: vendor, System: planned}, planned, "/etc/group")
+	acc, err := access(GPUAccess{Vendor: vendor, System: planned, planned: true}, planned)
+	if err != nil {
+		return GPUAccess{}, nil, "", err
+	}
 	lines := []string{fmt.Sprintf("%d %sGPUs, as %s %s", n, title, asks, runs)}
 	for _, e := range acc.Env {
 		lines = append(lines, e.Name+"="+e.Value)
@@ -62,4 +66,47 @@ const maxPlanned = 1024
 
 func warnPlanned(why error, what string) string {
 	return "dry run without this node's GPUs (" + why.Error() + "): the plan shows " + what + "; a run here would exit 4"
+}
+
+// planEngineGPUs gives the dry run's GPUs the devices this node's engine wants, as the run
+// would (ForEngine), and says which way in the plan's gpus lines; it returns the same for a
+// benchmark's share. Without an engine to ask, or for planned GPUs (a login node), the
+// devices are those before the engine's say: the NVIDIA device request.
+func planEngineGPUs(ctx context.Context, o Options, gpus *GPUAccess, p *PlanResult) (func(GPUAccess) (GPUAccess, error), error) {
+	same := func(a GPUAccess) (GPUAccess, error) { return a, nil }
+	if gpus.Vendor != gpu.VendorAMD && gpus.Vendor != gpu.VendorNVIDIA {
+		return same, nil
+	}
+	if gpus.planned || o.Engine == nil { // planned GPUs: the node that runs the job decides
+		return same, nil
+	}
+	eng, err := o.Engine()
+	if err != nil {
+		p.GPUs = append(p.GPUs, "devices: not asked of this node's engine ("+err.Error()+")")
+		return same, nil
+	}
+	defer eng.Close()
+	f, err := engineFacts(ctx, eng)
+	if err != nil {
+		p.GPUs = append(p.GPUs, "devices: not asked of this node's engine ("+err.Error()+")")
+		return same, nil
+	}
+	specs := gpu.CDISpecs{}
+	if gpus.Vendor == gpu.VendorNVIDIA {
+		specs = cdiSpecsFor(f, o.SysfsRoot)
+	}
+	groups := o.Manifest.Container.GroupAdd
+	acc, path, err := gpus.ForEngine(f, specs, groups)
+	if err != nil {
+		return nil, err
+	}
+	*gpus = acc
+	p.GPUs = append(p.GPUs, "devices: "+path.Why)
+	for _, sp := range path.SpecProblems {
+		p.Warnings = append(p.Warnings, "CDI spec skipped: "+sp)
+	}
+	return func(a GPUAccess) (GPUAccess, error) {
+		a, _, err := a.ForEngine(f, specs, groups)
+		return a, err
+	}, nil
 }

@@ -258,6 +258,10 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		return err
 	}
 	defer eng.Close()
+	if err := r.engineGPUs(ctx, eng, gpus); err != nil {
+		r.fail(err, exitcode.Of(err))
+		return err
+	}
 	r.removeLeftovers(ctx, eng)
 	record := r.gatherNodeRecord(ctx, eng, gpus)
 	go r.tel.start(ctx) // the GPU library opens while the images arrive, not at the first start

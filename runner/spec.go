@@ -48,12 +48,13 @@ type GPUAccess struct {
 	GPUs     []gpu.GPU         // the selected GPUs
 	System   []gpu.GPU         // every GPU of the node (MAD_SYSTEM_*)
 	Vendor   string            // amd, nvidia or none
-	Devices  []manifest.Device // AMD: /dev/kfd and renderD nodes
-	GroupAdd []string          // AMD: numeric video/render group ids
+	Devices  []manifest.Device // AMD: /dev/kfd and the selected GPUs' render nodes
+	GroupAdd []string          // AMD: the device files' group ids (rootless Podman: keep-groups)
 	Requests []container.DeviceRequest
 	Env      []manifest.EnvVar // visibility variables
 
-	groupFile string // where the AMD group ids were looked up
+	host    gpuHost // where the AMD device files and groups were looked up
+	planned bool    // a dry run's GPUs, not this node's (plannedGPUs)
 }
 
 var containerNameRE = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
@@ -193,6 +194,12 @@ func (s Spec) DockerRun() string {
 		a = append(a, "--device", d.Host+":"+d.Container+":"+d.Permissions)
 	}
 	for _, r := range s.GPU.Requests {
+		if r.Driver == "cdi" { // docker run --device takes CDI names (Docker 25+, Podman)
+			for _, id := range r.DeviceIDs {
+				a = append(a, "--device", id)
+			}
+			continue
+		}
 		if r.Count < 0 {
 			a = append(a, "--gpus", "all")
 		} else if len(r.DeviceIDs) > 0 {

@@ -47,7 +47,10 @@ firmware (rank 0 compares the records the nodes leave in the shared directory); 
 agrees with the shared filesystem's; the Slurm environment has one task per node; with
 --manifest, the GPUs match the manifest's vendor and count, the GPU management library (AMD
 SMI or NVML) answers, with its version or why it does not, the selected GPUs run no other
-processes (needs the library), and there is disk space for its image. Exit 1 if any check
+processes (needs the library), which way the GPUs reach a container on this engine and why
+(NVIDIA: CDI devices or the NVIDIA device request; AMD: device files, keep-groups on rootless
+Podman; a CDI spec that was skipped is a line of its own), and there is disk space for its
+image. Exit 1 if any check
 fails. -o json prints {"host", "ok", "checks"}: indented, or one line per node when several
 tasks of an srun step print.`,
 		Example: `  benchctl doctor

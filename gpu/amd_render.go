@@ -1,0 +1,111 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// RenderNodeError says a selected AMD GPU has no render node this package could find,
+// and where it looked: the GPU would reach a container without its /dev/dri/renderD*.
+type RenderNodeError struct {
+	GPU    GPU
+	Looked []string // each place, with what it held
+}
+
+func (e *RenderNodeError) Error() string {
+	g := e.GPU
+	who := "AMD GPU " + strconv.Itoa(g.Index)
+	if g.PCIBusID != "" {
+		who += " (" + g.PCIBusID + ")"
+	}
+	return who + " has no render node (/dev/dri/renderD*): " + strings.Join(e.Looked, "; ") +
+		"; is the amdgpu driver bound to it (ls -l /sys/bus/pci/devices/<address>/drm)?"
+}
+
+// InvalidInput: the node cannot give the job this GPU (exit 4), as with any GPU request
+// the node cannot satisfy.
+func (e *RenderNodeError) InvalidInput() bool { return true }
+
+var renderNodeRE = regexp.MustCompile(`^/dev/dri/renderD[0-9]+$`)
+
+// RenderNode is the render node of an AMD GPU: the inventory's (the KFD topology's
+// drm_render_minor, or the PCI device's drm/renderD* entry), else the PCI device's
+// drm/renderD* entry under opts' root, else the drm_render_minor of the KFD topology node
+// at the GPU's PCI address. None is a *RenderNodeError naming the GPU and each place
+// looked at.
+func RenderNode(opts Options, g GPU) (string, error) {
+	if g.RenderNode != "" {
+		if !renderNodeRE.MatchString(g.RenderNode) {
+			return "", &RenderNodeError{GPU: g, Looked: []string{fmt.Sprintf("the inventory names %q, which is no /dev/dri/renderD<N>", g.RenderNode)}}
+		}
+		return g.RenderNode, nil
+	}
+	if g.PCIBusID == "" {
+		return "", &RenderNodeError{GPU: g, Looked: []string{"the inventory has no render node and no PCI address to look one up by"}}
+	}
+	var looked []string
+	drm := opts.path("sys", "bus", "pci", "devices", g.PCIBusID, "drm")
+	ents, err := os.ReadDir(drm)
+	switch {
+	case err != nil:
+		looked = append(looked, drm+": "+shortErr(err))
+	default:
+		var names []string
+		for _, e := range ents {
+			if n := e.Name(); strings.HasPrefix(n, "renderD") && renderNodeRE.MatchString("/dev/dri/"+n) {
+				names = append(names, n)
+			}
+		}
+		if len(names) > 0 {
+			sort.Strings(names)
+			return "/dev/dri/" + names[0], nil
+		}
+		looked = append(looked, drm+": no renderD* entry")
+	}
+	minor, where := kfdRenderMinor(opts, g.PCIBusID)
+	if minor > 0 {
+		return "/dev/dri/renderD" + strconv.FormatUint(minor, 10), nil
+	}
+	return "", &RenderNodeError{GPU: g, Looked: append(looked, where)}
+}
+
+// kfdRenderMinor finds the KFD topology node at a PCI address and its drm_render_minor;
+// 0 and where it looked when there is none.
+func kfdRenderMinor(opts Options, pci string) (uint64, string) {
+	dir := opts.path("sys", "class", "kfd", "kfd", "topology", "nodes")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, dir + ": " + shortErr(err)
+	}
+	for _, e := range ents {
+		props, err := readProperties(filepath.Join(dir, e.Name(), "properties"))
+		if err != nil || props["simd_count"] == 0 {
+			continue
+		}
+		if _, ok := props["location_id"]; !ok || pciFromLocation(props["domain"], props["location_id"]) != pci {
+			continue
+		}
+		if m := props["drm_render_minor"]; m > 0 {
+			return m, ""
+		}
+		return 0, fmt.Sprintf("%s: node %s is at %s but its drm_render_minor is 0 or missing", dir, e.Name(), pci)
+	}
+	return 0, dir + ": no GPU node at " + pci
+}
+
+func shortErr(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "does not exist"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	return err.Error()
+}

@@ -1,0 +1,375 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// Engine names EngineFacts knows.
+const (
+	EngineDocker = "docker"
+	EnginePodman = "podman"
+)
+
+// EngineFacts is what the way GPUs reach a container depends on: which engine answered,
+// its version, its Engine API version, whether it runs rootless, and the CDI spec folders
+// it reports. EngineFactsOf reads them from the version and info answers.
+type EngineFacts struct {
+	Engine      string   // docker or podman
+	Version     string   // the engine's own: Docker 27.3.1, Podman 4.3.1
+	APIVersion  string   // the Engine API version it speaks (Podman: its compat API's)
+	Rootless    bool     // /info's security options say name=rootless
+	CDISpecDirs []string // Docker's /info (API 1.44+); empty when its CDI is off or unknown
+	InfoKnown   bool     // /info answered: Rootless and CDISpecDirs are facts
+}
+
+// EngineFactsOf reads the facts from the version answer (Podman names its component
+// "Podman Engine"; Docker "Engine") and, when not nil, the info answer.
+func EngineFactsOf(v client.ServerVersionResult, info *client.SystemInfoResult) EngineFacts {
+	f := EngineFacts{Engine: EngineDocker, Version: v.Version, APIVersion: v.APIVersion}
+	for _, c := range v.Components {
+		if strings.EqualFold(c.Name, "Podman Engine") {
+			f.Engine, f.Version = EnginePodman, c.Version
+		}
+	}
+	if info != nil {
+		f.InfoKnown = true
+		f.CDISpecDirs = slices.Clone(info.Info.CDISpecDirs)
+		for _, o := range info.Info.SecurityOptions {
+			for _, kv := range strings.Split(o, ",") {
+				if kv == "name=rootless" {
+					f.Rootless = true
+				}
+			}
+		}
+	}
+	return f
+}
+
+func (f EngineFacts) String() string {
+	s := "Docker " + f.Version
+	if f.Engine == EnginePodman {
+		s = "Podman " + f.Version
+	}
+	if f.Rootless {
+		s += " (rootless)"
+	}
+	return s + ", Engine API " + f.APIVersion
+}
+
+// GPUPath is how the selected GPUs reach a container on this node, and why.
+type GPUPath struct {
+	Way string // "cdi", "nvidia device request" or "device files"
+	Why string
+	// SpecProblems are the CDI spec files that were skipped (NVIDIA), for the log and doctor.
+	SpecProblems []string
+}
+
+// Podman's compat API takes CDI devices in DeviceRequests (driver "cdi") from 5.4.0
+// (containers/podman#25171); before, and for every other driver, it drops DeviceRequests
+// (containers/podman#22645). Docker takes them from Engine API 1.44 (Docker 25) when its
+// daemon has CDI on (/info's CDISpecDirs is empty while it is off).
+const (
+	podmanCDIMajor, podmanCDIMinor  = 5, 4
+	dockerCDIAPIMajor, dockerCDIAPI = 1, 44
+)
+
+// NVIDIARequests decides how the selected NVIDIA GPUs reach a container on this engine:
+// CDI devices (nvidia.com/gpu=<UUID, else index>, one per GPU) when the engine takes CDI
+// through the Engine API and the node's CDI specs name every selected GPU; else the NVIDIA
+// device request (driver nvidia, the GPUs' UUIDs). Podman drops the NVIDIA device request,
+// so there no CDI is a *GPUError saying what to change, not a container without GPUs.
+func NVIDIARequests(f EngineFacts, specs gpu.CDISpecs, sel []gpu.GPU) ([]container.DeviceRequest, GPUPath, error) {
+	path := GPUPath{SpecProblems: specs.Problems}
+	cdi, missing := cdiNames(specs, sel)
+	where := strings.Join(specs.Dirs, ", ")
+	var whyNot string
+	switch {
+	case f.Engine == EnginePodman && !versionAtLeast(f.Version, podmanCDIMajor, podmanCDIMinor):
+		whyNot = fmt.Sprintf("Podman %s takes CDI devices through the Engine API only from %d.%d", f.Version, podmanCDIMajor, podmanCDIMinor)
+	case f.Engine != EnginePodman && !versionAtLeast(f.APIVersion, dockerCDIAPIMajor, dockerCDIAPI):
+		whyNot = fmt.Sprintf("Engine API %s has no CDI devices (1.%d, Docker 25, added them)", f.APIVersion, dockerCDIAPI)
+	case f.Engine != EnginePodman && len(f.CDISpecDirs) == 0:
+		whyNot = "the Docker daemon's CDI is off (its /info lists no CDI spec folders; Docker 25-27 turn it on with \"features\": {\"cdi\": true} in daemon.json, 28 and later have it on)"
+	case missing != "":
+		whyNot = "no CDI spec in " + where + " names " + missing + " (kind " + gpu.NVIDIACDIKind + ")"
+	}
+	if whyNot == "" {
+		path.Way, path.Why = "cdi", "CDI devices: "+f.String()+" takes them and the specs in "+where+" name every selected GPU"
+		return []container.DeviceRequest{{Driver: "cdi", DeviceIDs: cdi}}, path, nil
+	}
+	if f.Engine == EnginePodman {
+		fix := "generate a CDI spec on this node (sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)"
+		if !versionAtLeast(f.Version, podmanCDIMajor, podmanCDIMinor) {
+			fix = fmt.Sprintf("upgrade Podman to %d.%d or later and give it a CDI spec (nvidia-ctk cdi generate), or run NVIDIA jobs on Docker", podmanCDIMajor, podmanCDIMinor)
+		}
+		return nil, path, &GPUError{Msg: "NVIDIA GPUs cannot reach a Podman container here: " + whyNot +
+			", and Podman's Engine API drops the NVIDIA device request (the container would start without GPUs); " + fix}
+	}
+	ids := make([]string, len(sel))
+	for i, g := range sel {
+		ids[i] = nvidiaID(g)
+	}
+	path.Way, path.Why = "nvidia device request", "the NVIDIA device request (NVIDIA Container Toolkit's runtime hook): "+whyNot
+	return []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: ids, Capabilities: [][]string{{"gpu"}}}}, path, nil
+}
+
+// cdiNames are the CDI names of the selected GPUs, by UUID where a spec names the UUID,
+// else by index; missing names the first GPU no spec names.
+func cdiNames(specs gpu.CDISpecs, sel []gpu.GPU) ([]string, string) {
+	out := make([]string, 0, len(sel))
+	for _, g := range sel {
+		byUUID := gpu.NVIDIACDIKind + "=" + g.UUID
+		byIndex := gpu.NVIDIACDIKind + "=" + strconv.Itoa(g.Index)
+		switch {
+		case g.UUID != "" && specs.Has(byUUID):
+			out = append(out, byUUID)
+		case specs.Has(byIndex):
+			out = append(out, byIndex)
+		default:
+			who := "GPU " + strconv.Itoa(g.Index)
+			if g.UUID != "" {
+				who += " (" + g.UUID + ")"
+			}
+			return nil, who
+		}
+	}
+	return out, ""
+}
+
+// nvidiaID is how the NVIDIA device request and NVIDIA_VISIBLE_DEVICES name a GPU.
+func nvidiaID(g gpu.GPU) string {
+	if g.UUID != "" {
+		return g.UUID
+	}
+	return strconv.Itoa(g.Index)
+}
+
+// versionAtLeast compares the first two numbers of "5.4.0-rc1", "28.0.1" or "1.44".
+func versionAtLeast(v string, major, minor int) bool {
+	a, b, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".")
+	b, _, _ = strings.Cut(b, ".")
+	b = strings.TrimRightFunc(b, func(r rune) bool { return r < '0' || r > '9' })
+	ma, err1 := strconv.Atoi(a)
+	mi, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
+}
+
+// gpuHost is where a node's GPU device files and groups are looked up.
+type gpuHost struct {
+	opts      gpu.Options // the root (a recorded tree in tests and the hidden --sysfs-root)
+	groupFile string      // /etc/group: a recorded tree's groups, which has no /dev
+	// statGID is the group owning a device file (nil: os.Stat); tests give it numbers.
+	statGID func(path string) (uint32, error)
+}
+
+// amdDevices are /dev/kfd and the render nodes of the selected GPUs (gpu.RenderNode: a
+// GPU without one is an error), and the groups owning them, by number: the gid of each
+// device file (root's group left out), as the container's supplementary groups. Under a
+// recorded tree without the device files, the video and render groups of groupFile.
+func (h gpuHost) amdDevices(sel []gpu.GPU) ([]manifest.Device, []string, error) {
+	paths := []string{"/dev/kfd"}
+	for _, g := range sel {
+		r, err := gpu.RenderNode(h.opts, g)
+		if err != nil {
+			return nil, nil, &GPUError{Msg: err.Error()}
+		}
+		if !slices.Contains(paths, r) {
+			paths = append(paths, r)
+		}
+	}
+	devs := make([]manifest.Device, len(paths))
+	for i, p := range paths {
+		devs[i] = manifest.Device{Host: p, Container: p, Permissions: "rwm"}
+	}
+	stat := h.statGID
+	if stat == nil {
+		stat = fileGID
+	}
+	root := h.opts.SysfsRoot
+	live := root == "" || root == "/"
+	var gids []string
+	for _, p := range paths {
+		gid, err := stat(filepath.Join(rootOrSlash(root), p))
+		if err != nil && live {
+			return nil, nil, &GPUError{Msg: fmt.Sprintf("AMD GPU device file %s: %v; is the amdgpu driver loaded, and are the selected GPUs' render nodes there (ls -l /dev/kfd /dev/dri)?", p, err)}
+		}
+		if err != nil { // a recorded tree has no /dev: the groups by name, as ROCm's docs say
+			return devs, namedGroups(h.groupFile), nil
+		}
+		if s := strconv.FormatUint(uint64(gid), 10); gid != 0 && !slices.Contains(gids, s) {
+			gids = append(gids, s)
+		}
+	}
+	return devs, gids, nil
+}
+
+func rootOrSlash(root string) string {
+	if root == "" {
+		return "/"
+	}
+	return root
+}
+
+func fileGID(path string) (uint32, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, fmt.Errorf("no owner known")
+	}
+	return st.Gid, nil
+}
+
+func namedGroups(groupFile string) []string {
+	var gids []string
+	for _, grp := range []string{"video", "render"} {
+		if gid, ok := groupID(groupFile, grp); ok {
+			gids = append(gids, gid)
+		}
+	}
+	return gids
+}
+
+// ForEngine is the access as this engine wants it: NVIDIA GPUs as CDI devices or the
+// NVIDIA device request (NVIDIARequests, with the node's CDI specs), AMD GPUs' groups as
+// they are, or, on rootless Podman, keep-groups (numbers would name the user namespace's
+// groups, not the host's that own the device files; crun keeps the user's own), which
+// Podman refuses beside any other group: the manifest's container.groupAdd is then an
+// error.
+func (a GPUAccess) ForEngine(f EngineFacts, specs gpu.CDISpecs, manifestGroups []string) (GPUAccess, GPUPath, error) {
+	switch a.Vendor {
+	case gpu.VendorNVIDIA:
+		if a.planned {
+			return a, GPUPath{Way: "nvidia device request", Why: "planned GPUs: the node that runs the job decides"}, nil
+		}
+		reqs, path, err := NVIDIARequests(f, specs, a.GPUs)
+		if err != nil {
+			return a, path, err
+		}
+		a.Requests = reqs
+		return a, path, nil
+	case gpu.VendorAMD:
+		path := GPUPath{Way: "device files", Why: "/dev/kfd and the selected GPUs' render nodes, with the groups that own them"}
+		if f.Engine == EnginePodman && f.Rootless {
+			if len(manifestGroups) > 0 {
+				return a, path, &GPUError{Msg: fmt.Sprintf("container.groupAdd %v cannot be used with AMD GPUs on rootless Podman: "+
+					"the GPUs' device files need --group-add keep-groups, which Podman allows only alone; remove container.groupAdd (and --group-add from container.extraOptions)", manifestGroups)}
+			}
+			a.GroupAdd = []string{"keep-groups"}
+			path.Why = "/dev/kfd and the selected GPUs' render nodes, with keep-groups (rootless Podman: the user's own video/render groups; needs crun)"
+		}
+		return a, path, nil
+	}
+	return a, GPUPath{}, nil
+}
+
+// engineInfo is the engine's /info, where it has one (the Docker client does; test fakes
+// of Engine may not).
+type engineInfo interface {
+	Info(ctx context.Context, opts client.InfoOptions) (client.SystemInfoResult, error)
+}
+
+// versionEngine is the engine as engineFacts asks it: its version (and /info, where it has one).
+type versionEngine interface {
+	ServerVersion(ctx context.Context, opts client.ServerVersionOptions) (client.ServerVersionResult, error)
+}
+
+// engineFacts asks the engine for its facts; /info is optional.
+func engineFacts(ctx context.Context, eng versionEngine) (EngineFacts, error) {
+	v, err := eng.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return EngineFacts{}, fmt.Errorf("asking the engine its version: %w", err)
+	}
+	var info *client.SystemInfoResult
+	if ie, ok := eng.(engineInfo); ok {
+		if i, err := ie.Info(ctx, client.InfoOptions{}); err == nil {
+			info = &i
+		}
+	}
+	return EngineFactsOf(v, info), nil
+}
+
+// cdiSpecsFor reads the node's CDI specs from the folders this engine reads.
+func cdiSpecsFor(f EngineFacts, root string) gpu.CDISpecs {
+	dirs := gpu.CDISpecDirs
+	if f.Engine != EnginePodman && len(f.CDISpecDirs) > 0 {
+		dirs = f.CDISpecDirs
+	}
+	return gpu.ReadCDISpecs(root, dirs)
+}
+
+// engineGPUs gives the selected GPUs (and each benchmark's share) the devices the node's
+// engine wants (ForEngine), and logs which way they take and why. An engine that does not
+// say its version is taken for Docker without CDI: the NVIDIA device request, as before.
+func (r *nodeRun) engineGPUs(ctx context.Context, eng versionEngine, g *nodeGPUs) error {
+	if g.Vendor != gpu.VendorAMD && g.Vendor != gpu.VendorNVIDIA {
+		return nil
+	}
+	f, err := engineFacts(ctx, eng)
+	if err != nil {
+		r.log.Warn("the engine did not say which it is: GPUs go to it as to Docker without CDI", "err", err)
+		f = EngineFacts{Engine: EngineDocker}
+	}
+	var specs gpu.CDISpecs
+	if g.Vendor == gpu.VendorNVIDIA {
+		specs = cdiSpecsFor(f, r.o.SysfsRoot)
+	}
+	groups := r.o.Manifest.Container.GroupAdd
+	acc, path, err := g.ForEngine(f, specs, groups)
+	if err != nil {
+		return err
+	}
+	g.GPUAccess = acc
+	for i := range g.access {
+		if g.access[i], _, err = g.access[i].ForEngine(f, specs, groups); err != nil {
+			return err
+		}
+	}
+	args := []any{"engine", f.String(), "way", path.Way, "why", path.Why}
+	if len(path.SpecProblems) > 0 {
+		args = append(args, "skippedSpecs", strings.Join(path.SpecProblems, "; "))
+	}
+	r.log.Info("gpu devices", args...)
+	return nil
+}
+
+// gpuDevicesCheck is doctor's "gpu devices" line: which way this node's GPUs reach a
+// container on its engine and why, a skipped CDI spec each a line of its own.
+func gpuDevicesCheck(f EngineFacts, acc GPUAccess, groups []string) []Check {
+	if acc.Vendor != gpu.VendorAMD && acc.Vendor != gpu.VendorNVIDIA {
+		return nil
+	}
+	var specs gpu.CDISpecs
+	if acc.Vendor == gpu.VendorNVIDIA {
+		specs = cdiSpecsFor(f, "")
+	}
+	_, path, err := acc.ForEngine(f, specs, groups)
+	var out []Check
+	if err != nil {
+		out = append(out, Check{Name: "gpu devices", Detail: err.Error(), Fix: "see docs/manifest.md, GPUs and engines"})
+	} else {
+		out = append(out, Check{Name: "gpu devices", OK: true, Detail: path.Way + " on " + f.String() + ": " + path.Why})
+	}
+	for _, p := range specs.Problems {
+		out = append(out, Check{Name: "cdi spec", Detail: "skipped: " + p, Fix: "regenerate it (sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml) or remove it"})
+	}
+	return out
+}

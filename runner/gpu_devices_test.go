@@ -1,0 +1,283 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/system"
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/testutil"
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// The groups a container gets are those owning its device files, by the files' gids:
+// /dev/kfd's and the selected render nodes' (root's group left out, each once), not the
+// video and render groups of /etc/group. A device file missing on the node is an error
+// naming it; a selected GPU without a render node is one naming the GPU.
+func TestAMDDeviceGroupsAreTheFilesOwners(t *testing.T) {
+	root, _ := filepath.Abs("../tests/fixtures/sysfs/mi300x")
+	owners := map[string]uint32{"/dev/kfd": 110, "/dev/dri/renderD128": 110, "/dev/dri/renderD129": 44, "/dev/dri/renderD130": 0}
+	h := gpuHost{opts: gpu.Options{SysfsRoot: root}, groupFile: "/nonexistent",
+		statGID: func(p string) (uint32, error) {
+			gid, ok := owners[strings.TrimPrefix(p, root)]
+			if !ok {
+				return 0, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
+			}
+			return gid, nil
+		}}
+	for _, c := range []struct {
+		gpus, want string
+	}{{"0", "110"}, {"0,1", "110,44"}, {"1,0", "110,44"}, {"2", "110"}} {
+		acc, err := selectGPUsOn(manifest.GPU{Vendor: "amd"}, testutil.LookupOf(map[string]string{"ROCR_VISIBLE_DEVICES": c.gpus}), h)
+		if err != nil || strings.Join(acc.GroupAdd, ",") != c.want {
+			t.Errorf("GPUs %s: groups %v %v, want %s", c.gpus, acc.GroupAdd, err, c.want)
+		}
+	}
+	// The live node: a render node KFD names but /dev lacks.
+	live := gpuHost{groupFile: "/nonexistent", statGID: h.statGID}
+	_, _, err := live.amdDevices([]gpu.GPU{{Index: 3, RenderNode: "/dev/dri/renderD131"}})
+	if err == nil || !strings.Contains(err.Error(), "/dev/dri/renderD131") || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing device file: %v", err)
+	}
+	// A GPU the inventory gives no render node, on a tree without its drm entry.
+	_, _, err = h.amdDevices([]gpu.GPU{{Index: 6, PCIBusID: "0000:01:00.0"}})
+	var ge *GPUError
+	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "AMD GPU 6 (0000:01:00.0) has no render node") {
+		t.Errorf("no render node: %v", err)
+	}
+}
+
+// Take (a MAD model's n_gpus) narrows the devices too: a model on 1 of 4 GPUs gets one
+// render node.
+func TestTakeNarrowsTheRenderNodes(t *testing.T) {
+	root, _ := filepath.Abs("../tests/fixtures/sysfs/mi300x")
+	acc, err := selectGPUs(manifest.GPU{Vendor: "amd", Count: 4}, testutil.LookupOf(nil), gpu.Options{SysfsRoot: root}, "/nonexistent")
+	if err != nil || len(acc.Devices) != 5 {
+		t.Fatalf("%v %+v", err, acc.Devices)
+	}
+	one, err := acc.Take(1, "m")
+	if err != nil || len(one.Devices) != 2 || one.Devices[1].Host != "/dev/dri/renderD128" {
+		t.Fatalf("%v %+v", err, one.Devices)
+	}
+}
+
+func nvidiaGPUs(n int) []gpu.GPU {
+	uuids := []string{"GPU-4cf8db2d-06c0-7d70-1a51-e59b25b2c16c", "GPU-0a7e7c6b-3f0e-55b1-9c1e-2f4c8d7b6a10", "GPU-ffffffff-0000-0000-0000-000000000002"}
+	out := make([]gpu.GPU, n)
+	for i := range out {
+		out[i] = gpu.GPU{Index: i, UUID: uuids[i], NUMANode: -1}
+	}
+	return out
+}
+
+// Which way NVIDIA GPUs take, as a function of the engine, its version and Engine API
+// version, the CDI specs recorded under gpu/testdata/cdi and the selected GPUs.
+func TestNVIDIARequestsByEngineAndSpecs(t *testing.T) {
+	spec := func(tree string) gpu.CDISpecs { return gpu.ReadCDISpecs("../gpu/testdata/cdi/"+tree, nil) }
+	docker := func(v, api string, cdi bool) EngineFacts {
+		f := EngineFacts{Engine: EngineDocker, Version: v, APIVersion: api, InfoKnown: true}
+		if cdi {
+			f.CDISpecDirs = []string{"/etc/cdi", "/var/run/cdi"}
+		}
+		return f
+	}
+	podman := EngineFacts{Engine: EnginePodman, Version: "5.4.2", APIVersion: "1.41", InfoKnown: true}
+	old := EngineFacts{Engine: EnginePodman, Version: "4.3.1", APIVersion: "1.41", InfoKnown: true}
+	u0, u1 := nvidiaGPUs(2)[0].UUID, nvidiaGPUs(2)[1].UUID
+	nv := func(ids ...string) []container.DeviceRequest {
+		return []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: ids, Capabilities: [][]string{{"gpu"}}}}
+	}
+	cdi := func(ids ...string) []container.DeviceRequest {
+		for i := range ids {
+			ids[i] = "nvidia.com/gpu=" + ids[i]
+		}
+		return []container.DeviceRequest{{Driver: "cdi", DeviceIDs: ids}}
+	}
+	cases := []struct {
+		name  string
+		f     EngineFacts
+		specs string
+		gpus  []gpu.GPU
+		want  []container.DeviceRequest
+		why   string // in the path's Why, or the error
+	}{
+		{"docker 28, specs by index", docker("28.0.1", "1.48", true), "index", nvidiaGPUs(2), cdi("0", "1"), "name every selected GPU"},
+		{"docker 28, specs by uuid", docker("28.0.1", "1.48", true), "uuid", nvidiaGPUs(2)[1:], cdi(u1), "CDI devices"},
+		{"both names: the UUID", docker("27.3.1", "1.47", true), "json", nvidiaGPUs(2), cdi(u0, u1), "CDI devices"},
+		{"docker 25 exactly", docker("25.0.0", "1.44", true), "index", nvidiaGPUs(1), cdi("0"), "CDI devices"},
+		{"API 1.43", docker("24.0.7", "1.43", true), "index", nvidiaGPUs(2), nv(u0, u1), "Engine API 1.43 has no CDI devices"},
+		{"CDI off", docker("26.1.4", "1.45", false), "index", nvidiaGPUs(2), nv(u0, u1), "CDI is off"},
+		{"no spec for GPU 2", docker("28.0.1", "1.48", true), "index", nvidiaGPUs(3), nv(u0, u1, "GPU-ffffffff-0000-0000-0000-000000000002"), "names GPU 2 (GPU-ffffffff"},
+		{"no specs at all", docker("28.0.1", "1.48", true), "none", nvidiaGPUs(1), nv(u0), "no CDI spec in /etc/cdi, /var/run/cdi names GPU 0"},
+		{"bad specs only", docker("28.0.1", "1.48", true), "malformed", nvidiaGPUs(2), cdi("0", "1"), "CDI devices"},
+		{"podman 5.4", podman, "uuid", nvidiaGPUs(2), cdi(u0, u1), "Podman 5.4.2, Engine API 1.41 takes them"},
+		{"podman 5.4 without specs", podman, "none", nvidiaGPUs(1), nil, "drops the NVIDIA device request"},
+		{"podman 4.3", old, "index", nvidiaGPUs(1), nil, "Podman 4.3.1 takes CDI devices through the Engine API only from 5.4, and Podman's Engine API drops the NVIDIA device request (the container would start without GPUs); upgrade Podman to 5.4"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			reqs, path, err := NVIDIARequests(c.f, spec(c.specs), c.gpus)
+			if c.want == nil {
+				var ge *GPUError
+				if !errors.As(err, &ge) || !strings.Contains(err.Error(), c.why) {
+					t.Fatalf("got %v %v, want a *GPUError with %q", reqs, err, c.why)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(reqs, c.want) || !strings.Contains(path.Why, c.why) {
+				t.Fatalf("got %+v %q %v\nwant %+v, why with %q", reqs, path.Why, err, c.want, c.why)
+			}
+		})
+	}
+	if _, path, _ := NVIDIARequests(docker("28.0.1", "1.48", true), spec("malformed"), nvidiaGPUs(1)); len(path.SpecProblems) != 4 {
+		t.Errorf("spec problems %q", path.SpecProblems)
+	}
+}
+
+func TestVersionAtLeast(t *testing.T) {
+	for v, want := range map[string]bool{"5.4.0": true, "5.4": true, "5.10.1": true, "6.0.0-dev": true, "5.4.0-rc1": true, "v5.4.0": true,
+		"5.3.2": false, "4.9.4": false, "": false, "x.y": false, "5": false, "5.x": false} {
+		if versionAtLeast(v, 5, 4) != want {
+			t.Errorf("%q >= 5.4: %v", v, !want)
+		}
+	}
+	if !versionAtLeast("1.44", 1, 44) || versionAtLeast("1.43", 1, 44) || !versionAtLeast("1.100", 1, 44) {
+		t.Error("API versions")
+	}
+}
+
+// Which engine answered, from the version's components, and rootless and the CDI folders
+// from /info.
+func TestEngineFactsOf(t *testing.T) {
+	pv := client.ServerVersionResult{Version: "4.3.1", APIVersion: "1.41", Components: []system.ComponentVersion{
+		{Name: "Podman Engine", Version: "4.3.1"}, {Name: "Conmon", Version: "2.1.6"}}}
+	info := &client.SystemInfoResult{Info: system.Info{SecurityOptions: []string{"name=seccomp,profile=default", "name=rootless"}}}
+	f := EngineFactsOf(pv, info)
+	if f.Engine != EnginePodman || f.Version != "4.3.1" || !f.Rootless || !f.InfoKnown || f.String() != "Podman 4.3.1 (rootless), Engine API 1.41" {
+		t.Errorf("%+v %s", f, f)
+	}
+	dv := client.ServerVersionResult{Version: "28.0.1", APIVersion: "1.48", Components: []system.ComponentVersion{{Name: "Engine", Version: "28.0.1"}}}
+	f = EngineFactsOf(dv, &client.SystemInfoResult{Info: system.Info{CDISpecDirs: []string{"/etc/cdi"}}})
+	if f.Engine != EngineDocker || f.Rootless || len(f.CDISpecDirs) != 1 || f.String() != "Docker 28.0.1, Engine API 1.48" {
+		t.Errorf("%+v", f)
+	}
+	if f := EngineFactsOf(dv, nil); f.InfoKnown || f.CDISpecDirs != nil {
+		t.Errorf("%+v", f)
+	}
+}
+
+// ForEngine: rootless Podman gets keep-groups instead of numbers (which would name the
+// user namespace's groups), and refuses a manifest's groupAdd beside it; planned NVIDIA
+// GPUs keep the device request.
+func TestForEngine(t *testing.T) {
+	rootless := EngineFacts{Engine: EnginePodman, Version: "4.3.1", APIVersion: "1.41", Rootless: true}
+	amd := amdNode(2)
+	got, path, err := amd.ForEngine(rootless, gpu.CDISpecs{}, nil)
+	if err != nil || fmt.Sprint(got.GroupAdd) != "[keep-groups]" || !strings.Contains(path.Why, "keep-groups") || len(got.Devices) != 3 {
+		t.Errorf("%v %+v %v", err, got, path)
+	}
+	if _, _, err := amd.ForEngine(rootless, gpu.CDISpecs{}, []string{"video"}); err == nil || !strings.Contains(err.Error(), "container.groupAdd [video]") {
+		t.Errorf("groupAdd beside keep-groups: %v", err)
+	}
+	rootful := rootless
+	rootful.Rootless = false
+	if got, _, err := amd.ForEngine(rootful, gpu.CDISpecs{}, []string{"video"}); err != nil || fmt.Sprint(got.GroupAdd) != "[44]" {
+		t.Errorf("rootful Podman: %v %v", got.GroupAdd, err)
+	}
+	planned, _, _, err := plannedGPUs(manifest.GPU{Vendor: "nvidia", Count: 2}, nil, errors.New("no GPUs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := planned.ForEngine(rootless, gpu.CDISpecs{}, nil); err != nil || got.Requests[0].Driver != "nvidia" {
+		t.Errorf("planned: %+v %v", got.Requests, err)
+	}
+	none := GPUAccess{Vendor: manifest.VendorNone}
+	if got, path, err := none.ForEngine(rootless, gpu.CDISpecs{}, []string{"video"}); err != nil || path.Way != "" || got.Vendor != "none" {
+		t.Errorf("none: %v %v", path, err)
+	}
+}
+
+type fakeVersion struct {
+	v    client.ServerVersionResult
+	info system.Info
+}
+
+func (f fakeVersion) ServerVersion(context.Context, client.ServerVersionOptions) (client.ServerVersionResult, error) {
+	return f.v, nil
+}
+
+func (f fakeVersion) Info(context.Context, client.InfoOptions) (client.SystemInfoResult, error) {
+	return client.SystemInfoResult{Info: f.info}, nil
+}
+
+// A node's run asks its engine and gives the GPUs, and every benchmark's share, the devices
+// that engine wants; the container create and the docker-run line carry them.
+func TestEngineGPUsReachTheSpec(t *testing.T) {
+	root, _ := filepath.Abs("../gpu/testdata/cdi/index")
+	sel := nvidiaGPUs(2)
+	acc, err := access(GPUAccess{Vendor: gpu.VendorNVIDIA, System: sel}, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _ := acc.Take(1, "m")
+	g := &nodeGPUs{GPUAccess: acc, access: []GPUAccess{acc, one}}
+	var logs testutil.SyncBuffer
+	r := &nodeRun{o: Options{Manifest: &manifest.Manifest{}, SysfsRoot: root}, log: slog.New(slog.NewTextHandler(&logs, nil))}
+	eng := fakeVersion{v: client.ServerVersionResult{Version: "28.0.1", APIVersion: "1.48"}, info: system.Info{CDISpecDirs: []string{"/etc/cdi"}}}
+	if err := r.engineGPUs(context.Background(), eng, g); err != nil {
+		t.Fatal(err)
+	}
+	want := []container.DeviceRequest{{Driver: "cdi", DeviceIDs: []string{"nvidia.com/gpu=0", "nvidia.com/gpu=1"}}}
+	if !reflect.DeepEqual(g.Requests, want) || !reflect.DeepEqual(g.access[0].Requests, want) || g.access[1].Requests[0].DeviceIDs[0] != "nvidia.com/gpu=0" || len(g.access[1].Requests[0].DeviceIDs) != 1 {
+		t.Fatalf("%+v / %+v / %+v", g.Requests, g.access[0].Requests, g.access[1].Requests)
+	}
+	if !strings.Contains(logs.String(), "way=cdi") {
+		t.Errorf("log: %s", logs.String())
+	}
+	m := &manifest.Manifest{Name: "t", Container: manifest.Container{Network: "host", IPC: "host"}}
+	spec := BuildSpec(m, manifest.Benchmark{Name: "b", Command: []string{"/run"}}, Node{JobID: "1", World: 1, Host: "n"}, "img", "k", t.TempDir(), g.GPUAccess, nil)
+	if run := spec.DockerRun(); !strings.Contains(run, "--device nvidia.com/gpu=0 --device nvidia.com/gpu=1") || strings.Contains(run, "--gpus") {
+		t.Errorf("docker run: %s", run)
+	}
+	if _, hc := spec.Config(); !reflect.DeepEqual(hc.DeviceRequests, want) {
+		t.Errorf("host config %+v", hc.DeviceRequests)
+	}
+	// Podman 4.3 with NVIDIA GPUs: refused before any container, not a GPU-less run.
+	old := fakeVersion{v: client.ServerVersionResult{Version: "4.3.1", APIVersion: "1.41", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}}}}
+	if err := r.engineGPUs(context.Background(), old, g); err == nil || !strings.Contains(err.Error(), "Podman 4.3.1") {
+		t.Errorf("podman 4.3: %v", err)
+	}
+}
+
+// doctor says which way the GPUs take on this engine, and why; a way that cannot work
+// fails the check with the reason.
+func TestGPUDevicesCheck(t *testing.T) {
+	docker := EngineFacts{Engine: EngineDocker, Version: "24.0.7", APIVersion: "1.43", InfoKnown: true}
+	sel := nvidiaGPUs(1)
+	nv, _ := access(GPUAccess{Vendor: gpu.VendorNVIDIA, System: sel}, sel)
+	c := gpuDevicesCheck(docker, nv, nil)
+	if len(c) < 1 || !c[0].OK || c[0].Name != "gpu devices" || !strings.HasPrefix(c[0].Detail, "nvidia device request on Docker 24.0.7, Engine API 1.43: ") ||
+		!strings.Contains(c[0].Detail, "Engine API 1.43 has no CDI devices") {
+		t.Errorf("%+v", c)
+	}
+	podman := EngineFacts{Engine: EnginePodman, Version: "4.3.1", APIVersion: "1.41", Rootless: true}
+	if c := gpuDevicesCheck(podman, nv, nil); c[0].OK || !strings.Contains(c[0].Detail, "drops the NVIDIA device request") {
+		t.Errorf("%+v", c)
+	}
+	if c := gpuDevicesCheck(podman, amdNode(2), nil); len(c) != 1 || !c[0].OK || !strings.Contains(c[0].Detail, "keep-groups") {
+		t.Errorf("%+v", c)
+	}
+	if c := gpuDevicesCheck(podman, GPUAccess{Vendor: manifest.VendorNone}, nil); c != nil {
+		t.Errorf("%+v", c)
+	}
+}
