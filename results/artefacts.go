@@ -97,7 +97,8 @@ type artefactScan struct {
 }
 
 // scanArtefacts lists the output folder of run on node (the folder nodeDir, named name),
-// or returns nil when the node has none. results is the run's results CSV ("" if none).
+// or returns nil when the node has none, or only the results CSV (a summary of a job of
+// many trials must not grow by a record per node and trial that says nothing new). results is the run's results CSV ("" if none).
 func scanArtefacts(nodeDir, name string, rank int, host, run, results string) *NodeArtefacts {
 	dir, err := safefile.OpenDir(nodeDir)
 	if err != nil {
@@ -123,6 +124,9 @@ func scanArtefacts(nodeDir, name string, rank int, host, run, results string) *N
 		sc.results = path.Join(base, filepath.ToSlash(results))
 	}
 	sc.walk(dir, base, 1, nodeDir, name)
+	if o := sc.out; len(o.Files) == 1 && o.Files[0].Results && o.Omitted == 0 && o.Deep == 0 && !o.Incomplete && o.Problem == "" {
+		return nil // only the results CSV, which the candidates list already
+	}
 	slices.SortFunc(sc.out.Files, func(a, b Artefact) int { return strings.Compare(a.Path, b.Path) })
 	return sc.out
 }
