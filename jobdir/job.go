@@ -133,6 +133,9 @@ type JobManifest struct {
 	Experiment *JobExperiment `json:"experiment,omitempty"`
 	// Metrics are the manifest's rules for judging metrics (first match wins).
 	Metrics []JobMetricRule `json:"metrics,omitempty"`
+	// Tools are the tools (madengine's profilers and tracers) every benchmark ran under,
+	// in the order they stacked (the first innermost).
+	Tools []string `json:"tools,omitempty"`
 }
 
 // JobMetricRule is how a metric (a name or glob) is judged: which way is better (higher,

@@ -40,6 +40,9 @@ type Manifest struct {
 	// ToolDefs are those tools resolved from their tools.json (models.ApplyTools), in the
 	// same order; empty until then.
 	ToolDefs []Tool `json:"toolDefs,omitempty" yaml:"toolDefs,omitempty"`
+	// ToolContext is what a MAD checkout run's --context says of tools (models.ApplyTools
+	// applies it); nil for a manifest.
+	ToolContext *ToolContext `json:"-" yaml:"-"`
 }
 
 // How images reach the nodes (Manifest.Distribution).

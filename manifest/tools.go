@@ -59,3 +59,27 @@ func (r *resolver) tools(names []string) []string {
 
 // ValidEnvName says whether s can name an environment variable.
 func ValidEnvName(s string) bool { return envNameRE.MatchString(s) }
+
+// ContextToolName names the tool that a MAD checkout run's context makes of its own
+// pre_scripts, post_scripts and encapsulate_script (ToolContext). It is not a tool name a
+// tools.json can have.
+const ContextToolName = "--context"
+
+// ToolContext is what a MAD checkout run's --context (madengine's additional context) says
+// of tools: Overrides change the cmd or env_vars of the tools it names (madengine's
+// {"name": ..., "cmd": ..., "env_vars": {...}}); Pre, Post and Encapsulate are its own
+// pre_scripts, post_scripts and encapsulate_script (as words), run as the innermost tool,
+// ContextToolName, as madengine runs them.
+type ToolContext struct {
+	Overrides   []ToolOverride
+	Pre, Post   []ToolScript
+	Encapsulate []string
+}
+
+// ToolOverride is a context's change to a named tool: its cmd (as written: shell text for a
+// tool with "shell": true, else words) when Cmd is not nil, and variables added or replaced.
+type ToolOverride struct {
+	Name string
+	Cmd  *string
+	Env  []EnvVar
+}

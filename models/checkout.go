@@ -93,6 +93,7 @@ func CheckoutManifest(o CheckoutOptions) (*manifest.Manifest, []string, error) {
 	}
 	sum := sha256.Sum256(shown)
 	m.Path, m.Digest = catalog, "sha256:"+hex.EncodeToString(sum[:])
+	m.ToolContext = ctx.tools
 	for i, e := range m.Env {
 		if _, given := ctx.env[e.Name]; given && manifest.CredentialLike(e.Name) {
 			m.Env[i].Secret = true
@@ -182,6 +183,9 @@ func (c *checkout) document(tags []string, redact bool) ([]byte, error) {
 	doc := map[string]any{"name": name, "gpu": gpu, "models": models, "mounts": mounts}
 	if c.ctx.logScan != nil {
 		doc["logScan"] = c.ctx.logScan
+	}
+	if len(c.ctx.toolNames) > 0 {
+		doc["tools"] = c.ctx.toolNames
 	}
 	if len(c.ctx.buildArgs) > 0 {
 		doc["image"] = map[string]any{"buildArgs": c.ctx.buildArgs}

@@ -21,9 +21,11 @@ type madContext struct {
 	guestOS   string
 	env       map[string]string
 	buildArgs map[string]string
-	mounts    []ctxMount     // in the order written
-	count     string         // gpu.count from docker_gpus: "" (not given), "all" or a number
-	logScan   map[string]any // the manifest's logScan from the log_error_* keys; nil: not given
+	mounts    []ctxMount            // in the order written
+	count     string                // gpu.count from docker_gpus: "" (not given), "all" or a number
+	logScan   map[string]any        // the manifest's logScan from the log_error_* keys; nil: not given
+	tools     *manifest.ToolContext // tools, pre_scripts, post_scripts, encapsulate_script; nil: none
+	toolNames []string              // the tools named, in the order given
 }
 
 type ctxMount struct{ target, source string }
@@ -38,16 +40,12 @@ var contextHints = map[string]string{
 	"slurm":              "use `benchctl submit` flags (--nodes, --partition, --account, --qos, --time, --gpus-per-node, --exclusive, --sbatch-arg), or slurm: in a manifest",
 	"multi_node_args":    "benchctl sets MAD_MULTI_NODE_RUNNER, NODE_RANK, NNODES, MASTER_ADDR and MASTER_PORT itself: run `srun --ntasks-per-node=1 benchctl run ...` in an allocation, or `benchctl submit --nodes N`",
 	"distributed":        "name the launcher in the model's models.json entry (\"distributed\": {\"launcher\": \"deepspeed\"}) or a manifest's launcher: field; benchctl builds MAD_MULTI_NODE_RUNNER and the launcher's variables from the job's nodes",
-	"tools":              "name the tools with `--tools NAME[,NAME]` (from the checkout's scripts/common/tools.json, or --tools-file FILE for your own cmd and env_vars)",
-	"pre_scripts":        "give them a tool of their own in a tools.json (pre_scripts) and name it with --tools (--tools-file FILE)",
-	"post_scripts":       "give them a tool of their own in a tools.json (post_scripts) and name it with --tools (--tools-file FILE)",
-	"encapsulate_script": "benchctl runs each model's script as it is, without wrappers",
 	"docker_cpus":        "benchctl does not pin containers to CPUs",
 	"MAD_CONTAINER_IMAGE": "to run every model on one existing image, write a manifest with image: {ref: ...} " +
 		"and models: {catalog: models.json} (docs/migrating-from-madengine.md)",
 }
 
-const acceptedKeys = "gpu_vendor, guest_os, docker_env_vars, docker_mounts, docker_build_arg, docker_gpus, log_error_pattern_scan, log_error_patterns, log_error_benign_patterns"
+const acceptedKeys = "gpu_vendor, guest_os, docker_env_vars, docker_mounts, docker_build_arg, docker_gpus, log_error_pattern_scan, log_error_patterns, log_error_benign_patterns, tools, pre_scripts, post_scripts, encapsulate_script"
 
 // readContext reads and checks --context or --context-file; every problem of the context
 // is reported together, as an invalid-input *manifest.Error.
@@ -168,6 +166,8 @@ func readContext(o CheckoutOptions) (*madContext, error) {
 			c.count = n
 		case "log_error_pattern_scan", "log_error_patterns", "log_error_benign_patterns":
 			c.logKey(key, v, bad)
+		case "tools", "pre_scripts", "post_scripts", "encapsulate_script":
+			c.toolKey(key, v, bad)
 		default:
 			if hint, ok := contextHints[key]; ok {
 				bad(key, "is not supported: %s", hint)

@@ -52,7 +52,9 @@ func ToolSources(m *manifest.Manifest, file string) []string {
 }
 
 // ApplyTools resolves the tools the run uses (o.Names, else the manifest's tools) into
-// m.ToolDefs, in the order given. A tool is taken from the strongest source that has it
+// m.ToolDefs, in the order given, after the tool a checkout run's context makes of its own
+// scripts (manifest.ContextToolName, innermost) and with the context's changes to the
+// tools it names (m.ToolContext). A tool is taken from the strongest source that has it
 // (ToolSources). A name no source has, a source that does not parse, and a selected
 // entry that is malformed or whose cmd needs a shell without saying "shell": true are
 // invalid input (*manifest.Error), each naming the file and line; an unknown name lists
@@ -76,6 +78,9 @@ func ApplyTools(ctx context.Context, m *manifest.Manifest, o ToolOptions) error 
 		}
 	}
 	m.ToolDefs = nil
+	if ct := contextTool(m.ToolContext); ct != nil { // innermost, as madengine runs them
+		m.ToolDefs = append(m.ToolDefs, *ct)
+	}
 	if len(names) == 0 {
 		return nil
 	}
@@ -124,6 +129,9 @@ func ApplyTools(ctx context.Context, m *manifest.Manifest, o ToolOptions) error 
 	}
 	if len(e.Problems) > 0 {
 		return e
+	}
+	if m.ToolContext != nil {
+		return applyOverrides(m.ToolDefs, m.ToolContext)
 	}
 	return nil
 }

@@ -76,6 +76,8 @@ type benchAgg struct {
 	// the most on one node.
 	gpus, gpusPerNode int
 	tel               *telAgg // nil until a node has telemetry of it
+	arts              []NodeArtefacts
+	artsUnlisted      int // nodes from rank MaxArtefactNodes on, whose artefacts are not listed
 	durN              int
 	durMin            float64
 	durMax            float64
@@ -273,6 +275,11 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 		b.tel.add(nd.rank, nd.host, nb.tel)
 	} else {
 		b.tel.t.NodesMissing++ // ran it (or was to), left no summary
+	}
+	if nb.arts != nil {
+		b.arts = append(b.arts, *nb.arts)
+	} else if nd.rank >= MaxArtefactNodes {
+		b.artsUnlisted++
 	}
 	c := cand{dir: nd.dir, problem: nb.problem, rank: int32(nd.rank), source: nb.source}
 	if t := nb.table; t != nil {

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,9 +11,11 @@ import (
 
 // baselineKey is how a perf.csv row is matched with a row of an earlier perf.csv: model,
 // metric, and the values of the key columns (DefaultKeyColumns) the file has, so that a
-// sweep's rows meet their own counterparts. Values are compared as perf.csv writes them
-// (textsafe.Cell), so that a model "-x" meets the "'-x" an earlier perf.csv holds.
-func baselineKey(t *Table, r int) string {
+// sweep's rows meet their own counterparts; with tags (when both files have the column),
+// the set of tags, so that a run under a profiler (whose tools perf.csv's tags name) never
+// meets a plain one. Values are compared as perf.csv writes them (textsafe.Cell), so that a
+// model "-x" meets the "'-x" an earlier perf.csv holds.
+func baselineKey(t *Table, r int, tags bool) string {
 	var b strings.Builder
 	b.WriteString(keyValue(t.Get(r, t.Col(ColModel))))
 	b.WriteByte(0)
@@ -25,7 +28,25 @@ func baselineKey(t *Table, r int) string {
 			}
 		}
 	}
+	if i := t.Col("tags"); tags && i >= 0 {
+		b.WriteByte(0)
+		b.WriteString("tags=" + tagSet(t.Rows[r][i]))
+	}
 	return b.String()
+}
+
+// tagSet is a tags cell as a sorted set: "pyt,echo" and madengine's "['echo', 'pyt']" are
+// the same tags.
+func tagSet(v string) string {
+	v = strings.Trim(strings.TrimSpace(keyValue(v)), "[]")
+	var tags []string
+	for _, w := range strings.Split(v, ",") {
+		if w = strings.Trim(strings.TrimSpace(w), `'"`); w != "" && !slices.Contains(tags, w) {
+			tags = append(tags, w)
+		}
+	}
+	slices.Sort(tags)
+	return strings.Join(tags, ",")
 }
 
 // keyValue is a cell as perf.csv writes it, without surrounding blanks.
@@ -40,6 +61,7 @@ func ApplyBaseline(perf, base *Table) int {
 	if col < 0 || pc < 0 || bp < 0 {
 		return 0
 	}
+	tags := perf.Col("tags") >= 0 && base.Col("tags") >= 0
 	old := map[string]float64{}
 	dup := map[string]bool{}
 	for r := range base.Rows {
@@ -47,7 +69,7 @@ func ApplyBaseline(perf, base *Table) int {
 		if !ok {
 			continue
 		}
-		k := baselineKey(base, r)
+		k := baselineKey(base, r, tags)
 		if _, seen := old[k]; seen {
 			dup[k] = true // ambiguous: several baseline rows for one key
 		}
@@ -55,7 +77,7 @@ func ApplyBaseline(perf, base *Table) int {
 	}
 	n := 0
 	for r := range perf.Rows {
-		k := baselineKey(perf, r)
+		k := baselineKey(perf, r, tags)
 		o, ok := old[k]
 		v, num := parsePerformance(perf.Rows[r][pc])
 		if !ok || dup[k] || !num || o == 0 {

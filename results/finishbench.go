@@ -48,6 +48,13 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		bs.Candidates = append(bs.Candidates, a.candidate(b, c))
 	}
 	bs.MoreCandidates = b.moreCands
+	slices.SortFunc(b.arts, func(x, y NodeArtefacts) int {
+		return cmp.Or(cmp.Compare(x.Rank, y.Rank), strings.Compare(x.Host, y.Host))
+	})
+	bs.Artefacts, bs.ArtefactNodesUnlisted = b.arts, b.artsUnlisted
+	if a.job != nil {
+		bs.Tools = a.job.Manifest.Tools
+	}
 	bs.Telemetry = b.tel.summary()
 	if b.durN > 0 {
 		bs.Durations = Durations{Nodes: b.durN, Min: b.durMin, Max: b.durMax, Mean: b.durSum / float64(b.durN)}

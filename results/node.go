@@ -105,6 +105,7 @@ type nodeBench struct {
 	problem string
 	idle    bool // the node has no part in this run (a trial of a smaller variant)
 	tel     *nodeTel
+	arts    *NodeArtefacts // what its output folder holds; nil: none, or not listed (rank)
 }
 
 // loadNode reads one node folder: its status and, for every benchmark, its results CSV or
@@ -145,6 +146,9 @@ func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name str
 			continue
 		}
 		nd.benches[i] = loadBench(ctx, fr, dir, name, sp, nd.record(sp.name))
+		if nd.rank < MaxArtefactNodes {
+			nd.benches[i].arts = scanArtefacts(dir, name, nd.rank, nd.host, sp.name, sp.results)
+		}
 		var telProblem string
 		nd.benches[i].tel, telProblem = readNodeTelemetry(fr, dir, name, sp.name)
 		if telProblem != "" && nd.benches[i].problem == "" {

@@ -50,7 +50,8 @@ func isComputed(col string) bool {
 // what the job knows: nnodes is the job's world; n_gpus and gpus_per_node come from the
 // model's nGPUs or the manifest's gpu.count (n_gpus = per node × nodes when a number; "all"
 // is written -1, as madengine does);
-// training_precision, args and docker_file from the MAD model; tags from the benchmark;
+// training_precision, args and docker_file from the MAD model; tags from the benchmark,
+// then the tools the job ran under (after a CSV's own tags too, in the order they stacked);
 // docker_sha, docker_image, base_docker from the image; machine_name is the winning host;
 // where those say nothing, machine_name and gpu_architecture come from the winning node's
 // record (node.json: its hostname, its first GPU's architecture);
@@ -136,6 +137,9 @@ func perfTable(s *Summary, more []string, fill func(out []string, index map[stri
 					}
 				}
 			}
+			if len(b.Tools) > 0 {
+				out[index["tags"]] = tagsWithTools(out[index["tags"]], b.Tools)
+			}
 			t.Rows = append(t.Rows, out)
 		}
 	}
@@ -146,6 +150,15 @@ func perfTable(s *Summary, more []string, fill func(out []string, index map[stri
 		t.Rows = append(t.Rows, out)
 	}
 	return t
+}
+
+// tagsWithTools is a row's tags with the tools the run stacked after them (a comma list),
+// so that a profiled run is not taken for a plain one (baselineKey matches tags).
+func tagsWithTools(tags string, tools []string) string {
+	if strings.TrimSpace(tags) == "" {
+		return strings.Join(tools, ",")
+	}
+	return tags + "," + strings.Join(tools, ",")
 }
 
 // noBenchmarksReason is the FAILURE row of a job folder without any benchmark.

@@ -110,6 +110,11 @@ type benchView struct {
 	Candidates  []Candidate
 	MoreCands   int
 	Tel         *telView // nil: no node left telemetry of it
+	Tools       string   // the tools it ran under, in the order they stacked
+	Artefacts   []artView
+	ArtCount    int  // files Artefacts list
+	ArtOpen     bool // listed open (short), else collapsed
+	ArtUnlisted int  // nodes whose artefacts are not listed
 }
 
 type failView struct {
@@ -219,6 +224,9 @@ func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
 	bv.Failed = newFailList(b.Failed, s.path)
 	bv.Candidates = b.Candidates[:min(len(b.Candidates), maxCandidates)]
 	bv.MoreCands = len(b.Candidates) - len(bv.Candidates)
+	bv.Tools = strings.Join(b.Tools, ", ")
+	bv.Artefacts, bv.ArtCount = artefactsView(b)
+	bv.ArtOpen, bv.ArtUnlisted = bv.ArtCount <= artefactsOpen, b.ArtefactNodesUnlisted
 	return bv
 }
 

@@ -152,6 +152,14 @@ type BenchmarkSummary struct {
 	// Telemetry is what the run's GPUs did (energy, power, throttling), over the nodes
 	// that sampled them; nil when no node left telemetry of it (telemetry: off).
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
+	// Tools are the tools (madengine's profilers and tracers) the benchmark ran under, in
+	// the order they stacked, as job.json records them.
+	Tools []string `json:"tools,omitempty"`
+	// Artefacts are what each node's output folder of the run holds (the results CSV, the
+	// tools' traces and profiles, the kept run_directory), by rank, for ranks below
+	// MaxArtefactNodes; ArtefactNodesUnlisted counts the other nodes that ran it.
+	Artefacts             []NodeArtefacts `json:"artefacts,omitempty"`
+	ArtefactNodesUnlisted int             `json:"artefactNodesUnlisted,omitempty"`
 	// Attempt, for a trial a requeued job resumed after, is the earlier attempt that ran it:
 	// its candidates' and failures' paths are in that attempt's folder (jobs/<id>.<n>).
 	Attempt *int `json:"attempt,omitempty"`

@@ -200,7 +200,11 @@ func PlanTools(tools []manifest.Tool) []string {
 	var out []string
 	for _, t := range tools {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s (%s:%d)", t.Name, t.File, t.Line)
+		if t.Line > 0 {
+			fmt.Fprintf(&b, "%s (%s:%d)", t.Name, t.File, t.Line)
+		} else { // the context's own scripts (manifest.ContextToolName)
+			fmt.Fprintf(&b, "%s (%s)", t.Name, t.File)
+		}
 		switch {
 		case t.Shell && t.ShellCmd != "":
 			fmt.Fprintf(&b, "; cmd through sh -c (\"shell\": true): %s", t.ShellCmd)

@@ -1,14 +1,17 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
@@ -70,6 +73,51 @@ benchmarks:
 	code, cout, cerr := benchctlRun(t, tb.Env(), "collect", id, "--shared-dir", shared)
 	if code != 0 || !strings.Contains(cout, "toolbench") {
 		t.Fatalf("collect: exit %d\n%s\n%s", code, cout, cerr)
+	}
+	// collect lists what the tools wrote on every node (summary.json, report.html), and
+	// perf.csv's tags name the tools after the benchmark's, in the order they stacked.
+	var sum struct {
+		Benchmarks []struct {
+			Name      string
+			Tools     []string
+			Artefacts []struct {
+				Rank  int
+				Files []struct {
+					Path, Type string
+					Size       int64
+				}
+			}
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(job.Path, jobdir.SummaryFile)); err != nil || json.Unmarshal(data, &sum) != nil || len(sum.Benchmarks) != 1 {
+		t.Fatalf("summary.json: %v\n%s", err, data)
+	}
+	b := sum.Benchmarks[0]
+	if strings.Join(b.Tools, ",") != "tracer,prepost,envtool" || len(b.Artefacts) != len(nodeDirs(tb)) {
+		t.Errorf("summary.json: tools %q, artefacts of %d nodes", b.Tools, len(b.Artefacts))
+	}
+	for i, a := range b.Artefacts {
+		var files []string
+		for _, f := range a.Files {
+			files = append(files, f.Path)
+		}
+		d := nodeDirs(tb)[i]
+		for _, w := range []string{"trace.txt", "marks.txt", "run_directory/mark.sh", "perf.csv"} {
+			if !slices.Contains(files, "nodes/"+d+"/results/toolbench/"+w) {
+				t.Errorf("%s: no %s among the artefacts %q", d, w, files)
+			}
+		}
+	}
+	report, _ := os.ReadFile(filepath.Join(job.Path, jobdir.ReportFile))
+	if !strings.Contains(string(report), `href="nodes/`+nodeDirs(tb)[0]+`/results/toolbench/trace.txt"`) {
+		t.Errorf("report.html does not link the trace")
+	}
+	perf, err := results.ReadCSVFile(filepath.Join(job.Path, jobdir.PerfFile), 1<<20)
+	if err != nil || len(perf.Rows) == 0 {
+		t.Fatalf("perf.csv: %v", err)
+	}
+	if tags := perf.Rows[0][perf.Col("tags")]; !strings.HasSuffix(tags, "tracer,prepost,envtool") {
+		t.Errorf("perf.csv tags %q", tags)
 	}
 
 	// A failing pre script: the tool's failure, named with its script.

@@ -100,3 +100,13 @@ func RemoveAt(dir *os.File, name string) error {
 	}
 	return nil
 }
+
+// LstatAt returns the type and size of name inside dir without following it (the mode
+// holds only the type bits, 0 for a regular file).
+func LstatAt(dir *os.File, name string) (os.FileMode, int64, error) {
+	fi, err := os.Lstat(filepath.Join(dir.Name(), name))
+	if err != nil {
+		return 0, 0, err
+	}
+	return fi.Mode().Type(), fi.Size(), nil
+}

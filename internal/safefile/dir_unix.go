@@ -224,3 +224,21 @@ func RemoveAt(dir *os.File, name string) error {
 	}
 	return nil
 }
+
+// LstatAt returns the type and size of name (one component) inside dir without following
+// it: a link is reported as a link, a FIFO or device by its type, and nothing is opened.
+// The mode holds only the type bits (0 for a regular file).
+func LstatAt(dir *os.File, name string) (os.FileMode, int64, error) {
+	full := filepath.Join(dir.Name(), name)
+	if err := oneComponent(name); err != nil {
+		return 0, 0, &os.PathError{Op: "lstat", Path: full, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, 0, &os.PathError{Op: "lstat", Path: full, Err: err}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		return 0, st.Size, nil
+	}
+	return modeOf(uint32(st.Mode)), st.Size, nil
+}
