@@ -188,6 +188,7 @@ func importWith(sel manifest.CatalogImport, d Discovery) ([]manifest.Benchmark, 
 		err error
 	}
 	images := map[string]imageResult{} // by dockerfile prefix
+	var data *dataFile                 // the checkout's data.json, read when a model names data
 	for i, m := range picked {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return nil, warnings, fmt.Errorf("importing from %s: %w", c.Path, context.Cause(ctx))
@@ -213,6 +214,22 @@ func importWith(sel manifest.CatalogImport, d Discovery) ([]manifest.Benchmark, 
 				continue
 			}
 			b.Image = img
+		}
+		b.Model.GuestOS = guestOS(sel.GuestOS, b.Image)
+		if m.Data != "" {
+			if data == nil {
+				data = newDataFile(c.Dir())
+			}
+			ds, err := data.dataSets(m.Data)
+			if errors.Is(err, errNoDataFile) { // madengine runs the model without its data, too
+				warnings = append(warnings, fmt.Sprintf("%s:%d: %s: data %s is not mounted: the checkout has no %s to say where it is (madengine runs it without its data too)", fileOf(c, m), m.Line, m.Name, manifest.Quote(m.Data), DataFile))
+				err = nil
+			}
+			if err != nil {
+				problems.Add(manifest.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name + ".data", Msg: err.Error()})
+				continue
+			}
+			b.Model.DataSets = ds
 		}
 		if strings.ContainsAny(m.Args, "$`;|&<>") {
 			if shell++; shell <= manifest.MaxProblems {
