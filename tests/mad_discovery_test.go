@@ -3,11 +3,13 @@ package tests
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -97,5 +99,31 @@ models: {catalog: %s, tags: [discovery], gpuVendor: amd}
 	}
 	if slices.Sort(seen); !slices.Equal(seen, []string{"echo_dir/echo_infer", "root_echo"}) {
 		t.Errorf("perf.csv models %v", seen)
+	}
+}
+
+// build --target-archs in a MAD checkout builds the selected model's Dockerfile once per
+// architecture, each with madengine's MAD_SYSTEM_GPU_ARCHITECTURE build arg: two images,
+// two keys, two records.
+func TestBuildTargetArchs(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	rec := filepath.Join(shared, "archs.json")
+	cmd := exec.Command(tb.Benchctl(t), "build", "--tags", "inference", "--context", `{"gpu_vendor": "AMD", "docker_build_arg": {"BASE_DOCKER": "`+tb.ShellImage+`"}}`,
+		"--target-archs", "gfx90a,gfx942", "--shared-dir", shared, "--record", rec)
+	cmd.Dir = repoPath(t, "tests/fixtures/mad")
+	cmd.Env = append(tb.Env(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	recs, err := image.ReadRecords(rec)
+	if err != nil || len(recs) != 2 || recs[0].Key == recs[1].Key {
+		t.Fatalf("records %+v %v\n%s", recs, err, out)
+	}
+	for i, arch := range []string{"gfx90a", "gfx942"} {
+		if !slices.Contains(recs[i].BuildArgs, image.KeyValue{Name: "MAD_SYSTEM_GPU_ARCHITECTURE", Value: arch}) || filepath.Base(recs[i].Dockerfile) != "echo.ubuntu.amd.Dockerfile" {
+			t.Errorf("record %d: %+v", i, recs[i])
+		}
 	}
 }
