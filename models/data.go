@@ -91,6 +91,11 @@ func (d *dataFile) dataSets(key string) ([]manifest.DataSet, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, o := range out {
+			if o.Home == ds.Home {
+				return nil, fmt.Errorf("data %s and %s are both mounted at %s (their home in %s): give each its own", manifest.Quote(o.Name), manifest.Quote(ds.Name), ds.Home, d.path)
+			}
+		}
 		out = append(out, ds)
 	}
 	if len(out) == 0 {
@@ -165,8 +170,8 @@ func (d *dataFile) local(name string, n *manifest.Node) (manifest.DataSet, error
 		case "path":
 			ds.Source = v
 		case "home":
-			if !path.IsAbs(v) || path.Clean(v) == "/" || strings.HasPrefix(path.Clean(v), manifest.ReservedMountRoot) || path.Clean(v) == Workspace {
-				return ds, fmt.Errorf("home %s must be an absolute container path of its own (not /, %s or %s)", manifest.Quote(v), Workspace, manifest.ReservedMountRoot)
+			if !path.IsAbs(v) || strings.ContainsAny(v, ",:") || path.Clean(v) == "/" || strings.HasPrefix(path.Clean(v), manifest.ReservedMountRoot) || path.Clean(v) == Workspace {
+				return ds, fmt.Errorf("home %s must be an absolute container path of its own (not /, %s or %s; no ',' or ':', which MAD_DATAHOME and mounts use)", manifest.Quote(v), Workspace, manifest.ReservedMountRoot)
 			}
 			ds.Home = path.Clean(v)
 		case "readwrite":

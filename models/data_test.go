@@ -64,6 +64,8 @@ func TestDataProviders(t *testing.T) {
 		{"a path missing", `{"ds1": {"local": {"path": "nowhere"}}, "ds2": {"local": {"path": "d2"}}}`, "nowhere: no such file", nil},
 		{"mirrorlocal", `{"ds1": {"local": {"path": "d1", "mirrorlocal": "/tmp"}}, "ds2": {"local": {"path": "d2"}}}`, "mirrorlocal is for the downloading providers", nil},
 		{"a home in the workspace", `{"ds1": {"local": {"path": "d1", "home": "/myworkspace"}}, "ds2": {"local": {"path": "d2"}}}`, "must be an absolute container path of its own", nil},
+		{"two data sets at one home", `{"ds1": {"local": {"path": "d1", "home": "/data"}}, "ds2": {"local": {"path": "d2", "home": "/data/"}}}`, `data "ds2" and "ds1" are both mounted at /data`, nil},
+		{"a home with a comma", `{"ds1": {"local": {"path": "d1", "home": "/a,b"}}, "ds2": {"local": {"path": "d2"}}}`, "no ',' or ':'", nil},
 		{"readwrite not a boolean", `{"ds1": {"local": {"path": "d1", "readwrite": "yes please"}}, "ds2": {"local": {"path": "d2"}}}`, `readwrite must be "true" or "false"`, nil},
 		{"a name not in data.json", `{"ds1": {"local": {"path": "d1"}}}`, `data "ds2" is not a key of`, nil},
 		{"not an object", `[]`, "must be a JSON object of data names", nil},
