@@ -202,6 +202,16 @@ type JobModel struct {
 	// RunOptions are the model's additional_docker_run_options, credential-like values
 	// redacted (job.json is the redacted manifest).
 	RunOptions string `json:"runOptions"`
+	// DataSets are the data sets the model read (its data key), as benchctl mounted them.
+	DataSets []JobDataSet `json:"dataSets,omitempty"`
+}
+
+// JobDataSet is one data set of a MAD model (manifest.DataSet): what perf.csv's data
+// columns say.
+type JobDataSet struct {
+	Name     string `json:"name"`
+	Provider string `json:"provider"`
+	Size     string `json:"size"`
 }
 
 // TextOrNo is a JSON string or number kept as its text: 8, "8" and "all" all decode.

@@ -10,7 +10,8 @@ import (
 )
 
 // DefaultErrors are the error patterns a log is scanned for unless a manifest says
-// otherwise, modelled on madengine's log error scan.
+// otherwise: madengine's (DEFAULT_LOG_ERROR_PATTERNS of its container runner), and a
+// crash's own words (Segmentation fault, core dumped).
 var DefaultErrors = []string{
 	"OutOfMemoryError",
 	"HIP out of memory",
@@ -18,21 +19,63 @@ var DefaultErrors = []string{
 	"RuntimeError:",
 	"AssertionError:",
 	"ValueError:",
+	"SystemExit",
 	"Traceback (most recent call last)",
 	"FAILED",
 	"failed (exitcode:",
+	"Exception:",
+	"ImportError:",
+	"ModuleNotFoundError:",
 	"Segmentation fault",
 	"core dumped",
 }
 
 // DefaultBenign are lines that contain an error pattern but are not errors: a line with
-// one of these is never a match.
+// one of these is never a match. They are madengine's benign substrings, and a test
+// summary's zero count of failures.
 var DefaultBenign = []string{
 	"Failed to establish connection to the metrics exporter agent",
 	"RpcError: Running out of retries to initialize the metrics agent",
 	"Metrics will not be exported",
+	"FutureWarning",
+	"Opened result file:",
+	"SQLite3 generation ::",
+	"rocpd_op:",
+	"rpd_tracer:",
+	"[rocprofv3]",
 	"0 FAILED",
 	"FAILED: 0",
+}
+
+// glogBenign are ROCProf's glog lines, which madengine never counts as errors whatever
+// the benign list: a line that starts with the level letter and eight digits (the date,
+// E20250101) and names the source file. The level letters are a log level there, not
+// an error.
+var glogBenign = []struct {
+	levels string // the level letters the rule covers
+	file   string
+}{
+	{"EW", "generateRocpd.cpp"},
+	{"W", "simple_timer.cpp"},
+	{"E", "tool.cpp"},
+}
+
+// isGlogBenign says whether line is one of ROCProf's glog lines (glogBenign).
+func isGlogBenign(line []byte) bool {
+	if len(line) < 9 {
+		return false
+	}
+	for _, c := range line[1:9] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	for _, r := range glogBenign {
+		if bytes.IndexByte([]byte(r.levels), line[0]) >= 0 && bytes.Contains(line[9:], []byte(r.file)) {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxLine is how much of one line is scanned; the rest of a longer line is skipped.
@@ -135,7 +178,7 @@ func (s *Scanner) endLine() {
 		if !bytes.Contains(line, e) {
 			continue
 		}
-		benign := false
+		benign := isGlogBenign(line)
 		for _, b := range s.benigns {
 			benign = benign || bytes.Contains(line, b)
 		}

@@ -262,6 +262,18 @@ func (b Benchmark) Aborts(world int) bool {
 
 // Model is what a MAD catalog entry says beyond the command (for perf.csv columns).
 type Model struct {
+	// Name is the model's name in its catalog when it is not the benchmark's: <dir>/<name>
+	// for a model of a MAD checkout's scripts/<dir>/models.json.
+	Name string `json:"name,omitempty" yaml:"name,omitempty"`
+	// File is the file the model comes from when it is not Catalog (scripts/<dir>/models.json).
+	File string `json:"file,omitempty" yaml:"file,omitempty"`
+	// Data is the model's data key: the names of data.json entries it reads; DataSets
+	// are those entries, resolved.
+	Data     string    `json:"data,omitempty" yaml:"data,omitempty"`
+	DataSets []DataSet `json:"dataSets,omitempty" yaml:"dataSets,omitempty"`
+	// GuestOS is the guest OS the model's image is for (MAD_GUEST_OS): models.guestOS,
+	// else its Dockerfile's CONTEXT guest_os.
+	GuestOS           string   `json:"guestOS,omitempty" yaml:"guestOS,omitempty"`
 	Catalog           string   `json:"catalog" yaml:"catalog"`
 	Line              int      `json:"line" yaml:"line"`
 	URL               string   `json:"url,omitempty" yaml:"url,omitempty"`

@@ -40,6 +40,9 @@ type Model struct {
 	Launcher          string            // distributed.launcher, canonical; "": none named
 	Distributed       *manifest.Distributed
 	Line              int
+	Scope             string // the folder of scripts/<dir>/models.json it comes from ("dir"); "" for the checkout's models.json
+	File              string // the file it comes from, when not the catalog's (a scripts/<dir>/ catalog)
+	Data              string // data: the data names it reads (data.json's keys, comma-separated)
 }
 
 // Catalog is a parsed models.json.
@@ -54,7 +57,7 @@ var known = map[string]bool{"name": true, "url": true, "dockerfile": true, "scri
 	"owner": true, "training_precision": true, "tags": true, "args": true, "timeout": true,
 	"multiple_results": true, "skip_gpu_arch": true, "log_error_pattern_scan": true,
 	"log_error_patterns": true, "log_error_benign_patterns": true,
-	"additional_docker_run_options": true, "distributed": true}
+	"additional_docker_run_options": true, "distributed": true, "data": true}
 
 // Load reads a MAD-style catalog: a JSON list of model objects. Problems are returned
 // together as a *manifest.Error, located by line; unknown keys are kept, with a warning.
@@ -84,6 +87,11 @@ func LoadContext(ctx context.Context, path string) (*Catalog, error) {
 	if len(data) > MaxCatalogSize {
 		return nil, catalogError(path, 0, fmt.Sprintf("is larger than %d MiB", MaxCatalogSize>>20))
 	}
+	return parseCatalog(ctx, path, data)
+}
+
+// parseCatalog reads a catalog's bytes; path names it in problems and warnings.
+func parseCatalog(ctx context.Context, path string, data []byte) (*Catalog, error) {
 	root, err := manifest.ParseDocumentContext(ctx, "catalog.json", data) // JSON whatever the file's name
 	data = nil                                                            // the tree holds what is needed
 	if err != nil {
@@ -256,6 +264,8 @@ func setString(m *Model, key, v string) {
 		m.Args = v
 	case "multiple_results":
 		m.MultipleResults = v
+	case "data":
+		m.Data = v
 	}
 }
 

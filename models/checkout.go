@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -30,6 +31,8 @@ type CheckoutOptions struct {
 	Context     string          // --context: a JSON object (madengine's --additional-context), may be ""
 	ContextFile string          // --context-file: a file holding that JSON object, may be "" (both given: error)
 	Lookup      manifest.Lookup // for ${VAR} expansion, as manifest.Options.Lookup
+	// RunGenerators lets scripts/<dir>/get_models_json.py run (GeneratorFlag): Discovery.
+	RunGenerators bool
 }
 
 // CheckoutManifest resolves a MAD checkout run: the manifest
@@ -74,7 +77,8 @@ func CheckoutManifest(o CheckoutOptions) (*manifest.Manifest, []string, error) {
 	if !found {
 		return nil, nil, inputError("--tags", "no models.json in %s: run in a MAD checkout, or give --manifest", abs)
 	}
-	if err := needVendor(catalog, tags, ctx); err != nil {
+	disc := Discovery{RunGenerators: o.RunGenerators}
+	if err := needVendor(catalog, tags, ctx, disc); err != nil {
 		return nil, nil, err
 	}
 	c := &checkout{dir: abs, ctx: ctx, doc: filepath.Join(abs, ".benchctl-checkout.json")}
@@ -82,7 +86,7 @@ func CheckoutManifest(o CheckoutOptions) (*manifest.Manifest, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m, warns, err := manifest.Parse(c.doc, c.doc, data, manifest.Options{Lookup: o.Lookup, Catalog: Importer})
+	m, warns, err := manifest.Parse(c.doc, c.doc, data, manifest.Options{Lookup: o.Lookup, Catalog: ImporterWith(disc)})
 	warns = c.warnings(warns)
 	if err != nil {
 		return nil, warns, c.problems(err)
@@ -111,11 +115,11 @@ func CheckoutManifest(o CheckoutOptions) (*manifest.Manifest, []string, error) {
 // must then give (madengine's run detects it; benchctl picks images before any node runs).
 // One problem says so, rather than one per model; a catalog that does not load is left
 // for the import to report with its lines.
-func needVendor(catalog string, tags []string, ctx *madContext) error {
+func needVendor(catalog string, tags []string, ctx *madContext, d Discovery) error {
 	if ctx.vendor == manifest.VendorAMD || ctx.vendor == manifest.VendorNVIDIA {
 		return nil
 	}
-	cat, err := Load(catalog)
+	cat, err := LoadCheckoutCatalog(context.Background(), catalog, d)
 	if err != nil {
 		return nil
 	}

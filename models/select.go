@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,13 @@ func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
 	}
 	used := map[string]bool{}
 	var out []Model
+	type scoped struct{ tag, scope, filter string }
+	var scopes []scoped // <dir>/<tag>: the models of scripts/<dir> (madengine's scoped tags)
+	for _, t := range tags {
+		if s, f, ok := scopedTag(t); ok {
+			scopes = append(scopes, scoped{t, s, f})
+		}
+	}
 	for _, m := range c.Models {
 		pick := all || want[m.Name]
 		if tagSet[m.Name] {
@@ -46,6 +54,11 @@ func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
 		for _, t := range m.Tags {
 			if tagSet[t] {
 				pick, used[t] = true, true
+			}
+		}
+		for _, s := range scopes {
+			if m.Scope == s.scope && (s.filter == "all" || slices.Contains(m.Tags, s.filter)) {
+				pick, used[s.tag] = true, true
 			}
 		}
 		if pick {
@@ -58,10 +71,26 @@ func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
 			if known == "" {
 				known = listSome(c.AllTags(), 50)
 			}
-			warnings = append(warnings, fmt.Sprintf("%s: tag %s selects no model (tags in the catalog: %s)", c.Path, manifest.Quote(t), known))
+			warnings = append(warnings, fmt.Sprintf("%s: tag %s selects no model (tags in the catalog: %s)%s", c.Path, manifest.Quote(t), known, c.colonHint(t)))
 		}
 	}
 	return out, warnings, nil
+}
+
+// colonHint explains a tag <dir>:<name> that selects nothing when <dir> is a scripts
+// folder of the checkout: madengine names those models <dir>/<name>, and reads what
+// follows a ':' as extra args.
+func (c *Catalog) colonHint(t string) string {
+	scope, rest, ok := strings.Cut(t, ":")
+	if !ok {
+		return ""
+	}
+	for _, m := range c.Models {
+		if m.Scope == scope {
+			return fmt.Sprintf("; the models of scripts/%s are selected as %s/%s (or %s/<tag>), as in madengine", scope, scope, rest, scope)
+		}
+	}
+	return ""
 }
 
 // Command turns the model's scripts and args into an exec-form command, the way madengine
@@ -95,8 +124,10 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 		return manifest.Benchmark{}, err
 	}
 	b := manifest.Benchmark{
-		Name:    m.Name,
+		Name:    BenchmarkName(m.Name),
 		Command: cmd,
+		// As madengine runs its containers (--workdir /myworkspace/), in a manifest too.
+		Workdir: Workspace,
 		Timeout: manifest.Duration(manifest.DefaultTimeout),
 		Results: m.MultipleResults,
 		Tags:    m.Tags,
@@ -105,6 +136,7 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 		// madengine's per-model switch for the log error scan.
 		NoLogScan: m.NoLogScan, LogErrors: m.LogErrors, LogBenign: m.LogBenign,
 		Model: &manifest.Model{
+			File: m.File, Data: m.Data,
 			Catalog: catalog, Line: m.Line, URL: m.URL, Dockerfile: m.Dockerfile, Scripts: m.Scripts,
 			Args: m.Args, NGPUs: m.NGPUs, Owner: m.Owner, TrainingPrecision: m.TrainingPrecision,
 			MultipleResults: m.MultipleResults, SkipGPUArch: m.SkipGPUArch, Extra: m.Extra, RunOptions: m.RunOptions,
@@ -114,6 +146,9 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 	if m.Timeout > 0 {
 		b.Timeout = manifest.Duration(time.Duration(m.Timeout) * time.Second)
 	}
+	if b.Name != m.Name {
+		b.Model.Name = m.Name
+	}
 	return b, nil
 }
 
@@ -122,11 +157,20 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 // resolved by the GPU vendor (ResolveDockerfile), built in the catalog's docker/ folder
 // with the manifest's build args, as madengine builds it.
 func Importer(sel manifest.CatalogImport) ([]manifest.Benchmark, []string, error) {
+	return importWith(sel, Discovery{})
+}
+
+// ImporterWith is Importer with a checkout's discovery settings (Discovery).
+func ImporterWith(d Discovery) manifest.CatalogFunc {
+	return func(sel manifest.CatalogImport) ([]manifest.Benchmark, []string, error) { return importWith(sel, d) }
+}
+
+func importWith(sel manifest.CatalogImport, d Discovery) ([]manifest.Benchmark, []string, error) {
 	ctx := sel.Context
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	c, err := LoadContext(ctx, sel.Catalog)
+	c, err := LoadCheckoutCatalog(ctx, sel.Catalog, d)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -144,13 +188,14 @@ func Importer(sel manifest.CatalogImport) ([]manifest.Benchmark, []string, error
 		err error
 	}
 	images := map[string]imageResult{} // by dockerfile prefix
+	var data *dataFile                 // the checkout's data.json, read when a model names data
 	for i, m := range picked {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return nil, warnings, fmt.Errorf("importing from %s: %w", c.Path, context.Cause(ctx))
 		}
 		b, err := m.Benchmark(c.Path)
 		if err != nil {
-			problems.Add(manifest.Problem{File: c.Path, Line: m.Line, Path: m.Name, Msg: err.Error()})
+			problems.Add(manifest.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name, Msg: err.Error()})
 			continue
 		}
 		if !sel.Image.Given() {
@@ -165,14 +210,30 @@ func Importer(sel manifest.CatalogImport) ([]manifest.Benchmark, []string, error
 				img = &cp
 			}
 			if err != nil {
-				problems.Add(manifest.Problem{File: c.Path, Line: m.Line, Path: m.Name + ".dockerfile", Msg: err.Error()})
+				problems.Add(manifest.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name + ".dockerfile", Msg: err.Error()})
 				continue
 			}
 			b.Image = img
 		}
+		b.Model.GuestOS = guestOS(sel.GuestOS, b.Image)
+		if m.Data != "" {
+			if data == nil {
+				data = newDataFile(c.Dir())
+			}
+			ds, err := data.dataSets(m.Data)
+			if errors.Is(err, errNoDataFile) { // madengine runs the model without its data, too
+				warnings = append(warnings, fmt.Sprintf("%s:%d: %s: data %s is not mounted: the checkout has no %s to say where it is (madengine runs it without its data too)", fileOf(c, m), m.Line, m.Name, manifest.Quote(m.Data), DataFile))
+				err = nil
+			}
+			if err != nil {
+				problems.Add(manifest.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name + ".data", Msg: err.Error()})
+				continue
+			}
+			b.Model.DataSets = ds
+		}
 		if strings.ContainsAny(m.Args, "$`;|&<>") {
 			if shell++; shell <= manifest.MaxProblems {
-				warnings = append(warnings, fmt.Sprintf("%s:%d: %s: args %s contain shell characters; benchctl runs no shell, so they are passed literally", c.Path, m.Line, m.Name, manifest.Quote(m.Args)))
+				warnings = append(warnings, fmt.Sprintf("%s:%d: %s: args %s contain shell characters; benchctl runs no shell, so they are passed literally", fileOf(c, m), m.Line, m.Name, manifest.Quote(m.Args)))
 			}
 		}
 		out = append(out, b)

@@ -209,6 +209,7 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 		set("args", jb.Model.Args)
 		set("docker_file", jb.Model.Dockerfile)
 		set("additional_docker_run_options", jb.Model.RunOptions)
+		fillData(set, jb.Model.DataSets)
 	}
 	if strings.EqualFold(perNode, "all") {
 		perNode = "-1" // madengine's "all the node has"

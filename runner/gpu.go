@@ -54,7 +54,7 @@ func selectGPUsOn(g manifest.GPU, lookup func(string) (string, bool), h gpuHost)
 	if err != nil {
 		return GPUAccess{}, &GPUError{Msg: "gpu.vendor " + g.Vendor + ": " + err.Error(), Absent: errors.Is(err, gpu.ErrNotFound)}
 	}
-	acc := GPUAccess{Vendor: inv.Vendor, System: inv.GPUs}
+	acc := GPUAccess{Vendor: inv.Vendor, System: inv.GPUs, Runtime: inv.Runtime}
 	if inv.Vendor == gpu.VendorNone {
 		if g.Count > 0 {
 			// "all" of none is fine (a CPU benchmark); a number of GPUs that are not there is not.

@@ -44,6 +44,7 @@ func madEnv(b manifest.Benchmark, n Node, acc GPUAccess) (env, defaults map[stri
 		"MAD_LAUNCHER_TYPE":           cmp.Or(b.Launcher, manifest.LauncherTorchrun),
 		"MAD_OUTPUT_CSV":              path.Join(OutputDir, csv),
 	}
+	madVars(env, b, acc)
 	c := launchOf(b, n, acc)
 	c.lookup = lookupHost
 	// checkLaunchers has refused a launcher that cannot run on these nodes before any

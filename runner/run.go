@@ -251,6 +251,9 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	if gpus.Vendor != manifest.VendorNone {
 		r.log.Info("gpus", "access", strings.Join(gpus.Describe(), "; "))
 	}
+	if note := hipVersionNote(r.o.Manifest, gpus.GPUAccess); note != "" {
+		r.log.Info(note)
+	}
 
 	eng, err := r.o.Engine()
 	if err != nil {

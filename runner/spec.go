@@ -52,6 +52,7 @@ type GPUAccess struct {
 	GroupAdd []string          // AMD: the device files' group ids (rootless Podman: keep-groups)
 	Requests []container.DeviceRequest
 	Env      []manifest.EnvVar // visibility variables
+	Runtime  string            // the node's ROCm or CUDA version from its inventory; "" if unknown
 
 	host    gpuHost // where the AMD device files and groups were looked up
 	planned bool    // a dry run's GPUs, not this node's (plannedGPUs)
@@ -98,6 +99,9 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 			hostEnv[k] = v
 		}
 	}
+	for _, e := range madSecrets(b, hostEnv) {
+		env[e.Name] = e
+	}
 	for _, s := range m.Secrets {
 		if strings.HasPrefix(s, "BENCHCTL_") { // Load refuses these; the job secret never goes in
 			continue
@@ -138,7 +142,7 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 		s.Env = append(s.Env, e)
 	}
 	sort.Slice(s.Env, func(i, j int) bool { return s.Env[i].Name < s.Env[j].Name })
-	s.Mounts = append(append([]manifest.Mount{}, mounts...), manifest.Mount{Source: resultsDir, Target: OutputDir})
+	s.Mounts = append(madDataMounts(b, mounts), manifest.Mount{Source: resultsDir, Target: OutputDir})
 	return withTools(s, m.ToolDefs)
 }
 

@@ -41,12 +41,15 @@ type Job struct {
 	ContextFile string
 	// Tools (when ToolsSet: run's --tools, empty clearing the manifest's) and ToolsFile
 	// (--tools-file, absolute) pass the tools to every node's run.
-	Tools      []string
-	ToolsSet   bool
-	ToolsFile  string
-	SecretFile string // 0600 file with the job secret, read by the script at run time
-	OutputDir  string // where sbatch writes output before the script redirects it
-	Token      string // names the submission's files in jobs/.submit (set by Prepare)
+	Tools     []string
+	ToolsSet  bool
+	ToolsFile string
+	// RunGenerators passes --run-get-models-json on: each node runs the checkout's
+	// get_models_json.py to list its models.
+	RunGenerators bool
+	SecretFile    string // 0600 file with the job secret, read by the script at run time
+	OutputDir     string // where sbatch writes output before the script redirects it
+	Token         string // names the submission's files in jobs/.submit (set by Prepare)
 }
 
 var (
@@ -187,7 +190,7 @@ cd {{q .Job.Checkout}}
 
 {{end}}# One task per node; benchctl does the rest (barrier, image, containers, status files).
 status=0
-srun --ntasks-per-node=1 --kill-on-bad-exit=0 {{q .Job.Benchctl}} run {{if .Job.Tags}}--tags {{q (join .Job.Tags ",")}}{{if .Job.Context}} --context {{q .Job.Context}}{{end}}{{if .Job.ContextFile}} --context-file {{q .Job.ContextFile}}{{end}}{{else}}--manifest {{q .Job.Manifest}}{{end}}{{if .Job.Record}} --record {{q .Job.Record}}{{end}}{{if .Job.Benchmarks}} --benchmarks {{q (join .Job.Benchmarks ",")}}{{end}}{{if .Job.ToolsSet}} --tools {{q (join .Job.Tools ",")}}{{end}}{{if .Job.ToolsFile}} --tools-file {{q .Job.ToolsFile}}{{end}} || status=$?
+srun --ntasks-per-node=1 --kill-on-bad-exit=0 {{q .Job.Benchctl}} run {{if .Job.Tags}}--tags {{q (join .Job.Tags ",")}}{{if .Job.Context}} --context {{q .Job.Context}}{{end}}{{if .Job.ContextFile}} --context-file {{q .Job.ContextFile}}{{end}}{{if .Job.RunGenerators}} --run-get-models-json{{end}}{{else}}--manifest {{q .Job.Manifest}}{{end}}{{if .Job.Record}} --record {{q .Job.Record}}{{end}}{{if .Job.Benchmarks}} --benchmarks {{q (join .Job.Benchmarks ",")}}{{end}}{{if .Job.ToolsSet}} --tools {{q (join .Job.Tools ",")}}{{end}}{{if .Job.ToolsFile}} --tools-file {{q .Job.ToolsFile}}{{end}} || status=$?
 
 # Whatever the run's end, one bounded cleanup on every node: a node whose benchctl was
 # killed (its status.json still says running) is recorded as lost, on that node, and the

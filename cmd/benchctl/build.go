@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/models"
 	"github.com/spf13/cobra"
 )
 
@@ -24,6 +26,7 @@ type buildOptions struct {
 	push          string
 	record        string
 	output        string
+	targetArchs   []string
 }
 
 func newBuildCmd(io streams) *cobra.Command {
@@ -49,6 +52,10 @@ the build exits 2 naming every image that failed. --record then writes one recor
 In a MAD checkout, --tags and --context build the images of ./models.json's models with those
 tags, as run --tags would run them (see benchctl run --help).
 
+--target-archs gfx90a,gfx942 builds every image once per GPU architecture, each with the
+build arg MAD_SYSTEM_GPU_ARCHITECTURE set to it, as madengine build --target-archs does (each
+is its own image and cache key); an entry that is no gfx name is refused before any build.
+
 Builders: docker (the Docker Engine at DOCKER_HOST, then docker save into the cache) or
 buildkit (a buildkitd at --buildkit-addr or BUILDKIT_HOST, exporting the tar straight into
 the cache; no engine needed).`,
@@ -72,6 +79,9 @@ the cache; no engine needed).`,
 			if opts.builder == "docker" && cmd.Flags().Changed("buildkit-addr") {
 				return usagef("add --builder buildkit to build with that buildkitd", "--buildkit-addr applies only to --builder buildkit")
 			}
+			if _, err := models.ParseTargetArchs(opts.targetArchs); err != nil { // found out before any build
+				return err
+			}
 			return buildRun(cmd.Context(), io, opts)
 		},
 	}
@@ -84,6 +94,7 @@ the cache; no engine needed).`,
 	f.BoolVar(&opts.noCache, "no-cache", false, "build and publish again even if the key is cached")
 	f.StringVar(&opts.push, "push", "", "also push the built image to this registry reference (REGISTRY/NAME:TAG; for several images a repository, each tagged with its key), with the docker CLI's credentials")
 	f.StringVar(&opts.record, "record", "", "write the build record (JSON) to this file")
+	f.StringSliceVar(&opts.targetArchs, "target-archs", nil, "build each image once per GPU architecture (comma-separated gfx names, e.g. gfx90a,gfx942), passing it as the build arg "+models.ArchBuildArg+", as madengine build --target-archs does")
 	outputFlag(cmd, &opts.output, "table", "json")
 	_ = cmd.MarkFlagFilename("record", "json")
 	_ = cmd.MarkFlagDirname("shared-dir")
@@ -119,14 +130,41 @@ func buildRun(ctx context.Context, io streams, opts *buildOptions) error {
 	defer closeBuilder()
 	pp := newProgressPrinter(io.err, isTerminal(io.err))
 	slog.Info("building", "manifest", m.Name, "builder", builder.Name(), "cache", cache.Dir)
-	built, err := image.BuildAll(ctx, image.BuildAllOptions{
-		BuildOptions: image.BuildOptions{Manifest: m, Cache: cache, Builder: builder, NoCache: opts.noCache,
-			Progress: pp.Func(), Version: currentBuild().Version},
-		Starting: func(i, n int, use manifest.ImageUse) {
-			if n > 1 {
-				slog.Info(fmt.Sprintf("image %d of %d", i, n), "dockerfile", use.Image.Dockerfile, "benchmarks", strings.Join(use.Benchmarks, ","))
+	archs, _ := models.ParseTargetArchs(opts.targetArchs) // checked before
+	perArch := []*manifest.Manifest{m}
+	if len(archs) > 0 {
+		perArch = nil
+		for _, a := range archs {
+			ma, err := models.WithTargetArch(m, a)
+			if err != nil {
+				return err
 			}
-		}})
+			perArch = append(perArch, ma)
+		}
+	}
+	var built []image.BuiltImage
+	var errs []error
+	for i, ma := range perArch {
+		if len(archs) > 0 {
+			slog.Info("building for a GPU architecture", "arch", archs[i], "build arg", models.ArchBuildArg)
+		}
+		b, err := image.BuildAll(ctx, image.BuildAllOptions{
+			BuildOptions: image.BuildOptions{Manifest: ma, Cache: cache, Builder: builder, NoCache: opts.noCache,
+				Progress: pp.Func(), Version: currentBuild().Version},
+			Starting: func(i, n int, use manifest.ImageUse) {
+				if n > 1 {
+					slog.Info(fmt.Sprintf("image %d of %d", i, n), "dockerfile", use.Image.Dockerfile, "benchmarks", strings.Join(use.Benchmarks, ","))
+				}
+			}})
+		built = append(built, b...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	err = errors.Join(errs...)
+	if len(errs) == 1 {
+		err = errs[0] // its exit code and message as they are
+	}
 	var recs []*image.Record
 	for _, b := range built {
 		if b.Record == nil {

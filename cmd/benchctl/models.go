@@ -30,11 +30,12 @@ models from a catalog with models: {catalog: PATH, tags: [...]}.`,
 }
 
 type modelsListOptions struct {
-	catalog string
-	tags    []string
-	output  string
-	vendor  string
-	guestOS string
+	catalog    string
+	tags       []string
+	output     string
+	vendor     string
+	guestOS    string
+	generators bool
 }
 
 func newModelsListCmd(io streams) *cobra.Command {
@@ -44,6 +45,8 @@ func newModelsListCmd(io streams) *cobra.Command {
 		Short: "List the models of a catalog, optionally selected by tags",
 		Long: `List the models of a madengine/MAD models.json catalog with their tags, GPU count, timeout
 and command: the --catalog given, else ./models.json (a MAD checkout), as run --tags reads.
+A models.json with a scripts/ folder beside it (a MAD checkout) also holds the models of each
+scripts/<dir>/models.json, named <dir>/<name> as madengine names them.
 --tags selects models as madengine does: a model is listed when it has any of
 the tags (a model's name also works as a tag; "all" lists everything).`,
 		Example: `  benchctl models list --catalog models/models.json
@@ -66,6 +69,7 @@ the tags (a model's name also works as a tag; "all" lists everything).`,
 	cmd.Flags().StringSliceVar(&opts.tags, "tags", nil, "select models with any of these tags (comma-separated; all = every model)")
 	outputFlag(cmd, &opts.output, "table", "json")
 	choiceFlag(cmd, cmd.Flags(), &opts.vendor, "gpu-vendor", "", "", "show the Dockerfile each model's dockerfile prefix gives for this GPU vendor (amd or nvidia), by its CONTEXT line", "amd", "nvidia").fold = true
+	cmd.Flags().BoolVar(&opts.generators, "run-get-models-json", false, "run the checkout's scripts/<dir>/get_models_json.py (python3, its code, on this machine) to list the models it generates, as madengine does; without it a checkout that has one is refused")
 	cmd.Flags().StringVar(&opts.guestOS, "guest-os", "", "with --gpu-vendor: the guest_os the Dockerfile must be for (e.g. UBUNTU), when several match")
 	_ = cmd.MarkFlagFilename("catalog", "json")
 	_ = cmd.RegisterFlagCompletionFunc("tags", func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -92,7 +96,7 @@ type modelRow struct {
 }
 
 func modelsListRun(ctx context.Context, io streams, opts *modelsListOptions) error {
-	c, err := models.LoadContext(ctx, opts.catalog)
+	c, err := models.LoadCheckoutCatalog(ctx, opts.catalog, models.Discovery{RunGenerators: opts.generators})
 	if err != nil {
 		return err
 	}

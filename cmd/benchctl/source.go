@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"strings"
@@ -21,6 +22,7 @@ type manifestSource struct {
 	tags        []string
 	context     string
 	contextFile string
+	generators  bool // --run-get-models-json
 }
 
 func (s *manifestSource) addFlags(cmd *cobra.Command, f *pflag.FlagSet) {
@@ -28,6 +30,7 @@ func (s *manifestSource) addFlags(cmd *cobra.Command, f *pflag.FlagSet) {
 	f.StringSliceVar(&s.tags, "tags", nil, "without --manifest: run the models of ./models.json (a MAD checkout) with these tags or names (comma-separated, or the flag repeated; all for every model)")
 	f.StringVar(&s.context, "context", "", `with --tags: madengine's --additional-context as JSON, e.g. '{"gpu_vendor": "AMD", "docker_env_vars": {"HF_HOME": "/data/hf"}}'`)
 	f.StringVar(&s.contextFile, "context-file", "", "with --tags: a file holding the --context JSON")
+	f.BoolVar(&s.generators, "run-get-models-json", false, "with --tags: run the checkout's scripts/<dir>/get_models_json.py (python3, its code, on this machine) to list the models it generates, as madengine does; without it a checkout that has one is refused")
 	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	_ = cmd.MarkFlagFilename("context-file", "json")
 	_ = cmd.RegisterFlagCompletionFunc("tags", completeCheckoutTags)
@@ -41,8 +44,8 @@ func (s *manifestSource) check(name string) error {
 		return usagef("give --manifest m.yaml, or --tags in a MAD checkout (its models.json), not both", "--manifest and --tags are both given")
 	case s.manifest == "" && len(s.tags) == 0:
 		return usagef("benchctl "+name+" --manifest m.yaml, or in a MAD checkout: benchctl "+name+" --tags vllm --context '{\"gpu_vendor\": \"AMD\"}'", "--manifest is required (or --tags, in a MAD checkout)")
-	case s.manifest != "" && (s.context != "" || s.contextFile != ""):
-		return usagef("put these settings in the manifest (see docs/migrating-from-madengine.md), or use --tags instead of --manifest", "--context and --context-file apply only with --tags")
+	case s.manifest != "" && (s.context != "" || s.contextFile != "" || s.generators):
+		return usagef("put these settings in the manifest (see docs/migrating-from-madengine.md), or use --tags instead of --manifest", "--context, --context-file and --run-get-models-json apply only with --tags")
 	}
 	return nil
 }
@@ -52,7 +55,7 @@ func (s *manifestSource) load() (*manifest.Manifest, error) {
 	if s.manifest != "" {
 		return loadManifest(s.manifest)
 	}
-	m, warnings, err := runner.LoadCheckout(models.CheckoutOptions{Tags: s.tags, Context: s.context, ContextFile: s.contextFile, Lookup: os.LookupEnv})
+	m, warnings, err := runner.LoadCheckout(models.CheckoutOptions{Tags: s.tags, Context: s.context, ContextFile: s.contextFile, Lookup: os.LookupEnv, RunGenerators: s.generators})
 	for _, w := range warnings {
 		slog.Warn(w)
 	}
@@ -71,7 +74,7 @@ func completeTags(catalog, toComplete string) ([]cobra.Completion, cobra.ShellCo
 	if catalog == "" {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	c, err := models.Load(catalog)
+	c, err := models.LoadCheckoutCatalog(context.Background(), catalog, models.Discovery{})
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -349,7 +349,7 @@ func submitSource(src manifestSource, j *slurm.Job) error {
 	if err != nil {
 		return fmt.Errorf("finding the MAD checkout (the working folder): %w", err)
 	}
-	j.Tags, j.Checkout, j.Context = src.tags, wd, src.context
+	j.Tags, j.Checkout, j.Context, j.RunGenerators = src.tags, wd, src.context, src.generators
 	if src.contextFile != "" {
 		if j.ContextFile, err = filepath.Abs(src.contextFile); err != nil {
 			return err
