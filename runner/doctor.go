@@ -115,7 +115,7 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 			}
 			add(Check{Name: "gpus", OK: true, Detail: d})
 			if facts != nil {
-				checks = append(checks, gpuDevicesCheck(*facts, acc, o.Manifest.Container.GroupAdd)...)
+				checks = append(checks, gpuDevicesCheck(*facts, acc, o.Manifest)...)
 			}
 			checks = append(checks, o.gpuStateChecks(ctx, acc)...)
 		}

@@ -252,9 +252,9 @@ func namedGroups(groupFile string) []string {
 // NVIDIA device request (NVIDIARequests, with the node's CDI specs), AMD GPUs' groups as
 // they are, or, on rootless Podman, keep-groups (numbers would name the user namespace's
 // groups, not the host's that own the device files; crun keeps the user's own), which
-// Podman refuses beside any other group: the manifest's container.groupAdd is then an
-// error.
-func (a GPUAccess) ForEngine(f EngineFacts, specs gpu.CDISpecs, manifestGroups []string) (GPUAccess, GPUPath, error) {
+// Podman refuses beside any other group: groups, the other groups the container gets
+// (containerGroups; whose says where they come from), are then an error.
+func (a GPUAccess) ForEngine(f EngineFacts, specs gpu.CDISpecs, groups []string, whose string) (GPUAccess, GPUPath, error) {
 	switch a.Vendor {
 	case gpu.VendorNVIDIA:
 		if a.planned {
@@ -269,9 +269,10 @@ func (a GPUAccess) ForEngine(f EngineFacts, specs gpu.CDISpecs, manifestGroups [
 	case gpu.VendorAMD:
 		path := GPUPath{Way: "device files", Why: "/dev/kfd and the selected GPUs' render nodes, with the groups that own them"}
 		if f.Engine == EnginePodman && f.Rootless {
-			if len(manifestGroups) > 0 {
-				return a, path, &GPUError{Msg: fmt.Sprintf("container.groupAdd %v cannot be used with AMD GPUs on rootless Podman: "+
-					"the GPUs' device files need --group-add keep-groups, which Podman allows only alone; remove container.groupAdd (and --group-add from container.extraOptions)", manifestGroups)}
+			if len(groups) > 0 {
+				return a, path, &GPUError{Msg: fmt.Sprintf("%s %v cannot be used with AMD GPUs on rootless Podman: "+
+					"the GPUs' device files need --group-add keep-groups, which Podman allows only alone; remove them "+
+					"(container.groupAdd, --group-add in container.extraOptions or in a model's additional_docker_run_options)", whose, groups)}
 			}
 			a.GroupAdd = []string{"keep-groups"}
 			path.Why = "/dev/kfd and the selected GPUs' render nodes, with keep-groups (rootless Podman: the user's own video/render groups; needs crun)"
@@ -279,6 +280,25 @@ func (a GPUAccess) ForEngine(f EngineFacts, specs gpu.CDISpecs, manifestGroups [
 		return a, path, nil
 	}
 	return a, GPUPath{}, nil
+}
+
+// containerGroups are the groups a benchmark's container gets besides the GPUs' (b nil:
+// the manifest's), and whose they are, for messages: a MAD model's
+// additional_docker_run_options give its benchmark a container of its own (manifest's
+// container.groupAdd and the model's --group-add).
+func containerGroups(m *manifest.Manifest, b *manifest.Benchmark) ([]string, string) {
+	if b != nil && b.Container != nil {
+		return b.Container.GroupAdd, "benchmark " + b.Name + "'s groups (container.groupAdd and its model's additional_docker_run_options --group-add)"
+	}
+	return m.Container.GroupAdd, "container.groupAdd"
+}
+
+// benchGroups are containerGroups of benches[i], or the manifest's where benches has no i.
+func benchGroups(m *manifest.Manifest, benches []manifest.Benchmark, i int) ([]string, string) {
+	if i < len(benches) {
+		return containerGroups(m, &benches[i])
+	}
+	return containerGroups(m, nil)
 }
 
 // engineInfo is the engine's /info, where it has one (the Docker client does; test fakes
@@ -332,14 +352,15 @@ func (r *nodeRun) engineGPUs(ctx context.Context, eng versionEngine, g *nodeGPUs
 	if g.Vendor == gpu.VendorNVIDIA {
 		specs = cdiSpecsFor(f, r.o.SysfsRoot)
 	}
-	groups := r.o.Manifest.Container.GroupAdd
-	acc, path, err := g.ForEngine(f, specs, groups)
+	groups, whose := containerGroups(r.o.Manifest, nil)
+	acc, path, err := g.ForEngine(f, specs, groups, whose)
 	if err != nil {
 		return err
 	}
 	g.GPUAccess = acc
-	for i := range g.access {
-		if g.access[i], _, err = g.access[i].ForEngine(f, specs, groups); err != nil {
+	for i := range g.access { // g.access[i] is r.benches[i]'s
+		groups, whose := benchGroups(r.o.Manifest, r.benches, i)
+		if g.access[i], _, err = g.access[i].ForEngine(f, specs, groups, whose); err != nil {
 			return err
 		}
 	}
@@ -352,16 +373,25 @@ func (r *nodeRun) engineGPUs(ctx context.Context, eng versionEngine, g *nodeGPUs
 }
 
 // gpuDevicesCheck is doctor's "gpu devices" line: which way this node's GPUs reach a
-// container on its engine and why, a skipped CDI spec each a line of its own.
-func gpuDevicesCheck(f EngineFacts, acc GPUAccess, groups []string) []Check {
+// container on its engine and why (each benchmark's groups checked as its run would), a
+// skipped CDI spec each a line of its own. m nil is a manifest without groups.
+func gpuDevicesCheck(f EngineFacts, acc GPUAccess, m *manifest.Manifest) []Check {
 	if acc.Vendor != gpu.VendorAMD && acc.Vendor != gpu.VendorNVIDIA {
 		return nil
+	}
+	if m == nil {
+		m = &manifest.Manifest{}
 	}
 	var specs gpu.CDISpecs
 	if acc.Vendor == gpu.VendorNVIDIA {
 		specs = cdiSpecsFor(f, "")
 	}
-	_, path, err := acc.ForEngine(f, specs, groups)
+	groups, whose := containerGroups(m, nil)
+	_, path, err := acc.ForEngine(f, specs, groups, whose)
+	for i := 0; err == nil && i < len(m.Benchmarks); i++ {
+		groups, whose := containerGroups(m, &m.Benchmarks[i])
+		_, _, err = acc.ForEngine(f, specs, groups, whose)
+	}
 	var out []Check
 	if err != nil {
 		out = append(out, Check{Name: "gpu devices", Detail: err.Error(), Fix: "see docs/manifest.md, GPUs and engines"})

@@ -182,27 +182,27 @@ func TestEngineFactsOf(t *testing.T) {
 func TestForEngine(t *testing.T) {
 	rootless := EngineFacts{Engine: EnginePodman, Version: "4.3.1", APIVersion: "1.41", Rootless: true}
 	amd := amdNode(2)
-	got, path, err := amd.ForEngine(rootless, gpu.CDISpecs{}, nil)
+	got, path, err := amd.ForEngine(rootless, gpu.CDISpecs{}, nil, "container.groupAdd")
 	if err != nil || fmt.Sprint(got.GroupAdd) != "[keep-groups]" || !strings.Contains(path.Why, "keep-groups") || len(got.Devices) != 3 {
 		t.Errorf("%v %+v %v", err, got, path)
 	}
-	if _, _, err := amd.ForEngine(rootless, gpu.CDISpecs{}, []string{"video"}); err == nil || !strings.Contains(err.Error(), "container.groupAdd [video]") {
+	if _, _, err := amd.ForEngine(rootless, gpu.CDISpecs{}, []string{"video"}, "container.groupAdd"); err == nil || !strings.Contains(err.Error(), "container.groupAdd [video]") {
 		t.Errorf("groupAdd beside keep-groups: %v", err)
 	}
 	rootful := rootless
 	rootful.Rootless = false
-	if got, _, err := amd.ForEngine(rootful, gpu.CDISpecs{}, []string{"video"}); err != nil || fmt.Sprint(got.GroupAdd) != "[44]" {
+	if got, _, err := amd.ForEngine(rootful, gpu.CDISpecs{}, []string{"video"}, "container.groupAdd"); err != nil || fmt.Sprint(got.GroupAdd) != "[44]" {
 		t.Errorf("rootful Podman: %v %v", got.GroupAdd, err)
 	}
 	planned, _, _, err := plannedGPUs(manifest.GPU{Vendor: "nvidia", Count: 2}, nil, errors.New("no GPUs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := planned.ForEngine(rootless, gpu.CDISpecs{}, nil); err != nil || got.Requests[0].Driver != "nvidia" {
+	if got, _, err := planned.ForEngine(rootless, gpu.CDISpecs{}, nil, "container.groupAdd"); err != nil || got.Requests[0].Driver != "nvidia" {
 		t.Errorf("planned: %+v %v", got.Requests, err)
 	}
 	none := GPUAccess{Vendor: manifest.VendorNone}
-	if got, path, err := none.ForEngine(rootless, gpu.CDISpecs{}, []string{"video"}); err != nil || path.Way != "" || got.Vendor != "none" {
+	if got, path, err := none.ForEngine(rootless, gpu.CDISpecs{}, []string{"video"}, "container.groupAdd"); err != nil || path.Way != "" || got.Vendor != "none" {
 		t.Errorf("none: %v %v", path, err)
 	}
 }
@@ -279,5 +279,42 @@ func TestGPUDevicesCheck(t *testing.T) {
 	}
 	if c := gpuDevicesCheck(podman, GPUAccess{Vendor: manifest.VendorNone}, nil); c != nil {
 		t.Errorf("%+v", c)
+	}
+}
+
+// On rootless Podman the AMD GPUs need keep-groups, which Podman takes only alone: every
+// benchmark's own groups count, a MAD model's additional_docker_run_options --group-add
+// video among them (it gives that benchmark a container of its own), not only the
+// manifest's container.groupAdd. The error names the benchmark, before any container, in
+// and is invalid input.
+func TestKeepGroupsRefusesEveryBenchmarksGroups(t *testing.T) {
+	rootless := fakeVersion{v: client.ServerVersionResult{Version: "5.4.1", APIVersion: "1.41", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "5.4.1"}}},
+		info: system.Info{SecurityOptions: []string{"name=seccomp,profile=default", "name=rootless"}}}
+	acc := amdNode(2)
+	own := manifest.Container{Network: "host", GroupAdd: []string{"video"}}
+	benches := []manifest.Benchmark{
+		{Name: "plain", Command: []string{"/run"}},
+		{Name: "pyt_vllm", Command: []string{"/run"}, Model: &manifest.Model{Catalog: "models.json"}, Container: &own},
+	}
+	m := &manifest.Manifest{Name: "t", Benchmarks: benches}
+	r := &nodeRun{o: Options{Manifest: m}, benches: benches, log: slog.New(slog.DiscardHandler)}
+	g := &nodeGPUs{GPUAccess: acc, access: []GPUAccess{acc, acc}}
+	err := r.engineGPUs(context.Background(), rootless, g)
+	var ge *GPUError
+	if !errors.As(err, &ge) || !ge.InvalidInput() || !strings.Contains(err.Error(), "benchmark pyt_vllm") ||
+		!strings.Contains(err.Error(), "[video]") || !strings.Contains(err.Error(), "additional_docker_run_options") {
+		t.Fatalf("run: %v", err)
+	}
+	// Without the model's groups every benchmark gets keep-groups alone.
+	benches[1].Container = &manifest.Container{Network: "host"}
+	g = &nodeGPUs{GPUAccess: acc, access: []GPUAccess{acc, acc}}
+	if err := r.engineGPUs(context.Background(), rootless, g); err != nil || fmt.Sprint(g.access[1].GroupAdd) != "[keep-groups]" {
+		t.Fatalf("no groups: %v %v", err, g.access[1].GroupAdd)
+	}
+	// doctor checks each benchmark's groups too.
+	benches[1].Container = &own
+	facts := EngineFacts{Engine: EnginePodman, Version: "5.4.1", APIVersion: "1.41", Rootless: true, InfoKnown: true}
+	if c := gpuDevicesCheck(facts, acc, m); len(c) != 1 || c[0].OK || !strings.Contains(c[0].Detail, "benchmark pyt_vllm") {
+		t.Errorf("doctor: %+v", c)
 	}
 }
