@@ -33,6 +33,7 @@ type EngineFacts struct {
 	Rootless    bool     // /info's security options say name=rootless
 	CDISpecDirs []string // Docker's /info (API 1.44+); empty when its CDI is off or unknown
 	InfoKnown   bool     // /info answered: Rootless and CDISpecDirs are facts
+	InfoProblem string   // why /info did not answer, where it was asked and failed
 }
 
 // EngineFactsOf reads the facts from the version answer (Podman names its component
@@ -101,6 +102,8 @@ func NVIDIARequests(f EngineFacts, specs gpu.CDISpecs, sel []gpu.GPU) ([]contain
 		whyNot = fmt.Sprintf("Podman %s takes CDI devices through the Engine API only from %d.%d", f.Version, podmanCDIMajor, podmanCDIMinor)
 	case f.Engine != EnginePodman && !versionAtLeast(f.APIVersion, dockerCDIAPIMajor, dockerCDIAPI):
 		whyNot = fmt.Sprintf("Engine API %s has no CDI devices (1.%d, Docker 25, added them)", f.APIVersion, dockerCDIAPI)
+	case f.Engine != EnginePodman && !f.InfoKnown:
+		whyNot = "the engine's /info could not be read" + parenthesised(f.InfoProblem) + ", so whether its CDI is on is not known"
 	case f.Engine != EnginePodman && len(f.CDISpecDirs) == 0:
 		whyNot = "the Docker daemon's CDI is off (its /info lists no CDI spec folders; Docker 25-27 turn it on with \"features\": {\"cdi\": true} in daemon.json, 28 and later have it on)"
 	case missing != "":
@@ -124,6 +127,14 @@ func NVIDIARequests(f EngineFacts, specs gpu.CDISpecs, sel []gpu.GPU) ([]contain
 	}
 	path.Way, path.Why = "nvidia device request", "the NVIDIA device request (NVIDIA Container Toolkit's runtime hook): "+whyNot
 	return []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: ids, Capabilities: [][]string{{"gpu"}}}}, path, nil
+}
+
+// parenthesised is " (s)", or "" for "".
+func parenthesised(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }
 
 // cdiNames are the CDI names of the selected GPUs, by UUID where a spec names the UUID,
@@ -268,6 +279,9 @@ func (a GPUAccess) ForEngine(f EngineFacts, specs gpu.CDISpecs, groups []string,
 		return a, path, nil
 	case gpu.VendorAMD:
 		path := GPUPath{Way: "device files", Why: "/dev/kfd and the selected GPUs' render nodes, with the groups that own them"}
+		if f.Engine == EnginePodman && !f.InfoKnown {
+			path.Why += "; Podman's /info could not be read" + parenthesised(f.InfoProblem) + ", so it is taken for rootful"
+		}
 		if f.Engine == EnginePodman && f.Rootless {
 			if len(groups) > 0 {
 				return a, path, &GPUError{Msg: fmt.Sprintf("%s %v cannot be used with AMD GPUs on rootless Podman: "+
@@ -318,13 +332,23 @@ func engineFacts(ctx context.Context, eng versionEngine) (EngineFacts, error) {
 	if err != nil {
 		return EngineFacts{}, fmt.Errorf("asking the engine its version: %w", err)
 	}
-	var info *client.SystemInfoResult
-	if ie, ok := eng.(engineInfo); ok {
-		if i, err := ie.Info(ctx, client.InfoOptions{}); err == nil {
-			info = &i
-		}
+	ie, ok := eng.(engineInfo)
+	if !ok {
+		return EngineFactsOf(v, nil), nil
 	}
-	return EngineFactsOf(v, info), nil
+	i, err := ie.Info(ctx, client.InfoOptions{})
+	return factsOf(v, i, err), nil
+}
+
+// factsOf are the facts of a version answer and an /info answer that may have failed
+// (infoErr): a failed /info is facts not known, and why, never an engine without CDI.
+func factsOf(v client.ServerVersionResult, info client.SystemInfoResult, infoErr error) EngineFacts {
+	if infoErr != nil {
+		f := EngineFactsOf(v, nil)
+		f.InfoProblem = infoErr.Error()
+		return f
+	}
+	return EngineFactsOf(v, &info)
 }
 
 // cdiSpecsFor reads the node's CDI specs from the folders this engine reads.
