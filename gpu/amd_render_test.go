@@ -77,3 +77,23 @@ func TestRenderNodeMissing(t *testing.T) {
 		t.Errorf("empty tree: %v", err)
 	}
 }
+
+// One lookup of a PCI device's render node serves the inventory (amd-smi, amdsmi) and
+// RenderNode: only a renderD<N> entry counts, never another name that starts so.
+func TestPCIRenderNodeTakesOnlyRenderDN(t *testing.T) {
+	tree := t.TempDir()
+	opts := Options{SysfsRoot: tree}
+	drm := filepath.Join(tree, "sys", "bus", "pci", "devices", "0000:0c:00.0", "drm")
+	must(t, os.MkdirAll(filepath.Join(drm, "renderDx"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(drm, "card1"), 0o755))
+	if r := pciRenderNode(opts, "0000:0c:00.0"); r != "" {
+		t.Errorf("renderDx: %q, want none", r)
+	}
+	if _, err := RenderNode(opts, GPU{Index: 0, PCIBusID: "0000:0c:00.0"}); err == nil {
+		t.Error("RenderNode took renderDx")
+	}
+	must(t, os.MkdirAll(filepath.Join(drm, "renderD129"), 0o755))
+	if r := pciRenderNode(opts, "0000:0c:00.0"); r != "/dev/dri/renderD129" {
+		t.Errorf("renderD129: %q", r)
+	}
+}
