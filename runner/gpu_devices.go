@@ -195,14 +195,18 @@ type gpuHost struct {
 // recorded tree without the device files, the video and render groups of groupFile.
 func (h gpuHost) amdDevices(sel []gpu.GPU) ([]manifest.Device, []string, error) {
 	paths := []string{"/dev/kfd"}
+	owner := map[string]gpu.GPU{} // render node -> the GPU it was found for
 	for _, g := range sel {
 		r, err := gpu.RenderNode(h.opts, g)
 		if err != nil {
 			return nil, nil, &GPUError{Msg: err.Error()}
 		}
-		if !slices.Contains(paths, r) {
-			paths = append(paths, r)
+		if o, ok := owner[r]; ok {
+			return nil, nil, &GPUError{Msg: fmt.Sprintf("AMD %s and %s both have render node %s: each GPU has its own, so the node's inventory is stale or wrong "+
+				"(compare /sys/class/kfd/kfd/topology/nodes/*/properties drm_render_minor with ls -l /sys/bus/pci/devices/*/drm)", gpuName(o), gpuName(g), r)}
 		}
+		owner[r] = g
+		paths = append(paths, r)
 	}
 	devs := make([]manifest.Device, len(paths))
 	for i, p := range paths {
@@ -228,6 +232,15 @@ func (h gpuHost) amdDevices(sel []gpu.GPU) ([]manifest.Device, []string, error) 
 		}
 	}
 	return devs, gids, nil
+}
+
+// gpuName is "GPU 3 (0000:5c:00.0)" for messages.
+func gpuName(g gpu.GPU) string {
+	s := "GPU " + strconv.Itoa(g.Index)
+	if g.PCIBusID != "" {
+		s += " (" + g.PCIBusID + ")"
+	}
+	return s
 }
 
 func rootOrSlash(root string) string {

@@ -318,3 +318,14 @@ func TestKeepGroupsRefusesEveryBenchmarksGroups(t *testing.T) {
 		t.Errorf("doctor: %+v", c)
 	}
 }
+
+// Two selected GPUs on one render node is a stale or wrong inventory, not one device to
+// share: an error naming both GPUs and the node.
+func TestTwoGPUsOnOneRenderNode(t *testing.T) {
+	h := gpuHost{groupFile: "/nonexistent", statGID: func(string) (uint32, error) { return 44, nil }}
+	_, _, err := h.amdDevices([]gpu.GPU{{Index: 1, PCIBusID: "0000:22:00.0", RenderNode: "/dev/dri/renderD129"}, {Index: 3, PCIBusID: "0000:5c:00.0", RenderNode: "/dev/dri/renderD129"}})
+	var ge *GPUError
+	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "GPU 1 (0000:22:00.0)") || !strings.Contains(err.Error(), "GPU 3 (0000:5c:00.0)") || !strings.Contains(err.Error(), "/dev/dri/renderD129") {
+		t.Fatalf("%v", err)
+	}
+}
