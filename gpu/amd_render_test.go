@@ -21,7 +21,7 @@ func TestRenderNodeOnTheRecordedMI300X(t *testing.T) {
 	kfdOnly := Options{SysfsRoot: copyTree(t)}
 	must(t, os.RemoveAll(filepath.Join(kfdOnly.SysfsRoot, "sys", "bus")))
 	for i, g := range inv.GPUs {
-		want := "/dev/dri/renderD" + []string{"128", "129", "130", "131", "132", "133", "134", "135"}[i]
+		want := "/dev/dri/renderD" + []string{"128", "129", "130", "131", "132", "133", "135", "134"}[i] // GPUs 6 and 7 swapped: no renderD(128+index)
 		bare := g
 		bare.RenderNode = "" // as the amdsmi library gives it, without the KFD join
 		for name, got := range map[string]func() (string, error){
