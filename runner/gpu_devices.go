@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,6 +77,8 @@ type GPUPath struct {
 	Why string
 	// SpecProblems are the CDI spec files that were skipped (NVIDIA), for the log and doctor.
 	SpecProblems []string
+	// SpecLinks are the CDI spec files read through a link, and where it leads.
+	SpecLinks []string
 }
 
 // Podman's compat API takes CDI devices in DeviceRequests (driver "cdi") from 5.4.0
@@ -93,9 +96,9 @@ const (
 // device request (driver nvidia, the GPUs' UUIDs). Podman drops the NVIDIA device request,
 // so there no CDI is a *GPUError saying what to change, not a container without GPUs.
 func NVIDIARequests(f EngineFacts, specs gpu.CDISpecs, sel []gpu.GPU) ([]container.DeviceRequest, GPUPath, error) {
-	path := GPUPath{SpecProblems: specs.Problems}
-	cdi, missing := cdiNames(specs, sel)
+	path := GPUPath{SpecProblems: specs.Problems, SpecLinks: specs.Links}
 	where := strings.Join(specs.Dirs, ", ")
+	cdi, badSpec := cdiNames(specs, sel, where)
 	var whyNot string
 	switch {
 	case f.Engine == EnginePodman && !versionAtLeast(f.Version, podmanCDIMajor, podmanCDIMinor):
@@ -106,8 +109,8 @@ func NVIDIARequests(f EngineFacts, specs gpu.CDISpecs, sel []gpu.GPU) ([]contain
 		whyNot = "the engine's /info could not be read" + parenthesised(f.InfoProblem) + ", so whether its CDI is on is not known"
 	case f.Engine != EnginePodman && len(f.CDISpecDirs) == 0:
 		whyNot = "the Docker daemon's CDI is off (its /info lists no CDI spec folders; Docker 25-27 turn it on with \"features\": {\"cdi\": true} in daemon.json, 28 and later have it on)"
-	case missing != "":
-		whyNot = "no CDI spec in " + where + " names " + missing + " (kind " + gpu.NVIDIACDIKind + ")"
+	case badSpec != "":
+		whyNot = badSpec
 	}
 	if whyNot == "" {
 		path.Way, path.Why = "cdi", "CDI devices: "+f.String()+" takes them and the specs in "+where+" name every selected GPU"
@@ -138,26 +141,57 @@ func parenthesised(s string) string {
 }
 
 // cdiNames are the CDI names of the selected GPUs, by UUID where a spec names the UUID,
-// else by index; missing names the first GPU no spec names.
-func cdiNames(specs gpu.CDISpecs, sel []gpu.GPU) ([]string, string) {
+// else by index; else why not (where: the spec folders): no spec names a GPU, or the spec's
+// device file for it is not the GPU's (a stale spec, GPUs renumbered since it was written).
+func cdiNames(specs gpu.CDISpecs, sel []gpu.GPU, where string) ([]string, string) {
 	out := make([]string, 0, len(sel))
 	for _, g := range sel {
 		byUUID := gpu.NVIDIACDIKind + "=" + g.UUID
 		byIndex := gpu.NVIDIACDIKind + "=" + strconv.Itoa(g.Index)
+		var name string
 		switch {
 		case g.UUID != "" && specs.Has(byUUID):
-			out = append(out, byUUID)
+			name = byUUID
 		case specs.Has(byIndex):
-			out = append(out, byIndex)
+			name = byIndex
 		default:
-			who := "GPU " + strconv.Itoa(g.Index)
-			if g.UUID != "" {
-				who += " (" + g.UUID + ")"
-			}
-			return nil, who
+			return nil, "no CDI spec in " + where + " names " + gpuID(g) + " (kind " + gpu.NVIDIACDIKind + ")"
 		}
+		if want, got := nvidiaNode(g.Devices), nvidiaNode(specs.DeviceNodes[name]); want != "" && got != want {
+			if got == "" {
+				got = "no /dev/nvidia<N>"
+			}
+			return nil, fmt.Sprintf("the CDI spec %s gives %s %s, but %s is %s: the spec is stale (regenerate it: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)",
+				specs.Devices[name], name, got, gpuID(g), want)
+		}
+		out = append(out, name)
 	}
 	return out, ""
+}
+
+var nvidiaNodeRE = regexp.MustCompile(`^/dev/nvidia[0-9]+$`)
+
+// nvidiaNode is the one /dev/nvidia<N> of a GPU's device files ("" for none or several).
+func nvidiaNode(devs []string) string {
+	var found string
+	for _, d := range devs {
+		if nvidiaNodeRE.MatchString(d) {
+			if found != "" {
+				return ""
+			}
+			found = d
+		}
+	}
+	return found
+}
+
+// gpuID is "GPU 3 (GPU-<uuid>)" for messages.
+func gpuID(g gpu.GPU) string {
+	who := "GPU " + strconv.Itoa(g.Index)
+	if g.UUID != "" {
+		who += " (" + g.UUID + ")"
+	}
+	return who
 }
 
 // nvidiaID is how the NVIDIA device request and NVIDIA_VISIBLE_DEVICES name a GPU.
@@ -405,6 +439,9 @@ func (r *nodeRun) engineGPUs(ctx context.Context, eng versionEngine, g *nodeGPUs
 	if len(path.SpecProblems) > 0 {
 		args = append(args, "skippedSpecs", strings.Join(path.SpecProblems, "; "))
 	}
+	if len(path.SpecLinks) > 0 {
+		args = append(args, "linkedSpecs", strings.Join(path.SpecLinks, "; "))
+	}
 	r.log.Info("gpu devices", args...)
 	return nil
 }
@@ -434,6 +471,9 @@ func gpuDevicesCheck(f EngineFacts, acc GPUAccess, m *manifest.Manifest) []Check
 		out = append(out, Check{Name: "gpu devices", Detail: err.Error(), Fix: "see docs/manifest.md, GPUs and engines"})
 	} else {
 		out = append(out, Check{Name: "gpu devices", OK: true, Detail: path.Way + " on " + f.String() + ": " + path.Why})
+	}
+	for _, l := range specs.Links {
+		out = append(out, Check{Name: "cdi spec", OK: true, Detail: l})
 	}
 	for _, p := range specs.Problems {
 		out = append(out, Check{Name: "cdi spec", Detail: "skipped: " + p, Fix: "regenerate it (sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml) or remove it"})

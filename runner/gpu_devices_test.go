@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -327,5 +328,36 @@ func TestTwoGPUsOnOneRenderNode(t *testing.T) {
 	var ge *GPUError
 	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "GPU 1 (0000:22:00.0)") || !strings.Contains(err.Error(), "GPU 3 (0000:5c:00.0)") || !strings.Contains(err.Error(), "/dev/dri/renderD129") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// A CDI device named by index is checked against the GPU's device file where the inventory
+// knows its minor: a stale spec (GPUs renumbered since nvidia-ctk wrote it) must not hand
+// a container another GPU, so CDI is refused and the device request taken, with the reason.
+func TestStaleCDISpecFallsBack(t *testing.T) {
+	specs := gpu.ReadCDISpecs("../gpu/testdata/cdi/index", nil) // gpu=0 is /dev/nvidia0, gpu=1 /dev/nvidia1
+	docker := EngineFacts{Engine: EngineDocker, Version: "28.0.1", APIVersion: "1.48", InfoKnown: true, CDISpecDirs: []string{"/etc/cdi"}}
+	sel := nvidiaGPUs(2)
+	sel[0].UUID, sel[1].UUID = "", ""
+	sel[0].Devices = []string{"/dev/nvidia0", "/dev/nvidiactl"}
+	sel[1].Devices = []string{"/dev/nvidia1", "/dev/nvidiactl"}
+	if reqs, path, err := NVIDIARequests(docker, specs, sel); err != nil || path.Way != "cdi" || reqs[0].Driver != "cdi" {
+		t.Fatalf("matching spec: %+v %+v %v", reqs, path, err)
+	}
+	sel[1].Devices = []string{"/dev/nvidia5", "/dev/nvidiactl"}
+	reqs, path, err := NVIDIARequests(docker, specs, sel)
+	if err != nil || path.Way != "nvidia device request" || reqs[0].Driver != "nvidia" || !slices.Equal(reqs[0].DeviceIDs, []string{"0", "1"}) ||
+		!strings.Contains(path.Why, "nvidia.com/gpu=1") || !strings.Contains(path.Why, "/dev/nvidia1") || !strings.Contains(path.Why, "/dev/nvidia5") {
+		t.Fatalf("stale spec: %+v %+v %v", reqs, path, err)
+	}
+	// Podman has no device request to fall back on: an error with the reason.
+	podman := EngineFacts{Engine: EnginePodman, Version: "5.4.1", APIVersion: "1.41", InfoKnown: true}
+	if _, _, err := NVIDIARequests(podman, specs, sel); err == nil || !strings.Contains(err.Error(), "/dev/nvidia5") {
+		t.Fatalf("podman: %v", err)
+	}
+	// The minor unknown: nothing to check against.
+	sel[1].Devices = nil
+	if _, path, err := NVIDIARequests(docker, specs, sel); err != nil || path.Way != "cdi" {
+		t.Fatalf("no minor: %+v %v", path, err)
 	}
 }

@@ -102,6 +102,9 @@ func planEngineGPUs(ctx context.Context, o Options, gpus *GPUAccess, p *PlanResu
 	}
 	*gpus = acc
 	p.GPUs = append(p.GPUs, "devices: "+path.Why)
+	for _, l := range path.SpecLinks {
+		p.GPUs = append(p.GPUs, "CDI spec "+l)
+	}
 	for _, sp := range path.SpecProblems {
 		p.Warnings = append(p.Warnings, "CDI spec skipped: "+sp)
 	}
