@@ -50,30 +50,46 @@ func RenderNode(opts Options, g GPU) (string, error) {
 	if g.PCIBusID == "" {
 		return "", &RenderNodeError{GPU: g, Looked: []string{"the inventory has no render node and no PCI address to look one up by"}}
 	}
-	var looked []string
-	drm := opts.path("sys", "bus", "pci", "devices", g.PCIBusID, "drm")
-	ents, err := os.ReadDir(drm)
-	switch {
-	case err != nil:
-		looked = append(looked, drm+": "+shortErr(err))
-	default:
-		var names []string
-		for _, e := range ents {
-			if n := e.Name(); strings.HasPrefix(n, "renderD") && renderNodeRE.MatchString("/dev/dri/"+n) {
-				names = append(names, n)
-			}
-		}
-		if len(names) > 0 {
-			sort.Strings(names)
-			return "/dev/dri/" + names[0], nil
-		}
-		looked = append(looked, drm+": no renderD* entry")
+	r, looked := pciDRMRenderNode(opts, g.PCIBusID)
+	if r != "" {
+		return r, nil
 	}
 	minor, where := kfdRenderMinor(opts, g.PCIBusID)
 	if minor > 0 {
 		return "/dev/dri/renderD" + strconv.FormatUint(minor, 10), nil
 	}
-	return "", &RenderNodeError{GPU: g, Looked: append(looked, where)}
+	return "", &RenderNodeError{GPU: g, Looked: []string{looked, where}}
+}
+
+// pciRenderNode is the render node of the PCI device at pci, from its drm/renderD<N>
+// entry under the root; "" when it has none.
+func pciRenderNode(opts Options, pci string) string {
+	r, _ := pciDRMRenderNode(opts, pci)
+	return r
+}
+
+// pciDRMRenderNode reads /sys/bus/pci/devices/<pci>/drm for a renderD<N> entry (the lowest,
+// should there be several); "" and where it looked when there is none.
+func pciDRMRenderNode(opts Options, pci string) (string, string) {
+	if pci == "" {
+		return "", "no PCI address"
+	}
+	drm := opts.path("sys", "bus", "pci", "devices", pci, "drm")
+	ents, err := os.ReadDir(drm)
+	if err != nil {
+		return "", drm + ": " + shortErr(err)
+	}
+	var names []string
+	for _, e := range ents {
+		if n := e.Name(); renderNodeRE.MatchString("/dev/dri/" + n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return "", drm + ": no renderD* entry"
+	}
+	sort.Strings(names)
+	return "/dev/dri/" + names[0], ""
 }
 
 // kfdRenderMinor finds the KFD topology node at a PCI address and its drm_render_minor;

@@ -21,7 +21,7 @@ func TestRenderNodeOnTheRecordedMI300X(t *testing.T) {
 	kfdOnly := Options{SysfsRoot: copyTree(t)}
 	must(t, os.RemoveAll(filepath.Join(kfdOnly.SysfsRoot, "sys", "bus")))
 	for i, g := range inv.GPUs {
-		want := "/dev/dri/renderD" + []string{"128", "129", "130", "131", "132", "133", "134", "135"}[i]
+		want := "/dev/dri/renderD" + []string{"128", "129", "130", "131", "132", "133", "135", "134"}[i] // GPUs 6 and 7 swapped: no renderD(128+index)
 		bare := g
 		bare.RenderNode = "" // as the amdsmi library gives it, without the KFD join
 		for name, got := range map[string]func() (string, error){
@@ -75,5 +75,25 @@ func TestRenderNodeMissing(t *testing.T) {
 	if _, err := RenderNode(Options{SysfsRoot: t.TempDir()}, GPU{PCIBusID: "0000:9f:00.0"}); err == nil ||
 		!strings.Contains(err.Error(), "drm: does not exist") || !strings.Contains(err.Error(), "nodes: does not exist") {
 		t.Errorf("empty tree: %v", err)
+	}
+}
+
+// One lookup of a PCI device's render node serves the inventory (amd-smi, amdsmi) and
+// RenderNode: only a renderD<N> entry counts, never another name that starts so.
+func TestPCIRenderNodeTakesOnlyRenderDN(t *testing.T) {
+	tree := t.TempDir()
+	opts := Options{SysfsRoot: tree}
+	drm := filepath.Join(tree, "sys", "bus", "pci", "devices", "0000:0c:00.0", "drm")
+	must(t, os.MkdirAll(filepath.Join(drm, "renderDx"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(drm, "card1"), 0o755))
+	if r := pciRenderNode(opts, "0000:0c:00.0"); r != "" {
+		t.Errorf("renderDx: %q, want none", r)
+	}
+	if _, err := RenderNode(opts, GPU{Index: 0, PCIBusID: "0000:0c:00.0"}); err == nil {
+		t.Error("RenderNode took renderDx")
+	}
+	must(t, os.MkdirAll(filepath.Join(drm, "renderD129"), 0o755))
+	if r := pciRenderNode(opts, "0000:0c:00.0"); r != "/dev/dri/renderD129" {
+		t.Errorf("renderD129: %q", r)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -161,18 +160,6 @@ func vramBytes(s map[string]any) uint64 {
 		return uint64(n)
 	}
 	return uint64(n) << 20
-}
-
-// pciRenderNode finds /sys/bus/pci/devices/<bdf>/drm/renderD<N> under the root.
-func pciRenderNode(opts Options, pci string) string {
-	if pci == "" {
-		return ""
-	}
-	matches, _ := filepath.Glob(filepath.Join(opts.path("sys", "bus", "pci", "devices", pci, "drm"), "renderD*"))
-	if len(matches) == 0 {
-		return ""
-	}
-	return "/dev/dri/" + filepath.Base(matches[0])
 }
 
 func jsonPath(m map[string]any, keys ...string) any {

@@ -22,6 +22,7 @@ func TestKFDMI300X(t *testing.T) {
 		t.Fatalf("got vendor %q source %q with %d GPUs, want amd/sysfs with 8 (the 2 CPU nodes skipped)", inv.Vendor, inv.Source, len(inv.GPUs))
 	}
 	buses := []string{"0c", "22", "38", "5c", "9f", "af", "bf", "df"}
+	minors := []int{128, 129, 130, 131, 132, 133, 135, 134} // GPUs 6 and 7 swapped in the tree
 	for i, g := range inv.GPUs {
 		want := GPU{
 			Index:       i,
@@ -30,8 +31,8 @@ func TestKFDMI300X(t *testing.T) {
 			MemoryBytes: 192 << 30,
 			PCIBusID:    "0000:" + buses[i] + ":00.0",
 			Arch:        "gfx942",
-			RenderNode:  fmt.Sprintf("/dev/dri/renderD%d", 128+i),
-			Devices:     []string{"/dev/kfd", fmt.Sprintf("/dev/dri/renderD%d", 128+i)},
+			RenderNode:  fmt.Sprintf("/dev/dri/renderD%d", minors[i]),
+			Devices:     []string{"/dev/kfd", fmt.Sprintf("/dev/dri/renderD%d", minors[i])},
 			NUMANode:    -1,
 		}
 		if !reflect.DeepEqual(g, want) {

@@ -38,9 +38,15 @@ type CDISpecs struct {
 	// Devices maps each fully qualified device name ("nvidia.com/gpu=0") to the file that
 	// declares it (a later folder's declaration wins, as in the CDI specification).
 	Devices map[string]string
+	// DeviceNodes maps each device name to the host device files its containerEdits list
+	// ("/dev/nvidia3"), to tell a stale spec from the GPU it names.
+	DeviceNodes map[string][]string
 	// Problems are the spec files that were skipped, and why: malformed, too large, not a
-	// regular file, a link out of its folder. One bad file never hides the others.
+	// regular file (or a link to none). One bad file never hides the others.
 	Problems []string
+	// Links are the spec files read through a link, and where it leads: engines read them
+	// so (the CDI library opens each file by its path).
+	Links []string
 }
 
 // Has says whether a spec declares the fully qualified device name.
@@ -67,7 +73,13 @@ type cdiSpec struct {
 	Version string `json:"cdiVersion" yaml:"cdiVersion"`
 	Kind    string `json:"kind" yaml:"kind"`
 	Devices []struct {
-		Name string `json:"name" yaml:"name"`
+		Name           string `json:"name" yaml:"name"`
+		ContainerEdits struct {
+			DeviceNodes []struct {
+				Path     string `json:"path" yaml:"path"`
+				HostPath string `json:"hostPath" yaml:"hostPath"`
+			} `json:"deviceNodes" yaml:"deviceNodes"`
+		} `json:"containerEdits" yaml:"containerEdits"`
 	} `json:"devices" yaml:"devices"`
 }
 
@@ -80,15 +92,16 @@ var (
 
 // ReadCDISpecs reads the *.json and *.yaml CDI spec files of dirs (CDISpecDirs when
 // empty), each under root ("" or "/" is the node itself; tests pass a recorded tree), as
-// container engines find them. A file is read only through its folder: a link that leaves
-// the folder, a FIFO or other non-regular file, a file over 4 MiB, and a spec that does not
-// parse or lacks cdiVersion, a valid kind or valid device names are Problems, not errors.
-// A folder that does not exist has no specs.
+// container engines find them. A link is followed to a regular file wherever it leads, as
+// engines do, and said so in Links; a FIFO, device or other non-regular file (named or
+// linked to; never opened blocking), a file over 4 MiB, and a spec that does not parse or
+// lacks cdiVersion, a valid kind or valid device names are Problems, not errors. A folder
+// that does not exist has no specs.
 func ReadCDISpecs(root string, dirs []string) CDISpecs {
 	if len(dirs) == 0 {
 		dirs = CDISpecDirs
 	}
-	s := CDISpecs{Dirs: dirs, Devices: map[string]string{}}
+	s := CDISpecs{Dirs: dirs, Devices: map[string]string{}, DeviceNodes: map[string][]string{}}
 	for _, d := range dirs {
 		s.readDir(filepath.Join(rootOrSlash(root), d), d)
 	}
@@ -136,31 +149,85 @@ func (s *CDISpecs) readDir(path, name string) {
 			return
 		}
 		file := filepath.Join(name, e.Name())
-		spec, err := readCDIFile(dir, e.Name())
+		var spec cdiSpec
+		if e.Type()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(filepath.Join(path, e.Name()))
+			file += ": a link to " + target
+			if spec, err = readCDILink(filepath.Join(path, e.Name())); err == nil {
+				s.Links = append(s.Links, file+", read as engines read it")
+			}
+		} else {
+			spec, err = readCDIFile(dir, e.Name())
+		}
 		if err != nil {
 			s.Problems = append(s.Problems, file+": "+err.Error())
 			continue
 		}
 		for _, d := range spec.Devices {
-			s.Devices[spec.Kind+"="+d.Name] = file
+			n := spec.Kind + "=" + d.Name
+			s.Devices[n] = filepath.Join(name, e.Name())
+			var nodes []string
+			for _, dn := range d.ContainerEdits.DeviceNodes {
+				p := dn.HostPath
+				if p == "" {
+					p = dn.Path
+				}
+				nodes = append(nodes, p)
+			}
+			s.DeviceNodes[n] = nodes
 		}
 	}
 }
 
-// readCDIFile opens a spec through its folder (os.Root: no link out of it), non-blocking
-// so a FIFO cannot stall, and reads at most maxCDISpecBytes of a regular file.
+// readCDIFile opens a spec that is no link through its folder (os.Root), non-blocking so
+// a FIFO cannot stall, and reads at most maxCDISpecBytes of a regular file.
 func readCDIFile(dir *os.Root, name string) (cdiSpec, error) {
-	f, err := dir.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := dir.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return cdiSpec{}, fmt.Errorf("not read: %w", err)
 	}
 	defer f.Close()
+	return readCDIOpen(f, name, nil)
+}
+
+// readCDILink reads the spec a link leads to (the kernel bounds the chain of links): a
+// regular file only, checked before it is opened (a device file is never opened) and
+// again on the open descriptor (the same file), opened non-blocking.
+func readCDILink(path string) (cdiSpec, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return cdiSpec{}, fmt.Errorf("not read: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return cdiSpec{}, fmt.Errorf("not a regular file (%s)", fileType(fi))
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return cdiSpec{}, fmt.Errorf("not read: %w", err)
+	}
+	defer f.Close()
+	return readCDIOpen(f, path, fi)
+}
+
+func fileType(fi fs.FileInfo) string {
+	if fi.IsDir() {
+		return "a directory"
+	}
+	return fi.Mode().Type().String()
+}
+
+// readCDIOpen reads an open spec: a regular file (the same as was, when not nil) of at most
+// maxCDISpecBytes.
+func readCDIOpen(f *os.File, name string, was fs.FileInfo) (cdiSpec, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return cdiSpec{}, err
 	}
 	if !fi.Mode().IsRegular() {
-		return cdiSpec{}, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+		return cdiSpec{}, fmt.Errorf("not a regular file (%s)", fileType(fi))
+	}
+	if was != nil && !os.SameFile(fi, was) {
+		return cdiSpec{}, errors.New("not read: the file changed while it was opened")
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxCDISpecBytes+1))
 	if err != nil {

@@ -63,29 +63,44 @@ func TestReadCDISpecsReportsMalformedSpecs(t *testing.T) {
 	}
 }
 
-// A spec folder a co-tenant can write is no way out of it: a link that leaves the folder,
-// a FIFO (which would block a plain open), a directory and an oversized file are
-// Problems, and reading them neither hangs nor follows the link.
-func TestReadCDISpecsStaysInItsFolders(t *testing.T) {
+// A spec linked from a spec folder to a file elsewhere is read, as engines read it (the
+// CDI library opens each file by path), and said so in Links; a FIFO (which would block a
+// plain open), a directory, a device file and an oversized file are Problems, whether named
+// in the folder or linked to, and reading them never hangs.
+func TestReadCDISpecsFollowsLinksToFilesOnly(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "etc", "cdi")
-	outside := filepath.Join(root, "secret.yaml")
+	elsewhere := filepath.Join(root, "opt", "nvidia")
 	os.MkdirAll(dir, 0o755)
+	os.MkdirAll(elsewhere, 0o755)
 	good, _ := os.ReadFile(cdiFixtures + "index/etc/cdi/nvidia.yaml")
-	os.WriteFile(outside, good, 0o644)
+	outside := filepath.Join(elsewhere, "nvidia.yaml")
+	os.WriteFile(outside, []byte(strings.ReplaceAll(string(good), "kind: nvidia.com/gpu", "kind: example.com/gpu")), 0o644)
 	os.WriteFile(filepath.Join(dir, "inside.yaml"), good, 0o644)
-	if err := os.Symlink(outside, filepath.Join(dir, "escape.yaml")); err != nil {
-		t.Fatal(err)
+	link := func(target, name string) {
+		t.Helper()
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.Symlink("inside.yaml", filepath.Join(dir, "alias.yaml")); err != nil {
-		t.Fatal(err)
-	}
+	link(outside, "linked.yaml")
+	link("inside.yaml", "alias.yaml")
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.yaml"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := syscall.Mkfifo(filepath.Join(elsewhere, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link(filepath.Join(elsewhere, "fifo"), "to-fifo.yaml")
+	link(elsewhere, "to-dir.yaml")
+	link("/dev/null", "to-device.yaml")
+	link(filepath.Join(elsewhere, "gone.yaml"), "dangling.yaml")
+	link("loop2.yaml", "loop1.yaml")
+	link("loop1.yaml", "loop2.yaml")
 	os.Mkdir(filepath.Join(dir, "dir.yaml"), 0o755)
 	big := append([]byte("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: \"5\"}]\n#"), make([]byte, maxCDISpecBytes)...)
-	os.WriteFile(filepath.Join(dir, "big.yaml"), big, 0o644)
+	os.WriteFile(filepath.Join(elsewhere, "big"), big, 0o644)
+	link(filepath.Join(elsewhere, "big"), "big.yaml")
 
 	done := make(chan CDISpecs)
 	go func() { done <- ReadCDISpecs(root, nil) }()
@@ -96,13 +111,22 @@ func TestReadCDISpecsStaysInItsFolders(t *testing.T) {
 		t.Fatal("ReadCDISpecs hangs (a FIFO opened blocking?)")
 	}
 	joined := strings.Join(s.Problems, "\n")
-	for _, w := range []string{"/etc/cdi/escape.yaml: not read:", "/etc/cdi/fifo.yaml: not a regular file", "/etc/cdi/dir.yaml: not a regular file", "/etc/cdi/big.yaml: larger than"} {
+	for _, w := range []string{"/etc/cdi/fifo.yaml: not a regular file", "/etc/cdi/to-fifo.yaml: a link to " + filepath.Join(elsewhere, "fifo") + ": not a regular file",
+		"/etc/cdi/to-dir.yaml: a link to " + elsewhere + ": not a regular file", "/etc/cdi/to-device.yaml: a link to /dev/null: not a regular file",
+		"/etc/cdi/dangling.yaml: a link to " + filepath.Join(elsewhere, "gone.yaml") + ": not read:", "/etc/cdi/loop1.yaml: a link to loop2.yaml: not read:",
+		"/etc/cdi/dir.yaml: not a regular file", "/etc/cdi/big.yaml: a link to " + filepath.Join(elsewhere, "big") + ": larger than"} {
 		if !strings.Contains(joined, w) {
 			t.Errorf("problems lack %q:\n%s", w, joined)
 		}
 	}
-	if len(s.Problems) != 4 || s.Has("nvidia.com/gpu=5") || !s.Has("nvidia.com/gpu=1") {
+	if len(s.Problems) != 9 || s.Has("nvidia.com/gpu=5") || !s.Has("nvidia.com/gpu=1") || !s.Has("example.com/gpu=1") {
 		t.Errorf("problems %q, devices %v", s.Problems, s.Devices)
+	}
+	if w := []string{"/etc/cdi/alias.yaml: a link to inside.yaml, read as engines read it", "/etc/cdi/linked.yaml: a link to " + outside + ", read as engines read it"}; !slices.Equal(s.Links, w) {
+		t.Errorf("links %q, want %q", s.Links, w)
+	}
+	if got := s.DeviceNodes["nvidia.com/gpu=1"]; !slices.Equal(got, []string{"/dev/nvidia1"}) {
+		t.Errorf("device nodes of gpu=1: %q", got)
 	}
 }
 

@@ -77,7 +77,7 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 		var v client.ServerVersionResult
 		if v, err = eng.ServerVersion(ctx, client.ServerVersionOptions{}); err == nil {
 			info, err = eng.Info(ctx, client.InfoOptions{})
-			f := EngineFactsOf(v, &info)
+			f := factsOf(v, info, err) // a failed /info: not known, and why
 			facts = &f
 			add(Check{Name: "docker engine", OK: err == nil, Detail: fmt.Sprintf("%s: Docker %s, API %s", eng.DaemonHost(), v.Version, v.APIVersion)})
 		}
@@ -115,7 +115,7 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 			}
 			add(Check{Name: "gpus", OK: true, Detail: d})
 			if facts != nil {
-				checks = append(checks, gpuDevicesCheck(*facts, acc, o.Manifest.Container.GroupAdd)...)
+				checks = append(checks, gpuDevicesCheck(*facts, acc, o.Manifest)...)
 			}
 			checks = append(checks, o.gpuStateChecks(ctx, acc)...)
 		}

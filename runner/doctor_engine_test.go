@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/moby/moby/client"
 
+	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
@@ -74,5 +76,29 @@ func TestDoctorEngineCheck(t *testing.T) {
 				t.Errorf("the doctor folder holds %v (%v), want it empty", ents, err)
 			}
 		})
+	}
+}
+
+// An engine whose /info failed is not one whose CDI is off: the facts say /info is not
+// known and why, and the gpu devices line says so (NVIDIA still takes the device request,
+// as the run would).
+func TestGPUDevicesWithoutInfo(t *testing.T) {
+	v := client.ServerVersionResult{Version: "28.0.1", APIVersion: "1.48"}
+	f := factsOf(v, client.SystemInfoResult{}, errors.New("info: boom"))
+	if f.InfoKnown || f.CDISpecDirs != nil || f.InfoProblem != "info: boom" {
+		t.Fatalf("facts %+v", f)
+	}
+	sel := nvidiaGPUs(1)
+	nv, _ := access(GPUAccess{Vendor: "nvidia", System: sel}, sel)
+	c := gpuDevicesCheck(f, nv, nil)
+	if len(c) < 1 || strings.Contains(c[0].Detail, "CDI is off") || !strings.Contains(c[0].Detail, "/info could not be read (info: boom)") {
+		t.Errorf("%+v", c)
+	}
+	// The run's facts alike: an engine without /info is not taken for one with CDI off.
+	if _, path, _ := NVIDIARequests(EngineFacts{Engine: EngineDocker, Version: "28.0.1", APIVersion: "1.48"}, gpu.CDISpecs{}, sel); strings.Contains(path.Why, "CDI is off") || !strings.Contains(path.Why, "/info could not be read") {
+		t.Errorf("run: %s", path.Why)
+	}
+	if f := factsOf(v, client.SystemInfoResult{}, nil); !f.InfoKnown {
+		t.Errorf("answered /info: %+v", f)
 	}
 }

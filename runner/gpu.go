@@ -81,16 +81,13 @@ func selectGPUsOn(g manifest.GPU, lookup func(string) (string, bool), h gpuHost)
 // NVIDIA GPUs get the NVIDIA device request here; ForEngine turns it into CDI devices
 // where the engine takes them.
 func access(acc GPUAccess, sel []gpu.GPU) (GPUAccess, error) {
-	ids := make([]string, len(sel))
-	for i, s := range sel {
-		ids[i] = strconv.Itoa(s.Index)
-	}
 	acc.GPUs, acc.Devices, acc.GroupAdd, acc.Requests, acc.Env = sel, nil, nil, nil, nil
 	switch acc.Vendor {
 	case gpu.VendorAMD:
-		// /dev/kfd and the selected GPUs' render nodes only; ROCR_VISIBLE_DEVICES numbers them
-		// as the KFD topology does (ROCm in the container sees only these render nodes, and
-		// the variable keeps the job's view of the indices).
+		// /dev/kfd and the selected GPUs' render nodes only. ROCm's thunk leaves out every
+		// GPU whose render node it cannot open, so the container numbers its GPUs 0..k-1 in
+		// KFD order, whichever host GPUs they are: ROCR_VISIBLE_DEVICES says that (the host's
+		// indices, 4,5,6,7 for Slurm's GPUs 4-7, would match none of them).
 		if !acc.planned {
 			var err error
 			if acc.Devices, acc.GroupAdd, err = acc.host.amdDevices(sel); err != nil {
@@ -99,17 +96,34 @@ func access(acc GPUAccess, sel []gpu.GPU) (GPUAccess, error) {
 		} else {
 			acc.Devices = []manifest.Device{{Host: "/dev/kfd", Container: "/dev/kfd", Permissions: "rwm"}}
 		}
-		acc.Env = []manifest.EnvVar{{Name: "ROCR_VISIBLE_DEVICES", Value: strings.Join(ids, ",")}}
+		acc.Env = []manifest.EnvVar{{Name: "ROCR_VISIBLE_DEVICES", Value: containerIndices(len(sel))}}
 	case gpu.VendorNVIDIA:
 		devIDs := make([]string, len(sel))
 		for i, s := range sel {
 			devIDs[i] = nvidiaID(s)
 		}
 		acc.Requests = []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: devIDs, Capabilities: [][]string{{"gpu"}}}}
+		// NVIDIA_VISIBLE_DEVICES is the NVIDIA Container Toolkit's input and names host GPUs,
+		// as the device request and the CDI devices do; benchctl sets no CUDA_VISIBLE_DEVICES:
+		// the container's CUDA counts the GPUs it has from 0.
 		acc.Env = []manifest.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: strings.Join(devIDs, ",")}}
 	}
 	return acc, nil
 }
+
+// containerIndices is "0,1,...,n-1": the GPUs as a container given n of them numbers them.
+func containerIndices(n int) string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
+	}
+	return strings.Join(ids, ",")
+}
+
+// hostNumbered are the variables that count a node's GPUs as its host does (Slurm sets
+// them so without device cgroups): a container numbers the GPUs it gets from 0, so passEnv
+// never passes these to a container that benchctl gives GPUs; gpu.Env sets what it needs.
+var hostNumbered = []string{"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "NVIDIA_VISIBLE_DEVICES"}
 
 // Take is the access to the first n of the selected GPUs (n < 0: all of them), for a
 // model whose n_gpus asks for fewer than the job's; more than there are is a *GPUError.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,7 @@ type EngineFacts struct {
 	Rootless    bool     // /info's security options say name=rootless
 	CDISpecDirs []string // Docker's /info (API 1.44+); empty when its CDI is off or unknown
 	InfoKnown   bool     // /info answered: Rootless and CDISpecDirs are facts
+	InfoProblem string   // why /info did not answer, where it was asked and failed
 }
 
 // EngineFactsOf reads the facts from the version answer (Podman names its component
@@ -75,6 +77,8 @@ type GPUPath struct {
 	Why string
 	// SpecProblems are the CDI spec files that were skipped (NVIDIA), for the log and doctor.
 	SpecProblems []string
+	// SpecLinks are the CDI spec files read through a link, and where it leads.
+	SpecLinks []string
 }
 
 // Podman's compat API takes CDI devices in DeviceRequests (driver "cdi") from 5.4.0
@@ -92,19 +96,21 @@ const (
 // device request (driver nvidia, the GPUs' UUIDs). Podman drops the NVIDIA device request,
 // so there no CDI is a *GPUError saying what to change, not a container without GPUs.
 func NVIDIARequests(f EngineFacts, specs gpu.CDISpecs, sel []gpu.GPU) ([]container.DeviceRequest, GPUPath, error) {
-	path := GPUPath{SpecProblems: specs.Problems}
-	cdi, missing := cdiNames(specs, sel)
+	path := GPUPath{SpecProblems: specs.Problems, SpecLinks: specs.Links}
 	where := strings.Join(specs.Dirs, ", ")
+	cdi, badSpec := cdiNames(specs, sel, where)
 	var whyNot string
 	switch {
 	case f.Engine == EnginePodman && !versionAtLeast(f.Version, podmanCDIMajor, podmanCDIMinor):
 		whyNot = fmt.Sprintf("Podman %s takes CDI devices through the Engine API only from %d.%d", f.Version, podmanCDIMajor, podmanCDIMinor)
 	case f.Engine != EnginePodman && !versionAtLeast(f.APIVersion, dockerCDIAPIMajor, dockerCDIAPI):
 		whyNot = fmt.Sprintf("Engine API %s has no CDI devices (1.%d, Docker 25, added them)", f.APIVersion, dockerCDIAPI)
+	case f.Engine != EnginePodman && !f.InfoKnown:
+		whyNot = "the engine's /info could not be read" + parenthesised(f.InfoProblem) + ", so whether its CDI is on is not known"
 	case f.Engine != EnginePodman && len(f.CDISpecDirs) == 0:
 		whyNot = "the Docker daemon's CDI is off (its /info lists no CDI spec folders; Docker 25-27 turn it on with \"features\": {\"cdi\": true} in daemon.json, 28 and later have it on)"
-	case missing != "":
-		whyNot = "no CDI spec in " + where + " names " + missing + " (kind " + gpu.NVIDIACDIKind + ")"
+	case badSpec != "":
+		whyNot = badSpec
 	}
 	if whyNot == "" {
 		path.Way, path.Why = "cdi", "CDI devices: "+f.String()+" takes them and the specs in "+where+" name every selected GPU"
@@ -126,27 +132,66 @@ func NVIDIARequests(f EngineFacts, specs gpu.CDISpecs, sel []gpu.GPU) ([]contain
 	return []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: ids, Capabilities: [][]string{{"gpu"}}}}, path, nil
 }
 
+// parenthesised is " (s)", or "" for "".
+func parenthesised(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
 // cdiNames are the CDI names of the selected GPUs, by UUID where a spec names the UUID,
-// else by index; missing names the first GPU no spec names.
-func cdiNames(specs gpu.CDISpecs, sel []gpu.GPU) ([]string, string) {
+// else by index; else why not (where: the spec folders): no spec names a GPU, or the spec's
+// device file for it is not the GPU's (a stale spec, GPUs renumbered since it was written).
+func cdiNames(specs gpu.CDISpecs, sel []gpu.GPU, where string) ([]string, string) {
 	out := make([]string, 0, len(sel))
 	for _, g := range sel {
 		byUUID := gpu.NVIDIACDIKind + "=" + g.UUID
 		byIndex := gpu.NVIDIACDIKind + "=" + strconv.Itoa(g.Index)
+		var name string
 		switch {
 		case g.UUID != "" && specs.Has(byUUID):
-			out = append(out, byUUID)
+			name = byUUID
 		case specs.Has(byIndex):
-			out = append(out, byIndex)
+			name = byIndex
 		default:
-			who := "GPU " + strconv.Itoa(g.Index)
-			if g.UUID != "" {
-				who += " (" + g.UUID + ")"
-			}
-			return nil, who
+			return nil, "no CDI spec in " + where + " names " + gpuID(g) + " (kind " + gpu.NVIDIACDIKind + ")"
 		}
+		if want, got := nvidiaNode(g.Devices), nvidiaNode(specs.DeviceNodes[name]); want != "" && got != want {
+			if got == "" {
+				got = "no /dev/nvidia<N>"
+			}
+			return nil, fmt.Sprintf("the CDI spec %s gives %s %s, but %s is %s: the spec is stale (regenerate it: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)",
+				specs.Devices[name], name, got, gpuID(g), want)
+		}
+		out = append(out, name)
 	}
 	return out, ""
+}
+
+var nvidiaNodeRE = regexp.MustCompile(`^/dev/nvidia[0-9]+$`)
+
+// nvidiaNode is the one /dev/nvidia<N> of a GPU's device files ("" for none or several).
+func nvidiaNode(devs []string) string {
+	var found string
+	for _, d := range devs {
+		if nvidiaNodeRE.MatchString(d) {
+			if found != "" {
+				return ""
+			}
+			found = d
+		}
+	}
+	return found
+}
+
+// gpuID is "GPU 3 (GPU-<uuid>)" for messages.
+func gpuID(g gpu.GPU) string {
+	who := "GPU " + strconv.Itoa(g.Index)
+	if g.UUID != "" {
+		who += " (" + g.UUID + ")"
+	}
+	return who
 }
 
 // nvidiaID is how the NVIDIA device request and NVIDIA_VISIBLE_DEVICES name a GPU.
@@ -184,14 +229,18 @@ type gpuHost struct {
 // recorded tree without the device files, the video and render groups of groupFile.
 func (h gpuHost) amdDevices(sel []gpu.GPU) ([]manifest.Device, []string, error) {
 	paths := []string{"/dev/kfd"}
+	owner := map[string]gpu.GPU{} // render node -> the GPU it was found for
 	for _, g := range sel {
 		r, err := gpu.RenderNode(h.opts, g)
 		if err != nil {
 			return nil, nil, &GPUError{Msg: err.Error()}
 		}
-		if !slices.Contains(paths, r) {
-			paths = append(paths, r)
+		if o, ok := owner[r]; ok {
+			return nil, nil, &GPUError{Msg: fmt.Sprintf("AMD %s and %s both have render node %s: each GPU has its own, so the node's inventory is stale or wrong "+
+				"(compare /sys/class/kfd/kfd/topology/nodes/*/properties drm_render_minor with ls -l /sys/bus/pci/devices/*/drm)", gpuName(o), gpuName(g), r)}
 		}
+		owner[r] = g
+		paths = append(paths, r)
 	}
 	devs := make([]manifest.Device, len(paths))
 	for i, p := range paths {
@@ -217,6 +266,15 @@ func (h gpuHost) amdDevices(sel []gpu.GPU) ([]manifest.Device, []string, error) 
 		}
 	}
 	return devs, gids, nil
+}
+
+// gpuName is "GPU 3 (0000:5c:00.0)" for messages.
+func gpuName(g gpu.GPU) string {
+	s := "GPU " + strconv.Itoa(g.Index)
+	if g.PCIBusID != "" {
+		s += " (" + g.PCIBusID + ")"
+	}
+	return s
 }
 
 func rootOrSlash(root string) string {
@@ -252,9 +310,9 @@ func namedGroups(groupFile string) []string {
 // NVIDIA device request (NVIDIARequests, with the node's CDI specs), AMD GPUs' groups as
 // they are, or, on rootless Podman, keep-groups (numbers would name the user namespace's
 // groups, not the host's that own the device files; crun keeps the user's own), which
-// Podman refuses beside any other group: the manifest's container.groupAdd is then an
-// error.
-func (a GPUAccess) ForEngine(f EngineFacts, specs gpu.CDISpecs, manifestGroups []string) (GPUAccess, GPUPath, error) {
+// Podman refuses beside any other group: groups, the other groups the container gets
+// (containerGroups; whose says where they come from), are then an error.
+func (a GPUAccess) ForEngine(f EngineFacts, specs gpu.CDISpecs, groups []string, whose string) (GPUAccess, GPUPath, error) {
 	switch a.Vendor {
 	case gpu.VendorNVIDIA:
 		if a.planned {
@@ -268,10 +326,14 @@ func (a GPUAccess) ForEngine(f EngineFacts, specs gpu.CDISpecs, manifestGroups [
 		return a, path, nil
 	case gpu.VendorAMD:
 		path := GPUPath{Way: "device files", Why: "/dev/kfd and the selected GPUs' render nodes, with the groups that own them"}
+		if f.Engine == EnginePodman && !f.InfoKnown {
+			path.Why += "; Podman's /info could not be read" + parenthesised(f.InfoProblem) + ", so it is taken for rootful"
+		}
 		if f.Engine == EnginePodman && f.Rootless {
-			if len(manifestGroups) > 0 {
-				return a, path, &GPUError{Msg: fmt.Sprintf("container.groupAdd %v cannot be used with AMD GPUs on rootless Podman: "+
-					"the GPUs' device files need --group-add keep-groups, which Podman allows only alone; remove container.groupAdd (and --group-add from container.extraOptions)", manifestGroups)}
+			if len(groups) > 0 {
+				return a, path, &GPUError{Msg: fmt.Sprintf("%s %v cannot be used with AMD GPUs on rootless Podman: "+
+					"the GPUs' device files need --group-add keep-groups, which Podman allows only alone; remove them "+
+					"(container.groupAdd, --group-add in container.extraOptions or in a model's additional_docker_run_options)", whose, groups)}
 			}
 			a.GroupAdd = []string{"keep-groups"}
 			path.Why = "/dev/kfd and the selected GPUs' render nodes, with keep-groups (rootless Podman: the user's own video/render groups; needs crun)"
@@ -279,6 +341,25 @@ func (a GPUAccess) ForEngine(f EngineFacts, specs gpu.CDISpecs, manifestGroups [
 		return a, path, nil
 	}
 	return a, GPUPath{}, nil
+}
+
+// containerGroups are the groups a benchmark's container gets besides the GPUs' (b nil:
+// the manifest's), and whose they are, for messages: a MAD model's
+// additional_docker_run_options give its benchmark a container of its own (manifest's
+// container.groupAdd and the model's --group-add).
+func containerGroups(m *manifest.Manifest, b *manifest.Benchmark) ([]string, string) {
+	if b != nil && b.Container != nil {
+		return b.Container.GroupAdd, "benchmark " + b.Name + "'s groups (container.groupAdd and its model's additional_docker_run_options --group-add)"
+	}
+	return m.Container.GroupAdd, "container.groupAdd"
+}
+
+// benchGroups are containerGroups of benches[i], or the manifest's where benches has no i.
+func benchGroups(m *manifest.Manifest, benches []manifest.Benchmark, i int) ([]string, string) {
+	if i < len(benches) {
+		return containerGroups(m, &benches[i])
+	}
+	return containerGroups(m, nil)
 }
 
 // engineInfo is the engine's /info, where it has one (the Docker client does; test fakes
@@ -298,13 +379,23 @@ func engineFacts(ctx context.Context, eng versionEngine) (EngineFacts, error) {
 	if err != nil {
 		return EngineFacts{}, fmt.Errorf("asking the engine its version: %w", err)
 	}
-	var info *client.SystemInfoResult
-	if ie, ok := eng.(engineInfo); ok {
-		if i, err := ie.Info(ctx, client.InfoOptions{}); err == nil {
-			info = &i
-		}
+	ie, ok := eng.(engineInfo)
+	if !ok {
+		return EngineFactsOf(v, nil), nil
 	}
-	return EngineFactsOf(v, info), nil
+	i, err := ie.Info(ctx, client.InfoOptions{})
+	return factsOf(v, i, err), nil
+}
+
+// factsOf are the facts of a version answer and an /info answer that may have failed
+// (infoErr): a failed /info is facts not known, and why, never an engine without CDI.
+func factsOf(v client.ServerVersionResult, info client.SystemInfoResult, infoErr error) EngineFacts {
+	if infoErr != nil {
+		f := EngineFactsOf(v, nil)
+		f.InfoProblem = infoErr.Error()
+		return f
+	}
+	return EngineFactsOf(v, &info)
 }
 
 // cdiSpecsFor reads the node's CDI specs from the folders this engine reads.
@@ -332,14 +423,15 @@ func (r *nodeRun) engineGPUs(ctx context.Context, eng versionEngine, g *nodeGPUs
 	if g.Vendor == gpu.VendorNVIDIA {
 		specs = cdiSpecsFor(f, r.o.SysfsRoot)
 	}
-	groups := r.o.Manifest.Container.GroupAdd
-	acc, path, err := g.ForEngine(f, specs, groups)
+	groups, whose := containerGroups(r.o.Manifest, nil)
+	acc, path, err := g.ForEngine(f, specs, groups, whose)
 	if err != nil {
 		return err
 	}
 	g.GPUAccess = acc
-	for i := range g.access {
-		if g.access[i], _, err = g.access[i].ForEngine(f, specs, groups); err != nil {
+	for i := range g.access { // g.access[i] is r.benches[i]'s
+		groups, whose := benchGroups(r.o.Manifest, r.benches, i)
+		if g.access[i], _, err = g.access[i].ForEngine(f, specs, groups, whose); err != nil {
 			return err
 		}
 	}
@@ -347,26 +439,41 @@ func (r *nodeRun) engineGPUs(ctx context.Context, eng versionEngine, g *nodeGPUs
 	if len(path.SpecProblems) > 0 {
 		args = append(args, "skippedSpecs", strings.Join(path.SpecProblems, "; "))
 	}
+	if len(path.SpecLinks) > 0 {
+		args = append(args, "linkedSpecs", strings.Join(path.SpecLinks, "; "))
+	}
 	r.log.Info("gpu devices", args...)
 	return nil
 }
 
 // gpuDevicesCheck is doctor's "gpu devices" line: which way this node's GPUs reach a
-// container on its engine and why, a skipped CDI spec each a line of its own.
-func gpuDevicesCheck(f EngineFacts, acc GPUAccess, groups []string) []Check {
+// container on its engine and why (each benchmark's groups checked as its run would), a
+// skipped CDI spec each a line of its own. m nil is a manifest without groups.
+func gpuDevicesCheck(f EngineFacts, acc GPUAccess, m *manifest.Manifest) []Check {
 	if acc.Vendor != gpu.VendorAMD && acc.Vendor != gpu.VendorNVIDIA {
 		return nil
+	}
+	if m == nil {
+		m = &manifest.Manifest{}
 	}
 	var specs gpu.CDISpecs
 	if acc.Vendor == gpu.VendorNVIDIA {
 		specs = cdiSpecsFor(f, "")
 	}
-	_, path, err := acc.ForEngine(f, specs, groups)
+	groups, whose := containerGroups(m, nil)
+	_, path, err := acc.ForEngine(f, specs, groups, whose)
+	for i := 0; err == nil && i < len(m.Benchmarks); i++ {
+		groups, whose := containerGroups(m, &m.Benchmarks[i])
+		_, _, err = acc.ForEngine(f, specs, groups, whose)
+	}
 	var out []Check
 	if err != nil {
 		out = append(out, Check{Name: "gpu devices", Detail: err.Error(), Fix: "see docs/manifest.md, GPUs and engines"})
 	} else {
 		out = append(out, Check{Name: "gpu devices", OK: true, Detail: path.Way + " on " + f.String() + ": " + path.Why})
+	}
+	for _, l := range specs.Links {
+		out = append(out, Check{Name: "cdi spec", OK: true, Detail: l})
 	}
 	for _, p := range specs.Problems {
 		out = append(out, Check{Name: "cdi spec", Detail: "skipped: " + p, Fix: "regenerate it (sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml) or remove it"})

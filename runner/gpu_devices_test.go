@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -182,27 +183,27 @@ func TestEngineFactsOf(t *testing.T) {
 func TestForEngine(t *testing.T) {
 	rootless := EngineFacts{Engine: EnginePodman, Version: "4.3.1", APIVersion: "1.41", Rootless: true}
 	amd := amdNode(2)
-	got, path, err := amd.ForEngine(rootless, gpu.CDISpecs{}, nil)
+	got, path, err := amd.ForEngine(rootless, gpu.CDISpecs{}, nil, "container.groupAdd")
 	if err != nil || fmt.Sprint(got.GroupAdd) != "[keep-groups]" || !strings.Contains(path.Why, "keep-groups") || len(got.Devices) != 3 {
 		t.Errorf("%v %+v %v", err, got, path)
 	}
-	if _, _, err := amd.ForEngine(rootless, gpu.CDISpecs{}, []string{"video"}); err == nil || !strings.Contains(err.Error(), "container.groupAdd [video]") {
+	if _, _, err := amd.ForEngine(rootless, gpu.CDISpecs{}, []string{"video"}, "container.groupAdd"); err == nil || !strings.Contains(err.Error(), "container.groupAdd [video]") {
 		t.Errorf("groupAdd beside keep-groups: %v", err)
 	}
 	rootful := rootless
 	rootful.Rootless = false
-	if got, _, err := amd.ForEngine(rootful, gpu.CDISpecs{}, []string{"video"}); err != nil || fmt.Sprint(got.GroupAdd) != "[44]" {
+	if got, _, err := amd.ForEngine(rootful, gpu.CDISpecs{}, []string{"video"}, "container.groupAdd"); err != nil || fmt.Sprint(got.GroupAdd) != "[44]" {
 		t.Errorf("rootful Podman: %v %v", got.GroupAdd, err)
 	}
 	planned, _, _, err := plannedGPUs(manifest.GPU{Vendor: "nvidia", Count: 2}, nil, errors.New("no GPUs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := planned.ForEngine(rootless, gpu.CDISpecs{}, nil); err != nil || got.Requests[0].Driver != "nvidia" {
+	if got, _, err := planned.ForEngine(rootless, gpu.CDISpecs{}, nil, "container.groupAdd"); err != nil || got.Requests[0].Driver != "nvidia" {
 		t.Errorf("planned: %+v %v", got.Requests, err)
 	}
 	none := GPUAccess{Vendor: manifest.VendorNone}
-	if got, path, err := none.ForEngine(rootless, gpu.CDISpecs{}, []string{"video"}); err != nil || path.Way != "" || got.Vendor != "none" {
+	if got, path, err := none.ForEngine(rootless, gpu.CDISpecs{}, []string{"video"}, "container.groupAdd"); err != nil || path.Way != "" || got.Vendor != "none" {
 		t.Errorf("none: %v %v", path, err)
 	}
 }
@@ -279,5 +280,84 @@ func TestGPUDevicesCheck(t *testing.T) {
 	}
 	if c := gpuDevicesCheck(podman, GPUAccess{Vendor: manifest.VendorNone}, nil); c != nil {
 		t.Errorf("%+v", c)
+	}
+}
+
+// On rootless Podman the AMD GPUs need keep-groups, which Podman takes only alone: every
+// benchmark's own groups count, a MAD model's additional_docker_run_options --group-add
+// video among them (it gives that benchmark a container of its own), not only the
+// manifest's container.groupAdd. The error names the benchmark, before any container, in
+// and is invalid input.
+func TestKeepGroupsRefusesEveryBenchmarksGroups(t *testing.T) {
+	rootless := fakeVersion{v: client.ServerVersionResult{Version: "5.4.1", APIVersion: "1.41", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "5.4.1"}}},
+		info: system.Info{SecurityOptions: []string{"name=seccomp,profile=default", "name=rootless"}}}
+	acc := amdNode(2)
+	own := manifest.Container{Network: "host", GroupAdd: []string{"video"}}
+	benches := []manifest.Benchmark{
+		{Name: "plain", Command: []string{"/run"}},
+		{Name: "pyt_vllm", Command: []string{"/run"}, Model: &manifest.Model{Catalog: "models.json"}, Container: &own},
+	}
+	m := &manifest.Manifest{Name: "t", Benchmarks: benches}
+	r := &nodeRun{o: Options{Manifest: m}, benches: benches, log: slog.New(slog.DiscardHandler)}
+	g := &nodeGPUs{GPUAccess: acc, access: []GPUAccess{acc, acc}}
+	err := r.engineGPUs(context.Background(), rootless, g)
+	var ge *GPUError
+	if !errors.As(err, &ge) || !ge.InvalidInput() || !strings.Contains(err.Error(), "benchmark pyt_vllm") ||
+		!strings.Contains(err.Error(), "[video]") || !strings.Contains(err.Error(), "additional_docker_run_options") {
+		t.Fatalf("run: %v", err)
+	}
+	// Without the model's groups every benchmark gets keep-groups alone.
+	benches[1].Container = &manifest.Container{Network: "host"}
+	g = &nodeGPUs{GPUAccess: acc, access: []GPUAccess{acc, acc}}
+	if err := r.engineGPUs(context.Background(), rootless, g); err != nil || fmt.Sprint(g.access[1].GroupAdd) != "[keep-groups]" {
+		t.Fatalf("no groups: %v %v", err, g.access[1].GroupAdd)
+	}
+	// doctor checks each benchmark's groups too.
+	benches[1].Container = &own
+	facts := EngineFacts{Engine: EnginePodman, Version: "5.4.1", APIVersion: "1.41", Rootless: true, InfoKnown: true}
+	if c := gpuDevicesCheck(facts, acc, m); len(c) != 1 || c[0].OK || !strings.Contains(c[0].Detail, "benchmark pyt_vllm") {
+		t.Errorf("doctor: %+v", c)
+	}
+}
+
+// Two selected GPUs on one render node is a stale or wrong inventory, not one device to
+// share: an error naming both GPUs and the node.
+func TestTwoGPUsOnOneRenderNode(t *testing.T) {
+	h := gpuHost{groupFile: "/nonexistent", statGID: func(string) (uint32, error) { return 44, nil }}
+	_, _, err := h.amdDevices([]gpu.GPU{{Index: 1, PCIBusID: "0000:22:00.0", RenderNode: "/dev/dri/renderD129"}, {Index: 3, PCIBusID: "0000:5c:00.0", RenderNode: "/dev/dri/renderD129"}})
+	var ge *GPUError
+	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "GPU 1 (0000:22:00.0)") || !strings.Contains(err.Error(), "GPU 3 (0000:5c:00.0)") || !strings.Contains(err.Error(), "/dev/dri/renderD129") {
+		t.Fatalf("%v", err)
+	}
+}
+
+// A CDI device named by index is checked against the GPU's device file where the inventory
+// knows its minor: a stale spec (GPUs renumbered since nvidia-ctk wrote it) must not hand
+// a container another GPU, so CDI is refused and the device request taken, with the reason.
+func TestStaleCDISpecFallsBack(t *testing.T) {
+	specs := gpu.ReadCDISpecs("../gpu/testdata/cdi/index", nil) // gpu=0 is /dev/nvidia0, gpu=1 /dev/nvidia1
+	docker := EngineFacts{Engine: EngineDocker, Version: "28.0.1", APIVersion: "1.48", InfoKnown: true, CDISpecDirs: []string{"/etc/cdi"}}
+	sel := nvidiaGPUs(2)
+	sel[0].UUID, sel[1].UUID = "", ""
+	sel[0].Devices = []string{"/dev/nvidia0", "/dev/nvidiactl"}
+	sel[1].Devices = []string{"/dev/nvidia1", "/dev/nvidiactl"}
+	if reqs, path, err := NVIDIARequests(docker, specs, sel); err != nil || path.Way != "cdi" || reqs[0].Driver != "cdi" {
+		t.Fatalf("matching spec: %+v %+v %v", reqs, path, err)
+	}
+	sel[1].Devices = []string{"/dev/nvidia5", "/dev/nvidiactl"}
+	reqs, path, err := NVIDIARequests(docker, specs, sel)
+	if err != nil || path.Way != "nvidia device request" || reqs[0].Driver != "nvidia" || !slices.Equal(reqs[0].DeviceIDs, []string{"0", "1"}) ||
+		!strings.Contains(path.Why, "nvidia.com/gpu=1") || !strings.Contains(path.Why, "/dev/nvidia1") || !strings.Contains(path.Why, "/dev/nvidia5") {
+		t.Fatalf("stale spec: %+v %+v %v", reqs, path, err)
+	}
+	// Podman has no device request to fall back on: an error with the reason.
+	podman := EngineFacts{Engine: EnginePodman, Version: "5.4.1", APIVersion: "1.41", InfoKnown: true}
+	if _, _, err := NVIDIARequests(podman, specs, sel); err == nil || !strings.Contains(err.Error(), "/dev/nvidia5") {
+		t.Fatalf("podman: %v", err)
+	}
+	// The minor unknown: nothing to check against.
+	sel[1].Devices = nil
+	if _, path, err := NVIDIARequests(docker, specs, sel); err != nil || path.Way != "cdi" {
+		t.Fatalf("no minor: %+v %v", path, err)
 	}
 }

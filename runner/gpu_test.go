@@ -27,7 +27,7 @@ func TestSelectGPUsOnARecordedMI300X(t *testing.T) {
 		devs = append(devs, d.Host+":"+d.Container+":"+d.Permissions)
 	}
 	if acc.Vendor != "amd" || strings.Join(devs, " ") != "/dev/kfd:/dev/kfd:rwm /dev/dri/renderD132:/dev/dri/renderD132:rwm /dev/dri/renderD133:/dev/dri/renderD133:rwm" ||
-		acc.Env[0].Value != "4,5" || strings.Join(acc.GroupAdd, ",") != "44,110" || len(acc.GPUs) != 2 {
+		acc.Env[0].Value != "0,1" || strings.Join(acc.GroupAdd, ",") != "44,110" || len(acc.GPUs) != 2 {
 		t.Fatalf("devices %v, %+v", devs, acc)
 	}
 	if _, err := selectGPUs(manifest.GPU{Vendor: "amd", Count: 9}, testutil.LookupOf(nil), opts, groups); err == nil || !strings.Contains(err.Error(), "9") {

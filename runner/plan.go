@@ -128,7 +128,7 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 			if err != nil {
 				return nil, err
 			}
-			if acc, err = forEngine(acc); err != nil {
+			if acc, err = forEngine(acc, b); err != nil {
 				return nil, err
 			}
 			if err := checkLauncher(b, node, acc, m.Experiment); err != nil {

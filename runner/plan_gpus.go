@@ -72,8 +72,8 @@ func warnPlanned(why error, what string) string {
 // would (ForEngine), and says which way in the plan's gpus lines; it returns the same for a
 // benchmark's share. Without an engine to ask, or for planned GPUs (a login node), the
 // devices are those before the engine's say: the NVIDIA device request.
-func planEngineGPUs(ctx context.Context, o Options, gpus *GPUAccess, p *PlanResult) (func(GPUAccess) (GPUAccess, error), error) {
-	same := func(a GPUAccess) (GPUAccess, error) { return a, nil }
+func planEngineGPUs(ctx context.Context, o Options, gpus *GPUAccess, p *PlanResult) (func(GPUAccess, manifest.Benchmark) (GPUAccess, error), error) {
+	same := func(a GPUAccess, _ manifest.Benchmark) (GPUAccess, error) { return a, nil }
 	if gpus.Vendor != gpu.VendorAMD && gpus.Vendor != gpu.VendorNVIDIA {
 		return same, nil
 	}
@@ -95,18 +95,22 @@ func planEngineGPUs(ctx context.Context, o Options, gpus *GPUAccess, p *PlanResu
 	if gpus.Vendor == gpu.VendorNVIDIA {
 		specs = cdiSpecsFor(f, o.SysfsRoot)
 	}
-	groups := o.Manifest.Container.GroupAdd
-	acc, path, err := gpus.ForEngine(f, specs, groups)
+	groups, whose := containerGroups(o.Manifest, nil)
+	acc, path, err := gpus.ForEngine(f, specs, groups, whose)
 	if err != nil {
 		return nil, err
 	}
 	*gpus = acc
 	p.GPUs = append(p.GPUs, "devices: "+path.Why)
+	for _, l := range path.SpecLinks {
+		p.GPUs = append(p.GPUs, "CDI spec "+l)
+	}
 	for _, sp := range path.SpecProblems {
 		p.Warnings = append(p.Warnings, "CDI spec skipped: "+sp)
 	}
-	return func(a GPUAccess) (GPUAccess, error) {
-		a, _, err := a.ForEngine(f, specs, groups)
+	return func(a GPUAccess, b manifest.Benchmark) (GPUAccess, error) {
+		groups, whose := containerGroups(o.Manifest, &b)
+		a, _, err := a.ForEngine(f, specs, groups, whose)
 		return a, err
 	}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,16 +68,21 @@ func ContainerName(n Node, benchmark string) string {
 }
 
 // BuildSpec assembles a benchmark's container. Environment precedence, lowest first:
-// pass-through host variables (passEnv globs; never BENCHCTL_*), the manifest's env, the benchmark's env,
+// pass-through host variables (passEnv globs; never BENCHCTL_*, nor the host's GPU
+// numbering, hostNumbered, when benchctl gives the container GPUs), the manifest's env, the benchmark's env,
 // secrets from the host, then the variables benchctl derives (which a manifest cannot set).
 func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key, resultsDir string, gpu GPUAccess, environ []string) Spec {
 	env := map[string]manifest.EnvVar{}
+	givesGPUs := gpu.Vendor == manifest.VendorAMD || gpu.Vendor == manifest.VendorNVIDIA
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || strings.HasPrefix(k, "BENCHCTL_") {
 			// benchctl's own variables stay on the host, whatever the globs say: among them
 			// is BENCHCTL_JOB_SECRET, the barrier's key.
 			continue
+		}
+		if givesGPUs && slices.Contains(hostNumbered, k) {
+			continue // the host's GPU numbers; the container's are gpu.Env's
 		}
 		for _, g := range m.PassEnv {
 			if ok, _ := path.Match(g, k); ok {

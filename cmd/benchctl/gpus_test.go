@@ -42,8 +42,8 @@ INDEX  NAME                 ARCH    MEMORY   PCI           RENDER/UUID
 3      AMD Instinct MI300X  gfx942  192 GiB  0000:5c:00.0  /dev/dri/renderD131
 4      AMD Instinct MI300X  gfx942  192 GiB  0000:9f:00.0  /dev/dri/renderD132
 5      AMD Instinct MI300X  gfx942  192 GiB  0000:af:00.0  /dev/dri/renderD133
-6      AMD Instinct MI300X  gfx942  192 GiB  0000:bf:00.0  /dev/dri/renderD134
-7      AMD Instinct MI300X  gfx942  192 GiB  0000:df:00.0  /dev/dri/renderD135
+6      AMD Instinct MI300X  gfx942  192 GiB  0000:bf:00.0  /dev/dri/renderD135
+7      AMD Instinct MI300X  gfx942  192 GiB  0000:df:00.0  /dev/dri/renderD134
 `
 	if out != want {
 		t.Fatalf("stdout:\n%s\nwant:\n%s", out, want)
