@@ -14,6 +14,7 @@ import (
 	"github.com/moby/moby/api/types/mount"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -40,6 +41,9 @@ type Spec struct {
 	Container manifest.Container
 	GPU       GPUAccess
 	Labels    map[string]string
+	// Engine is the engine the container is made in (its differences from Docker's are
+	// handled when it is created: adaptToEngine).
+	Engine image.Identity
 }
 
 // GPUAccess is how a container gets this node's GPUs.
