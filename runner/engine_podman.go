@@ -139,11 +139,17 @@ func (e *EngineLimitError) Error() string {
 // InvalidInput marks the limit as one the manifest cannot have here (exit 4).
 func (e *EngineLimitError) InvalidInput() bool { return true }
 
-// startHint adds what to do to an engine's refusal to start a container, where benchctl
-// knows the cause: a resource limit the OCI runtime could not set.
+// startHint adds what to do to an engine's refusal to create or start a container, where
+// benchctl knows the cause: a resource limit the OCI runtime could not set, or the host's
+// message queues missing for a rootless engine's host IPC.
 func startHint(id image.Identity, err error) error {
-	if err == nil || !strings.Contains(err.Error(), "error setting rlimit") {
+	switch {
+	case err == nil:
 		return err
+	case strings.Contains(err.Error(), "error setting rlimit"):
+		return fmt.Errorf("%w (the engine, %s, could not give the container a resource limit above the hard limit it runs under: lower container.ulimits, or raise the limit where the engine starts)", err, id)
+	case strings.Contains(err.Error(), "/dev/mqueue") && id.Podman():
+		return fmt.Errorf("%w (%s gives a container the host's IPC (container.ipc: host) by mounting the host's /dev/mqueue, which is not mounted here: mount -t mqueue mqueue /dev/mqueue as root, as systemd does at boot)", err, id)
 	}
-	return fmt.Errorf("%w (the engine, %s, could not give the container a resource limit above the hard limit it runs under: lower container.ulimits, or raise the limit where the engine starts)", err, id)
+	return err
 }

@@ -124,6 +124,10 @@ func TestStartHint(t *testing.T) {
 	if !strings.Contains(err.Error(), "Podman Engine 4.3.1") || !strings.Contains(err.Error(), "lower container.ulimits") {
 		t.Errorf("startHint = %v", err)
 	}
+	err = startHint(podmanRootless, errors.New("Error response from daemon: container create: statfs /dev/mqueue: no such file or directory"))
+	if !strings.Contains(err.Error(), "mount -t mqueue mqueue /dev/mqueue") || !strings.Contains(err.Error(), "rootless") {
+		t.Errorf("startHint = %v", err)
+	}
 	other := errors.New("no such image")
 	if startHint(podmanRootful, other) != other {
 		t.Error("another error changed")

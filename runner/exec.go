@@ -190,7 +190,7 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 		if res, stopped := interrupted(ctx); stopped {
 			return res
 		}
-		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("creating container %s: %w", spec.Name, err)}
+		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("creating container %s: %w", spec.Name, startHint(spec.Engine, err))}
 	}
 	id := created.ID
 	defer func() {

@@ -1,0 +1,170 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/tests/testbed"
+)
+
+// podmanRun runs a one-node `benchctl run --engine podman` of a copy of the dummy example
+// (built through Podman's compatible build) in a folder of the shared directory, as user
+// (""/root: this process) with env; it returns the job folder and the output.
+func podmanRun(t *testing.T, tb *testbed.Testbed, runAs string, env []string, extra ...string) (string, string, error) {
+	t.Helper()
+	dir := tb.FreshDir(t)
+	model := filepath.Join(dir, "model")
+	if out, err := exec.Command("cp", "-r", repoPath(t, "models/dummy"), model).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	// A key of this test's own: each engine builds the image itself, once per test run.
+	mf := filepath.Join(model, "benchmark.yaml")
+	body := fmt.Sprintf("name: podman-%d\nimage: {dockerfile: Dockerfile, buildArgs: {RUN: \"%d\"}}\ngpu: {vendor: none}\nengine: podman\nbenchmarks:\n  - {name: dummy, command: [/dummy, --rows, \"3\"], timeout: 5m, results: dummy.csv}\n",
+		time.Now().UnixNano()%1000, time.Now().UnixNano())
+	if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shared := filepath.Join(dir, "shared")
+	if err := os.MkdirAll(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"run", "--manifest", mf, "--shared-dir", shared}, extra...)
+	var cmd *exec.Cmd
+	if runAs != "" {
+		u, err := user.Lookup(runAs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, uid, gid)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		cmd = exec.Command(tb.Benchctl(t), args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		cmd.Env = append([]string{"HOME=" + dir, "PATH=/usr/bin:/bin", "XDG_RUNTIME_DIR=/run/user/" + u.Uid}, env...)
+	} else {
+		cmd = exec.Command(tb.Benchctl(t), args...)
+		cmd.Env = append(os.Environ(), env...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = cmd.Process.Kill()
+		case <-done:
+		}
+	}()
+	out, err := cmd.CombinedOutput()
+	close(done)
+	jobs, _ := filepath.Glob(filepath.Join(shared, "jobs", "local-*"))
+	if len(jobs) != 1 {
+		t.Fatalf("want one job folder, got %v; output:\n%s", jobs, out)
+	}
+	return jobs[0], string(out), err
+}
+
+// withoutDockerHost is this process's environment without DOCKER_HOST.
+func withoutDockerHost() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DOCKER_HOST=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// checkPodmanJob: the benchmark ran, its results are there, and job.json and node.json say
+// the engine was Podman (rootless as asked).
+func checkPodmanJob(t *testing.T, job, out string, rootless bool) (results string) {
+	t.Helper()
+	var j struct {
+		Engine *jobdir.JobEngine `json:"engine"`
+	}
+	b, err := os.ReadFile(filepath.Join(job, jobdir.JobFile))
+	if err != nil || json.Unmarshal(b, &j) != nil || j.Engine == nil {
+		t.Fatalf("job.json: %v\n%s\n%s", err, b, out)
+	}
+	if j.Engine.Kind != "podman" || j.Engine.Name != "Podman Engine" || j.Engine.Rootless != rootless {
+		t.Errorf("job.json engine = %+v, want Podman Engine, rootless %v", j.Engine, rootless)
+	}
+	nodes, _ := filepath.Glob(filepath.Join(job, "nodes", "0-*"))
+	if len(nodes) != 1 {
+		t.Fatalf("node folders: %v", nodes)
+	}
+	rec, err := os.ReadFile(filepath.Join(nodes[0], jobdir.NodeRecordFile))
+	if err != nil || !strings.Contains(string(rec), `"kind": "podman"`) || strings.Contains(string(rec), `"rootless": true`) != rootless {
+		t.Errorf("node.json: %v\n%s", err, rec)
+	}
+	if !strings.Contains(out, "msg=engine ") || !strings.Contains(out, "kind=podman") {
+		t.Errorf("the log does not say which engine answered:\n%s", out)
+	}
+	results = filepath.Join(nodes[0], "results", "dummy", "dummy.csv")
+	csv, err := os.ReadFile(results)
+	if err != nil || strings.Count(string(csv), "\n") != 4 {
+		t.Fatalf("results: %v\n%s\noutput:\n%s", err, csv, out)
+	}
+	return results
+}
+
+// A one-node run on rootful Podman: the image built through Podman's compatible build, the
+// container started (Podman's default ulimits made every start fail here: "error setting
+// rlimit type 7"), the results written; job.json and node.json say Podman.
+func TestPodmanRunRootful(t *testing.T) {
+	tb := testbed.RequirePodman(t)
+	job, out, err := podmanRun(t, tb, "", []string{"DOCKER_HOST=" + tb.PodmanSockets[tb.Nodes[0]]})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	checkPodmanJob(t, job, out, false)
+}
+
+// A one-node run on rootless Podman as its user, with no DOCKER_HOST: benchctl finds the
+// user's socket itself; what the container's root wrote lands in the node folder as the
+// user's own files.
+func TestPodmanRunRootless(t *testing.T) {
+	tb := testbed.RequirePodman(t)
+	job, out, err := podmanRun(t, tb, tb.PodmanUser, nil)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	res := checkPodmanJob(t, job, out, true)
+	u, _ := user.Lookup(tb.PodmanUser)
+	st, err := os.Stat(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid := st.Sys().(*syscall.Stat_t).Uid; strconv.Itoa(int(uid)) != u.Uid {
+		t.Errorf("%s belongs to uid %d, want the user's %s", res, uid, u.Uid)
+	}
+}
+
+// --engine podman where DOCKER_HOST names a Docker Engine is bad input naming both.
+func TestPodmanRefusesDockerEngine(t *testing.T) {
+	tb := testbed.RequirePodman(t)
+	_, out, err := podmanRun(t, tb, "", []string{"DOCKER_HOST=" + tb.Sockets[tb.Nodes[0]]})
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 4 || !strings.Contains(out, "engine podman was asked for") || !strings.Contains(out, "Docker Engine") {
+		t.Fatalf("run: %v, want exit 4 naming both engines\n%s", err, out)
+	}
+}
