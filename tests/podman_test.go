@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,21 +26,18 @@ import (
 func podmanRun(t *testing.T, tb *testbed.Testbed, runAs string, env []string, extra ...string) (string, string, error) {
 	t.Helper()
 	dir := tb.FreshDir(t)
-	model := filepath.Join(dir, "model")
-	if out, err := exec.Command("cp", "-r", repoPath(t, "models/dummy"), model).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v\n%s", err, out)
-	}
-	// A key of this test's own: each engine builds the image itself, once per test run.
-	mf := filepath.Join(model, "benchmark.yaml")
-	body := fmt.Sprintf("name: podman-%d\nimage: {dockerfile: Dockerfile, buildArgs: {RUN: \"%d\"}}\ngpu: {vendor: none}\nengine: podman\nbenchmarks:\n  - {name: dummy, command: [/dummy, --rows, \"3\"], timeout: 5m, results: dummy.csv}\n",
-		time.Now().UnixNano()%1000, time.Now().UnixNano())
-	if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
+	return podmanRunIn(t, tb, dir, runAs, env, extra...)
+}
+
+// podmanRunIn is podmanRun in dir: a second run there finds the first's manifest, shared
+// cache and job folders (it returns the newest job).
+func podmanRunIn(t *testing.T, tb *testbed.Testbed, dir, runAs string, env []string, extra ...string) (string, string, error) {
+	t.Helper()
+	mf := filepath.Join(dir, "model", "benchmark.yaml")
+	if _, err := os.Stat(mf); err != nil {
+		podmanModel(t, dir)
 	}
 	shared := filepath.Join(dir, "shared")
-	if err := os.MkdirAll(shared, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	args := append([]string{"run", "--manifest", mf, "--shared-dir", shared}, extra...)
 	var cmd *exec.Cmd
 	if runAs != "" {
@@ -77,10 +75,30 @@ func podmanRun(t *testing.T, tb *testbed.Testbed, runAs string, env []string, ex
 	out, err := cmd.CombinedOutput()
 	close(done)
 	jobs, _ := filepath.Glob(filepath.Join(shared, "jobs", "local-*"))
-	if len(jobs) != 1 {
-		t.Fatalf("want one job folder, got %v; output:\n%s", jobs, out)
+	if len(jobs) == 0 {
+		t.Fatalf("no job folder; output:\n%s", out)
 	}
-	return jobs[0], string(out), err
+	slices.Sort(jobs)
+	return jobs[len(jobs)-1], string(out), err
+}
+
+// podmanModel copies the dummy example into dir/model with a manifest of engine: podman,
+// and makes dir/shared.
+func podmanModel(t *testing.T, dir string) {
+	t.Helper()
+	model := filepath.Join(dir, "model")
+	if out, err := exec.Command("cp", "-r", repoPath(t, "models/dummy"), model).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	// A key of this test's own: each engine builds the image itself, once per test run.
+	body := fmt.Sprintf("name: podman-%d\nimage: {dockerfile: Dockerfile, buildArgs: {RUN: \"%d\"}}\ngpu: {vendor: none}\nengine: podman\nbenchmarks:\n  - {name: dummy, command: [/dummy, --rows, \"3\"], timeout: 5m, results: dummy.csv}\n",
+		time.Now().UnixNano()%1000, time.Now().UnixNano())
+	if err := os.WriteFile(filepath.Join(model, "benchmark.yaml"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "shared"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // withoutDockerHost is this process's environment without DOCKER_HOST.
@@ -167,4 +185,25 @@ func TestPodmanRefusesDockerEngine(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 4 || !strings.Contains(out, "engine podman was asked for") || !strings.Contains(out, "Docker Engine") {
 		t.Fatalf("run: %v, want exit 4 naming both engines\n%s", err, out)
 	}
+}
+
+// The tar cache between two Podman engines: rank 0's engine (n1, rootful) builds and
+// publishes the image; another engine (n2) loads the tar and finds the same image id (ids
+// survive a save/load round trip on Podman, as on Docker), and runs it.
+func TestPodmanCacheRoundTrip(t *testing.T) {
+	tb := testbed.RequirePodman(t)
+	dir := tb.FreshDir(t)
+	job, out, err := podmanRunIn(t, tb, dir, "", []string{"DOCKER_HOST=" + tb.PodmanSockets[tb.Nodes[0]]})
+	if err != nil {
+		t.Fatalf("run on n1: %v\n%s", err, out)
+	}
+	checkPodmanJob(t, job, out, false)
+	job, out, err = podmanRunIn(t, tb, dir, "", []string{"DOCKER_HOST=" + tb.PodmanSockets[tb.Nodes[1]]})
+	if err != nil {
+		t.Fatalf("run on n2: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "image loaded from the cache") {
+		t.Errorf("n2 did not load the image from the cache:\n%s", out)
+	}
+	checkPodmanJob(t, job, out, false)
 }
