@@ -207,3 +207,113 @@ func TestPodmanCacheRoundTrip(t *testing.T) {
 	}
 	checkPodmanJob(t, job, out, false)
 }
+
+// podmanJob runs a 3-node Slurm job of the manifest mf as user u (sbatch --uid), each task
+// on its own node's rootless Podman engine (the testbed's TaskProlog names the node's Docker
+// Engine: the job script points each task at the node's rootless Podman engine instead). It
+// returns the job id, the job's output and sbatch's error.
+func podmanJob(t *testing.T, tb *testbed.Testbed, dir, mf string, u *user.User) (string, string, error) {
+	t.Helper()
+	var hosts strings.Builder
+	for _, n := range tb.Nodes {
+		fmt.Fprintf(&hosts, "%s) DOCKER_HOST=%s ;; ", n, tb.PodmanRootlessSockets[n])
+	}
+	script := filepath.Join(dir, "job.sh")
+	body := "#!/bin/sh\nexec srun --ntasks-per-node=1 sh -c 'case \"$SLURMD_NODENAME\" in " + hosts.String() + "esac; export DOCKER_HOST; " +
+		"export XDG_RUNTIME_DIR=/run/user/" + u.Uid + " HOME=" + dir + "; " +
+		"exec \"$BENCHCTL_BIN\" run --manifest " + mf + " --shared-dir " + filepath.Join(dir, "shared") + " --barrier-timeout 3m'\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "job.out")
+	os.Remove(out)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sbatch", "--parsable", "--wait", "--uid="+u.Uid, "--gid="+u.Gid, "-N", fmt.Sprint(len(tb.Nodes)),
+		"--ntasks-per-node=1", "-p", tb.Partition, "-o", out, "-J", "podman-3", "-D", dir, script)
+	cmd.Env = append(tb.Env(), "BENCHCTL_BIN="+tb.Benchctl(t))
+	stdout, err := cmd.Output()
+	log, _ := os.ReadFile(out)
+	id := strings.TrimSpace(strings.Split(string(stdout), ";")[0])
+	if id == "" {
+		t.Fatalf("sbatch gave no job id: %v\n%s", err, log)
+	}
+	return id, string(log), err
+}
+
+// A 3-node job on rootless Podman, as the engines' user: rank 0's engine builds the image,
+// it is streamed to the other two (each loading it as it passes it on) and written to the
+// shared cache, every node runs it and leaves its results, owned by the user; collect makes
+// the table. Then a fault: the benchmark fails on rank 1, and the job fails with its exit
+// code, rank 1 leaving diagnostics.
+func TestPodmanThreeNodeJobRootless(t *testing.T) {
+	tb := testbed.RequirePodman(t)
+	dir := tb.FreshDir(t)
+	podmanModel(t, dir)
+	u, err := user.Lookup(tb.PodmanUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	mf := filepath.Join(dir, "model", "benchmark.yaml")
+	id, log, err := podmanJob(t, tb, dir, mf, u)
+	if err != nil {
+		t.Fatalf("sbatch: %v\n%s", err, log)
+	}
+	for _, s := range []string{"image streamed to the other nodes", "kind=podman", "rootless=true"} {
+		if !strings.Contains(log, s) {
+			t.Errorf("the job's log lacks %q:\n%s", s, log)
+		}
+	}
+	job := filepath.Join(dir, "shared", "jobs", id)
+	nodes, _ := filepath.Glob(filepath.Join(job, "nodes", "*"))
+	if len(nodes) != len(tb.Nodes) {
+		t.Fatalf("node folders %v, want %d", nodes, len(tb.Nodes))
+	}
+	for _, nd := range nodes {
+		res := filepath.Join(nd, "results", "dummy", "dummy.csv")
+		st, err := os.Stat(res)
+		if err != nil {
+			t.Errorf("%s: %v", nd, err)
+			continue
+		}
+		if got := st.Sys().(*syscall.Stat_t).Uid; int(got) != uid {
+			t.Errorf("%s belongs to uid %d, want %d", res, got, uid)
+		}
+		rec, _ := os.ReadFile(filepath.Join(nd, jobdir.NodeRecordFile))
+		if !strings.Contains(string(rec), `"kind": "podman"`) || !strings.Contains(string(rec), `"rootless": true`) {
+			t.Errorf("%s node.json does not say rootless Podman:\n%s", nd, rec)
+		}
+	}
+	col := exec.Command(tb.Benchctl(t), "collect", id, "--shared-dir", filepath.Join(dir, "shared"), "--no-slurm", "-o", "csv")
+	col.Env = tb.Env()
+	if out, err := col.CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS") {
+		t.Errorf("collect: %v\n%s", err, out)
+	}
+
+	// The fault: rank 1's benchmark exits 3; the same image, already on every engine.
+	b, _ := os.ReadFile(mf)
+	bad := filepath.Join(dir, "model", "fails.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(string(b), `--rows, "3"]`, `--rows, "3", --fail-rank, "1", --exit-code, "3", --sleep, 2s]`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, log, err = podmanJob(t, tb, dir, bad, u)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("the failing job: %v, want exit 3\n%s", err, log)
+	}
+	diag, _ := filepath.Glob(filepath.Join(dir, "shared", "jobs", id, "nodes", "1-*", "diagnostics", "dummy", "*"))
+	if len(diag) == 0 {
+		t.Errorf("rank 1 left no diagnostics:\n%s", log)
+	}
+}
