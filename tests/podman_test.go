@@ -101,17 +101,6 @@ func podmanModel(t *testing.T, dir string) {
 	}
 }
 
-// withoutDockerHost is this process's environment without DOCKER_HOST.
-func withoutDockerHost() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DOCKER_HOST=") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
 // checkPodmanJob: the benchmark ran, its results are there, and job.json and node.json say
 // the engine was Podman (rootless as asked).
 func checkPodmanJob(t *testing.T, job, out string, rootless bool) (results string) {
