@@ -109,7 +109,7 @@ func load(ctx context.Context, eng Engine, c *Cache, key string, onProgress Prog
 }
 
 // EngineHostOf names an engine for messages.
-func EngineHostOf(eng Engine) string {
+func EngineHostOf(eng any) string {
 	if c, ok := eng.(interface{ DaemonHost() string }); ok {
 		return c.DaemonHost()
 	}

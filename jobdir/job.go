@@ -46,11 +46,25 @@ type Job struct {
 	BuildNumber string `json:"buildNumber,omitempty"`
 	// TrialSeed is the seed of a shuffled trial order (an experiment with order: shuffle).
 	TrialSeed *int64 `json:"trialSeed,omitempty"`
+	// Engine is the container engine rank 0 found (each node's own is in its node.json):
+	// set once rank 0 has asked it, empty in job.json files written before.
+	Engine *JobEngine `json:"engine,omitempty"`
 	// TrialSources, in a requeued job with an experiment, say which earlier attempt's
 	// folder holds each trial this attempt did not run again: it resumed after them.
 	TrialSources []TrialSource `json:"trialSources,omitempty"`
 
 	snapshot json.RawMessage // the manifest as written
+}
+
+// JobEngine is which container engine answered: docker or podman, its name, version and
+// API version as its version API says, whether it runs rootless, and its address.
+type JobEngine struct {
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+	APIVersion string `json:"apiVersion"`
+	Rootless   bool   `json:"rootless"`
+	Host       string `json:"host,omitempty"`
 }
 
 // SetManifest records the manifest snapshot (already redacted: job.json is readable by

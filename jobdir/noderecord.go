@@ -87,6 +87,11 @@ type NamedVersion struct {
 
 // EngineRecord is the node's container engine: what its version API says.
 type EngineRecord struct {
+	// Kind is docker or podman: which engine answered (Podman names a component "Podman
+	// Engine"); empty in records written before benchctl told them apart.
+	Kind string `json:"kind,omitempty"`
+	// Rootless is an engine whose containers' root is the user who started it.
+	Rootless   bool           `json:"rootless,omitempty"`
 	Name       string         `json:"name"` // Docker Engine, Podman Engine
 	Version    string         `json:"version"`
 	APIVersion string         `json:"apiVersion"`

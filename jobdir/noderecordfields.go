@@ -94,6 +94,9 @@ func (r *NodeRecord) Fields() []RecordField {
 	engine := ""
 	if e.Version != "" {
 		engine = strings.TrimSpace(fmt.Sprintf("%s %s (API %s)", e.Name, e.Version, e.APIVersion))
+		if e.Rootless {
+			engine += ", rootless"
+		}
 	}
 	add("engine", "engine", engine)
 	for _, c := range e.Components {

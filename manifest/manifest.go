@@ -28,6 +28,9 @@ type Manifest struct {
 	LogScan    LogScan     `json:"logScan" yaml:"logScan"`
 	// Distribution is how images reach the nodes (Distribution* constants; "" is auto).
 	Distribution string `json:"distribution,omitempty" yaml:"distribution,omitempty"`
+	// Engine is the container engine asked for (EngineDocker, EnginePodman; "": whichever
+	// DOCKER_HOST names).
+	Engine string `json:"engine,omitempty" yaml:"engine,omitempty"`
 	// Experiment, when the manifest has one, is its variants and trials; nil: one variant
 	// (the benchmarks as written), one trial.
 	Experiment *Experiment `json:"experiment,omitempty" yaml:"experiment,omitempty"`
@@ -61,6 +64,12 @@ const (
 	// DistributionStream: rank 0 streams each image over TCP along a chain of the ranks;
 	// each loads it while passing it on. No shared filesystem is needed for images.
 	DistributionStream = "stream"
+)
+
+// Container engines (Manifest.Engine).
+const (
+	EngineDocker = "docker"
+	EnginePodman = "podman"
 )
 
 // Streams reports whether rank 0 streams the images to the other nodes (distribution:

@@ -140,6 +140,7 @@ func TestInvalidManifests(t *testing.T) {
 		{"telemetry on", "m.yaml", okHead + okBench + "telemetry: on\n", []string{`4: telemetry: must be off or a mapping such as {interval: 1s}, got the string "on"`}},
 		{"telemetry a list", "m.json", "{\"name\": \"t\",\n \"image\": {\"dockerfile\": \"Dockerfile\"},\n \"benchmarks\": [{\"name\": \"b\", \"command\": [\"x\"]}],\n \"telemetry\": [\"1s\"]}\n", []string{`4: telemetry: must be off or a mapping`}},
 		{"unknown job field", "m.yaml", okHead + okBench + "job: {heartbeats: 5s}\n", []string{`4: job.heartbeats: unknown field, did you mean "heartbeat"?`}},
+		{"unknown engine", "m.yaml", okHead + okBench + "engine: Podman\n", []string{`4: engine: "Podman" is not a container engine benchctl knows (allowed: docker, podman)`}},
 		{"bad distribution", "m.yaml", okHead + okBench + "distribution: nfs\n", []string{`4: distribution: "nfs" is not a way to distribute images (allowed: auto, cache, stream, registry)`}},
 		{"registry distribution of a built image", "m.yaml", okHead + okBench + "distribution: registry\n", []string{`distribution: registry has every node pull its image, but b builds `, "benchctl build --push"}},
 		{"bad pull policy", "m.yaml", "name: t\nimage: {ref: 'busybox:1', pull: sometimes}\n" + okBench, []string{`2: image.pull: "sometimes" is not a pull policy (allowed: missing, always, never)`}},
@@ -411,6 +412,19 @@ func TestTelemetryForms(t *testing.T) {
 		}
 		if got := m.Telemetry.Every(); got != c.want {
 			t.Errorf("%q: sampling every %v, want %v", c.body, got, c.want)
+		}
+	}
+}
+
+// engine: names the container engine; without it the manifest asks for none.
+func TestEngine(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{{"", ""}, {"engine: docker\n", EngineDocker}, {"engine: podman\n", EnginePodman}} {
+		m, _, err := Parse("m.yaml", "/x/m.yaml", []byte("name: t\nimage: {ref: busybox}\n"+okBench+tt.body), Options{})
+		if err != nil {
+			t.Fatalf("%q: %v", tt.body, err)
+		}
+		if m.Engine != tt.want {
+			t.Errorf("%q: Engine = %q, want %q", tt.body, m.Engine, tt.want)
 		}
 	}
 }

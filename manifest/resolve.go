@@ -244,6 +244,12 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	m.Slurm = r.slurm(s.Slurm)
 	m.Job = r.job(s.Job)
 	r.distribution(s, m)
+	switch s.Engine {
+	case "", EngineDocker, EnginePodman:
+		m.Engine = s.Engine
+	default:
+		r.p.add("engine", "%s is not a container engine benchctl knows (allowed: docker, podman)", quote(s.Engine))
+	}
 	r.experiment(s, m)
 	m.Metrics = s.Metrics.Rules
 	m.Telemetry = s.Telemetry.resolve()

@@ -167,6 +167,7 @@ var schemaRules = map[string]func(*jsonSchema){
 	"experiment.warmup": func(s *jsonSchema) { s.Minimum, s.Maximum = ptr[int64](0), ptr[int64](MaxTrials) },
 	"experiment.order":  schemaEnum(OrderInterleave, OrderSequential, OrderShuffle),
 	"distribution":      schemaEnum(DistributionAuto, DistributionCache, DistributionStream, DistributionRegistry),
+	"engine":            schemaEnum(EngineDocker, EnginePodman),
 }
 
 // schemaEnum allows only values (and null, where the field may be null).

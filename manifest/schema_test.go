@@ -315,6 +315,7 @@ var enumManifests = map[string]func(v any) string{
 		return sHead + fmt.Sprintf("models: {catalog: models.json, tags: [all], gpuVendor: %v}\n", v)
 	},
 	"distribution":     func(v any) string { return sHead + sBench + fmt.Sprintf("distribution: %v\n", v) },
+	"engine":           func(v any) string { return sHead + sBench + fmt.Sprintf("engine: %v\n", v) },
 	"experiment.order": func(v any) string { return sHead + sBench + fmt.Sprintf("experiment: {repeat: 2, order: %v}\n", v) },
 	"metrics.*.better": func(v any) string { return sHead + sBench + fmt.Sprintf("metrics: {tps: {better: %v}}\n", v) },
 	"telemetry":        func(v any) string { return sHead + sBench + fmt.Sprintf("telemetry: %v\n", v) },

@@ -55,6 +55,11 @@ type Spec struct {
 	// loading it while passing it on: no shared filesystem needed for images) or registry
 	// (every node pulls each image.ref from its registry).
 	Distribution string `json:"distribution"`
+	// Engine is the container engine the benchmarks run in: docker or podman. Without it,
+	// the engine DOCKER_HOST names (else Docker's socket). With podman and no DOCKER_HOST,
+	// benchctl finds Podman's socket (the user's rootless one, else the rootful one); an
+	// engine of the other kind answering is an error.
+	Engine string `json:"engine"`
 	// Experiment runs the benchmarks as many variants (a matrix of parameters, nodes among
 	// them) and trials in one job: {{name}} in a benchmark's command, env values and results
 	// is the variant's value of parameter name.

@@ -35,6 +35,10 @@ type DoctorOptions struct {
 	Manifest  *manifest.Manifest // optional: checks GPUs and disk against it
 	Lookup    func(string) (string, bool)
 	Engine    func() (DoctorEngine, error) // connects to this node's engine (cmd: the Docker client)
+	// EngineKind is the engine asked for (--engine, the manifest's engine:; "": any).
+	EngineKind string
+	// rootless is where the rootless checks read (tests; zero: this node).
+	rootless rootlessSources
 	// MaxSkew is the clock difference to the shared filesystem that fails (default 2 s).
 	MaxSkew time.Duration
 	// PeerWait bounds how long rank 0 waits for the other nodes' markers (default 20 s).
@@ -74,16 +78,17 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 	eng, err := o.Engine()
 	if err == nil {
 		defer eng.Close()
-		var v client.ServerVersionResult
-		if v, err = eng.ServerVersion(ctx, client.ServerVersionOptions{}); err == nil {
-			info, err = eng.Info(ctx, client.InfoOptions{})
-			f := factsOf(v, info, err) // a failed /info: not known, and why
+		var cs []Check
+		var id image.Identity
+		info, id, cs, err = engineChecks(ctx, o, eng)
+		checks = append(checks, cs...)
+		if err == nil { // engineChecks fails when /info does: the engine line says why
+			f := factsOfIdentity(id, &info)
 			facts = &f
-			add(Check{Name: "docker engine", OK: err == nil, Detail: fmt.Sprintf("%s: Docker %s, API %s", eng.DaemonHost(), v.Version, v.APIVersion)})
 		}
 	}
 	if err != nil {
-		add(Check{Name: "docker engine", Detail: err.Error(), Fix: "start dockerd on this node and point DOCKER_HOST at it (or add your user to the docker group)"})
+		add(engineFailed(o.EngineKind, err))
 		eng = nil
 	}
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/moby/moby/api/types/system"
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/gpu"
@@ -18,9 +19,13 @@ import (
 type fakeDoctorEngine struct {
 	infoErr error
 	closed  int
+	version *client.ServerVersionResult // nil: Docker 29.0.0
 }
 
 func (f *fakeDoctorEngine) ServerVersion(context.Context, client.ServerVersionOptions) (client.ServerVersionResult, error) {
+	if f.version != nil {
+		return *f.version, nil
+	}
 	return client.ServerVersionResult{Version: "29.0.0", APIVersion: "1.52"}, nil
 }
 
@@ -34,6 +39,24 @@ func (f *fakeDoctorEngine) Close() error { f.closed++; return nil }
 
 // Doctor asks its engine through DoctorEngine: what the engine says, or why it could not,
 // is the "docker engine" line, and a connected engine is closed once.
+// doctor --engine podman on a Docker Engine fails the engine line, naming both.
+func TestDoctorEngineKind(t *testing.T) {
+	noEnv := func(string) (string, bool) { return "", false }
+	eng := &fakeDoctorEngine{}
+	checks := Doctor(context.Background(), DoctorOptions{SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
+		Engine: func() (DoctorEngine, error) { return eng, nil }})
+	c := checks[1]
+	if c.Name != "docker engine" || c.OK || !strings.Contains(c.Detail, "engine podman was asked for") || !strings.Contains(c.Detail, "Docker Engine 29.0.0") || c.Fix == "" {
+		t.Errorf("engine line = %+v", c)
+	}
+	pv := client.ServerVersionResult{Version: "4.3.1", APIVersion: "1.41", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}}}
+	checks = Doctor(context.Background(), DoctorOptions{SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
+		Engine: func() (DoctorEngine, error) { return &fakeDoctorEngine{version: &pv}, nil }})
+	if c := checks[1]; c.Name != "podman engine" || !c.OK || c.Detail != "unix:///fake.sock: Podman Engine 4.3.1 (API 1.41, rootful)" {
+		t.Errorf("podman line = %+v", c)
+	}
+}
+
 func TestDoctorEngineCheck(t *testing.T) {
 	const fix = "start dockerd on this node and point DOCKER_HOST at it (or add your user to the docker group)"
 	noEnv := func(string) (string, bool) { return "", false }
@@ -43,10 +66,9 @@ func TestDoctorEngineCheck(t *testing.T) {
 		connErr error
 		want    []Check
 	}{
-		{"answers", &fakeDoctorEngine{}, nil, []Check{{Name: "docker engine", OK: true, Detail: "unix:///fake.sock: Docker 29.0.0, API 1.52"}}},
-		// as before the engine became an interface: the version line, failed, then the error
+		{"answers", &fakeDoctorEngine{}, nil, []Check{{Name: "docker engine", OK: true, Detail: "unix:///fake.sock: Docker Engine 29.0.0 (API 1.52, rootful)"}}},
+		// one failed line saying why (it was two: a failed line with the version, then why)
 		{"info fails", &fakeDoctorEngine{infoErr: errors.New("info: boom")}, nil, []Check{
-			{Name: "docker engine", Detail: "unix:///fake.sock: Docker 29.0.0, API 1.52"},
 			{Name: "docker engine", Detail: "info: boom", Fix: fix}}},
 		{"no engine", nil, errors.New("Cannot connect to the Docker daemon"), []Check{{Name: "docker engine", Detail: "Cannot connect to the Docker daemon", Fix: fix}}},
 	}

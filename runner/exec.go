@@ -173,6 +173,9 @@ func (b budget) cancelTotal() time.Duration {
 // ranks meet for the next one (and waits for every removal before it ends).
 func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout time.Duration, files nodeFiles, stream io.Writer, bud budget, reap func(remove func())) execResult {
 	cfg, hc := spec.Config()
+	if err := adaptToEngine(spec.Engine, hc, thisHost(spec.Engine)); err != nil {
+		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("container %s: %w", spec.Name, err)}
+	}
 	bg := context.WithoutCancel(ctx)
 	created, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: spec.Name})
 	if err != nil && cerrdefs.IsConflict(err) {
@@ -187,7 +190,7 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 		if res, stopped := interrupted(ctx); stopped {
 			return res
 		}
-		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("creating container %s: %w", spec.Name, err)}
+		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("creating container %s: %w", spec.Name, startHint(spec.Engine, err))}
 	}
 	id := created.ID
 	defer func() {
@@ -215,7 +218,7 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 		if res, stopped := interrupted(ctx); stopped {
 			return res
 		}
-		res := execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("starting container %s: %w", spec.Name, err)}
+		res := execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("starting container %s: %w", spec.Name, startHint(spec.Engine, err))}
 		dctx, cancel := context.WithTimeout(bg, bud.diag)
 		res.DiagDir = capture(dctx, eng, id, "the container did not start: "+err.Error(), tail, spec, files)
 		cancel()

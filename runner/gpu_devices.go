@@ -15,6 +15,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -398,6 +399,38 @@ func factsOf(v client.ServerVersionResult, info client.SystemInfoResult, infoErr
 	return EngineFactsOf(v, &info)
 }
 
+// factsOfIdentity are the facts of an engine image.Identify named, with its /info answer
+// when not nil (CDI's folders).
+func factsOfIdentity(id image.Identity, info *client.SystemInfoResult) EngineFacts {
+	f := EngineFacts{Engine: EngineDocker, APIVersion: id.APIVersion}
+	if info != nil {
+		f = EngineFactsOf(client.ServerVersionResult{}, info)
+		f.APIVersion = id.APIVersion
+	}
+	return f.withIdentity(id)
+}
+
+// withIdentity takes which engine it is, its version and whether it runs rootless from
+// image.Identify, which asks Podman's own API: Podman's Docker-compatible /info does not
+// name rootless in its security options, so the facts alone took a rootless Podman for
+// a rootful one (no keep-groups for AMD's device groups).
+func (f EngineFacts) withIdentity(id image.Identity) EngineFacts {
+	if id.Kind == "" {
+		return f
+	}
+	f.Engine, f.Rootless = EngineDocker, f.Rootless || id.Rootless
+	if id.Podman() {
+		f.Engine = EnginePodman
+	}
+	if id.Version != "" {
+		f.Version = id.Version
+	}
+	if id.APIVersion != "" {
+		f.APIVersion = id.APIVersion
+	}
+	return f
+}
+
 // cdiSpecsFor reads the node's CDI specs from the folders this engine reads.
 func cdiSpecsFor(f EngineFacts, root string) gpu.CDISpecs {
 	dirs := gpu.CDISpecDirs
@@ -419,6 +452,7 @@ func (r *nodeRun) engineGPUs(ctx context.Context, eng versionEngine, g *nodeGPUs
 		r.log.Warn("the engine did not say which it is: GPUs go to it as to Docker without CDI", "err", err)
 		f = EngineFacts{Engine: EngineDocker}
 	}
+	f = f.withIdentity(r.engine)
 	var specs gpu.CDISpecs
 	if g.Vendor == gpu.VendorNVIDIA {
 		specs = cdiSpecsFor(f, r.o.SysfsRoot)

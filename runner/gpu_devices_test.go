@@ -17,6 +17,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/testutil"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -174,6 +175,28 @@ func TestEngineFactsOf(t *testing.T) {
 	}
 	if f := EngineFactsOf(dv, nil); f.InfoKnown || f.CDISpecDirs != nil {
 		t.Errorf("%+v", f)
+	}
+}
+
+// Podman's Docker-compatible /info names no rootless security option (Podman 4.3 here):
+// the facts take rootless from image.Identify, which asks Podman's own API, so that a
+// rootless Podman's AMD containers get keep-groups.
+func TestFactsTakeRootlessFromTheIdentity(t *testing.T) {
+	pv := client.ServerVersionResult{Version: "4.3.1", APIVersion: "1.41", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}}}
+	info := &client.SystemInfoResult{Info: system.Info{SecurityOptions: []string{"name=seccomp,profile=default"}}}
+	id := image.Identity{Kind: image.KindPodman, Name: "Podman Engine", Version: "4.3.1", APIVersion: "1.41", Rootless: true}
+	if f := EngineFactsOf(pv, info).withIdentity(id); f.Engine != EnginePodman || !f.Rootless || !f.InfoKnown {
+		t.Errorf("run's facts: %+v", f)
+	}
+	if f := factsOfIdentity(id, info); f.Engine != EnginePodman || !f.Rootless || !f.InfoKnown || f.Version != "4.3.1" || f.APIVersion != "1.41" {
+		t.Errorf("doctor's facts: %+v", f)
+	}
+	if f := factsOfIdentity(image.Identity{Kind: image.KindDocker, Version: "28.0.1", APIVersion: "1.48"},
+		&client.SystemInfoResult{Info: system.Info{CDISpecDirs: []string{"/etc/cdi"}}}); f.Engine != EngineDocker || f.Rootless || len(f.CDISpecDirs) != 1 {
+		t.Errorf("docker: %+v", f)
+	}
+	if f := (EngineFacts{Engine: EngineDocker}).withIdentity(image.Identity{}); f.Engine != EngineDocker || f.Rootless {
+		t.Errorf("unknown identity changed the facts: %+v", f)
 	}
 }
 

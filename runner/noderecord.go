@@ -13,6 +13,7 @@ import (
 	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/host"
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
@@ -40,6 +41,8 @@ type RecordSources struct {
 	Vendor    string // the GPU vendor to ask (auto, amd, nvidia, none)
 	Version   string // benchctl's
 	Engine    EngineVersioner
+	// Identity, when the run has asked the engine, says whether it runs rootless.
+	Identity *image.Identity
 	// For tests; nil means package gpu's.
 	Detect   func(context.Context, gpu.Options) (gpu.Inventory, error)
 	Snapshot func(context.Context, gpu.Options) (gpu.Inventory, error)
@@ -60,8 +63,12 @@ func GatherRecord(ctx context.Context, s RecordSources) *jobdir.NodeRecord {
 	} else if v, err := s.Engine.ServerVersion(ctx, client.ServerVersionOptions{}); err != nil {
 		rec.Unavailable["engine"] = "asking the engine its version: " + err.Error()
 	} else {
-		rec.Engine = jobdir.EngineRecord{Name: v.Platform.Name, Version: v.Version, APIVersion: v.APIVersion, OS: v.Os, Arch: v.Arch,
+		kind, name := image.KindOf(v)
+		rec.Engine = jobdir.EngineRecord{Kind: kind, Name: name, Version: v.Version, APIVersion: v.APIVersion, OS: v.Os, Arch: v.Arch,
 			Components: []jobdir.NamedVersion{}}
+		if s.Identity != nil && s.Identity.Kind == kind {
+			rec.Engine.Rootless = s.Identity.Rootless
+		}
 		for _, c := range v.Components {
 			rec.Engine.Components = append(rec.Engine.Components, jobdir.NamedVersion{Name: c.Name, Version: c.Version})
 		}
@@ -158,6 +165,10 @@ func hostRoot(lookup func(string) (string, bool), rank int) string {
 func (r *nodeRun) gatherNodeRecord(ctx context.Context, eng Engine, gpus *nodeGPUs) <-chan *jobdir.NodeRecord {
 	s := RecordSources{Lookup: r.o.Lookup, HostRoot: hostRoot(r.o.Lookup, r.node.Rank), SysfsRoot: r.o.SysfsRoot,
 		Vendor: gpus.Vendor, Version: r.o.Version}
+	if r.engine.Kind != "" {
+		id := r.engine
+		s.Identity = &id
+	}
 	if v, ok := eng.(EngineVersioner); ok {
 		s.Engine = v
 	}

@@ -32,6 +32,9 @@ type Options struct {
 	Environ    []string
 	Version    string
 	Engine     func() (Engine, error) // built lazily
+	// EngineKind is the engine the run asks for (image.KindDocker, image.KindPodman; "":
+	// any): another kind answering is an error (DOCKER_HOST may name one).
+	EngineKind string
 	Progress   image.ProgressFunc
 	Stream     io.Writer // container output, each line prefixed with rank and host
 	Log        *slog.Logger
@@ -218,6 +221,8 @@ type nodeRun struct {
 	removals sync.WaitGroup
 	// tel samples the GPUs while each container runs (nil before the GPUs are selected).
 	tel *telemetry
+	// engine is which engine this node's containers run in (zero until asked).
+	engine image.Identity
 }
 
 // reap removes an ended trial's container while the node goes on to the next trial's
@@ -261,6 +266,15 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		return err
 	}
 	defer eng.Close()
+	if r.engine, err = r.identifyEngine(ctx, eng); err != nil {
+		r.fail(err, exitcode.Of(err))
+		return err
+	}
+	if r.node.Rank == 0 && r.engine.Kind != "" {
+		if err := r.writeJob(nil); err != nil {
+			return err
+		}
+	}
 	if err := r.engineGPUs(ctx, eng, gpus); err != nil {
 		r.fail(err, exitcode.Of(err))
 		return err
@@ -499,6 +513,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		}
 	}
 	spec := BuildSpec(r.o.Manifest, b, node, img.RunRef(), img.Key, resultsDir, gpus, r.o.Environ)
+	spec.Engine = r.engine
 	if tr != nil {
 		spec = withTrial(spec, tr.v, tr.t)
 	}
@@ -592,6 +607,7 @@ func (r *nodeRun) writeJob(imgs []distribution.Image) error {
 		j.TrialSeed = &seed
 	}
 	j.TrialSources = r.trialSources
+	j.Engine = jobEngine(r.engine)
 	if len(imgs) > 0 {
 		j.Image = r.jobImage(imgs[0], false)
 	}

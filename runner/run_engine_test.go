@@ -39,11 +39,13 @@ var errGone = errors.New("Cannot connect to the Docker daemon at unix:///var/run
 // call it does not implement panics on the nil embedded Engine: the test did not expect it.
 type runEngine struct {
 	Engine
-	createErr error  // ContainerCreate fails with it
-	conflicts int    // the first creates fail as a name in use (a container left behind)
-	waitErr   error  // the container's wait ends with it, not with an exit
-	exit      int64  // else the container exits with this code
-	onStart   func() // called once the container has started
+	createErr error                      // ContainerCreate fails with it
+	conflicts int                        // the first creates fail as a name in use (a container left behind)
+	waitErr   error                      // the container's wait ends with it, not with an exit
+	exit      int64                      // else the container exits with this code
+	onStart   func()                     // called once the container has started
+	version   client.ServerVersionResult // what it says it is
+	askKind   string                     // the run's Options.EngineKind
 
 	mu     sync.Mutex
 	gone   bool // the engine vanished: every call fails from now on
@@ -162,7 +164,7 @@ func (e *runEngine) ContainerInspect(context.Context, string, client.ContainerIn
 }
 
 func (e *runEngine) ServerVersion(context.Context, client.ServerVersionOptions) (client.ServerVersionResult, error) {
-	return client.ServerVersionResult{}, e.call("version")
+	return e.version, e.call("version")
 }
 
 func (e *runEngine) Close() error { _ = e.call("close"); return nil }
@@ -211,7 +213,7 @@ func runNodeOf(t *testing.T, eng *runEngine, body string, env map[string]string,
 	done := make(chan localRun, 1)
 	log := &testutil.SyncBuffer{}
 	go func() {
-		res, err := Run(context.Background(), Options{Manifest: m, SharedDir: shared, Lookup: lookup, Version: "test",
+		res, err := Run(context.Background(), Options{Manifest: m, SharedDir: shared, Lookup: lookup, Version: "test", EngineKind: eng.askKind,
 			Engine: func() (Engine, error) { return eng, nil }, Log: slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), log), nil))})
 		done <- localRun{res: res, err: err}
 	}()

@@ -15,6 +15,7 @@ import (
 	"github.com/moby/moby/api/types/mount"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -42,6 +43,9 @@ type Spec struct {
 	GPU       GPUAccess
 	Labels    map[string]string
 	Tools     *toolRun // the tools the command runs under (nil: none)
+	// Engine is the engine the container is made in (its differences from Docker's are
+	// handled when it is created: adaptToEngine).
+	Engine image.Identity
 }
 
 // GPUAccess is how a container gets this node's GPUs.

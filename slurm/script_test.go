@@ -127,3 +127,25 @@ func TestValidateRefusesBackslashInTheOutputFolder(t *testing.T) {
 		}
 	}
 }
+
+// --engine reaches both of the script's benchctl steps (run and cleanup), quoted; a job
+// without one has none.
+func TestScriptEngine(t *testing.T) {
+	j := sampleJob()
+	j.Engine = "podman"
+	s, err := j.Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(s, " --engine podman"); n != 2 {
+		t.Errorf("the script has %d --engine podman, want 2 (run and cleanup):\n%s", n, s)
+	}
+	j.Engine = ""
+	if s, _ = j.Script(); strings.Contains(s, "--engine") {
+		t.Errorf("a job without an engine names one:\n%s", s)
+	}
+	j.Engine = "podman\nrm -rf /"
+	if err := j.Validate(); err == nil {
+		t.Error("an engine with a line break was accepted")
+	}
+}

@@ -27,6 +27,7 @@ type buildOptions struct {
 	record        string
 	output        string
 	targetArchs   []string
+	engine        string
 }
 
 func newBuildCmd(io streams) *cobra.Command {
@@ -90,6 +91,7 @@ the cache; no engine needed).`,
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	choiceFlag(cmd, f, &opts.builder, "builder", "", "docker", "builder: docker or buildkit", "docker", "buildkit")
 	choiceFlag(cmd, f, &opts.engineBuilder, "engine-builder", "", "auto", "with --builder docker: the engine's builder: auto, classic or buildkit", "auto", "classic", "buildkit")
+	engineFlag(cmd, &opts.engine)
 	f.StringVar(&opts.buildkitAddr, "buildkit-addr", "", "buildkitd address for --builder buildkit (default $BUILDKIT_HOST)")
 	f.BoolVar(&opts.noCache, "no-cache", false, "build and publish again even if the key is cached")
 	f.StringVar(&opts.push, "push", "", "also push the built image to this registry reference (REGISTRY/NAME:TAG; for several images a repository, each tagged with its key), with the docker CLI's credentials")
@@ -123,7 +125,7 @@ func buildRun(ctx context.Context, io streams, opts *buildOptions) error {
 	if err != nil {
 		return err
 	}
-	builder, closeBuilder, err := newBuilder(opts.builder, opts.engineBuilder, opts.buildkitAddr)
+	builder, closeBuilder, err := newBuilder(ctx, opts.builder, opts.engineBuilder, opts.buildkitAddr, engineKind(opts.engine, m))
 	if err != nil {
 		return err
 	}
@@ -187,7 +189,7 @@ func buildRun(ctx context.Context, io streams, opts *buildOptions) error {
 		return err
 	}
 	if opts.push != "" {
-		if err := pushBuilt(ctx, cache, recs, opts.push, pp.Func()); err != nil {
+		if err := pushBuilt(ctx, cache, recs, opts.push, engineKind(opts.engine, m), pp.Func()); err != nil {
 			return err
 		}
 	}
@@ -259,8 +261,8 @@ func firstLine(s string) string {
 
 // pushBuilt pushes the built images to the registry of ref (build --push), through the
 // engine at DOCKER_HOST.
-func pushBuilt(ctx context.Context, cache *image.Cache, recs []*image.Record, ref string, progress image.ProgressFunc) error {
-	eng, err := image.Connect()
+func pushBuilt(ctx context.Context, cache *image.Cache, recs []*image.Record, ref, engine string, progress image.ProgressFunc) error {
+	eng, err := connectEngine(ctx, engine)
 	if err != nil {
 		return err
 	}
@@ -275,12 +277,12 @@ func pushBuilt(ctx context.Context, cache *image.Cache, recs []*image.Record, re
 }
 
 // newBuilder makes the chosen builder; the returned func releases it.
-func newBuilder(kind, engineBuilder, buildkitAddr string) (image.Builder, func(), error) {
+func newBuilder(ctx context.Context, kind, engineBuilder, buildkitAddr, engine string) (image.Builder, func(), error) {
 	switch kind {
 	case "buildkit":
 		return newBuildKitBuilder(buildkitAddr)
 	default:
-		c, err := image.Connect()
+		c, err := connectEngine(ctx, engine)
 		if err != nil {
 			return nil, nil, err
 		}

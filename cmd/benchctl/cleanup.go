@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 )
@@ -18,6 +17,7 @@ type cleanupOptions struct {
 	host      string
 	outcome   string
 	output    string
+	engine    string
 }
 
 func newCleanupCmd(io streams) *cobra.Command {
@@ -48,6 +48,7 @@ is bounded (5 s). Exit 1 if a container could not be removed or a status not rec
 	f := cmd.Flags()
 	f.StringVar(&opts.job, "job", "", "the job id (default $SLURM_JOB_ID)")
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
+	engineFlag(cmd, &opts.engine)
 	f.StringVar(&opts.host, "host", "", "this node's name in the job's node folders (default $SLURMD_NODENAME, else the host name)")
 	choiceFlag(cmd, f, &opts.outcome, "outcome", "", jobdir.OutcomeLost, "what to record for a node still saying running: lost or cancelled", jobdir.OutcomeLost, runner.OutcomeCancelled)
 	outputFlag(cmd, &opts.output, "table", "json")
@@ -70,7 +71,7 @@ func cleanupRun(ctx context.Context, io streams, opts *cleanupOptions) error {
 	if err != nil {
 		return err
 	}
-	eng, err := image.Connect()
+	eng, err := connectEngine(ctx, opts.engine)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ type doctorOptions struct {
 	manifest  string
 	sharedDir string
 	output    string
+	engine    string
 }
 
 // doctorReport is doctor -o json: this node's checks, named by its host.
@@ -38,8 +39,10 @@ func newDoctorCmd(io streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doctor [--manifest FILE]",
 		Short: "Check that this node (or every node, under srun) can run benchmarks",
-		Long: `Check the things a run needs, one line each with a fix when it fails: the Docker Engine and
-its API version; the node's record (kernel, OS, CPU, memory, NUMA, RDMA devices, GPUs with
+		Long: `Check the things a run needs, one line each with a fix when it fails: the container engine
+(Docker or Podman, --engine or the manifest's engine:), its version and API version, and for
+a rootless engine what rootless cannot give (subordinate id ranges, the locked-memory limit,
+cgroup delegation); the node's record (kernel, OS, CPU, memory, NUMA, RDMA devices, GPUs with
 driver and firmware, engine, Slurm: what benchctl run writes as node.json; the whole record
 with -o json); the shared directory is writable and, under srun, the same folder on every
 node; under srun, every node has the same GPU driver and runtime, GPU firmware and RDMA
@@ -65,6 +68,7 @@ tasks of an srun step print.`,
 	cmd.Flags().StringVarP(&opts.manifest, "manifest", "m", "", "also check GPUs and disk space against this manifest")
 	cmd.Flags().StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	outputFlag(cmd, &opts.output, "table", "json")
+	engineFlag(cmd, &opts.engine)
 	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	_ = cmd.MarkFlagDirname("shared-dir")
 	return cmd
@@ -82,8 +86,9 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 	if err != nil {
 		return err
 	}
-	checks := runner.Doctor(ctx, runner.DoctorOptions{SharedDir: dir, Manifest: m, Lookup: os.LookupEnv,
-		Engine: connectDoctorEngine, Version: currentBuild().Version})
+	kind := engineKind(opts.engine, m)
+	checks := runner.Doctor(ctx, runner.DoctorOptions{SharedDir: dir, Manifest: m, Lookup: os.LookupEnv, EngineKind: kind,
+		Engine: func() (runner.DoctorEngine, error) { return connectDoctorEngine(kind) }, Version: currentBuild().Version})
 	failed := 0
 	for _, c := range checks {
 		if !c.OK {
@@ -121,9 +126,9 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 	return nil
 }
 
-// connectDoctorEngine is the Docker client as doctor's engine (nil, not a nil client, on error).
-func connectDoctorEngine() (runner.DoctorEngine, error) {
-	c, err := image.Connect()
+// connectDoctorEngine is the engine client as doctor's engine (nil, not a nil client, on error).
+func connectDoctorEngine(kind string) (runner.DoctorEngine, error) {
+	c, err := image.ConnectKind(kind)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,7 @@ type runOptions struct {
 	heartbeat      time.Duration
 	noSkipArch     bool
 	tools          toolFlags
+	engine         string
 }
 
 func newRunCmd(io streams) *cobra.Command {
@@ -92,6 +93,7 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 	outputFlag(cmd, &opts.output, "table", "json")
 	f.DurationVar(&opts.barrierTimeout, "barrier-timeout", time.Hour, "how long nodes wait for each other (rank 0 may be building)")
 	f.DurationVar(&opts.heartbeat, "heartbeat", 0, "how often nodes tell each other they are alive; one silent for 3 periods is lost (default: the manifest's job.heartbeat, else 5s)")
+	engineFlag(cmd, &opts.engine)
 	f.StringVar(&opts.sysfsRoot, "sysfs-root", "", "read the GPU inventory's /sys, /proc and /opt/rocm under this directory (a recorded tree; tests)")
 	_ = f.MarkHidden("sysfs-root")
 	f.BoolVar(&opts.noSkipArch, "disable-skip-gpu-arch", false, "run MAD models on every GPU architecture, whatever their skip_gpu_arch says (as madengine's flag)")
@@ -116,7 +118,8 @@ func runRun(ctx context.Context, io streams, opts *runOptions) error {
 	}
 	ro := runner.Options{Manifest: m, SharedDir: dir, Benchmarks: opts.benchmarks, Lookup: os.LookupEnv,
 		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout, Heartbeat: opts.heartbeat, NoSkipGPUArch: opts.noSkipArch, SysfsRoot: opts.sysfsRoot,
-		Engine: func() (runner.Engine, error) { return image.Connect() }, Stream: io.err}
+		EngineKind: engineKind(opts.engine, m), Stream: io.err}
+	ro.Engine = func() (runner.Engine, error) { return image.ConnectKind(ro.EngineKind) }
 	if opts.record != "" {
 		if ro.Records, err = image.ReadRecords(opts.record); err != nil {
 			return usagef("pass the file written by benchctl build --record", "%v", err)

@@ -41,6 +41,7 @@ type submitOptions struct {
 	wait        bool
 	collect     bool
 	output      string
+	engine      string
 	// overrides are the Slurm flags given, which override the manifest's slurm: block
 	// (set in RunE: a flag not given leaves the manifest's value).
 	overrides slurm.Overrides
@@ -145,6 +146,7 @@ and the script.`,
 	f.BoolVar(&opts.requeue, "requeue", false, "let Slurm requeue the job (attempts get their own folders)")
 	f.StringArrayVar(&opts.sbatchArgs, "sbatch-arg", nil, "extra sbatch option, one per flag (e.g. --sbatch-arg=--constraint=mi300x)")
 	f.StringVar(&opts.record, "record", "", "run the image pinned by this build record")
+	engineFlag(cmd, &opts.engine)
 	f.StringSliceVar(&opts.benchmarks, "benchmarks", nil, "run only these benchmarks (comma-separated)")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "print the sbatch command and the script; submit nothing")
 	f.BoolVar(&opts.wait, "wait", false, "follow the job until it ends and exit with its outcome")
@@ -192,6 +194,7 @@ func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 	// Flags override the manifest's slurm: block, which overrides the defaults.
 	j := slurm.JobForBenchmarks(m, selected, opts.overrides)
 	j.Benchctl, j.SharedDir, j.Benchmarks, j.Requeue = self, dir, opts.benchmarks, opts.requeue
+	j.Engine = engineKind(opts.engine, m)
 	if err := submitSource(opts.src, &j); err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ order=()
 for f in "$D"/pids/slurmd-*.pid; do [ -e "$f" ] && order+=("$f"); done
 for f in "$D"/pids/slurmctld.pid "$D"/pids/slurmdbd.pid "$D"/pids/mariadb.pid "$D"/pids/buildkitd.pid \
          "$D"/pids/registry.pid "$D"/pids/registry-auth.pid \
-         "$D"/pids/dockerd-*.pid "$D"/pids/munged.pid; do [ -e "$f" ] && order+=("$f"); done
+         "$D"/pids/podman-*.pid "$D"/pids/dockerd-*.pid "$D"/pids/munged.pid; do [ -e "$f" ] && order+=("$f"); done
 
 pids=()
 for f in "${order[@]}"; do
@@ -45,5 +45,5 @@ for pid in "${pids[@]}"; do
     sleep 0.2
   done
 done
-rm -f "$D/testbed.env"
+rm -f "$D/testbed.env" "$D/podman.env"
 log "down"

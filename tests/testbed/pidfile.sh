@@ -31,6 +31,7 @@ daemon_of() {
   case "$1" in
     slurmd-*) echo slurmd ;;
     dockerd-*) echo dockerd ;;
+    podman-*) echo podman ;;
     mariadb) echo mariadbd ;;
     registry | registry-*) echo docker-registry ;;
     *) echo "$1" ;; # munged, slurmctld, slurmdbd, buildkitd

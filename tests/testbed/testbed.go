@@ -39,6 +39,12 @@ type Testbed struct {
 	AuthRegistryPasswordFile string
 	// AuthRegistryLog is the log file of the registry with auth.
 	AuthRegistryLog string
+	// PodmanSockets and PodmanRootlessSockets are each node's Podman engines (DOCKER_HOST
+	// values): a rootful one, and a rootless one of PodmanUser (podman-up.sh, podman.env
+	// beside the env file); empty when they are not up.
+	PodmanSockets         map[string]string
+	PodmanRootlessSockets map[string]string
+	PodmanUser            string
 }
 
 // EnvFile is where up.sh writes the testbed description.
@@ -104,7 +110,47 @@ func Read(file string) (*Testbed, error) {
 	for i, n := range tb.Nodes {
 		tb.Sockets[n] = socks[i]
 	}
+	tb.PodmanSockets, tb.PodmanRootlessSockets = map[string]string{}, map[string]string{}
+	if pv, err := readExports(filepath.Join(filepath.Dir(file), "podman.env")); err == nil {
+		root, rootless := strings.Split(pv["BENCHCTL_TESTBED_PODMAN_SOCKETS"], ","), strings.Split(pv["BENCHCTL_TESTBED_PODMAN_ROOTLESS_SOCKETS"], ",")
+		if len(root) == len(tb.Nodes) && len(rootless) == len(tb.Nodes) && root[0] != "" && rootless[0] != "" {
+			for i, n := range tb.Nodes {
+				tb.PodmanSockets[n], tb.PodmanRootlessSockets[n] = root[i], rootless[i]
+			}
+			tb.PodmanUser = pv["BENCHCTL_TESTBED_PODMAN_USER"]
+		}
+	}
 	return tb, nil
+}
+
+// RequirePodman returns the testbed with its Podman engines, or skips the test when they are
+// not up — except under CI=true, where that fails the test.
+func RequirePodman(t testing.TB) *Testbed {
+	t.Helper()
+	tb := Require(t)
+	if len(tb.PodmanSockets) == 0 || tb.PodmanUser == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no Podman engines in the testbed (CI=true requires them); start them with tests/testbed/up.sh (or podman-up.sh)")
+		}
+		t.Skipf("SKIPPED: no Podman engines in the testbed (start them with tests/testbed/podman-up.sh, as root)")
+	}
+	return tb
+}
+
+// readExports reads a file of `export NAME=value` lines.
+func readExports(file string) (map[string]string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	vars := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "export "))
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
+			vars[k] = v
+		}
+	}
+	return vars, nil
 }
 
 // Env returns the environment for Slurm commands (sbatch, squeue) against the testbed.

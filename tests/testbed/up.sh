@@ -488,3 +488,6 @@ export SLURM_CONF=$S/slurm.conf
 ENV
 mv "$D/testbed.env.new" "$D/testbed.env"
 log "up: $NODES nodes ($name_list), shared dir $D/shared, env file $D/testbed.env"
+
+# ---- Podman: a rootful and a rootless engine per node (podman-up.sh, its own env file) -----
+"$HERE/podman-up.sh" --nodes "$NODES" --dir "$D" || die "the Podman engines did not start (see above)"

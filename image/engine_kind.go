@@ -1,0 +1,282 @@
+package image
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+// Kinds of container engine: the manifest's engine: and --engine (KindAny: whichever engine
+// DOCKER_HOST, else Docker's default socket, names).
+const (
+	KindAny    = ""
+	KindDocker = "docker"
+	KindPodman = "podman"
+)
+
+// Kinds are the engine kinds a manifest or --engine may name.
+var Kinds = []string{KindDocker, KindPodman}
+
+// Identity is which engine answered: Docker or Podman, its version, and whether it runs
+// rootless (its containers' root is the user who started it).
+type Identity struct {
+	Kind       string `json:"kind"` // KindDocker or KindPodman
+	Name       string `json:"name"` // "Docker Engine", "Podman Engine"
+	Version    string `json:"version"`
+	APIVersion string `json:"apiVersion"`
+	Rootless   bool   `json:"rootless"`
+	Host       string `json:"host,omitempty"`
+	// PID is the engine's process where its unix socket says (0: not known): its resource
+	// limits bound its containers' where it may not raise them.
+	PID int `json:"-"`
+}
+
+// String is the identity for people: "Podman Engine 4.3.1 (API 1.41, rootless)".
+func (id Identity) String() string {
+	mode := "rootful"
+	if id.Rootless {
+		mode = "rootless"
+	}
+	return fmt.Sprintf("%s %s (API %s, %s)", id.Name, id.Version, id.APIVersion, mode)
+}
+
+// Podman reports whether the engine is Podman's service.
+func (id Identity) Podman() bool { return id.Kind == KindPodman }
+
+// KindOf says which engine a version answer is from: Podman names a component "Podman
+// Engine" (its Platform.Name is the OS, linux/amd64/debian-12); Docker names its
+// component "Engine" and its platform "Docker Engine - Community" (or nothing, as Debian's
+// docker.io). It returns the kind and the engine's name.
+func KindOf(v client.ServerVersionResult) (kind, name string) {
+	for _, c := range v.Components {
+		if strings.HasPrefix(strings.ToLower(c.Name), "podman") {
+			return KindPodman, "Podman Engine"
+		}
+	}
+	if strings.HasPrefix(strings.ToLower(v.Platform.Name), "podman") {
+		return KindPodman, "Podman Engine"
+	}
+	if n := v.Platform.Name; strings.HasPrefix(strings.ToLower(n), "docker") {
+		return KindDocker, n
+	}
+	return KindDocker, "Docker Engine"
+}
+
+// Versioner is the engine call Identify needs.
+type Versioner interface {
+	ServerVersion(ctx context.Context, opts client.ServerVersionOptions) (client.ServerVersionResult, error)
+}
+
+// infoer and dialer are optional: *client.Client has both. Info says whether Docker runs
+// rootless (its security options name rootless); Podman's compatible info does not say,
+// so Identify asks Podman's own API (/libpod/info) through the client's dialer.
+type (
+	infoer interface {
+		Info(ctx context.Context, opts client.InfoOptions) (client.SystemInfoResult, error)
+	}
+	dialer interface {
+		Dialer() func(context.Context) (net.Conn, error)
+	}
+)
+
+// Identify asks an engine which it is. An engine that cannot say whether it is rootless is
+// taken as rootful.
+func Identify(ctx context.Context, eng Versioner) (Identity, error) {
+	host := EngineHostOf(eng)
+	v, err := eng.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return Identity{Host: host}, engineError(host, err)
+	}
+	id := Identity{Version: v.Version, APIVersion: v.APIVersion, Host: host}
+	id.Kind, id.Name = KindOf(v)
+	if d, ok := eng.(dialer); ok {
+		id.PID = peerPID(ctx, d.Dialer())
+	}
+	if id.Kind == KindPodman {
+		if d, ok := eng.(dialer); ok {
+			id.Rootless, _ = podmanRootless(ctx, d.Dialer())
+		}
+		return id, nil
+	}
+	if in, ok := eng.(infoer); ok {
+		if info, err := in.Info(ctx, client.InfoOptions{}); err == nil {
+			for _, o := range info.Info.SecurityOptions {
+				if o == "name=rootless" || strings.HasPrefix(o, "name=rootless,") {
+					id.Rootless = true
+				}
+			}
+		}
+	}
+	return id, nil
+}
+
+// podmanRootless asks Podman's own API whether the service runs rootless.
+func podmanRootless(ctx context.Context, dial func(context.Context) (net.Conn, error)) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx) }}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://podman/v4.0.0/libpod/info", nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("podman info: %s", resp.Status)
+	}
+	var info struct {
+		Host struct {
+			Security struct {
+				Rootless bool `json:"rootless"`
+			} `json:"security"`
+		} `json:"host"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&info); err != nil {
+		return false, fmt.Errorf("podman info: %w", err)
+	}
+	return info.Host.Security.Rootless, nil
+}
+
+// KindMismatchError is an engine of another kind than the manifest's engine: or --engine
+// asks for (DOCKER_HOST wins over finding the socket, so it may name another engine).
+type KindMismatchError struct {
+	Want string
+	Got  Identity
+}
+
+func (e *KindMismatchError) Error() string {
+	return fmt.Sprintf("engine %s was asked for (--engine, or engine: in the manifest), but the engine at %s is %s: point DOCKER_HOST at a %s socket, or unset it so that benchctl finds one, or ask for engine %s",
+		e.Want, e.Got.Host, e.Got, kindTitle(e.Want), e.Got.Kind)
+}
+
+// InvalidInput marks the mismatch as bad input (exit 4).
+func (e *KindMismatchError) InvalidInput() bool { return true }
+
+// CheckKind returns a *KindMismatchError when want names a kind and the engine is another.
+func CheckKind(want string, got Identity) error {
+	if want == KindAny || want == got.Kind {
+		return nil
+	}
+	return &KindMismatchError{Want: want, Got: got}
+}
+
+func kindTitle(kind string) string {
+	if kind == KindPodman {
+		return "Podman"
+	}
+	return "Docker"
+}
+
+// CheckKindName returns an error for a kind that is not one benchctl knows, naming where it
+// was given.
+func CheckKindName(where, kind string) error {
+	switch kind {
+	case KindAny, KindDocker, KindPodman:
+		return nil
+	}
+	return fmt.Errorf("%s %q is not an engine benchctl knows (allowed: %s)", where, kind, strings.Join(Kinds, ", "))
+}
+
+// NoEngineError is a Podman engine asked for where none of its sockets answers.
+type NoEngineError struct {
+	Kind   string
+	Looked []string // the addresses tried, in order
+}
+
+func (e *NoEngineError) Error() string {
+	return fmt.Sprintf("no %s engine found: DOCKER_HOST is not set, and there is no socket at %s; start Podman's service (rootless: `systemctl --user start podman.socket`, rootful: `sudo systemctl start podman.socket`, or without systemd `podman system service --time=0 &`), or point DOCKER_HOST at its socket",
+		kindTitle(e.Kind), strings.Join(e.Looked, " nor "))
+}
+
+// AddressOptions are where EngineAddress looks (for tests; zero: this process's).
+type AddressOptions struct {
+	Lookup   func(string) (string, bool)
+	UID      int
+	IsSocket func(path string) bool
+}
+
+// PodmanSockets are where Podman's service listens by default, in the order benchctl tries
+// them: the user's rootless socket ($XDG_RUNTIME_DIR/podman/podman.sock, else
+// /run/user/UID/podman/podman.sock), then the rootful /run/podman/podman.sock.
+func PodmanSockets(o AddressOptions) []string {
+	o = o.withDefaults()
+	var out []string
+	if x, ok := o.Lookup("XDG_RUNTIME_DIR"); ok && x != "" && o.UID != 0 {
+		out = append(out, x+"/podman/podman.sock")
+	}
+	if o.UID != 0 {
+		if p := "/run/user/" + strconv.Itoa(o.UID) + "/podman/podman.sock"; len(out) == 0 || out[0] != p {
+			out = append(out, p)
+		}
+	}
+	return append(out, "/run/podman/podman.sock")
+}
+
+func (o AddressOptions) withDefaults() AddressOptions {
+	if o.Lookup == nil {
+		o.Lookup, o.UID = os.LookupEnv, os.Getuid()
+	}
+	if o.IsSocket == nil {
+		o.IsSocket = func(p string) bool {
+			st, err := os.Stat(p)
+			return err == nil && st.Mode()&os.ModeSocket != 0
+		}
+	}
+	return o
+}
+
+// EngineAddress is the address of the engine kind asks for: DOCKER_HOST when it is set
+// (whatever the kind); else for Podman the first of PodmanSockets that exists, else (any
+// kind, Docker) Docker's default socket.
+func EngineAddress(kind string, o AddressOptions) (string, error) {
+	o = o.withDefaults()
+	if h, ok := o.Lookup("DOCKER_HOST"); ok && h != "" {
+		return h, nil
+	}
+	if kind != KindPodman {
+		return client.DefaultDockerHost, nil
+	}
+	looked := PodmanSockets(o)
+	for _, p := range looked {
+		if o.IsSocket(p) {
+			return "unix://" + p, nil
+		}
+	}
+	return "", &NoEngineError{Kind: kind, Looked: looked}
+}
+
+// ConnectKind returns an Engine API client of the engine kind asks for (see EngineAddress),
+// negotiating the API version as Connect does. It does not ask the engine anything: see
+// Identify and CheckKind.
+func ConnectKind(kind string) (*client.Client, error) {
+	if err := CheckKindName("engine", kind); err != nil {
+		return nil, err
+	}
+	if kind != KindPodman {
+		return Connect()
+	}
+	host, err := EngineAddress(kind, AddressOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if h, ok := os.LookupEnv("DOCKER_HOST"); ok && h != "" {
+		return Connect() // DOCKER_HOST with its TLS settings, as Docker's CLI reads them
+	}
+	c, err := client.New(client.WithHost(host))
+	if err != nil {
+		return nil, fmt.Errorf("engine client for %s: %w", host, err)
+	}
+	return c, nil
+}

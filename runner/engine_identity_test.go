@@ -1,0 +1,65 @@
+package runner
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/moby/moby/api/types/system"
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/exitcode"
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+// podmanVersion is what Podman 4.3.1's service answers to GET /version (Debian 12).
+var podmanVersion = client.ServerVersionResult{Platform: client.PlatformInfo{Name: "linux/amd64/debian-12"}, Version: "4.3.1", APIVersion: "1.41",
+	Os: "linux", Arch: "amd64", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}, {Name: "Conmon", Version: "conmon version 2.1.6"}}}
+
+// A run says which engine answered: in the log, job.json and node.json.
+func TestRunSaysWhichEngineAnswered(t *testing.T) {
+	eng := &runEngine{version: podmanVersion, askKind: image.KindPodman}
+	r := runLocal(t, eng, nil)
+	if r.err != nil {
+		t.Fatalf("Run: %v", r.err)
+	}
+	if !strings.Contains(r.log, "msg=engine ") || !strings.Contains(r.log, ` kind=podman name="Podman Engine" version=4.3.1 api=1.41 rootless=false address=`) {
+		t.Errorf("the log does not say which engine answered:\n%s", r.log)
+	}
+	j, err := jobdir.ReadJob(filepath.Join(filepath.Dir(filepath.Dir(r.res.NodeDir)), jobdir.JobFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Engine == nil || j.Engine.Kind != image.KindPodman || j.Engine.Name != "Podman Engine" || j.Engine.Version != "4.3.1" {
+		t.Errorf("job.json engine = %+v, want Podman Engine 4.3.1", j.Engine)
+	}
+	rec, err := jobdir.ReadNodeRecord(&safefile.Reader{}, filepath.Join(r.res.NodeDir, jobdir.NodeRecordFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Podman's Platform.Name is its OS, not its name.
+	if rec.Engine.Kind != image.KindPodman || rec.Engine.Name != "Podman Engine" {
+		t.Errorf("node.json engine = %+v, want kind podman, name Podman Engine", rec.Engine)
+	}
+}
+
+// An engine of another kind than the run asks for (DOCKER_HOST names Docker) is refused
+// before any container, as bad input that names both.
+func TestRunRefusesAnotherEngineKind(t *testing.T) {
+	eng := &runEngine{version: client.ServerVersionResult{Version: "20.10.24", APIVersion: "1.41",
+		Components: []system.ComponentVersion{{Name: "Engine", Version: "20.10.24"}}}, askKind: image.KindPodman}
+	r := runLocal(t, eng, nil)
+	var me *image.KindMismatchError
+	if !errors.As(r.err, &me) || exitcode.Of(r.err) != exitcode.Invalid {
+		t.Fatalf("Run: %v, want a *KindMismatchError (exit 4)", r.err)
+	}
+	if c := eng.called(); strings.Contains(c, "create") {
+		t.Errorf("a container was created on the wrong engine: %s", c)
+	}
+	if r.st == nil || r.st.ExitCode != exitcode.Invalid || !strings.Contains(r.st.Error, "Docker Engine 20.10.24") {
+		t.Errorf("status.json: %+v; want exit 4 naming the engine", r.st)
+	}
+}

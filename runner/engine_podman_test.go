@@ -1,0 +1,135 @@
+package runner
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	units "github.com/docker/go-units"
+	"github.com/moby/moby/api/types/container"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/exitcode"
+)
+
+var (
+	podmanRootful  = image.Identity{Kind: image.KindPodman, Name: "Podman Engine", Version: "4.3.1", APIVersion: "1.41"}
+	podmanRootless = image.Identity{Kind: image.KindPodman, Name: "Podman Engine", Version: "4.3.1", APIVersion: "1.41", Rootless: true}
+	dockerEngine   = image.Identity{Kind: image.KindDocker, Name: "Docker Engine", Version: "20.10.24", APIVersion: "1.41"}
+)
+
+func hostConfigWith(u ...*units.Ulimit) *container.HostConfig {
+	hc := &container.HostConfig{}
+	hc.Ulimits = u
+	return hc
+}
+
+func ulimitsOf(hc *container.HostConfig) string {
+	var s []string
+	for _, u := range hc.Ulimits {
+		s = append(s, u.String())
+	}
+	return strings.Join(s, " ")
+}
+
+// Podman gives a container that asks for no nofile/nproc limit 1048576 and 4194304 (as
+// root): where the hard limit is lower and cannot be raised, runc fails the start with
+// "error setting rlimit type 7: operation not permitted" (seen on the testbed). The
+// container asks for the hard limits instead; Docker's containers are left as they are.
+func TestAdaptToEngineLimits(t *testing.T) {
+	low := map[string]uint64{"nofile": 20000, "nproc": 32768, "memlock": 8 << 20}
+	tests := []struct {
+		name string
+		id   image.Identity
+		h    hostFacts
+		ask  []*units.Ulimit
+		want string
+	}{
+		{"docker: none added", dockerEngine, hostFacts{limits: low}, nil, ""},
+		{"podman rootful, cannot raise", podmanRootful, hostFacts{limits: low}, nil, "nofile=20000:20000 nproc=32768:32768"},
+		{"podman rootful, may raise: Podman's defaults", podmanRootful, hostFacts{limits: low, canRaise: true}, nil, ""},
+		{"podman rootless", podmanRootless, hostFacts{limits: low, canRaise: true}, nil, "nofile=20000:20000 nproc=32768:32768"},
+		{"podman: unlimited stays Podman's", podmanRootful, hostFacts{limits: map[string]uint64{}}, nil, ""},
+		{"podman: the manifest's own kept", podmanRootful, hostFacts{limits: low}, []*units.Ulimit{{Name: "nofile", Soft: 1024, Hard: 4096}}, "nofile=1024:4096 nproc=32768:32768"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hc := hostConfigWith(tt.ask...)
+			if err := adaptToEngine(tt.id, hc, tt.h); err != nil {
+				t.Fatal(err)
+			}
+			if got := ulimitsOf(hc); got != tt.want {
+				t.Errorf("ulimits = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// A rootless engine cannot give a limit above the user's hard limit: refused before the
+// container is made, naming the limit, the engine and what to do.
+func TestAdaptToEngineRefusesLimitsRootlessCannotGive(t *testing.T) {
+	h := hostFacts{limits: map[string]uint64{"nofile": 20000, "memlock": 8 << 20}}
+	for _, u := range []*units.Ulimit{{Name: "memlock", Soft: -1, Hard: -1}, {Name: "nofile", Soft: 1024, Hard: 1048576}, {Name: "nofile", Soft: 30000, Hard: 20000}} {
+		hc := hostConfigWith(u)
+		err := adaptToEngine(podmanRootless, hc, h)
+		var le *EngineLimitError
+		if !errors.As(err, &le) || exitcode.Of(err) != exitcode.Invalid {
+			t.Fatalf("%s: err = %v, want an *EngineLimitError (exit 4)", u, err)
+		}
+		for _, s := range []string{"container.ulimits." + u.Name, "rootless Podman Engine", "limits.conf"} {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%q lacks %q", err, s)
+			}
+		}
+		// rootful may raise it: left to the engine.
+		if err := adaptToEngine(podmanRootful, hostConfigWith(u), h); err != nil {
+			t.Errorf("rootful %s: %v", u, err)
+		}
+	}
+	// Within the limits: fine.
+	if err := adaptToEngine(podmanRootless, hostConfigWith(&units.Ulimit{Name: "nofile", Soft: 20000, Hard: 20000}), h); err != nil {
+		t.Error(err)
+	}
+}
+
+// /proc/PID/limits as Linux 6.x writes it: the engine's limits bound its containers'.
+func TestParseProcLimits(t *testing.T) {
+	const limits = `Limit                     Soft Limit           Hard Limit           Units     
+Max cpu time              unlimited            unlimited            seconds   
+Max processes             32768                32768                processes 
+Max open files            1024                 20000                files     
+Max locked memory         8388608              8388608              bytes     
+Max address space         unlimited            unlimited            bytes     
+`
+	got := parseProcLimits([]byte(limits))
+	if len(got) != 3 || got["nofile"] != 20000 || got["nproc"] != 32768 || got["memlock"] != 8388608 {
+		t.Fatalf("parseProcLimits = %v", got)
+	}
+	if got := parseProcLimits([]byte("Max open files unlimited unlimited files\n" + strings.Repeat("x", 6000) + "\n")); len(got) != 0 {
+		t.Errorf("unlimited: %v, want none", got)
+	}
+	low := lowerLimits(map[string]uint64{"nofile": 50000, "nproc": 1000}, got)
+	if low["nofile"] != 20000 || low["nproc"] != 1000 || low["memlock"] != 8388608 {
+		t.Errorf("lowerLimits = %v", low)
+	}
+	low = lowerLimits(map[string]uint64{"nofile": 50000}, map[string]uint64{"nofile": 20000, "nproc": 5})
+	if low["nofile"] != 20000 || low["nproc"] != 5 {
+		t.Errorf("lowerLimits = %v", low)
+	}
+}
+
+// A start the runtime refused for a limit says what to do.
+func TestStartHint(t *testing.T) {
+	err := startHint(podmanRootful, errors.New("runc create failed: error setting rlimits for ready process: error setting rlimit type 7: operation not permitted"))
+	if !strings.Contains(err.Error(), "Podman Engine 4.3.1") || !strings.Contains(err.Error(), "lower container.ulimits") {
+		t.Errorf("startHint = %v", err)
+	}
+	err = startHint(podmanRootless, errors.New("Error response from daemon: container create: statfs /dev/mqueue: no such file or directory"))
+	if !strings.Contains(err.Error(), "mount -t mqueue mqueue /dev/mqueue") || !strings.Contains(err.Error(), "rootless") {
+		t.Errorf("startHint = %v", err)
+	}
+	other := errors.New("no such image")
+	if startHint(podmanRootful, other) != other {
+		t.Error("another error changed")
+	}
+}
