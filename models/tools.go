@@ -139,7 +139,7 @@ func (tf *ToolsFile) Tool(name string) (manifest.Tool, error) {
 			}
 			words, msg := execWords(v.Value)
 			if msg != "" {
-				add(v.Line, kp, "tool %s: %s: benchctl puts a tool's cmd before the benchmark's command as words, without a shell; move the steps into a script the cmd runs, or give the tool \"shell\": true to run it through sh -c", name, msg)
+				add(v.Line, kp, "tool %s: %s: benchctl puts a tool's cmd before the benchmark's command as words, without a shell; move the steps into a script the cmd runs, or give the tool \"shell\": true to run it through bash -c", name, msg)
 				continue
 			}
 			t.Cmd = words

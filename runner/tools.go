@@ -208,7 +208,7 @@ func scriptWords(s manifest.ToolScript) string {
 }
 
 // PlanTools describes each tool for the dry run, in the order given: where it is defined,
-// its cmd as words (or, for a shell tool, that it runs through sh -c), its scripts with
+// its cmd as words (or, for a shell tool, that it runs through bash -c), its scripts with
 // their args and its variables.
 func PlanTools(tools []manifest.Tool) []string {
 	var out []string
@@ -217,7 +217,7 @@ func PlanTools(tools []manifest.Tool) []string {
 		fmt.Fprintf(&b, "%s (%s:%d)", t.Name, t.File, t.Line)
 		switch {
 		case t.Shell && t.ShellCmd != "":
-			fmt.Fprintf(&b, "; cmd through sh -c (\"shell\": true): %s", t.ShellCmd)
+			fmt.Fprintf(&b, "; cmd through bash -c (\"shell\": true): %s", t.ShellCmd)
 		case len(t.Cmd) > 0:
 			words := make([]string, len(t.Cmd))
 			for i, w := range t.Cmd {
