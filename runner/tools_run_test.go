@@ -249,3 +249,79 @@ func TestToolPostScriptsAfterFailureAndTimeout(t *testing.T) {
 		t.Errorf("timeout: %v, watch %q %v, post %q\n%s", err, f, cmd, post, buf.String())
 	}
 }
+
+// A container killed before its script's end (SIGKILL after the timeout's grace, a cancel)
+// leaves its tools' directory in the shared working directory; the node moves it to its
+// results from the host, through the mount that holds the working directory.
+func TestToolsDirMovedAfterTheContainerWasKilled(t *testing.T) {
+	b := newToolBed(t, map[string]string{"pre.sh": "echo traced > trace.txt; mkdir -p sub; echo x > sub/y; ln -s /etc/passwd link; mkfifo fifo; touch \"$BENCHCTL_OUTPUT_DIR/started\"\n"})
+	s := withTools(Spec{Name: "ctr", Command: []string{"sleep", "60"}, Workdir: b.W,
+		Mounts: []manifest.Mount{{Source: b.W, Target: b.W}, {Source: b.O, Target: OutputDir}}},
+		[]manifest.Tool{{Name: "p", Pre: []manifest.ToolScript{script("pre.sh")}, Post: []manifest.ToolScript{script("pre.sh")}}})
+	c := b.cmd(s)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		if _, err := os.Stat(filepath.Join(b.O, "started")); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	syscall.Kill(-c.Process.Pid, syscall.SIGKILL) // the container's end: every process at once
+	c.Wait()
+	left := filepath.Join(b.W, "run_directory-ctr")
+	if _, err := os.Stat(filepath.Join(left, "trace.txt")); err != nil {
+		t.Fatalf("the killed script should have left its directory: %v", err)
+	}
+	moved, err := rescueToolsDir(s, b.O)
+	if err != nil || moved != left {
+		t.Fatalf("%q %v", moved, err)
+	}
+	kept := filepath.Join(b.O, "run_directory")
+	if data, err := os.ReadFile(filepath.Join(kept, "trace.txt")); err != nil || string(data) != "traced\n" {
+		t.Errorf("%q %v", data, err)
+	}
+	if _, err := os.Lstat(left); err == nil {
+		t.Error("left in the working directory")
+	}
+
+	// The results have a run_directory already (the script moved part of it): copied in,
+	// links kept as links, a FIFO skipped, then removed.
+	os.MkdirAll(filepath.Join(left, "sub"), 0o755)
+	os.WriteFile(filepath.Join(left, "more.txt"), []byte("more"), 0o644)
+	os.WriteFile(filepath.Join(left, "sub", "z"), []byte("z"), 0o644)
+	os.Symlink("/etc/hostname", filepath.Join(left, "link2"))
+	syscall.Mkfifo(filepath.Join(left, "fifo2"), 0o644)
+	if _, err := rescueToolsDir(s, b.O); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(kept, "sub", "z")); string(data) != "z" {
+		t.Errorf("not merged: %q", data)
+	}
+	if l, err := os.Readlink(filepath.Join(kept, "link2")); err != nil || l != "/etc/hostname" {
+		t.Errorf("link: %q %v", l, err)
+	}
+	if _, err := os.Lstat(filepath.Join(kept, "fifo2")); err == nil {
+		t.Error("a FIFO was copied")
+	}
+	if _, err := os.Lstat(left); err == nil {
+		t.Error("left in the working directory")
+	}
+
+	// A link planted at the directory's name is not followed; nothing to do without one.
+	os.Symlink(b.O, left)
+	if _, err := rescueToolsDir(s, b.O); err == nil || !strings.Contains(err.Error(), "not a folder") {
+		t.Errorf("a link: %v", err)
+	}
+	os.Remove(left)
+	if moved, err := rescueToolsDir(s, b.O); moved != "" || err != nil {
+		t.Errorf("nothing there: %q %v", moved, err)
+	}
+	// A working directory no mount holds (the container's own) is not looked for.
+	s.Mounts = s.Mounts[1:]
+	if d := toolsHostDir(s); d != "" {
+		t.Errorf("%q", d)
+	}
+}
