@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -156,10 +157,14 @@ func (tf *ToolsFile) Tool(name string) (manifest.Tool, error) {
 				switch {
 				case !manifest.ValidEnvName(ek.Value):
 					add(ek.Line, kp, "%s is not a variable name", manifest.Quote(ek.Value))
+				case slices.Contains(manifest.Reserved, ek.Value):
+					add(ek.Line, kp+"."+ek.Value, "is set by benchctl on every node (reserved: %s)", strings.Join(manifest.Reserved, ", "))
 				case ev.Kind != manifest.ScalarNode:
 					add(ev.Line, kp+"."+ek.Value, "must be a string, got %s", ev.Kind)
 				default:
-					t.Env = append(t.Env, manifest.EnvVar{Name: ek.Value, Value: ev.Value})
+					// A credential-like name is secret, as in the manifest's env: *** wherever
+					// benchctl prints or stores it.
+					t.Env = append(t.Env, manifest.EnvVar{Name: ek.Value, Value: ev.Value, Secret: manifest.CredentialLike(ek.Value)})
 				}
 			}
 			sort.SliceStable(t.Env, func(a, b int) bool { return t.Env[a].Name < t.Env[b].Name })

@@ -232,7 +232,11 @@ func PlanTools(tools []manifest.Tool) []string {
 			fmt.Fprintf(&b, "; post_scripts: bash %s", scriptWords(sc))
 		}
 		for _, e := range t.Env {
-			fmt.Fprintf(&b, "; env %s=%s", e.Name, shellQuote(e.Value))
+			v := shellQuote(e.Value)
+			if e.Secret {
+				v = manifest.Redacted
+			}
+			fmt.Fprintf(&b, "; env %s=%s", e.Name, v)
 		}
 		out = append(out, b.String())
 	}

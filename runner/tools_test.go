@@ -114,3 +114,21 @@ func TestToolWatchOnlyItsSteps(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// A tool's secret variable is *** in the dry run's line of the tool and in the container's
+// printed command, and reaches the container's environment as it is.
+func TestToolSecretEnvRedactedInPlan(t *testing.T) {
+	tl := manifest.Tool{Name: "p", File: "tools.json", Line: 2, Env: []manifest.EnvVar{{Name: "HF_TOKEN", Value: "hf_live_value", Secret: true}, {Name: "X", Value: "y"}}}
+	if got := PlanTools([]manifest.Tool{tl}); len(got) != 1 || strings.Contains(got[0], "hf_live_value") || !strings.Contains(got[0], "env HF_TOKEN=***; env X=y") {
+		t.Errorf("%q", got)
+	}
+	s := BuildSpec(&manifest.Manifest{ToolDefs: []manifest.Tool{tl}}, manifest.Benchmark{Name: "b", Command: []string{"x"}}, Node{}, "img", "", "/r", GPUAccess{}, nil)
+	if run := s.DockerRun(); strings.Contains(run, "hf_live_value") {
+		t.Errorf("%s", run)
+	}
+	for _, e := range s.Env {
+		if e.Name == "HF_TOKEN" && (e.Value != "hf_live_value" || !e.Secret) {
+			t.Errorf("%+v", e)
+		}
+	}
+}
