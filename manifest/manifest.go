@@ -348,6 +348,13 @@ func (m *Manifest) Redacted() *Manifest {
 		}
 		c.Benchmarks[i] = b
 	}
+	if m.ToolDefs != nil {
+		c.ToolDefs = make([]Tool, len(m.ToolDefs))
+		for i, t := range m.ToolDefs {
+			t.Env = redactVars(t.Env)
+			c.ToolDefs[i] = t
+		}
+	}
 	if m.Experiment != nil {
 		x := *m.Experiment
 		x.Variants = make([]Variant, len(m.Experiment.Variants))

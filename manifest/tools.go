@@ -10,7 +10,7 @@ type Tool struct {
 	Line int    `json:"line"` // its line there
 	// Cmd is the prefix put before the benchmark's command, split into words (exec form).
 	Cmd []string `json:"cmd,omitempty"`
-	// Shell is the tool's `"shell": true`: ShellCmd is then shell text, run through sh -c
+	// Shell is the tool's `"shell": true`: ShellCmd is then shell text, run through bash -c
 	// before the benchmark's command (whose words are quoted).
 	Shell    bool   `json:"shell,omitempty"`
 	ShellCmd string `json:"shellCmd,omitempty"`

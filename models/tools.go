@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -139,7 +140,7 @@ func (tf *ToolsFile) Tool(name string) (manifest.Tool, error) {
 			}
 			words, msg := execWords(v.Value)
 			if msg != "" {
-				add(v.Line, kp, "tool %s: %s: benchctl puts a tool's cmd before the benchmark's command as words, without a shell; move the steps into a script the cmd runs, or give the tool \"shell\": true to run it through sh -c", name, msg)
+				add(v.Line, kp, "tool %s: %s: benchctl puts a tool's cmd before the benchmark's command as words, without a shell; move the steps into a script the cmd runs, or give the tool \"shell\": true to run it through bash -c", name, msg)
 				continue
 			}
 			t.Cmd = words
@@ -156,10 +157,14 @@ func (tf *ToolsFile) Tool(name string) (manifest.Tool, error) {
 				switch {
 				case !manifest.ValidEnvName(ek.Value):
 					add(ek.Line, kp, "%s is not a variable name", manifest.Quote(ek.Value))
+				case slices.Contains(manifest.Reserved, ek.Value):
+					add(ek.Line, kp+"."+ek.Value, "is set by benchctl on every node (reserved: %s)", strings.Join(manifest.Reserved, ", "))
 				case ev.Kind != manifest.ScalarNode:
 					add(ev.Line, kp+"."+ek.Value, "must be a string, got %s", ev.Kind)
 				default:
-					t.Env = append(t.Env, manifest.EnvVar{Name: ek.Value, Value: ev.Value})
+					// A credential-like name is secret, as in the manifest's env: *** wherever
+					// benchctl prints or stores it.
+					t.Env = append(t.Env, manifest.EnvVar{Name: ek.Value, Value: ev.Value, Secret: manifest.CredentialLike(ek.Value)})
 				}
 			}
 			sort.SliceStable(t.Env, func(a, b int) bool { return t.Env[a].Name < t.Env[b].Name })

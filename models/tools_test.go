@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -127,3 +128,36 @@ func TestApplyToolsSourcesAndUnknown(t *testing.T) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// A tool's env_vars are checked as the manifest's env: a variable benchctl sets is refused
+// (file and line), a credential-like one is secret: *** in the manifest's redacted copy
+// (job.json) and in the dry run's line of the tool.
+func TestToolEnvChecksAsManifestEnv(t *testing.T) {
+	tf, err := LoadTools(context.Background(), writeTools(t, t.TempDir(), `{"tools": {
+"reserved": {"env_vars": {"NODE_RANK": "3"}},
+"out": {"env_vars": {"BENCHCTL_OUTPUT_DIR": "/tmp"}},
+"cred": {"env_vars": {"HF_TOKEN": "hf_live_value", "TOKENIZERS_PARALLELISM": "false"}}
+}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"reserved": `tools.json:2: tools.reserved.env_vars.NODE_RANK: is set by benchctl on every node`,
+		"out":      `tools.json:3: tools.out.env_vars.BENCHCTL_OUTPUT_DIR: is set by benchctl on every node`,
+	} {
+		if _, err := tf.Tool(name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", name, err, want)
+		}
+	}
+	c, err := tf.Tool("cred")
+	if err != nil || len(c.Env) != 2 || !c.Env[0].Secret || c.Env[1].Secret {
+		t.Fatalf("%+v %v", c.Env, err)
+	}
+	m := &manifest.Manifest{ToolDefs: []manifest.Tool{c}}
+	if out, _ := json.Marshal(m.Redacted()); strings.Contains(string(out), "hf_live_value") || !strings.Contains(string(out), "false") {
+		t.Errorf("redacted: %s", out)
+	}
+	if m.ToolDefs[0].Env[0].Value != "hf_live_value" {
+		t.Error("Redacted changed the manifest")
+	}
+}

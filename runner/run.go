@@ -549,6 +549,11 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, bud, reap)
 	stopSampling()
 	res = toolOutcome(res, watch)
+	if moved, err := rescueToolsDir(spec, resultsDir); err != nil { // the container ended before its tools' script did
+		r.log.Warn("the tools' directory", "benchmark", name, "err", err)
+	} else if moved != "" {
+		r.log.Info("the tools' directory the container left is moved to the results", "benchmark", name, "from", moved)
+	}
 	if res.Outcome == OutcomeSuccess && scan != nil {
 		if m := scan.Match(); m != nil { // madengine's rule: an error in the log fails the run, whatever the exit code
 			res = execResult{Outcome: OutcomeFailure, ExitCode: res.ExitCode,

@@ -95,7 +95,7 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 		}
 	}
 	for k, v := range toolEnv(m.ToolDefs) { // madengine's tools' env_vars: below the manifest's env
-		env[k] = manifest.EnvVar{Name: k, Value: v}
+		env[k] = v
 	}
 	for _, e := range m.Env {
 		env[e.Name] = e

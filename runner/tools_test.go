@@ -22,8 +22,8 @@ func tool(name string, cmd []string, pre, post []string, env ...manifest.EnvVar)
 }
 
 // The first tool is innermost, as madengine stacks them: cmd B before cmd A, B's pre scripts
-// first, post scripts in the tools' order, a later tool's env winning; a cmd already put
-// there is not put twice.
+// first, post scripts in the tools' order, a later tool's env winning; every tool's cmd is
+// put, one already there too (madengine's apply_tools prepends each).
 func TestToolsStackAsMadengine(t *testing.T) {
 	a := tool("a", []string{"wrapA"}, []string{"preA.sh"}, []string{"postA.sh"}, manifest.EnvVar{Name: "X", Value: "a"})
 	b := tool("b", []string{"wrapB", "--"}, []string{"preB.sh"}, []string{"postB.sh"}, manifest.EnvVar{Name: "X", Value: "b"})
@@ -33,21 +33,23 @@ func TestToolsStackAsMadengine(t *testing.T) {
 	if got := []string{tr.Pre[0].Script.Path, tr.Pre[1].Script.Path, tr.Post[0].Script.Path, tr.Post[1].Script.Path}; strings.Join(got, " ") != "preB.sh preA.sh postA.sh postB.sh" {
 		t.Errorf("order: %v", got)
 	}
-	if !strings.Contains(s.Command[2], "\nwrapB -- wrapA bench 1 &\n") {
+	if !strings.Contains(s.Command[2], "\n( trap - INT QUIT; exec wrapA wrapB -- wrapA \"${_bctl_a[@]}\" ) &\n") ||
+		!strings.Contains(s.Command[2], "\n_bctl_a=(bench 1)\n") {
 		t.Errorf("command line:\n%s", s.Command[2])
 	}
-	if env := toolEnv([]manifest.Tool{a, b}); env["X"] != "b" {
+	if env := toolEnv([]manifest.Tool{a, b}); env["X"].Value != "b" {
 		t.Errorf("env %v", env)
 	}
-	// Only cmd: exec form, no shell.
-	e := withTools(Spec{Name: "c", Command: []string{"bench"}}, []manifest.Tool{tool("a", []string{"tracer", "-o", "x"}, nil, nil)})
-	if strings.Join(e.Command, " ") != "tracer -o x bench" || e.Tools.Wrapped {
-		t.Errorf("exec form: %q", e.Command)
+	// Only env_vars: the command as it is.
+	e := withTools(Spec{Name: "c", Command: []string{"bench"}}, []manifest.Tool{tool("a", nil, nil, nil, manifest.EnvVar{Name: "X", Value: "a"})})
+	if strings.Join(e.Command, " ") != "bench" || e.Tools.Wrapped {
+		t.Errorf("env only: %q", e.Command)
 	}
-	// madengine's relative words are from its model directory.
+	// A cmd runs in the tools' directory, as madengine's in its run_directory: its relative
+	// words are madengine's.
 	r := withTools(Spec{Name: "c", Command: []string{"bash", "run.sh"}, Workdir: "/myworkspace"},
 		[]manifest.Tool{tool("lib", []string{"python3", "../scripts/common/tools/get_library_trace.py"}, nil, nil)})
-	if strings.Join(r.Command, " ") != "python3 /myworkspace/scripts/common/tools/get_library_trace.py bash run.sh" || r.Tools.Wrapped {
+	if r.Command[0] != "bash" || !strings.Contains(r.Command[2], "exec python3 ../scripts/common/tools/get_library_trace.py \"${_bctl_a[@]}\"") || !r.Tools.Wrapped {
 		t.Errorf("relative words: %q", r.Command)
 	}
 }
@@ -57,14 +59,14 @@ func TestToolScriptQuotesEverything(t *testing.T) {
 	evil := "$(touch pwned); `x` ' \" \n;|&"
 	s := withTools(Spec{Name: "c", Command: []string{"echo", evil}},
 		[]manifest.Tool{{Name: "p", Pre: []manifest.ToolScript{{Path: "p'; x.sh", Args: []string{evil}}}}, {Name: "sh", Shell: true, ShellCmd: "echo outer &&"}})
-	if len(s.Tools.Shell) != 1 || s.Command[0] != "sh" || s.Command[1] != "-c" {
+	if len(s.Tools.Shell) != 1 || s.Command[0] != "bash" || s.Command[1] != "-c" {
 		t.Fatalf("%q", s.Command)
 	}
-	if !strings.Contains(s.Command[2], "echo outer && echo "+shellQuote(evil)+" &") {
+	if !strings.Contains(s.Command[2], "( trap - INT QUIT; echo outer && \"${_bctl_a[@]}\" ) &") || !strings.Contains(s.Command[2], "_bctl_a=(echo "+shellQuote(evil)+")") {
 		t.Errorf("script:\n%s", s.Command[2])
 	}
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
 	}
 	// Run it: the benchmark prints the evil word back, nothing is executed from it.
 	dir := t.TempDir()
@@ -76,9 +78,6 @@ func TestToolScriptQuotesEverything(t *testing.T) {
 	cmd := exec.Command(s.Command[0], s.Command[1:]...)
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), "BENCHCTL_OUTPUT_DIR="+out)
 	b, err := cmd.CombinedOutput()
-	if _, berr := exec.LookPath("bash"); berr != nil {
-		t.Skip("no bash")
-	}
 	if err == nil || !strings.Contains(string(b), "pre-ran "+evil) || !strings.Contains(string(b), evil+"\n") {
 		t.Fatalf("err %v\n%s", err, b)
 	}
@@ -96,11 +95,13 @@ func TestToolScriptQuotesEverything(t *testing.T) {
 	}
 }
 
-// A marker line naming a step the plan does not have, or a long line, names nothing.
+// A marker line without the run's token, naming a step the plan does not have, or a long
+// line, names nothing.
 func TestToolWatchOnlyItsSteps(t *testing.T) {
-	tr := &toolRun{Names: []string{"a"}, Pre: []toolStep{{Tool: "a", Kind: "pre_scripts", Script: manifest.ToolScript{Path: "p.sh", Args: []string{"x"}}}}}
+	tr := &toolRun{Names: []string{"a"}, Pre: []toolStep{{Tool: "a", Kind: "pre_scripts", Script: manifest.ToolScript{Path: "p.sh", Args: []string{"x"}}}}, marker: toolMarker + "t0k: "}
 	w := &toolWatch{tr: tr}
-	w.Write([]byte("benchctl-tools: pre 7 exit 1\nbenchctl-tools: post 0 exit 1\n" + toolMarker + strings.Repeat("x", 6000) + "\nbenchctl-tools: pre 0 exit 3\n"))
+	w.Write([]byte("benchctl-tools: pre 0 exit 1\n" + toolMarker + "other: pre 0 exit 2\n" + tr.marker + "pre 7 exit 1\n" + tr.marker + "post 0 exit 1\n" +
+		tr.marker + "pre 0 exit\n" + tr.marker + "pre 0 copy 1\n" + tr.marker + strings.Repeat("x", 6000) + "\n" + tr.marker + "pre 0 exit 3\n"))
 	if f, _ := w.failed(); f != "tool a: pre_scripts p.sh x exited 3, so the benchmark did not run" {
 		t.Errorf("%q", f)
 	}
@@ -113,3 +114,21 @@ func TestToolWatchOnlyItsSteps(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// A tool's secret variable is *** in the dry run's line of the tool and in the container's
+// printed command, and reaches the container's environment as it is.
+func TestToolSecretEnvRedactedInPlan(t *testing.T) {
+	tl := manifest.Tool{Name: "p", File: "tools.json", Line: 2, Env: []manifest.EnvVar{{Name: "HF_TOKEN", Value: "hf_live_value", Secret: true}, {Name: "X", Value: "y"}}}
+	if got := PlanTools([]manifest.Tool{tl}); len(got) != 1 || strings.Contains(got[0], "hf_live_value") || !strings.Contains(got[0], "env HF_TOKEN=***; env X=y") {
+		t.Errorf("%q", got)
+	}
+	s := BuildSpec(&manifest.Manifest{ToolDefs: []manifest.Tool{tl}}, manifest.Benchmark{Name: "b", Command: []string{"x"}}, Node{}, "img", "", "/r", GPUAccess{}, nil)
+	if run := s.DockerRun(); strings.Contains(run, "hf_live_value") {
+		t.Errorf("%s", run)
+	}
+	for _, e := range s.Env {
+		if e.Name == "HF_TOKEN" && (e.Value != "hf_live_value" || !e.Secret) {
+			t.Errorf("%+v", e)
+		}
+	}
+}

@@ -9,8 +9,9 @@ import (
 )
 
 // toolWatch reads a wrapped benchmark's output for the lines its tools' script prints when
-// a tool's step fails (toolMarker). Only a line naming a step of this plan counts, so text a
-// benchmark prints cannot name anything else; lines are bounded (a longer one is skipped).
+// a tool's step fails (toolMarker and the run's token). Only a line with the token naming a
+// step of this plan counts, so text a benchmark prints cannot name anything; lines are
+// bounded (a longer one is skipped).
 type toolWatch struct {
 	tr   *toolRun
 	mu   sync.Mutex
@@ -32,7 +33,7 @@ func (w *toolWatch) Write(p []byte) (int, error) {
 			}
 			continue
 		}
-		if line := string(bytes.TrimRight(w.part, "\r")); !w.over && strings.HasPrefix(line, toolMarker) {
+		if line := string(bytes.TrimRight(w.part, "\r")); !w.over && strings.HasPrefix(line, w.tr.marker) {
 			if d := w.tr.describe(line); d == commandFailed {
 				w.cmd = true
 			} else if d != "" && w.fail == "" {
@@ -55,28 +56,37 @@ func (w *toolWatch) failed() (string, bool) {
 	return w.fail, w.cmd
 }
 
-// describe turns a marker line ("benchctl-tools: pre 2 exit 1") into what failed: "tool
-// rpd: pre_scripts scripts/common/pre_scripts/trace.sh rpd exited 1"; "" for any other line.
+// describe turns a marker line ("benchctl-tools-TOKEN: pre 2 exit 1") into what failed:
+// "tool rpd: pre_scripts scripts/common/pre_scripts/trace.sh rpd exited 1"; "" for any
+// other line. A step's line says how it failed: "exit N", "copy" (the script could not
+// be copied to the tools' directory) or "timeout" (it ran past its bound).
 func (tr *toolRun) describe(line string) string {
-	rest, ok := strings.CutPrefix(line, toolMarker)
-	if !ok {
+	rest, ok := strings.CutPrefix(line, tr.marker)
+	if !ok || tr.marker == "" {
 		return ""
 	}
 	f := strings.Fields(rest)
-	if len(f) != 4 || f[2] != "exit" {
+	if len(f) < 3 {
 		return ""
 	}
-	i, err1 := strconv.Atoi(f[1])
-	code, err2 := strconv.Atoi(f[3])
-	if err1 != nil || err2 != nil || i < 0 {
+	i, err := strconv.Atoi(f[1])
+	if err != nil || i < 0 {
 		return ""
 	}
-	exit := fmt.Sprintf("exited %d", code)
+	var exit string
 	switch {
-	case code == 124:
-		exit = fmt.Sprintf("timed out after %ds", ToolScriptTimeout)
-	case code == 126:
+	case f[2] == "exit" && len(f) == 4:
+		code, err := strconv.Atoi(f[3])
+		if err != nil {
+			return ""
+		}
+		exit = fmt.Sprintf("exited %d", code)
+	case f[2] == "copy" && len(f) == 3:
 		exit = "could not be copied to " + tr.Dir
+	case f[2] == "timeout" && len(f) == 3:
+		exit = fmt.Sprintf("timed out after %ds", tr.Timeout)
+	default:
+		return ""
 	}
 	var steps []toolStep
 	switch f[0] {

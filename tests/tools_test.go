@@ -17,9 +17,13 @@ import (
 )
 
 // madengine's tools on every node: a tracer-like tool wraps the command and writes a trace
-// into the output folder, a pre/post pair runs in the tools' directory with its args, a tool's
-// env_vars reach the container; what they wrote stays in each node's results folder. A tool
-// whose pre script fails is reported as the tool's failure, and the benchmark does not run.
+// into its working directory (madengine's run_directory), which a post script like
+// madengine's trace.sh gathers into trace_output and copies to /myworkspace; a pre/post pair
+// runs in the tools' directory with its args, a tool's env_vars reach the container; what
+// they wrote stays in each node's results folder, nothing in the shared checkout but what
+// the post script copied there. A tool whose pre script fails is reported as the tool's
+// failure, and the benchmark does not run; post scripts run after a benchmark's failure and
+// after its timeout, which stay the benchmark's.
 func TestToolsOnEveryNode(t *testing.T) {
 	tb := testbed.Require(t)
 	if tb.ShellImage == "" {
@@ -51,8 +55,8 @@ benchmarks:
 			t.Fatalf("%s: %+v", d, s)
 		}
 		res := job.NodeNamed(d).Results("toolbench")
-		trace, err := os.ReadFile(filepath.Join(res, "trace.txt"))
-		if err != nil || !strings.Contains(string(trace), "tracer: start bash bench.sh") || !strings.Contains(string(trace), "tracer: end rc=0") {
+		trace, err := os.ReadFile(filepath.Join(res, "run_directory", "trace_output", "trace.txt"))
+		if err != nil || !strings.Contains(string(trace), "tracer: start bash /myworkspace/bench.sh in run_directory-") || !strings.Contains(string(trace), "tracer: end rc=0") {
 			t.Errorf("%s: trace %v\n%s", d, err, trace)
 		}
 		marks, _ := os.ReadFile(filepath.Join(res, "marks.txt"))
@@ -69,6 +73,9 @@ benchmarks:
 	}
 	if left, _ := filepath.Glob(filepath.Join(work, "run_directory-*")); len(left) > 0 {
 		t.Errorf("tools' directories left in the checkout: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(work, "trace.txt")); err == nil {
+		t.Error("the tracer wrote into the shared checkout")
 	}
 	code, cout, cerr := benchctlRun(t, tb.Env(), "collect", id, "--shared-dir", shared)
 	if code != 0 || !strings.Contains(cout, "toolbench") {
@@ -131,5 +138,40 @@ benchmarks:
 		if len(s.Benchmarks) != 1 || !strings.Contains(s.Benchmarks[0].Error, "tool failpre: pre_scripts scripts/common/pre_scripts/fail.sh 7 exited 7, so the benchmark did not run") {
 			t.Errorf("%s: %+v", d, s.Benchmarks)
 		}
+	}
+
+	// Post scripts after the benchmark failed and after its timeout: both the benchmark's.
+	mf2 := filepath.Join(work, "m2.yaml")
+	os.WriteFile(mf2, []byte(fmt.Sprintf(`name: tools-fail
+image: {ref: %s}
+gpu: {vendor: none}
+mounts: ["%s:/myworkspace"]
+tools: [prepost]
+benchmarks:
+- {name: failbench, command: [bash, -c, "printf no-newline; exit 3"], workdir: /myworkspace, onFailure: continue}
+- {name: slowbench, command: [sleep, "300"], workdir: /myworkspace, timeout: 5s, onFailure: continue}
+`, tb.ShellImage, work)), 0o644)
+	shared3 := tb.FreshDir(t)
+	id, out, err = runJob(t, tb, mf2, shared3, true)
+	if err == nil {
+		t.Fatalf("a failing benchmark passed\n%s", out)
+	}
+	job = jobdir.Layout{Shared: shared3}.Job(id, 0)
+	for _, d := range nodeDirs(tb) {
+		s := readStatus(t, shared3, id, d)
+		if len(s.Benchmarks) != 2 || s.Benchmarks[0].Outcome != runner.OutcomeFailure || strings.Contains(s.Benchmarks[0].Error, "tool") ||
+			s.Benchmarks[1].Outcome != runner.OutcomeTimeout || strings.Contains(s.Benchmarks[1].Error, "tool") {
+			t.Errorf("%s: %+v", d, s.Benchmarks)
+			continue
+		}
+		for _, b := range []string{"failbench", "slowbench"} {
+			marks, _ := os.ReadFile(filepath.Join(job.NodeNamed(d).Results(b), "marks.txt"))
+			if !strings.Contains(string(marks), "mark post [] in run_directory-") {
+				t.Errorf("%s %s: the post script did not run\n%s", d, b, marks)
+			}
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(work, "run_directory-*")); len(left) > 0 {
+		t.Errorf("tools' directories left in the checkout: %v", left)
 	}
 }

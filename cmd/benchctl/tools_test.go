@@ -32,14 +32,14 @@ func TestRunDryRunShowsMADTools(t *testing.T) {
 		t.Errorf("rpd: %s", plan.Tools[1])
 	}
 	c := plan.Containers[0]
-	rd := "/myworkspace/run_directory-benchctl-"
 	for _, want := range []string{
-		"--entrypoint sh", "ROCBLAS_TRACE=1", "POWER_SAMPLING_RATE=0.1",
-		// the last tool outermost; ./ and ../ words from madengine's model directory
-		"python3 /myworkspace/scripts/common/tools/get_library_trace.py " + rd,
-		"/rocmProfileData/rpd_tracer/runTracer.sh rocprofv3 --runtime-trace -- bash bench.sh &",
+		"--entrypoint bash", "ROCBLAS_TRACE=1", "POWER_SAMPLING_RATE=0.1",
+		// the last tool outermost, run in madengine's model directory (./ and ../ words as
+		// madengine's)
+		`exec python3 ../scripts/common/tools/get_library_trace.py ./rocmProfileData/rpd_tracer/runTracer.sh rocprofv3 --runtime-trace -- "${_bctl_a[@]}" ) &`,
+		"_bctl_a=(bash bench.sh)", "/myworkspace/run_directory-benchctl-",
 		// the pre scripts of a later tool first
-		"step 600 scripts/common/pre_scripts/gpu_info_pre.sh ||",
+		"_bctl_step pre 0 scripts/common/pre_scripts/gpu_info_pre.sh ||",
 	} {
 		if !strings.Contains(c, want) {
 			t.Errorf("container lacks %q:\n%s", want, c)
@@ -56,9 +56,9 @@ func TestRunDryRunShowsMADTools(t *testing.T) {
 	if code != exitInvalid || !strings.Contains(errs, `"rocprof" is not a known tool; known: rocprofv3 (`+madtools+")") {
 		t.Errorf("unknown: exit %d\n%s", code, errs)
 	}
-	// A shell tool: the dry run says it runs through sh -c.
+	// A shell tool: the dry run says it runs through bash -c.
 	code, out, errs = run(t, "run", "-m", mf, "--tools-file", filepath.Join(fix, "tools.json"), "--tools", "shelly", "--dry-run", "--shared-dir", t.TempDir())
-	if code != 0 || !strings.Contains(out, `tool:    shelly (`) || !strings.Contains(out, `cmd through sh -c ("shell": true): echo shell-tool-ran &&`) {
+	if code != 0 || !strings.Contains(out, `tool:    shelly (`) || !strings.Contains(out, `cmd through bash -c ("shell": true): echo shell-tool-ran &&`) {
 		t.Errorf("shell tool: exit %d\n%s\n%s", code, out, errs)
 	}
 }
