@@ -41,15 +41,24 @@ func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
 	var out []Model
 	type scoped struct{ tag, scope, filter string }
 	var scopes []scoped // <dir>/<tag>: the models of scripts/<dir> (madengine's scoped tags)
+	alias := map[string]string{} // <dir>/<x> for a <dir>:<x> tag given (colonScoped)
 	for _, t := range tags {
 		if s, f, ok := scopedTag(t); ok {
 			scopes = append(scopes, scoped{t, s, f})
+		} else if a, ok := c.colonScoped(t); ok {
+			s, f, _ := scopedTag(a)
+			scopes = append(scopes, scoped{t, s, f})
+			alias[a] = t
+			tagSet[a] = true
 		}
 	}
 	for _, m := range c.Models {
 		pick := all || want[m.Name]
 		if tagSet[m.Name] {
 			pick, used[m.Name] = true, true
+			if t, ok := alias[m.Name]; ok {
+				used[t] = true
+			}
 		}
 		for _, t := range m.Tags {
 			if tagSet[t] {
@@ -75,6 +84,24 @@ func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
 		}
 	}
 	return out, warnings, nil
+}
+
+// colonScoped reads a tag <dir>:<x> as <dir>/<x> when <dir> is a scripts folder of the
+// checkout and <x> names a model or a tag there, or is "all" (the form `--tags
+// echo_model:echo_infer`). madengine reads what follows a ':' as extra args
+// (`<model>:batch-size=32`), which always has a '='; such a tag, or one whose <dir> is no
+// scripts folder, is not read this way.
+func (c *Catalog) colonScoped(t string) (string, bool) {
+	scope, rest, ok := strings.Cut(t, ":")
+	if !ok || scope == "" || rest == "" || strings.ContainsAny(scope, "/") || strings.ContainsAny(rest, "=:/") {
+		return "", false
+	}
+	for _, m := range c.Models {
+		if m.Scope == scope && (rest == "all" || m.Name == scope+"/"+rest || slices.Contains(m.Tags, rest)) {
+			return scope + "/" + rest, true
+		}
+	}
+	return "", false
 }
 
 // colonHint explains a tag <dir>:<name> that selects nothing when <dir> is a scripts
