@@ -75,10 +75,11 @@ func TestSelectScopedTags(t *testing.T) {
 		{[]string{"echo_dir:echo_infer"}, []string{"echo_dir/echo_infer"}, ""}, // the issue's <dir>:<name>
 		{[]string{"echo_dir:other"}, []string{"echo_dir/echo_other"}, ""},      // <dir>:<tag>
 		{[]string{"echo_dir:all"}, []string{"echo_dir/echo_infer", "echo_dir/echo_other"}, ""},
-		{[]string{"echo_dir:nothing"}, nil, "are selected as echo_dir/nothing"},                       // no such model or tag there
-		{[]string{"echo_dir:batch-size=32"}, nil, "selects no model"},                                 // madengine's extra args
-		{[]string{"echo_dir:echo_infer", "echo_dir/echo_infer"}, []string{"echo_dir/echo_infer"}, ""}, // both forms: one model
-		{[]string{"echo_infer"}, nil, "selects no model"},                                             // the short name alone is not a name
+		{[]string{"echo_dir:nothing"}, nil, `scripts/echo_dir has no model or tag "nothing" (its models: echo_dir/echo_infer, echo_dir/echo_other)`},                            // no such model or tag there
+		{[]string{"echo_dir:batch-size=32"}, nil, "madengine's extra args (<model>:<key>=<value>), which benchctl does not take: give them in the model's args in models.json"}, // madengine's extra args
+		{[]string{"echo_infer:batch-size=32"}, nil, "madengine's extra args"},                                                                                                   // the same after a root model's name
+		{[]string{"echo_dir:echo_infer", "echo_dir/echo_infer"}, []string{"echo_dir/echo_infer"}, ""},                                                                           // both forms: one model
+		{[]string{"echo_infer"}, nil, "selects no model"},                                                                                                                       // the short name alone is not a name
 	} {
 		got, warns, err := c.Select(tc.tags, nil)
 		if err != nil || !slices.Equal(names(got), tc.want) || (tc.warn == "") != (len(warns) == 0) ||

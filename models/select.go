@@ -40,7 +40,7 @@ func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
 	used := map[string]bool{}
 	var out []Model
 	type scoped struct{ tag, scope, filter string }
-	var scopes []scoped // <dir>/<tag>: the models of scripts/<dir> (madengine's scoped tags)
+	var scopes []scoped          // <dir>/<tag>: the models of scripts/<dir> (madengine's scoped tags)
 	alias := map[string]string{} // <dir>/<x> for a <dir>:<x> tag given (colonScoped)
 	for _, t := range tags {
 		if s, f, ok := scopedTag(t); ok {
@@ -104,20 +104,30 @@ func (c *Catalog) colonScoped(t string) (string, bool) {
 	return "", false
 }
 
-// colonHint explains a tag <dir>:<name> that selects nothing when <dir> is a scripts
-// folder of the checkout: madengine names those models <dir>/<name>, and reads what
-// follows a ':' as extra args.
+// colonHint explains a tag with a ':' that selects nothing: madengine's extra args
+// (<model>:<key>=<value>), which benchctl does not take, or a <dir>:<x> whose scripts
+// folder has no model or tag <x> (listing the folder's models).
 func (c *Catalog) colonHint(t string) string {
 	scope, rest, ok := strings.Cut(t, ":")
 	if !ok {
 		return ""
 	}
+	if strings.Contains(rest, "=") {
+		return "; what follows ':' is madengine's extra args (<model>:<key>=<value>), which benchctl does not take: give them in the model's args in models.json"
+	}
+	var there []string
 	for _, m := range c.Models {
 		if m.Scope == scope {
-			return fmt.Sprintf("; the models of scripts/%s are selected as %s/%s (or %s/<tag>), as in madengine", scope, scope, rest, scope)
+			there = append(there, m.Name)
 		}
 	}
-	return ""
+	if len(there) == 0 {
+		return ""
+	}
+	if len(there) > 10 {
+		there = append(there[:10], fmt.Sprintf("and %d more", len(there)-10))
+	}
+	return fmt.Sprintf("; scripts/%s has no model or tag %s (its models: %s)", scope, manifest.Quote(rest), strings.Join(there, ", "))
 }
 
 // Command turns the model's scripts and args into an exec-form command, the way madengine
