@@ -205,6 +205,9 @@ type JobBenchmark struct {
 	Results string    `json:"results"` // the CSV file in the benchmark's output folder
 	Tags    []string  `json:"tags"`
 	Model   *JobModel `json:"model,omitempty"`
+	// Launcher is the distributed launcher the benchmark named (its own launcher:, the
+	// manifest's, or its MAD model's distributed.launcher); "" when it named none.
+	Launcher string `json:"launcher,omitempty"`
 }
 
 // JobModel is the MAD catalog metadata of an imported benchmark.

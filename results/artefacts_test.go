@@ -30,6 +30,28 @@ func writeToolsJob(t *testing.T, shared string, world int, tools []string) strin
 	return jobdirtest.Job(t, jobdir.Layout{Shared: shared}.Job("1", 0), j).Path
 }
 
+// perf.csv's launcher column is the launcher the benchmark named (madengine's column), and
+// benchctl where it named none.
+func TestPerfLauncherIsTheBenchmarks(t *testing.T) {
+	for _, c := range []struct{ launcher, want string }{{"", "benchctl"}, {"deepspeed", "deepspeed"}, {"torchrun", "torchrun"}} {
+		shared := t.TempDir()
+		b := map[string]any{"name": "b", "results": "b.csv", "tags": []string{"pyt"}}
+		if c.launcher != "" {
+			b["launcher"] = c.launcher
+		}
+		j := jobdirtest.NewJob(t, "1", []string{"h0"}, map[string]any{"name": "t", "benchmarks": []any{b}})
+		job := jobdirtest.Job(t, jobdir.Layout{Shared: shared}.Job("1", 0), j).Path
+		writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nb,1,u\n")
+		col, err := Collect(t.Context(), CollectOptions{SharedDir: shared, JobID: "1", Attempt: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := col.Perf.Rows[0][col.Perf.Col("launcher")]; got != c.want {
+			t.Errorf("launcher %q: perf.csv says %q, want %q", c.launcher, got, c.want)
+		}
+	}
+}
+
 // What tools wrote into a node's output folder is listed per node, with sizes, the results
 // CSV marked; the tools are named; links, FIFOs and sockets are listed by type and never
 // followed or opened (a FIFO opened for reading would hang collect).

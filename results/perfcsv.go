@@ -268,7 +268,10 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 	}
 	set("docker_image", tag)
 	set("deployment_type", s.Deployment)
-	set("launcher", "benchctl")
+	set("launcher", "benchctl") // the harness, where the benchmark names no launcher
+	if jb != nil && jb.Launcher != "" {
+		set("launcher", jb.Launcher) // madengine's: torchrun, deepspeed, vllm, ...
+	}
 	set("performance", row.Performance)
 	set("metric", row.Metric)
 	set("status", row.Status)

@@ -156,10 +156,10 @@ models: {catalog: %s, tags: [parity], gpuVendor: amd}
 	var seen []string
 	for _, r := range rows {
 		seen = append(seen, r["model"])
-		want := map[string]string{"status": "SUCCESS", "tags": "parity,tracer,prepost,levels",
+		want := map[string]string{"status": "SUCCESS", "tags": "parity,tracer,prepost,levels", "launcher": "torchrun",
 			"dataname": "", "data_provider_type": "", "data_size": "", "data_download_duration": ""}
 		if r["model"] == "parity_dir/train" {
-			want = map[string]string{"status": "SUCCESS", "tags": "parity,training,tracer,prepost,levels",
+			want = map[string]string{"status": "SUCCESS", "tags": "parity,training,tracer,prepost,levels", "launcher": "megatron-lm",
 				"dataname": "parity_data", "data_provider_type": "local", "data_size": fmt.Sprint(sample.Size()), "data_download_duration": "0"}
 		}
 		for col, v := range want {
