@@ -461,12 +461,17 @@ func (r *nodeRun) finishJob(ctx context.Context) {
 // logScanner is the log error scan of a benchmark, or nil when it is off. As in madengine,
 // where the run's context wins over the model: the manifest's logScan.errors, else a MAD
 // model's log_error_patterns, else the defaults; benign lines are the manifest's
-// logScan.benign (else the defaults) and the model's log_error_benign_patterns.
+// logScan.benign (else the defaults) and the model's log_error_benign_patterns. The
+// defaults are madengine's for a MAD model (logscan.MadengineDefaults) and benchctl's own
+// for a manifest's benchmark (logscan.Defaults), which does not fail on "Exception: none".
 func logScanner(l manifest.LogScan, b manifest.Benchmark) *logscan.Scanner {
 	if l.Disabled || b.NoLogScan {
 		return nil
 	}
 	rules := logscan.Defaults()
+	if b.Model != nil {
+		rules = logscan.MadengineDefaults()
+	}
 	switch {
 	case l.Errors != nil:
 		rules.Errors = l.Errors
