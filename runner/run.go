@@ -20,6 +20,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/logscan"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/models"
 )
 
 // Options configure Run and Plan.
@@ -234,6 +235,8 @@ func (r *nodeRun) reap(remove func()) { r.removals.Go(remove) }
 // waiting for the job to finish.
 func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	if r.node.Rank == 0 {
+		// The data sets' sizes, for job.json (perf.csv's data_size): rank 0 alone walks them.
+		models.MeasureDataSizes(r.o.Manifest.Benchmarks)
 		if x := r.o.Manifest.Experiment; x != nil {
 			r.resume, r.trialSources = r.resumePoint(x, x.Plan(x.PlanSeed(r.node.JobID)), benches)
 		}
