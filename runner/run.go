@@ -256,6 +256,9 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	defer r.closeBarrier()
 	ctx, stop := r.supervise(ctx)
 	defer stop()
+	if err := r.agreeOnCatalog(ctx, benches); err != nil {
+		return err
+	}
 	if gpus.Vendor != manifest.VendorNone {
 		r.log.Info("gpus", "access", strings.Join(gpus.Describe(), "; "))
 	}
