@@ -124,11 +124,15 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// errGeneratorTimeout is the cause of a generator's context when its own timeout ends it
+// (not its caller's deadline).
+var errGeneratorTimeout = errors.New("get_models_json.py timed out")
+
 // generatedCatalog runs the get_models_json.py gen of the checkout root and reads what it
 // printed as a catalog named "<gen> (its list_models)".
 func generatedCatalog(ctx context.Context, root, gen string, timeout time.Duration) (*Catalog, error) {
 	label := gen + " (its list_models)"
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errGeneratorTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "python3", "-c", generatorDriver, gen)
 	cmd.Dir = root
@@ -141,7 +145,7 @@ func generatedCatalog(ctx context.Context, root, gen string, timeout time.Durati
 	cmd.Stdout, cmd.Stderr = out, errOut
 	err := cmd.Run()
 	switch {
-	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errGeneratorTimeout):
 		return nil, catalogError(gen, 0, fmt.Sprintf("did not finish within %s; what it printed last: %s", timeout, lastLine(errOut)))
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("running %s: %w", gen, context.Cause(ctx))

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -173,5 +174,45 @@ def list_models():
 	}
 	if _, err := loadGenerated(t, dir, 0); err != nil || runs() != 2 {
 		t.Fatalf("%v; ran %d times", err, runs())
+	}
+
+	// Loads at the same time share one run too.
+	dir = writeCheckout(t, map[string]string{"models.json": "[]", "scripts/gen/get_models_json.py": script + "# at once\n"})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if _, err := loadGenerated(t, dir, 0); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := runs(); n != 1 {
+		t.Fatalf("4 loads at once ran it %d times", n)
+	}
+}
+
+// A load cancelled by its caller while the generator runs is not kept: the next load runs
+// it again, and a load waiting on the cancelled one does not hang.
+func TestGeneratorCancelledRunIsNotKept(t *testing.T) {
+	needPython(t)
+	dir := writeCheckout(t, map[string]string{"models.json": "[]", "scripts/gen/get_models_json.py": `import os, time
+from madengine.utils.discover_models import CustomModel
+marker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slow")
+def list_models():
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        time.sleep(300)
+    return [CustomModel(name="m", scripts="run.sh")]
+`})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := LoadCheckoutCatalog(ctx, filepath.Join(dir, "models.json"), Discovery{RunGenerators: true}); err == nil ||
+		strings.Contains(err.Error(), "did not finish within") || !strings.Contains(err.Error(), "deadline exceeded") {
+		t.Fatalf("a cancelled load: %v", err) // the caller's deadline, not the generator's timeout
+	}
+	c, err := loadGenerated(t, dir, 0)
+	if err != nil || len(c.Models) != 1 {
+		t.Fatalf("%v", err)
 	}
 }
