@@ -40,7 +40,7 @@ func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
 	used := map[string]bool{}
 	var out []Model
 	type scoped struct{ tag, scope, filter string }
-	var scopes []scoped // <dir>/<tag>: the models of scripts/<dir> (madengine's scoped tags)
+	var scopes []scoped          // <dir>/<tag>: the models of scripts/<dir> (madengine's scoped tags)
 	alias := map[string]string{} // <dir>/<x> for a <dir>:<x> tag given (colonScoped)
 	for _, t := range tags {
 		if s, f, ok := scopedTag(t); ok {
