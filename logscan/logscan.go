@@ -3,6 +3,7 @@ package logscan
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -10,8 +11,9 @@ import (
 )
 
 // DefaultErrors are the error patterns a log is scanned for unless a manifest says
-// otherwise: madengine's (DEFAULT_LOG_ERROR_PATTERNS of its container runner), and a
-// crash's own words (Segmentation fault, core dumped).
+// otherwise, modelled on madengine's log error scan, with a crash's own words
+// (Segmentation fault, core dumped). They hold for a manifest's own benchmarks;
+// MadengineErrors hold for MAD models.
 var DefaultErrors = []string{
 	"OutOfMemoryError",
 	"HIP out of memory",
@@ -19,33 +21,43 @@ var DefaultErrors = []string{
 	"RuntimeError:",
 	"AssertionError:",
 	"ValueError:",
-	"SystemExit",
 	"Traceback (most recent call last)",
 	"FAILED",
 	"failed (exitcode:",
-	"Exception:",
-	"ImportError:",
-	"ModuleNotFoundError:",
 	"Segmentation fault",
 	"core dumped",
 }
 
+// MadengineErrors are the error patterns a MAD model's log is scanned for unless the
+// manifest (or the checkout's context) says otherwise: DefaultErrors and the rest of
+// madengine's DEFAULT_LOG_ERROR_PATTERNS (its container runner). They are words a
+// benchmark of one's own may well print in passing ("Exception: none"), so they apply only
+// where madengine would have applied them.
+var MadengineErrors = append(slices.Clip(DefaultErrors), "SystemExit", "Exception:", "ImportError:", "ModuleNotFoundError:")
+
 // DefaultBenign are lines that contain an error pattern but are not errors: a line with
-// one of these is never a match. They are madengine's benign substrings, and a test
-// summary's zero count of failures.
+// one of these is never a match. They are a metrics agent's lines and a test summary's
+// zero count of failures. A pattern that starts with a digit holds only where no letter,
+// digit or '_' comes before it, and one that ends with a digit only where no digit comes
+// after it: "0 FAILED" is benign, "10 FAILED" is not.
 var DefaultBenign = []string{
 	"Failed to establish connection to the metrics exporter agent",
 	"RpcError: Running out of retries to initialize the metrics agent",
 	"Metrics will not be exported",
+	"0 FAILED",
+	"FAILED: 0",
+}
+
+// MadengineBenign are the benign lines of a MAD model's log: DefaultBenign and the rest of
+// madengine's benign substrings (its ContainerRunner.run_container).
+var MadengineBenign = append(slices.Clip(DefaultBenign),
 	"FutureWarning",
 	"Opened result file:",
 	"SQLite3 generation ::",
 	"rocpd_op:",
 	"rpd_tracer:",
 	"[rocprofv3]",
-	"0 FAILED",
-	"FAILED: 0",
-}
+)
 
 // glogBenign are ROCProf's glog lines, which madengine never counts as errors whatever
 // the benign list: a line that starts with the level letter and eight digits (the date,
@@ -90,8 +102,11 @@ type Rules struct {
 	Benign []string
 }
 
-// Defaults are DefaultErrors and DefaultBenign.
+// Defaults are DefaultErrors and DefaultBenign: the rules of a manifest's own benchmark.
 func Defaults() Rules { return Rules{Errors: DefaultErrors, Benign: DefaultBenign} }
+
+// MadengineDefaults are MadengineErrors and MadengineBenign: the rules of a MAD model.
+func MadengineDefaults() Rules { return Rules{Errors: MadengineErrors, Benign: MadengineBenign} }
 
 // Match is the first line that matched an error pattern.
 type Match struct {
@@ -180,7 +195,7 @@ func (s *Scanner) endLine() {
 		}
 		benign := isGlogBenign(line)
 		for _, b := range s.benigns {
-			benign = benign || bytes.Contains(line, b)
+			benign = benign || containsBenign(line, b)
 		}
 		if !benign {
 			text := strings.ToValidUTF8(string(line[:min(len(line), maxQuote)]), "?")
@@ -192,6 +207,32 @@ func (s *Scanner) endLine() {
 	if cap(s.buf) > 4*4096 && s.match == nil {
 		s.buf = nil // do not keep a long line's buffer
 	}
+}
+
+// containsBenign says whether line contains the benign pattern b, where a digit at b's
+// start has no letter, digit or '_' before it, and a digit at b's end no digit after it
+// (a count of its own: "0 FAILED" is not in "10 FAILED", "FAILED: 0" not in "FAILED: 05").
+func containsBenign(line, b []byte) bool {
+	lead, trail := isDigit(b[0]), isDigit(b[len(b)-1])
+	for off := 0; off <= len(line)-len(b); {
+		i := bytes.Index(line[off:], b)
+		if i < 0 {
+			return false
+		}
+		i += off
+		end := i + len(b)
+		if (!lead || i == 0 || !isWordByte(line[i-1])) && (!trail || end == len(line) || !isDigit(line[end])) {
+			return true
+		}
+		off = i + 1
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isWordByte(c byte) bool {
+	return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
 }
 
 // Match returns the first matching line, including a last line without a newline.

@@ -38,7 +38,7 @@ func TestMadengineDefaults(t *testing.T) {
 		{"E20250101 12:00:00.000 1 other.cpp:12] Exception: x", "Exception:"}, // another file
 		{"W20250101 1 tool.cpp] Exception: x", "Exception:"},                  // tool.cpp only with E
 	} {
-		s := New(Defaults())
+		s := New(MadengineDefaults())
 		io.WriteString(s, c.line+"\n")
 		m := s.Match()
 		switch {
@@ -57,5 +57,50 @@ func TestGlogRulesAlways(t *testing.T) {
 	io.WriteString(s, "E20250101 12:00:00.000 1 generateRocpd.cpp:88] FAILED\nFAILED here\n")
 	if m := s.Match(); m == nil || m.Line != 2 {
 		t.Fatalf("%v", m)
+	}
+}
+
+// A zero count of failures is benign, a count that ends in 0 is not: the benign "0 FAILED"
+// and "FAILED: 0" hold only where the 0 is a number of its own.
+func TestZeroCountBenignIsANumber(t *testing.T) {
+	for _, c := range []struct {
+		line  string
+		error bool
+	}{
+		{"== 0 FAILED, 12 passed ==", false},
+		{"0 FAILED", false},
+		{"tests: FAILED: 0", false},
+		{"(0 FAILED)", false},
+		{"== 10 FAILED, 2 passed ==", true},
+		{"100 FAILED", true},
+		{"run0 FAILED", true},
+		{"FAILED: 05", true},
+		{"FAILED: 10", true},
+		{"10 FAILED, then 0 FAILED on retry", false}, // a zero count is on the line
+	} {
+		for _, rules := range []Rules{Defaults(), MadengineDefaults()} {
+			s := New(rules)
+			io.WriteString(s, c.line+"\n")
+			if got := s.Match() != nil; got != c.error {
+				t.Errorf("%q: error %v, want %v", c.line, got, c.error)
+			}
+		}
+	}
+}
+
+// madengine's own additions (Exception:, SystemExit, ImportError:, ModuleNotFoundError:
+// and its benign lines) are for MAD models: the plain defaults keep benchctl's list.
+func TestNativeDefaultsKeepTheirList(t *testing.T) {
+	for _, line := range []string{"Exception: none", "SystemExit", "ImportError: optional plugin skipped", "ModuleNotFoundError: optional"} {
+		s := New(Defaults())
+		io.WriteString(s, line+"\n")
+		if m := s.Match(); m != nil {
+			t.Errorf("%q matched %q with the native defaults", line, m.Pattern)
+		}
+		s = New(MadengineDefaults())
+		io.WriteString(s, line+"\n")
+		if s.Match() == nil {
+			t.Errorf("%q: no match with madengine's defaults", line)
+		}
 	}
 }

@@ -85,7 +85,7 @@ func LoadCheckoutCatalog(ctx context.Context, file string, d Discovery) (*Catalo
 			if !d.RunGenerators {
 				return nil, catalogError(gen, 0, fmt.Sprintf("generates this checkout's models of scripts/%s, and benchctl runs it (python3, with this checkout's code, on this machine) only when you say so: add %s to run, build or submit with --tags in the checkout (a manifest's catalog never runs it)", e.Name(), GeneratorFlag))
 			}
-			sub, err = generatedCatalog(ctx, filepath.Dir(file), gen, cmp.Or(d.GeneratorTimeout, GeneratorTimeout))
+			sub, err = cachedGeneratedCatalog(ctx, filepath.Dir(file), gen, cmp.Or(d.GeneratorTimeout, GeneratorTimeout))
 		}
 		if err != nil {
 			return nil, err

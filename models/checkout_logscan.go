@@ -12,7 +12,8 @@ import (
 // log_error_pattern_scan (a boolean, or its text) is logScan.enabled, log_error_patterns
 // (a non-empty list) replaces the error patterns (logScan.errors, which wins over a model's
 // own, as the context wins in madengine), and log_error_benign_patterns is added to the
-// default benign lines (logScan.benign; a model's own are added to these at run time).
+// default benign lines of a MAD model (logscan.MadengineBenign: logScan.benign; a
+// model's own are added to these at run time).
 func (c *madContext) logKey(key string, v *manifest.Node, bad func(p, format string, args ...any)) {
 	if c.logScan == nil {
 		c.logScan = map[string]any{}
@@ -42,5 +43,5 @@ func (c *madContext) logKey(key string, v *manifest.Node, bad func(p, format str
 		c.logScan["errors"] = list
 		return
 	}
-	c.logScan["benign"] = append(slices.Clone(logscan.DefaultBenign), list...)
+	c.logScan["benign"] = append(slices.Clone(logscan.MadengineBenign), list...)
 }

@@ -292,7 +292,7 @@ func TestCheckoutLogScanKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	if l := m.LogScan; l.Disabled || strings.Join(l.Errors, "|") != "NCCL WARN" || !slices.Contains(l.Benign, "RuntimeError: expected") ||
-		len(l.Benign) != len(logscan.DefaultBenign)+1 {
+		len(l.Benign) != len(logscan.MadengineBenign)+1 {
 		t.Errorf("logScan %+v", l)
 	}
 	for _, off := range []string{"false", `"false"`, "0"} {

@@ -193,8 +193,7 @@ func (d *dataFile) local(name string, n *manifest.Node) (manifest.DataSet, error
 		ds.Source = filepath.Join(filepath.Dir(d.path), ds.Source)
 	}
 	ds.Source = filepath.Clean(ds.Source)
-	st, err := os.Stat(ds.Source)
-	if err != nil {
+	if _, err := os.Stat(ds.Source); err != nil {
 		return ds, fmt.Errorf("path %s: %s (it must exist where benchctl loads the checkout and on every node)", ds.Source, fileProblem(err))
 	}
 	if ds.Home == "" {
@@ -203,12 +202,38 @@ func (d *dataFile) local(name string, n *manifest.Node) (manifest.DataSet, error
 		}
 		ds.Home = fmt.Sprintf("/data_dlm_%d", d.index[name])
 	}
-	if st.IsDir() {
-		ds.Size = folderSize(ds.Source)
-	} else {
-		ds.Size = humanSize(st.Size())
-	}
 	return ds, nil
+}
+
+// MeasureDataSizes records the size of each data set of benches (DataSet.Size, perf.csv's
+// data_size) that has none yet: a file's size, or a folder's as folderSize measures it,
+// each source once. Loading a checkout does not measure, since every node of a job loads
+// it and a folder's walk may take maxSizeTime: the job's rank 0 measures, before it
+// writes job.json, which collect reads the sizes from. A source gone since the load
+// stays unmeasured ("").
+func MeasureDataSizes(benches []manifest.Benchmark) {
+	sizes := map[string]string{}
+	for _, b := range benches {
+		if b.Model == nil {
+			continue
+		}
+		for i := range b.Model.DataSets {
+			ds := &b.Model.DataSets[i]
+			if ds.Size != "" || ds.Source == "" {
+				continue
+			}
+			size, ok := sizes[ds.Source]
+			if !ok {
+				if st, err := os.Stat(ds.Source); err == nil && st.IsDir() {
+					size = folderSize(ds.Source)
+				} else if err == nil {
+					size = humanSize(st.Size())
+				}
+				sizes[ds.Source] = size
+			}
+			ds.Size = size
+		}
+	}
 }
 
 // folderSize is a folder's size as du -sh writes it (apparent sizes, links not followed),

@@ -17,7 +17,8 @@ func importData(t *testing.T, files map[string]string, tags ...string) ([]manife
 }
 
 // The fixture checkout's scripts/echo_dir model reads fixture_data, a local path of the
-// checkout: it is mounted read-only at madengine's default home, with its size.
+// checkout: it is mounted read-only at madengine's default home. Its size is not measured
+// at load, which every node does, but by MeasureDataSizes (rank 0 only).
 func TestDataLocalProvider(t *testing.T) {
 	dir := fixtureCheckout(t)
 	bs, _, err := Importer(manifest.CatalogImport{Models: manifest.Models{Catalog: filepath.Join(dir, "models.json"), Tags: []string{"discovery"}}, Vendor: "amd"})
@@ -28,9 +29,35 @@ func TestDataLocalProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := manifest.DataSet{Name: "fixture_data", Provider: "local", Source: filepath.Join(dir, "data/fixture_data"), Home: "/data_dlm_0", Size: humanSize(st.Size())}
+	want := manifest.DataSet{Name: "fixture_data", Provider: "local", Source: filepath.Join(dir, "data/fixture_data"), Home: "/data_dlm_0"}
 	if got := bs[1].Model.DataSets; len(got) != 1 || got[0] != want || bs[0].Model.DataSets != nil || bs[1].Model.GuestOS != "UBUNTU" {
 		t.Fatalf("%+v, want %+v", bs[1].Model, want)
+	}
+	MeasureDataSizes(bs)
+	want.Size = humanSize(st.Size())
+	if got := bs[1].Model.DataSets; got[0] != want {
+		t.Fatalf("%+v, want %+v", got[0], want)
+	}
+}
+
+// MeasureDataSizes walks each data folder once, whatever the models sharing it, and keeps a
+// size already recorded.
+func TestMeasureDataSizes(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "x"), make([]byte, 3000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "x")
+	bs := []manifest.Benchmark{
+		{Name: "a", Model: &manifest.Model{DataSets: []manifest.DataSet{{Name: "d", Source: dir}, {Name: "f", Source: file}}}},
+		{Name: "b", Model: &manifest.Model{DataSets: []manifest.DataSet{{Name: "d", Source: dir}, {Name: "kept", Source: dir, Size: "9.9T"}}}},
+		{Name: "native"},
+		{Name: "gone", Model: &manifest.Model{DataSets: []manifest.DataSet{{Name: "g", Source: filepath.Join(dir, "nowhere")}}}},
+	}
+	MeasureDataSizes(bs)
+	a, b := bs[0].Model.DataSets, bs[1].Model.DataSets
+	if a[0].Size != "2.9K" || a[1].Size != "2.9K" || b[0].Size != "2.9K" || b[1].Size != "9.9T" || bs[3].Model.DataSets[0].Size != "" {
+		t.Fatalf("%+v %+v %+v", a, b, bs[3].Model.DataSets)
 	}
 }
 

@@ -50,3 +50,33 @@ func TestLogScannerRules(t *testing.T) {
 		t.Errorf("the defaults changed: %d benign", len(d.Benign))
 	}
 }
+
+// madengine's own default patterns (Exception:, SystemExit, ...) apply to MAD models only:
+// a manifest's own benchmark printing "Exception: none" passes with the defaults, a MAD
+// model printing it fails, and either fails on the shared defaults (RuntimeError:).
+func TestLogScannerMadengineDefaultsForModelsOnly(t *testing.T) {
+	mad := manifest.Benchmark{Model: &manifest.Model{Name: "m"}}
+	for _, c := range []struct {
+		name  string
+		bench manifest.Benchmark
+		log   string
+		want  string
+	}{
+		{"native, Exception:", manifest.Benchmark{}, "Exception: none\n", ""},
+		{"native, SystemExit", manifest.Benchmark{}, "SystemExit\n", ""},
+		{"native, RuntimeError:", manifest.Benchmark{}, "RuntimeError: x\n", "RuntimeError:"},
+		{"MAD model, Exception:", mad, "Exception: none\n", "Exception:"},
+		{"MAD model, ModuleNotFoundError:", mad, "ModuleNotFoundError: vllm\n", "ModuleNotFoundError:"},
+		{"MAD model, FutureWarning benign", mad, "FutureWarning: Exception: old\n", ""},
+	} {
+		s := logScanner(manifest.LogScan{}, c.bench)
+		io.Copy(s, strings.NewReader(c.log))
+		got := ""
+		if m := s.Match(); m != nil {
+			got = m.Pattern
+		}
+		if got != c.want {
+			t.Errorf("%s: matched %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/logscan"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/models"
 )
 
 // Options configure Run and Plan.
@@ -234,6 +235,8 @@ func (r *nodeRun) reap(remove func()) { r.removals.Go(remove) }
 // waiting for the job to finish.
 func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	if r.node.Rank == 0 {
+		// The data sets' sizes, for job.json (perf.csv's data_size): rank 0 alone walks them.
+		models.MeasureDataSizes(r.o.Manifest.Benchmarks)
 		if x := r.o.Manifest.Experiment; x != nil {
 			r.resume, r.trialSources = r.resumePoint(x, x.Plan(x.PlanSeed(r.node.JobID)), benches)
 		}
@@ -253,6 +256,9 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	defer r.closeBarrier()
 	ctx, stop := r.supervise(ctx)
 	defer stop()
+	if err := r.agreeOnCatalog(ctx, benches); err != nil {
+		return err
+	}
 	if gpus.Vendor != manifest.VendorNone {
 		r.log.Info("gpus", "access", strings.Join(gpus.Describe(), "; "))
 	}
@@ -461,12 +467,17 @@ func (r *nodeRun) finishJob(ctx context.Context) {
 // logScanner is the log error scan of a benchmark, or nil when it is off. As in madengine,
 // where the run's context wins over the model: the manifest's logScan.errors, else a MAD
 // model's log_error_patterns, else the defaults; benign lines are the manifest's
-// logScan.benign (else the defaults) and the model's log_error_benign_patterns.
+// logScan.benign (else the defaults) and the model's log_error_benign_patterns. The
+// defaults are madengine's for a MAD model (logscan.MadengineDefaults) and benchctl's own
+// for a manifest's benchmark (logscan.Defaults), which does not fail on "Exception: none".
 func logScanner(l manifest.LogScan, b manifest.Benchmark) *logscan.Scanner {
 	if l.Disabled || b.NoLogScan {
 		return nil
 	}
 	rules := logscan.Defaults()
+	if b.Model != nil {
+		rules = logscan.MadengineDefaults()
+	}
 	switch {
 	case l.Errors != nil:
 		rules.Errors = l.Errors

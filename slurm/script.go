@@ -46,7 +46,8 @@ type Job struct {
 	ToolsSet  bool
 	ToolsFile string
 	// RunGenerators passes --run-get-models-json on: each node runs the checkout's
-	// get_models_json.py to list its models.
+	// get_models_json.py to list its models (once per node, without the job's secret in
+	// its environment), and a node whose list differs from rank 0's fails the job.
 	RunGenerators bool
 	SecretFile    string // 0600 file with the job secret, read by the script at run time
 	OutputDir     string // where sbatch writes output before the script redirects it
