@@ -109,14 +109,14 @@ benchmarks:
 			files = append(files, f.Path)
 		}
 		d := nodeDirs(tb)[i]
-		for _, w := range []string{"trace.txt", "marks.txt", "run_directory/mark.sh", "perf.csv"} {
+		for _, w := range []string{"run_directory/trace_output/trace.txt", "marks.txt", "run_directory/mark.sh", "perf.csv"} {
 			if !slices.Contains(files, "nodes/"+d+"/results/toolbench/"+w) {
 				t.Errorf("%s: no %s among the artefacts %q", d, w, files)
 			}
 		}
 	}
 	report, _ := os.ReadFile(filepath.Join(job.Path, jobdir.ReportFile))
-	if !strings.Contains(string(report), `href="nodes/`+nodeDirs(tb)[0]+`/results/toolbench/trace.txt"`) {
+	if !strings.Contains(string(report), `href="nodes/`+nodeDirs(tb)[0]+`/results/toolbench/run_directory/trace_output/trace.txt"`) {
 		t.Errorf("report.html does not link the trace")
 	}
 	perf, err := results.ReadCSVFile(filepath.Join(job.Path, jobdir.PerfFile), 1<<20)
