@@ -3,6 +3,7 @@ package image
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -193,18 +194,28 @@ func CheckKindName(where, kind string) error {
 type NoEngineError struct {
 	Kind   string
 	Looked []string // the addresses tried, in order
+	Why    []string // beside each of Looked: why it was not taken ("no socket", "does not answer: …")
 }
 
 func (e *NoEngineError) Error() string {
-	return fmt.Sprintf("no %s engine found: DOCKER_HOST is not set, and there is no socket at %s; start Podman's service (rootless: `systemctl --user start podman.socket`, rootful: `sudo systemctl start podman.socket`, or without systemd `podman system service --time=0 &`), or point DOCKER_HOST at its socket",
-		kindTitle(e.Kind), strings.Join(e.Looked, " nor "))
+	looked := make([]string, len(e.Looked))
+	for i, p := range e.Looked {
+		looked[i] = p
+		if i < len(e.Why) && e.Why[i] != "" {
+			looked[i] += " (" + e.Why[i] + ")"
+		}
+	}
+	return fmt.Sprintf("no %s engine found: DOCKER_HOST is not set, and none of these answers: %s; start Podman's service (rootless: `systemctl --user start podman.socket`, rootful: `sudo systemctl start podman.socket`, or without systemd `podman system service --time=0 &`), or point DOCKER_HOST at its socket",
+		kindTitle(e.Kind), strings.Join(looked, ", "))
 }
 
 // AddressOptions are where EngineAddress looks (for tests; zero: this process's).
 type AddressOptions struct {
-	Lookup   func(string) (string, bool)
-	UID      int
-	IsSocket func(path string) bool
+	Lookup func(string) (string, bool)
+	UID    int
+	// Probe checks the socket at path, which must belong to owner, and returns the path to
+	// connect to (default: ProbeSocket with UID).
+	Probe func(path string, owner int) (string, error)
 }
 
 // PodmanSockets are where Podman's service listens by default, in the order benchctl tries
@@ -221,25 +232,28 @@ func PodmanSockets(o AddressOptions) []string {
 			out = append(out, p)
 		}
 	}
-	return append(out, "/run/podman/podman.sock")
+	return append(out, rootfulPodmanSocket)
 }
+
+// rootfulPodmanSocket is where rootful Podman's service listens by default.
+const rootfulPodmanSocket = "/run/podman/podman.sock"
 
 func (o AddressOptions) withDefaults() AddressOptions {
 	if o.Lookup == nil {
 		o.Lookup, o.UID = os.LookupEnv, os.Getuid()
 	}
-	if o.IsSocket == nil {
-		o.IsSocket = func(p string) bool {
-			st, err := os.Stat(p)
-			return err == nil && st.Mode()&os.ModeSocket != 0
-		}
+	if o.Probe == nil {
+		uid := o.UID
+		o.Probe = func(p string, owner int) (string, error) { return ProbeSocket(p, owner, uid) }
 	}
 	return o
 }
 
 // EngineAddress is the address of the engine kind asks for: DOCKER_HOST when it is set
-// (whatever the kind); else for Podman the first of PodmanSockets that exists, else (any
-// kind, Docker) Docker's default socket.
+// (whatever the kind: the user named it, so it is used as given); else for Podman the
+// first of PodmanSockets that is trusted and answers (see ProbeSocket), else (any kind,
+// Docker) Docker's default socket. A Podman socket that is there but not trusted is an
+// error (*SocketTrustError), not a reason to try the next: it is someone else's.
 func EngineAddress(kind string, o AddressOptions) (string, error) {
 	o = o.withDefaults()
 	if h, ok := o.Lookup("DOCKER_HOST"); ok && h != "" {
@@ -249,12 +263,23 @@ func EngineAddress(kind string, o AddressOptions) (string, error) {
 		return client.DefaultDockerHost, nil
 	}
 	looked := PodmanSockets(o)
-	for _, p := range looked {
-		if o.IsSocket(p) {
-			return "unix://" + p, nil
+	why := make([]string, len(looked))
+	for i, p := range looked {
+		owner := o.UID
+		if p == rootfulPodmanSocket {
+			owner = 0
 		}
+		got, err := o.Probe(p, owner)
+		var te *SocketTrustError
+		switch {
+		case err == nil:
+			return "unix://" + got, nil
+		case errors.As(err, &te):
+			return "", err
+		}
+		why[i] = err.Error()
 	}
-	return "", &NoEngineError{Kind: kind, Looked: looked}
+	return "", &NoEngineError{Kind: kind, Looked: looked, Why: why}
 }
 
 // ConnectKind returns an Engine API client of the engine kind asks for (see EngineAddress),

@@ -141,14 +141,14 @@ func TestEngineAddress(t *testing.T) {
 		}
 		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 	}
-	sockets := func(have ...string) func(string) bool {
-		return func(p string) bool {
+	sockets := func(have ...string) func(string, int) (string, error) {
+		return func(p string, _ int) (string, error) {
 			for _, h := range have {
 				if h == p {
-					return true
+					return p, nil
 				}
 			}
-			return false
+			return "", errNoSocket
 		}
 	}
 	tests := []struct {
@@ -158,15 +158,15 @@ func TestEngineAddress(t *testing.T) {
 		want    string
 		wantErr []string
 	}{
-		{"DOCKER_HOST wins for podman", KindPodman, AddressOptions{Lookup: env("DOCKER_HOST", "unix:///x.sock"), UID: 1000, IsSocket: sockets("/run/podman/podman.sock")}, "unix:///x.sock", nil},
-		{"DOCKER_HOST wins for docker", KindDocker, AddressOptions{Lookup: env("DOCKER_HOST", "tcp://h:2376"), UID: 1000, IsSocket: sockets()}, "tcp://h:2376", nil},
-		{"docker default", KindDocker, AddressOptions{Lookup: env(), UID: 1000, IsSocket: sockets()}, client.DefaultDockerHost, nil},
-		{"any default", KindAny, AddressOptions{Lookup: env(), UID: 1000, IsSocket: sockets()}, client.DefaultDockerHost, nil},
-		{"rootless first", KindPodman, AddressOptions{Lookup: env(), UID: 1000, IsSocket: sockets("/run/user/1000/podman/podman.sock", "/run/podman/podman.sock")}, "unix:///run/user/1000/podman/podman.sock", nil},
-		{"XDG_RUNTIME_DIR", KindPodman, AddressOptions{Lookup: env("XDG_RUNTIME_DIR", "/tmp/xdg"), UID: 1000, IsSocket: sockets("/tmp/xdg/podman/podman.sock", "/run/user/1000/podman/podman.sock")}, "unix:///tmp/xdg/podman/podman.sock", nil},
-		{"rootful when no rootless", KindPodman, AddressOptions{Lookup: env("XDG_RUNTIME_DIR", "/tmp/xdg"), UID: 1000, IsSocket: sockets("/run/podman/podman.sock")}, "unix:///run/podman/podman.sock", nil},
-		{"root: rootful only", KindPodman, AddressOptions{Lookup: env(), UID: 0, IsSocket: sockets("/run/user/0/podman/podman.sock", "/run/podman/podman.sock")}, "unix:///run/podman/podman.sock", nil},
-		{"none", KindPodman, AddressOptions{Lookup: env("DOCKER_HOST", ""), UID: 1000, IsSocket: sockets()}, "",
+		{"DOCKER_HOST wins for podman", KindPodman, AddressOptions{Lookup: env("DOCKER_HOST", "unix:///x.sock"), UID: 1000, Probe: sockets("/run/podman/podman.sock")}, "unix:///x.sock", nil},
+		{"DOCKER_HOST wins for docker", KindDocker, AddressOptions{Lookup: env("DOCKER_HOST", "tcp://h:2376"), UID: 1000, Probe: sockets()}, "tcp://h:2376", nil},
+		{"docker default", KindDocker, AddressOptions{Lookup: env(), UID: 1000, Probe: sockets()}, client.DefaultDockerHost, nil},
+		{"any default", KindAny, AddressOptions{Lookup: env(), UID: 1000, Probe: sockets()}, client.DefaultDockerHost, nil},
+		{"rootless first", KindPodman, AddressOptions{Lookup: env(), UID: 1000, Probe: sockets("/run/user/1000/podman/podman.sock", "/run/podman/podman.sock")}, "unix:///run/user/1000/podman/podman.sock", nil},
+		{"XDG_RUNTIME_DIR", KindPodman, AddressOptions{Lookup: env("XDG_RUNTIME_DIR", "/tmp/xdg"), UID: 1000, Probe: sockets("/tmp/xdg/podman/podman.sock", "/run/user/1000/podman/podman.sock")}, "unix:///tmp/xdg/podman/podman.sock", nil},
+		{"rootful when no rootless", KindPodman, AddressOptions{Lookup: env("XDG_RUNTIME_DIR", "/tmp/xdg"), UID: 1000, Probe: sockets("/run/podman/podman.sock")}, "unix:///run/podman/podman.sock", nil},
+		{"root: rootful only", KindPodman, AddressOptions{Lookup: env(), UID: 0, Probe: sockets("/run/user/0/podman/podman.sock", "/run/podman/podman.sock")}, "unix:///run/podman/podman.sock", nil},
+		{"none", KindPodman, AddressOptions{Lookup: env("DOCKER_HOST", ""), UID: 1000, Probe: sockets()}, "",
 			[]string{"no Podman engine found", "/run/user/1000/podman/podman.sock", "/run/podman/podman.sock", "systemctl --user start podman.socket", "podman system service", "DOCKER_HOST"}},
 	}
 	for _, tt := range tests {
