@@ -35,7 +35,11 @@ type Identity struct {
 	Version    string `json:"version"`
 	APIVersion string `json:"apiVersion"`
 	Rootless   bool   `json:"rootless"`
-	Host       string `json:"host,omitempty"`
+	// RootlessUnknown is why the engine could not say whether it runs rootless ("": it
+	// said); Rootless is then false. Callers warn with it, and CheckKind refuses such a
+	// Podman where Podman was asked for.
+	RootlessUnknown string `json:"-"`
+	Host            string `json:"host,omitempty"`
 	// PID is the engine's process where its unix socket says (0: not known): its resource
 	// limits bound its containers' where it may not raise them.
 	PID int `json:"-"`
@@ -44,8 +48,11 @@ type Identity struct {
 // String is the identity for people: "Podman Engine 4.3.1 (API 1.41, rootless)".
 func (id Identity) String() string {
 	mode := "rootful"
-	if id.Rootless {
+	switch {
+	case id.Rootless:
 		mode = "rootless"
+	case id.RootlessUnknown != "":
+		mode = "rootless not known, taken as rootful"
 	}
 	return fmt.Sprintf("%s %s (API %s, %s)", id.Name, id.Version, id.APIVersion, mode)
 }
@@ -90,7 +97,8 @@ type (
 )
 
 // Identify asks an engine which it is. An engine that cannot say whether it is rootless is
-// taken as rootful.
+// taken as rootful, with the reason in RootlessUnknown (Podman's own API did not answer;
+// Docker's /info not answering leaves it unknown too).
 func Identify(ctx context.Context, eng Versioner) (Identity, error) {
 	host := EngineHostOf(eng)
 	v, err := eng.ServerVersion(ctx, client.ServerVersionOptions{})
@@ -103,18 +111,30 @@ func Identify(ctx context.Context, eng Versioner) (Identity, error) {
 		id.PID = peerPID(ctx, d.Dialer())
 	}
 	if id.Kind == KindPodman {
-		if d, ok := eng.(dialer); ok {
-			id.Rootless, _ = podmanRootless(ctx, d.Dialer())
+		d, ok := eng.(dialer)
+		if !ok {
+			id.RootlessUnknown = "the engine client cannot reach Podman's own API"
+			return id, nil
 		}
+		rootless, err := podmanRootless(ctx, d.Dialer())
+		if err != nil {
+			id.RootlessUnknown = err.Error()
+		}
+		id.Rootless = rootless
 		return id, nil
 	}
-	if in, ok := eng.(infoer); ok {
-		if info, err := in.Info(ctx, client.InfoOptions{}); err == nil {
-			for _, o := range info.Info.SecurityOptions {
-				if o == "name=rootless" || strings.HasPrefix(o, "name=rootless,") {
-					id.Rootless = true
-				}
-			}
+	in, ok := eng.(infoer)
+	if !ok {
+		return id, nil // a test's engine: nothing to ask
+	}
+	info, err := in.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		id.RootlessUnknown = "/info: " + err.Error()
+		return id, nil
+	}
+	for _, o := range info.Info.SecurityOptions {
+		if o == "name=rootless" || strings.HasPrefix(o, "name=rootless,") {
+			id.Rootless = true
 		}
 	}
 	return id, nil
@@ -131,11 +151,11 @@ func podmanRootless(ctx context.Context, dial func(context.Context) (net.Conn, e
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("GET /libpod/info: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("podman info: %s", resp.Status)
+		return false, fmt.Errorf("GET /libpod/info: %s", resp.Status)
 	}
 	var info struct {
 		Host struct {
@@ -145,7 +165,7 @@ func podmanRootless(ctx context.Context, dial func(context.Context) (net.Conn, e
 		} `json:"host"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&info); err != nil {
-		return false, fmt.Errorf("podman info: %w", err)
+		return false, fmt.Errorf("GET /libpod/info: %w", err)
 	}
 	return info.Host.Security.Rootless, nil
 }
@@ -165,13 +185,37 @@ func (e *KindMismatchError) Error() string {
 // InvalidInput marks the mismatch as bad input (exit 4).
 func (e *KindMismatchError) InvalidInput() bool { return true }
 
-// CheckKind returns a *KindMismatchError when want names a kind and the engine is another.
+// CheckKind returns a *KindMismatchError when want names a kind and the engine is another,
+// and a *RootlessUnknownError when Podman is asked for and cannot say whether it runs
+// rootless.
 func CheckKind(want string, got Identity) error {
-	if want == KindAny || want == got.Kind {
+	if want == KindAny {
 		return nil
 	}
-	return &KindMismatchError{Want: want, Got: got}
+	if want != got.Kind {
+		return &KindMismatchError{Want: want, Got: got}
+	}
+	if want == KindPodman && got.RootlessUnknown != "" {
+		return &RootlessUnknownError{Got: got}
+	}
+	return nil
 }
+
+// RootlessUnknownError is a Podman engine, asked for by name, that cannot say whether it
+// runs rootless. benchctl does not guess: the two differ in what a container may be given
+// (resource limits above the user's, the GPU devices' groups, who owns the results), and
+// either wrong guess fails later, or runs the benchmark other than the manifest says.
+type RootlessUnknownError struct {
+	Got Identity
+}
+
+func (e *RootlessUnknownError) Error() string {
+	return fmt.Sprintf("cannot tell whether the Podman engine at %s runs rootless: its own API (GET /v4.0.0/libpod/info) did not say: %s; benchctl needs Podman 4 or later with its service's full API (`podman system service`, not a proxy that passes only Docker's paths), or check that the service is healthy (`podman info` as the user it runs as)",
+		e.Got.Host, e.Got.RootlessUnknown)
+}
+
+// InvalidInput marks the engine as one this run cannot use (exit 4).
+func (e *RootlessUnknownError) InvalidInput() bool { return true }
 
 func kindTitle(kind string) string {
 	if kind == KindPodman {

@@ -77,7 +77,8 @@ func TestIdentify(t *testing.T) {
 		{"podman rootless", podmanVersion, []string{"name=seccomp,profile=default"}, &yes,
 			Identity{Kind: KindPodman, Name: "Podman Engine", Version: "4.3.1", APIVersion: "1.41", Rootless: true}, "Podman Engine 4.3.1 (API 1.41, rootless)"},
 		{"podman without its own API", podmanVersion, nil, nil,
-			Identity{Kind: KindPodman, Name: "Podman Engine", Version: "4.3.1", APIVersion: "1.41"}, ""},
+			Identity{Kind: KindPodman, Name: "Podman Engine", Version: "4.3.1", APIVersion: "1.41", RootlessUnknown: "GET /libpod/info: 404 Not Found"},
+			"Podman Engine 4.3.1 (API 1.41, rootless not known, taken as rootful)"},
 		{"docker debian", dockerVersion, []string{"name=seccomp,profile=default"}, nil,
 			Identity{Kind: KindDocker, Name: "Docker Engine", Version: "20.10.24+dfsg1", APIVersion: "1.41"}, "Docker Engine 20.10.24+dfsg1 (API 1.41, rootful)"},
 		{"docker rootless", dockerCEVersion, []string{"name=seccomp,profile=default", "name=rootless"}, nil,
@@ -200,5 +201,31 @@ func TestCheckKindName(t *testing.T) {
 	err := CheckKindName("--engine", "Podman ")
 	if err == nil || !strings.Contains(err.Error(), `--engine "Podman " is not an engine benchctl knows (allowed: docker, podman)`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A Podman whose own API does not answer cannot say whether it is rootless: Identify says
+// why (callers warn), and where Podman was asked for that is an error, not a guess.
+func TestIdentifyPodmanRootlessUnknown(t *testing.T) {
+	c := fakeEngineServer(t, podmanVersion, nil, nil) // /libpod/info: 404
+	id, err := Identify(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id.Rootless || !strings.Contains(id.RootlessUnknown, "404") {
+		t.Fatalf("Identify = %+v, want rootless unknown with the reason", id)
+	}
+	if err := CheckKind(KindAny, id); err != nil {
+		t.Errorf("CheckKind(any) = %v, want nil (a warning, not an error)", err)
+	}
+	err = CheckKind(KindPodman, id)
+	var re *RootlessUnknownError
+	if !errors.As(err, &re) || !re.InvalidInput() {
+		t.Fatalf("CheckKind(podman) = %v, want a *RootlessUnknownError", err)
+	}
+	for _, s := range []string{"cannot tell whether the Podman engine at " + c.DaemonHost() + " runs rootless", "404", "libpod/info"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q lacks %q", err, s)
+		}
 	}
 }

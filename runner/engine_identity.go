@@ -21,6 +21,10 @@ func (r *nodeRun) identifyEngine(ctx context.Context, eng Engine) (image.Identit
 		return id, nil
 	}
 	r.log.Info("engine", "kind", id.Kind, "name", id.Name, "version", id.Version, "api", id.APIVersion, "rootless", id.Rootless, "address", id.Host)
+	if id.RootlessUnknown != "" && r.o.EngineKind == image.KindAny {
+		// Asked for by name, CheckKind refuses it instead.
+		r.log.Warn("the engine cannot say whether it runs rootless: taken as rootful", "reason", id.RootlessUnknown)
+	}
 	if err := image.CheckKind(r.o.EngineKind, id); err != nil {
 		return id, err
 	}
