@@ -25,6 +25,11 @@ func (r *nodeRun) identifyEngine(ctx context.Context, eng Engine) (image.Identit
 		// Asked for by name, CheckKind refuses it instead.
 		r.log.Warn("the engine cannot say whether it runs rootless: taken as rootful", "reason", id.RootlessUnknown)
 	}
+	if id.Podman() {
+		if h := thisHost(id); h.unknown != "" {
+			r.log.Warn("containers keep Podman's default resource limits", "reason", h.unknown)
+		}
+	}
 	if err := image.CheckKind(r.o.EngineKind, id); err != nil {
 		return id, err
 	}
