@@ -11,6 +11,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/manifest"
 )
 
 // hostFacts are what bounds a container's resource limits on an engine (tests give their
@@ -151,16 +152,9 @@ func adaptToEngine(id image.Identity, hc *container.HostConfig, h hostFacts) err
 	for _, u := range hc.Ulimits {
 		asked[u.Name] = u
 	}
-	if id.Rootless {
-		for _, u := range hc.Ulimits {
-			hard, ok := h.limits[u.Name]
-			if !ok {
-				continue
-			}
-			over := func(v int64) bool { return v < 0 || uint64(v) > hard } // -1: unlimited
-			if over(u.Soft) || over(u.Hard) {
-				return &EngineLimitError{Engine: id, Name: u.Name, Soft: u.Soft, Hard: u.Hard, Max: hard}
-			}
+	for _, u := range hc.Ulimits {
+		if err := overEngineLimit(id, u.Name, u.Soft, u.Hard, h); err != nil {
+			return err
 		}
 	}
 	if !id.Rootless && (h.canRaise || h.unknown != "") {
@@ -174,6 +168,40 @@ func adaptToEngine(id image.Identity, hc *container.HostConfig, h hostFacts) err
 			continue
 		}
 		hc.Ulimits = append(hc.Ulimits, &units.Ulimit{Name: name, Soft: int64(hard), Hard: int64(hard)})
+	}
+	return nil
+}
+
+// overEngineLimit is an *EngineLimitError where a rootless Podman engine cannot give the
+// ulimit name soft:hard (-1: unlimited), else nil.
+func overEngineLimit(id image.Identity, name string, soft, hard int64, h hostFacts) error {
+	if !id.Podman() || !id.Rootless {
+		return nil
+	}
+	most, ok := h.limits[name]
+	if !ok {
+		return nil
+	}
+	over := func(v int64) bool { return v < 0 || uint64(v) > most }
+	if over(soft) || over(hard) {
+		return &EngineLimitError{Engine: id, Name: name, Soft: soft, Hard: hard, Max: most}
+	}
+	return nil
+}
+
+// checkEngineLimits refuses, before the image phase, a benchmark's ulimit that the engine
+// cannot give (the refusal adaptToEngine makes at container create), naming the benchmark.
+func checkEngineLimits(id image.Identity, m *manifest.Manifest, benches []manifest.Benchmark, h hostFacts) error {
+	for _, b := range benches {
+		ctr := m.Container
+		if b.Container != nil { // a MAD model's additional_docker_run_options
+			ctr = *b.Container
+		}
+		for _, u := range ctr.Ulimits {
+			if err := overEngineLimit(id, u.Name, u.Soft, u.Hard, h); err != nil {
+				return fmt.Errorf("benchmark %s: %w", b.Name, err)
+			}
+		}
 	}
 	return nil
 }
@@ -194,7 +222,7 @@ func (e *EngineLimitError) Error() string {
 		}
 		return fmt.Sprint(v)
 	}
-	return fmt.Sprintf("container.ulimits.%s asks for %s:%s, above this node's hard limit %d, which a rootless %s engine cannot raise: lower it to at most %d, or raise the user's limit (/etc/security/limits.conf, or LimitNOFILE=/LimitMEMLOCK= of the user's podman.service) and restart the engine",
+	return fmt.Sprintf("container.ulimits.%s asks for %s:%s, above this node's hard limit %d, which rootless %s cannot raise: lower it to at most %d, or raise the user's limit (/etc/security/limits.conf, or LimitNOFILE=/LimitMEMLOCK= of the user's podman.service) and restart the engine",
 		e.Name, lim(e.Soft), lim(e.Hard), e.Max, e.Engine.Name, e.Max)
 }
 
