@@ -72,7 +72,8 @@ func TestDoctorEngineKind(t *testing.T) {
 	}
 	checks = Doctor(context.Background(), DoctorOptions{SharedDir: t.TempDir(), Lookup: noEnv,
 		Engine: func() (DoctorEngine, error) { return &fakeDoctorEngine{version: &pv}, nil }})
-	if c := checks[1]; c.Name != "podman engine" || !c.OK || !strings.Contains(c.Detail, "rootless not known, taken as rootful") || !strings.Contains(c.Detail, "no engine API here") {
+	if c := checks[1]; c.Name != "podman engine" || !c.OK || !strings.Contains(c.Detail, "rootless not known, taken as rootful") || !strings.Contains(c.Detail, "no engine API here") ||
+		!strings.Contains(c.Detail, "the engine's resource limits are not known, so containers keep Podman's defaults") {
 		t.Errorf("podman line, any engine, rootless not known = %+v", c)
 	}
 }
