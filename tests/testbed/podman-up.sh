@@ -122,9 +122,9 @@ start_engine() {
     # what is inside, storage with files of the user's subordinate ids among it, stays as it
     # is); everything inside it is made by the user.
     mkdir -p "$dir" && chown -h "$user:" "$dir"
-    as_user mkdir -p "$dir/run" "$dir/tmp" "$dir/storage" "$dir/xdg" "$(dirname "$sock")"
-    as_user chmod 0700 "$dir/xdg"
-    as_user rm -f "$sock"
+    as_user mkdir -p "$dir/run" "$dir/tmp" "$dir/storage" "$dir/xdg" "$(dirname "$sock")" \
+      && as_user chmod 0700 "$dir/xdg" && as_user rm -f "$sock" \
+      || die "could not prepare $dir as $user (is something in it not the user's?)"
   fi
   log "starting podman ($name)"
   local cmd=(podman --root "$dir/storage" --runroot "$dir/run" --tmpdir "$dir/tmp"
