@@ -3,6 +3,7 @@ package image
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -34,7 +35,11 @@ type Identity struct {
 	Version    string `json:"version"`
 	APIVersion string `json:"apiVersion"`
 	Rootless   bool   `json:"rootless"`
-	Host       string `json:"host,omitempty"`
+	// RootlessUnknown is why the engine could not say whether it runs rootless ("": it
+	// said); Rootless is then false. Callers warn with it, and CheckKind refuses such a
+	// Podman where Podman was asked for.
+	RootlessUnknown string `json:"-"`
+	Host            string `json:"host,omitempty"`
 	// PID is the engine's process where its unix socket says (0: not known): its resource
 	// limits bound its containers' where it may not raise them.
 	PID int `json:"-"`
@@ -43,8 +48,11 @@ type Identity struct {
 // String is the identity for people: "Podman Engine 4.3.1 (API 1.41, rootless)".
 func (id Identity) String() string {
 	mode := "rootful"
-	if id.Rootless {
+	switch {
+	case id.Rootless:
 		mode = "rootless"
+	case id.RootlessUnknown != "":
+		mode = "rootless not known, taken as rootful"
 	}
 	return fmt.Sprintf("%s %s (API %s, %s)", id.Name, id.Version, id.APIVersion, mode)
 }
@@ -89,7 +97,8 @@ type (
 )
 
 // Identify asks an engine which it is. An engine that cannot say whether it is rootless is
-// taken as rootful.
+// taken as rootful, with the reason in RootlessUnknown (Podman's own API did not answer;
+// Docker's /info not answering leaves it unknown too).
 func Identify(ctx context.Context, eng Versioner) (Identity, error) {
 	host := EngineHostOf(eng)
 	v, err := eng.ServerVersion(ctx, client.ServerVersionOptions{})
@@ -102,18 +111,30 @@ func Identify(ctx context.Context, eng Versioner) (Identity, error) {
 		id.PID = peerPID(ctx, d.Dialer())
 	}
 	if id.Kind == KindPodman {
-		if d, ok := eng.(dialer); ok {
-			id.Rootless, _ = podmanRootless(ctx, d.Dialer())
+		d, ok := eng.(dialer)
+		if !ok {
+			id.RootlessUnknown = "the engine client cannot reach Podman's own API"
+			return id, nil
 		}
+		rootless, err := podmanRootless(ctx, d.Dialer())
+		if err != nil {
+			id.RootlessUnknown = err.Error()
+		}
+		id.Rootless = rootless
 		return id, nil
 	}
-	if in, ok := eng.(infoer); ok {
-		if info, err := in.Info(ctx, client.InfoOptions{}); err == nil {
-			for _, o := range info.Info.SecurityOptions {
-				if o == "name=rootless" || strings.HasPrefix(o, "name=rootless,") {
-					id.Rootless = true
-				}
-			}
+	in, ok := eng.(infoer)
+	if !ok {
+		return id, nil // a test's engine: nothing to ask
+	}
+	info, err := in.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		id.RootlessUnknown = "/info: " + err.Error()
+		return id, nil
+	}
+	for _, o := range info.Info.SecurityOptions {
+		if o == "name=rootless" || strings.HasPrefix(o, "name=rootless,") {
+			id.Rootless = true
 		}
 	}
 	return id, nil
@@ -130,11 +151,11 @@ func podmanRootless(ctx context.Context, dial func(context.Context) (net.Conn, e
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("GET /libpod/info: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("podman info: %s", resp.Status)
+		return false, fmt.Errorf("GET /libpod/info: %s", resp.Status)
 	}
 	var info struct {
 		Host struct {
@@ -144,7 +165,7 @@ func podmanRootless(ctx context.Context, dial func(context.Context) (net.Conn, e
 		} `json:"host"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&info); err != nil {
-		return false, fmt.Errorf("podman info: %w", err)
+		return false, fmt.Errorf("GET /libpod/info: %w", err)
 	}
 	return info.Host.Security.Rootless, nil
 }
@@ -164,13 +185,37 @@ func (e *KindMismatchError) Error() string {
 // InvalidInput marks the mismatch as bad input (exit 4).
 func (e *KindMismatchError) InvalidInput() bool { return true }
 
-// CheckKind returns a *KindMismatchError when want names a kind and the engine is another.
+// CheckKind returns a *KindMismatchError when want names a kind and the engine is another,
+// and a *RootlessUnknownError when Podman is asked for and cannot say whether it runs
+// rootless.
 func CheckKind(want string, got Identity) error {
-	if want == KindAny || want == got.Kind {
+	if want == KindAny {
 		return nil
 	}
-	return &KindMismatchError{Want: want, Got: got}
+	if want != got.Kind {
+		return &KindMismatchError{Want: want, Got: got}
+	}
+	if want == KindPodman && got.RootlessUnknown != "" {
+		return &RootlessUnknownError{Got: got}
+	}
+	return nil
 }
+
+// RootlessUnknownError is a Podman engine, asked for by name, that cannot say whether it
+// runs rootless. benchctl does not guess: the two differ in what a container may be given
+// (resource limits above the user's, the GPU devices' groups, who owns the results), and
+// either wrong guess fails later, or runs the benchmark other than the manifest says.
+type RootlessUnknownError struct {
+	Got Identity
+}
+
+func (e *RootlessUnknownError) Error() string {
+	return fmt.Sprintf("cannot tell whether the Podman engine at %s runs rootless: its own API (GET /v4.0.0/libpod/info) did not say: %s; benchctl needs Podman 4 or later with its service's full API (`podman system service`, not a proxy that passes only Docker's paths), or check that the service is healthy (`podman info` as the user it runs as)",
+		e.Got.Host, e.Got.RootlessUnknown)
+}
+
+// InvalidInput marks the engine as one this run cannot use (exit 4).
+func (e *RootlessUnknownError) InvalidInput() bool { return true }
 
 func kindTitle(kind string) string {
 	if kind == KindPodman {
@@ -193,18 +238,28 @@ func CheckKindName(where, kind string) error {
 type NoEngineError struct {
 	Kind   string
 	Looked []string // the addresses tried, in order
+	Why    []string // beside each of Looked: why it was not taken ("no socket", "does not answer: …")
 }
 
 func (e *NoEngineError) Error() string {
-	return fmt.Sprintf("no %s engine found: DOCKER_HOST is not set, and there is no socket at %s; start Podman's service (rootless: `systemctl --user start podman.socket`, rootful: `sudo systemctl start podman.socket`, or without systemd `podman system service --time=0 &`), or point DOCKER_HOST at its socket",
-		kindTitle(e.Kind), strings.Join(e.Looked, " nor "))
+	looked := make([]string, len(e.Looked))
+	for i, p := range e.Looked {
+		looked[i] = p
+		if i < len(e.Why) && e.Why[i] != "" {
+			looked[i] += " (" + e.Why[i] + ")"
+		}
+	}
+	return fmt.Sprintf("no %s engine found: DOCKER_HOST is not set, and none of these answers: %s; start Podman's service (rootless: `systemctl --user start podman.socket`, rootful: `sudo systemctl start podman.socket`, or without systemd `podman system service --time=0 &`), or point DOCKER_HOST at its socket",
+		kindTitle(e.Kind), strings.Join(looked, ", "))
 }
 
 // AddressOptions are where EngineAddress looks (for tests; zero: this process's).
 type AddressOptions struct {
-	Lookup   func(string) (string, bool)
-	UID      int
-	IsSocket func(path string) bool
+	Lookup func(string) (string, bool)
+	UID    int
+	// Probe checks the socket at path, which must belong to owner, and returns the path to
+	// connect to (default: ProbeSocket with UID).
+	Probe func(path string, owner int) (string, error)
 }
 
 // PodmanSockets are where Podman's service listens by default, in the order benchctl tries
@@ -221,25 +276,28 @@ func PodmanSockets(o AddressOptions) []string {
 			out = append(out, p)
 		}
 	}
-	return append(out, "/run/podman/podman.sock")
+	return append(out, rootfulPodmanSocket)
 }
+
+// rootfulPodmanSocket is where rootful Podman's service listens by default.
+const rootfulPodmanSocket = "/run/podman/podman.sock"
 
 func (o AddressOptions) withDefaults() AddressOptions {
 	if o.Lookup == nil {
 		o.Lookup, o.UID = os.LookupEnv, os.Getuid()
 	}
-	if o.IsSocket == nil {
-		o.IsSocket = func(p string) bool {
-			st, err := os.Stat(p)
-			return err == nil && st.Mode()&os.ModeSocket != 0
-		}
+	if o.Probe == nil {
+		uid := o.UID
+		o.Probe = func(p string, owner int) (string, error) { return ProbeSocket(p, owner, uid) }
 	}
 	return o
 }
 
 // EngineAddress is the address of the engine kind asks for: DOCKER_HOST when it is set
-// (whatever the kind); else for Podman the first of PodmanSockets that exists, else (any
-// kind, Docker) Docker's default socket.
+// (whatever the kind: the user named it, so it is used as given); else for Podman the
+// first of PodmanSockets that is trusted and answers (see ProbeSocket), else (any kind,
+// Docker) Docker's default socket. A Podman socket that is there but not trusted is an
+// error (*SocketTrustError), not a reason to try the next: it is someone else's.
 func EngineAddress(kind string, o AddressOptions) (string, error) {
 	o = o.withDefaults()
 	if h, ok := o.Lookup("DOCKER_HOST"); ok && h != "" {
@@ -249,12 +307,23 @@ func EngineAddress(kind string, o AddressOptions) (string, error) {
 		return client.DefaultDockerHost, nil
 	}
 	looked := PodmanSockets(o)
-	for _, p := range looked {
-		if o.IsSocket(p) {
-			return "unix://" + p, nil
+	why := make([]string, len(looked))
+	for i, p := range looked {
+		owner := o.UID
+		if p == rootfulPodmanSocket {
+			owner = 0
 		}
+		got, err := o.Probe(p, owner)
+		var te *SocketTrustError
+		switch {
+		case err == nil:
+			return "unix://" + got, nil
+		case errors.As(err, &te):
+			return "", err
+		}
+		why[i] = err.Error()
 	}
-	return "", &NoEngineError{Kind: kind, Looked: looked}
+	return "", &NoEngineError{Kind: kind, Looked: looked, Why: why}
 }
 
 // ConnectKind returns an Engine API client of the engine kind asks for (see EngineAddress),

@@ -77,7 +77,8 @@ func TestIdentify(t *testing.T) {
 		{"podman rootless", podmanVersion, []string{"name=seccomp,profile=default"}, &yes,
 			Identity{Kind: KindPodman, Name: "Podman Engine", Version: "4.3.1", APIVersion: "1.41", Rootless: true}, "Podman Engine 4.3.1 (API 1.41, rootless)"},
 		{"podman without its own API", podmanVersion, nil, nil,
-			Identity{Kind: KindPodman, Name: "Podman Engine", Version: "4.3.1", APIVersion: "1.41"}, ""},
+			Identity{Kind: KindPodman, Name: "Podman Engine", Version: "4.3.1", APIVersion: "1.41", RootlessUnknown: "GET /libpod/info: 404 Not Found"},
+			"Podman Engine 4.3.1 (API 1.41, rootless not known, taken as rootful)"},
 		{"docker debian", dockerVersion, []string{"name=seccomp,profile=default"}, nil,
 			Identity{Kind: KindDocker, Name: "Docker Engine", Version: "20.10.24+dfsg1", APIVersion: "1.41"}, "Docker Engine 20.10.24+dfsg1 (API 1.41, rootful)"},
 		{"docker rootless", dockerCEVersion, []string{"name=seccomp,profile=default", "name=rootless"}, nil,
@@ -141,14 +142,14 @@ func TestEngineAddress(t *testing.T) {
 		}
 		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 	}
-	sockets := func(have ...string) func(string) bool {
-		return func(p string) bool {
+	sockets := func(have ...string) func(string, int) (string, error) {
+		return func(p string, _ int) (string, error) {
 			for _, h := range have {
 				if h == p {
-					return true
+					return p, nil
 				}
 			}
-			return false
+			return "", errNoSocket
 		}
 	}
 	tests := []struct {
@@ -158,15 +159,15 @@ func TestEngineAddress(t *testing.T) {
 		want    string
 		wantErr []string
 	}{
-		{"DOCKER_HOST wins for podman", KindPodman, AddressOptions{Lookup: env("DOCKER_HOST", "unix:///x.sock"), UID: 1000, IsSocket: sockets("/run/podman/podman.sock")}, "unix:///x.sock", nil},
-		{"DOCKER_HOST wins for docker", KindDocker, AddressOptions{Lookup: env("DOCKER_HOST", "tcp://h:2376"), UID: 1000, IsSocket: sockets()}, "tcp://h:2376", nil},
-		{"docker default", KindDocker, AddressOptions{Lookup: env(), UID: 1000, IsSocket: sockets()}, client.DefaultDockerHost, nil},
-		{"any default", KindAny, AddressOptions{Lookup: env(), UID: 1000, IsSocket: sockets()}, client.DefaultDockerHost, nil},
-		{"rootless first", KindPodman, AddressOptions{Lookup: env(), UID: 1000, IsSocket: sockets("/run/user/1000/podman/podman.sock", "/run/podman/podman.sock")}, "unix:///run/user/1000/podman/podman.sock", nil},
-		{"XDG_RUNTIME_DIR", KindPodman, AddressOptions{Lookup: env("XDG_RUNTIME_DIR", "/tmp/xdg"), UID: 1000, IsSocket: sockets("/tmp/xdg/podman/podman.sock", "/run/user/1000/podman/podman.sock")}, "unix:///tmp/xdg/podman/podman.sock", nil},
-		{"rootful when no rootless", KindPodman, AddressOptions{Lookup: env("XDG_RUNTIME_DIR", "/tmp/xdg"), UID: 1000, IsSocket: sockets("/run/podman/podman.sock")}, "unix:///run/podman/podman.sock", nil},
-		{"root: rootful only", KindPodman, AddressOptions{Lookup: env(), UID: 0, IsSocket: sockets("/run/user/0/podman/podman.sock", "/run/podman/podman.sock")}, "unix:///run/podman/podman.sock", nil},
-		{"none", KindPodman, AddressOptions{Lookup: env("DOCKER_HOST", ""), UID: 1000, IsSocket: sockets()}, "",
+		{"DOCKER_HOST wins for podman", KindPodman, AddressOptions{Lookup: env("DOCKER_HOST", "unix:///x.sock"), UID: 1000, Probe: sockets("/run/podman/podman.sock")}, "unix:///x.sock", nil},
+		{"DOCKER_HOST wins for docker", KindDocker, AddressOptions{Lookup: env("DOCKER_HOST", "tcp://h:2376"), UID: 1000, Probe: sockets()}, "tcp://h:2376", nil},
+		{"docker default", KindDocker, AddressOptions{Lookup: env(), UID: 1000, Probe: sockets()}, client.DefaultDockerHost, nil},
+		{"any default", KindAny, AddressOptions{Lookup: env(), UID: 1000, Probe: sockets()}, client.DefaultDockerHost, nil},
+		{"rootless first", KindPodman, AddressOptions{Lookup: env(), UID: 1000, Probe: sockets("/run/user/1000/podman/podman.sock", "/run/podman/podman.sock")}, "unix:///run/user/1000/podman/podman.sock", nil},
+		{"XDG_RUNTIME_DIR", KindPodman, AddressOptions{Lookup: env("XDG_RUNTIME_DIR", "/tmp/xdg"), UID: 1000, Probe: sockets("/tmp/xdg/podman/podman.sock", "/run/user/1000/podman/podman.sock")}, "unix:///tmp/xdg/podman/podman.sock", nil},
+		{"rootful when no rootless", KindPodman, AddressOptions{Lookup: env("XDG_RUNTIME_DIR", "/tmp/xdg"), UID: 1000, Probe: sockets("/run/podman/podman.sock")}, "unix:///run/podman/podman.sock", nil},
+		{"root: rootful only", KindPodman, AddressOptions{Lookup: env(), UID: 0, Probe: sockets("/run/user/0/podman/podman.sock", "/run/podman/podman.sock")}, "unix:///run/podman/podman.sock", nil},
+		{"none", KindPodman, AddressOptions{Lookup: env("DOCKER_HOST", ""), UID: 1000, Probe: sockets()}, "",
 			[]string{"no Podman engine found", "/run/user/1000/podman/podman.sock", "/run/podman/podman.sock", "systemctl --user start podman.socket", "podman system service", "DOCKER_HOST"}},
 	}
 	for _, tt := range tests {
@@ -200,5 +201,31 @@ func TestCheckKindName(t *testing.T) {
 	err := CheckKindName("--engine", "Podman ")
 	if err == nil || !strings.Contains(err.Error(), `--engine "Podman " is not an engine benchctl knows (allowed: docker, podman)`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A Podman whose own API does not answer cannot say whether it is rootless: Identify says
+// why (callers warn), and where Podman was asked for that is an error, not a guess.
+func TestIdentifyPodmanRootlessUnknown(t *testing.T) {
+	c := fakeEngineServer(t, podmanVersion, nil, nil) // /libpod/info: 404
+	id, err := Identify(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id.Rootless || !strings.Contains(id.RootlessUnknown, "404") {
+		t.Fatalf("Identify = %+v, want rootless unknown with the reason", id)
+	}
+	if err := CheckKind(KindAny, id); err != nil {
+		t.Errorf("CheckKind(any) = %v, want nil (a warning, not an error)", err)
+	}
+	err = CheckKind(KindPodman, id)
+	var re *RootlessUnknownError
+	if !errors.As(err, &re) || !re.InvalidInput() {
+		t.Fatalf("CheckKind(podman) = %v, want a *RootlessUnknownError", err)
+	}
+	for _, s := range []string{"cannot tell whether the Podman engine at " + c.DaemonHost() + " runs rootless", "404", "libpod/info"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q lacks %q", err, s)
+		}
 	}
 }

@@ -23,6 +23,14 @@ func engineChecks(ctx context.Context, o DoctorOptions, eng DoctorEngine) (clien
 		return info, id, nil, err
 	}
 	c := Check{Name: engineCheckName(o.EngineKind, id.Kind), OK: true, Detail: fmt.Sprintf("%s: %s", eng.DaemonHost(), id)}
+	if id.RootlessUnknown != "" {
+		c.Detail += " (" + id.RootlessUnknown + ")"
+	}
+	if id.Podman() {
+		if h := thisHost(id); h.unknown != "" {
+			c.Detail += "; " + h.unknown + ", so containers keep Podman's defaults"
+		}
+	}
 	if err := image.CheckKind(o.EngineKind, id); err != nil {
 		c.OK, c.Detail, c.Fix = false, err.Error(), "point DOCKER_HOST at the engine asked for, or ask for the one there (--engine, engine: in the manifest)"
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -19,7 +20,12 @@ import (
 type fakeDoctorEngine struct {
 	infoErr error
 	closed  int
-	version *client.ServerVersionResult // nil: Docker 29.0.0
+	version *client.ServerVersionResult             // nil: Docker 29.0.0
+	libpod  func(context.Context) (net.Conn, error) // Podman's own API (nil: it does not answer)
+}
+
+func (f *fakeDoctorEngine) Dialer() func(context.Context) (net.Conn, error) {
+	return dialerOf(f.libpod)
 }
 
 func (f *fakeDoctorEngine) ServerVersion(context.Context, client.ServerVersionOptions) (client.ServerVersionResult, error) {
@@ -51,9 +57,24 @@ func TestDoctorEngineKind(t *testing.T) {
 	}
 	pv := client.ServerVersionResult{Version: "4.3.1", APIVersion: "1.41", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}}}
 	checks = Doctor(context.Background(), DoctorOptions{SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
-		Engine: func() (DoctorEngine, error) { return &fakeDoctorEngine{version: &pv}, nil }})
+		Engine: func() (DoctorEngine, error) {
+			return &fakeDoctorEngine{version: &pv, libpod: libpodAnswering(t, false)}, nil
+		}})
 	if c := checks[1]; c.Name != "podman engine" || !c.OK || c.Detail != "unix:///fake.sock: Podman Engine 4.3.1 (API 1.41, rootful)" {
 		t.Errorf("podman line = %+v", c)
+	}
+	// A Podman that cannot say whether it runs rootless fails the line where Podman was
+	// asked for, and is named so where any engine will do.
+	checks = Doctor(context.Background(), DoctorOptions{SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
+		Engine: func() (DoctorEngine, error) { return &fakeDoctorEngine{version: &pv}, nil }})
+	if c := checks[1]; c.Name != "podman engine" || c.OK || !strings.Contains(c.Detail, "cannot tell whether the Podman engine at unix:///fake.sock runs rootless") {
+		t.Errorf("podman line, rootless not known = %+v", c)
+	}
+	checks = Doctor(context.Background(), DoctorOptions{SharedDir: t.TempDir(), Lookup: noEnv,
+		Engine: func() (DoctorEngine, error) { return &fakeDoctorEngine{version: &pv}, nil }})
+	if c := checks[1]; c.Name != "podman engine" || !c.OK || !strings.Contains(c.Detail, "rootless not known, taken as rootful") || !strings.Contains(c.Detail, "no engine API here") ||
+		!strings.Contains(c.Detail, "the engine's resource limits are not known, so containers keep Podman's defaults") {
+		t.Errorf("podman line, any engine, rootless not known = %+v", c)
 	}
 }
 

@@ -17,17 +17,21 @@ type rootlessSources struct {
 	uid      int
 	user     string
 	readFile func(string) ([]byte, error)
-	limits   map[string]uint64 // hard limits; absent: unlimited
+	limits   map[string]uint64 // hard limits; absent: unlimited (nil: the engine's, as a run reads them)
 }
 
-func (s rootlessSources) withDefaults() rootlessSources {
+// withDefaults fills what is not given: this node's files, user and the limits a container
+// of the engine id gets (limitFacts, the same facts a run adapts its containers to).
+func (s rootlessSources) withDefaults(id image.Identity) rootlessSources {
 	if s.readFile == nil {
 		s.readFile = os.ReadFile
 		s.uid = os.Getuid()
 		if u, err := user.Current(); err == nil {
 			s.user = u.Username
 		}
-		s.limits = hostLimits()
+	}
+	if s.limits == nil {
+		s.limits = limitFacts(id, hostFacts{limits: hostLimits(), canRaise: canRaiseLimits()}, s.readFile).limits
 	}
 	return s
 }
@@ -42,7 +46,7 @@ const minSubIDs = 65536
 // RoCE, registers memory: a rootless container cannot lift the user's limit) and cgroup v2
 // with delegated controllers (on cgroup v1 a rootless engine sets no resource limits).
 func rootlessChecks(o DoctorOptions, id image.Identity) []Check {
-	s := o.rootless.withDefaults()
+	s := o.rootless.withDefaults(id)
 	var out []Check
 	for _, f := range []string{"/etc/subuid", "/etc/subgid"} {
 		n := subIDs(s, f)

@@ -77,4 +77,14 @@ func TestRootlessChecks(t *testing.T) {
 			t.Errorf("memlock: %+v", c)
 		}
 	})
+	// Without limits given, doctor reads the engine process's, as a run does (one source):
+	// a rootless engine's memlock is its own (here 64 KiB), whatever benchctl's shell has.
+	t.Run("the engine process's memlock", func(t *testing.T) {
+		s := rootlessSources{uid: 1000, user: "alice", readFile: procOf("4242", "podman", userLimits, "0")}
+		id := podmanRootless
+		id.PID = 4242
+		if c := checkNamed(t, rootlessChecks(DoctorOptions{rootless: s}, id), "rootless memlock"); !strings.Contains(c.Detail, "limited to 64 KiB") {
+			t.Errorf("memlock: %+v", c)
+		}
+	})
 }

@@ -21,6 +21,15 @@ func (r *nodeRun) identifyEngine(ctx context.Context, eng Engine) (image.Identit
 		return id, nil
 	}
 	r.log.Info("engine", "kind", id.Kind, "name", id.Name, "version", id.Version, "api", id.APIVersion, "rootless", id.Rootless, "address", id.Host)
+	if id.RootlessUnknown != "" && r.o.EngineKind == image.KindAny {
+		// Asked for by name, CheckKind refuses it instead.
+		r.log.Warn("the engine cannot say whether it runs rootless: taken as rootful", "reason", id.RootlessUnknown)
+	}
+	if id.Podman() {
+		if h := thisHost(id); h.unknown != "" {
+			r.log.Warn("containers keep Podman's default resource limits", "reason", h.unknown)
+		}
+	}
 	if err := image.CheckKind(r.o.EngineKind, id); err != nil {
 		return id, err
 	}

@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"context"
 	"errors"
+	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,9 +22,44 @@ import (
 var podmanVersion = client.ServerVersionResult{Platform: client.PlatformInfo{Name: "linux/amd64/debian-12"}, Version: "4.3.1", APIVersion: "1.41",
 	Os: "linux", Arch: "amd64", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}, {Name: "Conmon", Version: "conmon version 2.1.6"}}}
 
+// libpodAnswering is a dialer to a Podman's own API that says whether it runs rootless.
+func libpodAnswering(t *testing.T, rootless bool) func(context.Context) (net.Conn, error) {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "p.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/libpod/info") {
+			http.NotFound(w, r)
+			return
+		}
+		rl := "false"
+		if rootless {
+			rl = "true"
+		}
+		_, _ = w.Write([]byte(`{"host":{"security":{"rootless":` + rl + `}}}`))
+	})}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}
+}
+
+// dialerOf is a fake engine's dialer: d, or one that cannot reach anything.
+func dialerOf(d func(context.Context) (net.Conn, error)) func(context.Context) (net.Conn, error) {
+	if d != nil {
+		return d
+	}
+	return func(context.Context) (net.Conn, error) { return nil, errors.New("no engine API here") }
+}
+
 // A run says which engine answered: in the log, job.json and node.json.
 func TestRunSaysWhichEngineAnswered(t *testing.T) {
-	eng := &runEngine{version: podmanVersion, askKind: image.KindPodman}
+	eng := &runEngine{version: podmanVersion, askKind: image.KindPodman, libpod: libpodAnswering(t, false)}
 	r := runLocal(t, eng, nil)
 	if r.err != nil {
 		t.Fatalf("Run: %v", r.err)
@@ -61,5 +99,27 @@ func TestRunRefusesAnotherEngineKind(t *testing.T) {
 	}
 	if r.st == nil || r.st.ExitCode != exitcode.Invalid || !strings.Contains(r.st.Error, "Docker Engine 20.10.24") {
 		t.Errorf("status.json: %+v; want exit 4 naming the engine", r.st)
+	}
+}
+
+// A Podman that cannot say whether it runs rootless is refused where Podman was asked for
+// (exit 4, before any container), and warned about where any engine will do.
+func TestRunPodmanRootlessUnknown(t *testing.T) {
+	eng := &runEngine{version: podmanVersion, askKind: image.KindPodman}
+	r := runLocal(t, eng, nil)
+	var re *image.RootlessUnknownError
+	if !errors.As(r.err, &re) || exitcode.Of(r.err) != exitcode.Invalid {
+		t.Fatalf("Run: %v, want a *image.RootlessUnknownError (exit 4)", r.err)
+	}
+	if c := eng.called(); strings.Contains(c, "create") {
+		t.Errorf("a container was created: %s", c)
+	}
+	eng = &runEngine{version: podmanVersion}
+	r = runLocal(t, eng, nil)
+	if r.err != nil {
+		t.Fatalf("Run: %v", r.err)
+	}
+	if !strings.Contains(r.log, `level=WARN msg="the engine cannot say whether it runs rootless: taken as rootful"`) || !strings.Contains(r.log, "no engine API here") {
+		t.Errorf("the log does not warn that rootless is not known:\n%s", r.log)
 	}
 }

@@ -11,26 +11,87 @@ import (
 	"github.com/moby/moby/api/types/container"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/manifest"
 )
 
-// hostFacts are what adapting a container to the engine reads of this node (tests give
-// their own).
+// hostFacts are what bounds a container's resource limits on an engine (tests give their
+// own).
 type hostFacts struct {
-	limits   map[string]uint64 // this process's hard limits (nofile, nproc, memlock); absent: unlimited
-	canRaise bool              // this process may raise hard limits (CAP_SYS_RESOURCE)
+	limits   map[string]uint64 // hard limits (nofile, nproc, memlock); absent: unlimited
+	canRaise bool              // the engine may raise hard limits (CAP_SYS_RESOURCE)
+	// unknown is why the engine's limits are not known ("": they are): a rootful engine
+	// whose process benchctl cannot see. limits is then empty and canRaise false.
+	unknown string
 }
 
-// thisHost is this node's facts for a container of the engine id: the hard limits are the
-// lower of this process's and the engine process's (where its socket names it), since the
-// engine's runtime cannot exceed its own.
+// thisHost is the facts of a container of the engine id on this node (see limitFacts).
 func thisHost(id image.Identity) hostFacts {
-	h := hostFacts{limits: hostLimits(), canRaise: canRaiseLimits()}
-	if id.PID > 0 {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", id.PID)); err == nil {
-			h.limits = lowerLimits(h.limits, parseProcLimits(b))
+	return limitFacts(id, hostFacts{limits: hostLimits(), canRaise: canRaiseLimits()}, os.ReadFile)
+}
+
+// limitFacts is what bounds a container's limits on the engine id, whose process is id.PID
+// (what its unix socket's SO_PEERCRED names; readProc reads /proc files); self is this
+// process's facts.
+//
+// A rootless engine runs as the user: the lower of the user's limits and the engine
+// process's (where it is known), and it may not raise them. A rootful engine's containers
+// get what the engine process may give, whoever calls it: its limits and its CAP_SYS_RESOURCE
+// (/proc/PID/limits and status), never the calling user's. Where the engine's process is not
+// known (no peer pid, another pid namespace, or socket activation, where the socket's peer is
+// systemd, which hands the connection to the engine it starts), the facts say so instead of
+// taking systemd's or the user's limits.
+func limitFacts(id image.Identity, self hostFacts, readProc func(string) ([]byte, error)) hostFacts {
+	eng, why := engineProcess(id.PID, readProc)
+	if id.Rootless {
+		h := hostFacts{limits: self.limits}
+		if why == "" {
+			h.limits = lowerLimits(self.limits, eng.limits)
+		}
+		return h
+	}
+	if why != "" {
+		return hostFacts{limits: map[string]uint64{}, unknown: why}
+	}
+	return eng
+}
+
+// engineProcess reads the limits and CAP_SYS_RESOURCE of the engine's process pid, or says
+// why they cannot be known.
+func engineProcess(pid int, readProc func(string) ([]byte, error)) (hostFacts, string) {
+	if pid <= 0 {
+		return hostFacts{}, "the engine's socket did not name its process (not a local unix socket, or a process of another pid namespace): the engine's resource limits are not known"
+	}
+	comm, err := readProc(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return hostFacts{}, fmt.Sprintf("the engine's process %d cannot be read (%v): its resource limits are not known", pid, err)
+	}
+	name := strings.TrimSpace(string(comm))
+	if pid == 1 || name == "systemd" || name == "init" {
+		return hostFacts{}, fmt.Sprintf("the socket is held by %s (pid %d), which starts the engine when it is first used (socket activation): the engine's own resource limits are not known", name, pid)
+	}
+	lim, err := readProc(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		return hostFacts{}, fmt.Sprintf("reading the limits of the engine's process %d (%s): %v: its resource limits are not known", pid, name, err)
+	}
+	st, err := readProc(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return hostFacts{}, fmt.Sprintf("reading the status of the engine's process %d (%s): %v: its resource limits are not known", pid, name, err)
+	}
+	return hostFacts{limits: parseProcLimits(lim), canRaise: hasCapSysResource(st)}, ""
+}
+
+// capSysResource is CAP_SYS_RESOURCE's bit in /proc/PID/status's CapEff.
+const capSysResource = 24
+
+// hasCapSysResource reports whether /proc/PID/status's CapEff holds CAP_SYS_RESOURCE.
+func hasCapSysResource(status []byte) bool {
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && caps&(1<<capSysResource) != 0
 		}
 	}
-	return h
+	return false
 }
 
 // procLimitNames are /proc/PID/limits' names of the limits adaptToEngine reads.
@@ -81,7 +142,7 @@ var podmanDefaultLimits = []string{"nofile", "nproc"}
 // lower and raising it is not allowed (no CAP_SYS_RESOURCE: a rootless engine, root in a
 // container or sandbox): the start fails with "error setting rlimit type 7: operation not
 // permitted". So where this process may not raise its limits, the container asks for
-// this process's hard limits instead (the most it can have). A limit the manifest asks for
+// the engine's hard limits instead (the most it can have; see limitFacts). A limit the manifest asks for
 // above them cannot be given by a rootless engine: refused, saying so.
 func adaptToEngine(id image.Identity, hc *container.HostConfig, h hostFacts) error {
 	if !id.Podman() {
@@ -91,19 +152,14 @@ func adaptToEngine(id image.Identity, hc *container.HostConfig, h hostFacts) err
 	for _, u := range hc.Ulimits {
 		asked[u.Name] = u
 	}
-	if id.Rootless {
-		for _, u := range hc.Ulimits {
-			hard, ok := h.limits[u.Name]
-			if !ok {
-				continue
-			}
-			over := func(v int64) bool { return v < 0 || uint64(v) > hard } // -1: unlimited
-			if over(u.Soft) || over(u.Hard) {
-				return &EngineLimitError{Engine: id, Name: u.Name, Soft: u.Soft, Hard: u.Hard, Max: hard}
-			}
+	for _, u := range hc.Ulimits {
+		if err := overEngineLimit(id, u.Name, u.Soft, u.Hard, h); err != nil {
+			return err
 		}
 	}
-	if h.canRaise && !id.Rootless {
+	if !id.Rootless && (h.canRaise || h.unknown != "") {
+		// A rootful engine that may raise limits gives Podman's defaults; one whose limits are
+		// not known is left to them too (root normally may; startHint explains a refusal).
 		return nil
 	}
 	for _, name := range podmanDefaultLimits {
@@ -112,6 +168,40 @@ func adaptToEngine(id image.Identity, hc *container.HostConfig, h hostFacts) err
 			continue
 		}
 		hc.Ulimits = append(hc.Ulimits, &units.Ulimit{Name: name, Soft: int64(hard), Hard: int64(hard)})
+	}
+	return nil
+}
+
+// overEngineLimit is an *EngineLimitError where a rootless Podman engine cannot give the
+// ulimit name soft:hard (-1: unlimited), else nil.
+func overEngineLimit(id image.Identity, name string, soft, hard int64, h hostFacts) error {
+	if !id.Podman() || !id.Rootless {
+		return nil
+	}
+	most, ok := h.limits[name]
+	if !ok {
+		return nil
+	}
+	over := func(v int64) bool { return v < 0 || uint64(v) > most }
+	if over(soft) || over(hard) {
+		return &EngineLimitError{Engine: id, Name: name, Soft: soft, Hard: hard, Max: most}
+	}
+	return nil
+}
+
+// checkEngineLimits refuses, before the image phase, a benchmark's ulimit that the engine
+// cannot give (the refusal adaptToEngine makes at container create), naming the benchmark.
+func checkEngineLimits(id image.Identity, m *manifest.Manifest, benches []manifest.Benchmark, h hostFacts) error {
+	for _, b := range benches {
+		ctr := m.Container
+		if b.Container != nil { // a MAD model's additional_docker_run_options
+			ctr = *b.Container
+		}
+		for _, u := range ctr.Ulimits {
+			if err := overEngineLimit(id, u.Name, u.Soft, u.Hard, h); err != nil {
+				return fmt.Errorf("benchmark %s: %w", b.Name, err)
+			}
+		}
 	}
 	return nil
 }
@@ -132,7 +222,7 @@ func (e *EngineLimitError) Error() string {
 		}
 		return fmt.Sprint(v)
 	}
-	return fmt.Sprintf("container.ulimits.%s asks for %s:%s, above this node's hard limit %d, which a rootless %s engine cannot raise: lower it to at most %d, or raise the user's limit (/etc/security/limits.conf, or LimitNOFILE=/LimitMEMLOCK= of the user's podman.service) and restart the engine",
+	return fmt.Sprintf("container.ulimits.%s asks for %s:%s, above this node's hard limit %d, which rootless %s cannot raise: lower it to at most %d, or raise the user's limit (/etc/security/limits.conf, or LimitNOFILE=/LimitMEMLOCK= of the user's podman.service) and restart the engine",
 		e.Name, lim(e.Soft), lim(e.Hard), e.Max, e.Engine.Name, e.Max)
 }
 

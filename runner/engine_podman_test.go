@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -131,5 +132,109 @@ func TestStartHint(t *testing.T) {
 	other := errors.New("no such image")
 	if startHint(podmanRootful, other) != other {
 		t.Error("another error changed")
+	}
+}
+
+// procOf is a /proc with one process: pid, its command name, limits and CapEff.
+func procOf(pid, comm, limits, capEff string) func(string) ([]byte, error) {
+	return filesOf(map[string]string{
+		"/proc/" + pid + "/comm":   comm + "\n",
+		"/proc/" + pid + "/limits": limits,
+		"/proc/" + pid + "/status": "Name:\t" + comm + "\nCapEff:\t" + capEff + "\n",
+	})
+}
+
+const (
+	rootLimits = "Limit                     Soft Limit           Hard Limit           Units     \n" +
+		"Max processes             unlimited            unlimited            processes \n" +
+		"Max open files            1048576              1048576              files     \n" +
+		"Max locked memory         unlimited            unlimited            bytes     \n"
+	userLimits = "Max processes             4096                 4096                 processes \n" +
+		"Max open files            1024                 4096                 files     \n" +
+		"Max locked memory         65536                65536                bytes     \n"
+	allCaps = "000001ffffffffff"
+)
+
+// A rootful engine's containers are bounded by the engine process's limits and
+// capabilities, not by those of the user who runs benchctl: a user on a rootful socket does
+// not give the container its own nofile/nproc.
+func TestLimitFactsRootful(t *testing.T) {
+	user := hostFacts{limits: map[string]uint64{"nofile": 4096, "nproc": 4096, "memlock": 65536}}
+	id := podmanRootful
+	id.PID = 4242
+	h := limitFacts(id, user, procOf("4242", "podman", rootLimits, allCaps))
+	if !h.canRaise || h.limits["nofile"] != 1048576 || h.unknown != "" {
+		t.Fatalf("facts = %+v, want the engine's: may raise, nofile 1048576", h)
+	}
+	if _, ok := h.limits["nproc"]; ok {
+		t.Errorf("nproc = %d, want unlimited (the engine's)", h.limits["nproc"])
+	}
+	hc := hostConfigWith()
+	if err := adaptToEngine(id, hc, h); err != nil || ulimitsOf(hc) != "" {
+		t.Errorf("adaptToEngine: %q, %v; want Podman's defaults (no ulimits added)", ulimitsOf(hc), err)
+	}
+	// A rootful engine without CAP_SYS_RESOURCE (root in a container): its own hard limits.
+	h = limitFacts(id, user, procOf("4242", "podman", userLimits, "00000000a80425fb"))
+	if h.canRaise || h.limits["nofile"] != 4096 {
+		t.Errorf("facts without CAP_SYS_RESOURCE = %+v", h)
+	}
+}
+
+// With socket activation the socket's peer is systemd, not the engine: its limits are not
+// taken for the engine's; the facts say they are not known, and the container keeps
+// Podman's defaults rather than systemd's or the user's limits.
+func TestLimitFactsSocketActivated(t *testing.T) {
+	user := hostFacts{limits: map[string]uint64{"nofile": 4096, "nproc": 4096}}
+	for _, tt := range []struct {
+		pid, comm string
+		why       string
+	}{
+		{"1", "systemd", "the socket is held by systemd (pid 1)"},
+		{"1", "init", "the socket is held by init (pid 1)"},
+		{"777", "systemd", "the socket is held by systemd (pid 777)"},
+	} {
+		id := podmanRootful
+		id.PID, _ = strconv.Atoi(tt.pid)
+		h := limitFacts(id, user, procOf(tt.pid, tt.comm, userLimits, allCaps))
+		if !strings.Contains(h.unknown, tt.why) || !strings.Contains(h.unknown, "not known") || len(h.limits) != 0 {
+			t.Errorf("%s %s: facts = %+v, want not known: %q", tt.pid, tt.comm, h, tt.why)
+		}
+		hc := hostConfigWith()
+		if err := adaptToEngine(id, hc, h); err != nil || ulimitsOf(hc) != "" {
+			t.Errorf("adaptToEngine: %q, %v; want no ulimits added", ulimitsOf(hc), err)
+		}
+	}
+	id := podmanRootful
+	h := limitFacts(id, user, procOf("1", "systemd", userLimits, allCaps))
+	if !strings.Contains(h.unknown, "did not name its process") {
+		t.Errorf("no pid: facts = %+v", h)
+	}
+}
+
+// A rootless engine runs as the user: the lower of the user's and the engine's limits.
+func TestLimitFactsRootless(t *testing.T) {
+	user := hostFacts{limits: map[string]uint64{"nofile": 2048, "nproc": 8192}, canRaise: true}
+	id := podmanRootless
+	id.PID = 4242
+	h := limitFacts(id, user, procOf("4242", "podman", userLimits, "0"))
+	if h.canRaise || h.limits["nofile"] != 2048 || h.limits["nproc"] != 4096 || h.limits["memlock"] != 65536 {
+		t.Errorf("facts = %+v", h)
+	}
+}
+
+// A ulimit a rootless engine cannot give is refused before the image phase (no image is
+// looked at, let alone loaded), naming the benchmark and the limit, not at container create.
+func TestRunRefusesEngineLimitBeforeImages(t *testing.T) {
+	eng := &runEngine{version: podmanVersion, libpod: libpodAnswering(t, true)}
+	r := runLocalOf(t, eng, "container: {ulimits: {nofile: 1099511627776}}\nbenchmarks:\n- {name: b, command: [/b]}\n", nil)
+	var le *EngineLimitError
+	if !errors.As(r.err, &le) || exitcode.Of(r.err) != exitcode.Invalid {
+		t.Fatalf("Run: %v, want an *EngineLimitError (exit 4)", r.err)
+	}
+	if !strings.Contains(r.err.Error(), "benchmark b: container.ulimits.nofile asks for 1099511627776:1099511627776") {
+		t.Errorf("err = %v, want it to name the benchmark and the limit", r.err)
+	}
+	if c := eng.called(); strings.Contains(c, "inspect-image") || strings.Contains(c, "create") {
+		t.Errorf("the image phase or a container ran before the refusal: %s", c)
 	}
 }

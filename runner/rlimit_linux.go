@@ -4,8 +4,6 @@ package runner
 
 import (
 	"os"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,21 +21,9 @@ func hostLimits() map[string]uint64 {
 	return out
 }
 
-// capSysResource is CAP_SYS_RESOURCE's bit in /proc/self/status's CapEff.
-const capSysResource = 24
-
 // canRaiseLimits reports whether this process may raise hard limits (CAP_SYS_RESOURCE):
 // root on a host, not root in many containers and sandboxes, never a user.
 func canRaiseLimits() bool {
 	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return false
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err == nil && caps&(1<<capSysResource) != 0
-		}
-	}
-	return false
+	return err == nil && hasCapSysResource(b)
 }

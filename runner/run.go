@@ -276,6 +276,10 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		r.fail(err, exitcode.Of(err))
 		return err
 	}
+	if err := checkEngineLimits(r.engine, r.o.Manifest, benches, thisHost(r.engine)); err != nil {
+		r.fail(err, exitcode.Of(err))
+		return err
+	}
 	if r.node.Rank == 0 && r.engine.Kind != "" {
 		if err := r.writeJob(nil); err != nil {
 			return err

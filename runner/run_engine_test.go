@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,13 +40,14 @@ var errGone = errors.New("Cannot connect to the Docker daemon at unix:///var/run
 // call it does not implement panics on the nil embedded Engine: the test did not expect it.
 type runEngine struct {
 	Engine
-	createErr error                      // ContainerCreate fails with it
-	conflicts int                        // the first creates fail as a name in use (a container left behind)
-	waitErr   error                      // the container's wait ends with it, not with an exit
-	exit      int64                      // else the container exits with this code
-	onStart   func()                     // called once the container has started
-	version   client.ServerVersionResult // what it says it is
-	askKind   string                     // the run's Options.EngineKind
+	createErr error                                   // ContainerCreate fails with it
+	conflicts int                                     // the first creates fail as a name in use (a container left behind)
+	waitErr   error                                   // the container's wait ends with it, not with an exit
+	exit      int64                                   // else the container exits with this code
+	onStart   func()                                  // called once the container has started
+	version   client.ServerVersionResult              // what it says it is
+	askKind   string                                  // the run's Options.EngineKind
+	libpod    func(context.Context) (net.Conn, error) // Podman's own API (nil: it does not answer)
 
 	mu     sync.Mutex
 	gone   bool // the engine vanished: every call fails from now on
@@ -166,6 +168,8 @@ func (e *runEngine) ContainerInspect(context.Context, string, client.ContainerIn
 func (e *runEngine) ServerVersion(context.Context, client.ServerVersionOptions) (client.ServerVersionResult, error) {
 	return e.version, e.call("version")
 }
+
+func (e *runEngine) Dialer() func(context.Context) (net.Conn, error) { return dialerOf(e.libpod) }
 
 func (e *runEngine) Close() error { _ = e.call("close"); return nil }
 

@@ -37,3 +37,33 @@ daemon_of() {
     *) echo "$1" ;; # munged, slurmctld, slurmdbd, buildkitd
   esac
 }
+
+# serves PID SOCKET UID: PID is a podman process of the user UID whose command line names
+# unix://SOCKET: the service of that socket (podman-up.sh's engines). A number in a pid file
+# is taken for an engine, and signalled, only when it is.
+serves() {
+  local pid=$1 sock=$2 uid=$3 comm owner
+  [[ "$pid" =~ ^[1-9][0-9]{0,9}$ ]] || return 1
+  comm="$(cat "/proc/$pid/comm" 2>/dev/null)" || return 1
+  [ "$comm" = podman ] || return 1
+  owner="$(stat -c %u "/proc/$pid" 2>/dev/null)" || return 1
+  [ "$owner" = "$uid" ] || return 1
+  tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF -- "unix://$sock"
+}
+
+# podman_serving SOCKET UID [PIDFILE]: print the pid of the podman that serves SOCKET as UID:
+# the one PIDFILE names when it does, else the outermost such process (a rootless service
+# re-executes itself in its user namespace: the child has the same command line).
+podman_serving() {
+  local sock=$1 uid=$2 pid ppid
+  if [ -n "${3:-}" ] && pid="$(pid_of "$3")" && serves "$pid" "$sock" "$uid"; then
+    printf '%s\n' "$pid"; return 0
+  fi
+  for pid in $(pgrep -x podman 2>/dev/null); do
+    serves "$pid" "$sock" "$uid" || continue
+    ppid="$(awk '/^PPid:/ {print $2}' "/proc/$pid/status" 2>/dev/null)" || continue
+    serves "$ppid" "$sock" "$uid" && continue
+    printf '%s\n' "$pid"; return 0
+  done
+  return 1
+}

@@ -169,3 +169,83 @@ func TestDownLeavesStrangersAlone(t *testing.T) {
 		t.Errorf("stale pid files left: %v", left)
 	}
 }
+
+// runPidfile runs pidfile.sh's function fn with args and returns what it printed and
+// whether it said yes.
+func runPidfile(t *testing.T, fn string, args ...string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{"-c", `. ./pidfile.sh && "$@"`, "bash", fn}, args...)...)
+	out, err := cmd.Output()
+	if err == nil {
+		return strings.TrimSpace(string(out)), true
+	}
+	if _, ok := err.(*exec.ExitError); !ok {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out)), false
+}
+
+// startPodmanLike runs a process named podman whose command line ends in unix://sock and
+// which runs a second one like it (as a rootless service re-executes itself); it returns
+// the outer pid. Both are killed when the test ends.
+func startPodmanLike(t *testing.T, sock string) int {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(bash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "podman")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	inner := bin + ` -c 'sleep 300; :' unix://` + sock + `; :`
+	cmd := exec.Command(bin, "-c", inner, "unix://"+sock)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
+	// wait (bounded) for the inner one
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if out, _ := exec.Command("pgrep", "-P", strconv.Itoa(cmd.Process.Pid), "-x", "podman").Output(); len(out) > 0 {
+			break
+		}
+	}
+	return cmd.Process.Pid
+}
+
+// podman-up.sh signals, and takes for an engine, only the podman process that serves the
+// socket as the expected user: a pid file naming any other process (planted, or left from
+// before a reboot) names no engine, and the engine is found by what it is.
+func TestPodmanServing(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "n1", "podman.sock")
+	uid := strconv.Itoa(os.Getuid())
+	outer := startPodmanLike(t, sock)
+	other := startNamed(t, "podman") // a podman serving nothing of ours
+	if _, ok := runPidfile(t, "serves", strconv.Itoa(other), sock, uid); ok {
+		t.Error("a podman with another command line serves the socket")
+	}
+	if _, ok := runPidfile(t, "serves", strconv.Itoa(outer), sock, uid+"1"); ok {
+		t.Error("a podman of another user serves the socket")
+	}
+	if _, ok := runPidfile(t, "serves", strconv.Itoa(outer), sock+"x", uid); ok {
+		t.Error("a podman serves a socket whose path it only begins")
+	}
+	if _, ok := runPidfile(t, "serves", strconv.Itoa(outer), sock, uid); !ok {
+		t.Error("the podman serving the socket is not taken for it")
+	}
+	planted := writePid(t, dir, "planted.pid", strconv.Itoa(other)+"\n")
+	for _, pf := range []string{planted, writePid(t, dir, "self.pid", strconv.Itoa(os.Getpid())), filepath.Join(dir, "none.pid")} {
+		if got, ok := runPidfile(t, "podman_serving", sock, uid, pf); !ok || got != strconv.Itoa(outer) {
+			t.Errorf("podman_serving with %s = %q, %v; want the outer engine %d", filepath.Base(pf), got, ok, outer)
+		}
+	}
+	if got, ok := runPidfile(t, "podman_serving", filepath.Join(dir, "n2", "podman.sock"), uid); ok {
+		t.Errorf("podman_serving of a socket nothing serves = %q", got)
+	}
+}

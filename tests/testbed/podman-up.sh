@@ -45,15 +45,16 @@ command -v curl >/dev/null || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
   command -v apt-get >/dev/null || cannot "missing ${need[*]} and no apt-get to install them"
   log "installing ${need[*]} from Debian (about a minute)"
-  made_policy=0
   if [ ! -e /usr/sbin/policy-rc.d ]; then
+    # Removed on every way out (a failed apt-get dies), or no service would start at boot.
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
     printf '#!/bin/sh\n# benchctl testbed podman-up.sh: apt-get install starts no daemons\nexit 101\n' >/usr/sbin/policy-rc.d
-    chmod 0755 /usr/sbin/policy-rc.d; made_policy=1
+    chmod 0755 /usr/sbin/policy-rc.d
   fi
   apt-get update -q >/tmp/benchctl-testbed-podman-apt.log 2>&1 || { tail -20 /tmp/benchctl-testbed-podman-apt.log >&2; die "apt-get update failed"; }
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >>/tmp/benchctl-testbed-podman-apt.log 2>&1 \
     || { tail -20 /tmp/benchctl-testbed-podman-apt.log >&2; die "apt-get install ${need[*]} failed"; }
-  [ "$made_policy" = 0 ] || rm -f /usr/sbin/policy-rc.d
+  if [ "$(trap -p EXIT)" != "" ]; then rm -f /usr/sbin/policy-rc.d; trap - EXIT; fi
 fi
 
 # ---- the unprivileged test user of the rootless engines -------------------------------------
@@ -65,13 +66,16 @@ if ! id "$PU" >/dev/null 2>&1; then
   useradd --system --user-group --home-dir "$P/home" --create-home --shell /usr/sbin/nologin "$PU"
 fi
 uid="$(id -u "$PU")"
-mkdir -p "$P/home" && chown "$PU:" "$P/home"
+# Root acts in folders root owns; inside the user's own folders it acts as the user (as_user),
+# so that a link the user planted there leads root nowhere.
+as_user() { runuser -u "$PU" -- "$@"; }
+mkdir -p "$P/home" && chown -h "$PU:" "$P/home"
 for f in /etc/subuid /etc/subgid; do
   # 65536 ids for the user, out of the way of other users' ranges (up to 100000+65536*k).
   grep -q "^$PU:" "$f" 2>/dev/null || echo "$PU:1200000:65536" >>"$f"
 done
 # The user's runtime folder, as a login session would make it (0700, the user's).
-mkdir -p "/run/user/$uid" && chown "$PU:" "/run/user/$uid" && chmod 0700 "/run/user/$uid"
+mkdir -p "/run/user/$uid" && chown -h "$PU:" "/run/user/$uid" && chmod 0700 "/run/user/$uid"
 
 # POSIX message queues at /dev/mqueue, as systemd mounts them on every host: a rootless
 # engine gives a container the host's IPC (ipc: host) by bind-mounting that folder.
@@ -92,47 +96,65 @@ lock_type = "file"
 CONF
 }
 
-# start_engine NAME USER DIR SOCKET: one podman system service with its own storage under DIR.
+# start_engine NAME USER DIR SOCKET CTL: one podman system service with its own storage under
+# DIR (the user's, for a rootless engine). Its containers.conf, log and pid file are in CTL,
+# a folder root owns: root never writes into a folder of the unprivileged user. The engine is
+# known by what it is (podman_serving: a podman of that user serving SOCKET), not by a number
+# in a file, so nothing else is ever taken for it or signalled.
 start_engine() {
-  local name=$1 user=$2 dir=$3 sock=$4
-  if alive "$dir/pid" podman && answers "$sock" >/dev/null 2>&1; then return 0; fi
-  if alive "$dir/pid" podman; then kill "$(cat "$dir/pid")" 2>/dev/null || true; sleep 1; fi
-  mkdir -p "$dir/run" "$dir/tmp" "$dir/storage" "$dir/xdg" "$(dirname "$sock")"
-  conf >"$dir/containers.conf"
-  rm -f "$sock"
-  if [ "$user" != root ]; then chown -R "$user:" "$dir" "$(dirname "$sock")"; chmod 0700 "$dir/xdg"; fi
+  local name=$1 user=$2 dir=$3 sock=$4 ctl=$5 uid_of pid
+  uid_of="$(id -u "$user")"
+  mkdir -p "$ctl" && chown -h root: "$ctl" && chmod 0755 "$ctl"
+  if pid="$(podman_serving "$sock" "$uid_of" "$ctl/pid")"; then
+    if answers "$sock" >/dev/null 2>&1; then
+      echo "$pid" >"$ctl/pid"; started "podman-$name" "$ctl/pid"; return 0
+    fi
+    log "podman ($name, pid $pid) does not answer: restarting it"
+    kill "$pid" 2>/dev/null || true
+    wait_for 10 bash -c '! kill -0 "$1"' _ "$pid" || kill -KILL "$pid" 2>/dev/null || true
+  fi
+  conf >"$ctl/containers.conf.new" && chmod 0644 "$ctl/containers.conf.new" && mv -f "$ctl/containers.conf.new" "$ctl/containers.conf"
+  if [ "$user" = root ]; then
+    mkdir -p "$dir/run" "$dir/tmp" "$dir/storage" "$(dirname "$sock")"
+    rm -f "$sock"
+  else
+    # DIR is made by root in a folder root owns, then given to the user (only DIR itself:
+    # what is inside, storage with files of the user's subordinate ids among it, stays as it
+    # is); everything inside it is made by the user.
+    mkdir -p "$dir" && chown -h "$user:" "$dir"
+    as_user mkdir -p "$dir/run" "$dir/tmp" "$dir/storage" "$dir/xdg" "$(dirname "$sock")" \
+      && as_user chmod 0700 "$dir/xdg" && as_user rm -f "$sock" \
+      || die "could not prepare $dir as $user (is something in it not the user's?)"
+  fi
   log "starting podman ($name)"
   local cmd=(podman --root "$dir/storage" --runroot "$dir/run" --tmpdir "$dir/tmp"
              system service --time=0 "unix://$sock")
-  # exec all the way down: $! is the pid of podman (root) or of runuser (a user's engine).
   if [ "$user" = root ]; then
-    (cd "$dir" && exec env CONTAINERS_CONF="$dir/containers.conf" setsid "${cmd[@]}") >"$dir/log" 2>&1 </dev/null &
-    echo $! >"$dir/pid"
+    (cd "$dir" && exec env CONTAINERS_CONF="$ctl/containers.conf" setsid "${cmd[@]}") >"$ctl/log" 2>&1 </dev/null &
   else
     # --root stays in the user's folder; XDG_RUNTIME_DIR of its own keeps each engine's pause
     # process (the user namespace) apart.
     (cd "$dir" && exec setsid runuser -u "$user" -- env HOME="$P/home" XDG_RUNTIME_DIR="$dir/xdg" \
-        CONTAINERS_CONF="$dir/containers.conf" "${cmd[@]}") >"$dir/log" 2>&1 </dev/null &
-    local rpid=$!
-    # runuser waits for its child, podman: record that pid.
-    wait_for 10 pgrep -P "$rpid" -x podman || true
-    pgrep -P "$rpid" -x podman >"$dir/pid" 2>/dev/null || echo "$rpid" >"$dir/pid"
+        CONTAINERS_CONF="$ctl/containers.conf" "${cmd[@]}") >"$ctl/log" 2>&1 </dev/null &
   fi
-  started "podman-$name" "$dir/pid"
-  wait_for 60 answers "$sock" || { tail -20 "$dir/log" >&2; die "podman ($name) does not answer on $sock"; }
+  wait_for 10 podman_serving "$sock" "$uid_of" || { tail -20 "$ctl/log" >&2; die "podman ($name) did not start"; }
+  podman_serving "$sock" "$uid_of" >"$ctl/pid"
+  started "podman-$name" "$ctl/pid"
+  wait_for 60 answers "$sock" || { tail -20 "$ctl/log" >&2; die "podman ($name) does not answer on $sock"; }
 }
 
 rootful=(); rootless=()
 for i in $(seq 1 "$NODES"); do
   n="n$i"
-  start_engine "$n" root "$P/$n/root" "$P/$n/root/podman.sock"
+  mkdir -p "$P/$n" && chmod 0755 "$P/$n"
+  start_engine "$n" root "$P/$n/root" "$P/$n/root/podman.sock" "$P/$n/root"
   rootful+=("unix://$P/$n/root/podman.sock")
-  start_engine "$n-rootless" "$PU" "$P/$n/rootless" "$P/$n/rootless/sock/podman.sock"
+  start_engine "$n-rootless" "$PU" "$P/$n/rootless" "$P/$n/rootless/sock/podman.sock" "$P/$n/rootless-ctl"
   rootless+=("unix://$P/$n/rootless/sock/podman.sock")
 done
 # The user's default rootless socket (what --engine podman finds) is n1's.
-mkdir -p "/run/user/$uid/podman" && chown "$PU:" "/run/user/$uid/podman"
-ln -sfn "$P/n1/rootless/sock/podman.sock" "/run/user/$uid/podman/podman.sock"
+as_user mkdir -p "/run/user/$uid/podman"
+as_user ln -sfn "$P/n1/rootless/sock/podman.sock" "/run/user/$uid/podman/podman.sock"
 
 # The shell image in every Podman engine (from n1's Docker Engine), for MAD-style tests.
 SHELL_IMAGE="$(sed -n 's/^export BENCHCTL_TESTBED_SHELL_IMAGE=//p' "$D/testbed.env" 2>/dev/null || true)"
