@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -504,7 +505,19 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	}
 	resultsDir := r.nd.Results(name)
 	logName := jobdir.LogName(name)
-	if err := makeResultsDir(r.nf, name, containerUser(ctx, eng, r.o.Manifest.Container.User, img.RunRef()), r.log); err != nil {
+	ctrUser := r.o.Manifest.Container.User
+	if b.Container != nil { // a MAD model's additional_docker_run_options, as BuildSpec takes them
+		ctrUser = b.Container.User
+	}
+	cu := containerUser(ctx, eng, ctrUser, img.RunRef())
+	userNS, hint := keepIDMode(r.engine, cu)
+	if hint != "" {
+		r.log.Warn(hint, "benchmark", name)
+	}
+	if userNS != "" { // the container's user is this process's user (keepIDMode)
+		cu = strconv.Itoa(os.Getuid())
+	}
+	if err := makeResultsDir(r.nf, name, cu, r.log); err != nil {
 		r.log.Error("creating the results folder", "err", err)
 	}
 	if hf := deepSpeedHostfile(b, node, gpus); hf != nil {
@@ -513,7 +526,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		}
 	}
 	spec := BuildSpec(r.o.Manifest, b, node, img.RunRef(), img.Key, resultsDir, gpus, r.o.Environ)
-	spec.Engine = r.engine
+	spec.Engine, spec.UserNS = r.engine, userNS
 	if tr != nil {
 		spec = withTrial(spec, tr.v, tr.t)
 	}
