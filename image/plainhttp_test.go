@@ -16,7 +16,7 @@ import (
 type pullStream struct{ io.ReadCloser }
 
 func (pullStream) JSONMessages(context.Context) iter.Seq2[jsonstream.Message, error] { return nil }
-func (pullStream) Wait(context.Context) error                                         { return nil }
+func (pullStream) Wait(context.Context) error                                        { return nil }
 
 // pullEngine answers every pull with body.
 type pullEngine struct {
