@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	units "github.com/docker/go-units"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+	"golang.org/x/sys/unix"
 
 	"github.com/benchctl/benchctl/image"
 )
@@ -112,14 +114,23 @@ func WriteManifest(t testing.TB, ctxDir, name string) string {
 	return p
 }
 
-// RunImage runs an image once on an engine (host network) and returns its output.
+// RunImage runs an image once on an engine (host network) and returns its output. On a
+// Podman engine the container asks for this process's hard nofile and nproc limits, as
+// benchctl's do: Podman's defaults (1048576, 4194304) cannot be set where the hard limits
+// are lower and cannot be raised.
 func RunImage(t testing.TB, eng *client.Client, ref string, cmd ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	hc := &container.HostConfig{NetworkMode: "host"}
+	if v, err := eng.ServerVersion(ctx, client.ServerVersionOptions{}); err == nil {
+		if kind, _ := image.KindOf(v); kind == image.KindPodman {
+			hc.Ulimits = hardLimits()
+		}
+	}
 	created, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config:     &container.Config{Image: ref, Cmd: cmd},
-		HostConfig: &container.HostConfig{NetworkMode: "host"},
+		HostConfig: hc,
 	})
 	if err != nil {
 		t.Fatalf("create: %v", err)
@@ -151,4 +162,16 @@ func RunImage(t testing.TB, eng *client.Client, ref string, cmd ...string) strin
 		data = data[8+n:]
 	}
 	return out.String()
+}
+
+// hardLimits are this process's finite hard nofile and nproc limits as container ulimits.
+func hardLimits() []*units.Ulimit {
+	var out []*units.Ulimit
+	for name, res := range map[string]int{"nofile": unix.RLIMIT_NOFILE, "nproc": unix.RLIMIT_NPROC} {
+		var l unix.Rlimit
+		if unix.Getrlimit(res, &l) == nil && l.Max != unix.RLIM_INFINITY {
+			out = append(out, &units.Ulimit{Name: name, Soft: int64(l.Max), Hard: int64(l.Max)})
+		}
+	}
+	return out
 }
