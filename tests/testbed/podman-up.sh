@@ -92,13 +92,31 @@ lock_type = "file"
 CONF
 }
 
+# registries.conf of every engine here: the testbed's registries (up.sh's, plain HTTP on
+# 127.0.0.0/8) marked insecure. Docker takes plain HTTP from 127.0.0.0/8 without being told;
+# Podman from no registry that registries.conf does not mark insecure.
+regconf() {
+  echo "# Written by benchctl tests/testbed/podman-up.sh"
+  local r a
+  for r in registry registry-auth; do
+    a=$(cat "$D/$r/addr" 2>/dev/null) || continue
+    printf '[[registry]]\nlocation = "%s"\ninsecure = true\n' "$a"
+  done
+}
+
 # start_engine NAME USER DIR SOCKET: one podman system service with its own storage under DIR.
+# A service that answers is left alone unless its configuration files changed.
 start_engine() {
-  local name=$1 user=$2 dir=$3 sock=$4
-  if alive "$dir/pid" podman && answers "$sock" >/dev/null 2>&1; then return 0; fi
+  local name=$1 user=$2 dir=$3 sock=$4 same=1
+  mkdir -p "$dir"
+  conf >"$dir/containers.conf.new"; regconf >"$dir/registries.conf.new"
+  for f in containers.conf registries.conf; do
+    cmp -s "$dir/$f.new" "$dir/$f" || same=0
+    mv -f "$dir/$f.new" "$dir/$f"
+  done
+  if [ "$same" = 1 ] && alive "$dir/pid" podman && answers "$sock" >/dev/null 2>&1; then return 0; fi
   if alive "$dir/pid" podman; then kill "$(cat "$dir/pid")" 2>/dev/null || true; sleep 1; fi
   mkdir -p "$dir/run" "$dir/tmp" "$dir/storage" "$dir/xdg" "$(dirname "$sock")"
-  conf >"$dir/containers.conf"
   rm -f "$sock"
   if [ "$user" != root ]; then chown -R "$user:" "$dir" "$(dirname "$sock")"; chmod 0700 "$dir/xdg"; fi
   log "starting podman ($name)"
@@ -106,13 +124,13 @@ start_engine() {
              system service --time=0 "unix://$sock")
   # exec all the way down: $! is the pid of podman (root) or of runuser (a user's engine).
   if [ "$user" = root ]; then
-    (cd "$dir" && exec env CONTAINERS_CONF="$dir/containers.conf" setsid "${cmd[@]}") >"$dir/log" 2>&1 </dev/null &
+    (cd "$dir" && exec env CONTAINERS_CONF="$dir/containers.conf" CONTAINERS_REGISTRIES_CONF="$dir/registries.conf" setsid "${cmd[@]}") >"$dir/log" 2>&1 </dev/null &
     echo $! >"$dir/pid"
   else
     # --root stays in the user's folder; XDG_RUNTIME_DIR of its own keeps each engine's pause
     # process (the user namespace) apart.
     (cd "$dir" && exec setsid runuser -u "$user" -- env HOME="$P/home" XDG_RUNTIME_DIR="$dir/xdg" \
-        CONTAINERS_CONF="$dir/containers.conf" "${cmd[@]}") >"$dir/log" 2>&1 </dev/null &
+        CONTAINERS_CONF="$dir/containers.conf" CONTAINERS_REGISTRIES_CONF="$dir/registries.conf" "${cmd[@]}") >"$dir/log" 2>&1 </dev/null &
     local rpid=$!
     # runuser waits for its child, podman: record that pid.
     wait_for 10 pgrep -P "$rpid" -x podman || true
