@@ -510,6 +510,10 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		ctrUser = b.Container.User
 	}
 	cu := containerUser(ctx, eng, ctrUser, img.RunRef())
+	if r.engine.Podman() && r.engine.Rootless { // keep-id needs numbers: the image's /etc/passwd says them
+		cu = numericUser(ctx, eng, img.RunRef(), cu, map[string]string{LabelJob: r.node.JobID,
+			LabelAttempt: strconv.Itoa(r.node.Attempt), LabelRank: strconv.Itoa(r.node.Rank), LabelBenchmark: name})
+	}
 	userNS, hint := keepIDMode(r.engine, cu)
 	if hint != "" {
 		r.log.Warn(hint, "benchmark", name)

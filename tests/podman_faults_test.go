@@ -260,61 +260,73 @@ func TestPodmanPrivateRegistryCredentials(t *testing.T) {
 	}
 }
 
-// Rootless keep-id: an image whose USER is not root (1000:1000, built from the shell image)
-// run on rootless Podman as its user writes its results as that user's own files, in a
-// results folder that is not world-writable (without keep-id they belonged to a subordinate
-// id, 1200999 here, in a 01777 folder).
+// Rootless keep-id: an image whose USER is not root (1000:1000, or the name bench that the
+// image's /etc/passwd gives 1000:1000; built from the shell image) run on rootless Podman as
+// its user writes its results as that user's own files, in a results folder that is not
+// world-writable (without keep-id they belonged to a subordinate id, 1200999 here, in a
+// 01777 folder).
 func TestPodmanRootlessKeepID(t *testing.T) {
 	tb := testbed.RequirePodman(t)
 	u, err := user.Lookup(tb.PodmanUser)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := tb.FreshDir(t)
-	model := filepath.Join(dir, "model")
-	if err := os.MkdirAll(model, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(model, "Dockerfile"), []byte("FROM "+tb.ShellImage+"\nARG RUN\nUSER 1000:1000\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	body := fmt.Sprintf("name: podman-keepid\nimage: {dockerfile: Dockerfile, buildArgs: {RUN: \"%d\"}}\ngpu: {vendor: none}\nengine: podman\n"+
-		"benchmarks:\n  - {name: ids, command: [sh, -c, 'id -u > %s/uid.txt; echo performance,metric > %s/ids.csv; echo 1,x >> %s/ids.csv'], results: ids.csv}\n",
-		time.Now().UnixNano(), runner.OutputDir, runner.OutputDir, runner.OutputDir)
-	mf := filepath.Join(model, "benchmark.yaml")
-	if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	shared := filepath.Join(dir, "shared")
-	if err := os.MkdirAll(shared, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	job, out, err := runOneNode(t, tb, mf, shared, tb.PodmanUser, "DOCKER_HOST="+podmanRootlessEngine.host(t, tb, tb.Nodes[0]))
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out)
-	}
-	nodes, _ := filepath.Glob(filepath.Join(job, "nodes", "0-*"))
-	if len(nodes) != 1 {
-		t.Fatalf("node folders %v", nodes)
-	}
-	res := filepath.Join(nodes[0], "results", "ids")
-	if b, err := os.ReadFile(filepath.Join(res, "uid.txt")); err != nil || strings.TrimSpace(string(b)) != "1000" {
-		t.Errorf("the container ran as %q (%v), want the image's USER 1000", b, err)
-	}
-	for _, p := range []string{res, filepath.Join(res, "uid.txt"), filepath.Join(res, "ids.csv")} {
-		st, err := os.Stat(p)
-		if err != nil {
-			t.Errorf("%v\n%s", err, out)
-			continue
-		}
-		if got := st.Sys().(*syscall.Stat_t).Uid; strconv.Itoa(int(got)) != u.Uid {
-			t.Errorf("%s belongs to uid %d, want the user's %s", p, got, u.Uid)
-		}
-		if p == res && st.Mode()&0o002 != 0 {
-			t.Errorf("the results folder is world-writable: %v", st.Mode())
-		}
-	}
-	if strings.Contains(out, "writable by every user") {
-		t.Errorf("the run warned of a world-writable results folder:\n%s", out)
+	for name, lines := range map[string]string{
+		"numeric": "USER 1000:1000\n",
+		"named":   "RUN mkdir -p /etc && echo bench:x:1000:1000::/:/bin/sh >>/etc/passwd && echo bench:x:1000: >>/etc/group\nUSER bench\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := tb.FreshDir(t)
+			model := filepath.Join(dir, "model")
+			if err := os.MkdirAll(model, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(model, "Dockerfile"), []byte("FROM "+tb.ShellImage+"\nARG RUN\n"+lines), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			body := fmt.Sprintf("name: podman-keepid-%s\nimage: {dockerfile: Dockerfile, buildArgs: {RUN: \"%d\"}}\ngpu: {vendor: none}\nengine: podman\n"+
+				"benchmarks:\n  - {name: ids, command: [sh, -c, 'id -u > %s/uid.txt; id -g >> %s/uid.txt; echo performance,metric > %s/ids.csv; echo 1,x >> %s/ids.csv'], results: ids.csv}\n",
+				name, time.Now().UnixNano(), runner.OutputDir, runner.OutputDir, runner.OutputDir, runner.OutputDir)
+			mf := filepath.Join(model, "benchmark.yaml")
+			if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			shared := filepath.Join(dir, "shared")
+			if err := os.MkdirAll(shared, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			job, out, err := runOneNode(t, tb, mf, shared, tb.PodmanUser, "DOCKER_HOST="+podmanRootlessEngine.host(t, tb, tb.Nodes[0]))
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, out)
+			}
+			nodes, _ := filepath.Glob(filepath.Join(job, "nodes", "0-*"))
+			if len(nodes) != 1 {
+				t.Fatalf("node folders %v", nodes)
+			}
+			res := filepath.Join(nodes[0], "results", "ids")
+			if b, err := os.ReadFile(filepath.Join(res, "uid.txt")); err != nil || strings.Fields(string(b))[0] != "1000" {
+				t.Errorf("the container ran as %q (%v), want the image's USER 1000", b, err)
+			}
+			for _, p := range []string{res, filepath.Join(res, "uid.txt"), filepath.Join(res, "ids.csv")} {
+				st, err := os.Stat(p)
+				if err != nil {
+					t.Errorf("%v\n%s", err, out)
+					continue
+				}
+				sys := st.Sys().(*syscall.Stat_t)
+				if strconv.Itoa(int(sys.Uid)) != u.Uid {
+					t.Errorf("%s belongs to uid %d, want the user's %s", p, sys.Uid, u.Uid)
+				}
+				if p != res && strconv.Itoa(int(sys.Gid)) != u.Gid {
+					t.Errorf("%s belongs to gid %d, want the user's group %s", p, sys.Gid, u.Gid)
+				}
+				if p == res && st.Mode()&0o002 != 0 {
+					t.Errorf("the results folder is world-writable: %v", st.Mode())
+				}
+			}
+			if strings.Contains(out, "writable by every user") || strings.Contains(out, "subordinate id") {
+				t.Errorf("the run warned:\n%s", out)
+			}
+		})
 	}
 }
