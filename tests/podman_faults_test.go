@@ -261,10 +261,14 @@ func TestPodmanPrivateRegistryCredentials(t *testing.T) {
 }
 
 // Rootless keep-id: an image whose USER is not root (1000:1000, or the name bench that the
-// image's /etc/passwd gives 1000:1000; built from the shell image) run on rootless Podman as
-// its user writes its results as that user's own files, in a results folder that is not
-// world-writable (without keep-id they belonged to a subordinate id, 1200999 here, in a
-// 01777 folder).
+// image's /etc/passwd gives 1000:1000) run on rootless Podman as its user writes its results
+// as that user's own files, in a results folder that is not world-writable (without keep-id
+// they belonged to a subordinate id, 200999 here, in a 01777 folder: seen).
+//
+// The image copies the shell image's files into a new first layer: the shell image's own
+// first layer has a root folder of mode 0700 (up.sh tars a mktemp -d folder), which Docker's
+// overlay2 does not apply and rootless Podman's vfs does, so no user but root could run
+// anything in it there ("stat /bin/sh: permission denied").
 func TestPodmanRootlessKeepID(t *testing.T) {
 	tb := testbed.RequirePodman(t)
 	u, err := user.Lookup(tb.PodmanUser)
@@ -281,11 +285,11 @@ func TestPodmanRootlessKeepID(t *testing.T) {
 			if err := os.MkdirAll(model, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(model, "Dockerfile"), []byte("FROM "+tb.ShellImage+"\nARG RUN\n"+lines), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(model, "Dockerfile"), []byte("FROM scratch\nCOPY --from="+tb.ShellImage+" / /\nENV PATH=/bin:/usr/bin\nARG RUN\n"+lines), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			body := fmt.Sprintf("name: podman-keepid-%s\nimage: {dockerfile: Dockerfile, buildArgs: {RUN: \"%d\"}}\ngpu: {vendor: none}\nengine: podman\n"+
-				"benchmarks:\n  - {name: ids, command: [sh, -c, 'id -u > %s/uid.txt; id -g >> %s/uid.txt; echo performance,metric > %s/ids.csv; echo 1,x >> %s/ids.csv'], results: ids.csv}\n",
+				"benchmarks:\n  - {name: ids, command: [/bin/sh, -c, 'id -u > %s/uid.txt; id -g >> %s/uid.txt; echo performance,metric > %s/ids.csv; echo 1,x >> %s/ids.csv'], results: ids.csv}\n",
 				name, time.Now().UnixNano(), runner.OutputDir, runner.OutputDir, runner.OutputDir, runner.OutputDir)
 			mf := filepath.Join(model, "benchmark.yaml")
 			if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
