@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
@@ -60,7 +61,7 @@ func buildOn(t *testing.T, eng image.Engine, cache *image.Cache, manifestPath st
 func removeImage(t *testing.T, eng *client.Client, id string) {
 	t.Helper()
 	_, err := eng.ImageRemove(context.Background(), id, client.ImageRemoveOptions{Force: true, PruneChildren: true})
-	if err != nil && !strings.Contains(err.Error(), "No such image") {
+	if err != nil && !cerrdefs.IsNotFound(err) { // Docker: "No such image"; Podman: "image not known" (both 404)
 		t.Fatalf("removing %s: %v", id, err)
 	}
 }

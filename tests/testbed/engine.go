@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -123,10 +124,8 @@ func RunImage(t testing.TB, eng *client.Client, ref string, cmd ...string) strin
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	hc := &container.HostConfig{NetworkMode: "host"}
-	if v, err := eng.ServerVersion(ctx, client.ServerVersionOptions{}); err == nil {
-		if kind, _ := image.KindOf(v); kind == image.KindPodman {
-			hc.Ulimits = hardLimits()
-		}
+	if id, err := image.Identify(ctx, eng); err == nil && id.Podman() {
+		hc.Ulimits = hardLimits(id.PID)
 	}
 	created, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config:     &container.Config{Image: ref, Cmd: cmd},
@@ -164,13 +163,35 @@ func RunImage(t testing.TB, eng *client.Client, ref string, cmd ...string) strin
 	return out.String()
 }
 
-// hardLimits are this process's finite hard nofile and nproc limits as container ulimits.
-func hardLimits() []*units.Ulimit {
+// hardLimits are the lower of this process's and the engine process's (pid, where known)
+// finite hard nofile and nproc limits, as container ulimits: the engine's runtime cannot
+// give more than it has.
+func hardLimits(pid int) []*units.Ulimit {
+	var engine []byte
+	if pid > 0 {
+		engine, _ = os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	}
 	var out []*units.Ulimit
-	for name, res := range map[string]int{"nofile": unix.RLIMIT_NOFILE, "nproc": unix.RLIMIT_NPROC} {
+	for name, lim := range map[string]struct {
+		res   int
+		label string
+	}{"nofile": {unix.RLIMIT_NOFILE, "Max open files"}, "nproc": {unix.RLIMIT_NPROC, "Max processes"}} {
 		var l unix.Rlimit
-		if unix.Getrlimit(res, &l) == nil && l.Max != unix.RLIM_INFINITY {
-			out = append(out, &units.Ulimit{Name: name, Soft: int64(l.Max), Hard: int64(l.Max)})
+		if unix.Getrlimit(lim.res, &l) != nil {
+			continue
+		}
+		hard := l.Max
+		for line := range strings.SplitSeq(string(engine), "\n") {
+			if rest, ok := strings.CutPrefix(line, lim.label+" "); ok {
+				if f := strings.Fields(rest); len(f) >= 2 {
+					if v, err := strconv.ParseUint(f[1], 10, 64); err == nil && v < hard {
+						hard = v
+					}
+				}
+			}
+		}
+		if hard != unix.RLIM_INFINITY {
+			out = append(out, &units.Ulimit{Name: name, Soft: int64(hard), Hard: int64(hard)})
 		}
 	}
 	return out
