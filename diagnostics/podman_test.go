@@ -45,7 +45,9 @@ func (e *podmanTopEngine) ContainerTop(_ context.Context, _ string, o client.Con
 // "not captured: processes: EOF"), and the report says the engine is Podman; Docker is
 // asked as before (no ps_args: its ps -ef runs on the host).
 func TestCaptureListsProcessesOnPodman(t *testing.T) {
-	noGPU := func(context.Context, gpu.Options) (gpu.Inventory, error) { return gpu.Inventory{}, errors.New("no GPUs") }
+	noGPU := func(context.Context, gpu.Options) (gpu.Inventory, error) {
+		return gpu.Inventory{}, errors.New("no GPUs")
+	}
 	eng := &podmanTopEngine{}
 	r := capture(context.Background(), eng, "c1", "timed out after 3s", nil, nil, nil, noGPU)
 	if len(r.Processes) != 1 || !strings.Contains(strings.Join(r.Processes[0], " "), "/dummy") {
