@@ -232,3 +232,52 @@ func TestNumericUser(t *testing.T) {
 		t.Errorf("no file access: %q", got)
 	}
 }
+
+// podmanFilesEngine is podmanInfoEngine whose image has an /etc/passwd naming bench, read
+// through CopyFromContainer; it counts the reads.
+type podmanFilesEngine struct {
+	podmanInfoEngine
+	copies *int
+}
+
+func (e podmanFilesEngine) CopyFromContainer(_ context.Context, _ string, o client.CopyFromContainerOptions) (client.CopyFromContainerResult, error) {
+	*e.copies++
+	body := map[string]string{"/etc/passwd": "bench:x:1000:1001::/:/bin/sh\n", "/etc/group": "bench:x:1001:\n"}[o.SourcePath]
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	_ = tw.WriteHeader(&tar.Header{Name: filepath.Base(o.SourcePath), Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))})
+	_, _ = tw.Write([]byte(body))
+	_ = tw.Close()
+	return client.CopyFromContainerResult{Content: io.NopCloser(&buf)}, nil
+}
+
+// An experiment's trials on rootless Podman with a named USER: the image's users are read
+// once (one helper container, removed), every trial's container gets keep-id for bench's
+// numbers.
+func TestRunRootlessPodmanReadsTheImageUsersOnce(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"host":{"security":{"rootless":true}}}`))
+	}))
+	defer srv.Close()
+	inner := &runEngine{version: podmanVersion, imageUser: "bench"}
+	copies := 0
+	eng := podmanFilesEngine{podmanInfoEngine{inner, strings.TrimPrefix(srv.URL, "http://")}, &copies}
+	r := runNodeOn(t, eng, inner, trialsBody, map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "j1"}, t.TempDir(), nil)
+	if r.err != nil {
+		t.Fatalf("Run: %v", r.err)
+	}
+	helpers, trials := 0, 0
+	for _, hc := range inner.hosts {
+		switch {
+		case hc.NetworkMode == "none":
+			helpers++
+		case hc.UsernsMode == "keep-id:uid=1000,gid=1001":
+			trials++
+		default:
+			t.Errorf("a container with userns %q", hc.UsernsMode)
+		}
+	}
+	if helpers != 1 || copies != 2 || trials != 6 {
+		t.Errorf("%d helper containers, %d files read, %d trials with keep-id; want 1, 2 (passwd, group), 6", helpers, copies, trials)
+	}
+}

@@ -224,6 +224,9 @@ type nodeRun struct {
 	tel *telemetry
 	// engine is which engine this node's containers run in (zero until asked).
 	engine image.Identity
+	// numericUsers are container users put in numbers (numericUser), by image and user:
+	// read once per image, not once per trial.
+	numericUsers sync.Map
 }
 
 // reap removes an ended trial's container while the node goes on to the next trial's
@@ -511,8 +514,14 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	}
 	cu := containerUser(ctx, eng, ctrUser, img.RunRef())
 	if r.engine.Podman() && r.engine.Rootless { // keep-id needs numbers: the image's /etc/passwd says them
-		cu = numericUser(ctx, eng, img.RunRef(), cu, map[string]string{LabelJob: r.node.JobID,
-			LabelAttempt: strconv.Itoa(r.node.Attempt), LabelRank: strconv.Itoa(r.node.Rank), LabelBenchmark: name})
+		k := img.RunRef() + "\x00" + cu
+		if v, ok := r.numericUsers.Load(k); ok {
+			cu = v.(string)
+		} else {
+			cu = numericUser(ctx, eng, img.RunRef(), cu, map[string]string{LabelJob: r.node.JobID,
+				LabelAttempt: strconv.Itoa(r.node.Attempt), LabelRank: strconv.Itoa(r.node.Rank), LabelBenchmark: name})
+			r.numericUsers.Store(k, cu)
+		}
 	}
 	userNS, hint := keepIDMode(r.engine, cu)
 	if hint != "" {
