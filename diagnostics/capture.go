@@ -123,9 +123,30 @@ func (r *Report) note(what string, err error) {
 	r.NotCaptured = append(r.NotCaptured, fmt.Sprintf("%s: %v", what, err))
 }
 
+// podmanTopArgs are the AIX format descriptors asked of Podman's top: with them Podman reads
+// the container's processes from /proc itself; with no ps_args (Docker's default, ps -ef on
+// the host) Podman 4 runs ps inside the container, which an image without ps lacks (the
+// answer then has no body: "processes: EOF").
+var podmanTopArgs = []string{"pid,ppid,user,etime,args"}
+
+// isPodman says whether an engine's version names Podman (a component "Podman Engine").
+func isPodman(v client.ServerVersionResult) bool {
+	for _, c := range v.Components {
+		if strings.HasPrefix(strings.ToLower(c.Name), "podman") {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *Report) container(ctx context.Context, eng Engine, id string) {
+	var topOpts client.ContainerTopOptions
 	if v, err := eng.ServerVersion(ctx, client.ServerVersionOptions{}); err == nil {
 		r.EngineVersion = v.Version + " (API " + v.APIVersion + ")"
+		if isPodman(v) {
+			r.EngineVersion = "Podman Engine " + r.EngineVersion
+			topOpts.Arguments = podmanTopArgs
+		}
 	} else {
 		r.note("engine version", err)
 	}
@@ -137,7 +158,7 @@ func (r *Report) container(ctx context.Context, eng Engine, id string) {
 	if st := insp.Container.State; st != nil {
 		r.Running, r.ExitCode, r.OOMKilled, r.StateError = st.Running, st.ExitCode, st.OOMKilled, st.Error
 		if st.Running {
-			if top, err := eng.ContainerTop(ctx, id, client.ContainerTopOptions{}); err == nil {
+			if top, err := eng.ContainerTop(ctx, id, topOpts); err == nil {
 				r.ProcessTitles = top.Titles
 				r.Processes = slices.Clone(top.Processes[:min(len(top.Processes), MaxProcesses)])
 			} else {

@@ -82,6 +82,29 @@ type tail struct {
 	lines []string
 	errs  []bool // lines[i] came from stderr
 	nerr  int
+	// head, when not 0, is how many of the first lines are kept besides the last n (a
+	// builder that does not mark stderr: the reason may come early); firsts holds them and
+	// skipped counts the lines between them and lines.
+	head    int
+	firsts  []string
+	skipped int
+}
+
+// unmarkedHead is how many first lines of a step are kept where the builder does not say
+// which lines are stderr.
+const unmarkedHead = 10
+
+// get is the tail to show: the first lines kept, a line saying how many were left out,
+// and the last lines.
+func (t *tail) get() []string {
+	if len(t.firsts) == 0 {
+		return t.lines
+	}
+	out := slices.Clone(t.firsts)
+	if t.skipped > 0 {
+		out = append(out, fmt.Sprintf("... (%d lines left out)", t.skipped))
+	}
+	return append(out, t.lines...)
 }
 
 // ansiRE matches terminal escape sequences (colours, cursor moves) a build step may print.
@@ -89,6 +112,13 @@ var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]`)
 
 func (t *tail) add(line string, stderr bool) {
 	line = ansiRE.ReplaceAllString(line, "") // the tail is read in logs and messages, not on a terminal
+	if len(t.firsts) < t.head {
+		t.firsts = append(t.firsts, line)
+		return
+	}
+	if t.head > 0 && len(t.lines) == t.n {
+		t.skipped++
+	}
 	t.lines, t.errs = append(t.lines, line), append(t.errs, stderr)
 	if stderr {
 		t.nerr++
@@ -106,4 +136,6 @@ func (t *tail) add(line string, stderr bool) {
 	t.lines, t.errs = slices.Delete(t.lines, drop, drop+1), slices.Delete(t.errs, drop, drop+1)
 }
 
-func (t *tail) reset() { t.lines, t.errs, t.nerr = nil, nil, 0 }
+func (t *tail) reset() {
+	t.lines, t.errs, t.nerr, t.head, t.firsts, t.skipped = nil, nil, 0, 0, nil, 0
+}

@@ -32,9 +32,13 @@ var _ Builder = (*DockerBuilder)(nil)
 func (b *DockerBuilder) Name() string { return "docker" }
 
 var (
-	stepRE = regexp.MustCompile(`^Step \d+/\d+ : `)
-	// builderChatterRE: the classic builder's own lines, not a step's output.
-	builderChatterRE = regexp.MustCompile(`^ ---> |^Removing intermediate container [0-9a-f]+$`)
+	// stepRE: a step's first line, Docker's classic builder's ("Step 2/3 : RUN ...") or
+	// Podman's compatible build's (buildah's "STEP 2/3: RUN ...": podmanStepRE).
+	stepRE       = regexp.MustCompile(`^Step \d+/\d+ : |^STEP \d+/\d+: `)
+	podmanStepRE = regexp.MustCompile(`^STEP \d+/\d+: `)
+	// builderChatterRE: the builder's own lines, not a step's output (the classic builder's,
+	// and buildah's layer ids and commits).
+	builderChatterRE = regexp.MustCompile(`^ ---> |^Removing intermediate container [0-9a-f]+$|^--> [0-9a-f]+$|^COMMIT( |$)`)
 )
 
 // stderrColour starts the classic builder's stream messages that carry a step's stderr.
@@ -159,7 +163,7 @@ func (b *DockerBuilder) follow(r io.Reader, progress ProgressFunc) (string, erro
 		if bk.failed != "" {
 			return &BuildError{Builder: "docker", Step: bk.failed, Tail: bk.failedTail(), Err: err}
 		}
-		return &BuildError{Builder: "docker", Step: step, Tail: t.lines, Err: err}
+		return &BuildError{Builder: "docker", Step: step, Tail: t.get(), Err: err}
 	}
 	dec := json.NewDecoder(r)
 	for {
@@ -208,6 +212,12 @@ func (b *DockerBuilder) follow(r io.Reader, progress ProgressFunc) (string, erro
 			case stepRE.MatchString(line):
 				step = line
 				t.reset()
+				if podmanStepRE.MatchString(line) {
+					// Podman marks no line as stderr and forwards stdout and stderr in no
+					// fixed order: a step's reason can come before its last lines, so its
+					// first lines are kept too.
+					t.head = unmarkedHead
+				}
 			case !builderChatterRE.MatchString(line):
 				t.add(line, stderr)
 			}

@@ -85,7 +85,7 @@ func Pull(ctx context.Context, eng Engine, ref string, creds *Credentials, progr
 	if isAuthRefusal(err) {
 		return &AuthError{Ref: ref, Registry: host, Source: creds.source(), Err: err}
 	}
-	return fmt.Errorf("pulling %s from %s: %w", ref, host, err)
+	return fmt.Errorf("pulling %s from %s: %w", ref, host, plainHTTPHint(host, err))
 }
 
 // pullProgress sums the engine's per-layer download progress into one count of bytes.

@@ -59,7 +59,7 @@ func Push(ctx context.Context, eng Pusher, local, remote string, creds *Credenti
 		if isAuthRefusal(err) {
 			return "", &AuthError{Ref: remote, Registry: host, Source: creds.source(), Err: err, Push: true}
 		}
-		return "", fmt.Errorf("pushing %s to %s: %w", remote, host, err)
+		return "", fmt.Errorf("pushing %s to %s: %w", remote, host, plainHTTPHint(host, err))
 	}
 	if digest == "" {
 		return "", nil

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -224,6 +225,9 @@ type nodeRun struct {
 	tel *telemetry
 	// engine is which engine this node's containers run in (zero until asked).
 	engine image.Identity
+	// numericUsers are container users put in numbers (numericUser), by image and user:
+	// read once per image, not once per trial.
+	numericUsers sync.Map
 }
 
 // reap removes an ended trial's container while the node goes on to the next trial's
@@ -519,7 +523,29 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	}
 	resultsDir := r.nd.Results(name)
 	logName := jobdir.LogName(name)
-	if err := makeResultsDir(r.nf, name, containerUser(ctx, eng, r.o.Manifest.Container.User, img.RunRef()), r.log); err != nil {
+	ctrUser := r.o.Manifest.Container.User
+	if b.Container != nil { // a MAD model's additional_docker_run_options, as BuildSpec takes them
+		ctrUser = b.Container.User
+	}
+	cu := containerUser(ctx, eng, ctrUser, img.RunRef())
+	if r.engine.Podman() && r.engine.Rootless { // keep-id needs numbers: the image's /etc/passwd says them
+		k := img.RunRef() + "\x00" + cu
+		if v, ok := r.numericUsers.Load(k); ok {
+			cu = v.(string)
+		} else {
+			cu = numericUser(ctx, eng, img.RunRef(), cu, map[string]string{LabelJob: r.node.JobID,
+				LabelAttempt: strconv.Itoa(r.node.Attempt), LabelRank: strconv.Itoa(r.node.Rank), LabelBenchmark: name})
+			r.numericUsers.Store(k, cu)
+		}
+	}
+	userNS, hint := keepIDMode(r.engine, cu)
+	if hint != "" {
+		r.log.Warn(hint, "benchmark", name)
+	}
+	if userNS != "" { // the container's user is this process's user (keepIDMode)
+		cu = strconv.Itoa(os.Getuid())
+	}
+	if err := makeResultsDir(r.nf, name, cu, r.log); err != nil {
 		r.log.Error("creating the results folder", "err", err)
 	}
 	if hf := deepSpeedHostfile(b, node, gpus); hf != nil {
@@ -528,7 +554,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		}
 	}
 	spec := BuildSpec(r.o.Manifest, b, node, img.RunRef(), img.Key, resultsDir, gpus, r.o.Environ)
-	spec.Engine = r.engine
+	spec.Engine, spec.UserNS = r.engine, userNS
 	if tr != nil {
 		spec = withTrial(spec, tr.v, tr.t)
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,11 +49,13 @@ type runEngine struct {
 	version   client.ServerVersionResult              // what it says it is
 	askKind   string                                  // the run's Options.EngineKind
 	libpod    func(context.Context) (net.Conn, error) // Podman's own API (nil: it does not answer)
+	imageUser string                                  // the image's USER
 
 	mu     sync.Mutex
 	gone   bool // the engine vanished: every call fails from now on
 	calls  []string
-	envs   [][]string // each created container's environment
+	envs   [][]string              // each created container's environment
+	hosts  []*container.HostConfig // each created container's host settings
 	result chan container.WaitResponse
 	errc   chan error
 }
@@ -85,7 +88,14 @@ func (e *runEngine) ImageInspect(_ context.Context, ref string, _ ...client.Imag
 	if ref != fakeRef && ref != fakeID {
 		return client.ImageInspectResult{}, errors.New("fake engine: no image " + ref)
 	}
-	return client.ImageInspectResult{InspectResponse: imagetypes.InspectResponse{ID: fakeID}}, nil
+	res := imagetypes.InspectResponse{ID: fakeID}
+	if e.imageUser != "" {
+		b, _ := json.Marshal(map[string]any{"Config": map[string]string{"User": e.imageUser}})
+		if err := json.Unmarshal(b, &res); err != nil {
+			return client.ImageInspectResult{}, err
+		}
+	}
+	return client.ImageInspectResult{InspectResponse: res}, nil
 }
 
 func (e *runEngine) ContainerCreate(_ context.Context, o client.ContainerCreateOptions) (client.ContainerCreateResult, error) {
@@ -95,6 +105,7 @@ func (e *runEngine) ContainerCreate(_ context.Context, o client.ContainerCreateO
 	if o.Config != nil {
 		e.mu.Lock()
 		e.envs = append(e.envs, o.Config.Env)
+		e.hosts = append(e.hosts, o.HostConfig)
 		e.mu.Unlock()
 	}
 	if e.createErr != nil {
@@ -199,6 +210,18 @@ func runLocalOf(t *testing.T, eng *runEngine, body string, onStart func(nd jobdi
 // shared folder dir/shared.
 func runNodeOf(t *testing.T, eng *runEngine, body string, env map[string]string, dir string, onStart func(nd jobdir.NodeDir)) localRun {
 	t.Helper()
+	return runNodeOn(t, eng, eng, body, env, dir, onStart)
+}
+
+// runFakeWith is runLocal on api, an Engine around the fake eng (a wrapper that adds calls).
+func runFakeWith(t *testing.T, api Engine, eng *runEngine) localRun {
+	t.Helper()
+	return runNodeOn(t, api, eng, "benchmarks:\n- {name: b, command: [/b]}\n", map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "j1"}, t.TempDir(), nil)
+}
+
+// runNodeOn is runNodeOf with the Engine Run is given (api) apart from the fake it wraps.
+func runNodeOn(t *testing.T, api Engine, eng *runEngine, body string, env map[string]string, dir string, onStart func(nd jobdir.NodeDir)) localRun {
+	t.Helper()
 	body = "name: t\nimage: {ref: '" + fakeRef + "'}\ngpu: {vendor: none}\n" + body
 	m, _, err := manifest.Parse("m.yaml", filepath.Join(dir, "m.yaml"), []byte(body), manifest.Options{})
 	if err != nil {
@@ -218,7 +241,7 @@ func runNodeOf(t *testing.T, eng *runEngine, body string, env map[string]string,
 	log := &testutil.SyncBuffer{}
 	go func() {
 		res, err := Run(context.Background(), Options{Manifest: m, SharedDir: shared, Lookup: lookup, Version: "test", EngineKind: eng.askKind,
-			Engine: func() (Engine, error) { return eng, nil }, Log: slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), log), nil))})
+			Engine: func() (Engine, error) { return api, nil }, Log: slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), log), nil))})
 		done <- localRun{res: res, err: err}
 	}()
 	var r localRun

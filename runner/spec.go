@@ -46,6 +46,9 @@ type Spec struct {
 	// Engine is the engine the container is made in (its differences from Docker's are
 	// handled when it is created: adaptToEngine).
 	Engine image.Identity
+	// UserNS is the container's user namespace mode where benchctl sets one (rootless
+	// Podman's keep-id for a container user that is not root: keepIDMode); "" the engine's.
+	UserNS string
 }
 
 // GPUAccess is how a container gets this node's GPUs.
@@ -171,6 +174,7 @@ func (s Spec) Config() (*container.Config, *container.HostConfig) {
 		CapAdd:      s.Container.CapAdd,
 		GroupAdd:    append(append([]string{}, s.GPU.GroupAdd...), s.Container.GroupAdd...),
 		SecurityOpt: s.Container.SecurityOpt,
+		UsernsMode:  container.UsernsMode(s.UserNS),
 	}
 	for _, m := range s.Mounts {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
@@ -194,6 +198,9 @@ func (s Spec) DockerRun() string {
 	}
 	if s.Container.User != "" {
 		a = append(a, "--user", s.Container.User)
+	}
+	if s.UserNS != "" {
+		a = append(a, "--userns", s.UserNS)
 	}
 	for _, c := range s.Container.CapAdd {
 		a = append(a, "--cap-add", c)

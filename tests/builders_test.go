@@ -17,13 +17,24 @@ import (
 	"github.com/benchctl/benchctl/tests/testbed"
 )
 
-// builders returns every builder backend, each connected to the testbed.
-func builders(t *testing.T, tb *testbed.Testbed) map[string]image.Builder {
-	out := map[string]image.Builder{
-		"docker": &image.DockerBuilder{Engine: tb.Engine(t, tb.Nodes[0])},
+// builderUnderTest is a builder backend and the engine of a node that loads and runs what
+// it built (where the builder's own engine is Podman, that node's Podman engine).
+type builderUnderTest struct {
+	image.Builder
+	engine func(t *testing.T, node string) *client.Client
+}
+
+// builders returns every builder backend, each connected to the testbed: Docker's classic
+// builder and its BuildKit, a standalone buildkitd, and Podman's compatible build (through
+// its Engine API, as DockerBuilder speaks to any engine), whose images go to Podman engines.
+// A Podman builder's subtest requires the Podman engines (testbed.RequirePodman).
+func builders(t *testing.T, tb *testbed.Testbed) map[string]builderUnderTest {
+	docker := func(t *testing.T, node string) *client.Client { return tb.Engine(t, node) }
+	out := map[string]builderUnderTest{
+		"docker": {&image.DockerBuilder{Engine: tb.Engine(t, tb.Nodes[0])}, docker},
 		// The engine's own BuildKit (what Docker >= 23 uses by default), asked for explicitly
 		// since the testbed's engines default to the classic builder.
-		"docker-buildkit": &image.DockerBuilder{Engine: tb.Engine(t, tb.Nodes[0]), Version: "buildkit"},
+		"docker-buildkit": {&image.DockerBuilder{Engine: tb.Engine(t, tb.Nodes[0]), Version: "buildkit"}, docker},
 	}
 	if tb.BuildKitAddr == "" {
 		t.Fatal("the testbed has no buildkitd (tests/testbed/up.sh starts one)")
@@ -33,23 +44,44 @@ func builders(t *testing.T, tb *testbed.Testbed) map[string]image.Builder {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bk.Close() })
-	out["buildkit"] = bk
+	out["buildkit"] = builderUnderTest{bk, docker}
+	pm := testEngine{name: "podman", podman: true}
+	out["podman"] = builderUnderTest{&lazyBuilder{of: func(t *testing.T) image.Builder {
+		return &image.DockerBuilder{Engine: pm.client(t, tb, tb.Nodes[0])}
+	}}, func(t *testing.T, node string) *client.Client { return pm.client(t, tb, node) }}
 	return out
 }
 
-// One conformance suite for every builder: build, publish, verify, load on another node,
+// lazyBuilder is a builder made in the subtest that uses it (bind), so that a missing
+// Podman engine skips or fails that subtest alone.
+type lazyBuilder struct {
+	image.Builder
+	of func(t *testing.T) image.Builder
+}
+
+// bind makes b's builder for the subtest t.
+func (b builderUnderTest) bind(t *testing.T) builderUnderTest {
+	t.Helper()
+	if l, ok := b.Builder.(*lazyBuilder); ok {
+		b.Builder = l.of(t)
+	}
+	return b
+}
+
+// One conformance suite for every builder (Podman's too): build, publish, verify, load on another node,
 // compare ids, run; and a failing step is a BuildError (exit 2) with that step's log tail.
 func TestBuilderConformance(t *testing.T) {
 	tb := testbed.Require(t)
 	for name, b := range builders(t, tb) {
 		t.Run(name, func(t *testing.T) {
+			b := b.bind(t)
 			cache, err := image.OpenCache(tb.FreshDir(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
 			m := loadManifest(t, testbed.WriteManifest(t, ctxDir, "conf-"+name))
-			rec, err := image.Build(context.Background(), image.BuildOptions{Manifest: m, Cache: cache, Builder: b})
+			rec, err := image.Build(context.Background(), image.BuildOptions{Manifest: m, Cache: cache, Builder: b.Builder})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +92,7 @@ func TestBuilderConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			node := tb.Nodes[len(tb.Nodes)-1]
-			eng := tb.Engine(t, node)
+			eng := b.engine(t, node)
 			removeImage(t, eng, rec.ImageID)
 			res, err := image.Ensure(context.Background(), eng, cache, rec.Key, nil)
 			if err != nil || !res.Loaded || res.ImageID != rec.ImageID {
@@ -78,7 +110,7 @@ func TestBuilderConformance(t *testing.T) {
 			df := filepath.Join(ctxDir, "Dockerfile")
 			os.WriteFile(df, []byte("FROM scratch\nCOPY . /\nRUN [\"/hello\", \"fail\"]\n"), 0o644)
 			m2 := loadManifest(t, filepath.Join(ctxDir, "benchmark.yaml"))
-			_, err = image.Build(context.Background(), image.BuildOptions{Manifest: m2, Cache: cache, Builder: b})
+			_, err = image.Build(context.Background(), image.BuildOptions{Manifest: m2, Cache: cache, Builder: b.Builder})
 			var be *image.BuildError
 			if !errors.As(err, &be) || be.ExitCode() != 2 {
 				t.Fatalf("failing build: %v", err)
@@ -100,9 +132,10 @@ func TestDockerfileDockerignoreWithEveryBuilder(t *testing.T) {
 		"bench.Dockerfile":              []byte("FROM scratch\nARG CACHE_BUST\nCOPY . /\nCMD [\"/hello\"]\n"),
 		"bench.Dockerfile.dockerignore": []byte("# Docker reads this one, not .dockerignore\nsecret.txt\n"),
 	})
-	eng := tb.Engine(t, tb.Nodes[1])
 	for name, b := range builders(t, tb) {
 		t.Run(name, func(t *testing.T) {
+			b := b.bind(t)
+			eng := b.engine(t, tb.Nodes[1])
 			mf := filepath.Join(ctxDir, name+".yaml")
 			body := fmt.Sprintf("name: ignore-%s\nimage:\n  dockerfile: bench.Dockerfile\n  buildArgs: {CACHE_BUST: %q}\nbenchmarks: [{name: hello, command: [/hello]}]\n",
 				name, fmt.Sprint(time.Now().UnixNano()))
@@ -114,7 +147,7 @@ func TestDockerfileDockerignoreWithEveryBuilder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec, err := image.Build(context.Background(), image.BuildOptions{Manifest: m, Cache: cache, Builder: b})
+			rec, err := image.Build(context.Background(), image.BuildOptions{Manifest: m, Cache: cache, Builder: b.Builder})
 			if err != nil {
 				t.Fatal(err)
 			}

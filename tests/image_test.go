@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
@@ -60,53 +61,59 @@ func buildOn(t *testing.T, eng image.Engine, cache *image.Cache, manifestPath st
 func removeImage(t *testing.T, eng *client.Client, id string) {
 	t.Helper()
 	_, err := eng.ImageRemove(context.Background(), id, client.ImageRemoveOptions{Force: true, PruneChildren: true})
-	if err != nil && !strings.Contains(err.Error(), "No such image") {
+	if err != nil && !cerrdefs.IsNotFound(err) { // Docker: "No such image"; Podman: "image not known" (both 404)
 		t.Fatalf("removing %s: %v", id, err)
 	}
 }
 
 // Build on n1, publish, Ensure on every other node: same image id, and it runs there.
-// A second build of the same manifest is a cache hit with no build or save call.
+// A second build of the same manifest is a cache hit with no build or save call. The round
+// trip runs on every kind of engine (testEngines): Docker's, and rootful and rootless
+// Podman's, whose save/load must keep the image id too.
 func TestImageBuildOnceLoadEverywhere(t *testing.T) {
 	tb := testbed.Require(t)
-	cache, err := image.OpenCache(tb.FreshDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
-	mf := testbed.WriteManifest(t, ctxDir, "hello")
-	n1 := &testbed.CountingEngine{Engine: tb.Engine(t, tb.Nodes[0])}
-	rec := buildOn(t, n1, cache, mf, false)
-	if rec.CacheHit || n1.Builds.Load() != 1 || n1.Saves.Load() != 1 {
-		t.Fatalf("first build: hit %v, builds %d, saves %d", rec.CacheHit, n1.Builds.Load(), n1.Saves.Load())
-	}
-	if _, err := cache.Verify(rec.Key, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, node := range tb.Nodes[1:] {
-		eng := tb.Engine(t, node)
-		removeImage(t, eng, rec.ImageID)
-		res, err := image.Ensure(context.Background(), eng, cache, rec.Key, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", node, err)
-		}
-		if !res.Loaded || res.ImageID != rec.ImageID {
-			t.Fatalf("%s: loaded %v, id %s, want %s", node, res.Loaded, res.ImageID, rec.ImageID)
-		}
-		if out := testbed.RunImage(t, eng, rec.Tag, "/hello", node); !strings.Contains(out, "hello "+node) {
-			t.Fatalf("%s: the loaded image printed %q", node, out)
-		}
-		// Warm: the engine has it, nothing is loaded.
-		counting := &testbed.CountingEngine{Engine: eng}
-		res, err = image.Ensure(context.Background(), counting, cache, rec.Key, nil)
-		if err != nil || res.Loaded || counting.Loads.Load() != 0 {
-			t.Fatalf("%s warm: %+v %v loads %d", node, res, err, counting.Loads.Load())
-		}
-	}
-	again := &testbed.CountingEngine{Engine: tb.Engine(t, tb.Nodes[0])}
-	rec2 := buildOn(t, again, cache, mf, false)
-	if !rec2.CacheHit || rec2.Key != rec.Key || again.Builds.Load() != 0 || again.Saves.Load() != 0 {
-		t.Fatalf("second build: hit %v, builds %d, saves %d", rec2.CacheHit, again.Builds.Load(), again.Saves.Load())
+	for _, e := range testEngines {
+		t.Run(e.name, func(t *testing.T) {
+			cache, err := image.OpenCache(tb.FreshDir(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctxDir := testbed.HelloContext(t, t.TempDir(), nil)
+			mf := testbed.WriteManifest(t, ctxDir, "hello-"+e.name)
+			n1 := &testbed.CountingEngine{Engine: e.client(t, tb, tb.Nodes[0])}
+			rec := buildOn(t, n1, cache, mf, false)
+			if rec.CacheHit || n1.Builds.Load() != 1 || n1.Saves.Load() != 1 {
+				t.Fatalf("first build: hit %v, builds %d, saves %d", rec.CacheHit, n1.Builds.Load(), n1.Saves.Load())
+			}
+			if _, err := cache.Verify(rec.Key, nil); err != nil {
+				t.Fatal(err)
+			}
+			for _, node := range tb.Nodes[1:] {
+				eng := e.client(t, tb, node)
+				removeImage(t, eng, rec.ImageID)
+				res, err := image.Ensure(context.Background(), eng, cache, rec.Key, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", node, err)
+				}
+				if !res.Loaded || res.ImageID != rec.ImageID {
+					t.Fatalf("%s: loaded %v, id %s, want %s", node, res.Loaded, res.ImageID, rec.ImageID)
+				}
+				if out := testbed.RunImage(t, eng, rec.Tag, "/hello", node); !strings.Contains(out, "hello "+node) {
+					t.Fatalf("%s: the loaded image printed %q", node, out)
+				}
+				// Warm: the engine has it, nothing is loaded.
+				counting := &testbed.CountingEngine{Engine: eng}
+				res, err = image.Ensure(context.Background(), counting, cache, rec.Key, nil)
+				if err != nil || res.Loaded || counting.Loads.Load() != 0 {
+					t.Fatalf("%s warm: %+v %v loads %d", node, res, err, counting.Loads.Load())
+				}
+			}
+			again := &testbed.CountingEngine{Engine: e.client(t, tb, tb.Nodes[0])}
+			rec2 := buildOn(t, again, cache, mf, false)
+			if !rec2.CacheHit || rec2.Key != rec.Key || again.Builds.Load() != 0 || again.Saves.Load() != 0 {
+				t.Fatalf("second build: hit %v, builds %d, saves %d", rec2.CacheHit, again.Builds.Load(), again.Saves.Load())
+			}
+		})
 	}
 }
 

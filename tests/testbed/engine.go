@@ -7,13 +7,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	units "github.com/docker/go-units"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+	"golang.org/x/sys/unix"
 
 	"github.com/benchctl/benchctl/image"
 )
@@ -112,14 +115,21 @@ func WriteManifest(t testing.TB, ctxDir, name string) string {
 	return p
 }
 
-// RunImage runs an image once on an engine (host network) and returns its output.
+// RunImage runs an image once on an engine (host network) and returns its output. On a
+// Podman engine the container asks for this process's hard nofile and nproc limits, as
+// benchctl's do: Podman's defaults (1048576, 4194304) cannot be set where the hard limits
+// are lower and cannot be raised.
 func RunImage(t testing.TB, eng *client.Client, ref string, cmd ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	hc := &container.HostConfig{NetworkMode: "host"}
+	if id, err := image.Identify(ctx, eng); err == nil && id.Podman() {
+		hc.Ulimits = hardLimits(id.PID)
+	}
 	created, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config:     &container.Config{Image: ref, Cmd: cmd},
-		HostConfig: &container.HostConfig{NetworkMode: "host"},
+		HostConfig: hc,
 	})
 	if err != nil {
 		t.Fatalf("create: %v", err)
@@ -151,4 +161,38 @@ func RunImage(t testing.TB, eng *client.Client, ref string, cmd ...string) strin
 		data = data[8+n:]
 	}
 	return out.String()
+}
+
+// hardLimits are the lower of this process's and the engine process's (pid, where known)
+// finite hard nofile and nproc limits, as container ulimits: the engine's runtime cannot
+// give more than it has.
+func hardLimits(pid int) []*units.Ulimit {
+	var engine []byte
+	if pid > 0 {
+		engine, _ = os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	}
+	var out []*units.Ulimit
+	for name, lim := range map[string]struct {
+		res   int
+		label string
+	}{"nofile": {unix.RLIMIT_NOFILE, "Max open files"}, "nproc": {unix.RLIMIT_NPROC, "Max processes"}} {
+		var l unix.Rlimit
+		if unix.Getrlimit(lim.res, &l) != nil {
+			continue
+		}
+		hard := l.Max
+		for line := range strings.SplitSeq(string(engine), "\n") {
+			if rest, ok := strings.CutPrefix(line, lim.label+" "); ok {
+				if f := strings.Fields(rest); len(f) >= 2 {
+					if v, err := strconv.ParseUint(f[1], 10, 64); err == nil && v < hard {
+						hard = v
+					}
+				}
+			}
+		}
+		if hard != unix.RLIM_INFINITY {
+			out = append(out, &units.Ulimit{Name: name, Soft: int64(hard), Hard: int64(hard)})
+		}
+	}
+	return out
 }

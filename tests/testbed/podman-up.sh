@@ -96,24 +96,41 @@ lock_type = "file"
 CONF
 }
 
+# registries.conf of every engine here: the testbed's registries (up.sh's, plain HTTP on
+# 127.0.0.0/8) marked insecure. Docker takes plain HTTP from 127.0.0.0/8 without being told;
+# Podman from no registry that registries.conf does not mark insecure.
+regconf() {
+  echo "# Written by benchctl tests/testbed/podman-up.sh"
+  local r a
+  for r in registry registry-auth; do
+    a=$(cat "$D/$r/addr" 2>/dev/null) || continue
+    printf '[[registry]]\nlocation = "%s"\ninsecure = true\n' "$a"
+  done
+}
+
 # start_engine NAME USER DIR SOCKET CTL: one podman system service with its own storage under
-# DIR (the user's, for a rootless engine). Its containers.conf, log and pid file are in CTL,
-# a folder root owns: root never writes into a folder of the unprivileged user. The engine is
-# known by what it is (podman_serving: a podman of that user serving SOCKET), not by a number
-# in a file, so nothing else is ever taken for it or signalled.
+# DIR (the user's, for a rootless engine). Its containers.conf, registries.conf, log and pid
+# file are in CTL, a folder root owns: root never writes into a folder of the unprivileged
+# user. The engine is known by what it is (podman_serving: a podman of that user serving
+# SOCKET), not by a number in a file, so nothing else is ever taken for it or signalled. A
+# service that answers is left alone unless its configuration files changed.
 start_engine() {
-  local name=$1 user=$2 dir=$3 sock=$4 ctl=$5 uid_of pid
+  local name=$1 user=$2 dir=$3 sock=$4 ctl=$5 uid_of pid same=1 f
   uid_of="$(id -u "$user")"
   mkdir -p "$ctl" && chown -h root: "$ctl" && chmod 0755 "$ctl"
+  conf >"$ctl/containers.conf.new" && regconf >"$ctl/registries.conf.new"
+  for f in containers.conf registries.conf; do
+    cmp -s "$ctl/$f.new" "$ctl/$f" || same=0
+    chmod 0644 "$ctl/$f.new" && mv -f "$ctl/$f.new" "$ctl/$f"
+  done
   if pid="$(podman_serving "$sock" "$uid_of" "$ctl/pid")"; then
-    if answers "$sock" >/dev/null 2>&1; then
+    if [ "$same" = 1 ] && answers "$sock" >/dev/null 2>&1; then
       echo "$pid" >"$ctl/pid"; started "podman-$name" "$ctl/pid"; return 0
     fi
-    log "podman ($name, pid $pid) does not answer: restarting it"
+    log "podman ($name, pid $pid): configuration changed or no answer: restarting it"
     kill "$pid" 2>/dev/null || true
     wait_for 10 bash -c '! kill -0 "$1"' _ "$pid" || kill -KILL "$pid" 2>/dev/null || true
   fi
-  conf >"$ctl/containers.conf.new" && chmod 0644 "$ctl/containers.conf.new" && mv -f "$ctl/containers.conf.new" "$ctl/containers.conf"
   if [ "$user" = root ]; then
     mkdir -p "$dir/run" "$dir/tmp" "$dir/storage" "$(dirname "$sock")"
     rm -f "$sock"
@@ -130,12 +147,12 @@ start_engine() {
   local cmd=(podman --root "$dir/storage" --runroot "$dir/run" --tmpdir "$dir/tmp"
              system service --time=0 "unix://$sock")
   if [ "$user" = root ]; then
-    (cd "$dir" && exec env CONTAINERS_CONF="$ctl/containers.conf" setsid "${cmd[@]}") >"$ctl/log" 2>&1 </dev/null &
+    (cd "$dir" && exec env CONTAINERS_CONF="$ctl/containers.conf" CONTAINERS_REGISTRIES_CONF="$ctl/registries.conf" setsid "${cmd[@]}") >"$ctl/log" 2>&1 </dev/null &
   else
     # --root stays in the user's folder; XDG_RUNTIME_DIR of its own keeps each engine's pause
     # process (the user namespace) apart.
     (cd "$dir" && exec setsid runuser -u "$user" -- env HOME="$P/home" XDG_RUNTIME_DIR="$dir/xdg" \
-        CONTAINERS_CONF="$ctl/containers.conf" "${cmd[@]}") >"$ctl/log" 2>&1 </dev/null &
+        CONTAINERS_CONF="$ctl/containers.conf" CONTAINERS_REGISTRIES_CONF="$ctl/registries.conf" "${cmd[@]}") >"$ctl/log" 2>&1 </dev/null &
   fi
   wait_for 10 podman_serving "$sock" "$uid_of" || { tail -20 "$ctl/log" >&2; die "podman ($name) did not start"; }
   podman_serving "$sock" "$uid_of" >"$ctl/pid"

@@ -1,0 +1,172 @@
+package runner
+
+import (
+	"archive/tar"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/image"
+)
+
+// keepIDMode is the user namespace a container of a rootless Podman engine needs so that
+// what its user writes into the node folder is the host user's own: a rootless engine maps
+// the container's root to the user and every other container uid to a subordinate id
+// (/etc/subuid), so files of an image whose USER is not root landed owned by an id like
+// 1200999, in a results folder that had to be world-writable. Podman's keep-id mode
+// (Podman 4.3+: keep-id:uid=U,gid=G) maps the host user to U (and its group to G) in the
+// container instead; the container still runs as U.
+//
+// containerUser is container.user, else the image's USER ("user[:group]"), in numbers
+// where the image's /etc/passwd and /etc/group give them (numericUser). The mode is "" for
+// every other engine, for root, and where the user is still a name (hint says what to do
+// then). A uid without a group maps only the uid (the user's group stays its own number in
+// the container).
+func keepIDMode(id image.Identity, containerUser string) (mode, hint string) {
+	if !id.Podman() || !id.Rootless || containerUser == "" {
+		return "", ""
+	}
+	u, g, hasGroup := strings.Cut(containerUser, ":")
+	if u == "root" || u == "0" {
+		return "", ""
+	}
+	uid, err := strconv.ParseUint(u, 10, 32)
+	if err != nil || uid >= 1<<32-1 {
+		return "", fmt.Sprintf("the container's user %q is a name that the image's /etc/passwd does not resolve (or that could not be read), so %s cannot map it to your user: files it writes into the node folder belong to a subordinate id; set container.user to a numeric uid[:gid] to have them belong to you", containerUser, id)
+	}
+	mode = "keep-id:uid=" + strconv.FormatUint(uid, 10)
+	if hasGroup {
+		gid, err := strconv.ParseUint(g, 10, 32)
+		if err != nil || gid >= 1<<32-1 {
+			return mode, fmt.Sprintf("the container's group %q is a name: only the uid %d is mapped to your user, and what it writes belongs to a subordinate group; set container.user to a numeric uid:gid to map the group too", g, uid)
+		}
+		mode += ",gid=" + strconv.FormatUint(gid, 10)
+	}
+	return mode, ""
+}
+
+// imageFiles is what reading files of an image asks of the engine: a container created
+// (never started) to copy them out of, then removed. *client.Client has it.
+type imageFiles interface {
+	ContainerCreate(ctx context.Context, opts client.ContainerCreateOptions) (client.ContainerCreateResult, error)
+	CopyFromContainer(ctx context.Context, id string, opts client.CopyFromContainerOptions) (client.CopyFromContainerResult, error)
+	ContainerRemove(ctx context.Context, id string, opts client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
+}
+
+var _ imageFiles = (*client.Client)(nil)
+
+// maxAccountFile bounds /etc/passwd and /etc/group read from an image.
+const maxAccountFile = 4 << 20
+
+// numericUser turns a container user ("user[:group]", names or numbers) into numbers as the
+// image's /etc/passwd and /etc/group say, as the OCI runtime does when the container starts:
+// a name is looked up; a user without a group takes its passwd entry's group. A user that is
+// numeric already (with a numeric group) asks nothing of the engine. Where a name cannot be
+// resolved, or eng cannot read the image's files, the user is returned as it is (keepIDMode
+// then says what to do).
+//
+// labels are the helper container's (the job's, so that cleanup by label finds one left).
+func numericUser(ctx context.Context, eng any, ref, containerUser string, labels map[string]string) string {
+	u, g, hasGroup := strings.Cut(containerUser, ":")
+	if u == "" || u == "root" || u == "0" || (isNumber(u) && hasGroup && isNumber(g)) {
+		return containerUser
+	}
+	files, ok := eng.(imageFiles)
+	if !ok {
+		return containerUser
+	}
+	passwd, group, err := accountFiles(ctx, files, ref, labels)
+	if err != nil {
+		return containerUser
+	}
+	uid, pgid := lookupAccount(passwd, u, 2, 3)
+	if uid == "" {
+		return containerUser
+	}
+	gid := pgid
+	if hasGroup {
+		gid, _ = lookupAccount(group, g, 2, 2)
+	}
+	if gid == "" {
+		return uid
+	}
+	return uid + ":" + gid
+}
+
+// isNumber says whether s is a uid or gid as a number.
+func isNumber(s string) bool {
+	n, err := strconv.ParseUint(s, 10, 32)
+	return err == nil && n < 1<<32-1
+}
+
+// lookupAccount finds name (or the number itself) in an /etc/passwd or /etc/group body and
+// returns its field idField (the id) and field idField2 (passwd's primary group; pass
+// idField for group). A number not in the file is still that number, with no second field.
+func lookupAccount(body []byte, name string, idField, idField2 int) (id, id2 string) {
+	for line := range strings.SplitSeq(string(body), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) <= max(idField, idField2) || !isNumber(f[idField]) {
+			continue
+		}
+		if f[0] == name || f[idField] == name {
+			if isNumber(f[idField2]) {
+				id2 = f[idField2]
+			}
+			return f[idField], id2
+		}
+	}
+	if isNumber(name) {
+		return name, ""
+	}
+	return "", ""
+}
+
+// accountFiles reads /etc/passwd and /etc/group of the image ref through a container created
+// for it and removed after (an image without one of them gives an empty body).
+func accountFiles(ctx context.Context, eng imageFiles, ref string, labels map[string]string) (passwd, group []byte, err error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	c, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{Image: ref, Entrypoint: []string{"/benchctl-never-started"}, Labels: labels},
+		HostConfig: &container.HostConfig{NetworkMode: "none"}})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer rcancel()
+		_, _ = eng.ContainerRemove(rctx, c.ID, client.ContainerRemoveOptions{Force: true})
+	}()
+	read := func(path string) ([]byte, error) {
+		res, err := eng.CopyFromContainer(ctx, c.ID, client.CopyFromContainerOptions{SourcePath: path})
+		if err != nil {
+			if cerrdefs.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, err
+		}
+		defer res.Content.Close()
+		tr := tar.NewReader(res.Content)
+		h, err := tr.Next()
+		if err != nil {
+			return nil, err
+		}
+		if h.Typeflag != tar.TypeReg || h.Size > maxAccountFile {
+			return nil, fmt.Errorf("%s in the image is not a regular file of at most %d bytes", path, maxAccountFile)
+		}
+		return io.ReadAll(io.LimitReader(tr, maxAccountFile))
+	}
+	if passwd, err = read("/etc/passwd"); err != nil {
+		return nil, nil, err
+	}
+	if group, err = read("/etc/group"); err != nil {
+		return nil, nil, err
+	}
+	return passwd, group, nil
+}
