@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/benchctl/benchctl/internal/procgroup"
 	"github.com/benchctl/benchctl/internal/safefile"
 )
 
@@ -269,6 +270,7 @@ func runBounded(ctx context.Context, name string, args ...string) ([]byte, error
 	var out capped
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout = &out
+	procgroup.Own(cmd)          // its children go with it when the context ends
 	cmd.WaitDelay = time.Second // a child holding the pipe open cannot hold us
 	err := cmd.Run()
 	return out.b, err

@@ -16,6 +16,7 @@ import (
 	"github.com/distribution/reference"
 	"github.com/moby/moby/api/types/registry"
 
+	"github.com/benchctl/benchctl/internal/procgroup"
 	"github.com/benchctl/benchctl/internal/safefile"
 )
 
@@ -163,6 +164,7 @@ func runHelper(ctx context.Context, name, server string) (*Credentials, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, "get")
 	cmd.Stdin = strings.NewReader(server)
+	procgroup.Own(cmd) // a keyring daemon it started goes with it at the timeout
 	// A helper whose child keeps stdout open (a keyring daemon it started) must not hold
 	// the node: after the helper ends, or is killed at the timeout, wait 2 s at most.
 	cmd.WaitDelay = 2 * time.Second

@@ -8,9 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/procgroup"
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -137,8 +137,7 @@ func generatedCatalog(ctx context.Context, root, gen string, timeout time.Durati
 	cmd := exec.CommandContext(ctx, "python3", "-c", generatorDriver, gen)
 	cmd.Dir = root
 	cmd.Env = generatorEnv(os.Environ())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its children go with it
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	procgroup.Own(cmd)              // its children go with it
 	cmd.WaitDelay = 5 * time.Second // a child that keeps the pipes open does not hold us
 	out := &limitedBuffer{max: MaxGeneratedSize}
 	errOut := &tailBuffer{max: 64 << 10}
