@@ -16,7 +16,6 @@ import (
 	"github.com/distribution/reference"
 	"github.com/moby/moby/api/types/registry"
 
-	"github.com/benchctl/benchctl/internal/procgroup"
 	"github.com/benchctl/benchctl/internal/safefile"
 )
 
@@ -164,7 +163,9 @@ func runHelper(ctx context.Context, name, server string) (*Credentials, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, "get")
 	cmd.Stdin = strings.NewReader(server)
-	procgroup.Own(cmd) // a keyring daemon it started goes with it at the timeout
+	// Not in a process group of its own (internal/procgroup): a helper may ask for a
+	// passphrase on the terminal (pass, gpg's pinentry), which a background group may not
+	// read, and the keyring agent it starts is meant to outlive it.
 	// A helper whose child keeps stdout open (a keyring daemon it started) must not hold
 	// the node: after the helper ends, or is killed at the timeout, wait 2 s at most.
 	cmd.WaitDelay = 2 * time.Second
