@@ -349,3 +349,24 @@ func ConnectKind(kind string) (*client.Client, error) {
 	}
 	return c, nil
 }
+
+// ConnectChecked connects to the engine kind asks for (ConnectKind) and, when a kind is
+// asked for, checks within 30 s that the engine answering is of that kind (DOCKER_HOST may
+// name another): a wrong kind is bad input naming both.
+func ConnectChecked(ctx context.Context, kind string) (*client.Client, error) {
+	c, err := ConnectKind(kind)
+	if err != nil || kind == KindAny {
+		return c, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	id, err := Identify(ctx, c)
+	if err == nil {
+		err = CheckKind(kind, id)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}

@@ -262,7 +262,7 @@ func firstLine(s string) string {
 // pushBuilt pushes the built images to the registry of ref (build --push), through the
 // engine at DOCKER_HOST.
 func pushBuilt(ctx context.Context, cache *image.Cache, recs []*image.Record, ref, engine string, progress image.ProgressFunc) error {
-	eng, err := connectEngine(ctx, engine)
+	eng, err := image.ConnectChecked(ctx, engine)
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func newBuilder(ctx context.Context, kind, engineBuilder, buildkitAddr, engine s
 	case "buildkit":
 		return newBuildKitBuilder(buildkitAddr)
 	default:
-		c, err := connectEngine(ctx, engine)
+		c, err := image.ConnectChecked(ctx, engine)
 		if err != nil {
 			return nil, nil, err
 		}

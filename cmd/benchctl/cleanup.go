@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 )
@@ -71,7 +72,7 @@ func cleanupRun(ctx context.Context, io streams, opts *cleanupOptions) error {
 	if err != nil {
 		return err
 	}
-	eng, err := connectEngine(ctx, opts.engine)
+	eng, err := image.ConnectChecked(ctx, opts.engine)
 	if err != nil {
 		return err
 	}

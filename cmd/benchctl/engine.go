@@ -1,10 +1,6 @@
 package main
 
 import (
-	"context"
-	"time"
-
-	"github.com/moby/moby/client"
 	"github.com/spf13/cobra"
 
 	"github.com/benchctl/benchctl/image"
@@ -24,24 +20,4 @@ func engineKind(flag string, m *manifest.Manifest) string {
 		return flag
 	}
 	return m.Engine
-}
-
-// connectEngine connects to the engine kind asks for and, when a kind is asked for, checks
-// that the engine answering is of that kind (DOCKER_HOST may name another).
-func connectEngine(ctx context.Context, kind string) (*client.Client, error) {
-	c, err := image.ConnectKind(kind)
-	if err != nil || kind == image.KindAny {
-		return c, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	id, err := image.Identify(ctx, c)
-	if err == nil {
-		err = image.CheckKind(kind, id)
-	}
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
 }
