@@ -221,6 +221,8 @@ type JobModel struct {
 	RunOptions string `json:"runOptions"`
 	// DataSets are the data sets the model read (its data key), as benchctl mounted them.
 	DataSets []JobDataSet `json:"dataSets,omitempty"`
+	// Commit is the commit of the model's url that the job cloned (perf.csv's git_commit).
+	Commit string `json:"commit,omitempty"`
 }
 
 // JobDataSet is one data set of a MAD model (manifest.DataSet): what perf.csv's data

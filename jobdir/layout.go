@@ -15,11 +15,17 @@ const (
 	NodesFolder   = "nodes"
 	StatusFile    = "status.json"
 	ResultsFolder = "results"
-	DiagFolder    = "diagnostics"
-	PerfFile      = "perf.csv"
-	SummaryFile   = "summary.json"
-	ReportFile    = "report.html"
-	SubmitFolder  = ".submit"
+	// WorkspaceFolder holds a node's workspaces, one per MAD model run (a benchmark, or a
+	// trial of one): what the model sees at /myworkspace, its run directory included.
+	WorkspaceFolder = "workspace"
+	// ClonesFolder holds the job's clones of MAD models' urls, made once by rank 0 and
+	// copied by every node into its workspaces.
+	ClonesFolder = "clones"
+	DiagFolder   = "diagnostics"
+	PerfFile     = "perf.csv"
+	SummaryFile  = "summary.json"
+	ReportFile   = "report.html"
+	SubmitFolder = ".submit"
 	// DiagReportFile and DiagSummaryFile are what diagnostics writes into a benchmark's
 	// diagnostics folder: the whole report, and the lines a person reads first.
 	DiagReportFile  = "report.json"
@@ -131,6 +137,9 @@ func BarrierAddrName(rank int) string {
 	return AddrFile + "." + strconv.Itoa(rank)
 }
 
+// Clones is the folder of the job's clones of MAD models' urls.
+func (d Dir) Clones() string { return filepath.Join(d.Path, ClonesFolder) }
+
 // Nodes is the folder of the node folders.
 func (d Dir) Nodes() string { return filepath.Join(d.Path, NodesFolder) }
 
@@ -215,6 +224,12 @@ func (n NodeDir) Results(bench string) string { return filepath.Join(n.Path, Res
 
 // ResultsRoot is the node's results folder (one sub-folder per benchmark).
 func (n NodeDir) ResultsRoot() string { return filepath.Join(n.Path, ResultsFolder) }
+
+// WorkspaceRel is a MAD model run's workspace relative to the node folder.
+func WorkspaceRel(run string) string { return filepath.Join(WorkspaceFolder, run) }
+
+// Workspace is a MAD model run's workspace: the node's own /myworkspace for that run.
+func (n NodeDir) Workspace(run string) string { return filepath.Join(n.Path, WorkspaceRel(run)) }
 
 // DiagRel is a benchmark's diagnostics folder relative to the node folder.
 func DiagRel(bench string) string { return filepath.Join(DiagFolder, bench) }

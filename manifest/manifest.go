@@ -280,12 +280,22 @@ type Model struct {
 	// are those entries, resolved.
 	Data     string    `json:"data,omitempty" yaml:"data,omitempty"`
 	DataSets []DataSet `json:"dataSets,omitempty" yaml:"dataSets,omitempty"`
+	// RunDir is the folder of the checkout (slash-separated, relative to it) that is copied
+	// into the model's run directory, where it runs (madengine's model directory); "" for
+	// a program of the image, run from the workspace without a copy.
+	RunDir string `json:"runDir,omitempty" yaml:"runDir,omitempty"`
 	// GuestOS is the guest OS the model's image is for (MAD_GUEST_OS): models.guestOS,
 	// else its Dockerfile's CONTEXT guest_os.
-	GuestOS           string   `json:"guestOS,omitempty" yaml:"guestOS,omitempty"`
-	Catalog           string   `json:"catalog" yaml:"catalog"`
-	Line              int      `json:"line" yaml:"line"`
-	URL               string   `json:"url,omitempty" yaml:"url,omitempty"`
+	GuestOS string `json:"guestOS,omitempty" yaml:"guestOS,omitempty"`
+	Catalog string `json:"catalog" yaml:"catalog"`
+	Line    int    `json:"line" yaml:"line"`
+	URL     string `json:"url,omitempty" yaml:"url,omitempty"`
+	// Cred names the entry of the checkout's credential.json the url is cloned with (a
+	// name, never the credential).
+	Cred string `json:"cred,omitempty" yaml:"cred,omitempty"`
+	// Commit is the commit of the url's clone, which the job's rank 0 makes (perf.csv's
+	// git_commit for the model); "" before it, and for a model without a url.
+	Commit            string   `json:"commit,omitempty" yaml:"commit,omitempty"`
 	Dockerfile        string   `json:"dockerfile,omitempty" yaml:"dockerfile,omitempty"`
 	Scripts           string   `json:"scripts,omitempty" yaml:"scripts,omitempty"`
 	Args              string   `json:"args,omitempty" yaml:"args,omitempty"`

@@ -22,6 +22,7 @@ const MaxCatalogSize = 64 << 20
 type Model struct {
 	Name              string
 	URL               string
+	Cred              string // cred: the credential.json entry the url is cloned with
 	Dockerfile        string // prefix, e.g. docker/pyt_vllm
 	Scripts           string // script, folder or program run in the container
 	NGPUs             string // "-1" means all GPUs
@@ -57,7 +58,7 @@ var known = map[string]bool{"name": true, "url": true, "dockerfile": true, "scri
 	"owner": true, "training_precision": true, "tags": true, "args": true, "timeout": true,
 	"multiple_results": true, "skip_gpu_arch": true, "log_error_pattern_scan": true,
 	"log_error_patterns": true, "log_error_benign_patterns": true,
-	"additional_docker_run_options": true, "distributed": true, "data": true}
+	"additional_docker_run_options": true, "distributed": true, "data": true, "cred": true}
 
 // Load reads a MAD-style catalog: a JSON list of model objects. Problems are returned
 // together as a *manifest.Error, located by line; unknown keys are kept, with a warning.
@@ -134,6 +135,11 @@ func parseCatalog(ctx context.Context, path string, data []byte) (*Catalog, erro
 		}
 		if m.Scripts == "" {
 			add(it.Line, fp+".scripts", "is required: the script or program the model runs")
+		}
+		if m.URL != "" {
+			if err := checkURL(m.URL); err != nil {
+				add(it.Line, fp+".url", "%v", err)
+			}
 		}
 		// The checks the manifest's own benchmarks get.
 		if m.MultipleResults != "" {
@@ -250,6 +256,8 @@ func setString(m *Model, key, v string) {
 		m.Name = v
 	case "url":
 		m.URL = v
+	case "cred":
+		m.Cred = v
 	case "dockerfile":
 		m.Dockerfile = v
 	case "scripts":

@@ -70,9 +70,12 @@ func TestCommand(t *testing.T) {
 		scripts, args string
 		want          []string
 	}{
-		{"scripts/x/run.sh", "--batch-size 32 --model 'gpt2 large'", []string{"bash", "scripts/x/run.sh", "--batch-size", "32", "--model", "gpt2 large"}},
-		{"scripts/x/train.py", `--name "a b" --x=\$HOME`, []string{"python3", "scripts/x/train.py", "--name", "a b", "--x=$HOME"}},
-		{"scripts/vllm", "", []string{"bash", "scripts/vllm/run.sh"}},
+		// In the run directory, a copy of the script's folder, as madengine runs them.
+		{"scripts/x/run.sh", "--batch-size 32 --model 'gpt2 large'", []string{"bash", "run.sh", "--batch-size", "32", "--model", "gpt2 large"}},
+		{"scripts/x/train.py", `--name "a b" --x=\$HOME`, []string{"python3", "train.py", "--name", "a b", "--x=$HOME"}},
+		{"scripts/vllm", "", []string{"bash", "run.sh"}},
+		{"scripts/vllm/", "", []string{"bash", "run.sh"}},
+		{"./run.sh", "", []string{"bash", "run.sh"}},
 		{"/dummy", "--rows 3", []string{"/dummy", "--rows", "3"}},
 	}
 	for _, c := range cases {

@@ -41,10 +41,11 @@ type CheckoutOptions struct {
 //	gpu: {vendor: <gpu_vendor, lower-cased; default auto>, count: <from docker_gpus>}
 //	image: {buildArgs: <docker_build_arg>}      # no dockerfile: each model's own, by vendor
 //	env: <docker_env_vars>
-//	mounts: [<checkout>:/myworkspace, <host>:<container> for each docker_mounts entry]
+//	mounts: [<host>:<container> for each docker_mounts entry]
 //	models: {catalog: <dir>/models.json, tags: <tags>, guestOS: <guest_os>}
 //
-// resolved like a manifest file. Beyond a file's, the resolved manifest's Path is the
+// resolved like a manifest file. Each model runs in a workspace of its node's own that the
+// runner mounts at Workspace, reading the checkout through it (rundir.go). Beyond a file's, the resolved manifest's Path is the
 // checkout's models.json, its Digest is of the document with credential-like values
 // hidden, every docker_env_vars value whose name is credential-like (manifest.
 // CredentialLike) is secret (*** in Redacted copies) and every model works in Workspace.
@@ -180,7 +181,7 @@ func (c *checkout) document(tags []string, redact bool) ([]byte, error) {
 	if c.ctx.guestOS != "" {
 		models["guestOS"] = c.ctx.guestOS
 	}
-	mounts := []docMount{{Source: literal(c.dir), Target: Workspace}}
+	var mounts []docMount
 	for _, mt := range c.ctx.mounts {
 		mounts = append(mounts, docMount{Source: mt.source, Target: mt.target})
 	}

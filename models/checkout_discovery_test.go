@@ -98,8 +98,8 @@ func TestImportScriptsModels(t *testing.T) {
 		t.Fatalf("%v %v", bs, err)
 	}
 	b := bs[0]
-	if b.Name != "echo_dir_echo_infer" || b.Model.Name != "echo_dir/echo_infer" || b.Workdir != Workspace ||
-		!slices.Equal(b.Command, []string{"bash", "scripts/echo_dir/run.sh", "--from", "echo_dir"}) ||
+	if b.Name != "echo_dir_echo_infer" || b.Model.Name != "echo_dir/echo_infer" || b.Workdir != Workspace+"/"+RunDirectory || b.Model.RunDir != "scripts/echo_dir" ||
+		!slices.Equal(b.Command, []string{"bash", "run.sh", "--from", "echo_dir"}) ||
 		b.Image == nil || b.Image.Dockerfile != filepath.Join(dir, "scripts/echo_dir/docker/echo.ubuntu.amd.Dockerfile") {
 		t.Fatalf("%+v %+v", b, b.Image)
 	}

@@ -58,11 +58,13 @@ func TestCheckoutPicksDockerfilesByVendor(t *testing.T) {
 			if img.Dockerfile != filepath.Join(mad, "docker", c.want[b.Name]) || img.Context != filepath.Join(mad, "docker") {
 				t.Errorf("%s: %s runs on %+v, want %s", c.context, b.Name, img, c.want[b.Name])
 			}
-			if b.Workdir != Workspace {
-				t.Errorf("%s: %s works in %q", c.context, b.Name, b.Workdir)
+			if b.Workdir != Workspace+"/"+RunDirectory || b.Model.RunDir != "scripts/echo_model" {
+				t.Errorf("%s: %s works in %q, a copy of %q", c.context, b.Name, b.Workdir, b.Model.RunDir)
 			}
 		}
-		if len(m.Mounts) != 1 || m.Mounts[0] != (manifest.Mount{Source: mad, Target: "/myworkspace"}) {
+		// The checkout is not mounted: each model runs in a workspace of its node's own,
+		// which the runner makes and mounts at /myworkspace.
+		if len(m.Mounts) != 0 {
 			t.Errorf("%s: mounts %+v", c.context, m.Mounts)
 		}
 		if m.Name != "mad" || m.Path != filepath.Join(mad, "models.json") || !strings.HasPrefix(m.Digest, "sha256:") {
@@ -91,8 +93,8 @@ func TestCheckoutContextLandsInTheManifest(t *testing.T) {
 	if string(env) != `[{"name":"BATCH","value":"32"},{"name":"HOME_DIR","value":"/root"},{"name":"HSA_ENABLE_SDMA","value":"0"},{"name":"NCCL_DEBUG","value":"INFO"},{"name":"RATIO","value":"1.50"}]` {
 		t.Errorf("env %s", env)
 	}
-	want := []manifest.Mount{{Source: mad, Target: "/myworkspace"}, {Source: host, Target: "/data"}, {Source: filepath.Join(mad, "scripts"), Target: "/scripts-copy"}}
-	if len(m.Mounts) != 3 || m.Mounts[0] != want[0] || m.Mounts[1] != want[1] || m.Mounts[2] != want[2] {
+	want := []manifest.Mount{{Source: host, Target: "/data"}, {Source: filepath.Join(mad, "scripts"), Target: "/scripts-copy"}}
+	if len(m.Mounts) != 2 || m.Mounts[0] != want[0] || m.Mounts[1] != want[1] {
 		t.Errorf("mounts %+v", m.Mounts)
 	}
 	for _, b := range m.Benchmarks {
@@ -158,7 +160,7 @@ func TestCheckoutFolder(t *testing.T) {
 	t.Run("current folder", func(t *testing.T) {
 		t.Chdir(mad)
 		m, _, err := CheckoutManifest(CheckoutOptions{Tags: []string{"smoke"}, Context: `{"gpu_vendor": "NVIDIA"}`})
-		if err != nil || m.Mounts[0].Source != mad || len(m.Benchmarks) != 1 {
+		if err != nil || m.Models.Catalog != filepath.Join(mad, "models.json") || len(m.Benchmarks) != 1 {
 			t.Fatalf("%v %+v", err, m)
 		}
 	})
@@ -168,7 +170,7 @@ func TestCheckoutFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 		m, _, err := CheckoutManifest(CheckoutOptions{Dir: dir, Tags: []string{"smoke"}, Context: `{"gpu_vendor": "AMD"}`})
-		if err != nil || m.Name != manifest.SuggestName("My_MAD..${HOME}-") || m.Mounts[0].Source != dir || m.Models.Catalog != filepath.Join(dir, "models.json") {
+		if err != nil || m.Name != manifest.SuggestName("My_MAD..${HOME}-") || m.Models.Catalog != filepath.Join(dir, "models.json") {
 			t.Fatalf("%v %+v", err, m)
 		}
 	})

@@ -30,10 +30,10 @@ func (c *checkout) where(p string) (file, field string) {
 		return "--tags", ""
 	case strings.HasPrefix(p, "mounts["):
 		i, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(p, "mounts["), "]"))
-		if i >= 1 && i <= len(c.ctx.mounts) {
-			return label, "docker_mounts." + short(c.ctx.mounts[i-1].target)
+		if i >= 0 && i < len(c.ctx.mounts) {
+			return label, "docker_mounts." + short(c.ctx.mounts[i].target)
 		}
-		return c.dir, "the checkout's mount at " + Workspace
+		return label, "docker_mounts"
 	}
 	return c.dir, p
 }

@@ -92,7 +92,7 @@ func (d *dataFile) dataSets(key string) ([]manifest.DataSet, error) {
 			return nil, err
 		}
 		for _, o := range out {
-			if o.Home == ds.Home {
+			if o.Home == ds.Home && ds.Home != "" {
 				return nil, fmt.Errorf("data %s and %s are both mounted at %s (their home in %s): give each its own", manifest.Quote(o.Name), manifest.Quote(ds.Name), ds.Home, d.path)
 			}
 		}
@@ -138,11 +138,13 @@ func (d *dataFile) entry(name string) (manifest.DataSet, error) {
 		}
 	}
 	slices.SortFunc(types, func(a, b string) int { return slices.Index(dataProviders, a) - slices.Index(dataProviders, b) })
-	if len(types) == 0 || types[0] != "local" {
-		first := "none"
-		if len(types) > 0 {
-			first = types[0]
-		}
+	if len(types) == 0 { // MAD's {"huggingface": {}}: madengine finds no provider and runs the model without data
+		ds := manifest.DataSet{Name: name}
+		d.entries[name] = ds
+		return ds, nil
+	}
+	if types[0] != "local" {
+		first := types[0]
 		return manifest.DataSet{}, fmt.Errorf("data %s: %s: its provider %s (of %s) is one benchctl cannot reach: madengine tries %s in this order, and benchctl mounts only a local path (one every node has, NFS included); "+
 			"give %s a \"local\" entry ({\"local\": {\"path\": \"/nfs/datasets/%s\"}}) first, or fetch the data before the job",
 			manifest.Quote(name), where, first, strings.Join(types, ", "), strings.Join(dataProviders, ", "), manifest.Quote(name), name)

@@ -12,6 +12,9 @@ import (
 // importData imports the models of a checkout made of files with tags, for gpu.vendor none.
 func importData(t *testing.T, files map[string]string, tags ...string) ([]manifest.Benchmark, []string, error) {
 	t.Helper()
+	if _, ok := files["run.sh"]; !ok { // the models' script (dataModels), so that no warning says it is missing
+		files["run.sh"] = "#!/bin/bash\n"
+	}
 	dir := writeCheckout(t, files)
 	return Importer(manifest.CatalogImport{Models: manifest.Models{Catalog: filepath.Join(dir, "models.json"), Tags: tags}, Vendor: "none"})
 }
@@ -116,6 +119,34 @@ func TestDataProviders(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A data name whose entry has no provider (MAD's data.json is {"huggingface": {}}) runs
+// without a data mount, with a warning naming it, as madengine runs it; the name is kept
+// (MAD_DATANAME, perf.csv's dataname) and it has no home. A provider benchctl cannot reach
+// is still refused (TestDataProviders).
+func TestDataWithoutAProvider(t *testing.T) {
+	bs, warns, err := importData(t, map[string]string{"models.json": dataModels, "data.json": `{"huggingface": {}, "ds1": {}, "ds2": {"local": {"path": "/"}}}`}, "t")
+	if err != nil || len(bs) != 2 {
+		t.Fatalf("%v %v %v", bs, warns, err)
+	}
+	a := bs[0].Model.DataSets
+	if len(a) != 1 || a[0] != (manifest.DataSet{Name: "ds1"}) {
+		t.Errorf("a: %+v", a)
+	}
+	b := bs[1].Model.DataSets // "ds2, ds1": a local one at its home, and one without a provider
+	if len(b) != 2 || b[0].Provider != "local" || b[0].Home != "/data_dlm_0" || b[1] != (manifest.DataSet{Name: "ds1"}) {
+		t.Errorf("b: %+v", b)
+	}
+	n := 0
+	for _, w := range warns {
+		if strings.Contains(w, `data "ds1" has no provider in`) && strings.Contains(w, "runs without a data mount") {
+			n++
+		}
+	}
+	if n != 2 || len(warns) != 2 {
+		t.Errorf("warnings %q: want one per model naming ds1", warns)
 	}
 }
 

@@ -131,27 +131,20 @@ func (c *Catalog) colonHint(t string) string {
 }
 
 // Command turns the model's scripts and args into an exec-form command, the way madengine
-// runs them: a .sh script with bash, a .py script with python3, a folder's run.sh with bash,
-// anything else (e.g. /usr/bin/prog) directly. args are split like a shell would split
-// words, with quotes, but nothing is expanded: there is no shell.
+// runs them in the model's run directory (Form): `bash run.sh`, `bash <file>.sh`,
+// `python3 <file>.py`, or a program of the image (an absolute path) directly. args are
+// split like a shell would split words, with quotes, but nothing is expanded: there is no
+// shell.
 func (m Model) Command() ([]string, error) {
 	args, err := manifest.SplitArgs(m.Args)
 	if err != nil {
 		return nil, fmt.Errorf("args: %w", err)
 	}
-	s := m.Scripts
-	var cmd []string
-	switch {
-	case strings.HasSuffix(s, ".sh"):
-		cmd = []string{"bash", s}
-	case strings.HasSuffix(s, ".py"):
-		cmd = []string{"python3", s}
-	case path.Ext(s) == "" && !strings.HasPrefix(s, "/"):
-		cmd = []string{"bash", path.Join(s, "run.sh")}
-	default:
-		cmd = []string{s}
+	f, err := Form(m.Scripts)
+	if err != nil {
+		return nil, err
 	}
-	return append(cmd, args...), nil
+	return append(f.Command, args...), nil
 }
 
 // Benchmark converts a catalog model into a manifest benchmark.
@@ -160,11 +153,18 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 	if err != nil {
 		return manifest.Benchmark{}, err
 	}
+	form, _ := Form(m.Scripts) // Command checked it
+	workdir := Workspace       // as madengine runs its containers (--workdir /myworkspace/)
+	switch {
+	case m.URL != "": // madengine's model directory: the folder its git clone makes
+		workdir = path.Join(Workspace, CloneName(m.URL))
+	case form.Dir != "":
+		workdir = path.Join(Workspace, RunDirectory) // madengine's cd <model_dir>
+	}
 	b := manifest.Benchmark{
 		Name:    BenchmarkName(m.Name),
 		Command: cmd,
-		// As madengine runs its containers (--workdir /myworkspace/), in a manifest too.
-		Workdir: Workspace,
+		Workdir: workdir,
 		Timeout: manifest.Duration(manifest.DefaultTimeout),
 		Results: m.MultipleResults,
 		Tags:    m.Tags,
@@ -173,8 +173,8 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 		// madengine's per-model switch for the log error scan.
 		NoLogScan: m.NoLogScan, LogErrors: m.LogErrors, LogBenign: m.LogBenign,
 		Model: &manifest.Model{
-			File: m.File, Data: m.Data,
-			Catalog: catalog, Line: m.Line, URL: m.URL, Dockerfile: m.Dockerfile, Scripts: m.Scripts,
+			File: m.File, Data: m.Data, RunDir: form.Dir,
+			Catalog: catalog, Line: m.Line, URL: m.URL, Cred: m.Cred, Dockerfile: m.Dockerfile, Scripts: m.Scripts,
 			Args: m.Args, NGPUs: m.NGPUs, Owner: m.Owner, TrainingPrecision: m.TrainingPrecision,
 			MultipleResults: m.MultipleResults, SkipGPUArch: m.SkipGPUArch, Extra: m.Extra, RunOptions: m.RunOptions,
 			Distributed: m.Distributed,
@@ -226,6 +226,11 @@ func importWith(sel manifest.CatalogImport, d Discovery) ([]manifest.Benchmark, 
 	}
 	images := map[string]imageResult{} // by dockerfile prefix
 	var data *dataFile                 // the checkout's data.json, read when a model names data
+	type folderCheck struct {
+		warning string
+		err     error
+	}
+	folders := map[string]folderCheck{} // each script folder is checked once
 	for i, m := range picked {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return nil, warnings, fmt.Errorf("importing from %s: %w", c.Path, context.Cause(ctx))
@@ -234,6 +239,21 @@ func importWith(sel manifest.CatalogImport, d Discovery) ([]manifest.Benchmark, 
 		if err != nil {
 			problems.Add(manifest.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name, Msg: err.Error()})
 			continue
+		}
+		if f, _ := Form(m.Scripts); f.Dir != "" {
+			key := f.Dir + "\x00" + strings.Join(f.Command, " ")
+			fc, done := folders[key]
+			if !done {
+				fc.warning, fc.err = CheckScripts(ctx, c.Dir(), m)
+				folders[key] = fc
+			}
+			if fc.err != nil {
+				problems.Add(manifest.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name + ".scripts", Msg: fc.err.Error()})
+				continue
+			}
+			if fc.warning != "" {
+				warnings = append(warnings, fmt.Sprintf("%s:%d: %s: %s", fileOf(c, m), m.Line, m.Name, fc.warning))
+			}
 		}
 		if !sel.Image.Given() {
 			r, done := images[m.Dockerfile]
@@ -267,6 +287,11 @@ func importWith(sel manifest.CatalogImport, d Discovery) ([]manifest.Benchmark, 
 				continue
 			}
 			b.Model.DataSets = ds
+			for _, d := range ds {
+				if d.Provider == "" {
+					warnings = append(warnings, fmt.Sprintf("%s:%d: %s: data %s has no provider in %s (no local, custom, minio, nas or aws entry): the model runs without a data mount, as madengine runs it", fileOf(c, m), m.Line, m.Name, manifest.Quote(d.Name), data.path))
+				}
+			}
 		}
 		if strings.ContainsAny(m.Args, "$`;|&<>") {
 			if shell++; shell <= manifest.MaxProblems {

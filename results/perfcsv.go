@@ -232,6 +232,9 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 		img = s.job.ImageOf(b.Name)
 	}
 	set("git_commit", img.GitCommit)
+	if jb != nil && jb.Model != nil && jb.Model.Commit != "" { // a MAD model's url, cloned by the job
+		set("git_commit", jb.Model.Commit)
+	}
 	if img.BuildSeconds > 0 {
 		set("build_duration", FormatStat(img.BuildSeconds))
 	}

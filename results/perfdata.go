@@ -9,7 +9,8 @@ import (
 // fillData writes perf.csv's data columns of a MAD model with data (madengine's dataname,
 // data_provider_type, data_size, data_download_duration), one value per data set,
 // comma-separated. A local data set is mounted, not downloaded: its download took 0
-// seconds, as madengine records it.
+// seconds, as madengine records it. A data name without a provider (MAD's {"huggingface":
+// {}}) has its name and empty provider columns.
 func fillData(set func(col, v string), sets []jobdir.JobDataSet) {
 	if len(sets) == 0 {
 		return
@@ -17,7 +18,11 @@ func fillData(set func(col, v string), sets []jobdir.JobDataSet) {
 	var names, types, sizes, took []string
 	for _, d := range sets {
 		names, types, sizes = append(names, d.Name), append(types, d.Provider), append(sizes, d.Size)
-		took = append(took, "0")
+		if d.Provider == "" { // no provider: nothing was mounted or downloaded
+			took = append(took, "")
+		} else {
+			took = append(took, "0")
+		}
 	}
 	set("dataname", strings.Join(names, ","))
 	set("data_provider_type", strings.Join(types, ","))

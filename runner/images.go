@@ -2,12 +2,16 @@ package runner
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/jobchan"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/models"
 )
 
 // The job channel's ends are the image phase's barriers.
@@ -32,6 +36,13 @@ func (r *nodeRun) images(ctx context.Context, eng Engine) (*distribution.Images,
 	var imgs *distribution.Images
 	var err error
 	if r.node.Rank == 0 {
+		// The MAD models' urls, cloned once for the job before any node is released to
+		// run: the other nodes copy the clones, and never reach the network for them.
+		if err := r.cloneModels(ctx); err != nil {
+			r.fail(err, exitcode.Of(err))
+			end(err)
+			return nil, err
+		}
 		var b distribution.LeaderBarrier // none in a job of one node
 		if r.leader != nil {
 			b = r.leader
@@ -42,6 +53,30 @@ func (r *nodeRun) images(ctx context.Context, eng Engine) (*distribution.Images,
 	}
 	end(err)
 	return imgs, err
+}
+
+// cloneModels clones each url of the job's MAD models into the job folder (rank 0), once
+// per url, and records each commit in the model (job.json, perf.csv's git_commit).
+func (r *nodeRun) cloneModels(ctx context.Context) error {
+	done := map[string]string{}
+	for _, b := range r.benches {
+		if b.Model == nil || b.Model.URL == "" {
+			continue
+		}
+		commit, ok := done[b.Model.URL]
+		if !ok {
+			start := time.Now()
+			r.log.Info("cloning the model's url once for the job", "benchmark", b.Name, "url", models.RedactURL(b.Model.URL))
+			var err error
+			if commit, err = models.CloneModel(ctx, r.dir.Clones(), b); err != nil {
+				return err
+			}
+			r.log.Info("cloned", "benchmark", b.Name, "commit", commit, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
+			done[b.Model.URL] = commit
+		}
+		b.Model.Commit = commit
+	}
+	return nil
 }
 
 // imageReport is what the image phase tells this node's run: failures go to the job

@@ -3,7 +3,6 @@ package runner
 import (
 	"cmp"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 
@@ -16,7 +15,9 @@ import (
 // and meanings: the model, the GPU vendor, how many GPUs the model runs on and the node
 // has, the node's GPU architecture and product name (from this node's inventory), the
 // benchmark's launcher (MAD_LAUNCHER_TYPE) and its MAD_MULTI_NODE_RUNNER for the node
-// context (also for one node), and where to write the CSV. defaults are the launcher's own
+// context (also for one node), and how the job was deployed (MAD_DEPLOYMENT_TYPE: local or
+// slurm, as perf.csv's deployment_type). A model leaves its CSV where madengine finds it
+// (keepResults), so no variable says where to write it. defaults are the launcher's own
 // variables (parallel sizes, topology), which the benchmark's env may set otherwise.
 func madEnv(b manifest.Benchmark, n Node, acc GPUAccess) (env, defaults map[string]string) {
 	vendor := ""
@@ -30,10 +31,6 @@ func madEnv(b manifest.Benchmark, n Node, acc GPUAccess) (env, defaults map[stri
 	if len(acc.System) > 0 {
 		arch, product = acc.System[0].Arch, acc.System[0].Name
 	}
-	csv := b.Results
-	if csv == "" {
-		csv = "perf.csv"
-	}
 	env = map[string]string{
 		"MAD_MODEL_NAME":              b.Name,
 		"MAD_GPU_VENDOR":              vendor,
@@ -42,7 +39,7 @@ func madEnv(b manifest.Benchmark, n Node, acc GPUAccess) (env, defaults map[stri
 		"MAD_SYSTEM_GPU_ARCHITECTURE": arch,
 		"MAD_SYSTEM_GPU_PRODUCT_NAME": product,
 		"MAD_LAUNCHER_TYPE":           cmp.Or(b.Launcher, manifest.LauncherTorchrun),
-		"MAD_OUTPUT_CSV":              path.Join(OutputDir, csv),
+		"MAD_DEPLOYMENT_TYPE":         deploymentType(n),
 	}
 	madVars(env, b, acc)
 	c := launchOf(b, n, acc)
@@ -55,6 +52,15 @@ func madEnv(b manifest.Benchmark, n Node, acc GPUAccess) (env, defaults map[stri
 		delete(defaults, "MAD_MULTI_NODE_RUNNER")
 	}
 	return env, defaults
+}
+
+// deploymentType is madengine's MAD_DEPLOYMENT_TYPE for the node context: slurm for a
+// Slurm job, local otherwise (jobdir.Job.Deployment, perf.csv's deployment_type, agrees).
+func deploymentType(n Node) string {
+	if n.Source == "slurm" {
+		return "slurm"
+	}
+	return "local"
 }
 
 // modelGPUs is the GPU access of one benchmark: the job's, or the first n_gpus of them

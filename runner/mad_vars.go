@@ -32,11 +32,15 @@ func madVars(env map[string]string, b manifest.Benchmark, acc GPUAccess) {
 	}
 	env["MAD_GUEST_OS"] = b.Model.GuestOS
 	if len(b.Model.DataSets) > 0 {
-		homes := make([]string, len(b.Model.DataSets))
-		for i, d := range b.Model.DataSets {
-			homes[i] = d.Home
+		var homes []string
+		for _, d := range b.Model.DataSets {
+			if d.Home != "" { // a data name without a provider is not mounted
+				homes = append(homes, d.Home)
+			}
 		}
-		env["MAD_DATAHOME"] = strings.Join(homes, ",")
+		if len(homes) > 0 {
+			env["MAD_DATAHOME"] = strings.Join(homes, ",")
+		}
 		env["MAD_DATANAME"] = b.Model.Data
 	}
 }
@@ -78,6 +82,9 @@ func madDataMounts(b manifest.Benchmark, mounts []manifest.Mount) []manifest.Mou
 	}
 	out := append([]manifest.Mount{}, mounts...)
 	for _, d := range b.Model.DataSets {
+		if d.Source == "" || d.Home == "" { // a data name without a provider: not mounted
+			continue
+		}
 		taken := false
 		for _, m := range out {
 			taken = taken || path.Clean(m.Target) == d.Home

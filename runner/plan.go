@@ -12,6 +12,7 @@ import (
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/models"
 )
 
 // PlanResult is what `benchctl run --dry-run` shows: nothing is created, loaded or run.
@@ -22,6 +23,9 @@ type PlanResult struct {
 	GPUs       []string    `json:"gpus,omitempty"`
 	Containers []string    `json:"containers"`        // docker-run equivalents, secrets and credential-like values as ***
 	Skipped    []string    `json:"skipped,omitempty"` // MAD models skip_gpu_arch skips on this node, and why
+	// Workspaces say, for each MAD model, the node's own workspace its container sees at
+	// /myworkspace and the folder of the checkout copied into its run directory.
+	Workspaces []string `json:"workspaces,omitempty"`
 	// Warnings are what the dry run could not plan as the run would, and how it planned
 	// instead (a node without the manifest's GPUs: the GPUs the manifest asks for).
 	Warnings []string `json:"warnings,omitempty"`
@@ -145,7 +149,18 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 			if tr != nil {
 				results = nd.Results(jobdir.TrialRunName(b.Name, tr.t.Seq))
 			}
-			spec := BuildSpec(m, b, node, img.Ref, img.Key, results, acc, o.Environ)
+			dirs := RunDirs{Results: results}
+			if inWorkspace(b) {
+				run := b.Name
+				if tr != nil {
+					run = jobdir.TrialRunName(b.Name, tr.t.Seq)
+				}
+				dirs.Workspace = nd.Workspace(run)
+				if tr == nil || tr.t.Seq == 0 {
+					p.Workspaces = append(p.Workspaces, planWorkspace(b, dirs.Workspace))
+				}
+			}
+			spec := BuildSpecAt(m, b, node, img.Ref, img.Key, dirs, acc, o.Environ)
 			if tr != nil {
 				spec = withTrial(spec, tr.v, tr.t)
 			}
@@ -294,4 +309,14 @@ func imageState(ctx context.Context, o Options, key string) string {
 		return cached + "; this node's engine lacks it: it would be loaded from the cache"
 	}
 	return cached
+}
+
+// planWorkspace says where a MAD model runs: its workspace, the checkout it reads, and its
+// run directory's copy.
+func planWorkspace(b manifest.Benchmark, ws string) string {
+	line := fmt.Sprintf("%s: %s at %s (the checkout %s read-only through links to %s)", b.Name, ws, models.Workspace, checkoutOf(b), CheckoutMount)
+	if b.Model.RunDir != "" {
+		line += fmt.Sprintf("; runs in %s/%s, a copy of %s", models.Workspace, models.RunDirectory, b.Model.RunDir)
+	}
+	return line
 }

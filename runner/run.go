@@ -553,7 +553,12 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 			r.log.Error("writing the deepspeed hostfile", "file", DeepSpeedHostfile, "err", err)
 		}
 	}
-	spec := BuildSpec(r.o.Manifest, b, node, img.RunRef(), img.Key, resultsDir, gpus, r.o.Environ)
+	dirs := RunDirs{Results: resultsDir}
+	var wsErr error
+	if inWorkspace(b) {
+		dirs.Workspace, wsErr = makeWorkspace(ctx, r.nf, r.nd, r.dir.Clones(), name, b, resultsMode(cu, os.Getuid()))
+	}
+	spec := BuildSpecAt(r.o.Manifest, b, node, img.RunRef(), img.Key, dirs, gpus, r.o.Environ)
 	spec.Engine, spec.UserNS = r.engine, userNS
 	if tr != nil {
 		spec = withTrial(spec, tr.v, tr.t)
@@ -586,14 +591,26 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 			bud.stopGrace = ToolStopGrace
 		}
 	}
-	stopSampling := r.sampleDuring(ctx, name, gpus)
-	res := runContainer(ctx, eng, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, bud, reap)
-	stopSampling()
+	var res execResult
+	if wsErr != nil { // the model cannot run as madengine runs it: no container is started
+		res = execResult{Outcome: OutcomeFailure, ExitCode: -1, Err: &WorkspaceError{Run: name, Err: wsErr}}
+	} else {
+		stopSampling := r.sampleDuring(ctx, name, gpus)
+		res = runContainer(ctx, eng, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, bud, reap)
+		stopSampling()
+	}
 	res = toolOutcome(res, watch)
 	if moved, err := rescueToolsDir(spec, resultsDir); err != nil { // the container ended before its tools' script did
 		r.log.Warn("the tools' directory", "benchmark", name, "err", err)
 	} else if moved != "" {
 		r.log.Info("the tools' directory the container left is moved to the results", "benchmark", name, "from", moved)
+	}
+	if from, passed, err := keepResults(b, resultsDir, dirs.Workspace); err != nil {
+		r.log.Warn("the results file the model left in its workspace could not be kept", "benchmark", name, "from", from, "err", err)
+	} else if from != "" {
+		r.log.Info("results file found where madengine looks, kept in the results folder", "benchmark", name, "from", from, "file", b.Results)
+	} else if len(passed) > 0 {
+		r.log.Warn("a results file in the workspace was not read", "benchmark", name, "why", strings.Join(passed, "; "))
 	}
 	if res.Outcome == OutcomeSuccess && scan != nil {
 		if m := scan.Match(); m != nil { // madengine's rule: an error in the log fails the run, whatever the exit code

@@ -17,6 +17,7 @@ import (
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/models"
 )
 
 // OutputDir is where a benchmark's results folder is mounted in its container.
@@ -49,6 +50,17 @@ type Spec struct {
 	// UserNS is the container's user namespace mode where benchctl sets one (rootless
 	// Podman's keep-id for a container user that is not root: keepIDMode); "" the engine's.
 	UserNS string
+	// Workspace is the container path of a MAD model's workspace (models.Workspace) when
+	// the model runs in one of its node's own; "" for another benchmark.
+	Workspace string
+}
+
+// RunDirs are the host folders of one benchmark run: its results folder (mounted at
+// OutputDir) and, for a MAD model, its workspace (mounted at models.Workspace; "" for
+// another benchmark, or where none is made, as in a plan).
+type RunDirs struct {
+	Results   string
+	Workspace string
 }
 
 // GPUAccess is how a container gets this node's GPUs.
@@ -79,6 +91,14 @@ func ContainerName(n Node, benchmark string) string {
 // numbering, hostNumbered, when benchctl gives the container GPUs), the manifest's env, the benchmark's env,
 // secrets from the host, then the variables benchctl derives (which a manifest cannot set).
 func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key, resultsDir string, gpu GPUAccess, environ []string) Spec {
+	return BuildSpecAt(m, b, n, imageRef, key, RunDirs{Results: resultsDir}, gpu, environ)
+}
+
+// BuildSpecAt is BuildSpec with a MAD model's workspace: dirs.Workspace is mounted at
+// /myworkspace instead of any mount the manifest has there, and the checkout read-only
+// at CheckoutMount, where the workspace's links lead (makeWorkspace).
+func BuildSpecAt(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key string, dirs RunDirs, gpu GPUAccess, environ []string) Spec {
+	resultsDir := dirs.Results
 	env := map[string]manifest.EnvVar{}
 	givesGPUs := gpu.Vendor == manifest.VendorAMD || gpu.Vendor == manifest.VendorNVIDIA
 	for _, kv := range environ {
@@ -155,6 +175,10 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 		s.Env = append(s.Env, e)
 	}
 	sort.Slice(s.Env, func(i, j int) bool { return s.Env[i].Name < s.Env[j].Name })
+	if dirs.Workspace != "" && inWorkspace(b) {
+		mounts = workspaceMounts(b, mounts, dirs.Workspace)
+		s.Workspace = models.Workspace
+	}
 	s.Mounts = append(madDataMounts(b, mounts), manifest.Mount{Source: resultsDir, Target: OutputDir})
 	return withTools(s, m.ToolDefs)
 }

@@ -65,6 +65,8 @@ type toolRun struct {
 	Timeout  int    // each script's bound in seconds
 	marker   string // toolMarker and this run's token, then ": "
 	original []string
+	base     string // where the tools' scripts' paths are relative to; "": the working directory
+	inPlace  bool   // the command runs in its own folder (a MAD model's run directory): its words stay as they are
 }
 
 // toolEnv is the tools' env_vars, a later tool's winning.
@@ -90,7 +92,12 @@ func withToolsTimeout(s Spec, tools []manifest.Tool, timeout int) Spec {
 	}
 	tr := &toolRun{original: s.Command, Timeout: timeout, marker: toolMarker + toolToken() + ": "}
 	tr.Dir = path.Join(OutputDir, "run_directory")
-	if s.Workdir != "" {
+	switch {
+	case s.Workspace != "" && s.Workdir != s.Workspace:
+		// A MAD model in its run directory: the tools run there too, as madengine runs
+		// them, and their scripts' paths are relative to the workspace (/myworkspace).
+		tr.Dir, tr.base, tr.inPlace = s.Workdir, s.Workspace, true
+	case s.Workdir != "":
 		tr.Dir = path.Join(s.Workdir, "run_directory-"+s.Name)
 	}
 	// Stack as madengine: pre scripts of a later tool first, post scripts in order, each
@@ -124,7 +131,11 @@ func withToolsTimeout(s Spec, tools []manifest.Tool, timeout int) Spec {
 	if !tr.Wrapped {
 		return s
 	}
-	s.Command = []string{"bash", "-c", toolScript(tr, s.Workdir, s.Command, strings.Join(line, " ")), "benchctl-tools"}
+	base := s.Workdir
+	if tr.base != "" {
+		base = tr.base
+	}
+	s.Command = []string{"bash", "-c", toolScript(tr, base, s.Command, strings.Join(line, " ")), "benchctl-tools"}
 	return s
 }
 
@@ -179,9 +190,11 @@ func toolScript(tr *toolRun, workdir string, command []string, prefix string) st
 	// The benchmark's words that name a file or folder of the working directory (the first
 	// only when it is a path) are made absolute from it: the command runs in the directory.
 	w(`_bctl_a=(%s)`, strings.Join(words, " "))
-	w(`for _bctl_i in "${!_bctl_a[@]}"; do _bctl_w=${_bctl_a[_bctl_i]}; case $_bctl_w in ''|/*|-*) continue ;; esac`)
-	w(`  if [ "$_bctl_i" -eq 0 ] && [[ $_bctl_w != */* ]]; then continue; fi`)
-	w(`  if [ -e "$_bctl_W/$_bctl_w" ]; then _bctl_a[_bctl_i]=$_bctl_W/$_bctl_w; fi; done`)
+	if !tr.inPlace {
+		w(`for _bctl_i in "${!_bctl_a[@]}"; do _bctl_w=${_bctl_a[_bctl_i]}; case $_bctl_w in ''|/*|-*) continue ;; esac`)
+		w(`  if [ "$_bctl_i" -eq 0 ] && [[ $_bctl_w != */* ]]; then continue; fi`)
+		w(`  if [ -e "$_bctl_W/$_bctl_w" ]; then _bctl_a[_bctl_i]=$_bctl_W/$_bctl_w; fi; done`)
+	}
 	w(`cd "$_bctl_D" || { _bctl_mark "setup 0 exit 1"; exit 125; }`)
 	// An asynchronous command of a non-interactive shell starts with SIGINT and SIGQUIT
 	// ignored; bash lets its subshell put them back before the command starts.

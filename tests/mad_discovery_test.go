@@ -17,7 +17,8 @@ import (
 
 // A MAD checkout with a scripts/<dir>/models.json and a data.json runs on every node as
 // madengine runs it: the plain tag selects the models of both files, each builds its own
-// Dockerfile and starts in /myworkspace, the scripts/echo_dir model reads its data set where
+// Dockerfile and starts in its run directory (/myworkspace/run_directory, a copy of its
+// script's folder in the node's own workspace), the scripts/echo_dir model reads its data set where
 // MAD_DATAHOME says and gets the host's MAD_SECRETS variable, and perf.csv's data columns say
 // which data it read.
 func TestMADCheckoutDiscoveryAndData(t *testing.T) {
@@ -54,14 +55,14 @@ models: {catalog: %s, tags: [discovery], gpuVendor: amd}
 			t.Fatalf("%s: %+v", d, s)
 		}
 		log, _ := os.ReadFile(job.NodeNamed(d).Log("echo_dir_echo_infer"))
-		for _, want := range []string{"model echo_dir/echo_infer in /myworkspace, args: --from echo_dir",
+		for _, want := range []string{"model echo_dir/echo_infer in /myworkspace/run_directory, args: --from echo_dir",
 			"guest os 'UBUNTU', hip '', secret given", "data fixture_data at /data_dlm_0: fixture data for benchctl's discovery tests"} {
 			if !strings.Contains(string(log), want) {
 				t.Errorf("%s: the log lacks %q:\n%s", d, want, log)
 			}
 		}
 		root, _ := os.ReadFile(job.NodeNamed(d).Log("root_echo"))
-		if !strings.Contains(string(root), "model root_echo in /myworkspace, args: --from root") {
+		if !strings.Contains(string(root), "model root_echo in /myworkspace/run_directory, args: --from root") {
 			t.Errorf("%s root_echo log:\n%s", d, root)
 		}
 		st, _ := os.ReadFile(job.NodeNamed(d).Status())

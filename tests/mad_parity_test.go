@@ -34,11 +34,11 @@ func TestMADCheckoutParityOnEveryNode(t *testing.T) {
 		t.Fatal("the testbed has no base image with a shell: run tests/testbed/up.sh again")
 	}
 	shared := tb.FreshDir(t)
-	mad := t.TempDir() // a copy: the tools' directories and the post scripts write in the checkout
+	mad := t.TempDir() // a copy: its files are compared with what they were after the job
 	if out, err := exec.Command("cp", "-R", repoPath(t, "tests/fixtures/mad-parity")+"/.", mad).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	os.Chmod(mad, 0o777)
+	before := treeDigest(t, mad)
 	mf := filepath.Join(t.TempDir(), "m.yaml")
 	if err := os.WriteFile(mf, []byte(fmt.Sprintf(`name: mad-parity
 gpu: {vendor: none}
@@ -79,7 +79,7 @@ models: {catalog: %s, tags: [parity], gpuVendor: amd}
 			want []string
 		}{
 			{root, []string{fmt.Sprintf("model parity_root rank %d of %d, args: --from root", rank, n), "launcher torchrun: " + torchrun,
-				"mark pre [with space] rank=" + itoa(rank) + " in run_directory-", "mark post [] rank=" + itoa(rank) + " in run_directory-"}},
+				"mark pre [with space] rank=" + itoa(rank) + " in run_directory\n", "mark post [] rank=" + itoa(rank) + " in run_directory\n"}},
 			{train, []string{fmt.Sprintf("model parity_dir/train rank %d of %d, args: --from parity_dir", rank, n),
 				"launcher megatron-lm: " + torchrun, fmt.Sprintf("parallel tp=1 pp=%d cp=1", n),
 				"data parity_data at /data_dlm_0: parity data set, 42 samples", "tool level 2"}},
@@ -102,7 +102,7 @@ models: {catalog: %s, tags: [parity], gpuVendor: amd}
 		for _, b := range []string{"parity_root", "parity_dir_train"} {
 			res := node.Results(b)
 			trace, err := os.ReadFile(filepath.Join(res, "run_directory", "trace_output", "trace.txt"))
-			if err != nil || !strings.Contains(string(trace), fmt.Sprintf("tracer start rank=%d in run_directory-", rank)) ||
+			if err != nil || !strings.Contains(string(trace), fmt.Sprintf("tracer start rank=%d in run_directory: ", rank)) ||
 				!strings.Contains(string(trace), "tracer end rc=0") {
 				t.Errorf("%s %s: trace %v\n%s", d, b, err, trace)
 			}
@@ -112,8 +112,8 @@ models: {catalog: %s, tags: [parity], gpuVendor: amd}
 			}
 		}
 	}
-	if left, _ := filepath.Glob(filepath.Join(mad, "run_directory-*")); len(left) > 0 {
-		t.Errorf("tools' directories left in the checkout: %v", left)
+	if after := treeDigest(t, mad); after != before { // the tools ran in each node's own run directory
+		t.Errorf("the checkout changed: %s, was %s", after, before)
 	}
 
 	// collect (submit --collect ran it): the artefacts of every node, the tools, the data.

@@ -12,9 +12,9 @@ import (
 	"github.com/benchctl/benchctl/tests/testbed"
 )
 
-// A MAD-style model runs as it is on every node: its bash run script, from the MAD
-// checkout mounted where madengine mounts it, sees madengine's variables and writes its CSV
-// where MAD_OUTPUT_CSV says; collect reads it.
+// A MAD-style model runs as it is on every node: its bash run script, in a copy of its
+// folder in the node's own workspace, sees madengine's variables and leaves its CSV in its
+// working folder, where madengine finds it; collect reads it.
 func TestMADModelSeesMADVariables(t *testing.T) {
 	tb := testbed.Require(t)
 	if tb.ShellImage == "" {

@@ -35,7 +35,7 @@ func TestRunTagsDiscoversScriptsModels(t *testing.T) {
 	}
 	data := filepath.Join(mad, "data/fixture_data") + ":/data_dlm_0:ro"
 	for i, c := range plan.Containers {
-		for _, want := range []string{" -w /myworkspace ", "MAD_SECRETS_HFTOKEN=***", "MAD_GUEST_OS=UBUNTU"} {
+		for _, want := range []string{" -w /myworkspace/run_directory ", ":/myworkspace ", mad + ":/benchctl/checkout:ro", "MAD_SECRETS_HFTOKEN=***", "MAD_GUEST_OS=UBUNTU"} {
 			if !strings.Contains(c, want) {
 				t.Errorf("container %d lacks %q: %s", i, want, c)
 			}
@@ -119,8 +119,8 @@ func TestRunTagsDirColonName(t *testing.T) {
 	for _, want := range []string{"MAD_MODEL_NAME=parity_dir/train", "MAD_LAUNCHER_TYPE=megatron-lm",
 		"MAD_MULTI_NODE_RUNNER=torchrun --standalone --nproc_per_node=", "PIPELINE_MODEL_PARALLEL_SIZE=1",
 		filepath.Join(mad, "data/parity_data") + ":/data_dlm_0:ro", "MAD_DATAHOME=/data_dlm_0", "MAD_DATANAME=parity_data",
-		" -w /myworkspace ", "bash ../scripts/common/tools/tracer.sh trace", "scripts/common/pre_scripts/mark.sh pre",
-		"bash scripts/parity_dir/run.sh --from parity_dir"} {
+		" -w /myworkspace/run_directory ", "bash ../scripts/common/tools/tracer.sh trace", "scripts/common/pre_scripts/mark.sh pre",
+		"_bctl_W=$(cd /myworkspace && pwd)", "_bctl_D=/myworkspace/run_directory;", "_bctl_a=(bash run.sh --from parity_dir)"} {
 		if !strings.Contains(c, want) {
 			t.Errorf("parity_dir:train: the container lacks %q: %s", want, c)
 		}

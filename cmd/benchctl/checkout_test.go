@@ -44,7 +44,7 @@ func TestRunTagsInAMADCheckout(t *testing.T) {
 			t.Errorf("%s: images %+v", vendor, plan.Images)
 		}
 		for _, c := range plan.Containers {
-			if !strings.Contains(c, mad+":/myworkspace") || !strings.Contains(c, " -w /myworkspace ") || !strings.Contains(c, "HF_TOKEN=***") || strings.Contains(c, "hf-secret-value") {
+			if !strings.Contains(c, mad+":/benchctl/checkout:ro") || !strings.Contains(c, "/workspace/echo_") || !strings.Contains(c, " -w /myworkspace/run_directory ") || !strings.Contains(c, "HF_TOKEN=***") || strings.Contains(c, "hf-secret-value") {
 				t.Errorf("%s: %s", vendor, c)
 			}
 		}

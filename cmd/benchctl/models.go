@@ -88,6 +88,9 @@ type modelRow struct {
 	Timeout string   `json:"timeout"`
 	Command []string `json:"command"`
 	Results string   `json:"results,omitempty"`
+	// RunDir is the checkout's folder copied into the model's run directory, where the
+	// command runs; "" for a program of the image.
+	RunDir string `json:"runDir,omitempty"`
 	// Dockerfile is what the model's dockerfile prefix gives for --gpu-vendor; DockerfileError
 	// why it gives none.
 	Dockerfile      string   `json:"dockerfile,omitempty"`
@@ -124,7 +127,7 @@ func modelsListRun(ctx context.Context, io streams, opts *modelsListOptions) err
 			return fmt.Errorf("%s:%d: %s: %w", c.Path, m.Line, m.Name, err)
 		}
 		row := modelRow{Name: m.Name, Tags: m.Tags, NGPUs: m.NGPUs, Timeout: time.Duration(b.Timeout).String(),
-			Command: b.Command, Results: b.Results}
+			Command: b.Command, Results: b.Results, RunDir: b.Model.RunDir}
 		if opts.vendor != "" {
 			df, err := models.ResolveDockerfile(filepath.Dir(c.Path), m.Name, m.Dockerfile, opts.vendor, opts.guestOS)
 			if err != nil {
@@ -140,9 +143,9 @@ func modelsListRun(ctx context.Context, io streams, opts *modelsListOptions) err
 		return writeJSON(io.out, rows)
 	}
 	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
-	head := "NAME\tTAGS\tGPUS\tTIMEOUT\tCOMMAND"
+	head := "NAME\tTAGS\tGPUS\tTIMEOUT\tRUNS IN\tCOMMAND"
 	if opts.vendor != "" {
-		head = "NAME\tTAGS\tGPUS\tTIMEOUT\tDOCKERFILE\tCOMMAND"
+		head = "NAME\tTAGS\tGPUS\tTIMEOUT\tDOCKERFILE\tRUNS IN\tCOMMAND"
 	}
 	fmt.Fprintln(tw, head)
 	for _, r := range rows {
@@ -150,15 +153,19 @@ func modelsListRun(ctx context.Context, io streams, opts *modelsListOptions) err
 		if gpus == "" || gpus == "-1" {
 			gpus = "all"
 		}
+		in := "-" // a program of the image, run from the workspace
+		if r.RunDir != "" {
+			in = "copy of " + r.RunDir
+		}
 		if opts.vendor != "" {
 			df := r.Dockerfile
 			if df == "" {
 				df = "- (see the warning)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, strings.Join(r.Tags, ","), gpus, r.Timeout, df, strings.Join(r.Command, " "))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, strings.Join(r.Tags, ","), gpus, r.Timeout, df, in, strings.Join(r.Command, " "))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, strings.Join(r.Tags, ","), gpus, r.Timeout, strings.Join(r.Command, " "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, strings.Join(r.Tags, ","), gpus, r.Timeout, in, strings.Join(r.Command, " "))
 	}
 	return tw.Flush()
 }

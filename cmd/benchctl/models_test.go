@@ -12,15 +12,15 @@ import (
 func TestModelsListDockerfiles(t *testing.T) {
 	catalog := "../../tests/fixtures/mad/models.json"
 	for vendor, want := range map[string]string{
-		"amd": `NAME        TAGS            GPUS  TIMEOUT  DOCKERFILE                         COMMAND
-echo_infer  inference,echo  all   2h0m0s   docker/echo.ubuntu.amd.Dockerfile  bash scripts/echo_model/run.sh --mode infer
-echo_train  training,echo   2     2h0m0s   docker/echo.ubuntu.amd.Dockerfile  bash scripts/echo_model/run.sh --mode train
-noop_smoke  smoke           all   2h0m0s   docker/noop.amd.Dockerfile         bash scripts/echo_model/run.sh
+		"amd": `NAME        TAGS            GPUS  TIMEOUT  DOCKERFILE                         RUNS IN                     COMMAND
+echo_infer  inference,echo  all   2h0m0s   docker/echo.ubuntu.amd.Dockerfile  copy of scripts/echo_model  bash run.sh --mode infer
+echo_train  training,echo   2     2h0m0s   docker/echo.ubuntu.amd.Dockerfile  copy of scripts/echo_model  bash run.sh --mode train
+noop_smoke  smoke           all   2h0m0s   docker/noop.amd.Dockerfile         copy of scripts/echo_model  bash run.sh
 `,
-		"NVIDIA": `NAME        TAGS            GPUS  TIMEOUT  DOCKERFILE                            COMMAND
-echo_infer  inference,echo  all   2h0m0s   docker/echo.ubuntu.nvidia.Dockerfile  bash scripts/echo_model/run.sh --mode infer
-echo_train  training,echo   2     2h0m0s   docker/echo.ubuntu.nvidia.Dockerfile  bash scripts/echo_model/run.sh --mode train
-noop_smoke  smoke           all   2h0m0s   docker/noop.nvidia.Dockerfile         bash scripts/echo_model/run.sh
+		"NVIDIA": `NAME        TAGS            GPUS  TIMEOUT  DOCKERFILE                            RUNS IN                     COMMAND
+echo_infer  inference,echo  all   2h0m0s   docker/echo.ubuntu.nvidia.Dockerfile  copy of scripts/echo_model  bash run.sh --mode infer
+echo_train  training,echo   2     2h0m0s   docker/echo.ubuntu.nvidia.Dockerfile  copy of scripts/echo_model  bash run.sh --mode train
+noop_smoke  smoke           all   2h0m0s   docker/noop.nvidia.Dockerfile         copy of scripts/echo_model  bash run.sh
 `,
 	} {
 		code, out, errs := run(t, "models", "list", "--catalog", catalog, "--gpu-vendor", vendor)

@@ -183,6 +183,9 @@ func printPlan(io streams, p *runner.PlanResult, format string) error {
 	for _, t := range p.Tools {
 		fmt.Fprintf(io.out, "tool:    %s\n", t)
 	}
+	for _, w := range p.Workspaces {
+		fmt.Fprintf(io.out, "workspace: %s\n", w)
+	}
 	for _, c := range p.Containers {
 		fmt.Fprintf(io.out, "\n%s\n", c)
 	}

@@ -1,0 +1,164 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchctl/benchctl/internal/exitcode"
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// gitRepo makes a repository with a commit of files (and a submodule when sub is given),
+// and returns its folder and the commit.
+func gitRepo(t *testing.T, files map[string]string, sub string) (string, string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatalf("git is needed: %v", err)
+	}
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "protocol.file.allow=always", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	for p, body := range files {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(body), 0o755)
+	}
+	git("add", "-A")
+	if sub != "" {
+		git("submodule", "add", "-q", sub, "vendor/sub")
+	}
+	git("commit", "-q", "-m", "c")
+	return dir, git("rev-parse", "HEAD")
+}
+
+// A url model's clone: its files, its submodules, the commit; the .git it leaves has the
+// url as given. A clone that fails names the model and the url and is a build failure.
+func TestCloneAFileURL(t *testing.T) {
+	t.Setenv("GIT_CONFIG_COUNT", "1") // the submodule's file:// url, as git 2.38+ asks
+	t.Setenv("GIT_CONFIG_KEY_0", "protocol.file.allow")
+	t.Setenv("GIT_CONFIG_VALUE_0", "always")
+	sub, _ := gitRepo(t, map[string]string{"lib.txt": "from the submodule\n"}, "")
+	repo, commit := gitRepo(t, map[string]string{"train.py": "print(1)\n", "configs/a.yaml": "a: 1\n"}, "file://"+sub)
+	dst := filepath.Join(t.TempDir(), "clones", CloneKey("file://"+repo))
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	got, err := Clone(context.Background(), "pyt_x", "file://"+repo, dst, nil)
+	if err != nil || got != commit {
+		t.Fatalf("commit %q %v, want %s", got, err, commit)
+	}
+	for _, f := range []string{"train.py", "configs/a.yaml", "vendor/sub/lib.txt"} {
+		if _, err := os.Stat(filepath.Join(dst, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(dst), ".*clone-*")); len(left) != 0 {
+		t.Errorf("temporary folders left: %v", left)
+	}
+	// Again, into the same job: the clone there is reused.
+	b := manifest.Benchmark{Name: "pyt_x", Model: &manifest.Model{URL: "file://" + repo, Catalog: filepath.Join(t.TempDir(), "models.json")}}
+	if c, err := CloneModel(context.Background(), filepath.Dir(dst), b); err != nil || c != commit {
+		t.Errorf("CloneModel over a clone: %q %v", c, err)
+	}
+
+	_, err = Clone(context.Background(), "pyt_y", "file:///no/such/repo", filepath.Join(t.TempDir(), "y"), nil)
+	var ce *CloneError
+	if !errors.As(err, &ce) || exitcode.Of(err) != exitcode.Build || !strings.Contains(err.Error(), "model pyt_y: cloning its url file:///no/such/repo: git clone") {
+		t.Errorf("a failed clone: %v (exit %d)", err, exitcode.Of(err))
+	}
+	for _, bad := range []string{"--upload-pack=touch /tmp/x", "ext::sh -c touch% /tmp/pwned", "https://host/a b"} {
+		if _, err := Clone(context.Background(), "m", bad, filepath.Join(t.TempDir(), "z"), nil); err == nil || exitcode.Of(err) != exitcode.Build {
+			t.Errorf("url %q: %v", bad, err)
+		}
+	}
+}
+
+// A cred's username and password reach git through the askpass program's environment:
+// a server that asks for them (git's own http-backend behind basic authentication) lets
+// the clone through, and the password is in no file the clone leaves, nor in an error.
+func TestCloneWithCredentials(t *testing.T) {
+	backend := "/usr/lib/git-core/git-http-backend"
+	if _, err := os.Stat(backend); err != nil {
+		t.Fatalf("git's http-backend is needed: %v", err)
+	}
+	repo, commit := gitRepo(t, map[string]string{"run.sh": "echo hi\n"}, "")
+	const user, pass = "bench", "s3cr3t-pa55word"
+	root := filepath.Dir(repo)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || u != user || p != pass {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "who are you", http.StatusUnauthorized)
+			return
+		}
+		(&cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}).ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	url := srv.URL + "/" + filepath.Base(repo)
+
+	checkout := t.TempDir()
+	os.WriteFile(filepath.Join(checkout, CredentialFile), []byte(`{"lab": {"username": "`+user+`", "password": "`+pass+`"}, "wrong": {"username": "x", "password": "nope"}}`), 0o600)
+	clones := t.TempDir()
+	b := manifest.Benchmark{Name: "pyt_cred", Model: &manifest.Model{URL: url, Cred: "lab", Catalog: filepath.Join(checkout, "models.json")}}
+	got, err := CloneModel(context.Background(), clones, b)
+	if err != nil || got != commit {
+		t.Fatalf("%q %v", got, err)
+	}
+	filepath.Walk(clones, func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.Mode().IsRegular() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), pass) {
+				t.Errorf("%s holds the password", p)
+			}
+		}
+		return nil
+	})
+	// Without the cred, and with a wrong one: refused, the password never in the error.
+	b.Model.Cred = ""
+	if _, err := CloneModel(context.Background(), t.TempDir(), b); err == nil || exitcode.Of(err) != exitcode.Build {
+		t.Errorf("without credentials: %v", err)
+	}
+	b.Model.Cred = "wrong"
+	if _, err := CloneModel(context.Background(), t.TempDir(), b); err == nil || strings.Contains(err.Error(), "nope") {
+		t.Errorf("a wrong credential: %v", err)
+	}
+	b.Model.Cred = "missing"
+	if _, err := CloneModel(context.Background(), t.TempDir(), b); err == nil || !strings.Contains(err.Error(), `cred "missing" is not an entry of`) {
+		t.Errorf("a cred not in credential.json: %v", err)
+	}
+}
+
+func TestCloneNames(t *testing.T) {
+	for url, want := range map[string]string{
+		"https://github.com/ROCm/MAD.git":  "MAD",
+		"https://host/org/repo/":           "repo",
+		"git@github.com:org/pytorch.git":   "pytorch",
+		"file:///srv/git/bench":            "bench",
+		"https://host/..":                  "repo",
+		"https://user:tok@host/org/x.git":  "x",
+		"  https://host/org/spaced.git   ": "spaced",
+	} {
+		if got := CloneName(url); got != want {
+			t.Errorf("CloneName(%q) = %q, want %q", url, got, want)
+		}
+	}
+	if CloneKey("https://a/x.git") == CloneKey("https://b/x.git") || !strings.HasPrefix(CloneKey("https://a/x.git"), "x-") {
+		t.Error("two urls of one repository name share a clone")
+	}
+	if r := RedactURL("https://user:tok@host/org/x.git"); strings.Contains(r, "tok") {
+		t.Errorf("RedactURL: %s", r)
+	}
+}
