@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/internal/scripttree"
+	"github.com/benchctl/benchctl/manifest"
 )
 
 // A MAD model runs as madengine runs it (execution/container_runner.py): its script's
@@ -50,7 +51,7 @@ func Form(scripts string) (ScriptForm, error) {
 	}
 	clean := path.Clean(s)
 	if !filepath.IsLocal(filepath.FromSlash(clean)) {
-		return ScriptForm{}, fmt.Errorf("scripts %q leads out of the checkout: give a path inside it (scripts/<dir>/run.sh), or an absolute path for a program in the image", scripts)
+		return ScriptForm{}, fmt.Errorf("scripts %s leads out of the checkout: give a path inside it (scripts/<dir>/run.sh), or an absolute path for a program in the image", manifest.Quote(scripts))
 	}
 	switch {
 	case strings.HasSuffix(clean, ".sh"):
@@ -73,10 +74,16 @@ func CheckScripts(ctx context.Context, checkout string, m Model) (string, error)
 	}
 	dir := filepath.Join(checkout, filepath.FromSlash(f.Dir))
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Sprintf("scripts %s: the folder %s is not in the checkout: the model will fail when it runs", m.Scripts, dir), nil
+		return fmt.Sprintf("scripts %s: the folder %s is not in the checkout: the model will fail when it runs", manifest.Quote(m.Scripts), manifest.Quote(f.Dir)), nil
+	} else if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", fmt.Errorf("scripts %s: the folder %s cannot be read: %v", manifest.Quote(m.Scripts), manifest.Quote(f.Dir), err)
 	}
 	if err := scripttree.Check(ctx, checkout, dir, scripttree.DefaultLimits); err != nil {
-		return "", fmt.Errorf("scripts %s: %w", m.Scripts, err)
+		return "", fmt.Errorf("scripts %s: %w", manifest.Quote(m.Scripts), err)
 	}
 	script := filepath.Join(dir, f.Command[1])
 	if st, err := os.Stat(script); err != nil || !st.Mode().IsRegular() {
@@ -84,7 +91,7 @@ func CheckScripts(ctx context.Context, checkout string, m Model) (string, error)
 		if err == nil {
 			what = "is not a file"
 		}
-		return fmt.Sprintf("scripts %s: %s %s (madengine runs %s %s in a copy of %s): the model will fail when it runs", m.Scripts, script, what, f.Command[0], f.Command[1], f.Dir), nil
+		return fmt.Sprintf("scripts %s: %s %s (madengine runs %s %s in a copy of %s): the model will fail when it runs", manifest.Quote(m.Scripts), manifest.Quote(script), what, f.Command[0], manifest.Quote(f.Command[1]), manifest.Quote(f.Dir)), nil
 	}
 	return "", nil
 }

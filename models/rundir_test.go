@@ -65,6 +65,7 @@ func TestBadScriptFoldersAreRefusedAtLoad(t *testing.T) {
 		want    string
 	}{
 		{"a path out of the checkout", "../elsewhere/run.sh", nil, `m: scripts "../elsewhere/run.sh" leads out of the checkout`},
+		{"a 6,000-character path out of the checkout", "../" + strings.Repeat("x", 6000), nil, `leads out of the checkout`},
 		{"a folder that is a link out", "scripts/away", func(dir string) { os.Symlink(outside, filepath.Join(dir, "scripts", "away")) }, "leads out of the checkout"},
 		{"a link out in the folder", "scripts/x/run.sh", func(dir string) { os.Symlink("/etc/passwd", filepath.Join(dir, "scripts/x/pw")) }, "scripts/x/pw: leads out of the checkout"},
 		{"a FIFO in the folder", "scripts/x", func(dir string) { syscall.Mkfifo(filepath.Join(dir, "scripts/x/fifo"), 0o644) }, "scripts/x/fifo: is a FIFO (named pipe)"},
@@ -91,11 +92,11 @@ func TestBadScriptFoldersAreRefusedAtLoad(t *testing.T) {
 // when the model runs, and so does benchctl.
 func TestAMissingScriptIsAWarning(t *testing.T) {
 	bs, warns, err := importScripts(t, "scripts/nowhere/run.sh", map[string]string{}, nil)
-	if err != nil || len(bs) != 1 || len(warns) != 1 || !strings.Contains(warns[0], "scripts/nowhere/run.sh: the folder") || !strings.Contains(warns[0], "will fail when it runs") {
+	if err != nil || len(bs) != 1 || len(warns) != 1 || !strings.Contains(warns[0], `scripts "scripts/nowhere/run.sh": the folder "scripts/nowhere" is not in the checkout`) || !strings.Contains(warns[0], "will fail when it runs") {
 		t.Fatalf("%v %q %v", bs, warns, err)
 	}
 	bs, warns, err = importScripts(t, "scripts/x/other.sh", map[string]string{"scripts/x/run.sh": ""}, nil)
-	if err != nil || len(bs) != 1 || len(warns) != 1 || !strings.Contains(warns[0], "other.sh is not in the checkout") {
+	if err != nil || len(bs) != 1 || len(warns) != 1 || !strings.Contains(warns[0], `other.sh" is not in the checkout`) {
 		t.Fatalf("%v %q %v", bs, warns, err)
 	}
 }
@@ -106,4 +107,22 @@ func clone(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// A 6,000-character scripts value or url is reported in a message of readable length.
+func TestLongValuesAreClippedInMessages(t *testing.T) {
+	long := "../" + strings.Repeat("y", 6000)
+	_, _, err := importScripts(t, long, map[string]string{}, nil)
+	if err == nil || len(err.Error()) > 1000 {
+		t.Errorf("%d bytes: %.300v", len(err.Error()), err)
+	}
+	_, _, err = importScripts(t, "scripts/"+strings.Repeat("z", 6000)+"/run.sh", map[string]string{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "cannot be read: file name too long") || len(err.Error()) > 1000 {
+		t.Errorf("a folder name too long: %.300v", err)
+	}
+	dir := writeCheckout(t, map[string]string{"models.json": `[{"name": "m", "scripts": "run.sh", "url": "-` + strings.Repeat("u", 6000) + `", "tags": ["t"]}]`, "run.sh": ""})
+	_, _, err = Importer(manifest.CatalogImport{Models: manifest.Models{Catalog: filepath.Join(dir, "models.json"), Tags: []string{"t"}}, Vendor: "none"})
+	if err == nil || !strings.Contains(err.Error(), "models.json:1: [0].url: url") || len(err.Error()) > 1000 {
+		t.Errorf("a bad url: %.300v", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -233,5 +234,25 @@ func TestMakeWorkspaceOfAURLModel(t *testing.T) {
 	results := t.TempDir()
 	if from, _, err := keepResults(b, results, ws); from != filepath.Join(rd, "perf_x.csv") || err != nil {
 		t.Errorf("results: %q %v", from, err)
+	}
+}
+
+// A checkout whose top folder holds more entries than a workspace links to fails the run
+// with the bound, rather than making 10,001 links per run.
+func TestAWorkspaceOfAHugeCheckoutIsRefused(t *testing.T) {
+	checkout := madCheckout(t)
+	for i := range maxCheckoutEntries {
+		f, err := os.Create(filepath.Join(checkout, "f"+strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	shared := t.TempDir()
+	nf := testNodeFolder(t, shared, "1", 0, "n1")
+	nd := jobdir.Layout{Shared: shared}.Job("1", 0).Node(0, "n1")
+	b := workspaceBench(checkout, "scripts/vllm", "perf_x.csv")
+	if _, err := makeWorkspace(context.Background(), nf, nd, "", b.Name, b, 0o755); err == nil || !strings.Contains(err.Error(), "holds more than 10000 entries in its top folder") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -178,3 +178,87 @@ func treeDigest(t *testing.T, root string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// A MAD model with a url (a repository served as a file url here) runs on every node in a
+// copy of the job's one clone, made by rank 0, with its script folder copied over it; the
+// commit is perf.csv's git_commit and job.json's; the checkout is left as it was.
+func TestMADURLModelClonedOncePerJob(t *testing.T) {
+	tb := testbed.Require(t)
+	if tb.ShellImage == "" {
+		t.Fatal("the testbed has no base image with a shell: run tests/testbed/up.sh again")
+	}
+	shared := tb.FreshDir(t)
+	base := tb.FreshDir(t)
+	repo := filepath.Join(base, "tiny-repo")
+	os.MkdirAll(repo, 0o755)
+	os.WriteFile(filepath.Join(repo, "model.conf"), []byte("layers=4\n"), 0o644)
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = repo
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	git("add", "-A")
+	git("commit", "-q", "-m", "tiny")
+	commit := git("rev-parse", "HEAD")
+
+	mad := filepath.Join(base, "MAD")
+	if out, err := exec.Command("cp", "-a", repoPath(t, "tests/fixtures/mad-flagship"), mad).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	os.MkdirAll(filepath.Join(mad, "scripts", "urlmodel"), 0o755)
+	os.WriteFile(filepath.Join(mad, "scripts", "urlmodel", "run.sh"), []byte(`#!/bin/bash
+# Runs in the clone's copy: its model.conf is beside it.
+set -eu
+layers=$(sed -n 's/^layers=//p' model.conf)
+echo "url model in ${PWD##*/} with ${layers} layers on rank ${NODE_RANK}"
+printf 'model,performance,metric,node_rank\n%s,%s,samples_per_second,%s\n' "$MAD_MODEL_NAME" $((700 + NODE_RANK)) "$NODE_RANK" >url_perf.csv
+`), 0o755)
+	os.WriteFile(filepath.Join(mad, "models.json"), []byte(fmt.Sprintf(`[{"name": "pyt_url_tiny", "url": "file://%s", "dockerfile": "docker/pyt_vllm",
+ "scripts": "scripts/urlmodel/run.sh", "tags": ["urlmodel"], "multiple_results": "url_perf.csv"}]`, repo)), 0o644)
+	before := treeDigest(t, mad)
+	mf := filepath.Join(t.TempDir(), "m.yaml")
+	os.WriteFile(mf, []byte(fmt.Sprintf(`name: mad-url
+gpu: {vendor: none}
+image: {buildArgs: {BASE_DOCKER: %q}}
+models: {catalog: %s, tags: [urlmodel], gpuVendor: amd}
+`, tb.ShellImage, filepath.Join(mad, "models.json"))), 0o644)
+	n := len(tb.Nodes)
+	out, errs, code := submit(t, tb, "--manifest", mf, "--nodes", itoa(n), "--partition", tb.Partition, "--shared-dir", shared, "--wait", "--collect")
+	id := strings.TrimSpace(strings.Split(out, "\n")[0])
+	if code != 0 || !strings.Contains(out, "SUCCESS") {
+		if id != "" {
+			logBenchmarkLogs(t, shared, id)
+		}
+		t.Fatalf("submit: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	job := jobdir.Layout{Shared: shared}.Job(id, 0)
+	for rank, d := range nodeDirs(tb) {
+		node := job.NodeNamed(d)
+		log, _ := os.ReadFile(node.Log("pyt_url_tiny"))
+		if want := fmt.Sprintf("url model in tiny-repo with 4 layers on rank %d", rank); !strings.Contains(string(log), want) {
+			t.Errorf("%s: the log lacks %q:\n%s", d, want, log)
+		}
+		if b, err := os.ReadFile(filepath.Join(node.Results("pyt_url_tiny"), "url_perf.csv")); err != nil || !strings.Contains(string(b), fmt.Sprintf(",%d,samples_per_second,%d", 700+rank, rank)) {
+			t.Errorf("%s: %v %q", d, err, b)
+		}
+	}
+	clones, _ := os.ReadDir(job.Clones())
+	if len(clones) != 1 || !strings.HasPrefix(clones[0].Name(), "tiny-repo-") {
+		t.Errorf("clones: %v, want one", clones)
+	}
+	rows := readPerf(t, filepath.Join(job.Path, jobdir.PerfFile))
+	if len(rows) != 1 || rows[0]["git_commit"] != commit || rows[0]["perf_nodes"] != itoa(n) {
+		t.Errorf("perf.csv: %v, want git_commit %s", rows, commit)
+	}
+	if j, _ := os.ReadFile(job.JobFile()); !strings.Contains(string(j), `"commit": "`+commit+`"`) && !strings.Contains(string(j), `"commit":"`+commit+`"`) {
+		t.Errorf("job.json lacks the commit:\n%s", j)
+	}
+	if after := treeDigest(t, mad); after != before {
+		t.Error("the checkout changed")
+	}
+}

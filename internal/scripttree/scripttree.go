@@ -37,7 +37,16 @@ type Error struct {
 	Msg  string
 }
 
-func (e *Error) Error() string { return e.Path + ": " + e.Msg }
+func (e *Error) Error() string { return clip(e.Path) + ": " + e.Msg }
+
+// clip shortens a path of hostile length for a message, keeping its start and its end.
+func clip(p string) string {
+	const head, tail = 60, 140
+	if len(p) <= head+tail+3 {
+		return p
+	}
+	return strings.ToValidUTF8(p[:head], "") + "…" + strings.ToValidUTF8(p[len(p)-tail:], "")
+}
 
 // InvalidInput marks the error as bad input (exit 4).
 func (e *Error) InvalidInput() bool { return true }
@@ -103,7 +112,11 @@ func (w *walker) resolve(p string) (string, os.FileInfo, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", nil, &Error{Path: p, Msg: "is a symbolic link to nothing (or does not exist)"}
 		}
-		return "", nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", nil, &Error{Path: p, Msg: "cannot be resolved: " + err.Error()}
 	}
 	if !inside(w.root, real) {
 		return "", nil, &Error{Path: p, Msg: fmt.Sprintf("leads out of the checkout %s (to %s): a script folder may link only to files of the checkout", w.root, real)}

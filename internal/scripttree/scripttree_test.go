@@ -150,3 +150,11 @@ func TestACancelledWalkStops(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A path of hostile length is clipped in the message, its start and end kept.
+func TestLongPathsAreClipped(t *testing.T) {
+	e := &Error{Path: "/" + strings.Repeat("a", 6000) + "/end", Msg: "is a FIFO"}
+	if m := e.Error(); len(m) > 300 || !strings.HasSuffix(m, "aaa/end: is a FIFO") || !strings.HasPrefix(m, "/aaa") {
+		t.Errorf("%d bytes: %q", len(m), m)
+	}
+}
