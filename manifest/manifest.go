@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"encoding/json"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -351,9 +352,10 @@ func (m *Manifest) Redacted() *Manifest {
 	c.Benchmarks = make([]Benchmark, len(m.Benchmarks))
 	for i, b := range m.Benchmarks {
 		b.Env = redactVars(b.Env)
-		if b.Model != nil && b.Model.RunOptions != "" {
+		if b.Model != nil && (b.Model.RunOptions != "" || b.Model.URL != "") {
 			mc := *b.Model
 			mc.RunOptions = redactRunOptions(mc.RunOptions, b.Env)
+			mc.URL = RedactURL(mc.URL) // a token written into a MAD model's url
 			b.Model = &mc
 		}
 		c.Benchmarks[i] = b
@@ -380,6 +382,32 @@ func (m *Manifest) Redacted() *Manifest {
 		c.Experiment = &x
 	}
 	return &c
+}
+
+// RedactURL hides the password (or token) a url carries in its user information:
+// https://user:token@host/x -> https://user:***@host/x, and https://token@host/x (a token
+// as the user name, as git hosts take it) -> https://***@host/x. Other urls are returned
+// as they are.
+func RedactURL(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.User == nil {
+		return raw
+	}
+	name := u.User.Username()
+	if _, has := u.User.Password(); has {
+		name += ":" + Redacted
+	} else if u.Scheme == "http" || u.Scheme == "https" {
+		name = Redacted
+	} else {
+		return raw
+	}
+	u.User = nil
+	rest := u.String() // scheme://host/path
+	scheme, after, ok := strings.Cut(rest, "://")
+	if !ok {
+		return raw
+	}
+	return scheme + "://" + name + "@" + after
 }
 
 // redactRunOptions hides the values that docker-run flags give to a secret or

@@ -157,3 +157,24 @@ func TestCredentialLikeEnvValueIsRedacted(t *testing.T) {
 		t.Fatalf("%v %q %+v", err, warns, m.Env)
 	}
 }
+
+// A token written into a MAD model's url is *** in the redacted manifest (job.json, the
+// dry run), in both forms git hosts take.
+func TestRedactedHidesURLTokens(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://user:ghp_secret@github.com/org/x.git": "https://user:***@github.com/org/x.git",
+		"https://ghp_secret@github.com/org/x.git":      "https://***@github.com/org/x.git",
+		"https://github.com/org/x.git":                 "https://github.com/org/x.git",
+		"git@github.com:org/x.git":                     "git@github.com:org/x.git",
+		"ssh://git@host/x.git":                         "ssh://git@host/x.git",
+		"file:///srv/x":                                "file:///srv/x",
+	} {
+		m := &Manifest{Benchmarks: []Benchmark{{Name: "b", Model: &Model{URL: in}}}}
+		if got := m.Redacted().Benchmarks[0].Model.URL; got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+		if m.Benchmarks[0].Model.URL != in {
+			t.Errorf("the manifest's own url changed: %s", m.Benchmarks[0].Model.URL)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,14 +67,9 @@ func checkURL(rawURL string) error {
 	return nil
 }
 
-// RedactURL is a url with any password it holds replaced, for messages and job.json.
-func RedactURL(rawURL string) string {
-	u, err := url.Parse(strings.TrimSpace(rawURL))
-	if err != nil || u.User == nil {
-		return rawURL
-	}
-	return u.Redacted()
-}
+// RedactURL is a url with any password or token it holds replaced (manifest.RedactURL),
+// for messages and logs.
+func RedactURL(rawURL string) string { return manifest.RedactURL(rawURL) }
 
 // GitCredential is an entry of credential.json.
 type GitCredential struct {
@@ -193,6 +187,9 @@ func Clone(ctx context.Context, model, rawURL, dst string, cred *GitCredential) 
 		text := strings.TrimSpace(out.String())
 		if cred != nil && cred.Password != "" {
 			text = strings.ReplaceAll(text, cred.Password, manifest.Redacted)
+		}
+		if r := RedactURL(rawURL); r != rawURL { // git quotes the url, a token in it too
+			text = strings.ReplaceAll(text, strings.TrimSpace(rawURL), r)
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -162,3 +162,11 @@ func TestCloneNames(t *testing.T) {
 		t.Errorf("RedactURL: %s", r)
 	}
 }
+
+// A token in the url itself is hidden in the failed clone's error, git's own words included.
+func TestACloneErrorHidesTheURLsToken(t *testing.T) {
+	_, err := Clone(context.Background(), "m", "https://user:tok3n-value@127.0.0.1:1/org/x.git", filepath.Join(t.TempDir(), "x"), nil)
+	if err == nil || strings.Contains(err.Error(), "tok3n-value") || !strings.Contains(err.Error(), "user:***@127.0.0.1:1") {
+		t.Errorf("%v", err)
+	}
+}
