@@ -108,6 +108,20 @@ func (c *Comparison) ChangeOf(r int) *Change {
 	return nil
 }
 
+// changesByRow indexes the changes by their row of the new file (0-based), as ChangeOf
+// finds them, the first of a row kept.
+func (c *Comparison) changesByRow() map[int]*Change {
+	out := make(map[int]*Change, len(c.Changes))
+	for i := range c.Changes {
+		if r := c.Changes[i].newRow - 1; r >= 0 {
+			if _, ok := out[r]; !ok {
+				out[r] = &c.Changes[i]
+			}
+		}
+	}
+	return out
+}
+
 // Comparison is a compared pair of perf.csv files.
 type Comparison struct {
 	Threshold float64  `json:"threshold"`

@@ -60,6 +60,13 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 		suite.Timestamp = s.StartedAt.UTC().Format("2006-01-02T15:04:05")
 	}
 	col := func(name string) int { return perf.Col(name) }
+	// Each row's benchmark and change, looked up once: per row, a walk of every benchmark
+	// and every change made the writer quadratic in rows.
+	benchOfRow := rowBenchmarks(s, len(perf.Rows))
+	var changes map[int]*Change
+	if cmp != nil {
+		changes = cmp.changesByRow()
+	}
 	cm, cme, cp, cst, creason, cvar, cdur := col(ColModel), col(ColMetric), col(ColPerformance), col(ColStatus), col("benchctl_reason"), col("benchctl_variant"), col("test_duration")
 	for r := range perf.Rows {
 		model, metric := perf.Get(r, cm), perf.Get(r, cme)
@@ -71,7 +78,7 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 		if len(keys) > 0 {
 			name += " [" + strings.Join(keys, " ") + "]"
 		}
-		tc := junitCase{Class: cmpOr(benchOf(s, r, model), model), Name: name}
+		tc := junitCase{Class: cmpOr(benchOfRow[r], model), Name: name}
 		if d, ok := parsePerformance(perf.Get(r, cdur)); ok && d >= 0 {
 			tc.Time = strconv.FormatFloat(d, 'f', -1, 64) // a report reads seconds; a CSV's "N/A" is left out
 		}
@@ -80,7 +87,7 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 			tc.Failure = &junitFailure{Type: "failure", Message: "status " + cmpOr(st, "missing"), Text: perf.Get(r, creason)}
 		}
 		if cmp != nil {
-			ch := cmp.ChangeOf(r)
+			ch := changes[r]
 			switch {
 			case ch == nil || ch.Verdict == VerdictOnlyNew:
 				out = append(out, "not compared: "+against+" has no such row")
@@ -123,19 +130,25 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 	return err
 }
 
-// benchOf is the benchmark of perf.csv's row r: in a job with an experiment the
-// experiment row's, else the one whose rows it is among (by model, the benchmark's name when
-// its CSV has none).
-func benchOf(s *Summary, r int, model string) string {
-	if s.Experiment != nil && r < len(s.Experiment.Rows) {
-		return s.Experiment.Rows[r].Benchmark
-	}
-	i := 0
+// rowBenchmarks is the benchmark of each of perf.csv's rows: in a job with an experiment
+// the experiment row's, else the one whose rows it is among ("" past them: the row's model
+// stands for it).
+func rowBenchmarks(s *Summary, rows int) []string {
+	out := make([]string, rows)
+	r := 0
 	for _, b := range s.Benchmarks {
-		if r < i+len(b.Rows) {
-			return b.Name
+		for range b.Rows {
+			if r >= rows {
+				break
+			}
+			out[r] = b.Name
+			r++
 		}
-		i += len(b.Rows)
 	}
-	return model
+	if s.Experiment != nil {
+		for r := 0; r < rows && r < len(s.Experiment.Rows); r++ {
+			out[r] = s.Experiment.Rows[r].Benchmark
+		}
+	}
+	return out
 }

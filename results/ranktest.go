@@ -40,22 +40,13 @@ func MannWhitney(base, new []float64, alpha float64) RankTest {
 	if m == 0 || n == 0 {
 		return rt
 	}
-	// U of new: pairs (b, x) with x > b, a half for x == b.
-	diffs := make([]float64, 0, m*n)
-	for _, x := range new {
-		for _, b := range base {
-			switch {
-			case x > b:
-				rt.U++
-			case x == b:
-				rt.U += 0.5
-			}
-			diffs = append(diffs, x-b)
-		}
-	}
-	slices.Sort(diffs)
-	rt.Shift = medianOfSorted(diffs)
-	ties := hasTies(base, new)
+	// Sorted once: U from the ranks, and the pairwise differences new - base are selected
+	// by their order without being listed (m·n of them would not fit for long samples).
+	b, x := slices.Sorted(slices.Values(base)), slices.Sorted(slices.Values(new))
+	rt.U = uStatistic(b, x)
+	d := pairDiffs{base: b, new: x}
+	rt.Shift = d.median()
+	ties := hasTies(b, x)
 	mn := float64(m * n)
 	if !ties && m+n <= exactMaxN {
 		cdf := uDistribution(m, n)
@@ -75,16 +66,16 @@ func MannWhitney(base, new []float64, alpha float64) RankTest {
 			}
 			c = k
 		}
-		rt.ShiftLow, rt.ShiftHigh = diffs[c-1], diffs[m*n-c]
+		rt.ShiftLow, rt.ShiftHigh = d.kth(c), d.kth(m*n+1-c)
 		rt.Coverage = 1 - 2*cdf[c-1]
 		if 2*cdf[0] > alpha { // too few trials: the widest interval, below the level asked
-			rt.ShiftLow, rt.ShiftHigh, rt.Coverage = diffs[0], diffs[m*n-1], 1-2*cdf[0]
+			rt.ShiftLow, rt.ShiftHigh, rt.Coverage = d.kth(1), d.kth(m*n), 1-2*cdf[0]
 		}
 		return rt
 	}
 	// Normal approximation, with the variance corrected for ties.
 	mean := mn / 2
-	sd := math.Sqrt(uVariance(base, new))
+	sd := math.Sqrt(uVariance(b, x))
 	if sd == 0 { // every value equal
 		rt.P, rt.ShiftLow, rt.ShiftHigh = 1, rt.Shift, rt.Shift
 		return rt
@@ -94,9 +85,88 @@ func MannWhitney(base, new []float64, alpha float64) RankTest {
 	zc := normalQuantile(1 - alpha/2)
 	c := int(math.Floor(mean - zc*sd)) // pairs below the interval
 	c = max(1, min(c, m*n/2))
-	rt.ShiftLow, rt.ShiftHigh = diffs[c-1], diffs[m*n-c]
+	rt.ShiftLow, rt.ShiftHigh = d.kth(c), d.kth(m*n+1-c)
 	rt.Coverage = 1 - 2*normalUpper((mean-(float64(c)-0.5))/sd)
 	return rt
+}
+
+// uStatistic is U of the sorted sample x against the sorted sample b: the pairs (b, x)
+// with x > b, a half for x == b, counted by walking both once.
+func uStatistic(b, x []float64) float64 {
+	u := 0.0
+	lo, hi := 0, 0 // b[:lo] < v, b[:hi] <= v for the current v
+	for _, v := range x {
+		for lo < len(b) && b[lo] < v {
+			lo++
+		}
+		for hi < len(b) && b[hi] <= v {
+			hi++
+		}
+		u += float64(lo) + float64(hi-lo)/2
+	}
+	return u
+}
+
+// pairDiffs are the m·n differences new[i] - base[j] of two sorted samples, never listed:
+// kth selects the k-th smallest by bisecting over the float64 values in their order,
+// counting the differences at or below a candidate in one walk of both samples. Subtraction
+// rounds monotonically, so the count is that of the listed differences, and the value found
+// is one of them, exactly.
+type pairDiffs struct{ base, new []float64 }
+
+// atMost counts the differences at or below t.
+func (d pairDiffs) atMost(t float64) int {
+	n, i := 0, 0
+	// As base[j] grows, new[i] - base[j] shrinks: the new values at or below t + base[j]
+	// only grow in number.
+	for _, b := range d.base {
+		for i < len(d.new) && d.new[i]-b <= t {
+			i++
+		}
+		n += i
+	}
+	return n
+}
+
+// kth is the k-th smallest difference, 1 ≤ k ≤ m·n.
+func (d pairDiffs) kth(k int) float64 {
+	lo := orderedBits(d.new[0] - d.base[len(d.base)-1]) // the smallest difference
+	hi := orderedBits(d.new[len(d.new)-1] - d.base[0])  // the largest
+	for lo < hi { // the smallest value whose count reaches k
+		mid := lo + (hi-lo)/2
+		if d.atMost(fromOrderedBits(mid)) >= k {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return fromOrderedBits(lo)
+}
+
+// median is the median of the differences, as medianOfSorted takes it of their list.
+func (d pairDiffs) median() float64 {
+	n := len(d.base) * len(d.new)
+	if n%2 == 1 {
+		return d.kth(n/2 + 1)
+	}
+	return d.kth(n/2)/2 + d.kth(n/2+1)/2
+}
+
+// orderedBits maps a float64 to a uint64 of the same order (-0 and +0 apart, which no
+// count between them can tell).
+func orderedBits(f float64) uint64 {
+	b := math.Float64bits(f)
+	if b>>63 == 1 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+func fromOrderedBits(u uint64) float64 {
+	if u>>63 == 1 {
+		return math.Float64frombits(u &^ (1 << 63))
+	}
+	return math.Float64frombits(^u)
 }
 
 // uDistribution is P(U ≤ u) for u = 0..m·n when m and n values without ties are ranked

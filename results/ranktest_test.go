@@ -2,6 +2,9 @@ package results
 
 import (
 	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -83,5 +86,100 @@ func TestMannWhitneyApproximation(t *testing.T) {
 	}
 	if rt := MannWhitney(nil, []float64{1}, 0.05); rt.U != 0 || rt.P != 0 {
 		t.Errorf("empty base: %+v", rt)
+	}
+}
+
+// naiveRankTest is the rank test as the listed pairwise differences give it: U by counting
+// pairs, the shift and its interval from the sorted list (what MannWhitney computed before
+// it stopped listing them).
+func naiveRankTest(base, new []float64) (u float64, diffs []float64) {
+	for _, x := range new {
+		for _, b := range base {
+			switch {
+			case x > b:
+				u++
+			case x == b:
+				u += 0.5
+			}
+			diffs = append(diffs, x-b)
+		}
+	}
+	slices.Sort(diffs)
+	return u, diffs
+}
+
+// The rank test without listing the pairs gives the listed pairs' answers: U, the shift
+// (their median) and the interval's ends (their order statistics), ties and negative values
+// included, for small (exact) and large (normal) samples.
+func TestRankTestMatchesTheListedPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		m, n := 1+rng.IntN(40), 1+rng.IntN(40)
+		if trial%10 == 0 {
+			m, n = 50+rng.IntN(150), 50+rng.IntN(150)
+		}
+		gen := func(k int) []float64 {
+			out := make([]float64, k)
+			for i := range out {
+				switch trial % 3 {
+				case 0: // many ties
+					out[i] = float64(rng.IntN(5))
+				case 1:
+					out[i] = rng.NormFloat64()*1e3 - 50
+				default:
+					out[i] = math.Round(rng.Float64()*100) / 8
+				}
+			}
+			return out
+		}
+		base, new := gen(m), gen(n)
+		rt := MannWhitney(base, new, 0.05)
+		u, diffs := naiveRankTest(base, new)
+		if rt.U != u || rt.Shift != medianOfSorted(diffs) {
+			t.Fatalf("m=%d n=%d: U %v shift %v, want %v %v", m, n, rt.U, rt.Shift, u, medianOfSorted(diffs))
+		}
+		if !slices.Contains(diffs, rt.ShiftLow) || !slices.Contains(diffs, rt.ShiftHigh) || rt.ShiftLow > rt.ShiftHigh {
+			t.Fatalf("m=%d n=%d: interval [%v, %v] is not two of the differences", m, n, rt.ShiftLow, rt.ShiftHigh)
+		}
+		d := pairDiffs{base: slices.Sorted(slices.Values(base)), new: slices.Sorted(slices.Values(new))}
+		for _, k := range []int{1, len(diffs), 1 + rng.IntN(len(diffs))} {
+			if got := d.kth(k); got != diffs[k-1] {
+				t.Fatalf("m=%d n=%d: kth(%d) = %v, want %v", m, n, k, got, diffs[k-1])
+			}
+		}
+	}
+}
+
+// Long samples take memory of their length, not of their pairs: 5,000 trials against 5,000
+// listed 25 million differences (200 MB) before.
+func TestRankTestMemoryIsLinear(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	base, new := make([]float64, 5000), make([]float64, 5000)
+	for i := range base {
+		base[i], new[i] = rng.NormFloat64()+100, rng.NormFloat64()+100.5
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	rt := MannWhitney(base, new, 0.05)
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+		t.Errorf("the rank test of 5,000 × 5,000 trials allocated %d MiB; its samples are 80 KiB", alloc>>20)
+	}
+	if rt.P > 1e-10 || rt.Shift < 0.4 || rt.Shift > 0.6 || rt.ShiftLow > rt.Shift || rt.ShiftHigh < rt.Shift {
+		t.Errorf("%+v", rt)
+	}
+}
+
+// 8,000 trials against 8,000 (measured: docs/PERFORMANCE.md).
+func BenchmarkRankTest8000(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	base, new := make([]float64, 8000), make([]float64, 8000)
+	for i := range base {
+		base[i], new[i] = rng.NormFloat64()+100, rng.NormFloat64()+100.2
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		MannWhitney(base, new, 0.05)
 	}
 }
