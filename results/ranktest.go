@@ -132,7 +132,7 @@ func (d pairDiffs) atMost(t float64) int {
 func (d pairDiffs) kth(k int) float64 {
 	lo := orderedBits(d.new[0] - d.base[len(d.base)-1]) // the smallest difference
 	hi := orderedBits(d.new[len(d.new)-1] - d.base[0])  // the largest
-	for lo < hi { // the smallest value whose count reaches k
+	for lo < hi {                                       // the smallest value whose count reaches k
 		mid := lo + (hi-lo)/2
 		if d.atMost(fromOrderedBits(mid)) >= k {
 			hi = mid
