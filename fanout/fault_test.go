@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -98,6 +99,32 @@ func TestFlippedByteInTransit(t *testing.T) {
 		}
 	})
 	expectFailed(t, out, caps, data, 2, 1, "failed authentication")
+}
+
+// A rank that fails before it has reached its successor (here rank 3, whose first dial
+// of rank 4 hangs until rank 3 fails: a busy machine's late dial) still tells the successor
+// why: rank 4 names the cut upstream within the grace, instead of waiting its whole
+// ConnectTimeout and blaming rank 3 (CI saw that twice on 2 busy cores).
+func TestSuccessorNotReachedYetHearsWhy(t *testing.T) {
+	noLeaks(t)
+	data := testutil.RandomBytes(t, 4<<20)
+	var first atomic.Bool
+	out, caps := faultChain(t, data, Source{R: bytes.NewReader(data), Size: int64(len(data))}, func(c *Config) {
+		switch c.Rank {
+		case 1:
+			c.wrap = func(nc net.Conn) net.Conn { return &connWrap{Conn: nc, after: 1<<20 + 1000} }
+		case 3:
+			c.dial = func(ctx context.Context, addr string) (net.Conn, error) {
+				if first.CompareAndSwap(false, true) {
+					<-ctx.Done() // the dial is still under way when rank 3 fails
+					return nil, ctx.Err()
+				}
+				var d net.Dialer
+				return d.DialContext(ctx, "tcp", addr)
+			}
+		}
+	})
+	expectFailed(t, out, caps, data, 2, 1, "connection to rank 2 lost")
 }
 
 // A flipped byte in rank 0's source (a damaged cache tar, its expected checksum known):

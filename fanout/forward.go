@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"context"
 	"encoding/binary"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ func (r *rankRun) forward() {
 	}()
 	l := r.connect()
 	if l == nil {
+		r.lateAbort()
 		return
 	}
 	statusC := make(chan fanStatus, 1)
@@ -141,6 +143,32 @@ func (r *rankRun) abortDown(l *link, statusC <-chan fanStatus) {
 	}
 	r.mu.Unlock()
 	<-statusC
+}
+
+// lateAbort tells the successor why the stream ends when this rank failed before it had
+// reached it: the successor would otherwise wait its whole ConnectTimeout and then blame
+// this rank. It connects within twice the grace and sends the abort; a successor that
+// cannot be reached in that time is left to its own timeout.
+func (r *rankRun) lateAbort() {
+	r.mu.Lock()
+	hard := r.hard
+	r.mu.Unlock()
+	if !r.isFailed() || hard || r.failedFrom() == sideDown {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*grace)
+	defer cancel()
+	l := r.connectWithin(ctx, 2*grace)
+	if l == nil {
+		return
+	}
+	defer l.nc.Close()
+	statusC := make(chan fanStatus, 1)
+	go func() {
+		typ, p, err := l.readControl("KF")
+		statusC <- fanStatus{typ, p, err}
+	}()
+	r.abortDown(l, statusC)
 }
 
 func (r *rankRun) failedFrom() side {

@@ -92,21 +92,24 @@ func dialHandshake(nc net.Conn, cfg Config, to int) (*link, error) {
 
 // connect finds the successor: every port of the range on its host, until a handshake says
 // it is rank+1, with backoff until ConnectTimeout.
-func (r *rankRun) connect() *link {
+func (r *rankRun) connect() *link { return r.connectWithin(r.ctx, r.cfg.ConnectTimeout) }
+
+// connectWithin is connect bounded by ctx and within; it gives up (nil) when ctx ends.
+func (r *rankRun) connectWithin(ctx context.Context, within time.Duration) *link {
 	next := r.cfg.Rank + 1
 	host := r.cfg.Hosts[next]
 	start := time.Now()
-	until := start.Add(r.cfg.ConnectTimeout)
+	until := start.Add(within)
 	redial := admit.Redial{Backoff: 10 * time.Millisecond, Max: 500 * time.Millisecond}
 	last := make([]string, len(r.cfg.Ports))
 	answered := false // the host answered on some port, if only to refuse it
 	for {
 		dropped := false
 		for i, p := range r.cfg.Ports {
-			if r.ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return nil
 			}
-			l, err := dialLink(r.ctx, r.cfg, net.JoinHostPort(host, strconv.Itoa(p)), next)
+			l, err := dialLink(ctx, r.cfg, net.JoinHostPort(host, strconv.Itoa(p)), next)
 			if err == nil {
 				if !r.setLink(&r.down, l) {
 					return nil
@@ -128,12 +131,12 @@ func (r *rankRun) connect() *link {
 		}
 		if time.Now().After(until) {
 			r.failf(next, sideDown, nil, "rank %d could not reach it on %s ports %d-%d within %s (%s)", r.cfg.Rank, host,
-				r.cfg.Ports[0], r.cfg.Ports[len(r.cfg.Ports)-1], r.cfg.ConnectTimeout, strings.Join(last, "; "))
+				r.cfg.Ports[0], r.cfg.Ports[len(r.cfg.Ports)-1], within, strings.Join(last, "; "))
 			return nil
 		}
 		t := time.NewTimer(redial.Next(dropped)) // dropped: strangers crowd the listener's gate
 		select {
-		case <-r.ctx.Done():
+		case <-ctx.Done():
 			t.Stop()
 			return nil
 		case <-t.C:
