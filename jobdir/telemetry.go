@@ -191,7 +191,8 @@ func ReadTelemetrySummary(r *safefile.Reader, path string) (*TelemetrySummary, e
 // link on the way may lead out of it, and the file is no link or FIFO), line by line
 // (bounded by MaxTelemetrySeriesSize), calling row for each row that is not a note, in file
 // order. A damaged line ends the reading with an error naming its line; what was read
-// before stands.
+// before stands. A row with a number out of range (a negative time, a power no GPU draws:
+// TelemetryRow.check) is left out, and the error at the end says how many and the first.
 func ReadTelemetrySeries(root, rel string, row func(TelemetryRow)) (*TelemetryHeader, error) {
 	path := filepath.Join(root, rel)
 	f, err := safefile.OpenBeneath(root, rel)
@@ -202,7 +203,7 @@ func ReadTelemetrySeries(root, rel string, row func(TelemetryRow)) (*TelemetryHe
 	sc := bufio.NewScanner(io.LimitReader(f, MaxTelemetrySeriesSize))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	var h TelemetryHeader
-	line := 0
+	line, bad, first := 0, 0, ""
 	for sc.Scan() {
 		line++
 		if line == 1 {
@@ -218,15 +219,25 @@ func ReadTelemetrySeries(root, rel string, row func(TelemetryRow)) (*TelemetryHe
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return &h, fmt.Errorf("reading %s: line %d: %v", path, line, err)
 		}
-		if r.Note == "" && !r.Stopped {
-			row(r)
+		if r.Note != "" || r.Stopped {
+			continue
 		}
+		if msg := r.check(); msg != "" { // a number no GPU gives: the row is left out, and said
+			if bad++; first == "" {
+				first = fmt.Sprintf("line %d: %s", line, msg)
+			}
+			continue
+		}
+		row(r)
 	}
 	if err := sc.Err(); err != nil {
 		return &h, fmt.Errorf("reading %s: line %d: %w", path, line+1, err)
 	}
 	if line == 0 {
 		return nil, fmt.Errorf("reading %s: empty (no telemetry header)", path)
+	}
+	if bad > 0 {
+		return &h, fmt.Errorf("reading %s: %d rows out of range were left out (the first at %s)", path, bad, first)
 	}
 	return &h, nil
 }

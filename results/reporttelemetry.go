@@ -144,7 +144,7 @@ func readTimeline(dir string, n NodeTelemetry) timeline {
 	tl.Duration = readable(end) + " s"
 	bins := make([]bin, timelinePoints)
 	for _, r := range rows {
-		i := min(int(r.T/end*timelinePoints), timelinePoints-1)
+		i := max(0, min(int(r.T/end*timelinePoints), timelinePoints-1)) // the reader left out rows outside [0, end]
 		b := &bins[i]
 		if r.PowerW != nil {
 			if b.power == nil {

@@ -94,13 +94,18 @@ func readNodeTelemetry(fr *safefile.Reader, dir, name string, run string) (*node
 	case err != nil:
 		return nil, relErr(err, dir, name)
 	}
+	// What is out of range is left out and said: the rest of the node's figures stand.
+	var problem string
+	if bad := s.Sanitize(); len(bad) > 0 {
+		problem = relErr(fmt.Errorf("%s: %s", filepath.Join(dir, jobdir.TelemetrySummaryRel(run)), strings.Join(bad, "; ")), dir, name)
+	}
 	nt := &nodeTel{NodeTelemetry: NodeTelemetry{GPUs: len(s.GPUs)}}
 	if len(s.GPUs) == 0 {
 		nt.none = "no GPUs sampled"
 		if len(s.Unavailable) > 0 {
 			nt.none = s.Unavailable[0].Why
 		}
-		return nt, ""
+		return nt, problem
 	}
 	var from []string
 	var reasons []string
@@ -150,7 +155,7 @@ func readNodeTelemetry(fr *safefile.Reader, dir, name string, run string) (*node
 	nt.ThrottledPercent = round3(nt.ThrottledPercent)
 	nt.Throttled = nt.ThrottledPercent > ThrottledPercent
 	nt.Series = filepath.ToSlash(filepath.Join(jobdir.NodesFolder, name, jobdir.TelemetryRel(run)))
-	return nt, ""
+	return nt, problem
 }
 
 func addOpt(sum, v *float64) *float64 {
@@ -175,9 +180,11 @@ func (t *Telemetry) Complete() bool {
 
 // telAgg sums a run's telemetry over its nodes.
 type telAgg struct {
-	t     Telemetry
-	nodes []NodeTelemetry // kept for PerNode (bounded)
-	trial bool
+	t Telemetry
+	// noEnergy, noPower, noPeak: a node with GPUs lacked that figure.
+	noEnergy, noPower, noPeak bool
+	nodes                     []NodeTelemetry // kept for PerNode (bounded)
+	trial                     bool
 }
 
 func (ta *telAgg) add(rank int, host string, nt *nodeTel) {
@@ -194,6 +201,11 @@ func (ta *telAgg) add(rank int, host string, nt *nodeTel) {
 	n.Rank, n.Host = rank, host
 	ta.t.EnergyJ = addOpt(ta.t.EnergyJ, n.EnergyJ)
 	ta.t.AvgPowerW = addOpt(ta.t.AvgPowerW, n.AvgPowerW)
+	// A node without a figure (its GPUs did not give it, or it was out of range) makes the
+	// job's figure a part: it is then left empty rather than printed as the whole.
+	ta.noEnergy = ta.noEnergy || n.EnergyJ == nil
+	ta.noPower = ta.noPower || n.AvgPowerW == nil
+	ta.noPeak = ta.noPeak || n.PeakPowerW == nil
 	if n.PeakPowerW != nil && (ta.t.PeakPowerW == nil || *n.PeakPowerW > *ta.t.PeakPowerW) {
 		v := *n.PeakPowerW
 		ta.t.PeakPowerW = &v
@@ -220,6 +232,15 @@ func (ta *telAgg) summary() *Telemetry {
 		return nil
 	}
 	t := ta.t
+	if ta.noEnergy {
+		t.EnergyJ = nil
+	}
+	if ta.noPower {
+		t.AvgPowerW = nil
+	}
+	if ta.noPeak {
+		t.PeakPowerW = nil
+	}
 	t.ThrottledNodes = slices.Clone(t.ThrottledNodes)
 	if t.ThrottledNodes == nil {
 		t.ThrottledNodes = []NodeTelemetry{}
