@@ -362,9 +362,27 @@ func judgeTrials(ch *Change, base, new []float64, alpha float64) {
 	rt := MannWhitney(base, new, alpha)
 	scale := 100 / math.Abs(bm)
 	pct, lo, hi := rt.Shift*scale, rt.ShiftLow*scale, rt.ShiftHigh*scale
-	ch.Percent, ch.Low, ch.High, ch.Coverage = &pct, &lo, &hi, rt.Coverage
 	p := rt.P
 	ch.P = &p
+	if !allFinite(pct, lo, hi, rt.Coverage, p) {
+		// Trials near float64's limits: the shift is no percentage (its differences
+		// overflow, or base's median is nearly 0). The rank test still says whether the
+		// change is real; its size is not said.
+		ch.Percent, ch.Low, ch.High = nil, nil, nil
+		switch {
+		case !allFinite(p) || rt.P >= alpha:
+			ch.Verdict = VerdictInconclusive
+		case (rt.Shift > 0) == (ch.Direction != LowerIsBetter):
+			ch.Verdict = VerdictImproved
+		default:
+			ch.Verdict = VerdictRegressed
+		}
+		if !allFinite(p) {
+			ch.P = nil
+		}
+		return
+	}
+	ch.Percent, ch.Low, ch.High, ch.Coverage = &pct, &lo, &hi, rt.Coverage
 	better, blo, bhi := pct, lo, hi
 	if ch.Direction == LowerIsBetter {
 		better, blo, bhi = -pct, -hi, -lo
@@ -403,10 +421,20 @@ func moreTrials(est, lo, hi, tol float64, n int) int {
 		return 0
 	}
 	need := float64(n) * (half / d) * (half / d)
-	if need > 1e6 {
+	if !allFinite(need) || need > 1e6 { // no estimate worth saying (NaN or ±Inf near float64's limits)
 		return 0
 	}
 	return max(1, int(math.Ceil(need))-n)
+}
+
+// allFinite reports whether every value is a number other than ±Inf.
+func allFinite(vs ...float64) bool {
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func judge(ch *Change, threshold float64) {

@@ -2,6 +2,7 @@ package results
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -121,5 +122,45 @@ func TestCompareNothingJoined(t *testing.T) {
 		!strings.Contains(err.Error(), "pyt_train_llama tokens_per_second") || !strings.Contains(err.Error(), "train samples_per_second") ||
 		!strings.Contains(err.Error(), "only madengine.csv has the key columns batch_size") {
 		t.Errorf("%v", err)
+	}
+}
+
+// Trials near float64's limits: no NaN or ±Inf reaches a change (compare -o json wrote
+// none, and the table said ++Inf%), no estimate of 9223372036854775803 more trials; the
+// rank test still judges the direction.
+func TestCompareTrialsNearTheFloatLimits(t *testing.T) {
+	const big = 1.7e308
+	for _, c := range []struct {
+		name      string
+		base, new []float64
+		want      string
+	}{
+		{"from the top to the bottom", []float64{big, big * 0.99, big * 0.98, big * 0.97, big * 0.96}, []float64{-big, -big * 0.99, -big * 0.98, -big * 0.97, -big * 0.96}, VerdictRegressed},
+		{"from the bottom to the top", []float64{-big, -big * 0.99, -big * 0.98, -big * 0.97, -big * 0.96}, []float64{big, big * 0.99, big * 0.98, big * 0.97, big * 0.96}, VerdictImproved},
+		{"a median of nearly 0", []float64{-1e-320, 0, 5e-324, 1e-320, 2e-320}, []float64{1e300, 2e300, 3e300, 4e300, 5e300}, VerdictImproved},
+		{"mixed", []float64{big, -big, big, -big, 1}, []float64{-big, big, -big, big, 2}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmp := CompareSources(side("samples_per_second", c.base), side("samples_per_second", c.new), CompareOptions{Threshold: 5})
+			ch := cmp.Changes[0]
+			if c.want != "" && ch.Verdict != c.want {
+				t.Errorf("verdict %s, want %s: %+v", ch.Verdict, c.want, ch)
+			}
+			for _, p := range []*float64{ch.Percent, ch.Low, ch.High, ch.P} {
+				if p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0)) {
+					t.Errorf("a non-finite figure: %+v", ch)
+				}
+			}
+			if ch.MoreTrials < 0 || ch.MoreTrials > 1e6 {
+				t.Errorf("more trials: %d", ch.MoreTrials)
+			}
+			var out strings.Builder
+			for _, f := range []string{FormatJSON, FormatTable, FormatCSV, FormatMarkdown} {
+				out.Reset()
+				if err := WriteComparison(&out, f, cmp); err != nil || strings.Contains(out.String(), "Inf") || strings.Contains(out.String(), "NaN") {
+					t.Errorf("%s: %v\n%s", f, err, out.String())
+				}
+			}
+		})
 	}
 }
