@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -26,6 +27,13 @@ const (
 	MaxTrials = 100000
 	// MaxParamValue is the longest value a parameter may take, in bytes.
 	MaxParamValue = 1024
+	// MaxVariantParams is the most parameters a variant may have.
+	MaxVariantParams = 64
+	// MaxIncludeEntries is the most entries an include or exclude list may have.
+	MaxIncludeEntries = 10_000
+	// MaxVariantsBytes bounds the variants' parameters as job.json holds them (names,
+	// values and their quoting), well within what every reader of job.json takes.
+	MaxVariantsBytes = 4 << 20
 )
 
 // Trial orders (Experiment.Order).
@@ -141,6 +149,10 @@ func (d *decoder) matrixEntries(n *Node, fp string) []MatrixEntry {
 		d.p.at(n.Line, fp, "must be a list of mappings of parameters to values (e.g. [{nodes: 1, batch: 32}]), got %s", n.describe())
 		return nil
 	}
+	if len(n.Items) > MaxIncludeEntries {
+		d.p.at(n.Line, fp, "has %d entries; at most %d are allowed (an experiment has at most %d variants): list fewer, or use the matrix's parameters", len(n.Items), MaxIncludeEntries, MaxVariants)
+		return nil
+	}
 	var out []MatrixEntry
 	for i, it := range n.Items {
 		efp := index(fp, i)
@@ -149,6 +161,10 @@ func (d *decoder) matrixEntries(n *Node, fp string) []MatrixEntry {
 		}
 		if it.Kind != MapNode || len(it.Keys) == 0 {
 			d.p.at(it.Line, efp, "must be a mapping of parameters to values (e.g. {nodes: 1, batch: 32}), got %s", it.describe())
+			continue
+		}
+		if len(it.Keys) > MaxVariantParams {
+			d.p.at(it.Line, efp, "names %d parameters; a variant may have at most %d", len(it.Keys), MaxVariantParams)
 			continue
 		}
 		e := MatrixEntry{Line: it.Line}
@@ -284,7 +300,14 @@ func (r *resolver) experiment(s *Spec, m *Manifest) {
 	if r.p.count() > 0 {
 		return
 	}
-	combos, err := expandMatrix(mx.Params, mx.Include, mx.Exclude, MaxVariants)
+	if !r.includeEntriesDistinct(mx) {
+		return
+	}
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	combos, err := expandMatrix(ctx, mx.Params, mx.Include, mx.Exclude, MaxVariants)
 	if err != nil {
 		r.p.add("experiment.matrix", "%v", err)
 		return
@@ -294,6 +317,10 @@ func (r *resolver) experiment(s *Spec, m *Manifest) {
 	}
 	if len(combos) == 0 {
 		r.p.add("experiment.matrix", "leaves no variant: exclude removes every combination (check experiment.matrix.exclude)")
+		return
+	}
+	if err := variantsFit(combos); err != nil {
+		r.p.add("experiment.matrix", "%v", err)
 		return
 	}
 	if len(combos)*(e.Repeat+e.Warmup) > MaxTrials {
@@ -320,6 +347,58 @@ func (r *resolver) experiment(s *Spec, m *Manifest) {
 	}
 	r.variantBenchmarks(s, m, e)
 	m.Experiment = e
+}
+
+// includeEntriesDistinct refuses, each at its line, an include entry that names a parameter
+// spelled otherwise than the matrix or an earlier entry spells it (Batch and batch: both
+// BENCHCTL_PARAM_BATCH), and one that is the same as an earlier entry.
+func (r *resolver) includeEntriesDistinct(mx MatrixSpec) bool {
+	spelled := map[string]string{} // upper-cased name -> name as first written
+	for _, p := range mx.Params {
+		spelled[strings.ToUpper(p.Name)] = p.Name
+	}
+	ok := true
+	first := map[string]int{} // an entry's parameters, sorted -> its index
+	for i, e := range mx.Include {
+		fp := index("experiment.matrix.include", i)
+		for _, p := range e.Params {
+			u := strings.ToUpper(p.Name)
+			if s, seen := spelled[u]; seen && s != p.Name {
+				r.p.add(join(fp, p.Name), "%s and %s would both be BENCHCTL_PARAM_%s: spell the parameter one way", quote(s), quote(p.Name), u)
+				ok = false
+			} else if !seen {
+				spelled[u] = p.Name
+			}
+		}
+		ps := slices.Clone(e.Params)
+		slices.SortFunc(ps, func(a, b Param) int { return strings.Compare(a.Name, b.Name) })
+		key := variantID(ps)
+		if j, dup := first[key]; dup {
+			r.p.add(fp, "is the same entry as include[%d]: give each variant once", j)
+			ok = false
+			continue
+		}
+		first[key] = i
+	}
+	return ok
+}
+
+// variantsFit says whether the expanded variants fit what job.json's readers take: at most
+// MaxVariantParams parameters each, MaxVariantsBytes in all.
+func variantsFit(combos [][]Param) error {
+	size := 0
+	for i, ps := range combos {
+		if len(ps) > MaxVariantParams {
+			return fmt.Errorf("variant %d has %d parameters (the matrix's and its include entries'); a variant may have at most %d", i+1, len(ps), MaxVariantParams)
+		}
+		for _, p := range ps {
+			size += 2*len(p.Name) + 2*len(p.Value) + 40 // the variant's id and params, quoted, as job.json holds them
+		}
+	}
+	if size > MaxVariantsBytes {
+		return fmt.Errorf("the %d variants' parameters would take about %.1f MiB of job.json; at most %d MiB are allowed: fewer variants, fewer parameters or shorter values", len(combos), float64(size)/(1<<20), MaxVariantsBytes>>20)
+	}
+	return nil
 }
 
 func paramList(ps []MatrixParam) string {

@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -274,5 +276,78 @@ func TestMetricRules(t *testing.T) {
 		if _, _, err := parseExperiment(t, sBench+body, nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", body, err, want)
 		}
+	}
+}
+
+// include entries are checked as the matrix's keys are: a name spelled another way (both
+// BENCHCTL_PARAM_BATCH) and the same entry twice are errors at their line.
+func TestIncludeNamesAndDuplicates(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"another spelling of a matrix parameter", sBench + "experiment:\n  matrix:\n    batch: [1, 2]\n    include: [{Batch: 3}]\n",
+			`7: experiment.matrix.include[0].Batch: "batch" and "Batch" would both be BENCHCTL_PARAM_BATCH`},
+		{"two spellings in include", sBench + "experiment:\n  matrix:\n    include:\n    - {size: 1}\n    - {SIZE: 2}\n",
+			`8: experiment.matrix.include[1].SIZE: "size" and "SIZE" would both be BENCHCTL_PARAM_SIZE`},
+		{"the same entry twice", sBench + "experiment:\n  matrix:\n    include:\n    - {a: 1}\n    - {a: 1}\n",
+			`8: experiment.matrix.include[1]: is the same entry as include[0]`},
+		{"the same entry in another order", sBench + "experiment:\n  matrix:\n    include:\n    - {a: 1, b: 2}\n    - {b: 2, a: 1}\n",
+			`is the same entry as include[0]`},
+		{"an entry of 65 parameters", sBench + "experiment:\n  matrix:\n    include: [{" + manyParams(65, "p") + "}]\n",
+			"experiment.matrix.include[0]: names 65 parameters; a variant may have at most 64"},
+		{"1,000 variants of 201 parameters", sBench + "experiment:\n  matrix:\n    a: [" + numbers(1000) + "]\n    include: [{" + manyParams(50, "p") + "}, {" + manyParams(50, "q") + "}, {" +
+			manyParams(50, "r") + "}, {" + manyParams(50, "s") + "}]\n",
+			"experiment.matrix: variant 1 has 201 parameters (the matrix's and its include entries'); a variant may have at most 64"},
+		{"variants too large for job.json", sBench + "experiment:\n  matrix:\n    a: [" + numbers(1000) + "]\n    include: [{" + manyParams(60, "p"+strings.Repeat("x", 60)) + "}]\n",
+			"MiB of job.json; at most 4 MiB are allowed"},
+		{"50,000 include entries", sBench + "experiment:\n  matrix:\n    include:\n" + strings.Repeat("    - {a: 1}\n", 50_000),
+			"experiment.matrix.include: has 50000 entries; at most 10000 are allowed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := parseExperiment(t, c.body, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %.600v\nwant %q", err, c.want)
+			}
+		})
+	}
+}
+
+func manyParams(n int, prefix string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = prefix + strconv.Itoa(i) + ": v"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func numbers(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = strconv.Itoa(i)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// The expansion of a long include list ends when its context does (a signal), and costs
+// what its entries do: 1,000 combinations extended by 10,000 entries of 5 parameters each.
+func TestIncludeExpansionEndsWithItsContext(t *testing.T) {
+	params := []MatrixParam{{Name: "a"}}
+	for i := range 1000 {
+		params[0].Values = append(params[0].Values, strconv.Itoa(i))
+	}
+	var include []MatrixEntry
+	for i := range 10_000 {
+		e := MatrixEntry{}
+		for j := range 5 {
+			e.Params = append(e.Params, Param{Name: "p" + strconv.Itoa(j), Value: strconv.Itoa(i)})
+		}
+		include = append(include, e)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("SIGTERM"))
+	if _, err := expandMatrix(ctx, params, include, nil, MaxVariants); err == nil || !strings.Contains(err.Error(), "SIGTERM") {
+		t.Fatalf("a cancelled expansion: %v", err)
+	}
+	out, err := expandMatrix(context.Background(), params, include, nil, MaxVariants)
+	if err != nil || len(out) != 1000 || len(out[0]) != 6 || out[0][1] != (Param{"p0", "9999"}) {
+		t.Fatalf("%v %v", err, out[:1])
 	}
 }

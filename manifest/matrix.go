@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -48,25 +49,35 @@ type MatrixEntry struct {
 type combination struct {
 	params   []Param
 	original map[string]bool
+	at       map[string]int // name -> its index in params: get and set in constant time
 }
 
 func (c *combination) get(name string) (string, bool) {
-	for _, p := range c.params {
-		if p.Name == name {
-			return p.Value, true
-		}
+	if i, ok := c.at[name]; ok {
+		return c.params[i].Value, true
 	}
 	return "", false
 }
 
 func (c *combination) set(name, value string) {
-	for i := range c.params {
-		if c.params[i].Name == name {
-			c.params[i].Value = value
-			return
-		}
+	if i, ok := c.at[name]; ok {
+		c.params[i].Value = value
+		return
 	}
+	if c.at == nil {
+		c.at = map[string]int{}
+	}
+	c.at[name] = len(c.params)
 	c.params = append(c.params, Param{name, value})
+}
+
+// newCombination is a combination of params.
+func newCombination(params []Param) *combination {
+	c := &combination{}
+	for _, p := range params {
+		c.set(p.Name, p.Value)
+	}
+	return c
 }
 
 // productSize is how many combinations step 1 gives, or ok false when it exceeds max (a
@@ -91,7 +102,14 @@ func productSize(params []MatrixParam, max int) (n int, ok bool) {
 // expandMatrix returns the variants of a matrix, each's parameters sorted by name, or an
 // error when there would be more than max. The matrix's parameters and entries must already
 // be valid (names, values, exclude keys among the parameters).
-func expandMatrix(params []MatrixParam, include, exclude []MatrixEntry, max int) ([][]Param, error) {
+func expandMatrix(ctx context.Context, params []MatrixParam, include, exclude []MatrixEntry, max int) ([][]Param, error) {
+	steps := 0
+	stopped := func() error { // checked every 4,096 steps: a huge matrix ends at the first signal
+		if steps++; steps%4096 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("expanding the matrix: %w", context.Cause(ctx))
+		}
+		return nil
+	}
 	n, ok := productSize(params, max)
 	if !ok {
 		return nil, fmt.Errorf("the matrix has %s combinations before exclude; at most %d variants are allowed: split the experiment into several jobs, or list the variants you want with include", countText(params), max)
@@ -100,9 +118,12 @@ func expandMatrix(params []MatrixParam, include, exclude []MatrixEntry, max int)
 	if n > 0 {
 		idx := make([]int, len(params))
 		for {
+			if err := stopped(); err != nil {
+				return nil, err
+			}
 			c := &combination{original: map[string]bool{}}
 			for i, p := range params {
-				c.params = append(c.params, Param{p.Name, p.Values[idx[i]]})
+				c.set(p.Name, p.Values[idx[i]])
 				c.original[p.Name] = true
 			}
 			if !excluded(c, exclude) {
@@ -125,6 +146,9 @@ func expandMatrix(params []MatrixParam, include, exclude []MatrixEntry, max int)
 	for _, e := range include {
 		fits := false
 		for _, c := range combos[:base] {
+			if err := stopped(); err != nil {
+				return nil, err
+			}
 			if contradicts(c, e) {
 				continue
 			}
@@ -136,8 +160,10 @@ func expandMatrix(params []MatrixParam, include, exclude []MatrixEntry, max int)
 			}
 		}
 		if !fits {
-			c := &combination{params: slices.Clone(e.Params)}
-			combos = append(combos, c)
+			combos = append(combos, newCombination(e.Params))
+			if len(combos) > max { // said now: the rest of a long include list is not walked
+				return nil, fmt.Errorf("the matrix gives more than %d variants (include adds one for each entry that fits no combination); at most %d are allowed", max, max)
+			}
 		}
 	}
 	if len(combos) > max {
