@@ -74,6 +74,10 @@ type Status struct {
 	FinishedAt *time.Time        `json:"finishedAt,omitempty"`
 	Phases     []PhaseStatus     `json:"phases"`
 	Benchmarks []BenchmarkStatus `json:"benchmarks"`
+	// Trials counts the records of the node's trial log (TrialLogFile): in a job with an
+	// experiment, a trial run's record moves there when the run ends, and Benchmarks keeps
+	// only the runs outside trials and the trial running now (ReadNodeStatus merges them).
+	Trials int `json:"trials,omitempty"`
 	// The node's GPUs, from its inventory: how many, their architecture (gfx942, sm_90)
 	// and product name; empty without GPUs.
 	GPUCount int    `json:"gpuCount,omitempty"`

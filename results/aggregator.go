@@ -218,6 +218,9 @@ func (a *aggregator) add(nd *nodeData) {
 		a.dupRanks = append(a.dupRanks, nd.rank)
 	}
 	a.maxRank = max(a.maxRank, nd.rank)
+	if nd.trialLogErr != nil {
+		a.problem("%s", relErr(nd.trialLogErr, a.dir.NodeNamed(nd.dir).Path, nd.dir))
+	}
 	kind, nf := a.classify(nd)
 	switch kind {
 	case nodeOK:

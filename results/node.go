@@ -73,6 +73,8 @@ type nodeData struct {
 	host      string
 	status    *jobdir.Status
 	statusErr error // nil with a nil status: no status.json at all
+	// trialLogErr is a damaged trial log (trials.jsonl): its records before the damage were read.
+	trialLogErr error
 	benches   []nodeBench
 	records   map[string]*jobdir.BenchmarkStatus // the status's records by run name (the first of a name)
 	nodeRec   *jobdir.NodeRecord                 // node.json; nil when missing or unreadable (recordErr)
@@ -124,10 +126,11 @@ func loadNode(ctx context.Context, fr *safefile.Reader, job jobdir.Dir, name str
 		nd.statusErr = fmt.Errorf("%s is no longer a folder (a symbolic link or a file took its place while collect read the job); not read", dir)
 		return nd
 	}
-	st, err := jobdir.ReadStatusWith(fr, node.Status())
+	st, err := jobdir.ReadNodeStatus(fr, node) // status.json and the trial log's records, streamed
 	switch {
-	case err == nil:
+	case st != nil:
 		nd.status = st
+		nd.trialLogErr = err // a damaged trial log: the records before the damage stand
 	case errors.Is(err, fs.ErrNotExist):
 	default:
 		nd.statusErr = err

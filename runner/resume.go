@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -44,9 +45,13 @@ func (r *nodeRun) resumePoint(x *manifest.Experiment, plan []manifest.Trial, ben
 	// ended[seq][rank]: how many of the trial's benchmarks ended on the rank.
 	ended := map[int]map[int]int{}
 	for _, nf := range list.Nodes {
-		st, err := jobdir.ReadStatus(prev.NodeNamed(nf.Name).Status())
-		if err != nil || st.Rank != nf.Rank {
+		var fr safefile.Reader
+		st, err := jobdir.ReadNodeStatus(&fr, prev.NodeNamed(nf.Name)) // with its trial log
+		if st == nil || st.Rank != nf.Rank {
 			continue
+		}
+		if err != nil {
+			r.log.Warn("requeued: a node's trial log of the previous attempt is damaged; its trials after the damage run again", "node", nf.Name, "err", err)
 		}
 		for _, b := range st.Benchmarks {
 			if b.Trial == 0 || !names[b.Name] || !trialEnded(b.Outcome) {

@@ -619,8 +619,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		}
 	}
 	end := time.Now().UTC()
-	r.st.update(func(s *Status) {
-		bs := &s.Benchmarks[len(s.Benchmarks)-1]
+	record := func(bs *BenchmarkStatus) {
 		bs.Outcome, bs.ExitCode, bs.FinishedAt = res.Outcome, res.ExitCode, &end
 		bs.DurationSeconds = end.Sub(start).Seconds()
 		if res.Err != nil {
@@ -629,7 +628,14 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		if res.DiagDir != "" {
 			bs.Diagnostics = jobdir.DiagRel(name)
 		}
-	})
+	}
+	if tr != nil { // a trial's record moves to the trial log: status.json keeps its size
+		if err := r.st.endTrial(record); err != nil {
+			r.log.Warn("the trial's record could not be appended to the trial log; it stays in status.json", "trial", tr.t.Seq, "err", err)
+		}
+	} else {
+		r.st.update(func(s *Status) { record(&s.Benchmarks[len(s.Benchmarks)-1]) })
+	}
 	if res.Outcome != OutcomeSuccess {
 		r.log.Error("benchmark failed", "benchmark", name, "outcome", res.Outcome, "err", statusError(spec, res.Err), "diagnostics", res.DiagDir)
 		return res

@@ -21,6 +21,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/internal/testutil"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -189,7 +190,8 @@ func (e *runEngine) Close() error { _ = e.call("close"); return nil }
 type localRun struct {
 	res *Result
 	err error
-	st  *jobdir.Status
+	st  *jobdir.Status // status.json with the trial log's records (ReadNodeStatus)
+	raw *jobdir.Status // status.json alone
 	log string
 }
 
@@ -253,7 +255,10 @@ func runNodeOn(t *testing.T, api Engine, eng *runEngine, body string, env map[st
 	if r.res == nil || r.res.NodeDir != nd.Path {
 		t.Fatalf("Run: %+v, %v; want the node folder %s", r.res, r.err, nd.Path)
 	}
-	r.st, _ = jobdir.ReadStatus(nd.Status())
+	r.st, _ = jobdir.ReadNodeStatus(&safefile.Reader{}, nd) // status.json with its trial log
+	if raw, err := jobdir.ReadStatus(nd.Status()); err == nil {
+		r.raw = raw
+	}
 	r.log = log.String()
 	if !strings.Contains(eng.called(), "close") {
 		t.Errorf("the engine was not closed: %s", eng.called())

@@ -54,6 +54,46 @@ func (f *statusFile) update(fn func(*Status)) {
 	f.writeLocked()
 }
 
+// endTrial moves the last record of the status, a trial run's that has ended, to the
+// node's trial log and writes the status: a trial's record costs one line, and status.json
+// keeps its size whatever the trials. A record the log could not take stays in the status
+// (nothing is lost), and the error is returned.
+func (f *statusFile) endTrial(fn func(*BenchmarkStatus)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	last := &f.s.Benchmarks[len(f.s.Benchmarks)-1]
+	fn(last)
+	err := f.appendTrialLocked(*last)
+	if err == nil {
+		f.s.Benchmarks = f.s.Benchmarks[:len(f.s.Benchmarks)-1]
+		f.s.Trials++
+	}
+	f.writeLocked()
+	return err
+}
+
+// addTrial records a trial run that did not run (skipped) straight in the trial log.
+func (f *statusFile) addTrial(rec BenchmarkStatus) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	err := f.appendTrialLocked(rec)
+	if err == nil {
+		f.s.Trials++
+	} else {
+		f.s.Benchmarks = append(f.s.Benchmarks, rec)
+	}
+	f.writeLocked()
+	return err
+}
+
+func (f *statusFile) appendTrialLocked(rec BenchmarkStatus) error {
+	if f.node == nil {
+		return errors.New("no node folder")
+	}
+	_, err := f.node.AppendTrial(rec)
+	return err
+}
+
 func (f *statusFile) writeLocked() {
 	if f.node == nil {
 		return

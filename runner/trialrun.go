@@ -95,10 +95,10 @@ trials:
 			}
 			tr := &trialRun{t: t, v: v}
 			if gpus.skips[i] != "" {
-				r.st.update(func(s *Status) {
-					s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeSkipped, Error: gpus.skips[i],
-						Trial: t.Seq, Variant: v.ID, VariantTrial: t.N, Warmup: t.Warmup})
-				})
+				if err := r.st.addTrial(BenchmarkStatus{Name: b.Name, Outcome: OutcomeSkipped, Error: gpus.skips[i],
+					Trial: t.Seq, Variant: v.ID, VariantTrial: t.N, Warmup: t.Warmup}); err != nil {
+					r.log.Warn("the skipped trial's record could not be appended to the trial log; it is in status.json", "trial", t.Seq, "err", err)
+				}
 				continue
 			}
 			ran++

@@ -31,7 +31,11 @@ func TestRunWalksTheTrials(t *testing.T) {
 		t.Fatalf("Run: %v", r.err)
 	}
 	if len(r.st.Benchmarks) != 6 {
-		t.Fatalf("status.json: %d records, want 6 trials: %+v", len(r.st.Benchmarks), r.st.Benchmarks)
+		t.Fatalf("status.json and the trial log: %d records, want 6 trials: %+v", len(r.st.Benchmarks), r.st.Benchmarks)
+	}
+	// The records are in the trial log, one line each; status.json keeps none of them.
+	if r.raw == nil || len(r.raw.Benchmarks) != 0 || r.raw.Trials != 6 {
+		t.Errorf("status.json itself: %+v", r.raw)
 	}
 	want := []string{"1 batch=16 1 true", "2 batch=16 2 false", "3 batch=16 3 false", "4 batch=32 1 true", "5 batch=32 2 false", "6 batch=32 3 false"}
 	for i, b := range r.st.Benchmarks {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/benchctl/benchctl/bench/collect/synth"
@@ -48,6 +50,35 @@ func TestSyntheticExperimentCollects(t *testing.T) {
 		want := float64(v * 1000 * (i + 1))
 		if math.Abs(r.Stats.Median-want) > 0.1*want {
 			t.Errorf("%s %s: median %v, want about %v", r.Variant, r.Model, r.Stats.Median, want)
+		}
+	}
+}
+
+// A node of thousands of trials collects every one of them (its records streamed from the
+// trial log) while its status.json keeps a few hundred bytes: before the trial log, a
+// node's status.json grew by a record per trial and, past about 34,500 trials, collect
+// refused it and read every trial as FAILURE although every result was on disk.
+func TestManyTrialsOfOneNodeCollect(t *testing.T) {
+	shared := t.TempDir()
+	o := synth.Options{JobID: "9000003", Nodes: 1, Rows: 1, Seed: 2, Variants: 2, Trials: 1000}
+	if _, err := synth.WriteJob(shared, o); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(shared, "jobs", o.JobID, "nodes", "0-"+synth.Host(0), "status.json"))
+	if err != nil || st.Size() > 4096 {
+		t.Fatalf("status.json: %v, %d bytes", err, st.Size())
+	}
+	col, err := results.Collect(context.Background(), results.CollectOptions{SharedDir: shared, JobID: o.JobID, Attempt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := col.Summary.Experiment
+	if x == nil || len(x.Rows) != 2 {
+		t.Fatalf("experiment: %+v", x)
+	}
+	for _, r := range x.Rows {
+		if r.Stats.Trials != 1000 || r.Failed != 0 || r.Status != results.StatusSuccess {
+			t.Errorf("%s: %d trials, %d failed, %s", r.Variant, r.Stats.Trials, r.Failed, r.Status)
 		}
 	}
 }

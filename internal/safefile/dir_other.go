@@ -67,6 +67,11 @@ func CreateAt(parent *os.File, name string, perm os.FileMode) (*os.File, error) 
 	return os.OpenFile(filepath.Join(parent.Name(), name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 }
 
+// AppendAt opens the file name inside parent for appending, creating it with perm.
+func AppendAt(parent *os.File, name string, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(filepath.Join(parent.Name(), name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
+}
+
 // CheckOwner is not checked on this system.
 func CheckOwner(*os.File, int) error { return nil }
 

@@ -115,6 +115,32 @@ func CreateAt(parent *os.File, name string, perm os.FileMode) (*os.File, error) 
 	return asFile(fd, full)
 }
 
+// AppendAt opens the file name (one component) inside parent for appending, creating it
+// with perm when missing: never a link, never a FIFO (refused without blocking), and never
+// truncated. Each Write of the returned file lands at its end (O_APPEND).
+func AppendAt(parent *os.File, name string, perm os.FileMode) (*os.File, error) {
+	full := filepath.Join(parent.Name(), name)
+	if err := oneComponent(name); err != nil {
+		return nil, &os.PathError{Op: "open", Path: full, Err: err}
+	}
+	fd, err := retry(func() (int, error) {
+		return unix.Openat(int(parent.Fd()), name, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, uint32(perm.Perm()))
+	})
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return nil, &NotRegularError{Path: full, What: "a symbolic link", Hint: linkHint}
+	case errors.Is(err, unix.ENXIO):
+		return nil, &NotRegularError{Path: full, What: "a FIFO (named pipe)", Hint: linkHint}
+	case err != nil:
+		return nil, &os.PathError{Op: "open", Path: full, Err: err}
+	}
+	fd, err = checkedFD(fd, full, linkHint)
+	if err != nil {
+		return nil, err
+	}
+	return asFile(fd, full)
+}
+
 // CheckOwner returns an *OwnerError unless f is owned by uid.
 func CheckOwner(f *os.File, uid int) error {
 	var st unix.Stat_t

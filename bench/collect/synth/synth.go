@@ -3,7 +3,7 @@
 // diagnostics), for collect's benchmarks and tests. Files are written plainly (no fsync):
 // they are test data. With Options.Variants, the job is an experiment: job.json's
 // manifest.experiment holds the variants, and every node runs every trial of the plan, each
-// with its own record in status.json and its own files (jobdir.TrialRunName).
+// with its own record in the node's trial log and its own files (jobdir.TrialRunName).
 package synth
 
 import (
@@ -133,6 +133,7 @@ func writeNode(dir string, o Options, rank int, start time.Time) error {
 	if plan == nil {
 		plan = []manifest.Trial{{}} // one run of each benchmark, no trial
 	}
+	var trialLog []byte // a trial run's record is a line of the node's trial log, as the runner writes it
 	for _, t := range plan {
 		fails := failed || (o.FailTrialEvery > 0 && t.Seq > 0 && t.Seq%o.FailTrialEvery == 0 && rank == t.Seq%o.Nodes)
 		for b := range o.Benchmarks {
@@ -143,11 +144,25 @@ func writeNode(dir string, o Options, rank int, start time.Time) error {
 			if fails {
 				st.Outcome, st.ExitCode, st.Error = jobdir.OutcomeTimeout, 124, "benchmark "+bs.RunName()+" ran past its 10m0s timeout"
 			}
+			if bs.Trial > 0 {
+				line, err := json.Marshal(bs)
+				if err != nil {
+					return err
+				}
+				trialLog = append(append(trialLog, line...), '\n')
+				st.Trials++
+				continue
+			}
 			st.Benchmarks = append(st.Benchmarks, bs)
 		}
 	}
 	if st.Outcome != jobdir.OutcomeSuccess {
 		st.ExitCode = 124
+	}
+	if len(trialLog) > 0 {
+		if err := os.WriteFile(node.TrialLog(), trialLog, 0o644); err != nil {
+			return err
+		}
 	}
 	return writeJSON(filepath.Join(nd, jobdir.StatusFile), st)
 }
