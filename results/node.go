@@ -75,10 +75,10 @@ type nodeData struct {
 	statusErr error // nil with a nil status: no status.json at all
 	// trialLogErr is a damaged trial log (trials.jsonl): its records before the damage were read.
 	trialLogErr error
-	benches   []nodeBench
-	records   map[string]*jobdir.BenchmarkStatus // the status's records by run name (the first of a name)
-	nodeRec   *jobdir.NodeRecord                 // node.json; nil when missing or unreadable (recordErr)
-	recordErr error
+	benches     []nodeBench
+	records     map[string]*jobdir.BenchmarkStatus // the status's records by run name (the first of a name)
+	nodeRec     *jobdir.NodeRecord                 // node.json; nil when missing or unreadable (recordErr)
+	recordErr   error
 }
 
 // record is the node's status record of a run (a benchmark, or a trial's run of one), or

@@ -20,8 +20,8 @@ import (
 	imagetypes "github.com/moby/moby/api/types/image"
 	"github.com/moby/moby/client"
 
-	"github.com/benchctl/benchctl/internal/testutil"
 	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/internal/testutil"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 )

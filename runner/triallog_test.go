@@ -71,7 +71,9 @@ func TestTrialLogReadsBack(t *testing.T) {
 	nf := testNodeFolder(t, shared, "1", 0, "n1")
 	f := newStatusFile(nf, Node{JobID: "1", World: 1, Host: "n1"})
 	nd := jobdir.Layout{Shared: shared}.Job("1", 0).Node(0, "n1")
-	f.update(func(s *Status) { s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "prep", Outcome: OutcomeSuccess}) })
+	f.update(func(s *Status) {
+		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "prep", Outcome: OutcomeSuccess})
+	})
 	for seq := 1; seq <= 3; seq++ {
 		f.update(func(s *Status) {
 			s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "train", Outcome: OutcomeRunning, Trial: seq})
@@ -83,7 +85,9 @@ func TestTrialLogReadsBack(t *testing.T) {
 	if err := f.addTrial(BenchmarkStatus{Name: "train", Outcome: OutcomeSkipped, Trial: 4}); err != nil {
 		t.Fatal(err)
 	}
-	f.update(func(s *Status) { s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "train", Outcome: OutcomeRunning, Trial: 5}) })
+	f.update(func(s *Status) {
+		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "train", Outcome: OutcomeRunning, Trial: 5})
+	})
 	st, err := jobdir.ReadNodeStatus(&safefile.Reader{}, nd)
 	if err != nil || st.Trials != 4 || len(st.Benchmarks) != 6 {
 		t.Fatalf("%v %+v", err, st)

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -85,17 +85,14 @@ func logBenchmarkLogs(t *testing.T, shared, id string) {
 	}
 }
 
+// readStatus is a node's status.json with its trial log's records (jobdir.ReadNodeStatus).
 func readStatus(t *testing.T, shared, job, nodeDir string) runner.Status {
 	t.Helper()
-	var s runner.Status
-	data, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job(job, 0).NodeNamed(nodeDir).Status())
+	s, err := jobdir.ReadNodeStatus(&safefile.Reader{}, jobdir.Layout{Shared: shared}.Job(job, 0).NodeNamed(nodeDir))
 	if err != nil {
 		t.Fatalf("status of %s: %v", nodeDir, err)
 	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return *s
 }
 
 func nodeDirs(tb *testbed.Testbed) []string {

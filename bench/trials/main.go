@@ -40,6 +40,7 @@ import (
 
 	"github.com/benchctl/benchctl/bench/internal/engines"
 	"github.com/benchctl/benchctl/bench/internal/timing"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -172,10 +173,10 @@ func trialStamps(evs [][]events.Message, id string, trials int) []stamp {
 }
 
 // statusStamps adds the latest startedAt and finishedAt of each trial run in the nodes'
-// status.json.
+// status.json and trial log.
 func statusStamps(s []stamp, job jobdir.Dir, nodes []string) {
 	for rank, n := range nodes {
-		st, err := jobdir.ReadStatus(job.Node(rank, n).Status())
+		st, err := jobdir.ReadNodeStatus(&safefile.Reader{}, job.Node(rank, n)) // with the trial log
 		timing.Check(err)
 		for _, b := range st.Benchmarks {
 			if b.Trial < 1 || b.Trial >= len(s) || b.FinishedAt == nil {
