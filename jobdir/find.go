@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/internal/textsafe"
 )
 
@@ -60,6 +61,12 @@ func scanJobs(jobs, jobID string) (attempts []int, others []string, err error) {
 	}
 	defer f.Close()
 	seen := map[string]bool{}
+	type found struct {
+		att  int
+		uid  int
+		link bool
+	}
+	var mine []found
 	for {
 		ents, err := f.ReadDir(512)
 		for _, e := range ents {
@@ -74,7 +81,13 @@ func scanJobs(jobs, jobID string) (attempts []int, others []string, err error) {
 				continue // a job whose own id ends in .<n>, not an attempt of jobID
 			}
 			if id == jobID {
-				attempts = append(attempts, att)
+				uid := -1
+				if st, err := os.Stat(filepath.Join(jobs, e.Name())); err == nil {
+					if u, ok := safefile.Owner(st); ok {
+						uid = u
+					}
+				}
+				mine = append(mine, found{att, uid, e.Type()&fs.ModeSymlink != 0})
 			} else if !seen[id] && len(seen) < 10*maxListedJobs {
 				seen[id] = true
 			}
@@ -86,7 +99,16 @@ func scanJobs(jobs, jobID string) (attempts []int, others []string, err error) {
 			return nil, nil, err
 		}
 	}
-	slices.Sort(attempts)
+	// The job is its first attempt's folder and the requeues of it: a later attempt is one
+	// only when it is a folder itself (not a link) of the same owner. A co-writer's planted
+	// jobs/<id>.<n>, or a link by that name, is never taken for the newest attempt (or
+	// written into by collect).
+	slices.SortFunc(mine, func(a, b found) int { return a.att - b.att })
+	for i, m := range mine {
+		if i == 0 || (!m.link && m.uid == mine[0].uid) {
+			attempts = append(attempts, m.att)
+		}
+	}
 	for id := range seen {
 		others = append(others, id)
 	}
@@ -203,5 +225,55 @@ func (l Layout) List() ([]Listed, error) {
 		out = append(out, Listed{ID: id, Modified: mod})
 	}
 	slices.SortStableFunc(out, func(a, b Listed) int { return b.Modified.Compare(a.Modified) })
+	return out, nil
+}
+
+// NewestAttempts is the newest attempt's folder of every job in the jobs folder, in one
+// read of it, by the rule Find keeps (a later attempt only when it is a folder of the first
+// attempt's owner, not a link), and only the jobs whose first attempt owner owns (owner < 0:
+// every job). History and the baselines of compare take their jobs from here: a co-writer's
+// planted job folder is not the caller's history.
+func (l Layout) NewestAttempts(owner int) ([]Dir, error) {
+	jobs := l.Jobs()
+	ents, err := os.ReadDir(jobs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	type att struct {
+		n, uid int
+		link   bool
+	}
+	byID := map[string][]att{}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") || !IsDirEntry(jobs, e) {
+			continue
+		}
+		id, n := SplitName(e.Name())
+		uid := -1
+		if st, err := os.Stat(filepath.Join(jobs, e.Name())); err == nil {
+			if u, ok := safefile.Owner(st); ok {
+				uid = u
+			}
+		}
+		byID[id] = append(byID[id], att{n, uid, e.Type()&fs.ModeSymlink != 0})
+	}
+	out := make([]Dir, 0, len(byID))
+	for id, as := range byID {
+		slices.SortFunc(as, func(a, b att) int { return a.n - b.n })
+		if owner >= 0 && as[0].uid != owner {
+			continue
+		}
+		newest := as[0].n
+		for _, a := range as[1:] {
+			if !a.link && a.uid == as[0].uid {
+				newest = a.n
+			}
+		}
+		out = append(out, l.Job(id, newest))
+	}
+	slices.SortFunc(out, func(a, b Dir) int { return strings.Compare(a.JobID, b.JobID) })
 	return out, nil
 }

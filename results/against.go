@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
@@ -24,24 +26,21 @@ type ManifestJob struct {
 }
 
 // JobsOf lists the collected jobs (a perf.csv in their newest attempt) of the manifest name
-// in the shared directory, newest first by start time.
-func JobsOf(l jobdir.Layout, name string) ([]ManifestJob, error) {
-	listed, err := l.List()
+// in the shared directory whose folders owner owns (owner < 0: anyone's), newest first by
+// start time. The jobs folder is read once (jobdir.NewestAttempts), not once per job.
+func JobsOf(l jobdir.Layout, name string, owner int) ([]ManifestJob, error) {
+	dirs, err := l.NewestAttempts(owner)
 	if err != nil {
 		return nil, err
 	}
 	var out []ManifestJob
-	for _, li := range listed {
-		d, err := l.Find(li.ID, -1)
-		if err != nil {
-			continue
+	for _, d := range dirs {
+		if _, err := os.Stat(d.Output(jobdir.PerfFile)); err != nil {
+			continue // not collected
 		}
 		j, err := jobdir.ReadJob(d.JobFile())
 		if err != nil || j.Manifest.Name != name {
 			continue
-		}
-		if _, err := os.Stat(d.Output(jobdir.PerfFile)); err != nil {
-			continue // not collected
 		}
 		out = append(out, ManifestJob{Dir: d, Job: j, Started: j.StartedAt})
 	}
@@ -50,11 +49,7 @@ func JobsOf(l jobdir.Layout, name string) ([]ManifestJob, error) {
 }
 
 func sortNewestFirst(js []ManifestJob) {
-	for i := 1; i < len(js); i++ {
-		for k := i; k > 0 && js[k].Started.After(js[k-1].Started); k-- {
-			js[k], js[k-1] = js[k-1], js[k]
-		}
-	}
+	slices.SortStableFunc(js, func(a, b ManifestJob) int { return b.Started.Compare(a.Started) })
 }
 
 // AgainstError says there is nothing to compare a job against (exit 4).
@@ -87,7 +82,15 @@ func Against(l jobdir.Layout, cur jobdir.Dir, against string) (jobdir.Dir, error
 		}
 		return d, nil
 	case AgainstLast, AgainstBest:
-		jobs, err := JobsOf(l, name)
+		// Only jobs of the owner of cur's folder: a co-writer's folder of the same manifest
+		// name, started when they like, is never the baseline.
+		owner := -1
+		if st, err := os.Stat(cur.Path); err == nil {
+			if uid, ok := safefile.Owner(st); ok {
+				owner = uid
+			}
+		}
+		jobs, err := JobsOf(l, name, owner)
 		if err != nil {
 			return jobdir.Dir{}, err
 		}

@@ -3,10 +3,14 @@ package results
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
@@ -97,7 +101,12 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 	}
 	pastOf(jobdir.Layout{Shared: opts.SharedDir}, dir, s, c.Perf)
 	if c.Written, err = WriteOutputs(dir, s, c.Perf); err != nil {
-		return nil, err
+		var oe *safefile.OwnerError
+		if !errors.As(err, &oe) {
+			return nil, err
+		}
+		// Another user's job folder: what was collected is shown, nothing is written there.
+		c.Warnings = append(c.Warnings, err.Error())
 	}
 	if opts.AppendTo != "" {
 		if err := AppendCSV(ctx, opts.AppendTo, c.Perf); err != nil {
@@ -147,13 +156,29 @@ func WriteOutputs(dir jobdir.Dir, s *Summary, perf *Table) ([]string, error) {
 		name string
 		data []byte
 	}{{jobdir.PerfFile, csvData}, {jobdir.SummaryFile, sumData}, {jobdir.ReportFile, report.Bytes()}}
+	// Written through the job folder's descriptor, opened once: a folder swapped for a link
+	// meanwhile is not written through, and a folder that is neither the caller's nor (for
+	// root) any user's own job folder is not written at all.
+	real, err := filepath.EvalSymlinks(dir.Path) // a job folder linked in from elsewhere is read and written where it is
+	if err != nil {
+		return nil, err
+	}
+	d, err := safefile.OpenDir(real)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	if uid := os.Getuid(); uid != 0 {
+		if err := safefile.CheckOwner(d, uid); err != nil {
+			return nil, fmt.Errorf("perf.csv, summary.json and report.html are not written into %s, which is not this user's folder: %w (collect the job as its owner to write them; -o csv or json prints them)", dir.Path, err)
+		}
+	}
 	var written []string
 	for _, f := range files {
-		p := dir.Output(f.name)
-		if err := atomicfile.WriteFile(p, f.data); err != nil {
+		if err := atomicfile.WriteFileAt(d, f.name, f.data, 0o644); err != nil {
 			return written, err
 		}
-		written = append(written, p)
+		written = append(written, dir.Output(f.name))
 	}
 	return written, nil
 }

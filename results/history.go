@@ -2,10 +2,8 @@ package results
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,7 +61,7 @@ const (
 	historyFolder  = ".history"
 	historyIndex   = "index.json"
 	historyVersion = 1
-	maxIndexSize   = 128 << 20
+	maxIndexSize   = 64 << 20
 )
 
 type historyIndexFile struct {
@@ -78,13 +76,15 @@ type indexedJob struct {
 	Rules []jobdir.JobMetricRule `json:"rules,omitempty"` // the manifest's metrics:
 }
 
-var indexLimits = jsonlimit.Limits{Marks: 50_000_000, Containers: 10_000_000, Depth: 16}
+// indexLimits bound the decoded index (an index of 10,000 jobs of 3 rows has about 500,000
+// marks): a file within maxIndexSize cannot make history hold gigabytes.
+var indexLimits = jsonlimit.Limits{Marks: 5_000_000, Containers: 1_000_000, Depth: 16}
 
 // History returns the rows of the collected jobs (the newest attempt of each) that opts
 // selects, oldest first.
 func History(l jobdir.Layout, opts HistoryOptions) ([]HistoryRow, error) {
 	idx, changed := readHistoryIndex(l), false
-	dirs, err := newestAttempts(l)
+	dirs, err := l.NewestAttempts(os.Getuid()) // the caller's own jobs: a co-writer's are not its history
 	if err != nil {
 		return nil, err
 	}
@@ -123,36 +123,28 @@ func History(l jobdir.Layout, opts HistoryOptions) ([]HistoryRow, error) {
 	return selectHistory(l, idx, opts), nil
 }
 
-// newestAttempts is the newest attempt's folder of every job of the jobs folder.
-func newestAttempts(l jobdir.Layout) ([]jobdir.Dir, error) {
-	ents, err := os.ReadDir(l.Jobs())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	newest := map[string]int{}
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".") || !jobdir.IsDirEntry(l.Jobs(), e) {
-			continue
-		}
-		id, att := jobdir.SplitName(e.Name())
-		if cur, ok := newest[id]; !ok || att > cur {
-			newest[id] = att
-		}
-	}
-	out := make([]jobdir.Dir, 0, len(newest))
-	for id, att := range newest {
-		out = append(out, l.Job(id, att))
-	}
-	return out, nil
-}
-
+// readHistoryIndex reads the index when it is the caller's own: a file of this user that no
+// one else may write, in a folder of this user that no one else may write (an index anyone
+// else wrote could say anything about the jobs it names, with their perf.csv's size and
+// time, which anyone can read). Anything else is an empty index: the history is then
+// rebuilt from the job folders.
 func readHistoryIndex(l jobdir.Layout) *historyIndexFile {
 	empty := &historyIndexFile{Version: historyVersion, Jobs: map[string]indexedJob{}}
-	p := filepath.Join(l.Jobs(), historyFolder, historyIndex)
-	data, err := safefile.ReadFileNoFollow(p, maxIndexSize)
+	dir, err := openOwnFolder(filepath.Join(l.Jobs(), historyFolder))
+	if err != nil {
+		return empty
+	}
+	defer dir.Close()
+	f, err := safefile.OpenAt(dir, historyIndex)
+	if err != nil {
+		return empty
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !ownedPrivately(st) {
+		return empty
+	}
+	var r safefile.Reader
+	data, err := r.ReadOpen(f, maxIndexSize)
 	if err != nil || jsonlimit.Check(data, indexLimits) != nil {
 		return empty
 	}
@@ -163,19 +155,51 @@ func readHistoryIndex(l jobdir.Layout) *historyIndexFile {
 	return &idx
 }
 
+// writeHistoryIndex writes the index through the descriptor of the caller's own index
+// folder (made when missing); an index larger than a reader takes is not written (it would
+// never be read back, and be rewritten whole on every call).
 func writeHistoryIndex(l jobdir.Layout, idx *historyIndexFile) error {
-	dir := filepath.Join(l.Jobs(), historyFolder)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%s is not a folder", dir)
-	}
 	data, err := json.Marshal(idx)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, historyIndex), data)
+	if len(data) > maxIndexSize || jsonlimit.Check(data, indexLimits) != nil {
+		return fmt.Errorf("the history index would be over what its reader takes: not written")
+	}
+	jobs, err := safefile.OpenDir(l.Jobs())
+	if err != nil {
+		return err
+	}
+	defer jobs.Close()
+	dir, _, err := safefile.MkdirAt(jobs, historyFolder, 0o755)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	if st, err := dir.Stat(); err != nil || !ownedPrivately(st) {
+		return fmt.Errorf("%s is not this user's own folder: the index is not written there", filepath.Join(l.Jobs(), historyFolder))
+	}
+	return atomicfile.WriteFileAt(dir, historyIndex, data, 0o644)
+}
+
+// openOwnFolder opens a folder (never through a link) that is the caller's and that no one
+// else may write.
+func openOwnFolder(path string) (*os.File, error) {
+	d, err := safefile.OpenDir(path)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := d.Stat(); err != nil || !ownedPrivately(st) {
+		d.Close()
+		return nil, fmt.Errorf("%s is not this user's own folder", path)
+	}
+	return d, nil
+}
+
+// ownedPrivately says whether a file is the caller's and no one else may write it.
+func ownedPrivately(st os.FileInfo) bool {
+	uid, ok := safefile.Owner(st)
+	return ok && uid == os.Getuid() && st.Mode().Perm()&0o022 == 0
 }
 
 // indexJob reads one collected job's rows.

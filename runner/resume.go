@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
@@ -28,6 +29,15 @@ func (r *nodeRun) resumePoint(x *manifest.Experiment, plan []manifest.Trial, ben
 		return 0, nil
 	}
 	prev := r.dir.OtherAttempt(n.Attempt - 1)
+	// The previous attempt must be this user's own folder, not a link: a co-writer's
+	// planted jobs/<id>.<n-1> could mark every trial done.
+	if st, err := os.Lstat(prev.Path); err != nil || !st.IsDir() {
+		r.log.Warn("requeued: the previous attempt's folder is not a folder; running every trial again", "folder", prev.Path)
+		return 0, nil
+	} else if uid, ok := safefile.Owner(st); ok && uid != os.Getuid() {
+		r.log.Warn("requeued: the previous attempt's folder is another user's; running every trial again", "folder", prev.Path, "owner", uid)
+		return 0, nil
+	}
 	pj, err := jobdir.ReadJob(prev.JobFile())
 	if err != nil {
 		r.log.Warn("requeued: the previous attempt's job.json is unreadable; running every trial again", "err", err)

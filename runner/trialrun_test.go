@@ -119,3 +119,30 @@ func TestRequeuedExperimentResumes(t *testing.T) {
 		t.Errorf("the log does not say it resumed:\n%s", r.log)
 	}
 }
+
+// A previous attempt planted by another user (its folder theirs) marks nothing done: every
+// trial runs again.
+func TestAPlantedPreviousAttemptIsNotResumedFrom(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatal("this test plants another user's folder: it runs as root (CI does)")
+	}
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "shared")
+	prev := jobdir.Layout{Shared: shared}.Job("78", 0)
+	jobdirtest.Job(t, prev, jobdirtest.NewJob(t, "78", []string{"n1"}, nil))
+	st := &jobdir.Status{Version: 1, Rank: 0, Host: "n1", World: 1, Outcome: OutcomeSuccess}
+	for seq := 1; seq <= 6; seq++ {
+		st.Benchmarks = append(st.Benchmarks, jobdir.BenchmarkStatus{Name: "b", Trial: seq, Outcome: OutcomeSuccess})
+	}
+	jobdirtest.Status(t, prev.Node(0, "n1"), st)
+	filepath.Walk(prev.Path, func(p string, _ os.FileInfo, err error) error { return os.Lchown(p, 4242, 4242) })
+	eng := &runEngine{}
+	r := runNodeOf(t, eng, trialsBody, map[string]string{"SLURM_JOB_ID": "78", "SLURM_RESTART_COUNT": "1", "SLURM_JOB_NUM_NODES": "1", "SLURM_NTASKS": "1",
+		"SLURM_PROCID": "0", "SLURM_JOB_NODELIST": "n1", "SLURMD_NODENAME": "n1"}, dir, nil)
+	if r.err != nil {
+		t.Fatalf("Run: %v\n%s", r.err, r.log)
+	}
+	if len(eng.envs) != 6 || !strings.Contains(r.log, "the previous attempt's folder is another user's") {
+		t.Errorf("%d containers, want all 6 trials run again:\n%s", len(eng.envs), r.log)
+	}
+}
