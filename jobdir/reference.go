@@ -59,20 +59,43 @@ func (l Layout) SetReference(r Reference) error {
 	if err := checkManifestName(r.Manifest); err != nil {
 		return err
 	}
-	dir := filepath.Join(l.Jobs(), ReferencesFolder)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
-	}
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%s is not a folder (a link or a file took its place): remove it", dir)
-	}
 	r.Version = 1
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(l.ReferenceFile(r.Manifest), append(data, '\n'))
+	// Opened, not checked then written by path: the folder written into is the one checked
+	// (a link or a file swapped in at its name is refused).
+	dir := filepath.Join(l.Jobs(), ReferencesFolder)
+	if err := os.MkdirAll(l.Jobs(), 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", l.Jobs(), err)
+	}
+	jobs, err := safefile.OpenDir(l.Jobs())
+	if err != nil {
+		return err
+	}
+	defer jobs.Close()
+	d, _, err := safefile.MkdirAt(jobs, ReferencesFolder, 0o755)
+	if err != nil {
+		return fmt.Errorf("%s: %w (a link or a file took its place: remove it)", dir, err)
+	}
+	defer d.Close()
+	return atomicfile.WriteFileAt(d, filepath.Base(l.ReferenceFile(r.Manifest)), append(data, '\n'), 0o644)
 }
+
+// ForeignReferenceError is a reference file that is not the caller's own (another user's,
+// or one others may write): it is not believed.
+type ForeignReferenceError struct {
+	Path  string
+	Owner int
+}
+
+func (e *ForeignReferenceError) Error() string {
+	return fmt.Sprintf("%s is not this user's own file (owner uid %d, or writable by others): a reference is believed only when you set it; set yours with benchctl reference set JOB", e.Path, e.Owner)
+}
+
+// InvalidInput marks the error as bad input (exit 4).
+func (e *ForeignReferenceError) InvalidInput() bool { return true }
 
 // ReadReference is the manifest's reference, or nil when it has none.
 func (l Layout) ReadReference(manifest string) (*Reference, error) {
@@ -80,10 +103,23 @@ func (l Layout) ReadReference(manifest string) (*Reference, error) {
 		return nil, err
 	}
 	p := l.ReferenceFile(manifest)
-	data, err := safefile.ReadFileNoFollow(p, 64<<10)
+	f, err := safefile.OpenNoFollow(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// A reference another user wrote (or may write) could name their own job as this
+	// user's baseline: only the caller's own is believed.
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if uid, ok := safefile.Owner(st); ok && (uid != os.Getuid() || st.Mode().Perm()&0o022 != 0) {
+		return nil, &ForeignReferenceError{Path: p, Owner: uid}
+	}
+	var rd safefile.Reader
+	data, err := rd.ReadOpen(f, 64<<10)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package jobdir
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,30 @@ func TestReferenceHostile(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatal("reading a FIFO reference blocked")
 		}
+	}
+}
+
+// A reference another user planted (their file, or one others may write) is not believed:
+// it could name their own job as this user's baseline.
+func TestAForeignReferenceIsNotBelieved(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatal("this test plants another user's file: it runs as root (CI does)")
+	}
+	l := Layout{Shared: t.TempDir()}
+	if err := l.SetReference(Reference{Manifest: "m", Job: "8"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := l.ReadReference("m"); err != nil || r == nil || r.Job != "8" {
+		t.Fatalf("own: %+v %v", r, err)
+	}
+	os.Lchown(l.ReferenceFile("m"), 4242, 4242)
+	var fe *ForeignReferenceError
+	if r, err := l.ReadReference("m"); !errors.As(err, &fe) || r != nil {
+		t.Errorf("another user's: %+v %v", r, err)
+	}
+	os.Lchown(l.ReferenceFile("m"), 0, 0)
+	os.Chmod(l.ReferenceFile("m"), 0o666)
+	if r, err := l.ReadReference("m"); !errors.As(err, &fe) || r != nil {
+		t.Errorf("writable by others: %+v %v", r, err)
 	}
 }

@@ -50,18 +50,10 @@ models: {catalog: %s, tags: [flagship], gpuVendor: amd}
 		t.Fatal(err)
 	}
 	n := len(tb.Nodes)
-	out, errs, code := submit(t, tb, "--manifest", mf, "--nodes", itoa(n), "--partition", tb.Partition, "--shared-dir", shared, "--wait", "--collect")
-	id := strings.TrimSpace(strings.Split(out, "\n")[0])
-	if code != 0 || !strings.Contains(out, "SUCCESS") {
-		if id != "" {
-			logBenchmarkLogs(t, shared, id)
-		}
-		t.Fatalf("submit: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
-	}
-	job := jobdir.Layout{Shared: shared}.Job(id, 0)
+	job := submitOnEveryNode(t, tb, mf, shared)
 	vllm, train := "pyt_vllm_tiny-llama", "pyt_train_tiny-llama"
 	for rank, d := range nodeDirs(tb) {
-		s := readStatus(t, shared, id, d)
+		s := readStatus(t, shared, job.JobID, d)
 		var names []string
 		for _, b := range s.Benchmarks {
 			names = append(names, b.Name)
@@ -228,15 +220,7 @@ image: {buildArgs: {BASE_DOCKER: %q}}
 models: {catalog: %s, tags: [urlmodel], gpuVendor: amd}
 `, tb.ShellImage, filepath.Join(mad, "models.json"))), 0o644)
 	n := len(tb.Nodes)
-	out, errs, code := submit(t, tb, "--manifest", mf, "--nodes", itoa(n), "--partition", tb.Partition, "--shared-dir", shared, "--wait", "--collect")
-	id := strings.TrimSpace(strings.Split(out, "\n")[0])
-	if code != 0 || !strings.Contains(out, "SUCCESS") {
-		if id != "" {
-			logBenchmarkLogs(t, shared, id)
-		}
-		t.Fatalf("submit: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
-	}
-	job := jobdir.Layout{Shared: shared}.Job(id, 0)
+	job := submitOnEveryNode(t, tb, mf, shared)
 	for rank, d := range nodeDirs(tb) {
 		node := job.NodeNamed(d)
 		log, _ := os.ReadFile(node.Log("pyt_url_tiny"))
@@ -261,4 +245,19 @@ models: {catalog: %s, tags: [urlmodel], gpuVendor: amd}
 	if after := treeDigest(t, mad); after != before {
 		t.Error("the checkout changed")
 	}
+}
+
+// submitOnEveryNode submits the manifest to every testbed node, waits and collects, and
+// returns the job's folder; a job that did not succeed fails the test with every log.
+func submitOnEveryNode(t *testing.T, tb *testbed.Testbed, mf, shared string) jobdir.Dir {
+	t.Helper()
+	out, errs, code := submit(t, tb, "--manifest", mf, "--nodes", itoa(len(tb.Nodes)), "--partition", tb.Partition, "--shared-dir", shared, "--wait", "--collect")
+	id := strings.TrimSpace(strings.Split(out, "\n")[0])
+	if code != 0 || !strings.Contains(out, "SUCCESS") {
+		if id != "" {
+			logBenchmarkLogs(t, shared, id)
+		}
+		t.Fatalf("submit: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	return jobdir.Layout{Shared: shared}.Job(id, 0)
 }

@@ -89,22 +89,7 @@ func MkdirAt(parent *os.File, name string, perm os.FileMode) (dir *os.File, crea
 // creating it with perm (less the umask) and truncating it: never through a link, and a
 // FIFO or device there is refused without blocking.
 func CreateAt(parent *os.File, name string, perm os.FileMode) (*os.File, error) {
-	full := filepath.Join(parent.Name(), name)
-	if err := oneComponent(name); err != nil {
-		return nil, &os.PathError{Op: "open", Path: full, Err: err}
-	}
-	fd, err := retry(func() (int, error) {
-		return unix.Openat(int(parent.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, uint32(perm.Perm()))
-	})
-	switch {
-	case errors.Is(err, unix.ELOOP):
-		return nil, &NotRegularError{Path: full, What: "a symbolic link", Hint: linkHint}
-	case errors.Is(err, unix.ENXIO): // a FIFO without a reader
-		return nil, &NotRegularError{Path: full, What: "a FIFO (named pipe)", Hint: linkHint}
-	case err != nil:
-		return nil, &os.PathError{Op: "open", Path: full, Err: err}
-	}
-	fd, err = checkedFD(fd, full, linkHint)
+	fd, full, err := openWriteAt(parent, name, 0, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -119,26 +104,34 @@ func CreateAt(parent *os.File, name string, perm os.FileMode) (*os.File, error) 
 // with perm when missing: never a link, never a FIFO (refused without blocking), and never
 // truncated. Each Write of the returned file lands at its end (O_APPEND).
 func AppendAt(parent *os.File, name string, perm os.FileMode) (*os.File, error) {
-	full := filepath.Join(parent.Name(), name)
-	if err := oneComponent(name); err != nil {
-		return nil, &os.PathError{Op: "open", Path: full, Err: err}
-	}
-	fd, err := retry(func() (int, error) {
-		return unix.Openat(int(parent.Fd()), name, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, uint32(perm.Perm()))
-	})
-	switch {
-	case errors.Is(err, unix.ELOOP):
-		return nil, &NotRegularError{Path: full, What: "a symbolic link", Hint: linkHint}
-	case errors.Is(err, unix.ENXIO):
-		return nil, &NotRegularError{Path: full, What: "a FIFO (named pipe)", Hint: linkHint}
-	case err != nil:
-		return nil, &os.PathError{Op: "open", Path: full, Err: err}
-	}
-	fd, err = checkedFD(fd, full, linkHint)
+	fd, full, err := openWriteAt(parent, name, unix.O_APPEND, perm)
 	if err != nil {
 		return nil, err
 	}
 	return asFile(fd, full)
+}
+
+// openWriteAt opens name inside parent for writing (with extra flags), created with perm
+// when missing, and checks that it is a regular file: a link or a FIFO is refused, never
+// followed or waited on.
+func openWriteAt(parent *os.File, name string, extra int, perm os.FileMode) (int, string, error) {
+	full := filepath.Join(parent.Name(), name)
+	if err := oneComponent(name); err != nil {
+		return -1, full, &os.PathError{Op: "open", Path: full, Err: err}
+	}
+	fd, err := retry(func() (int, error) {
+		return unix.Openat(int(parent.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK|extra, uint32(perm.Perm()))
+	})
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return -1, full, &NotRegularError{Path: full, What: "a symbolic link", Hint: linkHint}
+	case errors.Is(err, unix.ENXIO): // a FIFO without a reader
+		return -1, full, &NotRegularError{Path: full, What: "a FIFO (named pipe)", Hint: linkHint}
+	case err != nil:
+		return -1, full, &os.PathError{Op: "open", Path: full, Err: err}
+	}
+	fd, err = checkedFD(fd, full, linkHint)
+	return fd, full, err
 }
 
 // CheckOwner returns an *OwnerError unless f is owned by uid.
