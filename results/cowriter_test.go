@@ -115,3 +115,34 @@ func TestAPlantedAttemptIsNotTheJobs(t *testing.T) {
 		t.Errorf("the job's own attempt 1 is not its newest: %+v", d)
 	}
 }
+
+// Even the caller's own index is decoded within bounds: 1.2 million empty rows (a planted
+// 30 MB index of 9,999,000 made history hold 7.6 GB) is not decoded, and history is
+// rebuilt from the job folders.
+func TestAnIndexOfMillionsOfRowsIsNotDecoded(t *testing.T) {
+	l := jobdir.Layout{Shared: t.TempDir()}
+	historyJob(t, l, "8", "m", 1, "100")
+	if _, err := History(l, HistoryOptions{Manifest: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(`{"version":1,"jobs":{"8":{"size":1,"mtime":1,"rows":[`)
+	for i := range 1_200_000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("{}")
+	}
+	b.WriteString(`]}}}`)
+	p := filepath.Join(l.Jobs(), ".history", "index.json")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if idx := readHistoryIndex(l); len(idx.Jobs) != 0 {
+		t.Errorf("an index of 1.2 million rows was decoded: %d jobs", len(idx.Jobs))
+	}
+	rows, err := History(l, HistoryOptions{Manifest: "m"})
+	if err != nil || len(rows) != 1 || rows[0].Performance != "100" {
+		t.Errorf("%v %+v", err, rows)
+	}
+}
