@@ -212,11 +212,17 @@ func Clone(ctx context.Context, model, rawURL, dst string, cred *GitCredential) 
 	return strings.TrimSpace(commit), nil
 }
 
-// lastLines is the last n lines of text, with a line saying how many were left out.
+// lastLines is the last n non-blank lines of text on one line (" / " between them), saying
+// how many were left out before them.
 func lastLines(text string, n int) string {
-	lines := strings.Split(text, "\n")
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
 	if len(lines) <= n {
-		return text
+		return strings.Join(lines, " / ")
 	}
 	return fmt.Sprintf("(%d lines before) %s", len(lines)-n, strings.Join(lines[len(lines)-n:], " / "))
 }

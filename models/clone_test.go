@@ -170,3 +170,11 @@ func TestACloneErrorHidesTheURLsToken(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// git's words in a failed clone's error are one line, however many git wrote.
+func TestACloneErrorIsOneLine(t *testing.T) {
+	_, err := Clone(context.Background(), "m", "file:///no/such/repo.git", filepath.Join(t.TempDir(), "x"), nil)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "does not appear to be a git repository / fatal: Could not read") {
+		t.Errorf("%q", err)
+	}
+}
