@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -144,5 +145,20 @@ func TestAnIndexOfMillionsOfRowsIsNotDecoded(t *testing.T) {
 	rows, err := History(l, HistoryOptions{Manifest: "m"})
 	if err != nil || len(rows) != 1 || rows[0].Performance != "100" {
 		t.Errorf("%v %+v", err, rows)
+	}
+}
+
+// --against last over 4,000 collected jobs of the manifest (docs/PERFORMANCE.md): the jobs
+// folder is read once, not once per job.
+func BenchmarkAgainstLast4000(b *testing.B) {
+	l := jobdir.Layout{Shared: b.TempDir()}
+	var cur jobdir.Dir
+	for i := range 4000 {
+		cur = historyJob(b, l, strconv.Itoa(1000+i), "m", 1+i%27, "100")
+	}
+	for b.Loop() {
+		if _, err := Against(l, cur, AgainstLast); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

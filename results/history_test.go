@@ -16,7 +16,7 @@ import (
 )
 
 // historyJob writes a collected job of manifest name started at day d with perf.csv.
-func historyJob(t *testing.T, l jobdir.Layout, id, name string, day int, perf string) jobdir.Dir {
+func historyJob(t testing.TB, l jobdir.Layout, id, name string, day int, perf string) jobdir.Dir {
 	t.Helper()
 	j := jobdirtest.NewJob(t, id, []string{"h0"}, jobdir.JobManifest{Name: name})
 	j.StartedAt = time.Date(2026, 11, day, 0, 0, 0, 0, time.UTC)
