@@ -19,7 +19,14 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s: larger than the %s limit", e.Path, sizeText(e.Limit))
 }
 
+// SizeText writes a byte count for a message: "1 GiB", "16 MiB", "64 KiB", or "100-byte"
+// (as in "the 100-byte limit").
+func SizeText(n int64) string { return sizeText(n) }
+
 func sizeText(n int64) string {
+	if n >= 1<<30 && n%(1<<30) == 0 {
+		return fmt.Sprintf("%d GiB", n>>30)
+	}
 	if n >= 1<<20 && n%(1<<20) == 0 {
 		return fmt.Sprintf("%d MiB", n>>20)
 	}

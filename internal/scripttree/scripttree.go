@@ -140,7 +140,7 @@ func (w *walker) count(p string, size int64) error {
 	case w.entries > w.lim.Entries:
 		return &Error{Path: p, Msg: fmt.Sprintf("the script folder holds more than %d files and folders (benchctl's bound for a run directory's copy; a MAD script folder holds a few): move data out of it, into data.json's data or a mount", w.lim.Entries)}
 	case w.bytes > w.lim.Bytes:
-		return &Error{Path: p, Msg: fmt.Sprintf("the script folder is larger than %s (benchctl's bound for a run directory's copy; a MAD script folder is a few KiB): move data out of it, into data.json's data or a mount", sizeText(w.lim.Bytes))}
+		return &Error{Path: p, Msg: fmt.Sprintf("the script folder is larger than the %s bound of a run directory's copy (a MAD script folder is a few KiB): move data out of it, into data.json's data or a mount", safefile.SizeText(w.lim.Bytes))}
 	}
 	if w.entries%256 == 0 && w.ctx.Err() != nil {
 		return context.Cause(w.ctx)
@@ -263,14 +263,4 @@ func (w *walker) copyFile(shown, from, to string, st os.FileInfo) error {
 		return err
 	}
 	return os.Chtimes(to, st.ModTime(), st.ModTime())
-}
-
-func sizeText(n int64) string {
-	if n >= 1<<30 && n%(1<<30) == 0 {
-		return fmt.Sprintf("%d GiB", n>>30)
-	}
-	if n >= 1<<20 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -86,7 +86,7 @@ func TestBadScriptFoldersAreRefusedNamingTheEntry(t *testing.T) {
 			os.Symlink("../../fifo", filepath.Join(dir, "p"))
 		}, DefaultLimits, "p: is a FIFO (named pipe)"},
 		{"too many entries", func(t *testing.T, root, dir string) {}, Limits{Entries: 3, Bytes: 1 << 30}, "more than 3 files and folders"},
-		{"too many bytes", func(t *testing.T, root, dir string) {}, Limits{Entries: 100, Bytes: 10}, "larger than 10 bytes"},
+		{"too many bytes", func(t *testing.T, root, dir string) {}, Limits{Entries: 100, Bytes: 10}, "larger than the 10-byte bound"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root, dir := checkout(t)
