@@ -61,12 +61,7 @@ func scanJobs(jobs, jobID string) (attempts []int, others []string, err error) {
 	}
 	defer f.Close()
 	seen := map[string]bool{}
-	type found struct {
-		att  int
-		uid  int
-		link bool
-	}
-	var mine []found
+	var mine []attemptFolder
 	for {
 		ents, err := f.ReadDir(512)
 		for _, e := range ents {
@@ -81,13 +76,7 @@ func scanJobs(jobs, jobID string) (attempts []int, others []string, err error) {
 				continue // a job whose own id ends in .<n>, not an attempt of jobID
 			}
 			if id == jobID {
-				uid := -1
-				if st, err := os.Stat(filepath.Join(jobs, e.Name())); err == nil {
-					if u, ok := safefile.Owner(st); ok {
-						uid = u
-					}
-				}
-				mine = append(mine, found{att, uid, e.Type()&fs.ModeSymlink != 0})
+				mine = append(mine, newAttemptFolder(jobs, e, att))
 			} else if !seen[id] && len(seen) < 10*maxListedJobs {
 				seen[id] = true
 			}
@@ -99,16 +88,7 @@ func scanJobs(jobs, jobID string) (attempts []int, others []string, err error) {
 			return nil, nil, err
 		}
 	}
-	// The job is its first attempt's folder and the requeues of it: a later attempt is one
-	// only when it is a folder itself (not a link) of the same owner. A co-writer's planted
-	// jobs/<id>.<n>, or a link by that name, is never taken for the newest attempt (or
-	// written into by collect).
-	slices.SortFunc(mine, func(a, b found) int { return a.att - b.att })
-	for i, m := range mine {
-		if i == 0 || (!m.link && m.uid == mine[0].uid) {
-			attempts = append(attempts, m.att)
-		}
-	}
+	attempts = jobAttempts(mine)
 	for id := range seen {
 		others = append(others, id)
 	}
@@ -242,38 +222,55 @@ func (l Layout) NewestAttempts(owner int) ([]Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	type att struct {
-		n, uid int
-		link   bool
-	}
-	byID := map[string][]att{}
+	byID := map[string][]attemptFolder{}
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".") || !IsDirEntry(jobs, e) {
 			continue
 		}
 		id, n := SplitName(e.Name())
-		uid := -1
-		if st, err := os.Stat(filepath.Join(jobs, e.Name())); err == nil {
-			if u, ok := safefile.Owner(st); ok {
-				uid = u
-			}
-		}
-		byID[id] = append(byID[id], att{n, uid, e.Type()&fs.ModeSymlink != 0})
+		byID[id] = append(byID[id], newAttemptFolder(jobs, e, n))
 	}
 	out := make([]Dir, 0, len(byID))
 	for id, as := range byID {
-		slices.SortFunc(as, func(a, b att) int { return a.n - b.n })
-		if owner >= 0 && as[0].uid != owner {
+		kept := jobAttempts(as)
+		if owner >= 0 && as[0].uid != owner { // as is sorted by jobAttempts: as[0] is the first attempt
 			continue
 		}
-		newest := as[0].n
-		for _, a := range as[1:] {
-			if !a.link && a.uid == as[0].uid {
-				newest = a.n
-			}
-		}
-		out = append(out, l.Job(id, newest))
+		out = append(out, l.Job(id, kept[len(kept)-1]))
 	}
 	slices.SortFunc(out, func(a, b Dir) int { return strings.Compare(a.JobID, b.JobID) })
 	return out, nil
+}
+
+// attemptFolder is an entry of the jobs folder that names an attempt of a job.
+type attemptFolder struct {
+	attempt int
+	uid     int // its owner (the link's target's for a link); -1 when unknown
+	link    bool
+}
+
+func newAttemptFolder(jobs string, e fs.DirEntry, attempt int) attemptFolder {
+	a := attemptFolder{attempt: attempt, uid: -1, link: e.Type()&fs.ModeSymlink != 0}
+	if st, err := os.Stat(filepath.Join(jobs, e.Name())); err == nil {
+		if u, ok := safefile.Owner(st); ok {
+			a.uid = u
+		}
+	}
+	return a
+}
+
+// jobAttempts is the rule of what a job's attempts are, for Find and NewestAttempts alike:
+// the first attempt's folder, and the later ones that are folders themselves (not links) of
+// the same owner. A co-writer's planted jobs/<id>.<n>, or a link by that name, is never
+// taken for the newest attempt (or written into by collect). It sorts as by attempt and
+// returns the attempts kept, ascending (none for none).
+func jobAttempts(as []attemptFolder) []int {
+	slices.SortFunc(as, func(a, b attemptFolder) int { return a.attempt - b.attempt })
+	var kept []int
+	for i, a := range as {
+		if i == 0 || (!a.link && a.uid == as[0].uid) {
+			kept = append(kept, a.attempt)
+		}
+	}
+	return kept
 }

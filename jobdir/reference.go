@@ -115,7 +115,7 @@ func (l Layout) ReadReference(manifest string) (*Reference, error) {
 	// user's baseline: only the caller's own is believed.
 	if st, err := f.Stat(); err != nil {
 		return nil, err
-	} else if uid, ok := safefile.Owner(st); ok && (uid != os.Getuid() || st.Mode().Perm()&0o022 != 0) {
+	} else if uid, ok := safefile.Owner(st); ok && !safefile.OwnedPrivately(st) {
 		return nil, &ForeignReferenceError{Path: p, Owner: uid}
 	}
 	var rd safefile.Reader

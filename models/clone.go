@@ -67,10 +67,6 @@ func checkURL(rawURL string) error {
 	return nil
 }
 
-// RedactURL is a url with any password or token it holds replaced (manifest.RedactURL),
-// for messages and logs.
-func RedactURL(rawURL string) string { return manifest.RedactURL(rawURL) }
-
 // GitCredential is an entry of credential.json.
 type GitCredential struct {
 	Username string
@@ -134,7 +130,7 @@ type CloneError struct {
 }
 
 func (e *CloneError) Error() string {
-	return fmt.Sprintf("model %s: cloning its url %s: %v", e.Model, RedactURL(e.URL), e.Err)
+	return fmt.Sprintf("model %s: cloning its url %s: %v", e.Model, manifest.RedactURL(e.URL), e.Err)
 }
 
 func (e *CloneError) Unwrap() error { return e.Err }
@@ -188,7 +184,7 @@ func Clone(ctx context.Context, model, rawURL, dst string, cred *GitCredential) 
 		if cred != nil && cred.Password != "" {
 			text = strings.ReplaceAll(text, cred.Password, manifest.Redacted)
 		}
-		if r := RedactURL(rawURL); r != rawURL { // git quotes the url, a token in it too
+		if r := manifest.RedactURL(rawURL); r != rawURL { // git quotes the url, a token in it too
 			text = strings.ReplaceAll(text, strings.TrimSpace(rawURL), r)
 		}
 		if err != nil {

@@ -140,7 +140,7 @@ func readHistoryIndex(l jobdir.Layout) *historyIndexFile {
 		return empty
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !ownedPrivately(st) {
+	if st, err := f.Stat(); err != nil || !safefile.OwnedPrivately(st) {
 		return empty
 	}
 	var r safefile.Reader
@@ -176,7 +176,7 @@ func writeHistoryIndex(l jobdir.Layout, idx *historyIndexFile) error {
 		return err
 	}
 	defer dir.Close()
-	if st, err := dir.Stat(); err != nil || !ownedPrivately(st) {
+	if st, err := dir.Stat(); err != nil || !safefile.OwnedPrivately(st) {
 		return fmt.Errorf("%s is not this user's own folder: the index is not written there", filepath.Join(l.Jobs(), historyFolder))
 	}
 	return atomicfile.WriteFileAt(dir, historyIndex, data, 0o644)
@@ -189,17 +189,11 @@ func openOwnFolder(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st, err := d.Stat(); err != nil || !ownedPrivately(st) {
+	if st, err := d.Stat(); err != nil || !safefile.OwnedPrivately(st) {
 		d.Close()
 		return nil, fmt.Errorf("%s is not this user's own folder", path)
 	}
 	return d, nil
-}
-
-// ownedPrivately says whether a file is the caller's and no one else may write it.
-func ownedPrivately(st os.FileInfo) bool {
-	uid, ok := safefile.Owner(st)
-	return ok && uid == os.Getuid() && st.Mode().Perm()&0o022 == 0
 }
 
 // indexJob reads one collected job's rows.

@@ -66,7 +66,7 @@ func (r *nodeRun) cloneModels(ctx context.Context) error {
 		commit, ok := done[b.Model.URL]
 		if !ok {
 			start := time.Now()
-			r.log.Info("cloning the model's url once for the job", "benchmark", b.Name, "url", models.RedactURL(b.Model.URL))
+			r.log.Info("cloning the model's url once for the job", "benchmark", b.Name, "url", manifest.RedactURL(b.Model.URL))
 			var err error
 			if commit, err = models.CloneModel(ctx, r.dir.Clones(), b); err != nil {
 				return err

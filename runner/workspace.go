@@ -138,7 +138,7 @@ func makeWorkspace(ctx context.Context, nf *jobdir.NodeFolder, nd jobdir.NodeDir
 	if b.Model.URL != "" {
 		clone := filepath.Join(clones, models.CloneKey(b.Model.URL))
 		if _, err := scripttree.CopyExcept(ctx, clone, clone, rd, scripttree.DefaultLimits, ".git"); err != nil {
-			return "", fmt.Errorf("copying the job's clone of %s: %w", models.RedactURL(b.Model.URL), err)
+			return "", fmt.Errorf("copying the job's clone of %s: %w", manifest.RedactURL(b.Model.URL), err)
 		}
 	}
 	if b.Model.RunDir == "" {

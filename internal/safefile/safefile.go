@@ -190,3 +190,12 @@ func readAll(r io.Reader, buf *[]byte, path string, limit int64) (int, error) {
 func (r *Reader) ReadOpen(f *os.File, limit int64) ([]byte, error) {
 	return r.readFrom(f, f.Name(), limit)
 }
+
+// OwnedPrivately reports whether fi is the caller's (this process's uid) and no one else
+// may write it (no group or other write bit): what a reader believes of a derived file,
+// such as an index or a reference, in a shared folder where anyone else could write one.
+// Where files have no Unix owner it is false.
+func OwnedPrivately(fi os.FileInfo) bool {
+	uid, ok := Owner(fi)
+	return ok && uid == os.Getuid() && fi.Mode().Perm()&0o022 == 0
+}
