@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -10,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/manifest"
@@ -173,5 +176,75 @@ func TestACloneErrorIsOneLine(t *testing.T) {
 	_, err := Clone(context.Background(), "m", "file:///no/such/repo.git", filepath.Join(t.TempDir(), "x"), nil)
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "does not appear to be a git repository / fatal: Could not read") {
 		t.Errorf("%q", err)
+	}
+}
+
+// credential.json as a user may get it wrong, or a co-writer plant it: malformed, a FIFO
+// (refused without blocking), an entry that is not an object, one without a password, a
+// huge file: each a clear error naming the file, never the password.
+func TestBadCredentialFiles(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		setup func(p string)
+		want  string
+	}{
+		{"malformed", func(p string) { os.WriteFile(p, []byte(`{"lab": {"username": "u", "password": "s3cr3t"`), 0o600) }, "credential.json:1"},
+		{"a FIFO", func(p string) { syscall.Mkfifo(p, 0o600) }, "FIFO"},
+		{"not an object", func(p string) { os.WriteFile(p, []byte(`{"lab": "s3cr3t"}`), 0o600) }, `"lab" must be an object with username and password`},
+		{"no password", func(p string) { os.WriteFile(p, []byte(`{"lab": {"username": "u"}}`), 0o600) }, `"lab" has no password`},
+		{"a list", func(p string) { os.WriteFile(p, []byte(`["s3cr3t"]`), 0o600) }, "must be a JSON object of credentials"},
+		{"too large", func(p string) {
+			os.WriteFile(p, []byte(`{"lab": {"username": "u", "password": "s3cr3t"}, "pad": "`+strings.Repeat("x", int(manifest.MaxFileSize))+`"}`), 0o600)
+		}, "larger than"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c.setup(filepath.Join(dir, CredentialFile))
+			done := make(chan error, 1)
+			go func() { _, err := LoadCredential(dir, "lab"); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "s3cr3t") {
+					t.Errorf("got %v, want an error containing %q and no password", err, c.want)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("LoadCredential blocked")
+			}
+		})
+	}
+}
+
+// A clone whose server accepts and never answers ends when its context does, naming the
+// model, the url and why; git and its children go with it (procgroup).
+func TestACloneThatNeverAnswersEndsWithItsContext(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held <- c // accepted, never answered
+		}
+	}()
+	defer func() {
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	}()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() { // once git waits on the server
+		c := <-held
+		cancel(errors.New("the job was cancelled"))
+		defer c.Close()
+	}()
+	_, err = Clone(ctx, "pyt_hang", "http://"+ln.Addr().String()+"/x.git", filepath.Join(t.TempDir(), "x"), nil)
+	if err == nil || !strings.Contains(err.Error(), "model pyt_hang: cloning its url http://127.0.0.1:") || !strings.Contains(err.Error(), "the job was cancelled") {
+		t.Fatalf("%v", err)
 	}
 }

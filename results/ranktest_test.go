@@ -158,13 +158,20 @@ func TestRankTestMemoryIsLinear(t *testing.T) {
 	for i := range base {
 		base[i], new[i] = rng.NormFloat64()+100, rng.NormFloat64()+100.5
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	rt := MannWhitney(base, new, 0.05)
-	runtime.ReadMemStats(&after)
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
-		t.Errorf("the rank test of 5,000 × 5,000 trials allocated %d MiB; its samples are 80 KiB", alloc>>20)
+	// The least of three runs: what another goroutine allocated meanwhile counts in
+	// TotalAlloc too, and cannot make all three look large.
+	var rt RankTest
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		rt = MannWhitney(base, new, 0.05)
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	if least > 4<<20 {
+		t.Errorf("the rank test of 5,000 × 5,000 trials allocated %d MiB; its samples are 80 KiB", least>>20)
 	}
 	if rt.P > 1e-10 || rt.Shift < 0.4 || rt.Shift > 0.6 || rt.ShiftLow > rt.Shift || rt.ShiftHigh < rt.Shift {
 		t.Errorf("%+v", rt)
