@@ -92,6 +92,11 @@ func (l *leader) sendImages(ctx context.Context, list []Image, need map[int]bool
 // the stream and the cache entry at once (tee: wait for it once the stream has ended);
 // else docker save alone.
 func (l *leader) streamSource(ctx context.Context, img Image) (fanout.Source, io.Closer, *image.TeePublish, error) {
+	tar, closer, tee, err := l.streamTar(ctx, img)
+	return fanout.Source{R: tar.R, Size: tar.Size, XXH64: tar.XXH64}, closer, tee, err
+}
+
+func (l *leader) streamTar(ctx context.Context, img Image) (image.Tar, io.Closer, *image.TeePublish, error) {
 	if img.Key != "" {
 		if cache, err := image.OpenCache(l.SharedDir); err == nil {
 			src, closer, err := cache.StreamFromCache(img.Key)
@@ -104,7 +109,7 @@ func (l *leader) streamSource(ctx context.Context, img Image) (fanout.Source, io
 				l.log().Info("streaming the image and writing it to the cache from the same docker save", "image", img.Ref, "key", image.ShortKey(img.Key))
 				src, tee, err := image.StreamAndPublish(ctx, l.eng, cache, img.Key, p.SaveRef, p.Meta, nil)
 				if err != nil {
-					return fanout.Source{}, nil, nil, err
+					return image.Tar{}, nil, nil, err
 				}
 				return src, tee, tee, nil
 			}

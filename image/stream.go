@@ -9,29 +9,36 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
-
-	"github.com/benchctl/benchctl/fanout"
 )
 
-// StreamFromCache is the fan-out source of a cache entry: its tar, with its size and the
-// XXH64 it must have (a damaged tar aborts the stream rather than ending it). The caller
-// closes the returned Closer.
-func (c *Cache) StreamFromCache(key string) (fanout.Source, io.Closer, error) {
-	e, f, err := c.open(key)
-	if err != nil {
-		return fanout.Source{}, nil, err
-	}
-	return fanout.Source{R: f, Size: e.Size, XXH64: e.XXH64}, f, nil
+// Tar is an image as a docker-archive stream, in no one's terms but its own: distribution
+// hands it to the fan-out (image knows nothing of how it travels).
+type Tar struct {
+	R    io.Reader // the archive; its Read returns when the context ends (an ImageSave body does)
+	Size int64     // bytes, or -1 when unknown (a save in progress)
+	// XXH64 is the hex checksum the bytes must have, when known (a cache entry's); "" when not.
+	XXH64 string
 }
 
-// StreamFromEngine is the fan-out source of an image on rank 0's engine: `docker save` of
+// StreamFromCache is a cache entry as a Tar: its tar, with its size and the
+// XXH64 it must have (a damaged tar aborts the stream rather than ending it). The caller
+// closes the returned Closer.
+func (c *Cache) StreamFromCache(key string) (Tar, io.Closer, error) {
+	e, f, err := c.open(key)
+	if err != nil {
+		return Tar{}, nil, err
+	}
+	return Tar{R: f, Size: e.Size, XXH64: e.XXH64}, f, nil
+}
+
+// StreamFromEngine is an image on rank 0's engine: `docker save` of
 // it as it comes (size unknown). The caller closes the returned Closer.
-func StreamFromEngine(ctx context.Context, eng Engine, ref string) (fanout.Source, io.Closer, error) {
+func StreamFromEngine(ctx context.Context, eng Engine, ref string) (Tar, io.Closer, error) {
 	rc, err := eng.ImageSave(ctx, []string{ref})
 	if err != nil {
-		return fanout.Source{}, nil, fmt.Errorf("saving %s from the engine for the stream: %w", ref, err)
+		return Tar{}, nil, fmt.Errorf("saving %s from the engine for the stream: %w", ref, err)
 	}
-	return fanout.Source{R: rc, Size: -1}, rc, nil
+	return Tar{R: rc, Size: -1}, rc, nil
 }
 
 // LoadSink is a fan-out sink that loads the stream into eng: the load fails when the
@@ -144,7 +151,7 @@ func feed(ch <-chan []byte, stop <-chan struct{}, pw *io.PipeWriter, fed chan<- 
 // errStreamEnded is what the cache writer sees when the stream stops before the end.
 var errStreamEnded = errors.New("the stream ended before the whole image was saved")
 
-// StreamAndPublish is the fan-out source of an image on rank 0's engine that the cache
+// StreamAndPublish is a Tar of an image on rank 0's engine that the cache
 // lacks: one `docker save` of ref feeds the stream and, as it passes, the cache entry key
 // (so that build → save → load overlap, and the next job finds the image cached). The
 // cache write keeps pace with the stream (it may lag by a few MiB); one that fails or
@@ -154,7 +161,7 @@ var errStreamEnded = errors.New("the stream ended before the whole image was sav
 //
 // ref is saved when it still names meta.ImageID on the engine (engines that load the tar
 // then know the image by it), else the image is saved by its id.
-func StreamAndPublish(ctx context.Context, eng Engine, c *Cache, key, ref string, meta Meta, progress ProgressFunc) (fanout.Source, *TeePublish, error) {
+func StreamAndPublish(ctx context.Context, eng Engine, c *Cache, key, ref string, meta Meta, progress ProgressFunc) (Tar, *TeePublish, error) {
 	var expected int64
 	if res, err := eng.ImageInspect(ctx, ref); err == nil {
 		expected = res.Size
@@ -166,7 +173,7 @@ func StreamAndPublish(ctx context.Context, eng Engine, c *Cache, key, ref string
 	}
 	rc, err := eng.ImageSave(ctx, []string{ref})
 	if err != nil {
-		return fanout.Source{}, nil, fmt.Errorf("saving %s from the engine for the stream: %w", ref, err)
+		return Tar{}, nil, fmt.Errorf("saving %s from the engine for the stream: %w", ref, err)
 	}
 	pr, pw := io.Pipe()
 	src := &teeSource{ctx: ctx, r: rc, ch: make(chan []byte, teeChunks), fed: make(chan struct{}), stop: make(chan struct{}), pw: pw}
@@ -203,7 +210,7 @@ func StreamAndPublish(ctx context.Context, eng Engine, c *Cache, key, ref string
 			return err
 		}, progress)
 	}()
-	return fanout.Source{R: src, Size: -1}, t, nil
+	return Tar{R: src, Size: -1}, t, nil
 }
 
 // Wait returns the cache entry once the stream has read the whole save (the one published
