@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/benchctl/benchctl/host"
+	"github.com/benchctl/benchctl/internal/hostfacts"
 	"github.com/benchctl/benchctl/internal/atomicfile"
 	"github.com/benchctl/benchctl/internal/safefile"
 )
@@ -33,8 +33,8 @@ type NodeRecord struct {
 	Host      string    `json:"host"`
 	WrittenAt time.Time `json:"writtenAt"`
 	// Machine is the kernel, OS, CPU, memory, NUMA layout, RDMA devices and Slurm version
-	// (package host).
-	Machine host.Facts `json:"machine"`
+	// (read by package host).
+	Machine hostfacts.Facts `json:"machine"`
 	GPU     GPURecord  `json:"gpu"`
 	// Engine is the container engine the node's benchmarks ran in.
 	Engine EngineRecord `json:"engine"`

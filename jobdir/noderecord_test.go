@@ -4,16 +4,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchctl/benchctl/host"
+	"github.com/benchctl/benchctl/internal/hostfacts"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
 func sampleRecord() *jobdir.NodeRecord {
 	return &jobdir.NodeRecord{Job: "7", Rank: 1, Host: "n2",
-		Machine: host.Facts{Hostname: "n2", Kernel: host.Kernel{Release: "6.1.0-18-amd64", Version: "#1 SMP"},
-			OS: host.OS{PrettyName: "Debian GNU/Linux 12 (bookworm)"}, MemoryBytes: 503<<30 + 12<<20,
-			Network:     []host.NetDevice{{Name: "mlx5_0", Firmware: "28.39.1002", Ports: []host.Port{{Number: 1, State: "ACTIVE", Rate: "400 Gb/sec (4X NDR)", LinkLayer: "InfiniBand"}}}},
+		Machine: hostfacts.Facts{Hostname: "n2", Kernel: hostfacts.Kernel{Release: "6.1.0-18-amd64", Version: "#1 SMP"},
+			OS: hostfacts.OS{PrettyName: "Debian GNU/Linux 12 (bookworm)"}, MemoryBytes: 503<<30 + 12<<20,
+			Network:     []hostfacts.NetDevice{{Name: "mlx5_0", Firmware: "28.39.1002", Ports: []hostfacts.Port{{Number: 1, State: "ACTIVE", Rate: "400 Gb/sec (4X NDR)", LinkLayer: "InfiniBand"}}}},
 			Unavailable: map[string]string{"cpu": "reading /proc/cpuinfo: permission denied"}},
 		GPU: jobdir.GPURecord{Vendor: "nvidia", Driver: "580.159.04", Runtime: "13.0",
 			Devices: []jobdir.GPUDevice{{Index: 0, Name: "NVIDIA H200", Arch: "sm_90", Firmware: []jobdir.NamedVersion{{Name: "VBIOS", Version: "96.00.AF.00.01"}}}}},
