@@ -9,5 +9,5 @@ type DataSet struct {
 	Source    string `json:"source" yaml:"source"`                           // the host path, absolute
 	Home      string `json:"home" yaml:"home"`                               // where it is mounted in the container: MAD_DATAHOME
 	ReadWrite bool   `json:"readWrite,omitempty" yaml:"readWrite,omitempty"` // data.json's "readwrite": "true"; else read-only
-	Size      string `json:"size,omitempty" yaml:"size,omitempty"`           // its size on the job's rank 0, as du -sh writes it (models.MeasureDataSizes); "" when not measured
+	Size      string `json:"size,omitempty" yaml:"size,omitempty"`           // its size on the job's rank 0, as du -sh writes it (models.MeasureDataSizes, through runner.Catalog); "" when not measured
 }

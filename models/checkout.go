@@ -19,10 +19,8 @@ import (
 // keys. It stands for a manifest, which CheckoutManifest writes and resolves with the same
 // code as a manifest file (manifest.Parse), so every check applies.
 
-// Workspace is where a checkout run mounts the MAD checkout (read-write) and each model's
-// working directory, as madengine runs its containers (`-v $PWD:/myworkspace/ --workdir
-// /myworkspace/`): a model's scripts path is relative to it.
-const Workspace = "/myworkspace"
+// Workspace is a MAD model's workspace in its container (manifest.ModelWorkspace).
+const Workspace = manifest.ModelWorkspace
 
 // CheckoutOptions is what `run` and `build` with --tags give instead of a manifest.
 type CheckoutOptions struct {

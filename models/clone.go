@@ -3,8 +3,6 @@ package models
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -29,28 +27,6 @@ import (
 
 // CredentialFile is the checkout's credentials file, beside its models.json (madengine's).
 const CredentialFile = "credential.json"
-
-// CloneName is the folder a model's `git clone URL` makes, as git names it: the URL's
-// last path element without .git ("https://host/org/repo.git" -> "repo").
-func CloneName(rawURL string) string {
-	u := strings.TrimRight(strings.TrimSpace(rawURL), "/")
-	if i := strings.LastIndexAny(u, "/:"); i >= 0 {
-		u = u[i+1:]
-	}
-	u = strings.TrimSuffix(u, ".git")
-	if u == "" || u == "." || u == ".." || strings.ContainsAny(u, "\\\x00") {
-		return "repo"
-	}
-	return u
-}
-
-// CloneKey is the name of a url's clone in the job folder: its CloneName and a digest of
-// the url, so that two urls of one repository name do not meet, and two models of one url
-// share one clone.
-func CloneKey(rawURL string) string {
-	sum := sha256.Sum256([]byte(strings.TrimSpace(rawURL)))
-	return CloneName(rawURL) + "-" + hex.EncodeToString(sum[:6])
-}
 
 // checkURL refuses what cannot be a repository to clone: an option in disguise, a
 // control character, a scheme git would run a program for.
@@ -232,7 +208,7 @@ const cloneTimeout = time.Hour
 // returns the commit.
 func CloneModel(ctx context.Context, dir string, b manifest.Benchmark) (string, error) {
 	m := b.Model
-	dst := filepath.Join(dir, CloneKey(m.URL))
+	dst := filepath.Join(dir, manifest.CloneKey(m.URL))
 	if st, err := os.Lstat(dst); err == nil && st.IsDir() {
 		return headOf(ctx, b.Name, m.URL, dst)
 	}
@@ -262,3 +238,15 @@ func headOf(ctx context.Context, model, rawURL, dir string) (string, error) {
 	}
 	return strings.TrimSpace(string(out)), nil
 }
+
+// JobCatalog is the catalog as a node's run asks for it (runner.Catalog): CloneModel and
+// MeasureDataSizes.
+type JobCatalog struct{}
+
+// Clone is CloneModel.
+func (JobCatalog) Clone(ctx context.Context, dir string, b manifest.Benchmark) (string, error) {
+	return CloneModel(ctx, dir, b)
+}
+
+// MeasureData is MeasureDataSizes.
+func (JobCatalog) MeasureData(benches []manifest.Benchmark) { MeasureDataSizes(benches) }

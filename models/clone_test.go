@@ -58,7 +58,7 @@ func TestCloneAFileURL(t *testing.T) {
 	t.Setenv("GIT_CONFIG_VALUE_0", "always")
 	sub, _ := gitRepo(t, map[string]string{"lib.txt": "from the submodule\n"}, "")
 	repo, commit := gitRepo(t, map[string]string{"train.py": "print(1)\n", "configs/a.yaml": "a: 1\n"}, "file://"+sub)
-	dst := filepath.Join(t.TempDir(), "clones", CloneKey("file://"+repo))
+	dst := filepath.Join(t.TempDir(), "clones", manifest.CloneKey("file://"+repo))
 	os.MkdirAll(filepath.Dir(dst), 0o755)
 	got, err := Clone(context.Background(), "pyt_x", "file://"+repo, dst, nil)
 	if err != nil || got != commit {
@@ -141,25 +141,6 @@ func TestCloneWithCredentials(t *testing.T) {
 	b.Model.Cred = "missing"
 	if _, err := CloneModel(context.Background(), t.TempDir(), b); err == nil || !strings.Contains(err.Error(), `cred "missing" is not an entry of`) {
 		t.Errorf("a cred not in credential.json: %v", err)
-	}
-}
-
-func TestCloneNames(t *testing.T) {
-	for url, want := range map[string]string{
-		"https://github.com/ROCm/MAD.git":  "MAD",
-		"https://host/org/repo/":           "repo",
-		"git@github.com:org/pytorch.git":   "pytorch",
-		"file:///srv/git/bench":            "bench",
-		"https://host/..":                  "repo",
-		"https://user:tok@host/org/x.git":  "x",
-		"  https://host/org/spaced.git   ": "spaced",
-	} {
-		if got := CloneName(url); got != want {
-			t.Errorf("CloneName(%q) = %q, want %q", url, got, want)
-		}
-	}
-	if CloneKey("https://a/x.git") == CloneKey("https://b/x.git") || !strings.HasPrefix(CloneKey("https://a/x.git"), "x-") {
-		t.Error("two urls of one repository name share a clone")
 	}
 }
 

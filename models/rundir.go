@@ -28,8 +28,9 @@ import (
 // workspace of the node's own (the runner makes it): nothing is ever written into the
 // checkout, which every node of a cluster shares.
 
-// RunDirectory is the name of a model's run directory in its workspace, madengine's.
-const RunDirectory = "run_directory"
+// RunDirectory is the name of a model's run directory in its workspace
+// (manifest.ModelRunDirectory).
+const RunDirectory = manifest.ModelRunDirectory
 
 // ScriptForm is how a model's scripts run: Dir is the folder copied into the run
 // directory (slash-separated, relative to the checkout; "" for a program in the image)

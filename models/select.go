@@ -157,7 +157,7 @@ func (m Model) Benchmark(catalog string) (manifest.Benchmark, error) {
 	workdir := Workspace       // as madengine runs its containers (--workdir /myworkspace/)
 	switch {
 	case m.URL != "": // madengine's model directory: the folder its git clone makes
-		workdir = path.Join(Workspace, CloneName(m.URL))
+		workdir = path.Join(Workspace, manifest.CloneName(m.URL))
 	case form.Dir != "":
 		workdir = path.Join(Workspace, RunDirectory) // madengine's cd <model_dir>
 	}

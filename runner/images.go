@@ -11,7 +11,6 @@ import (
 	"github.com/benchctl/benchctl/jobchan"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/models"
 )
 
 // The job channel's ends are the image phase's barriers.
@@ -68,7 +67,7 @@ func (r *nodeRun) cloneModels(ctx context.Context) error {
 			start := time.Now()
 			r.log.Info("cloning the model's url once for the job", "benchmark", b.Name, "url", manifest.RedactURL(b.Model.URL))
 			var err error
-			if commit, err = models.CloneModel(ctx, r.dir.Clones(), b); err != nil {
+			if commit, err = r.o.catalog().Clone(ctx, r.dir.Clones(), b); err != nil {
 				return err
 			}
 			r.log.Info("cloned", "benchmark", b.Name, "commit", commit, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))

@@ -12,7 +12,6 @@ import (
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/models"
 )
 
 // PlanResult is what `benchctl run --dry-run` shows: nothing is created, loaded or run.
@@ -314,9 +313,9 @@ func imageState(ctx context.Context, o Options, key string) string {
 // planWorkspace says where a MAD model runs: its workspace, the checkout it reads, and its
 // run directory's copy.
 func planWorkspace(b manifest.Benchmark, ws string) string {
-	line := fmt.Sprintf("%s: %s at %s (the checkout %s read-only through links to %s)", b.Name, ws, models.Workspace, checkoutOf(b), CheckoutMount)
+	line := fmt.Sprintf("%s: %s at %s (the checkout %s read-only through links to %s)", b.Name, ws, manifest.ModelWorkspace, checkoutOf(b), CheckoutMount)
 	if b.Model.RunDir != "" {
-		line += fmt.Sprintf("; runs in %s/%s, a copy of %s", models.Workspace, models.RunDirectory, b.Model.RunDir)
+		line += fmt.Sprintf("; runs in %s/%s, a copy of %s", manifest.ModelWorkspace, manifest.ModelRunDirectory, b.Model.RunDir)
 	}
 	return line
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/logscan"
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/models"
 )
 
 // Options configure Run and Plan.
@@ -52,6 +51,9 @@ type Options struct {
 	// SysfsRoot, when set, is where the GPU inventory reads /sys, /proc and /opt/rocm: a
 	// recorded tree (tests, and checking what a node would do with another node's GPUs).
 	SysfsRoot string
+	// Catalog clones MAD models' urls and measures their data sets (models.JobCatalog{}; nil:
+	// a run of benchmarks that need neither).
+	Catalog Catalog
 }
 
 // Result is what Run did on this node.
@@ -240,7 +242,7 @@ func (r *nodeRun) reap(remove func()) { r.removals.Go(remove) }
 func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	if r.node.Rank == 0 {
 		// The data sets' sizes, for job.json (perf.csv's data_size): rank 0 alone walks them.
-		models.MeasureDataSizes(r.o.Manifest.Benchmarks)
+		r.o.catalog().MeasureData(r.o.Manifest.Benchmarks)
 		if x := r.o.Manifest.Experiment; x != nil {
 			r.resume, r.trialSources = r.resumePoint(x, x.Plan(x.PlanSeed(r.node.JobID)), benches)
 		}

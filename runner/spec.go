@@ -17,7 +17,6 @@ import (
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/models"
 )
 
 // OutputDir is where a benchmark's results folder is mounted in its container.
@@ -50,13 +49,13 @@ type Spec struct {
 	// UserNS is the container's user namespace mode where benchctl sets one (rootless
 	// Podman's keep-id for a container user that is not root: keepIDMode); "" the engine's.
 	UserNS string
-	// Workspace is the container path of a MAD model's workspace (models.Workspace) when
+	// Workspace is the container path of a MAD model's workspace (manifest.ModelWorkspace) when
 	// the model runs in one of its node's own; "" for another benchmark.
 	Workspace string
 }
 
 // RunDirs are the host folders of one benchmark run: its results folder (mounted at
-// OutputDir) and, for a MAD model, its workspace (mounted at models.Workspace; "" for
+// OutputDir) and, for a MAD model, its workspace (mounted at manifest.ModelWorkspace; "" for
 // another benchmark, or where none is made, as in a plan).
 type RunDirs struct {
 	Results   string
@@ -177,7 +176,7 @@ func BuildSpecAt(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, k
 	sort.Slice(s.Env, func(i, j int) bool { return s.Env[i].Name < s.Env[j].Name })
 	if dirs.Workspace != "" && inWorkspace(b) {
 		mounts = workspaceMounts(b, mounts, dirs.Workspace)
-		s.Workspace = models.Workspace
+		s.Workspace = manifest.ModelWorkspace
 	}
 	s.Mounts = append(madDataMounts(b, mounts), manifest.Mount{Source: resultsDir, Target: OutputDir})
 	return withTools(s, m.ToolDefs)

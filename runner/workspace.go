@@ -16,7 +16,6 @@ import (
 	"github.com/benchctl/benchctl/internal/scripttree"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/models"
 )
 
 // A MAD model runs in a workspace of its node's own, one per run (a benchmark, or a trial
@@ -49,11 +48,11 @@ func checkoutOf(b manifest.Benchmark) string { return filepath.Dir(b.Model.Catal
 func workspaceMounts(b manifest.Benchmark, mounts []manifest.Mount, ws string) []manifest.Mount {
 	out := make([]manifest.Mount, 0, len(mounts)+2)
 	for _, m := range mounts {
-		if path.Clean(m.Target) != models.Workspace {
+		if path.Clean(m.Target) != manifest.ModelWorkspace {
 			out = append(out, m)
 		}
 	}
-	return append(out, manifest.Mount{Source: ws, Target: models.Workspace},
+	return append(out, manifest.Mount{Source: ws, Target: manifest.ModelWorkspace},
 		manifest.Mount{Source: checkoutOf(b), Target: CheckoutMount, ReadOnly: true})
 }
 
@@ -62,9 +61,9 @@ func workspaceMounts(b manifest.Benchmark, mounts []manifest.Mount, ws string) [
 func runDirName(b manifest.Benchmark) string {
 	switch {
 	case b.Model.URL != "":
-		return models.CloneName(b.Model.URL)
+		return manifest.CloneName(b.Model.URL)
 	case b.Model.RunDir != "":
-		return models.RunDirectory
+		return manifest.ModelRunDirectory
 	}
 	return ""
 }
@@ -118,7 +117,7 @@ func makeWorkspace(ctx context.Context, nf *jobdir.NodeFolder, nd jobdir.NodeDir
 	}
 	rdName := runDirName(b)
 	for _, name := range names {
-		if name == models.RunDirectory || name == rdName { // madengine's own, from an earlier run in the checkout
+		if name == manifest.ModelRunDirectory || name == rdName { // madengine's own, from an earlier run in the checkout
 			continue
 		}
 		if err := os.Symlink(path.Join(CheckoutMount, name), filepath.Join(ws, name)); err != nil {
@@ -136,7 +135,7 @@ func makeWorkspace(ctx context.Context, nf *jobdir.NodeFolder, nd jobdir.NodeDir
 		return "", err
 	}
 	if b.Model.URL != "" {
-		clone := filepath.Join(clones, models.CloneKey(b.Model.URL))
+		clone := filepath.Join(clones, manifest.CloneKey(b.Model.URL))
 		if _, err := scripttree.CopyExcept(ctx, clone, clone, rd, scripttree.DefaultLimits, ".git"); err != nil {
 			return "", fmt.Errorf("copying the job's clone of %s: %w", manifest.RedactURL(b.Model.URL), err)
 		}
@@ -170,7 +169,7 @@ func keepResults(b manifest.Benchmark, resultsDir, ws string) (string, []string,
 	var passed []string
 	dirs := []string{ws}
 	if rd := runDirName(b); rd != "" {
-		dirs = append(dirs, filepath.Join(ws, rd), filepath.Join(resultsDir, models.RunDirectory))
+		dirs = append(dirs, filepath.Join(ws, rd), filepath.Join(resultsDir, manifest.ModelRunDirectory))
 	}
 	for _, dir := range dirs {
 		f, err := openBeneathFollowing(dir, rel)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/models"
 )
 
 // madCheckout is a checkout laid out as MAD's: models.json, data.json, docker/, scripts/
@@ -40,7 +39,7 @@ func madCheckout(t *testing.T) string {
 }
 
 func workspaceBench(checkout, runDir, results string) manifest.Benchmark {
-	return manifest.Benchmark{Name: "pyt_vllm_x", Command: []string{"bash", "run.sh"}, Workdir: models.Workspace + "/" + models.RunDirectory,
+	return manifest.Benchmark{Name: "pyt_vllm_x", Command: []string{"bash", "run.sh"}, Workdir: manifest.ModelWorkspace + "/" + manifest.ModelRunDirectory,
 		Results: results, Model: &manifest.Model{Catalog: filepath.Join(checkout, "models.json"), RunDir: runDir}}
 }
 
@@ -207,13 +206,13 @@ func TestMakeWorkspaceOfAURLModel(t *testing.T) {
 	dir := jobdir.Layout{Shared: shared}.Job("1", 0)
 	nd := dir.Node(0, "n1")
 	const url = "https://example.com/org/tiny-model.git"
-	clone := filepath.Join(dir.Clones(), models.CloneKey(url))
+	clone := filepath.Join(dir.Clones(), manifest.CloneKey(url))
 	for p, body := range map[string]string{"train.py": "print(1)\n", "run.sh": "from the repository\n", ".git/HEAD": "ref: refs/heads/main\n"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(clone, p)), 0o755)
 		os.WriteFile(filepath.Join(clone, p), []byte(body), 0o644)
 	}
 	b := workspaceBench(checkout, "scripts/vllm", "perf_x.csv")
-	b.Model.URL, b.Workdir = url, models.Workspace+"/tiny-model"
+	b.Model.URL, b.Workdir = url, manifest.ModelWorkspace+"/tiny-model"
 	ws, err := makeWorkspace(context.Background(), nf, nd, dir.Clones(), b.Name, b, 0o755)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +226,7 @@ func TestMakeWorkspaceOfAURLModel(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(rd, ".git")); err == nil {
 		t.Error("the clone's .git was copied")
 	}
-	if _, err := os.Lstat(filepath.Join(ws, models.RunDirectory)); err == nil {
+	if _, err := os.Lstat(filepath.Join(ws, manifest.ModelRunDirectory)); err == nil {
 		t.Error("a url model got a run_directory too")
 	}
 	os.WriteFile(filepath.Join(rd, "perf_x.csv"), []byte("in the clone"), 0o644)

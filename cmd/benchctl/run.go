@@ -118,7 +118,7 @@ func runRun(ctx context.Context, io streams, opts *runOptions) error {
 	}
 	ro := runner.Options{Manifest: m, SharedDir: dir, Benchmarks: opts.benchmarks, Lookup: os.LookupEnv,
 		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout, Heartbeat: opts.heartbeat, NoSkipGPUArch: opts.noSkipArch, SysfsRoot: opts.sysfsRoot,
-		EngineKind: engineKind(opts.engine, m), Stream: io.err}
+		EngineKind: engineKind(opts.engine, m), Stream: io.err, Catalog: models.JobCatalog{}}
 	ro.Engine = func() (runner.Engine, error) { return image.ConnectKind(ro.EngineKind) }
 	if opts.record != "" {
 		if ro.Records, err = image.ReadRecords(opts.record); err != nil {

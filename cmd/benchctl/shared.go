@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/models"
 )
 
 // sharedDir resolves the shared directory: --shared-dir, else $BENCHCTL_SHARED_DIR, else a
@@ -32,7 +32,7 @@ func sharedDir(flag string) (string, error) {
 // loadManifest loads a manifest (with catalog import) from the process environment and logs
 // its warnings: what every command that takes --manifest does.
 func loadManifest(path string) (*manifest.Manifest, error) {
-	m, warnings, err := runner.LoadManifest(path, os.LookupEnv)
+	m, warnings, err := models.Open(path, os.LookupEnv)
 	for _, w := range warnings {
 		slog.Warn(w)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/models"
-	"github.com/benchctl/benchctl/runner"
 )
 
 // manifestSource is where run and build take the job from: --manifest, or, as madengine
@@ -55,7 +54,7 @@ func (s *manifestSource) load() (*manifest.Manifest, error) {
 	if s.manifest != "" {
 		return loadManifest(s.manifest)
 	}
-	m, warnings, err := runner.LoadCheckout(models.CheckoutOptions{Tags: s.tags, Context: s.context, ContextFile: s.contextFile, Lookup: os.LookupEnv, RunGenerators: s.generators})
+	m, warnings, err := models.OpenCheckout(models.CheckoutOptions{Tags: s.tags, Context: s.context, ContextFile: s.contextFile, Lookup: os.LookupEnv, RunGenerators: s.generators})
 	for _, w := range warnings {
 		slog.Warn(w)
 	}

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/models"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -51,7 +51,7 @@ digest) and writes env as a list; the YAML starts with a comment that says so.`,
 const resolvedHeader = "# the resolved manifest: a report of what benchctl will use, not a manifest to read back"
 
 func validateRun(ctx context.Context, io streams, opts *validateOptions) error {
-	m, warnings, err := runner.LoadManifestContext(ctx, opts.manifest, os.LookupEnv)
+	m, warnings, err := models.OpenContext(ctx, opts.manifest, os.LookupEnv)
 	for _, w := range warnings {
 		slog.Warn(w)
 	}

@@ -1,4 +1,4 @@
-package runner
+package models
 
 import (
 	"context"
@@ -6,28 +6,27 @@ import (
 
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/models"
 )
 
-// LoadManifest loads a manifest as every command that takes --manifest does: decoded,
+// Open loads a manifest as every command that takes --manifest does: decoded,
 // validated and resolved (with its MAD catalog import), and, for each image it builds, with
 // its .dockerignore checked — a bad pattern is the manifest's build input, so it is
 // reported now rather than when the build starts. Warnings are for the caller to show.
-func LoadManifest(path string, lookup func(string) (string, bool)) (*manifest.Manifest, []string, error) {
-	return checked(models.LoadManifest(path, lookup))
+func Open(path string, lookup func(string) (string, bool)) (*manifest.Manifest, []string, error) {
+	return checked(LoadManifest(path, lookup))
 }
 
-// LoadManifestContext is LoadManifest that stops when ctx ends (a signal), returning its
+// OpenContext is Open that stops when ctx ends (a signal), returning its
 // cause.
-func LoadManifestContext(ctx context.Context, path string, lookup func(string) (string, bool)) (*manifest.Manifest, []string, error) {
-	return checked(models.LoadManifestContext(ctx, path, lookup))
+func OpenContext(ctx context.Context, path string, lookup func(string) (string, bool)) (*manifest.Manifest, []string, error) {
+	return checked(LoadManifestContext(ctx, path, lookup))
 }
 
-// LoadCheckout is LoadManifest for a MAD checkout run without a manifest (run or build
+// OpenCheckout is Open for a MAD checkout run without a manifest (run or build
 // --tags, with madengine's --additional-context keys): the manifest it stands for, checked
 // the same way.
-func LoadCheckout(o models.CheckoutOptions) (*manifest.Manifest, []string, error) {
-	return checked(models.CheckoutManifest(o))
+func OpenCheckout(o CheckoutOptions) (*manifest.Manifest, []string, error) {
+	return checked(CheckoutManifest(o))
 }
 
 func checked(m *manifest.Manifest, warnings []string, err error) (*manifest.Manifest, []string, error) {
