@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/benchctl/benchctl/internal/hostfacts"
 	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/internal/hostfacts"
 	"github.com/benchctl/benchctl/internal/safefile"
 )
 
@@ -35,7 +35,7 @@ type NodeRecord struct {
 	// Machine is the kernel, OS, CPU, memory, NUMA layout, RDMA devices and Slurm version
 	// (read by package host).
 	Machine hostfacts.Facts `json:"machine"`
-	GPU     GPURecord  `json:"gpu"`
+	GPU     GPURecord       `json:"gpu"`
 	// Engine is the container engine the node's benchmarks ran in.
 	Engine EngineRecord `json:"engine"`
 	// Images are the images the node ran, as its engine has them.

@@ -39,4 +39,3 @@ func CloneKey(rawURL string) string {
 	sum := sha256.Sum256([]byte(strings.TrimSpace(rawURL)))
 	return CloneName(rawURL) + "-" + hex.EncodeToString(sum[:6])
 }
-
