@@ -12,7 +12,7 @@ import (
 	"unicode"
 
 	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/slurm"
+	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
 // Node is this process's place in the job.

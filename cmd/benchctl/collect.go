@@ -14,7 +14,7 @@ import (
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
-	"github.com/benchctl/benchctl/slurm"
+	"github.com/benchctl/benchctl/scheduler/slurm"
 	"github.com/spf13/cobra"
 )
 

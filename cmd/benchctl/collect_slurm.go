@@ -5,7 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/slurm"
+	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
 // collectScheduler is Slurm as collect asks it: what Slurm could not say is logged here, on

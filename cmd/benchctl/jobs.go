@@ -12,7 +12,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/slurm"
+	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
 type jobsOptions struct {

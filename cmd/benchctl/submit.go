@@ -19,7 +19,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/runner"
-	"github.com/benchctl/benchctl/slurm"
+	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
 type submitOptions struct {
