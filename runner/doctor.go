@@ -16,7 +16,6 @@ import (
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
 // Check is one line of `benchctl doctor`.
@@ -49,6 +48,10 @@ type DoctorOptions struct {
 	GPUDetect func(context.Context, gpu.Options) (gpu.Inventory, error)
 	// Version is benchctl's, for the node record.
 	Version string
+	// Node is this process's node context (scheduler.DetectNode), or NodeErr why it could
+	// not be read: doctor reports either as its first check.
+	Node    Node
+	NodeErr error
 }
 
 // Doctor checks that this node can run benchmarks. Under srun every node runs it; nodes
@@ -63,11 +66,14 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 	var checks []Check
 	add := func(c Check) { checks = append(checks, c) }
 
-	node, nerr := DetectNode(o.Lookup)
+	node, nerr := o.Node, o.NodeErr
+	if nerr == nil && o.Node.World < 1 {
+		nerr = errNoNode
+	}
 	switch {
 	case nerr != nil:
 		add(Check{Name: "node context", Detail: nerr.Error(), Fix: "submit with -N <nodes> --ntasks-per-node=1 and run benchctl under srun; outside Slurm set NODE_RANK, NNODES, MASTER_ADDR and BENCHCTL_JOB_ID together"})
-	case slurm.InSlurm(o.Lookup):
+	case node.Source == "slurm":
 		add(Check{Name: "slurm environment", OK: true, Detail: fmt.Sprintf("job %s, rank %d of %d on %s, one task per node", node.JobID, node.Rank, node.World, node.Host)})
 	default:
 		add(Check{Name: "node context", OK: true, Detail: fmt.Sprintf("rank %d of %d on %s (%s)", node.Rank, node.World, node.Host, node.Source)})

@@ -49,14 +49,14 @@ func (f *fakeDoctorEngine) Close() error { f.closed++; return nil }
 func TestDoctorEngineKind(t *testing.T) {
 	noEnv := func(string) (string, bool) { return "", false }
 	eng := &fakeDoctorEngine{}
-	checks := Doctor(context.Background(), DoctorOptions{SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
+	checks := Doctor(context.Background(), DoctorOptions{Node: nodeOf(t, noEnv), SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
 		Engine: func() (DoctorEngine, error) { return eng, nil }})
 	c := checks[1]
 	if c.Name != "docker engine" || c.OK || !strings.Contains(c.Detail, "engine podman was asked for") || !strings.Contains(c.Detail, "Docker Engine 29.0.0") || c.Fix == "" {
 		t.Errorf("engine line = %+v", c)
 	}
 	pv := client.ServerVersionResult{Version: "4.3.1", APIVersion: "1.41", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}}}
-	checks = Doctor(context.Background(), DoctorOptions{SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
+	checks = Doctor(context.Background(), DoctorOptions{Node: nodeOf(t, noEnv), SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
 		Engine: func() (DoctorEngine, error) {
 			return &fakeDoctorEngine{version: &pv, libpod: libpodAnswering(t, false)}, nil
 		}})
@@ -65,12 +65,12 @@ func TestDoctorEngineKind(t *testing.T) {
 	}
 	// A Podman that cannot say whether it runs rootless fails the line where Podman was
 	// asked for, and is named so where any engine will do.
-	checks = Doctor(context.Background(), DoctorOptions{SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
+	checks = Doctor(context.Background(), DoctorOptions{Node: nodeOf(t, noEnv), SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
 		Engine: func() (DoctorEngine, error) { return &fakeDoctorEngine{version: &pv}, nil }})
 	if c := checks[1]; c.Name != "podman engine" || c.OK || !strings.Contains(c.Detail, "cannot tell whether the Podman engine at unix:///fake.sock runs rootless") {
 		t.Errorf("podman line, rootless not known = %+v", c)
 	}
-	checks = Doctor(context.Background(), DoctorOptions{SharedDir: t.TempDir(), Lookup: noEnv,
+	checks = Doctor(context.Background(), DoctorOptions{Node: nodeOf(t, noEnv), SharedDir: t.TempDir(), Lookup: noEnv,
 		Engine: func() (DoctorEngine, error) { return &fakeDoctorEngine{version: &pv}, nil }})
 	if c := checks[1]; c.Name != "podman engine" || !c.OK || !strings.Contains(c.Detail, "rootless not known, taken as rootful") || !strings.Contains(c.Detail, "no engine API here") ||
 		!strings.Contains(c.Detail, "the engine's resource limits are not known, so containers keep Podman's defaults") {
@@ -96,7 +96,7 @@ func TestDoctorEngineCheck(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			shared := t.TempDir()
-			checks := Doctor(context.Background(), DoctorOptions{SharedDir: shared, Lookup: noEnv, Engine: func() (DoctorEngine, error) {
+			checks := Doctor(context.Background(), DoctorOptions{Node: nodeOf(t, noEnv), SharedDir: shared, Lookup: noEnv, Engine: func() (DoctorEngine, error) {
 				if c.connErr != nil {
 					return nil, c.connErr
 				}

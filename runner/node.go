@@ -1,213 +1,37 @@
 package runner
 
 import (
-	"fmt"
-	"hash/fnv"
-	"net"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
-	"unicode"
+	"errors"
 
-	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/scheduler/slurm"
+	"github.com/benchctl/benchctl/scheduler"
 )
 
-// Node is this process's place in the job.
-type Node struct {
-	JobID      string   `json:"job"`
-	Attempt    int      `json:"attempt"`
-	Rank       int      `json:"rank"`
-	World      int      `json:"world"`
-	Hosts      []string `json:"nodes"`
-	Host       string   `json:"host"`
-	MasterAddr string   `json:"masterAddr"`
-	MasterPort int      `json:"masterPort"` // for the benchmark (MASTER_PORT)
-	Source     string   `json:"source"`     // slurm, env or local
-}
+// Node is this process's place in the job: the node context a scheduler read from the
+// environment (scheduler.DetectNode), handed to Run, Plan and Doctor. runner never asks a
+// scheduler itself.
+type Node = scheduler.Node
 
-// ContextError is a bad or inconsistent node environment (exit 4).
+// ContextError is a bad or inconsistent input of the run that is not the manifest's
+// (--benchmarks, the node context missing): exit 4.
 type ContextError struct{ Var, Msg string }
 
 func (e *ContextError) Error() string      { return e.Var + ": " + e.Msg }
 func (e *ContextError) InvalidInput() bool { return true }
 
-// portBase derives a job's port range start from its id: jobs sharing a node get
-// different ranges of 20. The benchmark gets base (MASTER_PORT), the barrier
-// base+1..base+8, the image stream (distribution: stream) base+10..base+17.
-// Every range lies in 20000-32599, below Linux's ephemeral ports (32768-60999 by
-// default): an outgoing connection's local port on the node can then not take the
-// port the benchmark's rank 0 must listen on.
-func portBase(job string) int {
-	h := fnv.New32a()
-	h.Write([]byte(job))
-	return portRangeLow + int(h.Sum32()%portRanges)*20
-}
+// errNoNode is a run handed no node context.
+var errNoNode = errors.New("no node context: the caller reads it from the environment (scheduler.DetectNode) and hands it in Options.Node")
 
-const (
-	portRangeLow = 20000
-	portRanges   = 630 // 20000 + 629·20 + 17 = 32597
-)
-
-// StreamPorts is the image stream's port range for this node's job.
-func (n Node) StreamPorts() []int {
-	ports := make([]int, 8)
-	for i := range ports {
-		ports[i] = n.MasterPort + 10 + i
-	}
-	return ports
-}
-
-// BarrierPorts is the barrier's port range for this node's job.
-func (n Node) BarrierPorts() []int {
-	ports := make([]int, 8)
-	for i := range ports {
-		ports[i] = n.MasterPort + 1 + i
-	}
-	return ports
-}
-
-// Dir is this job attempt's folder in the shared directory.
-func (n Node) Dir(shared string) jobdir.Dir {
-	return jobdir.Layout{Shared: shared}.Job(n.JobID, n.Attempt)
-}
-
-// DirName is the job folder's name, jobs/<this>: the job id, with ".<attempt>" after a
-// requeue.
-func (n Node) DirName() string { return jobdir.Name(n.JobID, n.Attempt) }
-
-// NodeName is the node folder's name, nodes/<this>: "<rank>-<host>".
-func (n Node) NodeName() string { return jobdir.NodeName(n.Rank, n.Host) }
-
-// DetectNode works out the node context: from Slurm when SLURM_JOB_ID is set, else from
-// NODE_RANK/NNODES/MASTER_ADDR/MASTER_PORT, else a local one-node job (MASTER_ADDR alone is
-// an error). A garbled or inconsistent variable is an error naming it, never a silent
-// default.
-func DetectNode(lookup func(string) (string, bool)) (Node, error) {
-	get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
-	var n Node
-	switch {
-	case slurm.InSlurm(lookup):
-		t, err := slurm.TaskFromEnv(lookup)
-		if err != nil {
-			return n, err
-		}
-		n = Node{JobID: t.JobID, Attempt: t.Attempt, Rank: t.Rank, World: t.World, Hosts: t.Nodes, Host: t.Host,
-			MasterAddr: t.Nodes[0], Source: "slurm"}
-	case get("NODE_RANK") != "" || get("NNODES") != "":
-		n.Source = "env"
-		var err error
-		if n.Rank, err = envInt(get, "NODE_RANK", 0); err != nil {
-			return n, err
-		}
-		if get("NNODES") == "" {
-			return n, &ContextError{"NNODES", "is not set: with NODE_RANK, give the number of nodes of the job (NNODES=2 ...)"}
-		}
-		if n.World, err = envInt(get, "NNODES", 1); err != nil {
-			return n, err
-		}
-		if n.World < 1 || n.World > slurm.MaxHosts {
-			return n, &ContextError{"NNODES", fmt.Sprintf("%d is not a node count (1 to %d)", n.World, slurm.MaxHosts)}
-		}
-		if n.World > 1 && get("NODE_RANK") == "" {
-			return n, &ContextError{"NODE_RANK", fmt.Sprintf("is not set: each of the NNODES=%d nodes needs its own rank (0 to %d)", n.World, n.World-1)}
-		}
-		if n.Rank >= n.World {
-			return n, &ContextError{"NODE_RANK", fmt.Sprintf("%d is not below NNODES=%d", n.Rank, n.World)}
-		}
-		n.MasterAddr = get("MASTER_ADDR")
-		if n.MasterAddr != "" && !validHost(n.MasterAddr) {
-			return n, &ContextError{"MASTER_ADDR", fmt.Sprintf("%q is not a host name or IP address (the port goes in MASTER_PORT)", n.MasterAddr)}
-		}
-		if n.MasterAddr == "" && n.World > 1 {
-			return n, &ContextError{"MASTER_ADDR", "is not set: a multi-node job outside Slurm needs the address of rank 0"}
-		}
-		n.JobID = get("BENCHCTL_JOB_ID")
-		if n.JobID == "" && n.World > 1 {
-			return n, &ContextError{"BENCHCTL_JOB_ID", "is not set: every node of a multi-node job outside Slurm needs the same job id"}
-		}
-		n.Host, _ = os.Hostname()
-		n.Hosts = make([]string, n.World)
-		for i := range n.Hosts {
-			n.Hosts[i] = "rank" + strconv.Itoa(i)
-		}
-		n.Hosts[0], n.Hosts[n.Rank] = n.MasterAddr, n.Host
-	case get("MASTER_ADDR") != "":
-		// Run on several machines this way, each would be a one-node job of its own.
-		return n, &ContextError{"MASTER_ADDR", "is set, but NODE_RANK and NNODES are not: outside Slurm, every node of a multi-node job sets all three (and the same BENCHCTL_JOB_ID); for a one-node job, unset MASTER_ADDR"}
-	default:
-		n = Node{World: 1, Source: "local", JobID: get("BENCHCTL_JOB_ID")}
-		n.Host, _ = os.Hostname()
-		n.Hosts = []string{n.Host}
-		n.MasterAddr = "127.0.0.1"
-	}
-	if n.JobID == "" {
-		n.JobID = "local-" + time.Now().UTC().Format("20060102-150405") + "-" + strconv.Itoa(os.Getpid())
-	}
-	idVar := "BENCHCTL_JOB_ID"
-	if n.Source == "slurm" {
-		idVar = "SLURM_JOB_ID"
-	}
-	if err := ValidJobID(n.JobID); err != nil {
-		return n, &ContextError{idVar, err.Error()}
-	}
-	if i := strings.LastIndexByte(n.JobID, '.'); i > 0 && i < len(n.JobID)-1 && strings.Trim(n.JobID[i+1:], "0123456789") == "" {
-		// jobs/<id>.<n> is attempt n of job <id>: such an id would be read as another job's attempt.
-		return n, &ContextError{idVar, fmt.Sprintf("%q ends in .<number>, which benchctl uses for requeued attempts (jobs/<id>.<attempt>); use another separator, e.g. %q",
-			n.JobID, n.JobID[:i]+"-"+n.JobID[i+1:])}
-	}
-	if n.MasterAddr == "" {
-		n.MasterAddr = "127.0.0.1"
-	}
-	n.Host = filepath.Base(n.Host)
-	n.MasterPort = portBase(n.JobID)
-	if v := get("MASTER_PORT"); v != "" {
-		p, err := strconv.Atoi(v)
-		if err != nil || p < 1024 || p > 65535-17 {
-			return n, &ContextError{"MASTER_PORT", fmt.Sprintf("%q is not a port in 1024-65518 (the barrier uses the 8 ports above it, the image stream the 8 after those)", v)}
-		}
-		n.MasterPort = p
+// node is the node context the run was handed, checked to be one.
+func (o Options) node() (Node, error) {
+	n := o.Node
+	if n.World < 1 || n.Rank < 0 || n.Rank >= n.World || n.JobID == "" || n.MasterPort == 0 {
+		return n, errNoNode
 	}
 	return n, nil
 }
 
-func envInt(get func(string) string, k string, min int) (int, error) {
-	v := get(k)
-	if v == "" {
-		if k == "NNODES" {
-			return 1, nil
-		}
-		return 0, nil
-	}
-	i, err := strconv.Atoi(v)
-	if err != nil || i < min || strings.Trim(v, "0123456789") != "" {
-		return 0, &ContextError{k, fmt.Sprintf("%q is not a whole number ≥ %d", v, min)}
-	}
-	return i, nil
-}
-
 // ValidJobID checks that a job id can name a folder under jobs/ (and a container label).
-func ValidJobID(id string) error {
-	if id == "" || strings.ContainsAny(id, "/\\ \t") || id == "." || id == ".." || strings.IndexFunc(id, unicode.IsControl) >= 0 || len(id) > 200 {
-		return fmt.Errorf("%q cannot name a folder", id)
-	}
-	return nil
-}
+func ValidJobID(id string) error { return scheduler.ValidJobID(id) }
 
 // validHost: a host name or an IPv4/IPv6 address, nothing else (no port, no blanks).
-func validHost(h string) bool {
-	if net.ParseIP(strings.Trim(h, "[]")) != nil {
-		return true
-	}
-	if len(h) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 || strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
-			return false
-		}
-	}
-	return true
-}
+func validHost(h string) bool { return scheduler.ValidHost(h) }

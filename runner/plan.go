@@ -71,7 +71,7 @@ type PlanImage struct {
 
 // Plan works out what Run would do on this node without changing anything.
 func Plan(ctx context.Context, o Options) (*PlanResult, error) {
-	node, err := DetectNode(o.Lookup)
+	node, err := o.node()
 	if err != nil {
 		return nil, err
 	}

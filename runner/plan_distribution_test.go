@@ -40,7 +40,7 @@ func TestPlanSaysHowImagesReachTheNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := Plan(context.Background(), Options{Manifest: m, SharedDir: dir, Lookup: testutil.LookupOf(c.lookup)})
+		p, err := Plan(context.Background(), Options{Node: nodeOf(t, testutil.LookupOf(c.lookup)), Manifest: m, SharedDir: dir, Lookup: testutil.LookupOf(c.lookup)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func TestPlanShowsEachBenchmarksImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Manifest: m, SharedDir: dir, Lookup: testutil.LookupOf(nil)}
+	o := Options{Node: nodeOf(t, testutil.LookupOf(nil)), Manifest: m, SharedDir: dir, Lookup: testutil.LookupOf(nil)}
 	p, err := Plan(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func TestPlanNeverPrintsCredentials(t *testing.T) {
 	for k, v := range host {
 		environ = append(environ, k+"="+v)
 	}
-	p, err := Plan(context.Background(), Options{Manifest: m, SharedDir: dir, Lookup: testutil.LookupOf(nil), Environ: environ})
+	p, err := Plan(context.Background(), Options{Node: nodeOf(t, testutil.LookupOf(nil)), Manifest: m, SharedDir: dir, Lookup: testutil.LookupOf(nil), Environ: environ})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,8 @@ type Options struct {
 	// Catalog clones MAD models' urls and measures their data sets (models.JobCatalog{}; nil:
 	// a run of benchmarks that need neither).
 	Catalog Catalog
+	// Node is this process's place in the job (scheduler.DetectNode): required.
+	Node Node
 }
 
 // Result is what Run did on this node.
@@ -136,7 +138,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	node, err := DetectNode(o.Lookup)
+	node, err := o.node()
 	if err != nil {
 		return nil, err
 	}

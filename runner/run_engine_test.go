@@ -242,7 +242,7 @@ func runNodeOn(t *testing.T, api Engine, eng *runEngine, body string, env map[st
 	done := make(chan localRun, 1)
 	log := &testutil.SyncBuffer{}
 	go func() {
-		res, err := Run(context.Background(), Options{Manifest: m, SharedDir: shared, Lookup: lookup, Version: "test", EngineKind: eng.askKind,
+		res, err := Run(context.Background(), Options{Node: node, Manifest: m, SharedDir: shared, Lookup: lookup, Version: "test", EngineKind: eng.askKind,
 			Engine: func() (Engine, error) { return api, nil }, Log: slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), log), nil))})
 		done <- localRun{res: res, err: err}
 	}()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/scheduler/local"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
 
@@ -30,9 +31,14 @@ func TestRunTimeoutCapturesDiagnosticsAndStops(t *testing.T) {
 	os.WriteFile(mf, []byte(body), 0o644)
 	m := loadManifest(t, mf)
 	env := map[string]string{"BENCHCTL_JOB_ID": fmt.Sprintf("timeout-%d", time.Now().UnixNano())}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	node, err := local.Scheduler{}.Node(lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
-	res, err := runner.Run(context.Background(), runner.Options{Manifest: m, SharedDir: shared,
-		Lookup:  func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+	res, err := runner.Run(context.Background(), runner.Options{Node: node, Manifest: m, SharedDir: shared,
+		Lookup:  lookup,
 		Engine:  func() (runner.Engine, error) { return client.New(client.WithHost(tb.Sockets[tb.Nodes[0]])) },
 		Version: "e2e"})
 	var re *runner.RunError

@@ -87,7 +87,8 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 		return err
 	}
 	kind := engineKind(opts.engine, m)
-	checks := runner.Doctor(ctx, runner.DoctorOptions{SharedDir: dir, Manifest: m, Lookup: os.LookupEnv, EngineKind: kind,
+	node, nerr := detectNode(os.LookupEnv)
+	checks := runner.Doctor(ctx, runner.DoctorOptions{Node: node, NodeErr: nerr, SharedDir: dir, Manifest: m, Lookup: os.LookupEnv, EngineKind: kind,
 		Engine: func() (runner.DoctorEngine, error) { return connectDoctorEngine(kind) }, Version: currentBuild().Version})
 	failed := 0
 	for _, c := range checks {

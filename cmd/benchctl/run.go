@@ -116,7 +116,11 @@ func runRun(ctx context.Context, io streams, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	ro := runner.Options{Manifest: m, SharedDir: dir, Benchmarks: opts.benchmarks, Lookup: os.LookupEnv,
+	node, err := detectNode(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	ro := runner.Options{Node: node, Manifest: m, SharedDir: dir, Benchmarks: opts.benchmarks, Lookup: os.LookupEnv,
 		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout, Heartbeat: opts.heartbeat, NoSkipGPUArch: opts.noSkipArch, SysfsRoot: opts.sysfsRoot,
 		EngineKind: engineKind(opts.engine, m), Stream: io.err, Catalog: models.JobCatalog{}}
 	ro.Engine = func() (runner.Engine, error) { return image.ConnectKind(ro.EngineKind) }

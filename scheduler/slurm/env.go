@@ -61,7 +61,7 @@ func TaskFromEnv(lookup func(string) (string, bool)) (Task, error) {
 	}
 	var t Task
 	t.JobID = get("SLURM_JOB_ID")
-	if t.JobID == "" { // whether it can name a job folder is runner.DetectNode's to check
+	if t.JobID == "" { // whether it can name a job folder is scheduler.Node.Complete's to check
 		return t, &EnvError{"SLURM_JOB_ID", fmt.Sprintf("%q is not a job id", t.JobID)}
 	}
 	if v := get("SLURM_RESTART_COUNT"); v != "" {

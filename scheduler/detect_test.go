@@ -1,12 +1,19 @@
-package runner
+package scheduler_test
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/benchctl/benchctl/internal/testutil"
+	"github.com/benchctl/benchctl/scheduler"
+	"github.com/benchctl/benchctl/scheduler/local"
+	"github.com/benchctl/benchctl/scheduler/slurm"
 )
+
+// DetectNode as benchctl's commands call it: Slurm, then the local fallback.
+func DetectNode(lookup scheduler.Lookup) (scheduler.Node, error) {
+	return scheduler.DetectNode(lookup, slurm.Scheduler{}, local.Scheduler{})
+}
 
 func TestDetectNode(t *testing.T) {
 	n, err := DetectNode(testutil.LookupOf(map[string]string{"SLURM_JOB_ID": "77", "SLURM_STEP_ID": "0", "SLURM_PROCID": "2",
@@ -26,26 +33,6 @@ func TestDetectNode(t *testing.T) {
 	n, err = DetectNode(testutil.LookupOf(nil))
 	if err != nil || n.World != 1 || n.Rank != 0 || n.Source != "local" || !strings.HasPrefix(n.JobID, "local-") {
 		t.Fatalf("local: %+v %v", n, err)
-	}
-	if a, b := portBase("1"), portBase("2"); a == b {
-		t.Errorf("two jobs share a port range")
-	}
-}
-
-// Every job's ports (MASTER_PORT to +17) stay below Linux's default ephemeral range
-// (32768-60999), where an outgoing connection could hold the port rank 0 listens on;
-// and the ranges are many.
-func TestPortBaseAvoidsEphemeralPorts(t *testing.T) {
-	seen := map[int]bool{}
-	for i := range 200000 {
-		b := portBase(strconv.Itoa(i))
-		if b < 20000 || b+17 >= 32768 || (b-20000)%20 != 0 {
-			t.Fatalf("job %d: ports %d-%d", i, b, b+17)
-		}
-		seen[b] = true
-	}
-	if len(seen) != portRanges {
-		t.Errorf("%d distinct ranges, want %d", len(seen), portRanges)
 	}
 }
 
@@ -80,5 +67,12 @@ func TestDetectNodeErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.v+":") {
 			t.Errorf("%v: error %v does not name %s", c.env, err, c.v)
 		}
+	}
+}
+
+// A list without a fallback that no scheduler claims is an error, not a one-node job.
+func TestNoSchedulerClaimsTheEnvironment(t *testing.T) {
+	if _, err := scheduler.DetectNode(testutil.LookupOf(nil), slurm.Scheduler{}); err != scheduler.ErrNoScheduler {
+		t.Fatalf("%v", err)
 	}
 }

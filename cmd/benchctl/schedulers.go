@@ -1,0 +1,18 @@
+package main
+
+import (
+	"github.com/benchctl/benchctl/scheduler"
+	"github.com/benchctl/benchctl/scheduler/local"
+	"github.com/benchctl/benchctl/scheduler/slurm"
+)
+
+// schedulers are the batch systems benchctl knows, in the order they are detected: local,
+// which claims every environment, last. A new scheduler is one line here.
+func schedulers() []scheduler.Scheduler {
+	return []scheduler.Scheduler{slurm.Scheduler{}, local.Scheduler{}}
+}
+
+// detectNode is this task's node context, from the first scheduler whose job this is.
+func detectNode(lookup scheduler.Lookup) (scheduler.Node, error) {
+	return scheduler.DetectNode(lookup, schedulers()...)
+}

@@ -1,0 +1,52 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+// State is what a scheduler says of a job (jobdir keeps its schema: the job folder's
+// readers follow jobs with it).
+type State = jobdir.SchedulerState
+
+// Lookup reads one variable of the environment (os.LookupEnv, or a map in tests).
+type Lookup = func(string) (string, bool)
+
+// Scheduler is a batch system that starts benchctl's tasks, one per node of a job.
+// Implementations are values without state of their own beyond their configuration, safe
+// for concurrent use.
+type Scheduler interface {
+	// Name is the scheduler's name, as Node.Source records it ("slurm", "local").
+	Name() string
+	// Detect reports whether the environment is one of this scheduler's tasks. It reads
+	// variables only; it may be wrong about a garbled environment, which Node then
+	// refuses.
+	Detect(lookup Lookup) bool
+	// Node is this task's node context, read from the environment and checked: a missing,
+	// garbled or inconsistent variable is a *ContextError naming it, never a silent
+	// default. The Node is complete (Complete has been applied).
+	Node(lookup Lookup) (Node, error)
+	// JobState is what the scheduler says of a job; one it does not know (or no
+	// scheduler at all on this machine) is the zero state and no error.
+	JobState(ctx context.Context, jobID string) (jobdir.SchedulerState, error)
+	// Wait follows a job until the scheduler no longer lists it as active, telling tick
+	// of each state it sees; it ends with ctx.
+	Wait(ctx context.Context, jobID string, tick func(jobdir.SchedulerState, error)) (jobdir.SchedulerState, error)
+}
+
+// ErrNoScheduler is DetectNode's error when no scheduler of the list claims the
+// environment (a list without a fallback such as local's).
+var ErrNoScheduler = errors.New("no scheduler recognises this environment")
+
+// DetectNode is the node context of this task from the first scheduler, in order, that
+// detects its environment (put the fallback last: local claims every environment).
+func DetectNode(lookup Lookup, schedulers ...Scheduler) (Node, error) {
+	for _, s := range schedulers {
+		if s.Detect(lookup) {
+			return s.Node(lookup)
+		}
+	}
+	return Node{}, ErrNoScheduler
+}
