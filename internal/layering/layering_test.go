@@ -1,0 +1,238 @@
+package layering
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/benchctl/benchctl"
+
+// rooms place every package of the module (by the longest folder prefix) on a floor of
+// DESIGN's layering: cmd -> {scheduler, runner, results, models} -> distribution ->
+// {image, runtime, fanout, jobchan} -> {jobdir, manifest, gpu, host}. A package imports
+// packages of its own room, or of rooms on lower floors, and internal/ (the basement,
+// beneath every floor); never a sibling's or anything above. The scheduler room is two
+// parts: its vocabulary (scheduler: the Node a run is handed, the interface) sits beside
+// the runtimes, where runner can be handed it; each scheduler sits beside runner.
+var rooms = []struct {
+	prefix string
+	floor  int
+}{
+	{"cmd/benchctl", 4},
+
+	{"runner", 3},
+	{"results", 3},
+	{"models", 3},
+	{"scheduler/slurm", 3},
+	{"scheduler/local", 3},
+
+	{"distribution", 2},
+
+	{"image", 1},
+	{"fanout", 1},
+	{"jobchan", 1},
+	{"diagnostics", 1}, // what a failed benchmark leaves: reads the engine, writes the node folder
+	{"scheduler", 1},   // the seam's vocabulary (scheduler.Node, Scheduler); scheduler/schedulertest is its suite
+
+	{"jobdir", 0},
+	{"manifest", 0},
+	{"gpu", 0},
+	{"host", 0},
+	{"logscan", 0}, // log verdicts: text in, verdicts out
+
+	{"internal", -1},
+}
+
+// outside are the module's folders that are not part of the product's layering: the
+// end-to-end tests and their testbed, and the benchmarks under bench/, which may use
+// anything.
+var outside = []string{"tests", "bench"}
+
+// mobyClient may be imported only by these rooms. The runtime room (issue 34's next step)
+// shrinks it to the engine adapter and image's builders; until then the list says who
+// still speaks moby's types, so that no one new starts.
+// internal/testutil is the unit tests' helper (a fake engine's types).
+var mobyClient = map[string]bool{"image": true, "runner": true, "diagnostics": true, "cmd/benchctl": true, "internal/testutil": true}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	GoFiles    []string
+	Dir        string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+		// go test caches a result by the files the test opened, not by what `go list`
+		// read: open each package's folder and files so that an edit reruns the test.
+		if _, err := os.ReadDir(p.Dir); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range p.GoFiles {
+			countLines(t, filepath.Join(p.Dir, f))
+		}
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages: the test is not looking at the module", len(pkgs))
+	}
+	return pkgs
+}
+
+// roomOf is the room of a module path relative to the module ("runner", "scheduler/slurm"),
+// by the longest prefix; ok is false for a package outside the layering, and for one that
+// no room holds (which the test reports).
+func roomOf(rel string) (room string, floor int, placed, ok bool) {
+	for _, o := range outside {
+		if rel == o || strings.HasPrefix(rel, o+"/") {
+			return "", 0, true, false
+		}
+	}
+	best := -1
+	for i, r := range rooms {
+		if (rel == r.prefix || strings.HasPrefix(rel, r.prefix+"/")) && (best < 0 || len(r.prefix) > len(rooms[best].prefix)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", 0, false, false
+	}
+	return rooms[best].prefix, rooms[best].floor, true, true
+}
+
+// Every package imports only its own room, lower floors and internal/: DESIGN's layering.
+func TestPackagesImportDownwardOnly(t *testing.T) {
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		room, floor, placed, ok := roomOf(rel)
+		if !placed {
+			t.Errorf("%s is in no room of the layering: place it in rooms (internal/layering) and in docs/ARCHITECTURE.md", rel)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, "github.com/moby/moby/client") && !mobyClient[room] && !mobyClient[rel] {
+				t.Errorf("%s imports %s: only the engine adapter and image's builders speak moby's client", rel, imp)
+			}
+			if imp != module && !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			irel := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+			iroom, ifloor, iplaced, iok := roomOf(irel)
+			switch {
+			case !iplaced || !iok:
+				t.Errorf("%s imports %s, which is outside the layering", rel, irel)
+			case iroom == room, ifloor == -1:
+			case ifloor >= floor:
+				t.Errorf("%s (floor %d) imports %s (%s, floor %d): packages import downward only (DESIGN's layering)", rel, floor, irel, iroom, ifloor)
+			}
+		}
+	}
+}
+
+// The rule is checked on the rule's own examples: a sibling, an upward import, a room's
+// own sub-package, the basement.
+func TestTheRoomsOfTheRule(t *testing.T) {
+	for rel, want := range map[string]string{
+		"runner": "runner 3", "runner/x": "runner 3", "scheduler": "scheduler 1", "scheduler/slurm": "scheduler/slurm 3",
+		"scheduler/schedulertest": "scheduler 1", "models/allreduce": "models 3", "internal/safefile": "internal -1",
+		"jobdir/jobdirtest": "jobdir 0", "manifest/internal/schemagen": "manifest 0",
+	} {
+		room, floor, _, ok := roomOf(rel)
+		if got := fmt.Sprintf("%s %d", room, floor); !ok || got != want {
+			t.Errorf("%s: %s, want %s", rel, got, want)
+		}
+	}
+	if _, _, placed, _ := roomOf("somethingnew"); placed {
+		t.Error("a new top folder is placed without being named")
+	}
+}
+
+// sizeCeilings are the packages still over maxLines, each held at the size it has until it
+// is split into rooms (issue 34): it may shrink, never grow.
+var sizeCeilings = map[string]int{
+	"results":      9200,
+	"runner":       7700,
+	"manifest":     6000,
+	"cmd/benchctl": 5450,
+}
+
+const maxLines = 5000
+
+// No non-test package is over 5,000 lines (a room with two jobs); those that are, until
+// split, do not grow.
+func TestNoPackageOutgrowsItsRoom(t *testing.T) {
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if _, _, _, ok := roomOf(rel); !ok {
+			continue
+		}
+		lines := 0
+		for _, f := range p.GoFiles {
+			lines += countLines(t, filepath.Join(p.Dir, f))
+		}
+		limit := maxLines
+		if c, ok := sizeCeilings[rel]; ok {
+			limit = c
+			if lines <= maxLines {
+				t.Errorf("%s is %d lines now: take it off sizeCeilings", rel, lines)
+			}
+		}
+		if lines > limit {
+			t.Errorf("%s is %d lines of non-test Go, over %d: split it into rooms of one job each (docs/ARCHITECTURE.md)", rel, lines, limit)
+		}
+	}
+	var names []string
+	for n := range sizeCeilings {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	t.Logf("packages held at their size until split: %s", strings.Join(names, ", "))
+}
+
+func countLines(t *testing.T, file string) int {
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
