@@ -46,6 +46,11 @@ type Job struct {
 	BuildNumber string `json:"buildNumber,omitempty"`
 	// TrialSeed is the seed of a shuffled trial order (an experiment with order: shuffle).
 	TrialSeed *int64 `json:"trialSeed,omitempty"`
+	// TrialOrder is the experiment's plan as rank 0 made it: the variant of each trial, in
+	// the order run (manifest.TrialOrder). Every rank, a requeued attempt and collect read
+	// the plan from here; job.json files written before it have none, and collect then
+	// derives the plan from TrialSeed.
+	TrialOrder []int `json:"trialOrder,omitempty"`
 	// Engine is the container engine rank 0 found (each node's own is in its node.json):
 	// set once rank 0 has asked it, empty in job.json files written before.
 	Engine *JobEngine `json:"engine,omitempty"`

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 )
@@ -64,4 +65,38 @@ func (x *Experiment) PlanSeed(jobID string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte(jobID))
 	return int64(h.Sum64() >> 1)
+}
+
+// TrialOrder is a plan as job.json keeps it: the variant of each trial, in the order the
+// trials run (Seq 1 first). With the experiment, it says everything the plan does: a
+// trial's N counts its variant's trials so far, the first Warmup of them warmups.
+func TrialOrder(plan []Trial) []int {
+	order := make([]int, len(plan))
+	for i, t := range plan {
+		order[i] = t.Variant
+	}
+	return order
+}
+
+// PlanOf is the plan that a TrialOrder stands for, checked against the experiment: every
+// variant's index in range, each variant exactly Warmup+Repeat times. A job's nodes, its
+// later attempts and collect read the plan rank 0 wrote this way, so that they never
+// depend on a later build computing the same order.
+func (x *Experiment) PlanOf(order []int) ([]Trial, error) {
+	per := x.Warmup + x.Repeat
+	if len(order) != len(x.Variants)*per {
+		return nil, fmt.Errorf("%d trials, but the experiment has %d variants of %d trials each (%d)", len(order), len(x.Variants), per, len(x.Variants)*per)
+	}
+	plan := make([]Trial, len(order))
+	next := make([]int, len(x.Variants))
+	for i, v := range order {
+		if v < 0 || v >= len(x.Variants) {
+			return nil, fmt.Errorf("trial %d is of variant %d, not one of the experiment's %d", i+1, v, len(x.Variants))
+		}
+		if next[v]++; next[v] > per {
+			return nil, fmt.Errorf("variant %d has more than its %d trials", v, per)
+		}
+		plan[i] = Trial{Seq: i + 1, Variant: v, N: next[v], Warmup: next[v] <= x.Warmup}
+	}
+	return plan, nil
 }

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -90,5 +91,36 @@ func TestTrialSeed(t *testing.T) {
 	x.Seed = &s
 	if x.PlanSeed("123") != -7 {
 		t.Errorf("the manifest's seed is not used")
+	}
+}
+
+// Every order's plan comes back from its TrialOrder unchanged, and an order that does not
+// fit the experiment (too short, too long, a variant out of range or over its trials) is
+// an error saying which.
+func TestPlanOfTrialOrder(t *testing.T) {
+	seed := int64(7)
+	for _, order := range []string{OrderInterleave, OrderSequential, OrderShuffle} {
+		x := &Experiment{Repeat: 3, Warmup: 2, Order: order, Seed: &seed, Variants: make([]Variant, 4)}
+		plan := x.Plan(seed)
+		back, err := x.PlanOf(TrialOrder(plan))
+		if err != nil || !reflect.DeepEqual(back, plan) {
+			t.Errorf("%s: %v\n%+v\n%+v", order, err, back, plan)
+		}
+	}
+	x := &Experiment{Repeat: 1, Warmup: 1, Variants: make([]Variant, 2)}
+	for _, c := range []struct {
+		order []int
+		want  string
+	}{
+		{nil, "0 trials, but the experiment has 2 variants of 2 trials each (4)"},
+		{[]int{0, 1, 0, 1, 0}, "5 trials"},
+		{[]int{0, 1, 2, 1}, "trial 3 is of variant 2, not one of the experiment's 2"},
+		{[]int{0, -1, 0, 1}, "trial 2 is of variant -1"},
+		{[]int{0, 0, 0, 1}, "variant 0 has more than its 2 trials"},
+		{make([]int, 1<<20), "1048576 trials"},
+	} {
+		if _, err := x.PlanOf(c.order); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.order, err, c.want)
+		}
 	}
 }

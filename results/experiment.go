@@ -18,7 +18,18 @@ import (
 // of the plan job.json's experiment gives (the same plan every node walked).
 func (a *aggregator) experimentSpecs(j *jobdir.Job) {
 	x := planOf(j)
-	for _, t := range x.Plan(planSeed(j, x)) {
+	var plan []manifest.Trial
+	if len(j.TrialOrder) > 0 {
+		p, err := x.PlanOf(j.TrialOrder)
+		if err != nil {
+			a.problem("job.json: trialOrder: %v; the trials are read in the order the seed gives", err)
+		}
+		plan = p
+	}
+	if plan == nil { // a job.json from before trialOrder (or a damaged one)
+		plan = x.Plan(planSeed(j, x))
+	}
+	for _, t := range plan {
 		v := j.Manifest.Experiment.Variants[t.Variant]
 		for _, b := range j.Manifest.Benchmarks {
 			if b.Name == "" || (len(j.Benchmarks) > 0 && !slices.Contains(j.Benchmarks, b.Name)) {
@@ -79,7 +90,8 @@ func planOf(j *jobdir.Job) *manifest.Experiment {
 	return x
 }
 
-// planSeed is the seed rank 0 recorded for a shuffled plan, else the one every node derived.
+// planSeed is the seed rank 0 recorded for a shuffled plan, else the one every node derived:
+// the plan of a job.json written before trialOrder.
 func planSeed(j *jobdir.Job, x *manifest.Experiment) int64 {
 	if j.TrialSeed != nil {
 		return *j.TrialSeed

@@ -29,6 +29,15 @@ func experimentJob(t *testing.T, value func(nodes, batch, trial int) float64, fa
 func experimentAttempt(t *testing.T, dir jobdir.Dir, value func(nodes, batch, trial int) float64, fail func(nodes, batch, trial int) bool,
 	keep func(seq int) bool, sources []jobdir.TrialSource) jobdir.Dir {
 	t.Helper()
+	return experimentInOrder(t, dir, value, fail, keep, sources, nil)
+}
+
+// experimentInOrder is experimentAttempt whose nodes walked the plan of order (job.json's
+// trialOrder) rather than the interleaved one its experiment says; nil: the interleaved
+// plan, and no trialOrder in job.json (as written before it).
+func experimentInOrder(t *testing.T, dir jobdir.Dir, value func(nodes, batch, trial int) float64, fail func(nodes, batch, trial int) bool,
+	keep func(seq int) bool, sources []jobdir.TrialSource, order []int) jobdir.Dir {
+	t.Helper()
 	hosts := []string{"h0", "h1", "h2"}
 	je := &jobdir.JobExperiment{Params: []string{"batch", "nodes"}, Repeat: 3, Warmup: 1, Order: manifest.OrderInterleave}
 	x := &manifest.Experiment{Repeat: 3, Warmup: 1, Order: manifest.OrderInterleave}
@@ -42,13 +51,20 @@ func experimentAttempt(t *testing.T, dir jobdir.Dir, value func(nodes, batch, tr
 	}
 	m := jobdir.JobManifest{Name: "exp", Benchmarks: []jobdir.JobBenchmark{{Name: "train", Results: "r.csv"}}, Experiment: je}
 	j := jobdirtest.NewJob(t, dir.JobID, hosts, m)
-	j.Attempt, j.TrialSources = dir.Attempt, sources
+	j.Attempt, j.TrialSources, j.TrialOrder = dir.Attempt, sources, order
 	d := jobdirtest.Job(t, dir, j)
+	plan := x.Plan(0)
+	if order != nil {
+		var err error
+		if plan, err = x.PlanOf(order); err != nil {
+			t.Fatal(err)
+		}
+	}
 	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for rank, host := range hosts {
 		nd := d.Node(rank, host)
 		st := &jobdir.Status{Version: 1, Rank: rank, Host: host, World: 3, Outcome: jobdir.OutcomeSuccess, FinishedAt: &end}
-		for _, tr := range x.Plan(0) {
+		for _, tr := range plan {
 			v := je.Variants[tr.Variant]
 			if rank >= v.Nodes || (keep != nil && !keep(tr.Seq)) {
 				continue
@@ -296,5 +312,55 @@ func TestScalingTakesTheManifestsDirection(t *testing.T) {
 		if sc.Better != LowerIsBetter || sc.Guessed || sc.Points[2].Speedup < 2.9 {
 			t.Errorf("%+v", sc)
 		}
+	}
+}
+
+// collect reads the trials in the order rank 0 wrote in job.json (trialOrder), not in the
+// one its experiment's order would give today: a job whose plan an earlier build shuffled
+// is still read right after the algorithm changes.
+func TestCollectFollowsTheTrialOrderOfJobJSON(t *testing.T) {
+	value := func(nodes, batch, trial int) float64 { return float64(100*nodes + batch + trial) }
+	never := func(int, int, int) bool { return false }
+	var order []int // every trial of variant 5 first, then 4, ..., 0: not interleaved
+	for v := 5; v >= 0; v-- {
+		for range 4 {
+			order = append(order, v)
+		}
+	}
+	d := experimentInOrder(t, jobdir.Layout{Shared: t.TempDir()}.Job("901", 0), value, never, nil, nil, order)
+	s, err := Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.NodeFailures) > 0 || len(s.Problems) > 0 {
+		t.Errorf("failures %+v, problems %v", s.NodeFailures, s.Problems)
+	}
+	rows := perfRows(t, s)
+	if len(rows) != 6 {
+		t.Fatalf("%d perf.csv rows, want 6", len(rows))
+	}
+	for _, r := range rows {
+		nodes, _ := strconv.Atoi(r["param_nodes"])
+		batch, _ := strconv.Atoi(r["param_batch"])
+		if want := strconv.FormatFloat(value(nodes, batch, 3), 'f', -1, 64); r["performance"] != want {
+			t.Errorf("nodes %d batch %d: performance %s, want %s", nodes, batch, r["performance"], want)
+		}
+	}
+
+	// A trialOrder that does not fit the experiment is a problem said, and the seed's
+	// plan is read instead.
+	d = experimentInOrder(t, jobdir.Layout{Shared: t.TempDir()}.Job("902", 0), value, never, nil, nil, nil)
+	j, err := jobdir.ReadJob(d.JobFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.TrialOrder = []int{0, 99}
+	jobdirtest.Job(t, d, j)
+	s, err = Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(s.Problems, "\n"), "trialOrder: 2 trials") || len(perfRows(t, s)) != 6 {
+		t.Errorf("problems %v", s.Problems)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // resumePoint is the last trial of the plan that this attempt need not run again, and where
 // the trials up to it are; 0 and nil for a first attempt, or when the previous attempt's
 // folder cannot say.
-func (r *nodeRun) resumePoint(x *manifest.Experiment, plan []manifest.Trial, benches []manifest.Benchmark) (int, []jobdir.TrialSource) {
+func (r *nodeRun) resumePoint(x *manifest.Experiment, planp *[]manifest.Trial, benches []manifest.Benchmark) (int, []jobdir.TrialSource) {
 	n := r.node
 	if n.Attempt == 0 || x == nil {
 		return 0, nil
@@ -43,6 +43,16 @@ func (r *nodeRun) resumePoint(x *manifest.Experiment, plan []manifest.Trial, ben
 		r.log.Warn("requeued: the previous attempt's job.json is unreadable; running every trial again", "err", err)
 		return 0, nil
 	}
+	if len(pj.TrialOrder) > 0 {
+		// The earlier attempt's plan goes on, whatever this build would shuffle.
+		p, err := x.PlanOf(pj.TrialOrder)
+		if err != nil {
+			r.log.Warn("requeued: the previous attempt's trial order does not fit the experiment; running every trial again", "err", err)
+			return 0, nil
+		}
+		*planp = p
+	}
+	plan := *planp
 	list, err := prev.ListNodes(pj)
 	if err != nil {
 		r.log.Warn("requeued: the previous attempt's node folders are unreadable; running every trial again", "err", err)

@@ -223,6 +223,9 @@ type nodeRun struct {
 	// shareResume tells the others), and trialSources where those trials are.
 	resume       int
 	trialSources []jobdir.TrialSource
+	// plan is the experiment's plan, made by rank 0 (or taken over from the attempt it
+	// resumes) and written in job.json's trialOrder, where the other ranks read it.
+	plan []manifest.Trial
 	// removals are the ended trials' containers still being removed (reap).
 	removals sync.WaitGroup
 	// tel samples the GPUs while each container runs (nil before the GPUs are selected).
@@ -246,7 +249,8 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		// The data sets' sizes, for job.json (perf.csv's data_size): rank 0 alone walks them.
 		r.o.catalog().MeasureData(r.o.Manifest.Benchmarks)
 		if x := r.o.Manifest.Experiment; x != nil {
-			r.resume, r.trialSources = r.resumePoint(x, x.Plan(x.PlanSeed(r.node.JobID)), benches)
+			r.plan = x.Plan(x.PlanSeed(r.node.JobID))
+			r.resume, r.trialSources = r.resumePoint(x, &r.plan, benches)
 		}
 		if err := r.writeJob(nil); err != nil {
 			return err
@@ -680,6 +684,9 @@ func (r *nodeRun) writeJob(imgs []distribution.Image) error {
 		j.TrialSeed = &seed
 	}
 	j.TrialSources = r.trialSources
+	if r.plan != nil {
+		j.TrialOrder = manifest.TrialOrder(r.plan)
+	}
 	j.Engine = jobEngine(r.engine)
 	if len(imgs) > 0 {
 		j.Image = r.jobImage(imgs[0], false)

@@ -62,7 +62,11 @@ func (r *nodeRun) trials(ctx context.Context, eng Engine, x *manifest.Experiment
 	n := r.node
 	end := r.st.phase(jobdir.PhaseRun)
 	defer r.removals.Wait() // no trial's container outlives the trials
-	plan := x.Plan(x.PlanSeed(n.JobID))
+	plan, err := r.trialPlan(x)
+	if err != nil {
+		end(err)
+		return err
+	}
 	resume, err := r.shareResume(ctx, plan)
 	if err != nil {
 		end(err)
@@ -133,4 +137,21 @@ trials:
 	}
 	end(nil)
 	return nil
+}
+
+// trialPlan is the experiment's plan: rank 0's own; the other ranks read it from job.json,
+// which rank 0 wrote before the job's nodes met (they never shuffle for themselves).
+func (r *nodeRun) trialPlan(x *manifest.Experiment) ([]manifest.Trial, error) {
+	if r.node.Rank == 0 {
+		return r.plan, nil
+	}
+	j, err := jobdir.ReadJob(r.dir.JobFile())
+	if err != nil {
+		return nil, fmt.Errorf("reading the trial plan rank 0 wrote: %w", err)
+	}
+	plan, err := x.PlanOf(j.TrialOrder)
+	if err != nil {
+		return nil, fmt.Errorf("the trial plan in %s: %w", r.dir.JobFile(), err)
+	}
+	return plan, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
+	"github.com/benchctl/benchctl/manifest"
 )
 
 const trialsBody = `benchmarks:
@@ -60,6 +61,86 @@ func TestRunWalksTheTrials(t *testing.T) {
 	}
 	if !slices.Contains(eng.envs[0], "BENCHCTL_WARMUP=true") {
 		t.Errorf("the first trial is a warmup: %v", eng.envs[0])
+	}
+	// The plan is in job.json, where the other ranks, a requeued attempt and collect read it.
+	j, err := jobdir.ReadJob(filepath.Join(filepath.Dir(filepath.Dir(nd)), jobdir.JobFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 0, 0, 1, 1, 1}; !slices.Equal(j.TrialOrder, want) {
+		t.Errorf("job.json trialOrder %v, want %v", j.TrialOrder, want)
+	}
+}
+
+// A requeued attempt goes on with the plan its previous attempt wrote in job.json, not the
+// one this build would make: here the previous attempt ran batch=32's trials first, so the
+// trials 4 to 6 left to run are batch=16's (the manifest's sequential order would make
+// them batch=32's).
+func TestARequeuedAttemptKeepsThePreviousPlan(t *testing.T) {
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "shared")
+	env := map[string]string{"SLURM_JOB_ID": "78", "SLURM_RESTART_COUNT": "1", "SLURM_JOB_NUM_NODES": "1", "SLURM_NTASKS": "1",
+		"SLURM_PROCID": "0", "SLURM_JOB_NODELIST": "n1", "SLURMD_NODENAME": "n1"}
+	prev := jobdir.Layout{Shared: shared}.Job("78", 0)
+	pj := jobdirtest.NewJob(t, "78", []string{"n1"}, nil)
+	pj.TrialOrder = []int{1, 1, 1, 0, 0, 0}
+	jobdirtest.Job(t, prev, pj)
+	st := &jobdir.Status{Version: 1, Rank: 0, Host: "n1", World: 1, Outcome: OutcomeRunning}
+	for seq := 1; seq <= 3; seq++ {
+		st.Benchmarks = append(st.Benchmarks, jobdir.BenchmarkStatus{Name: "b", Trial: seq, Outcome: OutcomeSuccess})
+	}
+	jobdirtest.Status(t, prev.Node(0, "n1"), st)
+
+	eng := &runEngine{}
+	r := runNodeOf(t, eng, trialsBody, env, dir, nil)
+	if r.err != nil {
+		t.Fatalf("Run: %v\n%s", r.err, r.log)
+	}
+	if len(eng.envs) != 3 {
+		t.Fatalf("%d containers, want 3", len(eng.envs))
+	}
+	for i, e := range eng.envs {
+		if !slices.Contains(e, "BENCHCTL_PARAM_BATCH=16") {
+			t.Errorf("resumed trial %d is not batch=16's: %v", i+4, e)
+		}
+	}
+	j, err := jobdir.ReadJob(jobdir.Layout{Shared: shared}.Job("78", 1).JobFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(j.TrialOrder, pj.TrialOrder) {
+		t.Errorf("attempt 1's trialOrder %v, want the previous %v", j.TrialOrder, pj.TrialOrder)
+	}
+}
+
+// A rank other than 0 reads the plan from job.json and never makes one: a job.json without
+// one, or with one that does not fit the experiment, fails the node saying where.
+func TestAWorkerReadsThePlanFromJobJSON(t *testing.T) {
+	x := &manifest.Experiment{Repeat: 2, Warmup: 1, Order: manifest.OrderSequential, Variants: []manifest.Variant{{ID: "batch=16"}, {ID: "batch=32"}}}
+	dir := jobdir.Layout{Shared: t.TempDir()}.Job("79", 0)
+	r := &nodeRun{node: Node{JobID: "79", Rank: 1, World: 2}, dir: dir}
+	for _, c := range []struct {
+		order []int
+		want  string
+	}{
+		{[]int{1, 0, 1, 0, 1, 0}, ""},
+		{nil, "0 trials, but the experiment has 2 variants of 3 trials each"},
+		{[]int{1, 1, 1, 1, 0, 0}, "variant 1 has more than its 3 trials"},
+		{[]int{0, 0, 0, 1, 1, -1}, "trial 6 is of variant -1"},
+	} {
+		j := jobdirtest.NewJob(t, "79", []string{"n1", "n2"}, nil)
+		j.TrialOrder = c.order
+		jobdirtest.Job(t, dir, j)
+		plan, err := r.trialPlan(x)
+		if c.want == "" {
+			if err != nil || len(plan) != 6 || plan[0].Variant != 1 || plan[1].Variant != 0 || plan[4].N != 3 || !plan[0].Warmup || plan[2].Warmup {
+				t.Errorf("%v: %+v, %v", c.order, plan, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), dir.JobFile()) {
+			t.Errorf("%v: %v, want %q", c.order, err, c.want)
+		}
 	}
 }
 
