@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/gpu/gputest"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/internal/testutil"
 	"github.com/benchctl/benchctl/jobdir"
@@ -368,5 +369,24 @@ func TestSlowLibraryDoesNotDelayTheStart(t *testing.T) {
 	stop()
 	if s := readSummary(t, r, "b"); s.Samples < 2 || s.Source != "fake" {
 		t.Errorf("summary: %+v", s)
+	}
+}
+
+// A run's telemetry integrates energy by the rule gpus --watch does: on the script every
+// integrator is held to (gputest.EnergyScript), its summary says the same joules as
+// cmd/benchctl's TestWatchEnergyIsTheTelemetrysEnergy.
+func TestTelemetryEnergyIsTheWatchsEnergy(t *testing.T) {
+	start := time.Unix(0, 0).UTC()
+	s := newSeries(io.Discard, "b", "nvml", time.Second, start, twoGPUs()[:1], jobdir.MaxTelemetrySeriesSize)
+	script := gputest.EnergyScript()
+	for i, rs := range script {
+		s.add(start.Add(time.Duration(i)*time.Second), rs)
+	}
+	sum, err := s.finish(start.Add(time.Duration(len(script)-1) * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := sum.GPUs[0]; g.EnergyJ == nil || *g.EnergyJ != gputest.EnergyScriptJ || g.EnergyFrom != "counter+power" {
+		t.Errorf("summary: %+v", g)
 	}
 }

@@ -3,7 +3,6 @@ package runner
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"time"
@@ -11,11 +10,6 @@ import (
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/jobdir"
 )
-
-// maxGPUPowerW is more than any GPU draws: an energy counter that rose faster than this
-// over an interval jumped (a reset to another origin), and that interval's energy is
-// integrated from power instead.
-const maxGPUPowerW = 20000
 
 // series folds one run's samples into the rows of its telemetry file (bounded: see
 // jobdir.TelemetryLevelRows and MaxTelemetrySeriesSize) and sums them up for its summary.
@@ -46,12 +40,7 @@ type gpuTrack struct {
 	rows  int // rows written at this level
 	b     bucket
 
-	// energy
-	energy                 float64
-	lastCounter, lastPower *float64
-	lastT                  float64
-	seen                   bool
-	fromCounter, fromPower bool
+	energy gpu.Energy // the one rule, shared with gpus --watch
 
 	st jobdir.TelemetryGPUStat
 	// running sums for the summary
@@ -195,12 +184,14 @@ func (s *series) fold(g *gpuTrack, t float64, r gpu.Reading) {
 		b.err = r.Err.Error()
 		g.st.Unanswered++
 		// The interval over the silence has no energy known; start again after it.
-		g.lastCounter, g.lastPower, g.seen = nil, nil, false
+		g.energy.Break()
 		return
 	}
 	b.n++
 	g.st.Samples++
-	s.energy(g, t, r)
+	if jumped := g.energy.Add(t, r); jumped != "" {
+		s.note(gpu.Unavailable{GPU: g.info.Index, Field: "energyCounter", Why: jumped})
+	}
 	if r.PowerW != nil {
 		b.power.add(*r.PowerW)
 		b.maxPower = maxOf(b.maxPower, *r.PowerW)
@@ -247,35 +238,6 @@ func (s *series) fold(g *gpuTrack, t float64, r gpu.Reading) {
 	}
 }
 
-// energy adds the energy since the GPU's previous sample: the counter's rise where the
-// device has a counter and it rose plausibly, else the power integrated over the interval
-// (trapezoids).
-func (s *series) energy(g *gpuTrack, t float64, r gpu.Reading) {
-	// Copies: a sampler may reuse its readings' storage.
-	defer func() { g.lastCounter, g.lastPower, g.lastT, g.seen = copyOf(r.EnergyJ), copyOf(r.PowerW), t, true }()
-	if !g.seen {
-		return
-	}
-	dt := t - g.lastT
-	if dt <= 0 {
-		return
-	}
-	if r.EnergyJ != nil && g.lastCounter != nil {
-		d := *r.EnergyJ - *g.lastCounter
-		if d >= 0 && d <= maxGPUPowerW*dt && !math.IsNaN(d) {
-			g.energy += d
-			g.fromCounter = true
-			return
-		}
-		s.note(gpu.Unavailable{GPU: g.info.Index, Field: "energyCounter",
-			Why: fmt.Sprintf("the energy counter went from %.0f J to %.0f J in %.1f s (wrapped or reset): energy over such intervals is integrated from power", *g.lastCounter, *r.EnergyJ, dt)})
-	}
-	if r.PowerW != nil && g.lastPower != nil {
-		g.energy += (*r.PowerW + *g.lastPower) / 2 * dt
-		g.fromPower = true
-	}
-}
-
 // flush writes g's open row and moves to the next level when this one is full.
 func (s *series) flush(g *gpuTrack) {
 	b := &g.b
@@ -287,8 +249,8 @@ func (s *series) flush(g *gpuTrack) {
 		MemMHz: round(b.mem.value()), TempC: round(b.temp.value()), MaxTempC: round(b.maxTemp), UtilPct: round(b.util.value()),
 		MemUsed: b.maxMem, Throttled: b.throttled, Throttle: b.known, Reasons: b.reasons.String(),
 		Error: b.err, Unanswered: b.unanswered, Level: g.level}
-	if g.fromCounter || g.fromPower {
-		e := g.energy
+	if g.energy.FromCounter || g.energy.FromPower {
+		e := g.energy.J
 		row.EnergyJ = round(&e)
 	}
 	s.line(row)
@@ -312,15 +274,15 @@ func (s *series) finish(end time.Time) (*jobdir.TelemetrySummary, error) {
 		st.MaxTempC, st.AvgUtilPct, st.MaxMemUsed = round(g.maxTemp), round(g.util.value()), g.maxMem
 		st.Reasons = g.reasons.String()
 		switch {
-		case g.fromCounter && g.fromPower:
+		case g.energy.FromCounter && g.energy.FromPower:
 			st.EnergyFrom = "counter+power"
-		case g.fromCounter:
+		case g.energy.FromCounter:
 			st.EnergyFrom = "counter"
-		case g.fromPower:
+		case g.energy.FromPower:
 			st.EnergyFrom = "power"
 		}
 		if st.EnergyFrom != "" {
-			e := g.energy
+			e := g.energy.J
 			st.EnergyJ = round(&e)
 		}
 		s.sum.GPUs = append(s.sum.GPUs, st)

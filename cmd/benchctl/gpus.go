@@ -78,7 +78,8 @@ starts with the host.
 
 --watch [INTERVAL] samples the GPUs every INTERVAL (default 1s, at least 100ms) until
 Ctrl-C, like nvidia-smi dmon and amd-smi monitor: power, energy since the start (the
-device's counter, or "~" and power integrated over time where there is none), graphics/SM
+device's counter, or "~" and power integrated over time where there is none or where it
+jumped; the rule a run's telemetry integrates with), graphics/SM
 and memory clocks, temperature, utilisation, memory in use and the clock-limiting reasons
 (power, thermal, reliability, other). On a terminal it redraws a table; piped, or with
 -o json, it prints one JSON line per sample: {"time": RFC 3339, "gpus": [...]}, each GPU's

@@ -91,34 +91,26 @@ func unavailableLine(u gpu.Unavailable) string {
 	return fmt.Sprintf("telemetry: GPU %d: %s unavailable: %s", u.GPU, u.Field, u.Why)
 }
 
-// energySince is a GPU's energy since the first sample: the device's counter where it
-// has one (an interval where the counter went backwards, a reset, adds nothing), else
-// power integrated over time (trapezoids).
+// energySince is a GPU's energy since the first sample, by the rule a run's telemetry
+// integrates with (gpu.Energy): the device's counter where it rose plausibly, else power
+// integrated over time (trapezoids).
 type energySince struct {
-	j        float64
-	started  bool
-	counter  *float64
-	power    *float64
-	at       time.Time
-	measured bool // the latest reading had a counter (else power is integrated)
+	e       gpu.Energy
+	started bool
+	origin  time.Time
 }
 
 func (e *energySince) add(r gpu.Reading, at time.Time) {
-	if r.Err != nil {
-		e.counter, e.power = nil, nil
-		return
+	if !e.started {
+		e.origin = at
 	}
-	switch {
-	case r.EnergyJ != nil && e.counter != nil:
-		if d := *r.EnergyJ - *e.counter; d >= 0 {
-			e.j += d
-		}
-	case r.EnergyJ == nil && r.PowerW != nil && e.power != nil:
-		e.j += (*r.PowerW + *e.power) / 2 * at.Sub(e.at).Seconds()
-	}
-	e.started, e.measured = true, r.EnergyJ != nil
-	e.counter, e.power, e.at = r.EnergyJ, r.PowerW, at
+	e.e.Add(at.Sub(e.origin).Seconds(), r)
+	e.started = e.started || r.Err == nil
 }
+
+// joules is the energy so far; measured whether the latest sample had the device's counter.
+func (e *energySince) joules() float64 { return e.e.J }
+func (e *energySince) measured() bool  { return e.e.Measured() }
 
 // watchGPU is one GPU in a JSON line. Facts the source did not give are left out.
 type watchGPU struct {
@@ -145,7 +137,7 @@ func writeWatchLine(b *bytes.Buffer, host string, at time.Time, rs []gpu.Reading
 		g := watchGPU{Index: r.Index, PowerW: r.PowerW, EnergyCounterJ: r.EnergyJ, GFXClockMHz: r.GFXClockMHz, MemClockMHz: r.MemClockMHz,
 			TemperatureC: r.TemperatureC, UtilPercent: r.UtilPercent, MemoryUsedBytes: r.MemoryUsedBytes}
 		if e := energy[r.Index]; e != nil && e.started && r.Err == nil {
-			j := e.j
+			j := e.joules()
 			g.EnergySinceStartJ = &j
 		}
 		if r.ThrottleKnown {
@@ -173,9 +165,9 @@ func writeWatchTable(b *bytes.Buffer, source string, every time.Duration, at tim
 			continue
 		}
 		e := "-"
-		if s := energy[r.Index]; s != nil && s.started && (s.measured || r.PowerW != nil) {
-			e = fmt.Sprintf("%.1f J", s.j)
-			if !s.measured {
+		if s := energy[r.Index]; s != nil && s.started && (s.measured() || r.PowerW != nil) {
+			e = fmt.Sprintf("%.1f J", s.joules())
+			if !s.measured() {
 				e = "~" + e // integrated from power
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/gpu/gputest"
 )
 
 // fakeSampler answers samples[i] on the i-th Sample and cancels the command's context on
@@ -133,17 +134,48 @@ func TestGpusWatchJSONLines(t *testing.T) {
 	}
 }
 
-// Power without an energy counter is integrated: 100 W then 120 W over one second.
-func TestEnergySinceIntegratesPower(t *testing.T) {
-	var e energySince
-	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	e.add(gpu.Reading{PowerW: p(100.0)}, at)
-	e.add(gpu.Reading{PowerW: p(120.0)}, at.Add(time.Second))
-	e.add(gpu.Reading{PowerW: p(120.0), EnergyJ: p(50.0)}, at.Add(2*time.Second)) // a counter appears: no jump
-	e.add(gpu.Reading{PowerW: p(120.0), EnergyJ: p(10.0)}, at.Add(3*time.Second)) // a reset: the interval adds nothing
-	e.add(gpu.Reading{PowerW: p(120.0), EnergyJ: p(15.0)}, at.Add(4*time.Second))
-	if e.j != 115 {
-		t.Errorf("%v J, want 110 + 5", e.j)
+// gpus --watch integrates energy by the rule a run's telemetry does: on the script every
+// integrator is held to (gputest.EnergyScript), its last line says the same joules as
+// runner's TestTelemetryEnergyIsTheWatchsEnergy.
+func TestWatchEnergyIsTheTelemetrysEnergy(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	script := gputest.EnergyScript()
+	unavail := make([][]gpu.Unavailable, len(script)+1)
+	fake := &fakeSampler{samples: script, unavail: unavail, cancel: cancel}
+	for i := range unavail {
+		unavail[i] = []gpu.Unavailable{}
+	}
+	at := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	var out, errb bytes.Buffer
+	io := streams{in: strings.NewReader(""), out: &out, err: &errb}
+	cmd := newGpusCmdDeps(io, gpusDeps{
+		detect: func(context.Context, gpu.Options) (gpu.Inventory, error) {
+			return gpu.Inventory{Vendor: "nvidia", Source: "nvml", GPUs: []gpu.GPU{{Index: 0}}}, nil
+		},
+		open:     func(context.Context, gpu.Options, gpu.Inventory) (gpu.Sampler, error) { return fake, nil },
+		now:      func() time.Time { at = at.Add(time.Second); return at },
+		lookup:   os.LookupEnv,
+		hostname: func() (string, error) { return "gpu-01", nil }})
+	cmd.SetArgs([]string{"--watch", "100ms", "-o", "json"})
+	cmd.SetOut(&errb)
+	cmd.SetErr(&errb)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(script) {
+		t.Fatalf("%d lines for %d samples:\n%s", len(lines), len(script), out.String())
+	}
+	var last struct {
+		GPUs []watchGPU `json:"gpus"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	if len(last.GPUs) != 1 || last.GPUs[0].EnergySinceStartJ == nil || *last.GPUs[0].EnergySinceStartJ != gputest.EnergyScriptJ {
+		t.Errorf("the last line: %s, want energySinceStartJ %v", lines[len(lines)-1], gputest.EnergyScriptJ)
 	}
 }
 
