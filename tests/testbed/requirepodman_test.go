@@ -10,21 +10,19 @@ import (
 	"github.com/benchctl/benchctl/tests/testbed"
 )
 
-// TestRequirePodmanHelper is run by TestRequirePodmanUnderCI in a child process: it calls
-// RequirePodman on the testbed the child's environment names. Run directly it does nothing
-// (it returns rather than skips: a CI=true run shows no skipped test).
-func TestRequirePodmanHelper(t *testing.T) {
-	if os.Getenv("BENCHCTL_REQUIRE_PODMAN_CHILD") != "1" {
-		return
-	}
-	testbed.RequirePodman(t)
-	t.Log("PODMAN PRESENT")
-}
-
 // A testbed without Podman engines (no podman.env, or one naming fewer sockets than nodes)
 // skips a Podman test, except under CI=true, where it fails: no Podman test can pass CI by
 // being skipped. With podman.env complete, the test runs.
 func TestRequirePodmanUnderCI(t *testing.T) {
+	if os.Getenv("BENCHCTL_REQUIRE_PODMAN_CHILD") == "1" {
+		// The child process this test starts: RequirePodman on the testbed its
+		// environment names, as a subtest (no test of its own counts a pass for nothing).
+		t.Run("child", func(t *testing.T) {
+			testbed.RequirePodman(t)
+			t.Log("PODMAN PRESENT")
+		})
+		return
+	}
 	dir := t.TempDir()
 	env := filepath.Join(dir, "testbed.env")
 	if err := os.WriteFile(env, []byte("export BENCHCTL_TESTBED_NODE_NAMES=n1,n2\nexport BENCHCTL_TESTBED_SOCKETS=unix:///a,unix:///b\n"+
@@ -32,7 +30,7 @@ func TestRequirePodmanUnderCI(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(ci string, fails bool) string {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestRequirePodmanHelper$", "-test.v", "-test.count=1")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestRequirePodmanUnderCI$/^child$", "-test.v", "-test.count=1")
 		cmd.Env = append(os.Environ(), "BENCHCTL_REQUIRE_PODMAN_CHILD=1", "BENCHCTL_TESTBED_ENV="+env, "CI="+ci)
 		out, err := cmd.CombinedOutput()
 		if fails != (err != nil) {
