@@ -11,17 +11,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/moby/moby/client"
-
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/workload"
 )
 
-// Engine is what capturing asks of the Docker Engine.
-type Engine interface {
-	ContainerInspect(ctx context.Context, id string, opts client.ContainerInspectOptions) (client.ContainerInspectResult, error)
-	ContainerTop(ctx context.Context, id string, opts client.ContainerTopOptions) (client.ContainerTopResult, error)
-	ServerVersion(ctx context.Context, opts client.ServerVersionOptions) (client.ServerVersionResult, error)
+// Runtime is what capturing asks of the runtime the benchmark ran in (workload.Runtime has
+// it): the process's state, the processes inside it, and what the runtime is.
+type Runtime interface {
+	Inspect(ctx context.Context, id string) (workload.State, error)
+	Top(ctx context.Context, id string) (workload.Top, error)
+	Describe(ctx context.Context) (string, error)
 }
 
 // Limits bound a report.
@@ -64,14 +64,14 @@ type Socket struct {
 // one has no GPU state, and a note says why. Every text the report quotes (the reason, the
 // log, the process table, the engine's errors) is passed through secrets, which knows the
 // job's secret values (nil: it hides credential-like NAME=value and --name value only).
-func Capture(ctx context.Context, eng Engine, id, reason string, logTail, gpus []string, secrets *manifest.TextRedactor) Report {
+func Capture(ctx context.Context, eng Runtime, id, reason string, logTail, gpus []string, secrets *manifest.TextRedactor) Report {
 	return capture(ctx, eng, id, reason, logTail, gpus, secrets, gpu.Snapshot)
 }
 
 // snapshotFunc is gpu.Snapshot; tests pass a fake.
 type snapshotFunc func(context.Context, gpu.Options) (gpu.Inventory, error)
 
-func capture(ctx context.Context, eng Engine, id, reason string, logTail, gpus []string, secrets *manifest.TextRedactor, snapshot snapshotFunc) Report {
+func capture(ctx context.Context, eng Runtime, id, reason string, logTail, gpus []string, secrets *manifest.TextRedactor, snapshot snapshotFunc) Report {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	r := Report{Reason: reason, Container: id, CapturedAt: time.Now().UTC(), GPUs: gpus, LogTail: bound(redactLines(logTail, secrets))}
@@ -123,55 +123,32 @@ func (r *Report) note(what string, err error) {
 	r.NotCaptured = append(r.NotCaptured, fmt.Sprintf("%s: %v", what, err))
 }
 
-// podmanTopArgs are the AIX format descriptors asked of Podman's top: with them Podman reads
-// the container's processes from /proc itself; with no ps_args (Docker's default, ps -ef on
-// the host) Podman 4 runs ps inside the container, which an image without ps lacks (the
-// answer then has no body: "processes: EOF").
-var podmanTopArgs = []string{"pid,ppid,user,etime,args"}
-
-// isPodman says whether an engine's version names Podman (a component "Podman Engine").
-func isPodman(v client.ServerVersionResult) bool {
-	for _, c := range v.Components {
-		if strings.HasPrefix(strings.ToLower(c.Name), "podman") {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *Report) container(ctx context.Context, eng Engine, id string) {
-	var topOpts client.ContainerTopOptions
-	if v, err := eng.ServerVersion(ctx, client.ServerVersionOptions{}); err == nil {
-		r.EngineVersion = v.Version + " (API " + v.APIVersion + ")"
-		if isPodman(v) {
-			r.EngineVersion = "Podman Engine " + r.EngineVersion
-			topOpts.Arguments = podmanTopArgs
-		}
+func (r *Report) container(ctx context.Context, eng Runtime, id string) {
+	if d, err := eng.Describe(ctx); err == nil {
+		r.EngineVersion = d
 	} else {
 		r.note("engine version", err)
 	}
-	insp, err := eng.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	st, err := eng.Inspect(ctx, id)
 	if err != nil {
 		r.note("container state", err)
 		return
 	}
-	if st := insp.Container.State; st != nil {
-		r.Running, r.ExitCode, r.OOMKilled, r.StateError = st.Running, st.ExitCode, st.OOMKilled, st.Error
-		if st.Running {
-			if top, err := eng.ContainerTop(ctx, id, topOpts); err == nil {
-				r.ProcessTitles = top.Titles
-				r.Processes = slices.Clone(top.Processes[:min(len(top.Processes), MaxProcesses)])
-			} else {
-				r.note("processes", err)
-			}
-			if socks, err := listening(st.Pid); err == nil {
-				r.Sockets = socks
-			} else {
-				r.note("listening sockets", err)
-			}
+	r.Running, r.ExitCode, r.OOMKilled, r.StateError = st.Running, st.ExitCode, st.OOMKilled, st.Error
+	if st.Running {
+		if top, err := eng.Top(ctx, id); err == nil {
+			r.ProcessTitles = top.Titles
+			r.Processes = slices.Clone(top.Processes[:min(len(top.Processes), MaxProcesses)])
 		} else {
-			r.NotCaptured = append(r.NotCaptured, "processes and sockets: the container had already exited")
+			r.note("processes", err)
 		}
+		if socks, err := listening(st.Pid); err == nil {
+			r.Sockets = socks
+		} else {
+			r.note("listening sockets", err)
+		}
+	} else {
+		r.NotCaptured = append(r.NotCaptured, "processes and sockets: the container had already exited")
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/workload/engine"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 )
 
 // exited is an engine whose container exited with code 3.
-type exited struct{}
+type exited struct{ Engine }
 
 func (exited) ServerVersion(context.Context, client.ServerVersionOptions) (client.ServerVersionResult, error) {
 	return client.ServerVersionResult{Version: "28.0.1", APIVersion: "1.48"}, nil
@@ -39,7 +40,7 @@ func TestCaptureTakesTheGPUState(t *testing.T) {
 				Processes: []gpu.Process{{PID: 4242, Name: "python3", MemoryBytes: 12 << 30, Container: "bench-r0"}, {PID: 4343, Name: "rccl-tests", MemoryBytes: 256 << 20}}}},
 		}}, nil
 	}
-	r := capture(context.Background(), exited{}, "c1", "exited with code 3", []string{"boom"}, []string{"0 AMD Instinct MI300X (0000:0c:00.0)"}, nil, snapshot)
+	r := capture(context.Background(), engine.New(exited{}), "c1", "exited with code 3", []string{"boom"}, []string{"0 AMD Instinct MI300X (0000:0c:00.0)"}, nil, snapshot)
 	if r.GPUState == nil || len(r.GPUState.GPUs) != 2 || r.GPUState.GPUs[1].Processes[0].PID != 4242 {
 		t.Fatalf("gpu state %+v", r.GPUState)
 	}
@@ -55,12 +56,12 @@ func TestCaptureTakesTheGPUState(t *testing.T) {
 	none := func(context.Context, gpu.Options) (gpu.Inventory, error) {
 		return gpu.Inventory{}, fmt.Errorf("%w by a GPU management library (AMD SMI: libamd_smi.so not found; NVML: no driver)", gpu.ErrNotFound)
 	}
-	r = capture(context.Background(), exited{}, "c1", "exited with code 3", nil, []string{"0 NVIDIA H100"}, nil, none)
+	r = capture(context.Background(), engine.New(exited{}), "c1", "exited with code 3", nil, []string{"0 NVIDIA H100"}, nil, none)
 	if r.GPUState != nil || !strings.Contains(strings.Join(r.NotCaptured, "\n"), "gpu state: no GPUs found by a GPU management library") {
 		t.Fatalf("%+v", r)
 	}
 	asked := false
-	r = capture(context.Background(), exited{}, "c1", "x", nil, nil, nil, func(context.Context, gpu.Options) (gpu.Inventory, error) {
+	r = capture(context.Background(), engine.New(exited{}), "c1", "x", nil, nil, nil, func(context.Context, gpu.Options) (gpu.Inventory, error) {
 		asked = true
 		return gpu.Inventory{}, nil
 	})

@@ -3,6 +3,7 @@ package diagnostics
 import (
 	"context"
 	"errors"
+	"github.com/benchctl/benchctl/workload/engine"
 	"io"
 	"strings"
 	"testing"
@@ -49,7 +50,7 @@ func TestCaptureListsProcessesOnPodman(t *testing.T) {
 		return gpu.Inventory{}, errors.New("no GPUs")
 	}
 	eng := &podmanTopEngine{}
-	r := capture(context.Background(), eng, "c1", "timed out after 3s", nil, nil, nil, noGPU)
+	r := capture(context.Background(), engine.New(eng), "c1", "timed out after 3s", nil, nil, nil, noGPU)
 	if len(r.Processes) != 1 || !strings.Contains(strings.Join(r.Processes[0], " "), "/dummy") {
 		t.Errorf("processes %v, not captured %v; want /dummy listed", r.Processes, r.NotCaptured)
 	}
@@ -61,7 +62,7 @@ func TestCaptureListsProcessesOnPodman(t *testing.T) {
 	}
 	// Docker: no arguments (its default, ps -ef on the host).
 	d := &dockerTopEngine{}
-	capture(context.Background(), d, "c1", "timed out", nil, nil, nil, noGPU)
+	capture(context.Background(), engine.New(d), "c1", "timed out", nil, nil, nil, noGPU)
 	if len(d.asked) != 1 || len(d.asked[0]) != 0 {
 		t.Errorf("Docker was asked top with %v, want no arguments", d.asked)
 	}

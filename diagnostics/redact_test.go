@@ -2,6 +2,7 @@ package diagnostics
 
 import (
 	"context"
+	"github.com/benchctl/benchctl/workload/engine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,7 +46,7 @@ func TestDiagnosticsAreRedactedAndPrivate(t *testing.T) {
 	}
 	red := manifest.NewTextRedactor(manifest.SecretValues([]manifest.EnvVar{{Name: "HF_TOKEN", Value: known, Secret: true}})...)
 	noGPU := func(context.Context, gpu.Options) (gpu.Inventory, error) { return gpu.Inventory{}, nil }
-	r := capture(context.Background(), topEngine{}, "c1", "exit code 1 after --token "+known, logTail, nil, red, noGPU)
+	r := capture(context.Background(), engine.New(topEngine{}), "c1", "exit code 1 after --token "+known, logTail, nil, red, noGPU)
 	dir := filepath.Join(t.TempDir(), jobdir.DiagRel("b"))
 	if err := r.Write(dir); err != nil {
 		t.Fatal(err)

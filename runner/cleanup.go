@@ -9,19 +9,19 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/workload"
 )
 
 // ContainerCleaner is what finding and removing a job's containers asks of the engine.
 type ContainerCleaner interface {
-	ContainerList(ctx context.Context, opts client.ContainerListOptions) (client.ContainerListResult, error)
-	ContainerRemove(ctx context.Context, id string, opts client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
+	List(ctx context.Context, labels map[string]string) ([]workload.Process, error)
+	Remove(ctx context.Context, id string) error
 }
 
-var _ ContainerCleaner = (*client.Client)(nil)
+var _ ContainerCleaner = workload.Runtime(nil)
 
 // engineCallTimeout bounds one Engine call of a cleanup: an engine that does not answer
 // must not hold a node past Slurm's KillWait.
@@ -47,16 +47,13 @@ func JobContainers(ctx context.Context, eng ContainerCleaner, job string) ([]Job
 func jobContainers(ctx context.Context, eng ContainerCleaner, job string, timeout time.Duration) ([]JobContainer, error) {
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := eng.ContainerList(lctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", LabelJob+"="+job)})
+	items, err := eng.List(lctx, map[string]string{LabelJob: job})
 	if err != nil {
 		return nil, fmt.Errorf("listing the containers of job %s: %w", job, err)
 	}
-	out := make([]JobContainer, 0, len(res.Items))
-	for _, c := range res.Items {
-		jc := JobContainer{ID: c.ID, Benchmark: c.Labels[LabelBenchmark], State: string(c.State), Attempt: -1, Rank: -1}
-		if len(c.Names) > 0 {
-			jc.Name = trimSlash(c.Names[0])
-		}
+	out := make([]JobContainer, 0, len(items))
+	for _, c := range items {
+		jc := JobContainer{ID: c.ID, Benchmark: c.Labels[LabelBenchmark], State: c.State, Attempt: -1, Rank: -1, Name: c.Name}
 		if a, err := strconv.Atoi(c.Labels[LabelAttempt]); err == nil {
 			jc.Attempt = a
 		}
@@ -78,19 +75,12 @@ func jobContainers(ctx context.Context, eng ContainerCleaner, job string, timeou
 	return out, nil
 }
 
-func trimSlash(s string) string {
-	if len(s) > 0 && s[0] == '/' {
-		return s[1:]
-	}
-	return s
-}
-
 // removeContainers force-removes containers, each call bounded; a failure is recorded in
 // the container's Error.
 func removeContainers(ctx context.Context, eng ContainerCleaner, cs []JobContainer, timeout time.Duration) []JobContainer {
 	for i := range cs {
 		rctx, cancel := context.WithTimeout(ctx, timeout)
-		_, err := eng.ContainerRemove(rctx, cs[i].ID, client.ContainerRemoveOptions{Force: true})
+		err := eng.Remove(rctx, cs[i].ID)
 		cancel()
 		if err != nil {
 			cs[i].Error = err.Error()

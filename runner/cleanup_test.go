@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"github.com/benchctl/benchctl/workload/engine"
 	"io"
 	"os"
 	"strings"
@@ -75,7 +76,7 @@ func startHanging(t *testing.T, ctx context.Context, bud budget) (<-chan execRes
 	files := testFiles(t, "b")
 	done := make(chan execResult, 1)
 	go func() {
-		done <- runContainer(ctx, eng, Spec{Name: "benchctl-1-0-r0-b", Image: "img", Command: []string{"/b"}}, time.Hour, files, io.Discard, bud, nil)
+		done <- runContainer(ctx, engine.New(eng), Spec{Name: "benchctl-1-0-r0-b", Image: "img", Command: []string{"/b"}}, time.Hour, files, io.Discard, bud, nil)
 	}()
 	return done, eng
 }
@@ -144,6 +145,7 @@ func TestSecondSignalRemovesAtOnce(t *testing.T) {
 
 // fakeCleaner lists containers of two attempts and removes them, one with an error.
 type fakeCleaner struct {
+	ContainerEngine
 	items   []container.Summary
 	removed []string
 	failID  string
@@ -199,7 +201,7 @@ func TestCleanupRemovesContainersAndRecordsLostNodes(t *testing.T) {
 	}
 	eng := &fakeCleaner{items: []container.Summary{summary("a", "0", "0"), summary("b", "1", "0"), summary("c", "1", "1")}, failID: "c"}
 	start := time.Now()
-	res, err := Cleanup(context.Background(), CleanupOptions{Job: "77", SharedDir: shared, Host: "n1", Outcome: jobdir.OutcomeLost, Engine: eng})
+	res, err := Cleanup(context.Background(), CleanupOptions{Job: "77", SharedDir: shared, Host: "n1", Outcome: jobdir.OutcomeLost, Engine: engine.New(eng)})
 	if time.Since(start) > 5*time.Second {
 		t.Fatal("cleanup hung")
 	}
@@ -234,7 +236,7 @@ func TestCleanupRemovesContainersAndRecordsLostNodes(t *testing.T) {
 // A cleanup on an engine that does not answer ends within its call timeout.
 func TestCleanupWithAHangingEngineIsBounded(t *testing.T) {
 	start := time.Now()
-	_, err := Cleanup(context.Background(), CleanupOptions{Job: "77", Outcome: jobdir.OutcomeLost, Engine: &hangingEngine{}, CallTimeout: 200 * time.Millisecond})
+	_, err := Cleanup(context.Background(), CleanupOptions{Job: "77", Outcome: jobdir.OutcomeLost, Engine: engine.New(&hangingEngine{}), CallTimeout: 200 * time.Millisecond})
 	if err == nil || time.Since(start) > 2*time.Second {
 		t.Fatalf("took %v, err %v", time.Since(start), err)
 	}

@@ -7,16 +7,16 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/workload/engine"
 )
 
 // Engine is what a node's run asks of this node's Docker Engine: the image phase's calls
-// (image.Engine), the benchmark containers' (ContainerEngine), finding an earlier attempt's
-// containers (ContainerList, with ContainerEngine's ContainerRemove), and Close when the run
-// ends. Tests give Run a fake through Options.Engine.
+// (image.Engine), the calls of the benchmark's runtime (engine.API: its containers run
+// through workload/engine's Runtime), and Close when the run ends. Tests give Run a fake
+// through Options.Engine.
 type Engine interface {
 	image.Engine
-	ContainerEngine
-	ContainerList(ctx context.Context, opts client.ContainerListOptions) (client.ContainerListResult, error)
+	engine.API
 	io.Closer
 }
 
@@ -31,7 +31,6 @@ type DoctorEngine interface {
 }
 
 var (
-	_ Engine           = (*client.Client)(nil)
-	_ DoctorEngine     = (*client.Client)(nil)
-	_ ContainerCleaner = Engine(nil)
+	_ Engine       = (*client.Client)(nil)
+	_ DoctorEngine = (*client.Client)(nil)
 )

@@ -7,11 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	units "github.com/docker/go-units"
-	"github.com/moby/moby/api/types/container"
 
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/workload"
 )
 
 // hostFacts are what bounds a container's resource limits on an engine (tests give their
@@ -144,15 +143,15 @@ var podmanDefaultLimits = []string{"nofile", "nproc"}
 // permitted". So where this process may not raise its limits, the container asks for
 // the engine's hard limits instead (the most it can have; see limitFacts). A limit the manifest asks for
 // above them cannot be given by a rootless engine: refused, saying so.
-func adaptToEngine(id image.Identity, hc *container.HostConfig, h hostFacts) error {
+func adaptToEngine(id image.Identity, p *workload.Spec, h hostFacts) error {
 	if !id.Podman() {
 		return nil
 	}
-	asked := map[string]*units.Ulimit{}
-	for _, u := range hc.Ulimits {
-		asked[u.Name] = u
+	asked := map[string]bool{}
+	for _, u := range p.Ulimits {
+		asked[u.Name] = true
 	}
-	for _, u := range hc.Ulimits {
+	for _, u := range p.Ulimits {
 		if err := overEngineLimit(id, u.Name, u.Soft, u.Hard, h); err != nil {
 			return err
 		}
@@ -167,7 +166,7 @@ func adaptToEngine(id image.Identity, hc *container.HostConfig, h hostFacts) err
 		if _, set := asked[name]; set || !ok {
 			continue
 		}
-		hc.Ulimits = append(hc.Ulimits, &units.Ulimit{Name: name, Soft: int64(hard), Hard: int64(hard)})
+		p.Ulimits = append(p.Ulimits, manifest.Limit{Name: name, Soft: int64(hard), Hard: int64(hard)})
 	}
 	return nil
 }

@@ -2,12 +2,14 @@ package runner
 
 import (
 	"errors"
+	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/workload"
+	"github.com/benchctl/benchctl/workload/engine"
 	"strconv"
 	"strings"
 	"testing"
 
 	units "github.com/docker/go-units"
-	"github.com/moby/moby/api/types/container"
 
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/exitcode"
@@ -19,13 +21,18 @@ var (
 	dockerEngine   = image.Identity{Kind: image.KindDocker, Name: "Docker Engine", Version: "20.10.24", APIVersion: "1.41"}
 )
 
-func hostConfigWith(u ...*units.Ulimit) *container.HostConfig {
-	hc := &container.HostConfig{}
-	hc.Ulimits = u
-	return hc
+// hostConfigWith is a process asking for ulimits u.
+func hostConfigWith(u ...*units.Ulimit) *workload.Spec {
+	p := &workload.Spec{}
+	for _, l := range u {
+		p.Ulimits = append(p.Ulimits, manifest.Limit{Name: l.Name, Soft: l.Soft, Hard: l.Hard})
+	}
+	return p
 }
 
-func ulimitsOf(hc *container.HostConfig) string {
+// ulimitsOf is the ulimits the engine gets for p, as docker writes them (nofile=1024:4096).
+func ulimitsOf(p *workload.Spec) string {
+	_, hc := engine.Config(*p)
 	var s []string
 	for _, u := range hc.Ulimits {
 		s = append(s, u.String())

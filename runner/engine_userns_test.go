@@ -57,13 +57,13 @@ func TestKeepIDMode(t *testing.T) {
 		}
 	}
 	s := Spec{Name: "c", Image: "i", Command: []string{"/b"}, UserNS: "keep-id:uid=1000,gid=1000"}
-	if _, hc := s.Config(); hc.UsernsMode != "keep-id:uid=1000,gid=1000" {
+	if _, hc := configOf(s); hc.UsernsMode != "keep-id:uid=1000,gid=1000" {
 		t.Errorf("HostConfig.UsernsMode = %q", hc.UsernsMode)
 	}
 	if cmd := s.DockerRun(); !strings.Contains(cmd, "--userns keep-id:uid=1000,gid=1000") {
 		t.Errorf("docker run line lacks --userns: %s", cmd)
 	}
-	if _, hc := (Spec{Name: "c", Image: "i", Command: []string{"/b"}}).Config(); hc.UsernsMode != "" {
+	if _, hc := configOf(Spec{Name: "c", Image: "i", Command: []string{"/b"}}); hc.UsernsMode != "" {
 		t.Errorf("no mode asked, got %q", hc.UsernsMode)
 	}
 }

@@ -11,28 +11,11 @@ import (
 	"sync"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/client"
-
 	"github.com/benchctl/benchctl/diagnostics"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/workload"
 )
-
-// ContainerEngine is what running a benchmark asks of the Docker Engine.
-type ContainerEngine interface {
-	diagnostics.Engine
-	ContainerCreate(ctx context.Context, opts client.ContainerCreateOptions) (client.ContainerCreateResult, error)
-	ContainerStart(ctx context.Context, id string, opts client.ContainerStartOptions) (client.ContainerStartResult, error)
-	ContainerLogs(ctx context.Context, id string, opts client.ContainerLogsOptions) (client.ContainerLogsResult, error)
-	ContainerWait(ctx context.Context, id string, opts client.ContainerWaitOptions) client.ContainerWaitResult
-	ContainerStop(ctx context.Context, id string, opts client.ContainerStopOptions) (client.ContainerStopResult, error)
-	ContainerRemove(ctx context.Context, id string, opts client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
-}
-
-var _ ContainerEngine = (*client.Client)(nil)
 
 // execResult is how one container ended.
 type execResult struct {
@@ -171,33 +154,26 @@ func (b budget) cancelTotal() time.Duration {
 // reap, when not nil, is handed the removal of the ended container instead of it being done
 // before runContainer returns: a job walking trials removes a trial's container while the
 // ranks meet for the next one (and waits for every removal before it ends).
-func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout time.Duration, files nodeFiles, stream io.Writer, bud budget, reap func(remove func())) execResult {
-	cfg, hc := spec.Config()
-	if err := adaptToEngine(spec.Engine, hc, thisHost(spec.Engine)); err != nil {
+func runContainer(ctx context.Context, rt workload.Runtime, spec Spec, timeout time.Duration, files nodeFiles, stream io.Writer, bud budget, reap func(remove func())) execResult {
+	proc := spec.Process()
+	if err := adaptToEngine(spec.Engine, &proc, thisHost(spec.Engine)); err != nil {
 		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("container %s: %w", spec.Name, err)}
 	}
 	bg := context.WithoutCancel(ctx)
-	created, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: spec.Name})
-	if err != nil && cerrdefs.IsConflict(err) {
-		// A container of the same name is left from a crashed earlier run of this attempt:
-		// removed, and the create tried once more.
-		pctx, cancel := context.WithTimeout(bg, bud.remove)
-		_, _ = eng.ContainerRemove(pctx, spec.Name, client.ContainerRemoveOptions{Force: true})
-		cancel()
-		created, err = eng.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: spec.Name})
-	}
+	// A container of the same name left from a crashed earlier run of this attempt is
+	// removed by the runtime, and the create tried once more.
+	id, err := rt.Create(ctx, proc)
 	if err != nil {
 		if res, stopped := interrupted(ctx); stopped {
 			return res
 		}
 		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("creating container %s: %w", spec.Name, startHint(spec.Engine, err))}
 	}
-	id := created.ID
 	defer func() {
 		remove := func() {
 			rctx, cancel := context.WithTimeout(bg, bud.remove)
 			defer cancel()
-			_, _ = eng.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true})
+			_ = rt.Remove(rctx, id)
 		}
 		if reap != nil {
 			reap(remove)
@@ -213,29 +189,26 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 	tail := &lineTail{n: diagnostics.MaxLogLines}
 	out := io.MultiWriter(logFile, tail, stream)
 
-	wait := eng.ContainerWait(bg, id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
-	if _, err := eng.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
+	wait := rt.Wait(bg, id)
+	if err := rt.Start(ctx, id); err != nil {
 		if res, stopped := interrupted(ctx); stopped {
 			return res
 		}
 		res := execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("starting container %s: %w", spec.Name, startHint(spec.Engine, err))}
 		dctx, cancel := context.WithTimeout(bg, bud.diag)
-		res.DiagDir = capture(dctx, eng, id, "the container did not start: "+err.Error(), tail, spec, files)
+		res.DiagDir = capture(dctx, rt, id, "the container did not start: "+err.Error(), tail, spec, files)
 		cancel()
 		return res
 	}
 	logsDone := make(chan struct{})
 	go func() {
 		defer close(logsDone)
-		rc, err := eng.ContainerLogs(bg, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
+		bw := bufio.NewWriter(out)
+		err := rt.Logs(bg, id, flushWriter{bw})
+		bw.Flush()
 		if err != nil {
 			fmt.Fprintf(out, "benchctl: cannot read the container's log: %v\n", err)
-			return
 		}
-		defer rc.Close()
-		bw := bufio.NewWriter(out)
-		_, _ = stdcopy.StdCopy(flushWriter{bw}, flushWriter{bw}, rc)
-		bw.Flush()
 	}()
 
 	timer := time.NewTimer(timeout)
@@ -254,14 +227,16 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 			}
 		}()
 		dctx, cancel := context.WithTimeout(fctx, bud.diag)
-		res.DiagDir = capture(dctx, eng, id, reason, tail, spec, files) // while it still runs
+		res.DiagDir = capture(dctx, rt, id, reason, tail, spec, files) // while it still runs
 		cancel()
 		sctx, cancel := context.WithTimeout(fctx, time.Duration(grace)*time.Second+bud.stopSlack)
-		_, _ = eng.ContainerStop(sctx, id, client.ContainerStopOptions{Timeout: &grace})
+		_ = rt.Stop(sctx, id, time.Duration(grace)*time.Second)
 		cancel()
 		select {
-		case r := <-wait.Result:
-			res.ExitCode = int(r.StatusCode)
+		case r := <-wait:
+			if r.Err == nil {
+				res.ExitCode = r.Code
+			}
 		case <-time.After(bud.waitSlack):
 		case <-fctx.Done():
 		}
@@ -273,22 +248,23 @@ func runContainer(ctx context.Context, eng ContainerEngine, spec Spec, timeout t
 		return res
 	}
 	select {
-	case r := <-wait.Result:
+	case r := <-wait:
+		if r.Err != nil {
+			return stop("failure", fmt.Sprintf("waiting for the container failed: %v", r.Err), bud.stopGrace)
+		}
 		select { // the end of the log, bounded
 		case <-logsDone:
 		case <-time.After(2 * bud.waitSlack):
 		}
-		if r.StatusCode == 0 {
+		if r.Code == 0 {
 			return execResult{Outcome: "success"}
 		}
-		reason := fmt.Sprintf("exited with code %d", r.StatusCode)
-		res := execResult{Outcome: "failure", ExitCode: int(r.StatusCode), Err: errors.New(reason)}
+		reason := fmt.Sprintf("exited with code %d", r.Code)
+		res := execResult{Outcome: "failure", ExitCode: r.Code, Err: errors.New(reason)}
 		dctx, cancel := context.WithTimeout(bg, bud.diag)
-		res.DiagDir = capture(dctx, eng, id, reason, tail, spec, files)
+		res.DiagDir = capture(dctx, rt, id, reason, tail, spec, files)
 		cancel()
 		return res
-	case err := <-wait.Error:
-		return stop("failure", fmt.Sprintf("waiting for the container failed: %v", err), bud.stopGrace)
 	case <-timer.C:
 		return stop("timeout", fmt.Sprintf("timed out after %s (benchmarks[].timeout)", timeout), bud.stopGrace)
 	case <-ctx.Done():
@@ -356,8 +332,8 @@ func statusError(spec Spec, err error) string {
 }
 
 // capture writes diagnostics and returns their folder ("" if nothing could be written).
-func capture(ctx context.Context, eng ContainerEngine, id, reason string, tail *lineTail, spec Spec, files nodeFiles) string {
-	rep := diagnostics.Capture(ctx, eng, id, reason, tail.get(), spec.GPU.Describe(), redactorOf(spec))
+func capture(ctx context.Context, rt workload.Runtime, id, reason string, tail *lineTail, spec Spec, files nodeFiles) string {
+	rep := diagnostics.Capture(ctx, rt, id, reason, tail.get(), spec.GPU.Describe(), redactorOf(spec))
 	if err := files.writeDiag(rep); err != nil {
 		return ""
 	}

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/moby/moby/api/types/container"
 
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/workload"
 )
 
 // GPUError is a GPU request this node cannot satisfy (invalid input for this node).
@@ -102,7 +102,7 @@ func access(acc GPUAccess, sel []gpu.GPU) (GPUAccess, error) {
 		for i, s := range sel {
 			devIDs[i] = nvidiaID(s)
 		}
-		acc.Requests = []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: devIDs, Capabilities: [][]string{{"gpu"}}}}
+		acc.Requests = []workload.GPURequest{{Driver: "nvidia", DeviceIDs: devIDs, Capabilities: [][]string{{"gpu"}}}}
 		// NVIDIA_VISIBLE_DEVICES is the NVIDIA Container Toolkit's input and names host GPUs,
 		// as the device request and the CDI devices do; benchctl sets no CUDA_VISIBLE_DEVICES:
 		// the container's CUDA counts the GPUs it has from 0.

@@ -11,12 +11,12 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/workload"
 )
 
 // Engine names EngineFacts knows.
@@ -96,7 +96,7 @@ const (
 // through the Engine API and the node's CDI specs name every selected GPU; else the NVIDIA
 // device request (driver nvidia, the GPUs' UUIDs). Podman drops the NVIDIA device request,
 // so there no CDI is a *GPUError saying what to change, not a container without GPUs.
-func NVIDIARequests(f EngineFacts, specs gpu.CDISpecs, sel []gpu.GPU) ([]container.DeviceRequest, GPUPath, error) {
+func NVIDIARequests(f EngineFacts, specs gpu.CDISpecs, sel []gpu.GPU) ([]workload.GPURequest, GPUPath, error) {
 	path := GPUPath{SpecProblems: specs.Problems, SpecLinks: specs.Links}
 	where := strings.Join(specs.Dirs, ", ")
 	cdi, badSpec := cdiNames(specs, sel, where)
@@ -115,7 +115,7 @@ func NVIDIARequests(f EngineFacts, specs gpu.CDISpecs, sel []gpu.GPU) ([]contain
 	}
 	if whyNot == "" {
 		path.Way, path.Why = "cdi", "CDI devices: "+f.String()+" takes them and the specs in "+where+" name every selected GPU"
-		return []container.DeviceRequest{{Driver: "cdi", DeviceIDs: cdi}}, path, nil
+		return []workload.GPURequest{{Driver: "cdi", DeviceIDs: cdi}}, path, nil
 	}
 	if f.Engine == EnginePodman {
 		fix := "generate a CDI spec on this node (sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)"
@@ -130,7 +130,7 @@ func NVIDIARequests(f EngineFacts, specs gpu.CDISpecs, sel []gpu.GPU) ([]contain
 		ids[i] = nvidiaID(g)
 	}
 	path.Way, path.Why = "nvidia device request", "the NVIDIA device request (NVIDIA Container Toolkit's runtime hook): "+whyNot
-	return []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: ids, Capabilities: [][]string{{"gpu"}}}}, path, nil
+	return []workload.GPURequest{{Driver: "nvidia", DeviceIDs: ids, Capabilities: [][]string{{"gpu"}}}}, path, nil
 }
 
 // parenthesised is " (s)", or "" for "".

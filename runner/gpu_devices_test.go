@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/workload"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/system"
 	"github.com/moby/moby/client"
 
@@ -96,21 +96,21 @@ func TestNVIDIARequestsByEngineAndSpecs(t *testing.T) {
 	podman := EngineFacts{Engine: EnginePodman, Version: "5.4.2", APIVersion: "1.41", InfoKnown: true}
 	old := EngineFacts{Engine: EnginePodman, Version: "4.3.1", APIVersion: "1.41", InfoKnown: true}
 	u0, u1 := nvidiaGPUs(2)[0].UUID, nvidiaGPUs(2)[1].UUID
-	nv := func(ids ...string) []container.DeviceRequest {
-		return []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: ids, Capabilities: [][]string{{"gpu"}}}}
+	nv := func(ids ...string) []workload.GPURequest {
+		return []workload.GPURequest{{Driver: "nvidia", DeviceIDs: ids, Capabilities: [][]string{{"gpu"}}}}
 	}
-	cdi := func(ids ...string) []container.DeviceRequest {
+	cdi := func(ids ...string) []workload.GPURequest {
 		for i := range ids {
 			ids[i] = "nvidia.com/gpu=" + ids[i]
 		}
-		return []container.DeviceRequest{{Driver: "cdi", DeviceIDs: ids}}
+		return []workload.GPURequest{{Driver: "cdi", DeviceIDs: ids}}
 	}
 	cases := []struct {
 		name  string
 		f     EngineFacts
 		specs string
 		gpus  []gpu.GPU
-		want  []container.DeviceRequest
+		want  []workload.GPURequest
 		why   string // in the path's Why, or the error
 	}{
 		{"docker 28, specs by index", docker("28.0.1", "1.48", true), "index", nvidiaGPUs(2), cdi("0", "1"), "name every selected GPU"},
@@ -261,7 +261,7 @@ func TestEngineGPUsReachTheSpec(t *testing.T) {
 	if err := r.engineGPUs(context.Background(), eng, g); err != nil {
 		t.Fatal(err)
 	}
-	want := []container.DeviceRequest{{Driver: "cdi", DeviceIDs: []string{"nvidia.com/gpu=0", "nvidia.com/gpu=1"}}}
+	want := []workload.GPURequest{{Driver: "cdi", DeviceIDs: []string{"nvidia.com/gpu=0", "nvidia.com/gpu=1"}}}
 	if !reflect.DeepEqual(g.Requests, want) || !reflect.DeepEqual(g.access[0].Requests, want) || g.access[1].Requests[0].DeviceIDs[0] != "nvidia.com/gpu=0" || len(g.access[1].Requests[0].DeviceIDs) != 1 {
 		t.Fatalf("%+v / %+v / %+v", g.Requests, g.access[0].Requests, g.access[1].Requests)
 	}
@@ -273,7 +273,8 @@ func TestEngineGPUsReachTheSpec(t *testing.T) {
 	if run := spec.DockerRun(); !strings.Contains(run, "--device nvidia.com/gpu=0 --device nvidia.com/gpu=1") || strings.Contains(run, "--gpus") {
 		t.Errorf("docker run: %s", run)
 	}
-	if _, hc := spec.Config(); !reflect.DeepEqual(hc.DeviceRequests, want) {
+	if _, hc := configOf(spec); !reflect.DeepEqual(spec.Process().GPURequests, want) || len(hc.DeviceRequests) != 1 ||
+		hc.DeviceRequests[0].Driver != "cdi" || !reflect.DeepEqual(hc.DeviceRequests[0].DeviceIDs, want[0].DeviceIDs) {
 		t.Errorf("host config %+v", hc.DeviceRequests)
 	}
 	// Podman 4.3 with NVIDIA GPUs: refused before any container, not a GPU-less run.

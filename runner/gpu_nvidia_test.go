@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"github.com/benchctl/benchctl/workload/engine"
 	"io"
 	"net"
 	"net/http"
@@ -120,7 +121,7 @@ func TestNVIDIADeviceRequestsReachTheEngine(t *testing.T) {
 			spec := BuildSpec(m, b, n, "img:1", "k", t.TempDir(), acc, []string{"CUDA_VISIBLE_DEVICES=3"})
 
 			eng, creates := createRecorder(t)
-			res := runContainer(context.Background(), eng, spec, time.Minute, testFiles(t, "b"), io.Discard, testBudget, nil)
+			res := runContainer(context.Background(), engine.New(eng), spec, time.Minute, testFiles(t, "b"), io.Discard, testBudget, nil)
 			if res.Err == nil || !strings.Contains(res.Err.Error(), "stub engine: stop here") {
 				t.Fatalf("runContainer: %+v", res)
 			}

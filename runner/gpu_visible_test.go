@@ -14,7 +14,7 @@ import (
 func containerEnv(t *testing.T, m *manifest.Manifest, acc GPUAccess, environ []string) map[string]string {
 	t.Helper()
 	spec := BuildSpec(m, manifest.Benchmark{Name: "b", Command: []string{"/run"}}, Node{JobID: "1", World: 1, Host: "n"}, "img", "k", t.TempDir(), acc, environ)
-	cfg, _ := spec.Config()
+	cfg, _ := configOf(spec)
 	env := map[string]string{}
 	for _, kv := range cfg.Env {
 		k, v, _ := strings.Cut(kv, "=")

@@ -122,7 +122,7 @@ func TestExtraOptionsReachTheEngine(t *testing.T) {
 	acc := amdNode(1)
 	acc.GroupAdd = []string{"44"}
 	spec := BuildSpec(m, manifest.Benchmark{Name: "b", Command: []string{"x"}}, Node{World: 1}, "img", "", "/r", acc, nil)
-	_, hc := spec.Config()
+	_, hc := configOf(spec)
 	if !slicesEqual(hc.SecurityOpt, []string{"seccomp=unconfined"}) || !slicesEqual(hc.GroupAdd, []string{"44", "video"}) {
 		t.Fatalf("host config: security %v groups %v", hc.SecurityOpt, hc.GroupAdd)
 	}

@@ -56,7 +56,7 @@ func TestPlanNeverPrintsCredentials(t *testing.T) {
 	}
 	// The container itself gets the values.
 	spec := BuildSpec(m, m.Benchmarks[0], Node{JobID: "1", World: 1}, "busybox", "", "/r", GPUAccess{Vendor: "none"}, environ)
-	cfg, _ := spec.Config()
+	cfg, _ := configOf(spec)
 	if env := strings.Join(cfg.Env, "\n"); !strings.Contains(env, "AUTH_HEADER=Bearer "+token+"\n") || !strings.Contains(env, "KEY=openai-value") {
 		t.Errorf("container env lacks the values")
 	}

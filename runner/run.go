@@ -21,6 +21,8 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/logscan"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/workload"
+	"github.com/benchctl/benchctl/workload/engine"
 )
 
 // Options configure Run and Plan.
@@ -56,6 +58,18 @@ type Options struct {
 	Catalog Catalog
 	// Node is this process's place in the job (scheduler.DetectNode): required.
 	Node Node
+	// Runtime, when set, is the runtime the benchmarks' processes run in, made from the
+	// node's engine (nil: workload/engine's, the engine's containers). Tests hand in a fake
+	// to make its calls fail or hang.
+	Runtime func(Engine) workload.Runtime
+}
+
+// runtime is the Runtime of the node's engine.
+func (o Options) runtime(eng Engine) workload.Runtime {
+	if o.Runtime != nil {
+		return o.Runtime(eng)
+	}
+	return engine.New(eng)
 }
 
 // Result is what Run did on this node.
@@ -207,6 +221,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 
 // nodeRun is one node's run in progress.
 type nodeRun struct {
+	rt workload.Runtime // where the benchmarks' processes run
 	o       Options
 	log     *slog.Logger
 	node    Node
@@ -284,6 +299,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		return err
 	}
 	defer eng.Close()
+	r.rt = r.o.runtime(eng)
 	if r.engine, err = r.identifyEngine(ctx, eng); err != nil {
 		r.fail(err, exitcode.Of(err))
 		return err
@@ -301,7 +317,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		r.fail(err, exitcode.Of(err))
 		return err
 	}
-	r.removeLeftovers(ctx, eng)
+	r.removeLeftovers(ctx, r.rt)
 	record := r.gatherNodeRecord(ctx, eng, gpus)
 	go r.tel.start(ctx) // the GPU library opens while the images arrive, not at the first start
 	imgs, err := r.images(ctx, eng)
@@ -604,7 +620,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		res = execResult{Outcome: OutcomeFailure, ExitCode: -1, Err: &WorkspaceError{Run: name, Err: wsErr}}
 	} else {
 		stopSampling := r.sampleDuring(ctx, name, gpus)
-		res = runContainer(ctx, eng, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, bud, reap)
+		res = runContainer(ctx, r.rt, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, bud, reap)
 		stopSampling()
 	}
 	res = toolOutcome(res, watch)

@@ -24,6 +24,7 @@ import (
 	"github.com/benchctl/benchctl/internal/testutil"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/workload"
 )
 
 // fakeRef is the image.ref of runManifest, and fakeID the id the fake engine has it as.
@@ -51,6 +52,7 @@ type runEngine struct {
 	askKind   string                                  // the run's Options.EngineKind
 	libpod    func(context.Context) (net.Conn, error) // Podman's own API (nil: it does not answer)
 	imageUser string                                  // the image's USER
+	rt        workload.Runtime                        // the benchmarks run here, not in the engine's containers (nil: they do)
 
 	mu     sync.Mutex
 	gone   bool // the engine vanished: every call fails from now on
@@ -241,9 +243,13 @@ func runNodeOn(t *testing.T, api Engine, eng *runEngine, body string, env map[st
 	}
 	done := make(chan localRun, 1)
 	log := &testutil.SyncBuffer{}
+	var rt func(Engine) workload.Runtime
+	if eng.rt != nil {
+		rt = func(Engine) workload.Runtime { return eng.rt }
+	}
 	go func() {
 		res, err := Run(context.Background(), Options{Node: node, Manifest: m, SharedDir: shared, Lookup: lookup, Version: "test", EngineKind: eng.askKind,
-			Engine: func() (Engine, error) { return api, nil }, Log: slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), log), nil))})
+			Engine: func() (Engine, error) { return api, nil }, Runtime: rt, Log: slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), log), nil))})
 		done <- localRun{res: res, err: err}
 	}()
 	var r localRun

@@ -10,13 +10,11 @@ import (
 	"strconv"
 	"strings"
 
-	units "github.com/docker/go-units"
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/api/types/mount"
 
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/workload"
 )
 
 // OutputDir is where a benchmark's results folder is mounted in its container.
@@ -69,7 +67,7 @@ type GPUAccess struct {
 	Vendor   string            // amd, nvidia or none
 	Devices  []manifest.Device // AMD: /dev/kfd and the selected GPUs' render nodes
 	GroupAdd []string          // AMD: the device files' group ids (rootless Podman: keep-groups)
-	Requests []container.DeviceRequest
+	Requests []workload.GPURequest
 	Env      []manifest.EnvVar // visibility variables
 	Runtime  string            // the node's ROCm or CUDA version from its inventory; "" if unknown
 
@@ -182,34 +180,21 @@ func BuildSpecAt(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, k
 	return withTools(s, m.ToolDefs)
 }
 
-// Config converts the spec to Engine API container settings.
-func (s Spec) Config() (*container.Config, *container.HostConfig) {
+// Process is the spec as the runtime makes it (workload.Spec): the environment written out,
+// the GPUs' devices, groups and requests joined to the manifest's.
+func (s Spec) Process() workload.Spec {
 	env := make([]string, len(s.Env))
 	for i, e := range s.Env {
 		env[i] = e.Name + "=" + e.Value
 	}
-	cfg := &container.Config{Image: s.Image, Entrypoint: s.Command[:1], Cmd: s.Command[1:], WorkingDir: s.Workdir,
-		Env: env, Labels: s.Labels, User: s.Container.User}
-	hc := &container.HostConfig{
-		NetworkMode: container.NetworkMode(s.Container.Network),
-		IpcMode:     container.IpcMode(s.Container.IPC),
-		ShmSize:     s.Container.ShmSize,
-		CapAdd:      s.Container.CapAdd,
+	return workload.Spec{Name: s.Name, Image: s.Image, Command: slices.Clone(s.Command), Workdir: s.Workdir, Env: env,
+		Labels: s.Labels, User: s.Container.User, Mounts: slices.Clone(s.Mounts),
+		Devices:     append(append([]manifest.Device{}, s.Container.Devices...), s.GPU.Devices...),
+		GPURequests: slices.Clone(s.GPU.Requests),
 		GroupAdd:    append(append([]string{}, s.GPU.GroupAdd...), s.Container.GroupAdd...),
-		SecurityOpt: s.Container.SecurityOpt,
-		UsernsMode:  container.UsernsMode(s.UserNS),
-	}
-	for _, m := range s.Mounts {
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
-	}
-	for _, d := range append(append([]manifest.Device{}, s.Container.Devices...), s.GPU.Devices...) {
-		hc.Devices = append(hc.Devices, container.DeviceMapping{PathOnHost: d.Host, PathInContainer: d.Container, CgroupPermissions: d.Permissions})
-	}
-	hc.DeviceRequests = s.GPU.Requests
-	for _, u := range s.Container.Ulimits {
-		hc.Ulimits = append(hc.Ulimits, &units.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
-	}
-	return cfg, hc
+		Network:     s.Container.Network, IPC: s.Container.IPC, ShmSize: s.Container.ShmSize,
+		CapAdd: s.Container.CapAdd, SecurityOpt: s.Container.SecurityOpt, UserNS: s.UserNS,
+		Ulimits: slices.Clone(s.Container.Ulimits)}
 }
 
 // DockerRun renders the spec as an equivalent `docker run` command line, for --dry-run and

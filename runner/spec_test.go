@@ -52,7 +52,7 @@ func TestBuildSpecEnvPrecedence(t *testing.T) {
 	if last := s.Mounts[len(s.Mounts)-1]; last.Target != OutputDir || last.Source != "/shared/results/train" {
 		t.Errorf("results mount %+v", last)
 	}
-	cfg, hc := s.Config()
+	cfg, hc := configOf(s)
 	if cfg.Entrypoint[0] != "python3" || cfg.Cmd[0] != "train.py" || string(hc.NetworkMode) != "host" || len(hc.Mounts) != 2 {
 		t.Errorf("config %+v %+v", cfg, hc)
 	}

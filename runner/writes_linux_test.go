@@ -4,6 +4,7 @@ package runner
 
 import (
 	"context"
+	"github.com/benchctl/benchctl/workload/engine"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ func TestContainerLogIsNeverALink(t *testing.T) {
 	if err := os.Symlink(victim, files.node.Log("b")); err != nil {
 		t.Fatal(err)
 	}
-	res := runContainer(context.Background(), &hangingEngine{}, Spec{Name: "benchctl-1-0-r0-b", Image: "img", Command: []string{"/b"}}, time.Hour, files, io.Discard, testBudget, nil)
+	res := runContainer(context.Background(), engine.New(&hangingEngine{}), Spec{Name: "benchctl-1-0-r0-b", Image: "img", Command: []string{"/b"}}, time.Hour, files, io.Discard, testBudget, nil)
 	if b, _ := os.ReadFile(victim); string(b) != "precious" {
 		t.Fatalf("the link's target was truncated or written: %q", b)
 	}
@@ -39,7 +40,7 @@ func TestContainerLogIsNeverALink(t *testing.T) {
 	}
 	done := make(chan execResult, 1)
 	go func() {
-		done <- runContainer(context.Background(), &hangingEngine{}, Spec{Name: "x", Image: "img", Command: []string{"/b"}}, time.Hour, fifo, io.Discard, testBudget, nil)
+		done <- runContainer(context.Background(), engine.New(&hangingEngine{}), Spec{Name: "x", Image: "img", Command: []string{"/b"}}, time.Hour, fifo, io.Discard, testBudget, nil)
 	}()
 	select {
 	case res := <-done:

@@ -10,6 +10,7 @@ import (
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/workload/engine"
 )
 
 type cleanupOptions struct {
@@ -77,7 +78,7 @@ func cleanupRun(ctx context.Context, io streams, opts *cleanupOptions) error {
 		return err
 	}
 	defer eng.Close()
-	res, err := runner.Cleanup(ctx, runner.CleanupOptions{Job: opts.job, SharedDir: dir, Host: host, Outcome: opts.outcome, Engine: eng})
+	res, err := runner.Cleanup(ctx, runner.CleanupOptions{Job: opts.job, SharedDir: dir, Host: host, Outcome: opts.outcome, Engine: engine.New(eng)})
 	if res != nil {
 		if opts.output == "json" {
 			if jerr := writeJSON(io.out, res); jerr != nil {

@@ -36,11 +36,12 @@ var rooms = []struct {
 	{"scheduler/local", 3},
 
 	{"distribution", 2},
+	{"diagnostics", 2}, // what a failed benchmark leaves: looks through the runtime, writes the node folder
 
 	{"image", 1},
 	{"fanout", 1},
 	{"jobchan", 1},
-	{"diagnostics", 1}, // what a failed benchmark leaves: reads the engine, writes the node folder
+	{"workload", 1},    // where a benchmark's process lives: the Runtime interface; workload/engine is Docker's and Podman's
 	{"scheduler", 1},   // the seam's vocabulary (scheduler.Node, Scheduler); scheduler/schedulertest is its suite
 
 	{"jobdir", 0},
@@ -61,7 +62,7 @@ var outside = []string{"tests", "bench"}
 // shrinks it to the engine adapter and image's builders; until then the list says who
 // still speaks moby's types, so that no one new starts.
 // internal/testutil is the unit tests' helper (a fake engine's types).
-var mobyClient = map[string]bool{"image": true, "runner": true, "diagnostics": true, "cmd/benchctl": true, "internal/testutil": true}
+var mobyClient = map[string]bool{"image": true, "workload/engine": true, "runner": true, "cmd/benchctl": true, "internal/testutil": true}
 
 type pkg struct {
 	ImportPath string

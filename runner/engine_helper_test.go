@@ -1,0 +1,14 @@
+package runner
+
+import (
+	"github.com/moby/moby/api/types/container"
+
+	"github.com/benchctl/benchctl/workload/engine"
+)
+
+// ContainerEngine is the Engine API the tests' fake engines answer as: a run reaches them
+// through workload/engine's Runtime (runContainer(ctx, engine.New(fake), ...)).
+type ContainerEngine = engine.API
+
+// configOf is a spec as the engine gets it (without adaptToEngine's changes).
+func configOf(s Spec) (*container.Config, *container.HostConfig) { return engine.Config(s.Process()) }

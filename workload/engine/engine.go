@@ -1,0 +1,228 @@
+// Package engine is the workload.Runtime of a Docker or Podman Engine, through the Engine
+// API (moby's client): the one place outside image building that speaks its types. A
+// benchmark's process is a container; its labels, logs, stop grace and diagnostics are the
+// container's.
+package engine
+
+import (
+	"context"
+	"io"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/go-units"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/workload"
+)
+
+// API is the part of the Engine API a Runtime calls. *client.Client satisfies it; tests
+// fake it to check what reaches the engine.
+type API interface {
+	ContainerCreate(ctx context.Context, opts client.ContainerCreateOptions) (client.ContainerCreateResult, error)
+	ContainerStart(ctx context.Context, id string, opts client.ContainerStartOptions) (client.ContainerStartResult, error)
+	ContainerLogs(ctx context.Context, id string, opts client.ContainerLogsOptions) (client.ContainerLogsResult, error)
+	ContainerWait(ctx context.Context, id string, opts client.ContainerWaitOptions) client.ContainerWaitResult
+	ContainerStop(ctx context.Context, id string, opts client.ContainerStopOptions) (client.ContainerStopResult, error)
+	ContainerRemove(ctx context.Context, id string, opts client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
+	ContainerList(ctx context.Context, opts client.ContainerListOptions) (client.ContainerListResult, error)
+	ContainerInspect(ctx context.Context, id string, opts client.ContainerInspectOptions) (client.ContainerInspectResult, error)
+	ContainerTop(ctx context.Context, id string, opts client.ContainerTopOptions) (client.ContainerTopResult, error)
+	ServerVersion(ctx context.Context, opts client.ServerVersionOptions) (client.ServerVersionResult, error)
+}
+
+var (
+	_ API              = (*client.Client)(nil)
+	_ workload.Runtime = Runtime{}
+)
+
+// Runtime runs benchmarks' processes as containers of one engine.
+type Runtime struct {
+	API API
+	// RemoveTimeout bounds the remove of a leftover container of the same name before a
+	// create is tried again (5 s when zero).
+	RemoveTimeout time.Duration
+}
+
+// New is the Runtime of the engine api answers for.
+func New(api API) Runtime { return Runtime{API: api} }
+
+// Create creates the container; a name in use (a container left from a crashed earlier
+// run) is removed and the create tried once more.
+func (r Runtime) Create(ctx context.Context, s workload.Spec) (string, error) {
+	cfg, hc := Config(s)
+	created, err := r.API.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: s.Name})
+	if err != nil && cerrdefs.IsConflict(err) {
+		rt := r.RemoveTimeout
+		if rt <= 0 {
+			rt = 5 * time.Second
+		}
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rt)
+		_, _ = r.API.ContainerRemove(pctx, s.Name, client.ContainerRemoveOptions{Force: true})
+		cancel()
+		created, err = r.API.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: s.Name})
+	}
+	if err != nil {
+		return "", err
+	}
+	return created.ID, nil
+}
+
+// Wait waits for the container's next exit.
+func (r Runtime) Wait(ctx context.Context, id string) <-chan workload.Exit {
+	out := make(chan workload.Exit, 1)
+	w := r.API.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
+	go func() {
+		select {
+		case res := <-w.Result:
+			out <- workload.Exit{Code: int(res.StatusCode)}
+		case err := <-w.Error:
+			out <- workload.Exit{Code: -1, Err: err}
+		}
+	}()
+	return out
+}
+
+// Start starts the container.
+func (r Runtime) Start(ctx context.Context, id string) error {
+	_, err := r.API.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	return err
+}
+
+// Logs follows the container's log, its stdout and stderr demultiplexed into w.
+func (r Runtime) Logs(ctx context.Context, id string, w io.Writer) error {
+	rc, err := r.API.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	_, err = stdcopy.StdCopy(w, w, rc)
+	return err
+}
+
+// Stop stops the container: SIGTERM, then SIGKILL after grace (whole seconds, at least 0).
+func (r Runtime) Stop(ctx context.Context, id string, grace time.Duration) error {
+	secs := int((grace + time.Second - 1) / time.Second)
+	_, err := r.API.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &secs})
+	return err
+}
+
+// Remove removes the container by force.
+func (r Runtime) Remove(ctx context.Context, id string) error {
+	_, err := r.API.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+	return err
+}
+
+// List finds the containers, running or not, labelled with every one of labels.
+func (r Runtime) List(ctx context.Context, labels map[string]string) ([]workload.Process, error) {
+	f := make(client.Filters)
+	for k, v := range labels {
+		f = f.Add("label", k+"="+v)
+	}
+	res, err := r.API.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]workload.Process, 0, len(res.Items))
+	for _, c := range res.Items {
+		p := workload.Process{ID: c.ID, State: string(c.State), Labels: c.Labels}
+		if len(c.Names) > 0 {
+			p.Name = strings.TrimPrefix(c.Names[0], "/")
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Inspect is the container's state.
+func (r Runtime) Inspect(ctx context.Context, id string) (workload.State, error) {
+	insp, err := r.API.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return workload.State{}, err
+	}
+	st := insp.Container.State
+	if st == nil {
+		return workload.State{}, nil
+	}
+	return workload.State{Running: st.Running, ExitCode: st.ExitCode, OOMKilled: st.OOMKilled, Error: st.Error, Pid: st.Pid}, nil
+}
+
+// podmanTopArgs are the AIX format descriptors asked of Podman's top: with them Podman reads
+// the container's processes from /proc itself; with no ps_args (Docker's default, ps -ef on
+// the host) Podman 4 runs ps inside the container, which an image without ps lacks (the
+// answer then has no body: "processes: EOF").
+var podmanTopArgs = []string{"pid,ppid,user,etime,args"}
+
+// Top lists the container's processes (Podman's engine asked in the form it answers
+// without ps in the image).
+func (r Runtime) Top(ctx context.Context, id string) (workload.Top, error) {
+	var opts client.ContainerTopOptions
+	if v, err := r.API.ServerVersion(ctx, client.ServerVersionOptions{}); err == nil && isPodman(v) {
+		opts.Arguments = podmanTopArgs
+	}
+	top, err := r.API.ContainerTop(ctx, id, opts)
+	if err != nil {
+		return workload.Top{}, err
+	}
+	return workload.Top{Titles: top.Titles, Processes: top.Processes}, nil
+}
+
+// Describe is the engine's name and version: "29.0.0 (API 1.52)", or "Podman Engine 4.3.1
+// (API 1.41)".
+func (r Runtime) Describe(ctx context.Context) (string, error) {
+	v, err := r.API.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return "", err
+	}
+	d := v.Version + " (API " + v.APIVersion + ")"
+	if isPodman(v) {
+		d = "Podman Engine " + d
+	}
+	return d, nil
+}
+
+// isPodman says whether an engine's version names Podman (a component "Podman Engine").
+func isPodman(v client.ServerVersionResult) bool {
+	for _, c := range v.Components {
+		if strings.HasPrefix(strings.ToLower(c.Name), "podman") {
+			return true
+		}
+	}
+	return false
+}
+
+// Config is a Spec as the Engine API's container settings.
+func Config(s workload.Spec) (*container.Config, *container.HostConfig) {
+	var entry, cmd []string
+	if len(s.Command) > 0 {
+		entry, cmd = s.Command[:1], s.Command[1:]
+	}
+	cfg := &container.Config{Image: s.Image, Entrypoint: entry, Cmd: cmd, WorkingDir: s.Workdir,
+		Env: s.Env, Labels: s.Labels, User: s.User}
+	hc := &container.HostConfig{
+		NetworkMode: container.NetworkMode(s.Network),
+		IpcMode:     container.IpcMode(s.IPC),
+		ShmSize:     s.ShmSize,
+		CapAdd:      s.CapAdd,
+		GroupAdd:    s.GroupAdd,
+		SecurityOpt: s.SecurityOpt,
+		UsernsMode:  container.UsernsMode(s.UserNS),
+	}
+	for _, m := range s.Mounts {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
+	}
+	for _, d := range s.Devices {
+		hc.Devices = append(hc.Devices, container.DeviceMapping{PathOnHost: d.Host, PathInContainer: d.Container, CgroupPermissions: d.Permissions})
+	}
+	for _, g := range s.GPURequests {
+		hc.DeviceRequests = append(hc.DeviceRequests, container.DeviceRequest{Driver: g.Driver, Count: g.Count, DeviceIDs: g.DeviceIDs, Capabilities: g.Capabilities})
+	}
+	for _, u := range s.Ulimits {
+		hc.Ulimits = append(hc.Ulimits, &units.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
+	}
+	return cfg, hc
+}

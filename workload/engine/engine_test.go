@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/workload"
+)
+
+// api is an engine that records what reaches it; a call it does not implement panics on
+// the nil embedded API.
+type api struct {
+	API
+	conflicts int
+	creates   []client.ContainerCreateOptions
+	removed   []string
+	stopped   []int
+	listed    client.Filters
+}
+
+func (a *api) ContainerCreate(_ context.Context, o client.ContainerCreateOptions) (client.ContainerCreateResult, error) {
+	a.creates = append(a.creates, o)
+	if a.conflicts > 0 {
+		a.conflicts--
+		return client.ContainerCreateResult{}, cerrdefs.ErrConflict.WithMessage("the name is in use")
+	}
+	return client.ContainerCreateResult{ID: "c1"}, nil
+}
+
+func (a *api) ContainerRemove(_ context.Context, id string, o client.ContainerRemoveOptions) (client.ContainerRemoveResult, error) {
+	if !o.Force {
+		return client.ContainerRemoveResult{}, errors.New("not forced")
+	}
+	a.removed = append(a.removed, id)
+	return client.ContainerRemoveResult{}, nil
+}
+
+func (a *api) ContainerStop(_ context.Context, _ string, o client.ContainerStopOptions) (client.ContainerStopResult, error) {
+	a.stopped = append(a.stopped, *o.Timeout)
+	return client.ContainerStopResult{}, nil
+}
+
+func (a *api) ContainerList(_ context.Context, o client.ContainerListOptions) (client.ContainerListResult, error) {
+	a.listed = o.Filters
+	return client.ContainerListResult{Items: []container.Summary{{ID: "c1", Names: []string{"/benchctl-1-0-r0-b"}, State: "exited",
+		Labels: map[string]string{"io.benchctl.job": "1"}}}}, nil
+}
+
+func (a *api) ContainerLogs(context.Context, string, client.ContainerLogsOptions) (client.ContainerLogsResult, error) {
+	var b bytes.Buffer
+	frame := func(stream byte, p string) { // the Engine API's multiplexed stream: a header, then the bytes
+		b.Write([]byte{stream, 0, 0, 0, 0, 0, 0, byte(len(p))})
+		b.WriteString(p)
+	}
+	frame(1, "out\n")
+	frame(2, "err\n")
+	return io.NopCloser(&b), nil
+}
+
+// A spec reaches the engine as the container it describes: argv as entrypoint and
+// arguments (never a shell line), every mount a bind, every device, GPU request and limit.
+func TestConfigOfASpec(t *testing.T) {
+	s := workload.Spec{Name: "n", Image: "img", Command: []string{"/b", "--x", "a b"}, Workdir: "/w", Env: []string{"A=1"},
+		Labels: map[string]string{"k": "v"}, User: "1000:1000", Mounts: []manifest.Mount{{Source: "/h", Target: "/c", ReadOnly: true}},
+		Devices:     []manifest.Device{{Host: "/dev/kfd", Container: "/dev/kfd", Permissions: "rwm"}},
+		GPURequests: []workload.GPURequest{{Driver: "nvidia", Count: -1, Capabilities: [][]string{{"gpu"}}}},
+		GroupAdd:    []string{"44"}, Network: "host", IPC: "host", ShmSize: 1 << 30, CapAdd: []string{"SYS_PTRACE"},
+		SecurityOpt: []string{"seccomp=unconfined"}, UserNS: "keep-id", Ulimits: []manifest.Limit{{Name: "memlock", Soft: -1, Hard: -1}}}
+	cfg, hc := Config(s)
+	if !reflect.DeepEqual(cfg.Entrypoint, []string{"/b"}) || !reflect.DeepEqual(cfg.Cmd, []string{"--x", "a b"}) || cfg.User != "1000:1000" ||
+		cfg.WorkingDir != "/w" || cfg.Env[0] != "A=1" || cfg.Labels["k"] != "v" {
+		t.Errorf("config %+v", cfg)
+	}
+	if len(hc.Mounts) != 1 || hc.Mounts[0].Type != "bind" || !hc.Mounts[0].ReadOnly || len(hc.Devices) != 1 || hc.Devices[0].CgroupPermissions != "rwm" ||
+		len(hc.DeviceRequests) != 1 || hc.DeviceRequests[0].Count != -1 || hc.NetworkMode != "host" || hc.IpcMode != "host" || hc.ShmSize != 1<<30 ||
+		hc.UsernsMode != "keep-id" || len(hc.Ulimits) != 1 || hc.Ulimits[0].String() != "memlock=-1:-1" || hc.GroupAdd[0] != "44" {
+		t.Errorf("host config %+v", hc)
+	}
+}
+
+// A container of the same name left from a crashed run is removed and the create tried
+// once more; a second conflict is the caller's.
+func TestCreateRemovesALeftoverOfTheSameName(t *testing.T) {
+	a := &api{conflicts: 1}
+	id, err := New(a).Create(context.Background(), workload.Spec{Name: "benchctl-1-0-r0-b", Command: []string{"/b"}})
+	if err != nil || id != "c1" || len(a.creates) != 2 || !reflect.DeepEqual(a.removed, []string{"benchctl-1-0-r0-b"}) {
+		t.Errorf("%q, %v; creates %d, removed %v", id, err, len(a.creates), a.removed)
+	}
+	a = &api{conflicts: 2}
+	if _, err := New(a).Create(context.Background(), workload.Spec{Name: "x", Command: []string{"/b"}}); !cerrdefs.IsConflict(err) {
+		t.Errorf("second conflict: %v", err)
+	}
+}
+
+// Stop's grace is whole seconds, rounded up (a grace of 0 kills at once); Remove forces;
+// List filters by every label and names containers without the engine's slash; Logs
+// writes stdout and stderr demultiplexed.
+func TestStopRemoveListLogs(t *testing.T) {
+	a := &api{}
+	rt := New(a)
+	for _, g := range []time.Duration{0, 1500 * time.Millisecond, 10 * time.Second} {
+		if err := rt.Stop(context.Background(), "c1", g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(a.stopped, []int{0, 2, 10}) {
+		t.Errorf("stop timeouts %v", a.stopped)
+	}
+	if err := rt.Remove(context.Background(), "c1"); err != nil || a.removed[0] != "c1" {
+		t.Errorf("remove: %v %v", err, a.removed)
+	}
+	ps, err := rt.List(context.Background(), map[string]string{"io.benchctl.job": "1", "io.benchctl.rank": "0"})
+	if err != nil || len(ps) != 1 || ps[0].Name != "benchctl-1-0-r0-b" || ps[0].State != "exited" {
+		t.Errorf("list: %+v %v", ps, err)
+	}
+	if got := a.listed["label"]; len(got) != 2 || !got["io.benchctl.job=1"] || !got["io.benchctl.rank=0"] {
+		t.Errorf("filters %v", a.listed)
+	}
+	var out bytes.Buffer
+	if err := rt.Logs(context.Background(), "c1", &out); err != nil || out.String() != "out\nerr\n" {
+		t.Errorf("logs %q %v", out.String(), err)
+	}
+	if strings.Contains(out.String(), "\x01") {
+		t.Error("the stream's headers reached the log")
+	}
+}
