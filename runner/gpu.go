@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/workload"

@@ -221,7 +221,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 
 // nodeRun is one node's run in progress.
 type nodeRun struct {
-	rt workload.Runtime // where the benchmarks' processes run
+	rt      workload.Runtime // where the benchmarks' processes run
 	o       Options
 	log     *slog.Logger
 	node    Node

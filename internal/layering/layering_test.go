@@ -41,8 +41,8 @@ var rooms = []struct {
 	{"image", 1},
 	{"fanout", 1},
 	{"jobchan", 1},
-	{"workload", 1},    // where a benchmark's process lives: the Runtime interface; workload/engine is Docker's and Podman's
-	{"scheduler", 1},   // the seam's vocabulary (scheduler.Node, Scheduler); scheduler/schedulertest is its suite
+	{"workload", 1},  // where a benchmark's process lives: the Runtime interface; workload/engine is Docker's and Podman's
+	{"scheduler", 1}, // the seam's vocabulary (scheduler.Node, Scheduler); scheduler/schedulertest is its suite
 
 	{"jobdir", 0},
 	{"manifest", 0},
