@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
@@ -26,13 +27,18 @@ type hangingEngine struct {
 	mu      sync.Mutex
 	calls   []string
 	removed bool
+	gone    chan struct{} // closed: every call still hanging fails (nil: none ever does)
 }
 
 func (e *hangingEngine) note(c string) { e.mu.Lock(); e.calls = append(e.calls, c); e.mu.Unlock() }
 func (e *hangingEngine) hang(ctx context.Context, c string) error {
 	e.note(c)
-	<-ctx.Done()
-	return ctx.Err()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.gone:
+		return errors.New("the engine went away")
+	}
 }
 func (e *hangingEngine) ContainerCreate(context.Context, client.ContainerCreateOptions) (client.ContainerCreateResult, error) {
 	return client.ContainerCreateResult{ID: "c1"}, nil
@@ -41,7 +47,11 @@ func (e *hangingEngine) ContainerStart(context.Context, string, client.Container
 	return client.ContainerStartResult{}, nil
 }
 func (e *hangingEngine) ContainerWait(context.Context, string, client.ContainerWaitOptions) client.ContainerWaitResult {
-	return client.ContainerWaitResult{Result: make(chan container.WaitResponse), Error: make(chan error)}
+	errc := make(chan error, 1)
+	if e.gone != nil {
+		go func() { <-e.gone; errc <- errors.New("the engine went away") }()
+	}
+	return client.ContainerWaitResult{Result: make(chan container.WaitResponse), Error: errc}
 }
 func (e *hangingEngine) ContainerLogs(ctx context.Context, _ string, _ client.ContainerLogsOptions) (client.ContainerLogsResult, error) {
 	return nil, e.hang(ctx, "logs")
@@ -70,9 +80,11 @@ func (e *hangingEngine) ContainerList(ctx context.Context, _ client.ContainerLis
 var testBudget = budget{stopGrace: 1, cancelGrace: 1, abortGrace: 0, stopSlack: 200 * time.Millisecond,
 	waitSlack: 100 * time.Millisecond, diag: 300 * time.Millisecond, remove: 200 * time.Millisecond}
 
+// startHanging starts a container on a hanging engine; the caller closes eng.gone when done,
+// so that the log reader, which waits on no context, ends too.
 func startHanging(t *testing.T, ctx context.Context, bud budget) (<-chan execResult, *hangingEngine) {
 	t.Helper()
-	eng := &hangingEngine{}
+	eng := &hangingEngine{gone: make(chan struct{})}
 	files := testFiles(t, "b")
 	done := make(chan execResult, 1)
 	go func() {
@@ -82,23 +94,24 @@ func startHanging(t *testing.T, ctx context.Context, bud budget) (<-chan execRes
 }
 
 // A cancel (SIGTERM) while the engine does not answer: runContainer still returns within
-// its budget, having tried diagnostics, the stop and the remove, each bounded.
+// its budget, having tried diagnostics, the stop and the remove, each bounded. On the
+// bubble's clock, so the budget is checked exactly on any machine.
 func TestCancelWithAHangingEngineIsBounded(t *testing.T) {
+	synctest.Test(t, cancelWithAHangingEngineIsBounded)
+}
+
+func cancelWithAHangingEngineIsBounded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done, eng := startHanging(t, ctx, testBudget)
-	time.Sleep(50 * time.Millisecond)
+	defer close(eng.gone)
+	synctest.Wait() // the container runs, and every call the run made hangs
 	start := time.Now()
 	cancel()
-	select {
-	case res := <-done:
-		if res.Outcome != OutcomeCancelled {
-			t.Errorf("outcome %s", res.Outcome)
-		}
-	case <-time.After(testBudget.cancelTotal() + time.Second):
-		t.Fatalf("runContainer did not return within its budget %v", testBudget.cancelTotal())
+	res := <-done
+	if res.Outcome != OutcomeCancelled {
+		t.Errorf("outcome %s", res.Outcome)
 	}
-	took := time.Since(start)
-	if took > testBudget.cancelTotal()+500*time.Millisecond {
+	if took := time.Since(start); took > testBudget.cancelTotal() {
 		t.Errorf("took %v, budget %v", took, testBudget.cancelTotal())
 	}
 	eng.mu.Lock()
@@ -116,25 +129,27 @@ func TestDefaultCancelBudgetFitsKillWait(t *testing.T) {
 	}
 }
 
-// A second signal (Forced) skips what is left of the diagnostics and the stop grace.
+// A second signal (Forced) skips what is left of the diagnostics and the stop grace. On the
+// bubble's clock: what is left is the remove's bound, exactly.
 func TestSecondSignalRemovesAtOnce(t *testing.T) {
+	synctest.Test(t, secondSignalRemovesAtOnce)
+}
+
+func secondSignalRemovesAtOnce(t *testing.T) {
 	slow := testBudget
 	slow.diag, slow.cancelGrace = time.Minute, 60
 	force := make(chan struct{})
 	ctx, cancel := context.WithCancel(WithForce(context.Background(), force))
 	done, eng := startHanging(t, ctx, slow)
-	time.Sleep(50 * time.Millisecond)
+	defer close(eng.gone)
+	synctest.Wait()
 	cancel()
-	time.Sleep(100 * time.Millisecond)
+	synctest.Wait() // the cleanup is under way: diagnostics hang
 	start := time.Now()
 	close(force)
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the second signal did not cut the cleanup short")
-	}
-	if took := time.Since(start); took > slow.remove+time.Second {
-		t.Errorf("took %v after the second signal", took)
+	<-done
+	if took := time.Since(start); took > slow.remove {
+		t.Errorf("took %v after the second signal, more than the remove's bound %v", took, slow.remove)
 	}
 	eng.mu.Lock()
 	defer eng.mu.Unlock()
@@ -200,11 +215,7 @@ func TestCleanupRemovesContainersAndRecordsLostNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng := &fakeCleaner{items: []container.Summary{summary("a", "0", "0"), summary("b", "1", "0"), summary("c", "1", "1")}, failID: "c"}
-	start := time.Now()
 	res, err := Cleanup(context.Background(), CleanupOptions{Job: "77", SharedDir: shared, Host: "n1", Outcome: jobdir.OutcomeLost, Engine: engine.New(eng)})
-	if time.Since(start) > 5*time.Second {
-		t.Fatal("cleanup hung")
-	}
 	if err == nil || !strings.Contains(err.Error(), "device or resource busy") {
 		t.Errorf("a failed remove was not reported: %v", err)
 	}
@@ -233,11 +244,14 @@ func TestCleanupRemovesContainersAndRecordsLostNodes(t *testing.T) {
 	}
 }
 
-// A cleanup on an engine that does not answer ends within its call timeout.
+// A cleanup on an engine that does not answer ends within its call timeout (on the bubble's
+// clock: exactly).
 func TestCleanupWithAHangingEngineIsBounded(t *testing.T) {
-	start := time.Now()
-	_, err := Cleanup(context.Background(), CleanupOptions{Job: "77", Outcome: jobdir.OutcomeLost, Engine: engine.New(&hangingEngine{}), CallTimeout: 200 * time.Millisecond})
-	if err == nil || time.Since(start) > 2*time.Second {
-		t.Fatalf("took %v, err %v", time.Since(start), err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		_, err := Cleanup(context.Background(), CleanupOptions{Job: "77", Outcome: jobdir.OutcomeLost, Engine: engine.New(&hangingEngine{}), CallTimeout: 200 * time.Millisecond})
+		if err == nil || time.Since(start) > 200*time.Millisecond {
+			t.Fatalf("took %v, err %v", time.Since(start), err)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
@@ -17,6 +18,10 @@ import (
 // The sampling loop with the real NVML sampler over go-nvml's DGX H100 mock: the run's
 // GPUs are sampled, the others not, and what the mock cannot answer is said once.
 func TestSampleDuringARunWithNVML(t *testing.T) {
+	synctest.Test(t, sampleDuringARunWithNVML) // the samples' times are the bubble's: as many as asked, on any machine
+}
+
+func sampleDuringARunWithNVML(t *testing.T) {
 	opts := gpu.WithNVML(gpu.Options{Vendor: gpu.VendorNVIDIA}, dgxh100.New())
 	inv, err := gpu.Detect(context.Background(), opts)
 	if err != nil {
