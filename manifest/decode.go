@@ -3,6 +3,7 @@ package manifest
 import (
 	"context"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/editdist"
 	"math"
 	"reflect"
 	"sort"
@@ -208,7 +209,7 @@ func suggest(got string, allowed []string) string {
 		if d := runes - utf8.RuneCountInString(a); d > 3 || d < -3 {
 			continue // at least that many edits apart (and a long key costs no quadratic distance)
 		}
-		if dd := distance(strings.ToLower(got), strings.ToLower(a)); dd < bestD {
+		if dd := editdist.Distance(strings.ToLower(got), strings.ToLower(a)); dd < bestD {
 			best, bestD = a, dd
 		}
 	}
@@ -216,28 +217,6 @@ func suggest(got string, allowed []string) string {
 		return best
 	}
 	return ""
-}
-
-// distance is the Levenshtein edit distance.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			c := 1
-			if ra[i-1] == rb[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 func reflectValue(ptr any) reflect.Value { return reflect.ValueOf(ptr).Elem() }

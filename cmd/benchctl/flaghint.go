@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/editdist"
 	"sort"
 	"strings"
 
@@ -123,7 +124,7 @@ func closestFlags(cmd *cobra.Command, name string) []string {
 		if len(name) >= 2 && strings.HasPrefix(f.Name, name) {
 			prefixed = append(prefixed, "--"+f.Name)
 		}
-		switch d := editDistance(strings.ToLower(name), f.Name); {
+		switch d := editdist.Distance(strings.ToLower(name), f.Name); {
 		case d < bestD:
 			best, bestD = []string{"--" + f.Name}, d
 		case d == bestD:
@@ -162,30 +163,4 @@ func commandsWithFlag(cmd *cobra.Command, match func(*pflag.Flag) bool) []string
 		out = append(out[:3], "others")
 	}
 	return out
-}
-
-// editDistance is the optimal string alignment distance of a and b: insertions, deletions,
-// substitutions and swaps of two neighbouring letters each count one.
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }

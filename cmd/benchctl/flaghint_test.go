@@ -64,17 +64,3 @@ func TestUnknownFlagHints(t *testing.T) {
 		t.Errorf("json: exit %d\n%s", code, errs)
 	}
 }
-
-func TestEditDistance(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		d    int
-	}{
-		{"manifest", "manifest", 0}, {"manfest", "manifest", 1}, {"buidler", "builder", 1},
-		{"", "abc", 3}, {"abc", "", 3}, {"output", "outptu", 1}, {"kitten", "sitting", 3},
-	} {
-		if got := editDistance(c.a, c.b); got != c.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
-		}
-	}
-}
