@@ -5,7 +5,9 @@ import (
 	"context"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,8 +101,9 @@ func TestSlowSinkBoundsMemory(t *testing.T) {
 	data := testutil.RandomBytes(t, 16<<20)
 	cfgs := chainConfigs(t, 5, func(c *Config) { c.FrameSize, c.Queue = frame, queue })
 	caps := []*capture{nil, {}, {delay: 2 * time.Millisecond}, {}, {}}
+	var slowAtEnd atomic.Int64 // what the slow rank 2's sink had read when rank 4's ended
+	caps[4].atEOF = func() { slowAtEnd.Store(int64(caps[2].len())) }
 	sinks := []func(io.Reader) error{nil, caps[1].sink, caps[2].sink, caps[3].sink, caps[4].sink}
-	start := time.Now()
 	out := runChain(t.Context(), t, cfgs, Source{R: bytes.NewReader(data), Size: -1}, sinks, nil)
 	budget := int64(poolFrames(cfgs[0]) * frame)
 	for r, o := range out {
@@ -115,13 +118,14 @@ func TestSlowSinkBoundsMemory(t *testing.T) {
 		}
 		t.Logf("rank %d: peak %d KiB in frames, done after %v", r, o.res.PeakBuffered>>10, o.at.Round(time.Millisecond))
 	}
-	// 256 reads of 64 KiB with 2 ms after each: the slow sink paced everyone, also rank 4
-	// after it (which can be ahead of it by no more than rank 2's queue and hold-back).
-	if d := time.Since(start); d < 256*2*time.Millisecond {
-		t.Errorf("done in %v: the slow sink did not slow the chain", d)
-	}
-	if out[4].at < 400*time.Millisecond {
-		t.Errorf("rank 4 was done after %v, before the slow rank 2 could have read most of the image", out[4].at)
+	// The slow sink paced everyone, also rank 4 after it, which can be ahead of it by no
+	// more than rank 2's frames (its queues and hold-back, within its budget) and the read
+	// in hand: when rank 4's sink had the whole image, rank 2's had read all but that.
+	got, least := slowAtEnd.Load(), int64(len(data))-budget-frame
+	t.Logf("when rank 4's sink ended, rank 2's had read %d KiB of %d KiB", got>>10, len(data)>>10)
+	if got < least {
+		t.Errorf("rank 4's sink ended when the slow rank 2's had read %d of %d bytes, want at least %d: the slow sink did not slow the chain",
+			got, len(data), least)
 	}
 }
 
@@ -150,38 +154,44 @@ func TestRandomStartOrder(t *testing.T) {
 	}
 }
 
-// Cancelling the context stops every rank promptly (mid-stream, and while waiting for a
-// predecessor that never comes), each with an error, and leaves no goroutine behind.
+// Cancelling the context stops every rank (mid-stream, and while waiting for a predecessor
+// that never comes), each with an error, and leaves no goroutine behind. How promptly is
+// not measured; a rank that did not stop would hang the test, or end with its timeout's
+// error instead of the cancel's.
 func TestCancel(t *testing.T) {
 	noLeaks(t)
 	data := testutil.RandomBytes(t, 8<<20)
-	cfgs := chainConfigs(t, 5, func(c *Config) { c.FrameSize = 64 << 10 })
+	cfgs := chainConfigs(t, 5, func(c *Config) { c.FrameSize, c.ConnectTimeout = 64<<10, 2*time.Minute })
 	caps := []*capture{nil, {delay: 5 * time.Millisecond}, {}, {}, {}}
 	sinks := []func(io.Reader) error{nil, caps[1].sink, caps[2].sink, caps[3].sink, caps[4].sink}
 	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(150*time.Millisecond, cancel)
+	defer cancel()
+	go func() { // mid-stream: the slow sink has some of the image, and cannot have it all
+		for caps[1].len() < 1<<20 && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
 	out := runChain(ctx, t, cfgs, Source{R: bytes.NewReader(data), Size: int64(len(data))}, sinks, nil)
 	for r, o := range out {
 		if o.err == nil {
 			t.Errorf("rank %d: no error after the cancel", r)
 		}
-		if o.at > 150*time.Millisecond+2*time.Second {
-			t.Errorf("rank %d returned %v after the start", r, o.at)
-		}
+		t.Logf("rank %d returned %v after the start: %v", r, o.at.Round(time.Millisecond), o.err)
 		if r > 0 && caps[r].cleanEOF() {
 			t.Errorf("rank %d: the sink saw a clean EOF", r)
 		}
 	}
 
 	// A receiver whose predecessor never connects.
-	rc, err := Listen(chainConfigs(t, 3, nil)[2])
+	rc, err := Listen(chainConfigs(t, 3, func(c *Config) { c.ConnectTimeout = 2 * time.Minute })[2])
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel = context.WithCancel(t.Context())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	if _, err := rc.Receive(ctx, (&capture{}).sink); err == nil || time.Since(start) > time.Second {
+	if _, err := rc.Receive(ctx, (&capture{}).sink); err == nil || strings.Contains(err.Error(), "did not connect") {
 		t.Errorf("waiting receiver: %v after %v", err, time.Since(start))
 	}
 }

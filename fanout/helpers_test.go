@@ -19,7 +19,7 @@ import (
 
 // freePorts finds n consecutive ports that are free on every interface (the fan-out's
 // receivers listen on all of them, as the job channel does).
-func freePorts(t *testing.T, n int) []int {
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	ports, err := freeport.Range(n)
 	if err != nil {
@@ -29,7 +29,7 @@ func freePorts(t *testing.T, n int) []int {
 }
 
 // chainConfigs are the configurations of a job of world ranks, all on 127.0.0.1.
-func chainConfigs(t *testing.T, world int, tweak func(*Config)) []Config {
+func chainConfigs(t testing.TB, world int, tweak func(*Config)) []Config {
 	ports := freePorts(t, world+2)
 	hosts := make([]string, world)
 	for i := range hosts {
@@ -54,6 +54,14 @@ type capture struct {
 	done    bool
 	delay   time.Duration // sleep per read (a slow engine)
 	failAt  int64         // return an error after this many bytes (0: never)
+	atEOF   func()        // if not nil, called when the reader ends with io.EOF
+}
+
+// len is how many bytes the sink has read so far.
+func (c *capture) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.Len()
 }
 
 func (c *capture) sink(r io.Reader) error {
@@ -75,6 +83,9 @@ func (c *capture) sink(r io.Reader) error {
 			}
 			c.mu.Unlock()
 			if err == io.EOF {
+				if c.atEOF != nil {
+					c.atEOF()
+				}
 				return nil
 			}
 			return err
@@ -134,7 +145,7 @@ func xxhHex(b []byte) string { return fmt.Sprintf("%016x", xxhash.Sum64(b)) }
 func noLeaks(t *testing.T) {
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(time.Minute) // on time, milliseconds: this only catches a leak
 		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}

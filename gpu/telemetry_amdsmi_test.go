@@ -200,17 +200,28 @@ func BenchmarkSampleAMDSMI8(b *testing.B) {
 func TestAMDSMISampleWaitsForASnapshot(t *testing.T) {
 	opts := withFake(t, fakeAMDSMI(t))
 	smp, _ := amdsmiSamplerFor(t, opts)
-	t.Setenv("FAKE_AMDSMI_SLEEP_MS", "300") // the snapshot's amdsmi_init
+	// The snapshot's amdsmi_init sleeps this long: the fake has no other way to hold the
+	// library, so this is the margin between seeing the snapshot take it and sampling.
+	t.Setenv("FAKE_AMDSMI_SLEEP_MS", "1000")
 	snap := make(chan error, 1)
 	go func() { _, err := Snapshot(context.Background(), opts); snap <- err }()
-	time.Sleep(50 * time.Millisecond) // let the snapshot take the library
+	amdsmiLibs.Lock()
+	l := amdsmiLibs.m[opts.AMDSMIPath]
+	amdsmiLibs.Unlock()
+	for len(l.sem) == 0 { // until the snapshot has taken the library
+		select {
+		case err := <-snap:
+			t.Fatalf("the snapshot ended (%v) before it was seen to take the library", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	r := smp.Sample(ctx)[0]
 	cancel()
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "no answer") {
 		t.Errorf("short context: %+v", r)
 	}
-	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Minute) // does not hang
 	defer cancel()
 	var got Reading
 	for got = smp.Sample(ctx)[0]; got.Err != nil && ctx.Err() == nil; got = smp.Sample(ctx)[0] {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -240,44 +241,46 @@ func TestNVMLUnavailableSaidOnceIn100Samples(t *testing.T) {
 	}
 }
 
-// A driver call that does not return holds neither Sample nor the samples after it.
+// A driver call that does not return holds neither Sample nor the samples after it: the
+// first waits only until its context ends, the second not at all; once the call returns,
+// Sample reads again. In a synctest bubble: the context's 50 ms pass on its fake clock.
 func TestNVMLSampleDoesNotBlock(t *testing.T) {
-	s := h100Telemetry(t)
-	release := make(chan struct{})
-	var wedged atomic.Bool
-	dev := s.Devices[0].(*server.Device)
-	power := dev.GetPowerUsageFunc
-	dev.GetPowerUsageFunc = func() (uint32, nvml.Return) {
-		if wedged.Load() {
-			<-release
+	synctest.Test(t, func(t *testing.T) {
+		s := h100Telemetry(t)
+		release := make(chan struct{})
+		var wedged atomic.Bool
+		dev := s.Devices[0].(*server.Device)
+		power := dev.GetPowerUsageFunc
+		dev.GetPowerUsageFunc = func() (uint32, nvml.Return) {
+			if wedged.Load() {
+				<-release
+			}
+			return power()
 		}
-		return power()
-	}
-	smp := nvmlSamplerFor(t, s, 0)
-	wedged.Store(true)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	r := smp.Sample(ctx)[0]
-	if r.Err == nil || !errors.Is(r.Err, context.DeadlineExceeded) {
-		t.Fatalf("wedged: %+v", r)
-	}
-	r = smp.Sample(context.Background())[0] // at once: the first read still runs
-	if r.Err == nil || !strings.Contains(r.Err.Error(), "has not returned") {
-		t.Fatalf("second: %+v", r)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Fatalf("took %v", d)
-	}
-	wedged.Store(false)
-	close(release)
-	deadline := time.Now().Add(10 * time.Second)
-	for r = smp.Sample(context.Background())[0]; r.Err != nil && time.Now().Before(deadline); r = smp.Sample(context.Background())[0] {
-		time.Sleep(time.Millisecond)
-	}
-	if r.Err != nil || r.PowerW == nil {
-		t.Fatalf("after release: %+v", r)
-	}
+		smp := nvmlSamplerFor(t, s, 0)
+		wedged.Store(true)
+		const wait = 50 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		start := time.Now()
+		r := smp.Sample(ctx)[0]
+		if r.Err == nil || !errors.Is(r.Err, context.DeadlineExceeded) {
+			t.Fatalf("wedged: %+v", r)
+		}
+		r = smp.Sample(context.Background())[0] // at once: the first read still runs
+		if r.Err == nil || !strings.Contains(r.Err.Error(), "has not returned") {
+			t.Fatalf("second: %+v", r)
+		}
+		if d := time.Since(start); d > wait { // the bubble's clock
+			t.Fatalf("the two samples took %v, more than the first one's context (%v)", d, wait)
+		}
+		wedged.Store(false)
+		close(release)
+		synctest.Wait() // the wedged read returns
+		if r = smp.Sample(context.Background())[0]; r.Err != nil || r.PowerW == nil {
+			t.Fatalf("after release: %+v", r)
+		}
+	})
 }
 
 func TestOpenSamplerWithoutGPUs(t *testing.T) {
@@ -306,27 +309,27 @@ func BenchmarkSampleNVML8(b *testing.B) {
 	}
 }
 
-// An NVML that initialises only after the caller gave up is shut down again.
+// An NVML that initialises only after the caller gave up is shut down again. In a
+// synctest bubble: the context's 20 ms pass on its fake clock.
 func TestNVMLOpenAbandoned(t *testing.T) {
-	s := h100Telemetry(t)
-	release := make(chan struct{})
-	var inits, shutdowns atomic.Int32
-	s.InitFunc = func() nvml.Return { <-release; inits.Add(1); return nvml.SUCCESS }
-	s.ShutdownFunc = func() nvml.Return { shutdowns.Add(1); return nvml.SUCCESS }
-	inv := Inventory{Vendor: VendorNVIDIA, GPUs: []GPU{{Index: 0, UUID: s.Devices[0].(*server.Device).UUID}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	if _, err := OpenSampler(ctx, WithNVML(Options{}, s), inv); err == nil || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("%v", err)
-	}
-	close(release)
-	deadline := time.Now().Add(10 * time.Second)
-	for shutdowns.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if inits.Load() != 1 || shutdowns.Load() != 1 {
-		t.Errorf("%d inits, %d shutdowns", inits.Load(), shutdowns.Load())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := h100Telemetry(t)
+		release := make(chan struct{})
+		var inits, shutdowns atomic.Int32
+		s.InitFunc = func() nvml.Return { <-release; inits.Add(1); return nvml.SUCCESS }
+		s.ShutdownFunc = func() nvml.Return { shutdowns.Add(1); return nvml.SUCCESS }
+		inv := Inventory{Vendor: VendorNVIDIA, GPUs: []GPU{{Index: 0, UUID: s.Devices[0].(*server.Device).UUID}}}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		if _, err := OpenSampler(ctx, WithNVML(Options{}, s), inv); err == nil || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%v", err)
+		}
+		close(release)
+		synctest.Wait() // the abandoned open runs to its end
+		if inits.Load() != 1 || shutdowns.Load() != 1 {
+			t.Errorf("%d inits, %d shutdowns", inits.Load(), shutdowns.Load())
+		}
+	})
 }
 
 // A caller that stops (a cancelled context) is not a GPU that stopped answering.

@@ -25,10 +25,11 @@ func TestExclLockExcludesAndTakesOverStaleLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A second taker waits (and says so) while the first holds it.
+	// A second taker waits (and says so) while the first holds it: it does not get the
+	// lock before its context ends, here as soon as it says it waits.
 	waited := false
-	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
-	if _, err := lockExcl(ctx, p, func() { waited = true }); err == nil || !waited {
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := lockExcl(ctx, p, func() { waited = true; cancel() }); err == nil || !waited {
 		t.Fatalf("second lock: %v, waited %v", err, waited)
 	}
 	cancel()
@@ -41,7 +42,7 @@ func TestExclLockExcludesAndTakesOverStaleLocks(t *testing.T) {
 	}
 	old := time.Now().Add(-2 * staleAfter)
 	os.Chtimes(p, old, old)
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute) // does not hang: taken over at the first look
 	defer cancel2()
 	l2, err := lockExcl(ctx2, p, nil)
 	if err != nil {
@@ -61,15 +62,20 @@ func TestFlockLockWaitsForTheHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make(chan bool, 1)
+	waiting := make(chan struct{})
 	go func() {
 		waited := false
-		l2, err := c.Lock(context.Background(), key, func() { waited = true })
+		l2, err := c.Lock(context.Background(), key, func() { waited = true; close(waiting) })
 		if err == nil {
 			l2.Unlock()
 		}
 		got <- waited && err == nil
 	}()
-	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-waiting: // the second builder waits for the first
+	case <-got:
+		t.Fatal("the second builder took the lock while the first held it")
+	}
 	l.Unlock()
 	if !<-got {
 		t.Fatal("the second builder did not wait for the first")

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -187,51 +188,53 @@ func TestStreamAndPublishSavesTheImageNotWhatTheTagBecame(t *testing.T) {
 }
 
 // A cache write that takes nothing (a hung network filesystem) is given up after teeStall:
-// the stream gets every byte, promptly, and nothing is published.
+// the stream gets every byte, waiting teeStall for it once and no more, and nothing is
+// published. In a synctest bubble: teeStall (10 s) passes on its fake clock.
 func TestStreamAndPublishGivesUpAStalledCache(t *testing.T) {
-	saved := teeStall
-	teeStall = 200 * time.Millisecond
-	defer func() { teeStall = saved }()
-	c, eng, key := teeCase(t, 24<<20)
-	hang := make(chan struct{})
-	release := sync.OnceFunc(func() { close(hang) })
-	defer release()
-	stalled := func(Progress) { <-hang } // the cache writer's progress reports do not return
-	src, tee, err := StreamAndPublish(context.Background(), eng, c, key, "img:1", Meta{ImageID: "sha256:1"}, stalled)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	var got []byte
-	buf := make([]byte, 64<<10) // as the fan-out reads: many pieces, more than the tee holds
-	for {
-		n, err := src.R.Read(buf)
-		got = append(got, buf[:n]...)
-		if err == io.EOF {
-			break
-		} else if err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		c, eng, key := teeCase(t, 24<<20)
+		hang := make(chan struct{})
+		release := sync.OnceFunc(func() { close(hang) })
+		defer release()
+		stalled := func(Progress) { <-hang } // the cache writer's progress reports do not return
+		src, tee, err := StreamAndPublish(context.Background(), eng, c, key, "img:1", Meta{ImageID: "sha256:1"}, stalled)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if !bytes.Equal(got, eng.data) {
-		t.Fatalf("the stream got %d bytes of %d", len(got), len(eng.data))
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("the stream took %v behind a stalled cache", d)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if _, err := tee.Wait(); err == nil || !strings.Contains(err.Error(), "took nothing") {
-			t.Errorf("Wait: %v", err)
+		start := time.Now()
+		var got []byte
+		buf := make([]byte, 64<<10) // as the fan-out reads: many pieces, more than the tee holds
+		for {
+			n, err := src.R.Read(buf)
+			got = append(got, buf[:n]...)
+			if err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
 		}
-	}()
-	release() // let the stalled writer see its input has failed
-	<-done
-	tee.Close()
-	if _, err := c.Lookup(key); !errors.Is(err, ErrNotCached) {
-		t.Errorf("lookup after a stalled cache: %v", err)
-	}
+		if !bytes.Equal(got, eng.data) {
+			t.Fatalf("the stream got %d bytes of %d", len(got), len(eng.data))
+		}
+		d := time.Since(start) // the bubble's clock: only the waits count
+		t.Logf("the stream waited %v behind the stalled cache", d)
+		if d > teeStall {
+			t.Errorf("the stream waited %v behind a stalled cache, more than teeStall (%v)", d, teeStall)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if _, err := tee.Wait(); err == nil || !strings.Contains(err.Error(), "took nothing") {
+				t.Errorf("Wait: %v", err)
+			}
+		}()
+		release() // let the stalled writer see its input has failed
+		<-done
+		tee.Close()
+		if _, err := c.Lookup(key); !errors.Is(err, ErrNotCached) {
+			t.Errorf("lookup after a stalled cache: %v", err)
+		}
+	})
 }
 
 // After a stream that stopped early (a rank failed), Finish reads the rest of the save

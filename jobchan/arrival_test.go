@@ -92,15 +92,7 @@ func TestArrivalDataIsEachWorkersOwn(t *testing.T) {
 		many[fmt.Sprintf("k%d.1", i)] = "z"
 	}
 	go ws[0].WaitWith(ctx, "have", many)
-	for { // rank 1 first: its keys must not use up rank 2's share
-		l.mu.Lock()
-		first := l.arrived["have"][1]
-		l.mu.Unlock()
-		if first {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitArrived(t, ctx, l, "have", 1) // rank 1 first: its keys must not use up rank 2's share
 	go ws[1].WaitWith(ctx, "have", map[string]string{"have.2": ""})
 	said, err := l.Gather(ctx, "have")
 	if err != nil {

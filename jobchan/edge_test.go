@@ -11,7 +11,7 @@ import (
 // A relay whose own benchmark fails leaves at once: its group is aborted, not told that
 // rank 0 is done (which would leave their containers running to their timeout).
 func TestRelayLeavingAbortsItsGroup(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // does not hang
 	defer cancel()
 	_, ws := startTree(t, ctx, 12, 4, 0)
 	if err := ws[5].Fail("failed benchmark b: exited with code 1", 3); err != nil {
@@ -21,7 +21,7 @@ func TestRelayLeavingAbortsItsGroup(t *testing.T) {
 	for _, r := range []int{6, 7, 8} {
 		select {
 		case <-ws[r].Done():
-		case <-time.After(5 * time.Second):
+		case <-ctx.Done():
 			t.Fatalf("rank %d was not aborted (ended: %v)", r, ws[r].ended)
 		}
 		var ae *AbortError
@@ -33,23 +33,26 @@ func TestRelayLeavingAbortsItsGroup(t *testing.T) {
 
 // A relay waiting for its group returns when rank 0 ends the job.
 func TestRelayFinishReturnsWhenRankZeroEnds(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // does not hang
 	defer cancel()
 	l, ws := startTree(t, ctx, 12, 4, 0)
 	done := make(chan struct{})
-	go func() { ws[5].Finish(ctx); close(done) }()
+	finish, stop := context.WithCancel(context.Background()) // Finish's own deadline is not what ends it
+	defer stop()
+	go func() { ws[5].Finish(finish); close(done) }()
 	l.Close()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
+	case <-ctx.Done():
 		t.Fatal("the relay still waits for its group after rank 0 ended the job")
 	}
 }
 
 // A worker that left without arriving will never arrive: Release says so at once instead
-// of waiting out the barrier timeout.
+// of waiting out the barrier timeout (which, here, is long enough to catch a hang only: a
+// Release that waited it out would end with "timed out", not this error).
 func TestReleaseFailsWhenAWorkerLeftWithoutArriving(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // the barrier timeout; does not hang
 	defer cancel()
 	cfg := testConfig(3, nil)
 	l, ws := startJob(t, ctx, cfg, 1, 2)
@@ -58,7 +61,7 @@ func TestReleaseFailsWhenAWorkerLeftWithoutArriving(t *testing.T) {
 	ws[1].Close()
 	start := time.Now()
 	err := l.Release(ctx, "p", nil)
-	if err == nil || !strings.Contains(err.Error(), "n3 (rank 2) left the job before it arrived") || time.Since(start) > 3*time.Second {
+	if err == nil || !strings.Contains(err.Error(), "n3 (rank 2) left the job before it arrived") {
 		t.Fatalf("after %v: %v", time.Since(start), err)
 	}
 }

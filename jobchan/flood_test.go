@@ -17,76 +17,115 @@ const floodIdle, floodDrip = 2000, 200
 // joiners is how many workers join, one after the other, while the strangers are held.
 const joiners = 6
 
-// A worker joins rank 0 within a second (asserted: 3 s, for -race on a loaded machine) while
-// 2,000 silent and 200 slow connections, from the worker's own address, are held against
-// rank 0 and reconnect as soon as they are dropped. (Before: rank 0 served 64 handshakes
-// at a time for 3 s each, the rest waited in the kernel's queue, and the worker's 10 s
-// hello deadline ran out.) With more strangers than the gate holds, the surplus comes and
-// goes, each arrival closing the oldest silent one, and the workers still get in.
-func TestJoinWhileStrangersHoldConnections(t *testing.T) {
+// floodCases are the strangers' address and the gate's bound (0: the default, more than
+// the strangers): from the workers' own address, from another, and more strangers than
+// the gate holds, so that they come and go through the kernel's queue ahead of the workers.
+var floodCases = []struct {
+	from    string
+	gateMax int
+}{
+	{"127.0.0.1", 0},
+	{"127.0.0.2", 0},
+	{"127.0.0.2", 256},
+}
+
+// startFlood starts rank 0 of a job of joiners+1 ranks with floodIdle silent and floodDrip
+// slow strangers held against it from the address from, and returns once every stranger
+// has connected and the slow ones have been dropped past the handshake deadline (and come
+// back, as they would for as long as they are held).
+func startFlood(tb testing.TB, from string, gateMax int, logs *testutil.SyncBuffer) (Config, *Leader, *admittest.Flood) {
+	tb.Helper()
 	if limit := admittest.RaiseFileLimit(2*(floodIdle+floodDrip) + 512); limit < 2*(floodIdle+floodDrip)+512 {
-		t.Fatalf("needs %d open files, the limit is %d (raise ulimit -n)", 2*(floodIdle+floodDrip)+512, limit)
+		tb.Fatalf("needs %d open files, the limit is %d (raise ulimit -n)", 2*(floodIdle+floodDrip)+512, limit)
 	}
-	for _, tc := range []struct {
-		from    string
-		gateMax int
-		within  time.Duration // 1 s asked, this allowed under -race on a loaded machine
-	}{
-		{"127.0.0.1", 0, 3 * time.Second}, // the workers' address
-		{"127.0.0.2", 0, 3 * time.Second}, // another
-		// More strangers than the gate holds: they come and go through the kernel's queue
-		// ahead of the workers (about 0.5 s here, 1.5-3.2 s under -race, 12 s once on a
-		// machine loaded to 8): only "does not hang" is asserted.
-		{"127.0.0.2", 256, 40 * time.Second},
-	} {
-		from := tc.from
-		t.Run(fmt.Sprintf("from=%s/gate=%d", from, tc.gateMax), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	cfg := testConfig(joiners+1, logs)
+	cfg.gateMax = gateMax
+	l, err := Listen(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	flood := admittest.Start(l.Addr, from, floodIdle, floodDrip)
+	tb.Cleanup(flood.Stop)
+	// The minutes only catch a hang: on time, seconds.
+	if !flood.WaitHeld(floodIdle+floodDrip, 2*time.Minute) {
+		tb.Fatalf("the strangers made only %d connections", flood.Dials.Load())
+	}
+	for until := time.Now().Add(2 * time.Minute); flood.Drops.Load() < floodDrip; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(until) {
+			tb.Fatalf("only %d strangers' connections were dropped: the slow ones were not held past the deadline", flood.Drops.Load())
+		}
+	}
+	return cfg, l, flood
+}
+
+// Workers join rank 0 while 2,000 silent and 200 slow connections, from the worker's own
+// address or another, are held against rank 0 and reconnect as soon as they are dropped.
+// (Before: rank 0 served 64 handshakes at a time for 3 s each, the rest waited in the
+// kernel's queue, and the worker's 10 s hello deadline ran out.) With more strangers than
+// the gate holds, the surplus comes and goes, each arrival closing the oldest silent one,
+// and the workers still get in. How long a join takes (about 1 s asked) is
+// BenchmarkJoinWhileStrangersHoldConnections's to measure: here it is logged.
+func TestJoinWhileStrangersHoldConnections(t *testing.T) {
+	for _, tc := range floodCases {
+		t.Run(fmt.Sprintf("from=%s/gate=%d", tc.from, tc.gateMax), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // does not hang
 			defer cancel()
-			logs := &testutil.SyncBuffer{}
-			cfg := testConfig(joiners+1, logs)
-			cfg.gateMax = tc.gateMax
-			l, err := Listen(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-			flood := admittest.Start(l.Addr, from, floodIdle, floodDrip)
-			defer flood.Stop()
-			if !flood.WaitHeld(floodIdle+floodDrip, 10*time.Second) {
-				t.Fatalf("the strangers made only %d connections", flood.Dials.Load())
-			}
-			// Past the handshake deadline: the slow strangers are being dropped and come
-			// back, as they would for as long as they are held.
-			time.Sleep(handshakeTimeout + 500*time.Millisecond)
+			cfg, l, flood := startFlood(t, tc.from, tc.gateMax, &testutil.SyncBuffer{})
 			var slowest time.Duration
 			for rank := 1; rank <= joiners; rank++ {
-				time.Sleep(300 * time.Millisecond)
+				time.Sleep(300 * time.Millisecond) // one after the other, as the strangers come and go
 				c := cfg
 				c.Rank = rank
-				jctx, stop := context.WithTimeout(ctx, max(10*time.Second, tc.within+5*time.Second))
 				start := time.Now()
-				w, err := Join(jctx, c, func(int) string { return l.Addr })
+				w, err := Join(ctx, c, func(int) string { return l.Addr })
 				d := time.Since(start)
-				stop()
 				if err != nil {
 					t.Fatalf("rank %d did not join after %v with %d strangers connected: %v", rank, d, flood.Held(), err)
 				}
 				defer w.Close()
 				t.Logf("rank %d joined in %v; strangers: %d held, %d dials, %d dropped", rank, d.Round(time.Millisecond),
 					flood.Held(), flood.Dials.Load(), flood.Drops.Load())
-				if d > tc.within {
-					t.Errorf("rank %d took %v to join, want within %v", rank, d, tc.within)
-				}
 				slowest = max(slowest, d)
 			}
 			t.Logf("slowest join: %v", slowest.Round(time.Millisecond))
-			if flood.Drops.Load() < floodDrip {
-				t.Errorf("only %d strangers' connections were dropped: the slow ones were not held past the deadline", flood.Drops.Load())
-			}
 			if got := l.Connected(); len(got) != joiners {
 				t.Errorf("connected: %v", got)
 			}
+		})
+	}
+}
+
+// BenchmarkJoinWhileStrangersHoldConnections measures how long a worker takes to join rank
+// 0 (ms/join, about 1 s asked; the figure TestJoinWhileStrangersHoldConnections only logs)
+// while the strangers of floodCases are held against it.
+//
+//	go test ./jobchan -run '^$' -bench JoinWhileStrangers -benchtime 6x
+func BenchmarkJoinWhileStrangersHoldConnections(b *testing.B) {
+	for _, tc := range floodCases {
+		b.Run(fmt.Sprintf("from=%s/gate=%d", tc.from, tc.gateMax), func(b *testing.B) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cfg, l, _ := startFlood(b, tc.from, tc.gateMax, &testutil.SyncBuffer{})
+			var total, slowest time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c := cfg
+				c.Rank = 1 + i%joiners
+				start := time.Now()
+				w, err := Join(ctx, c, func(int) string { return l.Addr })
+				d := time.Since(start)
+				if err != nil {
+					b.Fatalf("join %d: %v", i, err)
+				}
+				total, slowest = total+d, max(slowest, d)
+				b.StopTimer()
+				w.Close() // says goodbye: its rank is free for the next join
+				b.StartTimer()
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/join")
+			b.ReportMetric(float64(slowest.Microseconds())/1000, "ms/slowest-join")
 		})
 	}
 }

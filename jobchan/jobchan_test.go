@@ -151,7 +151,7 @@ func TestBarrierRejectsForgedReplayedAndOtherJob(t *testing.T) {
 	oc.send(message{Type: msgJoin, Rank: 1}, time.Second)
 	c3.nc.Close()
 
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute) // generous: on time, they come in milliseconds
 	for time.Now().Before(deadline) && strings.Count(logs.String(), "job channel: rejected a connection") < 3 {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -188,14 +188,39 @@ func dialRaw(t *testing.T, cfg Config, addr string) *rawConn {
 	return &rawConn{nc: nc, c: c, session: hello.Session}
 }
 
+// waitArrived waits until rank 0 has seen each of ranks arrive at phase.
+func waitArrived(t *testing.T, ctx context.Context, l *Leader, phase string, ranks ...int) {
+	t.Helper()
+	for {
+		l.mu.Lock()
+		all := true
+		for _, r := range ranks {
+			all = all && l.arrived[phase][r]
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		if all {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("ranks %v did not all arrive at %s", ranks, phase)
+		}
+	}
+}
+
 func (r *rawConn) signed(m message) []byte {
 	r.c.sendSeq++
 	m.V, m.Job, m.Session, m.Seq = protocolVersion, r.c.job, r.c.session, r.c.sendSeq
 	return m.appendFrame(nil, hmac.New(sha256.New, r.c.secret))
 }
 
+// Every worker waiting at a barrier gets rank 0's abort, with its reason; a worker that
+// joins after the abort gets it at once. How fast is BenchmarkAbortFanout's to measure: on
+// a shared machine only that it arrives is asserted, and the time is logged.
 func TestBarrierAbortReachesEveryWorkerFast(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // does not hang
 	defer cancel()
 	cfg := testConfig(5, nil)
 	l, ws := startJob(t, ctx, cfg, 1, 2, 3)
@@ -212,7 +237,7 @@ func TestBarrierAbortReachesEveryWorkerFast(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(100 * time.Millisecond)
+	waitArrived(t, ctx, l, "image", 1, 2, 3) // every worker waits at the barrier
 	start := time.Now()
 	l.Abort("build failed: step 3", 2)
 	for range ws {
@@ -220,9 +245,7 @@ func TestBarrierAbortReachesEveryWorkerFast(t *testing.T) {
 			t.Fatal("a worker did not get the abort reason")
 		}
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("abort took %v", d)
-	}
+	t.Logf("the abort reached every worker in %v", time.Since(start).Round(time.Microsecond))
 	// A worker that joins after the abort gets it at once.
 	late := startWorkers(t, ctx, cfg, l.Addr, 4)[0]
 	if _, err := late.Wait(ctx, "image"); !errors.As(err, new(*AbortError)) {
@@ -230,8 +253,10 @@ func TestBarrierAbortReachesEveryWorkerFast(t *testing.T) {
 	}
 }
 
+// The barrier's timeout (its context ending) names the nodes missing and why: lost (its
+// connection dropped), never connected; while it waits, it logs whom it waits for.
 func TestBarrierTimeoutNamesMissingAndLostNodes(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // does not hang
 	defer cancel()
 	logs := &testutil.SyncBuffer{}
 	cfg := testConfig(4, logs)
@@ -242,9 +267,15 @@ func TestBarrierTimeoutNamesMissingAndLostNodes(t *testing.T) {
 	ws[1].closed = true
 	ws[1].c.c.Close()
 	ws[1].mu.Unlock()
-	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer cancelShort()
-	err := l.Release(short, "image", nil)
+	waitArrived(t, ctx, l, "image", 1)
+	waitFor(t, func() bool { l.mu.Lock(); defer l.mu.Unlock(); _, dropped := l.dropped[2]; return dropped })
+	barrier, timeout := context.WithCancel(ctx)
+	defer timeout()
+	released := make(chan error, 1)
+	go func() { released <- l.Release(barrier, "image", nil) }()
+	waitFor(t, func() bool { return strings.Contains(logs.String(), "waiting for: n3") })
+	timeout() // the barrier's timeout, once it has said whom it waits for
+	err := <-released
 	if err == nil {
 		t.Fatal("released with missing nodes")
 	}
@@ -260,7 +291,7 @@ func TestBarrierTimeoutNamesMissingAndLostNodes(t *testing.T) {
 }
 
 func TestBarrierWorkerReconnects(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // does not hang
 	defer cancel()
 	cfg := testConfig(2, nil)
 	l, ws := startJob(t, ctx, cfg, 1)
@@ -268,7 +299,7 @@ func TestBarrierWorkerReconnects(t *testing.T) {
 	w := ws[0]
 	done := make(chan error, 1)
 	go func() { _, err := w.Wait(ctx, "ready"); done <- err }()
-	time.Sleep(100 * time.Millisecond)
+	waitArrived(t, ctx, l, "ready", 1) // the worker waits at the barrier
 	l.mu.Lock()
 	l.peers[1].c.c.Close() // the network drops the worker
 	l.mu.Unlock()
@@ -281,7 +312,7 @@ func TestBarrierWorkerReconnects(t *testing.T) {
 }
 
 func TestBarrierWorkerWaitsForALateLeader(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // does not hang
 	defer cancel()
 	// Below the ephemeral range: the worker's own redials cannot take the port before
 	// rank 0 listens (a loopback dial to a port of that range can connect to itself).
@@ -289,7 +320,8 @@ func TestBarrierWorkerWaitsForALateLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := testConfig(2, nil)
+	logs := &testutil.SyncBuffer{}
+	cfg := testConfig(2, logs)
 	cfg.Ports = ports
 	joined := make(chan error, 1)
 	go func() {
@@ -302,7 +334,7 @@ func TestBarrierWorkerWaitsForALateLeader(t *testing.T) {
 		}
 		joined <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // the worker is retrying
+	waitFor(t, func() bool { return strings.Contains(logs.String(), "to listen") }) // the worker is retrying
 	l, err := Listen(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -98,9 +98,7 @@ func TestHostileManifestsAreBounded(t *testing.T) {
 			if alloc > maxAlloc {
 				t.Errorf("allocated %d MiB, over %d MiB", alloc>>20, maxAlloc>>20)
 			}
-			if took > 3*time.Minute { // it ends; not a speed assertion
-				t.Errorf("took %v", took)
-			}
+			t.Logf("took %v", took) // it ends (go test's -timeout catches a hang); not a speed assertion
 			var me *Error
 			if c.want == nil {
 				if err != nil {
@@ -166,9 +164,7 @@ func TestManyProblemsAreCountedNotListed(t *testing.T) {
 	if !strings.Contains(msg, fmt.Sprintf("%d problems:", n)) || !strings.HasSuffix(msg, fmt.Sprintf("… and %d more problems (the first %d are shown: fix them and run again)", n-MaxProblems, MaxProblems)) {
 		t.Errorf("message:\n%s", msg[len(msg)-min(len(msg), 500):])
 	}
-	if took > 3*time.Minute { // does not hang: seconds under -race, much longer when quadratic
-		t.Errorf("took %v", took)
-	}
+	t.Logf("took %v", took) // seconds under -race, hours when quadratic: go test's -timeout catches that
 }
 
 // A parse stops when its context ends, with the context's cause.
@@ -222,13 +218,26 @@ func TestImagesGroupsByEverySetting(t *testing.T) {
 	for i := range many {
 		many[i] = Benchmark{Name: fmt.Sprint("b", i), Image: &Image{Ref: fmt.Sprintf("img:%d", i/2)}}
 	}
-	start := time.Now()
-	uses = m.Images(many)
+	uses = m.Images(many) // how long it takes is BenchmarkImages40000's to measure
 	if len(uses) != 20000 || !reflect.DeepEqual(uses[19999].Benchmarks, []string{"b39998", "b39999"}) {
 		t.Fatalf("%d groups", len(uses))
 	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("took %v", took)
+}
+
+// BenchmarkImages40000 measures Images over 40,000 benchmarks of 20,000 images (ms/op):
+// one pass, where comparing every image with every other took seconds.
+//
+//	go test ./manifest -run '^$' -bench Images40000
+func BenchmarkImages40000(b *testing.B) {
+	m := &Manifest{}
+	many := make([]Benchmark, 40000)
+	for i := range many {
+		many[i] = Benchmark{Name: fmt.Sprint("b", i), Image: &Image{Ref: fmt.Sprintf("img:%d", i/2)}}
+	}
+	for b.Loop() {
+		if uses := m.Images(many); len(uses) != 20000 {
+			b.Fatalf("%d groups", len(uses))
+		}
 	}
 }
 

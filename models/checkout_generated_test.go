@@ -205,8 +205,19 @@ def list_models():
         time.sleep(300)
     return [CustomModel(name="m", scripts="run.sh")]
 `})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
+	// The caller's deadline ends the load once the generator runs (it has made its marker):
+	// cancelled with DeadlineExceeded as its cause, as a deadline would, but not before.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	go func() {
+		marker := filepath.Join(dir, "scripts", "gen", "slow")
+		for until := time.Now().Add(2 * time.Minute); time.Now().Before(until) && ctx.Err() == nil; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(marker); err == nil {
+				break
+			}
+		}
+		cancel(context.DeadlineExceeded)
+	}()
 	if _, err := LoadCheckoutCatalog(ctx, filepath.Join(dir, "models.json"), Discovery{RunGenerators: true}); err == nil ||
 		strings.Contains(err.Error(), "did not finish within") || !strings.Contains(err.Error(), "deadline exceeded") {
 		t.Fatalf("a cancelled load: %v", err) // the caller's deadline, not the generator's timeout

@@ -76,12 +76,10 @@ func TestHostileCatalogsAreBounded(t *testing.T) {
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {
 				t.Errorf("allocated %d MiB, over 256 MiB", alloc>>20)
 			}
-			// Not a speed assertion: "it ends" (a quadratic pass took hours). Under the race
-			// detector on a busy 2-core machine the valid 60 MB catalog takes a minute.
+			// Not a speed assertion: "it ends" (a quadratic pass took hours), which go test's
+			// -timeout catches. Under the race detector on a busy 2-core machine the valid
+			// 60 MB catalog takes a minute.
 			t.Logf("took %v", took)
-			if took > 5*time.Minute {
-				t.Errorf("took %v", took)
-			}
 			if c.want == nil {
 				if err != nil || len(cat.Models) < 7000 {
 					t.Fatalf("a valid catalog: %v", err)

@@ -49,9 +49,17 @@ func TestHistory(t *testing.T) {
 	if _, err := os.Stat(idx); err != nil {
 		t.Fatalf("no index: %v", err)
 	}
-	// A job collected again (its perf.csv changed) is read again; a removed job goes.
-	time.Sleep(10 * time.Millisecond)
-	jobdirtest.File(t, l.Job("10", 0).Output(jobdir.PerfFile), []byte("model,metric,performance,status\ntrain,samples_per_second,101,SUCCESS\n"))
+	// A job collected again (its perf.csv changed: its size, and its time, set here rather
+	// than left to the clock's granularity) is read again; a removed job goes.
+	perf := l.Job("10", 0).Output(jobdir.PerfFile)
+	was, err := os.Stat(perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobdirtest.File(t, perf, []byte("model,metric,performance,status\ntrain,samples_per_second,101,SUCCESS\n"))
+	if err := os.Chtimes(perf, was.ModTime().Add(time.Second), was.ModTime().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	os.RemoveAll(l.Job("9", 0).Path)
 	rows, _ = History(l, HistoryOptions{Manifest: "m", Last: 1, Threshold: 5})
 	if len(rows) != 1 || rows[0].Job != "10" || rows[0].Performance != "101" || rows[0].Verdict != "no change" {

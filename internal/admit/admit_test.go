@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -77,46 +78,63 @@ func TestGateEvictsSilentOldestOfTheBusiestAddress(t *testing.T) {
 }
 
 // A connection that spoke and is not through by Deadline is closed; a silent one is held
-// while there is room, and closed with the gate.
+// while there is room, and closed with the gate. In a synctest bubble, over net.Pipe: the
+// gate's timers run on its fake clock.
 func TestGateDeadlines(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	g := New(Config{Max: 8, FirstByte: 100 * time.Millisecond, Deadline: 400 * time.Millisecond})
-	silent, silentC := pair(t, ln, "127.0.0.1")
-	g.Admit(silent)
-	slow, slowC := pair(t, ln, "127.0.0.1")
-	a := g.Admit(slow)
-	if _, err := slowC.Write([]byte("{")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Read(make([]byte, 1)); err != nil {
-		t.Fatal(err)
-	}
-	if closed(slowC) {
-		t.Error("a connection that spoke was closed before its Deadline")
-	}
-	time.Sleep(400 * time.Millisecond)
-	if !closed(slowC) {
-		t.Error("a slow connection outlived Deadline")
-	}
-	if closed(silentC) {
-		t.Error("a silent connection was closed while the gate had room")
-	}
-	if g.Waiting() != 1 {
-		t.Errorf("%d wait, want 1", g.Waiting())
-	}
-	g.Close()
-	if !closed(silentC) || g.Waiting() != 0 {
-		t.Error("a silent connection outlived the gate")
-	}
-	late, lateC := pair(t, ln, "127.0.0.1")
-	g.Admit(late)
-	if !closed(lateC) {
-		t.Error("a connection admitted after Close was kept")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const deadline = 400 * time.Millisecond
+		g := New(Config{Max: 8, FirstByte: 100 * time.Millisecond, Deadline: deadline})
+		silent, silentC := pipe(t)
+		g.Admit(silent)
+		slow, slowC := pipe(t)
+		a := g.Admit(slow)
+		go func() { _, _ = slowC.Write([]byte("{")) }()
+		if _, err := a.Read(make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(deadline - time.Millisecond)
+		synctest.Wait()
+		if closedNow(slowC) {
+			t.Error("a connection that spoke was closed before its Deadline")
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if !closedNow(slowC) {
+			t.Error("a slow connection outlived Deadline")
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if closedNow(silentC) {
+			t.Error("a silent connection was closed while the gate had room")
+		}
+		if g.Waiting() != 1 {
+			t.Errorf("%d wait, want 1", g.Waiting())
+		}
+		g.Close()
+		if !closedNow(silentC) || g.Waiting() != 0 {
+			t.Error("a silent connection outlived the gate")
+		}
+		late, lateC := pipe(t)
+		g.Admit(late)
+		if !closedNow(lateC) {
+			t.Error("a connection admitted after Close was kept")
+		}
+	})
+}
+
+// pipe is a connection in memory (net.Pipe): the server's end and the client's.
+func pipe(t *testing.T) (server, client net.Conn) {
+	server, client = net.Pipe()
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return server, client
+}
+
+// closedNow reports whether the other end of c has closed, without waiting: a read whose
+// deadline has passed says io.EOF if it has, a timeout if not.
+func closedNow(c net.Conn) bool {
+	_ = c.SetReadDeadline(time.Now())
+	_, err := c.Read(make([]byte, 1))
+	return err == io.EOF
 }
 
 // A peer dropped before its answer redials quickly QuickRedials times in a row, then backs

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -127,19 +128,23 @@ func TestStaleTakeOver(t *testing.T) {
 		t.Fatalf("%d waiters took the stale lock over, want 1", took.Load())
 	}
 
-	o := Options{StaleAfter: 200 * time.Millisecond, Poll: 5 * time.Millisecond}
-	l, err := acquireExcl(context.Background(), path, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second) // 5 stale periods
-	defer cancel()
-	waited := false
-	_, err = acquireExcl(ctx, path, Options{StaleAfter: o.StaleAfter, Poll: o.Poll, Waiting: func() { waited = true }})
-	if !errors.Is(err, context.DeadlineExceeded) || !waited {
-		t.Fatalf("a refreshed lock: err %v, waited %v; want a wait until the deadline", err, waited)
-	}
+	// In a synctest bubble, the holder's refreshes and the waiter's polls run on its fake
+	// clock: a busy machine cannot make the holder look stale.
+	synctest.Test(t, func(t *testing.T) {
+		o := Options{StaleAfter: 200 * time.Millisecond, Poll: 5 * time.Millisecond}
+		l, err := acquireExcl(context.Background(), path, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second) // 5 stale periods
+		defer cancel()
+		waited := false
+		_, err = acquireExcl(ctx, path, Options{StaleAfter: o.StaleAfter, Poll: o.Poll, Waiting: func() { waited = true }})
+		if !errors.Is(err, context.DeadlineExceeded) || !waited {
+			t.Fatalf("a refreshed lock: err %v, waited %v; want a wait until the deadline", err, waited)
+		}
+	})
 }
 
 func TestUnescape(t *testing.T) {
@@ -152,35 +157,39 @@ func TestUnescape(t *testing.T) {
 
 // A holder whose lock file was taken over (it stopped refreshing for longer than
 // StaleAfter, say it was suspended) neither refreshes nor removes the new holder's file.
+// In a synctest bubble: the refresh periods pass on its fake clock, every one of them.
 func TestLostLockLeavesTheNewHolderAlone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k.lock.excl")
-	l, err := acquireExcl(context.Background(), path, Options{StaleAfter: 40 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A waiter judged it stale and removed it; another holder created its own.
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte("otherhost 7 7\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	then := time.Now().Add(-time.Second).Truncate(time.Second)
-	os.Chtimes(path, then, then)
-	time.Sleep(60 * time.Millisecond) // several refresh periods
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !st.ModTime().Equal(then) {
-		t.Errorf("the lost holder refreshed the new holder's lock file (mtime %s, want %s)", st.ModTime(), then)
-	}
-	if err := l.Unlock(); err == nil || !strings.Contains(err.Error(), "taken over") {
-		t.Errorf("Unlock of a lost lock: %v, want an error saying it was taken over", err)
-	}
-	if data, err := os.ReadFile(path); err != nil || string(data) != "otherhost 7 7\n" {
-		t.Fatalf("the new holder's lock file is gone or changed: %q, %v", data, err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		l, err := acquireExcl(context.Background(), path, Options{StaleAfter: 40 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A waiter judged it stale and removed it; another holder created its own.
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("otherhost 7 7\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		then := time.Now().Add(-time.Second).Truncate(time.Second)
+		os.Chtimes(path, then, then)
+		time.Sleep(60 * time.Millisecond) // several refresh periods
+		synctest.Wait()
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.ModTime().Equal(then) {
+			t.Errorf("the lost holder refreshed the new holder's lock file (mtime %s, want %s)", st.ModTime(), then)
+		}
+		if err := l.Unlock(); err == nil || !strings.Contains(err.Error(), "taken over") {
+			t.Errorf("Unlock of a lost lock: %v, want an error saying it was taken over", err)
+		}
+		if data, err := os.ReadFile(path); err != nil || string(data) != "otherhost 7 7\n" {
+			t.Fatalf("the new holder's lock file is gone or changed: %q, %v", data, err)
+		}
+	})
 }
 
 // Between a waiter's look (stale) and its claim, another waiter may have taken the stale

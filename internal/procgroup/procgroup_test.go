@@ -3,6 +3,7 @@
 package procgroup
 
 import (
+	"bufio"
 	"context"
 	"os/exec"
 	"strconv"
@@ -13,23 +14,31 @@ import (
 )
 
 // A child that started a child of its own and is killed at its context's end takes that
-// child with it: the grandchild is gone too (without the group it lived on for 60 s).
+// child with it: the grandchild is gone too (without the group it lived on for 60 s). The
+// context ends once the grandchild runs (the child has said its pid).
 func TestOwnKillsTheGroup(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", "sleep 60 & echo $!; wait")
 	Own(cmd)
 	cmd.WaitDelay = time.Second
-	var out strings.Builder
-	cmd.Stdout = &out
-	if err := cmd.Run(); err == nil {
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	cancel()
+	if err := cmd.Wait(); err == nil {
 		t.Fatal("the child ended by itself")
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(out.String()))
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
 	if err != nil {
-		t.Fatalf("no grandchild pid: %q", out.String())
+		t.Fatalf("no grandchild pid: %q", line)
 	}
-	deadline := time.Now().Add(5 * time.Second) // does not hang: the group was killed
+	deadline := time.Now().Add(time.Minute) // does not hang: the group was killed, the grandchild goes once reaped
 	for syscall.Kill(pid, 0) == nil {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
