@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/benchctl/benchctl/internal/mean"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -115,8 +116,8 @@ func readableUnit(v float64, unit string) string {
 
 // bin is one point of a timeline: per GPU, the mean power over the rows that fell in it.
 type bin struct {
-	power           map[int]*mean
-	clock           mean
+	power           map[int]*mean.Mean
+	clock           mean.Mean
 	throttled, seen int
 }
 
@@ -148,17 +149,17 @@ func readTimeline(dir string, n NodeTelemetry) timeline {
 		b := &bins[i]
 		if r.PowerW != nil {
 			if b.power == nil {
-				b.power = map[int]*mean{}
+				b.power = map[int]*mean.Mean{}
 			}
 			m := b.power[r.GPU]
 			if m == nil {
-				m = &mean{}
+				m = &mean.Mean{}
 				b.power[r.GPU] = m
 			}
-			m.add(*r.PowerW)
+			m.Add(*r.PowerW)
 		}
 		if r.GFXMHz != nil {
-			b.clock.add(*r.GFXMHz)
+			b.clock.Add(*r.GFXMHz)
 		}
 		b.throttled += r.Throttled
 		b.seen += r.Throttle
@@ -170,12 +171,12 @@ func readTimeline(dir string, n NodeTelemetry) timeline {
 		if b.power != nil {
 			sum := 0.0
 			for _, m := range b.power {
-				sum += *m.value()
+				sum += *m.Value()
 			}
 			power[i] = &sum
 			maxP = max(maxP, sum)
 		}
-		if c := b.clock.value(); c != nil {
+		if c := b.clock.Value(); c != nil {
 			clock[i] = c
 			maxC = max(maxC, *c)
 		}
@@ -213,20 +214,4 @@ func svgPath(ps []*float64, top float64) string {
 		pen = true
 	}
 	return strings.TrimSpace(b.String())
-}
-
-// mean is a running mean.
-type mean struct {
-	sum float64
-	n   int
-}
-
-func (m *mean) add(v float64) { m.sum += v; m.n++ }
-
-func (m mean) value() *float64 {
-	if m.n == 0 {
-		return nil
-	}
-	v := m.sum / float64(m.n)
-	return &v
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/benchctl/benchctl/internal/mean"
 	"io"
 	"math"
 	"time"
@@ -44,7 +45,7 @@ type gpuTrack struct {
 
 	st jobdir.TelemetryGPUStat
 	// running sums for the summary
-	power, gfx, mem, util mean
+	power, gfx, mem, util mean.Mean
 	peak, minGFX, maxTemp *float64
 	maxMem                *uint64
 	reasons               gpu.Throttle
@@ -54,26 +55,11 @@ type gpuTrack struct {
 type bucket struct {
 	n, unanswered, throttled, known int
 	t0, t1                          float64
-	power, gfx, mem, temp, util     mean
+	power, gfx, mem, temp, util     mean.Mean
 	maxPower, minGFX, maxTemp       *float64
 	maxMem                          *uint64
 	reasons                         gpu.Throttle
 	err                             string
-}
-
-type mean struct {
-	sum float64
-	n   int
-}
-
-func (m *mean) add(v float64) { m.sum += v; m.n++ }
-
-func (m mean) value() *float64 {
-	if m.n == 0 {
-		return nil
-	}
-	v := m.sum / float64(m.n)
-	return &v
 }
 
 func copyOf[T any](p *T) *T {
@@ -193,30 +179,30 @@ func (s *series) fold(g *gpuTrack, t float64, r gpu.Reading) {
 		s.note(gpu.Unavailable{GPU: g.info.Index, Field: "energyCounter", Why: jumped})
 	}
 	if r.PowerW != nil {
-		b.power.add(*r.PowerW)
+		b.power.Add(*r.PowerW)
 		b.maxPower = maxOf(b.maxPower, *r.PowerW)
-		g.power.add(*r.PowerW)
+		g.power.Add(*r.PowerW)
 		g.peak = maxOf(g.peak, *r.PowerW)
 	}
 	if r.GFXClockMHz != nil {
 		v := float64(*r.GFXClockMHz)
-		b.gfx.add(v)
+		b.gfx.Add(v)
 		b.minGFX = minOf(b.minGFX, v)
-		g.gfx.add(v)
+		g.gfx.Add(v)
 		g.minGFX = minOf(g.minGFX, v)
 	}
 	if r.MemClockMHz != nil {
-		b.mem.add(float64(*r.MemClockMHz))
-		g.mem.add(float64(*r.MemClockMHz))
+		b.mem.Add(float64(*r.MemClockMHz))
+		g.mem.Add(float64(*r.MemClockMHz))
 	}
 	if r.TemperatureC != nil {
-		b.temp.add(*r.TemperatureC)
+		b.temp.Add(*r.TemperatureC)
 		b.maxTemp = maxOf(b.maxTemp, *r.TemperatureC)
 		g.maxTemp = maxOf(g.maxTemp, *r.TemperatureC)
 	}
 	if r.UtilPercent != nil {
-		b.util.add(*r.UtilPercent)
-		g.util.add(*r.UtilPercent)
+		b.util.Add(*r.UtilPercent)
+		g.util.Add(*r.UtilPercent)
 	}
 	if m := r.MemoryUsedBytes; m != nil {
 		if b.maxMem == nil || *m > *b.maxMem {
@@ -245,8 +231,8 @@ func (s *series) flush(g *gpuTrack) {
 		return
 	}
 	row := jobdir.TelemetryRow{T: round3(b.t0), DT: round3(b.t1 - b.t0 + s.interval.Seconds()), GPU: g.info.Index, N: b.n,
-		PowerW: round(b.power.value()), MaxPowerW: round(b.maxPower), GFXMHz: round(b.gfx.value()), MinGFXMHz: round(b.minGFX),
-		MemMHz: round(b.mem.value()), TempC: round(b.temp.value()), MaxTempC: round(b.maxTemp), UtilPct: round(b.util.value()),
+		PowerW: round(b.power.Value()), MaxPowerW: round(b.maxPower), GFXMHz: round(b.gfx.Value()), MinGFXMHz: round(b.minGFX),
+		MemMHz: round(b.mem.Value()), TempC: round(b.temp.Value()), MaxTempC: round(b.maxTemp), UtilPct: round(b.util.Value()),
 		MemUsed: b.maxMem, Throttled: b.throttled, Throttle: b.known, Reasons: b.reasons.String(),
 		Error: b.err, Unanswered: b.unanswered, Level: g.level}
 	if g.energy.FromCounter || g.energy.FromPower {
@@ -269,9 +255,9 @@ func (s *series) finish(end time.Time) (*jobdir.TelemetrySummary, error) {
 	for _, g := range s.gpus {
 		s.flush(g)
 		st := g.st
-		st.AvgPowerW, st.PeakPowerW = round(g.power.value()), round(g.peak)
-		st.AvgGFXMHz, st.MinGFXMHz, st.AvgMemMHz = round(g.gfx.value()), round(g.minGFX), round(g.mem.value())
-		st.MaxTempC, st.AvgUtilPct, st.MaxMemUsed = round(g.maxTemp), round(g.util.value()), g.maxMem
+		st.AvgPowerW, st.PeakPowerW = round(g.power.Value()), round(g.peak)
+		st.AvgGFXMHz, st.MinGFXMHz, st.AvgMemMHz = round(g.gfx.Value()), round(g.minGFX), round(g.mem.Value())
+		st.MaxTempC, st.AvgUtilPct, st.MaxMemUsed = round(g.maxTemp), round(g.util.Value()), g.maxMem
 		st.Reasons = g.reasons.String()
 		switch {
 		case g.energy.FromCounter && g.energy.FromPower:
