@@ -22,8 +22,6 @@ const (
 	FormatMarkdown = "markdown"
 )
 
-// Formats lists the output formats, for flag help and validation.
-func Formats() []string { return []string{FormatTable, FormatCSV, FormatJSON, FormatMarkdown} }
 
 // EncodeSummary is summary.json's bytes.
 func EncodeSummary(s *Summary) ([]byte, error) {
@@ -71,28 +69,9 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// WriteResults writes a collected job to w: format table or markdown shows one line per
-// perf.csv row with its spread, csv is perf.csv itself, json is summary.json.
+// WriteResults writes a collected job to w in format (ExportCollect).
 func WriteResults(w io.Writer, format string, s *Summary, perf *Table) error {
-	switch format {
-	case FormatCSV:
-		data, err := EncodeCSV(perf)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	case FormatJSON:
-		data, err := EncodeSummary(s)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	case FormatTable, FormatMarkdown:
-		return writeRows(w, format == FormatMarkdown, s)
-	}
-	return fmt.Errorf("unknown format %q (use %s)", format, strings.Join(Formats(), ", "))
+	return ExportCollect(w, format, s, perf)
 }
 
 // resultColumns are the table's columns: KEY tells apart rows of one model and metric (the

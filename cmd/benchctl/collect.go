@@ -129,7 +129,7 @@ warning, until the next release.`,
 	f.StringVar(&opts.against, "against", results.AgainstReference, "with --check: reference, last, best or a job id")
 	f.StringVar(&opts.junit, "junit", "", "write JUnit XML of the rows (and of --check's verdicts) to this file")
 	f.StringVar(&opts.threshold, "threshold", "5%", "with --check: the tolerated change of a metric whose rule gives none")
-	out := outputFlag(cmd, &opts.output, tableFormats...)
+	out := outputFlag(cmd, &opts.output, results.FormatsOf(results.KindCollect)...)
 	out.other = func(v string) (string, bool) {
 		// The old -o FILE: a value that is no format and looks like a file (perf.csv, ./csv).
 		if !strings.ContainsAny(v, "./") {
@@ -139,7 +139,7 @@ warning, until the next release.`,
 		return deprecation("-o "+v+" (a file to append to)", "--append "+v), true
 	}
 	out.hint = "--append FILE appends the rows to a perf.csv"
-	choiceFlag(cmd, f, &opts.output, "format", "", "table", "old spelling of -o", tableFormats...)
+	choiceFlag(cmd, f, &opts.output, "format", "", "table", "old spelling of -o", results.FormatsOf(results.KindCollect)...)
 	deprecate(cmd, "format", func(v string) string { return "-o " + v })
 	f.BoolVar(&opts.latest, "latest", false, "collect the newest job of the shared directory (benchctl jobs lists them)")
 	f.StringVar(&opts.baseline, "baseline", "", "an earlier perf.csv: fill relative_change with the change against it, in percent")
@@ -188,7 +188,7 @@ func collectRun(ctx context.Context, io streams, jobID string, opts *collectOpti
 	if opts.appendTo != "" {
 		slog.Info("appended", "file", opts.appendTo, "rows", len(col.Perf.Rows))
 	}
-	write := func(w goio.Writer) error { return results.WriteResults(w, opts.output, s, col.Perf) }
+	write := func(w goio.Writer) error { return results.ExportCollect(w, opts.output, s, col.Perf) }
 	if opts.output == results.FormatTable {
 		write = colouredTable(io, "STATUS", write)
 	}

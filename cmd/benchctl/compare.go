@@ -128,8 +128,8 @@ bad flags.`,
 	_ = cmd.MarkFlagDirname("shared-dir")
 	choiceFlag(cmd, f, &opts.direction, "metric-direction", "", results.AutoDirection, "which way is better for a metric no rule names: auto (guess from the name: times and latencies lower, the rest higher), higher or lower",
 		results.AutoDirection, results.HigherIsBetter, results.LowerIsBetter)
-	outputFlag(cmd, &opts.output, tableFormats...)
-	choiceFlag(cmd, f, &opts.output, "format", "", "table", "old spelling of -o", tableFormats...)
+	outputFlag(cmd, &opts.output, results.FormatsOf(results.KindCompare)...)
+	choiceFlag(cmd, f, &opts.output, "format", "", "table", "old spelling of -o", results.FormatsOf(results.KindCompare)...)
 	deprecate(cmd, "format", func(v string) string { return "-o " + v })
 	return cmd
 }
@@ -194,13 +194,11 @@ func compareRun(ctx context.Context, io streams, opts *compareOptions) error {
 // writeComparison prints a comparison in the -o format; a regression is the error.
 func writeComparison(io streams, opts *compareOptions, c *results.Comparison) error {
 	err := writeShown(io, opts.output, func(w goio.Writer) error {
-		if opts.output == results.FormatJSON {
-			return writeJSON(w, c)
-		}
+		write := func(w goio.Writer) error { return results.ExportCompare(w, opts.output, c) }
 		if opts.output == results.FormatTable {
-			return colouredTable(io, "VERDICT", func(w goio.Writer) error { return results.WriteComparison(w, opts.output, c) })(w)
+			return colouredTable(io, "VERDICT", write)(w)
 		}
-		return results.WriteComparison(w, opts.output, c)
+		return write(w)
 	})
 	if err != nil {
 		return err

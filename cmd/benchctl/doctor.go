@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/jsonout"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -102,7 +102,7 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 		// (their stdout reaches the user interleaved line by line).
 		doc := doctorReport{Host: host, OK: failed == 0, Checks: checks}
 		if severalNodesPrint(os.LookupEnv) {
-			if err := json.NewEncoder(io.out).Encode(emptyLists(doc)); err != nil {
+			if err := jsonout.Line(io.out, doc); err != nil {
 				return err
 			}
 		} else if err := writeJSON(io.out, doc); err != nil {

@@ -92,9 +92,6 @@ func outputFlag(cmd *cobra.Command, p *string, formats ...string) *choice {
 	return c
 }
 
-// tableFormats are the formats of the commands whose output is one table of results:
-// collect and compare.
-var tableFormats = []string{"table", "csv", "json", "markdown"}
 
 // completeWords completes a flag from a fixed list: the words that start with what is typed.
 func completeWords(words ...string) cobra.CompletionFunc {

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/jsonout"
 	"io"
 	"log/slog"
 	"os"
@@ -179,7 +179,7 @@ func gpusRun(ctx context.Context, io streams, deps gpusDeps, opts *gpusOptions) 
 	if opts.output == "json" {
 		doc := gpusDocument{Host: host.name, Inventory: inv}
 		if host.several {
-			return json.NewEncoder(io.out).Encode(emptyLists(doc)) // one compact line per node
+			return jsonout.Line(io.out, doc) // one compact line per node
 		}
 		return writeJSON(io.out, doc)
 	}

@@ -72,7 +72,7 @@ at once.`,
 	f.StringVar(&opts.opts.Variant, "variant", "", "only the rows of this experiment variant (e.g. batch=32,nodes=2)")
 	f.IntVarP(&opts.opts.Last, "last", "n", 0, "only the newest N jobs (0: all)")
 	f.StringVar(&opts.threshold, "threshold", "5%", "the tolerated change of the verdict against the reference, for a metric whose rule gives none")
-	outputFlag(cmd, &opts.output, "table", "csv", "json", "markdown", "openmetrics")
+	outputFlag(cmd, &opts.output, results.FormatsOf(results.KindHistory)...)
 	return cmd
 }
 
@@ -102,23 +102,5 @@ func historyRun(_ context.Context, io streams, job string, opts *historyOptions)
 		return err
 	}
 	slog.Debug("history", "rows", len(rows), "seconds", time.Since(started).Seconds())
-	return writeShown(io, opts.output, func(w goio.Writer) error {
-		switch opts.output {
-		case "openmetrics":
-			return results.WriteOpenMetrics(w, rows)
-		case results.FormatJSON:
-			if rows == nil {
-				rows = []results.HistoryRow{}
-			}
-			return writeJSON(w, rows)
-		case results.FormatCSV:
-			data, err := results.EncodeCSV(results.HistoryTable(rows))
-			if err != nil {
-				return err
-			}
-			_, err = w.Write(data)
-			return err
-		}
-		return results.WriteHistory(w, opts.output == results.FormatMarkdown, rows)
-	})
+	return writeShown(io, opts.output, func(w goio.Writer) error { return results.ExportHistory(w, opts.output, rows) })
 }
