@@ -22,7 +22,6 @@ const (
 	FormatMarkdown = "markdown"
 )
 
-
 // EncodeSummary is summary.json's bytes.
 func EncodeSummary(s *Summary) ([]byte, error) {
 	data, err := json.Marshal(summarised(s))

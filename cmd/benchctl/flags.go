@@ -92,7 +92,6 @@ func outputFlag(cmd *cobra.Command, p *string, formats ...string) *choice {
 	return c
 }
 
-
 // completeWords completes a flag from a fixed list: the words that start with what is typed.
 func completeWords(words ...string) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
