@@ -24,6 +24,17 @@ type SchedulerState struct {
 	State  string // e.g. RUNNING, COMPLETED
 	Active bool   // pending, running, completing, suspended, ...
 	Source string // where the state comes from, e.g. squeue, scontrol or sacct
+	// Scheduler names the scheduler that says it, as its users call it ("Slurm"); "" when
+	// no scheduler knows the job.
+	Scheduler string `json:"scheduler,omitempty"`
+}
+
+// Says is who says the state, for messages: "Slurm says", or "the scheduler says".
+func (s SchedulerState) Says() string {
+	if s.Scheduler == "" {
+		return "the scheduler says"
+	}
+	return s.Scheduler + " says"
 }
 
 // Ended reports whether the scheduler says the job has ended: it knows the job, and the

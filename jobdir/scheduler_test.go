@@ -65,3 +65,13 @@ func TestRemoveSubmittedWhenEnded(t *testing.T) {
 		})
 	}
 }
+
+// A state names who says it in messages; one no scheduler knows names none.
+func TestSchedulerStateSays(t *testing.T) {
+	if got := (SchedulerState{Known: true, State: "RUNNING", Scheduler: "Slurm"}).Says(); got != "Slurm says" {
+		t.Errorf("%q", got)
+	}
+	if got := (SchedulerState{}).Says(); got != "the scheduler says" {
+		t.Errorf("%q", got)
+	}
+}

@@ -75,9 +75,14 @@ func (f schedulerFunc) Wait(context.Context, string, func(jobdir.SchedulerState,
 	return jobdir.SchedulerState{}, errors.New("collect does not wait")
 }
 
+// sched is a Slurm that says state of every job ("": it does not know the job).
 func sched(state string, active bool, err error) schedulerFunc {
 	return func(context.Context, string) (jobdir.SchedulerState, error) {
-		return jobdir.SchedulerState{Known: state != "", State: state, Active: active}, err
+		st := jobdir.SchedulerState{Known: state != "", State: state, Active: active}
+		if st.Known {
+			st.Scheduler = "Slurm"
+		}
+		return st, err
 	}
 }
 

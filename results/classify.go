@@ -67,7 +67,7 @@ func (a *aggregator) lostReason(nd *nodeData) string {
 	if !at.IsZero() {
 		last = at.UTC().Format(time.RFC3339) + ", " + what
 	}
-	sched := "Slurm says the job is " + a.opts.Scheduler.State
+	sched := a.opts.Scheduler.Says() + " the job is " + a.opts.Scheduler.State
 	if src := a.opts.Scheduler.Source; src != "" {
 		sched += " (" + src + ")"
 	}

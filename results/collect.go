@@ -75,13 +75,13 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 	if opts.Scheduler != nil && dir.Latest() {
 		sched, err = opts.Scheduler.JobState(ctx, dir.JobID)
 		if err != nil {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("asking Slurm about job %s: %v; deciding from the status files", dir.JobID, err))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("asking the scheduler about job %s: %v; deciding from the status files", dir.JobID, err))
 			sched = jobdir.SchedulerState{}
 		}
 		c.Scheduler = sched
 	}
 	if sched.Known && sched.Active && !opts.Partial {
-		return c, &RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: "Slurm says " + sched.State}
+		return c, &RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: sched.Says() + " " + sched.State}
 	}
 	aopts := opts.Aggregate
 	aopts.Partial, aopts.Scheduler = opts.Partial, sched

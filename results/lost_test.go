@@ -80,7 +80,7 @@ func TestCollectLostNode(t *testing.T) {
 		shared := threeNodeJob(t, nil)
 		col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "77", Attempt: -1, Partial: partial,
 			Scheduler: schedulerFunc(func(context.Context, string) (jobdir.SchedulerState, error) {
-				return jobdir.SchedulerState{Known: true, State: "COMPLETED", Source: "sacct"}, nil
+				return jobdir.SchedulerState{Known: true, State: "COMPLETED", Source: "sacct", Scheduler: "Slurm"}, nil
 			})})
 		if err != nil {
 			t.Fatalf("partial=%v: %v", partial, err)

@@ -50,3 +50,40 @@ func DetectNode(lookup Lookup, schedulers ...Scheduler) (Node, error) {
 	}
 	return Node{}, ErrNoScheduler
 }
+
+// Any is the schedulers asked in turn about a job, as a reader of the job folder asks who
+// knows it (`benchctl jobs`, collect): the first that knows the job answers; when none
+// does, the state is unknown, and an error is the first scheduler's that could not be
+// asked.
+func Any(schedulers ...Scheduler) jobdir.Scheduler { return anyOf(schedulers) }
+
+type anyOf []Scheduler
+
+func (a anyOf) JobState(ctx context.Context, jobID string) (State, error) {
+	var first error
+	for _, s := range a {
+		st, err := s.JobState(ctx, jobID)
+		if err == nil && st.Known {
+			return st, nil
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return State{}, first
+}
+
+// Wait follows the job on the scheduler that knows it; when none does, it returns at once
+// with JobState's answer.
+func (a anyOf) Wait(ctx context.Context, jobID string, tick func(State, error)) (State, error) {
+	for _, s := range a {
+		if st, err := s.JobState(ctx, jobID); err == nil && st.Known {
+			return s.Wait(ctx, jobID, tick)
+		}
+	}
+	st, err := a.JobState(ctx, jobID)
+	if tick != nil {
+		tick(st, err)
+	}
+	return st, err
+}

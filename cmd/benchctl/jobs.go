@@ -12,7 +12,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/scheduler/slurm"
+	"github.com/benchctl/benchctl/scheduler"
 )
 
 type jobsOptions struct {
@@ -50,7 +50,7 @@ says whether benchctl collect has written the job's perf.csv.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	f.IntVar(&opts.limit, "limit", 20, "list at most this many jobs, the newest (0: all)")
-	f.BoolVar(&opts.noSlurm, "no-slurm", false, "do not ask Slurm: judge unfinished jobs by their files alone")
+	f.BoolVar(&opts.noSlurm, "no-slurm", false, "do not ask the scheduler (Slurm): judge unfinished jobs by their files alone")
 	outputFlag(cmd, &opts.output, "table", "json")
 	_ = cmd.MarkFlagDirname("shared-dir")
 	return cmd
@@ -63,7 +63,7 @@ func jobsRun(ctx context.Context, io streams, opts *jobsOptions) error {
 	}
 	var sched jobdir.Scheduler
 	if !opts.noSlurm {
-		sched = slurm.Scheduler{}
+		sched = scheduler.Any(schedulers()...) // the one that knows each job says how it stands
 	}
 	jobs, err := jobdir.Layout{Shared: dir}.Overview(ctx, opts.limit, sched, time.Now())
 	if err != nil {

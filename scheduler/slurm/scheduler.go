@@ -59,5 +59,9 @@ func (s Scheduler) commander() Commander {
 
 // scheduler is the state as jobdir.SchedulerState.
 func (s JobState) scheduler() jobdir.SchedulerState {
-	return jobdir.SchedulerState{Known: s.Known, State: s.State, Active: s.Active(), Source: s.Source}
+	st := jobdir.SchedulerState{Known: s.Known, State: s.State, Active: s.Active(), Source: s.Source}
+	if s.Known {
+		st.Scheduler = "Slurm"
+	}
+	return st
 }

@@ -24,9 +24,9 @@ func TestSchedulerJobState(t *testing.T) {
 		unsure string
 	}{
 		{name: "running", out: map[string]string{"squeue": "RUNNING\n"},
-			want: jobdir.SchedulerState{Known: true, State: "RUNNING", Active: true, Source: "squeue"}},
+			want: jobdir.SchedulerState{Known: true, State: "RUNNING", Active: true, Source: "squeue", Scheduler: "Slurm"}},
 		{name: "completed, by sacct", err: forgot, out: map[string]string{"sacct": "COMPLETED\n"},
-			want: jobdir.SchedulerState{Known: true, State: "COMPLETED", Source: "sacct"}, ended: true},
+			want: jobdir.SchedulerState{Known: true, State: "COMPLETED", Source: "sacct", Scheduler: "Slurm"}, ended: true},
 		{name: "accounting off", err: func(t *testing.T) map[string]error {
 			m := forgot(t)
 			m["sacct"] = exitErr(t, "sacct: Slurm accounting storage is disabled\n")
