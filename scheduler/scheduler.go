@@ -87,3 +87,22 @@ func (a anyOf) Wait(ctx context.Context, jobID string, tick func(State, error)) 
 	}
 	return st, err
 }
+
+// SharedOutput is a scheduler whose tasks of one step print to one output (srun gathers
+// its tasks' stdout): TasksPrinting is how many print to it at once, read from the
+// environment (0 or 1: this task alone).
+type SharedOutput interface {
+	TasksPrinting(lookup Lookup) int
+}
+
+// SeveralPrint reports whether this task is one of several printing to one output at
+// once, as a scheduler among schedulers says: a command then prints each document on a
+// line of its own, so that the interleaved output is one document per line.
+func SeveralPrint(lookup Lookup, schedulers ...Scheduler) bool {
+	for _, s := range schedulers {
+		if so, ok := s.(SharedOutput); ok && so.TasksPrinting(lookup) > 1 {
+			return true
+		}
+	}
+	return false
+}

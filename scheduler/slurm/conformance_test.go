@@ -54,3 +54,24 @@ func (unknownJobs) Output(_ context.Context, name string, _ ...string) ([]byte, 
 	}
 	return nil, err
 }
+
+// How many of a step's tasks print at once: the step's count, else the job's inside a
+// step; a batch script (no step) is one process; garbage is none known.
+func TestTasksPrinting(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want int
+	}{
+		{map[string]string{}, 0},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "4"}, 4},
+		{map[string]string{"SLURM_NTASKS": "4"}, 0},
+		{map[string]string{"SLURM_NTASKS": "4", "SLURM_STEP_ID": "0"}, 4},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": " 2 ", "SLURM_NTASKS": "8", "SLURM_STEP_ID": "0"}, 2},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "many", "SLURM_STEP_ID": "0"}, 0},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "-3"}, 0},
+	} {
+		if got := (slurm.Scheduler{}).TasksPrinting(func(k string) (string, bool) { v, ok := c.env[k]; return v, ok }); got != c.want {
+			t.Errorf("%v: %d, want %d", c.env, got, c.want)
+		}
+	}
+}
