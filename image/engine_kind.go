@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/benchctl/benchctl/internal/enginekind"
 	"io"
 	"net"
 	"net/http"
@@ -20,8 +21,8 @@ import (
 // DOCKER_HOST, else Docker's default socket, names).
 const (
 	KindAny    = ""
-	KindDocker = "docker"
-	KindPodman = "podman"
+	KindDocker = enginekind.Docker
+	KindPodman = enginekind.Podman
 )
 
 // Kinds are the engine kinds a manifest or --engine may name.
@@ -65,18 +66,11 @@ func (id Identity) Podman() bool { return id.Kind == KindPodman }
 // component "Engine" and its platform "Docker Engine - Community" (or nothing, as Debian's
 // docker.io). It returns the kind and the engine's name.
 func KindOf(v client.ServerVersionResult) (kind, name string) {
-	for _, c := range v.Components {
-		if strings.HasPrefix(strings.ToLower(c.Name), "podman") {
-			return KindPodman, "Podman Engine"
-		}
+	names := make([]string, len(v.Components))
+	for i, c := range v.Components {
+		names[i] = c.Name
 	}
-	if strings.HasPrefix(strings.ToLower(v.Platform.Name), "podman") {
-		return KindPodman, "Podman Engine"
-	}
-	if n := v.Platform.Name; strings.HasPrefix(strings.ToLower(n), "docker") {
-		return KindDocker, n
-	}
-	return KindDocker, "Docker Engine"
+	return enginekind.Of(v.Platform.Name, names...)
 }
 
 // Versioner is the engine call Identify needs.

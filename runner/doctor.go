@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/moby/moby/client"
+	"github.com/benchctl/benchctl/workload"
 
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
@@ -79,7 +79,7 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 		add(Check{Name: "node context", OK: true, Detail: fmt.Sprintf("rank %d of %d on %s (%s)", node.Rank, node.World, node.Host, node.Source)})
 	}
 
-	var info client.SystemInfoResult
+	var info workload.Facts
 	var facts *EngineFacts // for the GPU devices' way
 	eng, err := o.Engine()
 	if err == nil {
@@ -104,7 +104,7 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 	}
 	src := RecordSources{Lookup: o.Lookup, Vendor: vendor, Version: o.Version, Detect: o.GPUDetect, Snapshot: o.GPUSnapshot}
 	if eng != nil {
-		src.Engine = eng
+		src.Engine = apiFacts{eng}
 	}
 	if nerr == nil {
 		src.HostRoot = hostRoot(o.Lookup, node.Rank)
@@ -283,7 +283,7 @@ func (o DoctorOptions) sharedChecks(ctx context.Context, node Node, haveNode boo
 
 // diskChecks: room in the cache for the manifest's image, and in the engine's data root
 // when it is on this machine.
-func (o DoctorOptions) diskChecks(info client.SystemInfoResult, haveEngine bool) []Check {
+func (o DoctorOptions) diskChecks(info workload.Facts, haveEngine bool) []Check {
 	var out []Check
 	need := int64(0)
 	source := "unknown until it is built"
@@ -320,9 +320,9 @@ func (o DoctorOptions) diskChecks(info client.SystemInfoResult, haveEngine bool)
 		out = append(out, c)
 	}
 	check("cache disk space", o.SharedDir, 1, "free space in the shared directory or prune the cache: benchctl cache prune --keep 5")
-	if haveEngine && info.Info.DockerRootDir != "" {
-		if _, err := os.Stat(info.Info.DockerRootDir); err == nil {
-			check("engine disk space", info.Info.DockerRootDir, 2, "free space in the engine's data root (docker image prune) or move it to a larger disk")
+	if haveEngine && info.DataRoot != "" {
+		if _, err := os.Stat(info.DataRoot); err == nil {
+			check("engine disk space", info.DataRoot, 2, "free space in the engine's data root (docker image prune) or move it to a larger disk")
 		}
 	}
 	return out

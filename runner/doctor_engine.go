@@ -2,23 +2,27 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
-	"github.com/moby/moby/client"
-
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/workload"
+	"github.com/benchctl/benchctl/workload/engine"
 )
 
 // engineChecks are doctor's lines about this node's engine: which engine answered (Docker
 // or Podman, rootless or not) and that it is the kind asked for, then, for a rootless
 // engine, what rootless cannot give a benchmark (see rootlessChecks). It returns the
 // engine's info (for the disk check) and an error when the engine cannot be asked.
-func engineChecks(ctx context.Context, o DoctorOptions, eng DoctorEngine) (client.SystemInfoResult, image.Identity, []Check, error) {
+func engineChecks(ctx context.Context, o DoctorOptions, eng DoctorEngine) (workload.Facts, image.Identity, []Check, error) {
 	id, err := image.Identify(ctx, eng)
 	if err != nil {
-		return client.SystemInfoResult{}, id, nil, err
+		return workload.Facts{}, id, nil, err
 	}
-	info, err := eng.Info(ctx, client.InfoOptions{})
+	info, err := engine.Facts(ctx, eng)
+	if err == nil && !info.InfoKnown {
+		err = errors.New(info.InfoProblem) // its /info failed
+	}
 	if err != nil {
 		return info, id, nil, err
 	}

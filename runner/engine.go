@@ -1,10 +1,7 @@
 package runner
 
 import (
-	"context"
 	"io"
-
-	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/workload/engine"
@@ -20,17 +17,12 @@ type Engine interface {
 	io.Closer
 }
 
-// DoctorEngine is what Doctor asks of this node's engine: its version, its info (the data
-// root, for the disk check), the address it answered on, and Close. cmd passes the Docker
-// client; tests a fake.
+// DoctorEngine is what Doctor asks of this node's engine: which it is (image.Identify), its
+// info (engine.Facts: the data root, for the disk check), the address it answered on, and
+// Close. cmd passes the Docker client; tests a fake.
 type DoctorEngine interface {
-	ServerVersion(ctx context.Context, opts client.ServerVersionOptions) (client.ServerVersionResult, error)
-	Info(ctx context.Context, opts client.InfoOptions) (client.SystemInfoResult, error)
+	image.Versioner
+	engine.InfoAPI
 	DaemonHost() string
 	io.Closer
 }
-
-var (
-	_ Engine       = (*client.Client)(nil)
-	_ DoctorEngine = (*client.Client)(nil)
-)

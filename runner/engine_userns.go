@@ -1,17 +1,12 @@
 package runner
 
 import (
-	"archive/tar"
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
-	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/client"
+	"github.com/benchctl/benchctl/workload/engine"
 
 	"github.com/benchctl/benchctl/image"
 )
@@ -52,19 +47,6 @@ func keepIDMode(id image.Identity, containerUser string) (mode, hint string) {
 	return mode, ""
 }
 
-// imageFiles is what reading files of an image asks of the engine: a container created
-// (never started) to copy them out of, then removed. *client.Client has it.
-type imageFiles interface {
-	ContainerCreate(ctx context.Context, opts client.ContainerCreateOptions) (client.ContainerCreateResult, error)
-	CopyFromContainer(ctx context.Context, id string, opts client.CopyFromContainerOptions) (client.CopyFromContainerResult, error)
-	ContainerRemove(ctx context.Context, id string, opts client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
-}
-
-var _ imageFiles = (*client.Client)(nil)
-
-// maxAccountFile bounds /etc/passwd and /etc/group read from an image.
-const maxAccountFile = 4 << 20
-
 // numericUser turns a container user ("user[:group]", names or numbers) into numbers as the
 // image's /etc/passwd and /etc/group say, as the OCI runtime does when the container starts:
 // a name is looked up; a user without a group takes its passwd entry's group. A user that is
@@ -78,11 +60,11 @@ func numericUser(ctx context.Context, eng any, ref, containerUser string, labels
 	if u == "" || u == "root" || u == "0" || (isNumber(u) && hasGroup && isNumber(g)) {
 		return containerUser
 	}
-	files, ok := eng.(imageFiles)
+	files, ok := eng.(engine.ImageFilesAPI)
 	if !ok {
 		return containerUser
 	}
-	passwd, group, err := accountFiles(ctx, files, ref, labels)
+	passwd, group, err := engine.AccountFiles(ctx, files, ref, labels)
 	if err != nil {
 		return containerUser
 	}
@@ -126,47 +108,4 @@ func lookupAccount(body []byte, name string, idField, idField2 int) (id, id2 str
 		return name, ""
 	}
 	return "", ""
-}
-
-// accountFiles reads /etc/passwd and /etc/group of the image ref through a container created
-// for it and removed after (an image without one of them gives an empty body).
-func accountFiles(ctx context.Context, eng imageFiles, ref string, labels map[string]string) (passwd, group []byte, err error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	c, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{Image: ref, Entrypoint: []string{"/benchctl-never-started"}, Labels: labels},
-		HostConfig: &container.HostConfig{NetworkMode: "none"}})
-	if err != nil {
-		return nil, nil, err
-	}
-	defer func() {
-		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer rcancel()
-		_, _ = eng.ContainerRemove(rctx, c.ID, client.ContainerRemoveOptions{Force: true})
-	}()
-	read := func(path string) ([]byte, error) {
-		res, err := eng.CopyFromContainer(ctx, c.ID, client.CopyFromContainerOptions{SourcePath: path})
-		if err != nil {
-			if cerrdefs.IsNotFound(err) {
-				return nil, nil
-			}
-			return nil, err
-		}
-		defer res.Content.Close()
-		tr := tar.NewReader(res.Content)
-		h, err := tr.Next()
-		if err != nil {
-			return nil, err
-		}
-		if h.Typeflag != tar.TypeReg || h.Size > maxAccountFile {
-			return nil, fmt.Errorf("%s in the image is not a regular file of at most %d bytes", path, maxAccountFile)
-		}
-		return io.ReadAll(io.LimitReader(tr, maxAccountFile))
-	}
-	if passwd, err = read("/etc/passwd"); err != nil {
-		return nil, nil, err
-	}
-	if group, err = read("/etc/group"); err != nil {
-		return nil, nil, err
-	}
-	return passwd, group, nil
 }

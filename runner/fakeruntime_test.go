@@ -213,3 +213,7 @@ func TestRunWhenTheLogStreamIsLost(t *testing.T) {
 		t.Errorf("log %q, %v", log, err)
 	}
 }
+
+func (f *fakeRuntime) Facts(context.Context) (workload.Facts, error) {
+	return workload.Facts{Kind: "fake", Name: "fake runtime", Version: "1"}, nil
+}

@@ -11,12 +11,11 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/moby/moby/client"
-
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/workload"
+	"github.com/benchctl/benchctl/workload/engine"
 )
 
 // Engine names EngineFacts knows.
@@ -38,26 +37,20 @@ type EngineFacts struct {
 	InfoProblem string   // why /info did not answer, where it was asked and failed
 }
 
-// EngineFactsOf reads the facts from the version answer (Podman names its component
-// "Podman Engine"; Docker "Engine") and, when not nil, the info answer.
-func EngineFactsOf(v client.ServerVersionResult, info *client.SystemInfoResult) EngineFacts {
-	f := EngineFacts{Engine: EngineDocker, Version: v.Version, APIVersion: v.APIVersion}
-	for _, c := range v.Components {
+// EngineFactsOf are the facts of the engine as its runtime tells them (workload.Facts):
+// Podman names its component "Podman Engine" (its version is the component's); Docker
+// "Engine".
+func EngineFactsOf(w workload.Facts) EngineFacts {
+	f := EngineFacts{Engine: EngineDocker, Version: w.Version, APIVersion: w.APIVersion}
+	for _, c := range w.Components {
 		if strings.EqualFold(c.Name, "Podman Engine") {
 			f.Engine, f.Version = EnginePodman, c.Version
 		}
 	}
-	if info != nil {
-		f.InfoKnown = true
-		f.CDISpecDirs = slices.Clone(info.Info.CDISpecDirs)
-		for _, o := range info.Info.SecurityOptions {
-			for _, kv := range strings.Split(o, ",") {
-				if kv == "name=rootless" {
-					f.Rootless = true
-				}
-			}
-		}
+	if w.InfoKnown {
+		f.InfoKnown, f.Rootless, f.CDISpecDirs = true, w.Rootless, slices.Clone(w.CDISpecDirs)
 	}
+	f.InfoProblem = w.InfoProblem
 	return f
 }
 
@@ -363,48 +356,33 @@ func benchGroups(m *manifest.Manifest, benches []manifest.Benchmark, i int) ([]s
 	return containerGroups(m, nil)
 }
 
-// engineInfo is the engine's /info, where it has one (the Docker client does; test fakes
-// of Engine may not).
-type engineInfo interface {
-	Info(ctx context.Context, opts client.InfoOptions) (client.SystemInfoResult, error)
+// factsTeller is what tells the engine's facts: a runtime (workload.Runtime), or the
+// engine's Engine API itself (a dry run's engine: engine.Facts).
+type factsTeller interface {
+	Facts(ctx context.Context) (workload.Facts, error)
 }
 
-// versionEngine is the engine as engineFacts asks it: its version (and /info, where it has one).
-type versionEngine interface {
-	ServerVersion(ctx context.Context, opts client.ServerVersionOptions) (client.ServerVersionResult, error)
-}
+// apiFacts is an Engine API that tells its facts (engine.Facts: its version, its /info
+// where it has one).
+type apiFacts struct{ api engine.VersionAPI }
 
-// engineFacts asks the engine for its facts; /info is optional.
-func engineFacts(ctx context.Context, eng versionEngine) (EngineFacts, error) {
-	v, err := eng.ServerVersion(ctx, client.ServerVersionOptions{})
+func (a apiFacts) Facts(ctx context.Context) (workload.Facts, error) { return engine.Facts(ctx, a.api) }
+
+// engineFacts asks for the engine's facts.
+func engineFacts(ctx context.Context, t factsTeller) (EngineFacts, error) {
+	w, err := t.Facts(ctx)
 	if err != nil {
-		return EngineFacts{}, fmt.Errorf("asking the engine its version: %w", err)
+		return EngineFacts{}, err
 	}
-	ie, ok := eng.(engineInfo)
-	if !ok {
-		return EngineFactsOf(v, nil), nil
-	}
-	i, err := ie.Info(ctx, client.InfoOptions{})
-	return factsOf(v, i, err), nil
-}
-
-// factsOf are the facts of a version answer and an /info answer that may have failed
-// (infoErr): a failed /info is facts not known, and why, never an engine without CDI.
-func factsOf(v client.ServerVersionResult, info client.SystemInfoResult, infoErr error) EngineFacts {
-	if infoErr != nil {
-		f := EngineFactsOf(v, nil)
-		f.InfoProblem = infoErr.Error()
-		return f
-	}
-	return EngineFactsOf(v, &info)
+	return EngineFactsOf(w), nil
 }
 
 // factsOfIdentity are the facts of an engine image.Identify named, with its /info answer
 // when not nil (CDI's folders).
-func factsOfIdentity(id image.Identity, info *client.SystemInfoResult) EngineFacts {
+func factsOfIdentity(id image.Identity, info *workload.Facts) EngineFacts {
 	f := EngineFacts{Engine: EngineDocker, APIVersion: id.APIVersion}
 	if info != nil {
-		f = EngineFactsOf(client.ServerVersionResult{}, info)
+		f = EngineFactsOf(workload.Facts{InfoKnown: info.InfoKnown, InfoProblem: info.InfoProblem, Rootless: info.Rootless, CDISpecDirs: info.CDISpecDirs})
 		f.APIVersion = id.APIVersion
 	}
 	return f.withIdentity(id)
@@ -443,7 +421,7 @@ func cdiSpecsFor(f EngineFacts, root string) gpu.CDISpecs {
 // engineGPUs gives the selected GPUs (and each benchmark's share) the devices the node's
 // engine wants (ForEngine), and logs which way they take and why. An engine that does not
 // say its version is taken for Docker without CDI: the NVIDIA device request, as before.
-func (r *nodeRun) engineGPUs(ctx context.Context, eng versionEngine, g *nodeGPUs) error {
+func (r *nodeRun) engineGPUs(ctx context.Context, eng factsTeller, g *nodeGPUs) error {
 	if g.Vendor != gpu.VendorAMD && g.Vendor != gpu.VendorNVIDIA {
 		return nil
 	}

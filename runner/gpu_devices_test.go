@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/benchctl/benchctl/workload"
+	"github.com/benchctl/benchctl/workload/engine"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -164,16 +165,16 @@ func TestEngineFactsOf(t *testing.T) {
 	pv := client.ServerVersionResult{Version: "4.3.1", APIVersion: "1.41", Components: []system.ComponentVersion{
 		{Name: "Podman Engine", Version: "4.3.1"}, {Name: "Conmon", Version: "2.1.6"}}}
 	info := &client.SystemInfoResult{Info: system.Info{SecurityOptions: []string{"name=seccomp,profile=default", "name=rootless"}}}
-	f := EngineFactsOf(pv, info)
+	f := engineFactsOfAPI(pv, info)
 	if f.Engine != EnginePodman || f.Version != "4.3.1" || !f.Rootless || !f.InfoKnown || f.String() != "Podman 4.3.1 (rootless), Engine API 1.41" {
 		t.Errorf("%+v %s", f, f)
 	}
 	dv := client.ServerVersionResult{Version: "28.0.1", APIVersion: "1.48", Components: []system.ComponentVersion{{Name: "Engine", Version: "28.0.1"}}}
-	f = EngineFactsOf(dv, &client.SystemInfoResult{Info: system.Info{CDISpecDirs: []string{"/etc/cdi"}}})
+	f = engineFactsOfAPI(dv, &client.SystemInfoResult{Info: system.Info{CDISpecDirs: []string{"/etc/cdi"}}})
 	if f.Engine != EngineDocker || f.Rootless || len(f.CDISpecDirs) != 1 || f.String() != "Docker 28.0.1, Engine API 1.48" {
 		t.Errorf("%+v", f)
 	}
-	if f := EngineFactsOf(dv, nil); f.InfoKnown || f.CDISpecDirs != nil {
+	if f := engineFactsOfAPI(dv, nil); f.InfoKnown || f.CDISpecDirs != nil {
 		t.Errorf("%+v", f)
 	}
 }
@@ -185,14 +186,14 @@ func TestFactsTakeRootlessFromTheIdentity(t *testing.T) {
 	pv := client.ServerVersionResult{Version: "4.3.1", APIVersion: "1.41", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}}}
 	info := &client.SystemInfoResult{Info: system.Info{SecurityOptions: []string{"name=seccomp,profile=default"}}}
 	id := image.Identity{Kind: image.KindPodman, Name: "Podman Engine", Version: "4.3.1", APIVersion: "1.41", Rootless: true}
-	if f := EngineFactsOf(pv, info).withIdentity(id); f.Engine != EnginePodman || !f.Rootless || !f.InfoKnown {
+	if f := engineFactsOfAPI(pv, info).withIdentity(id); f.Engine != EnginePodman || !f.Rootless || !f.InfoKnown {
 		t.Errorf("run's facts: %+v", f)
 	}
-	if f := factsOfIdentity(id, info); f.Engine != EnginePodman || !f.Rootless || !f.InfoKnown || f.Version != "4.3.1" || f.APIVersion != "1.41" {
+	if f := factsOfIdentity(id, infoFacts(info)); f.Engine != EnginePodman || !f.Rootless || !f.InfoKnown || f.Version != "4.3.1" || f.APIVersion != "1.41" {
 		t.Errorf("doctor's facts: %+v", f)
 	}
 	if f := factsOfIdentity(image.Identity{Kind: image.KindDocker, Version: "28.0.1", APIVersion: "1.48"},
-		&client.SystemInfoResult{Info: system.Info{CDISpecDirs: []string{"/etc/cdi"}}}); f.Engine != EngineDocker || f.Rootless || len(f.CDISpecDirs) != 1 {
+		infoFacts(&client.SystemInfoResult{Info: system.Info{CDISpecDirs: []string{"/etc/cdi"}}})); f.Engine != EngineDocker || f.Rootless || len(f.CDISpecDirs) != 1 {
 		t.Errorf("docker: %+v", f)
 	}
 	if f := (EngineFacts{Engine: EngineDocker}).withIdentity(image.Identity{}); f.Engine != EngineDocker || f.Rootless {
@@ -385,3 +386,6 @@ func TestStaleCDISpecFallsBack(t *testing.T) {
 		t.Fatalf("no minor: %+v %v", path, err)
 	}
 }
+
+// Facts is the engine's, as its runtime tells them.
+func (f fakeVersion) Facts(ctx context.Context) (workload.Facts, error) { return engine.Facts(ctx, f) }

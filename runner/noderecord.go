@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/moby/moby/client"
+	"github.com/benchctl/benchctl/workload"
 
 	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/gpu"
@@ -27,10 +27,10 @@ const TestHostRootVar = "BENCHCTL_TEST_HOST_ROOT"
 // recordTimeout bounds gathering a node record (the GPU library, the engine, srun).
 const recordTimeout = 30 * time.Second
 
-// EngineVersioner is the engine call a node record makes: its version and components.
-// The Docker client has it; an engine that lacks it leaves the record's engine unavailable.
+// EngineVersioner is what a node record asks of the runtime: what it is (its version and
+// components). A runtime that cannot say leaves the record's engine unavailable.
 type EngineVersioner interface {
-	ServerVersion(ctx context.Context, opts client.ServerVersionOptions) (client.ServerVersionResult, error)
+	Facts(ctx context.Context) (workload.Facts, error)
 }
 
 // RecordSources say where a node record's facts come from.
@@ -60,13 +60,12 @@ func GatherRecord(ctx context.Context, s RecordSources) *jobdir.NodeRecord {
 	gatherGPUs(ctx, s, rec)
 	if s.Engine == nil {
 		rec.Unavailable["engine"] = "no container engine was reachable"
-	} else if v, err := s.Engine.ServerVersion(ctx, client.ServerVersionOptions{}); err != nil {
-		rec.Unavailable["engine"] = "asking the engine its version: " + err.Error()
+	} else if v, err := s.Engine.Facts(ctx); err != nil {
+		rec.Unavailable["engine"] = err.Error()
 	} else {
-		kind, name := image.KindOf(v)
-		rec.Engine = jobdir.EngineRecord{Kind: kind, Name: name, Version: v.Version, APIVersion: v.APIVersion, OS: v.Os, Arch: v.Arch,
+		rec.Engine = jobdir.EngineRecord{Kind: v.Kind, Name: v.Name, Version: v.Version, APIVersion: v.APIVersion, OS: v.OS, Arch: v.Arch,
 			Components: []jobdir.NamedVersion{}}
-		if s.Identity != nil && s.Identity.Kind == kind {
+		if s.Identity != nil && s.Identity.Kind == v.Kind {
 			rec.Engine.Rootless = s.Identity.Rootless
 		}
 		for _, c := range v.Components {
@@ -169,9 +168,7 @@ func (r *nodeRun) gatherNodeRecord(ctx context.Context, eng Engine, gpus *nodeGP
 		id := r.engine
 		s.Identity = &id
 	}
-	if v, ok := eng.(EngineVersioner); ok {
-		s.Engine = v
-	}
+	s.Engine = r.rt
 	if s.HostRoot != "" {
 		r.log.Warn("node record: the machine's facts are read under a recorded tree ("+TestHostRootVar+", a test hook)", "root", s.HostRoot)
 	}

@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"errors"
+	"github.com/benchctl/benchctl/workload"
+	"github.com/benchctl/benchctl/workload/engine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,4 +174,9 @@ func TestNodeRecordWhenTheImagePhaseFails(t *testing.T) {
 	if len(rec.Images) != 0 || !strings.Contains(rec.Unavailable["images"], "the image phase failed: ") || rec.Machine.Kernel.Release == "" {
 		t.Errorf("node.json: images %+v, unavailable %q", rec.Images, rec.Unavailable["images"])
 	}
+}
+
+// Facts is the engine's, as its runtime tells them.
+func (f fakeVersioner) Facts(ctx context.Context) (workload.Facts, error) {
+	return engine.Facts(ctx, f)
 }

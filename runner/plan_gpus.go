@@ -86,7 +86,7 @@ func planEngineGPUs(ctx context.Context, o Options, gpus *GPUAccess, p *PlanResu
 		return same, nil
 	}
 	defer eng.Close()
-	f, err := engineFacts(ctx, eng)
+	f, err := engineFacts(ctx, apiFacts{eng})
 	if err != nil {
 		p.GPUs = append(p.GPUs, "devices: not asked of this node's engine ("+err.Error()+")")
 		return same, nil

@@ -313,7 +313,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 			return err
 		}
 	}
-	if err := r.engineGPUs(ctx, eng, gpus); err != nil {
+	if err := r.engineGPUs(ctx, r.rt, gpus); err != nil {
 		r.fail(err, exitcode.Of(err))
 		return err
 	}

@@ -37,6 +37,8 @@ type Runtime interface {
 	// Describe says what the runtime is, for a diagnostics report ("Podman Engine 4.3.1
 	// (API 1.41)"); "" with an error when it cannot tell.
 	Describe(ctx context.Context) (string, error)
+	// Facts is what the runtime is (Facts); an error when it cannot say even its version.
+	Facts(ctx context.Context) (Facts, error)
 }
 
 // Spec is a benchmark's process as a runtime makes it: its program and arguments, where it
@@ -101,3 +103,26 @@ type Top struct {
 	Titles    []string
 	Processes [][]string
 }
+
+// Facts is what a runtime is, as a node's record, doctor and the way GPUs reach a process
+// need it. A fact it could not tell is empty.
+type Facts struct {
+	Kind       string // docker, podman (Engine API services); process
+	Name       string // "Docker Engine - Community", "Podman Engine"
+	Version    string // its version answer's
+	APIVersion string // the Engine API version it speaks
+	OS, Arch   string
+	Components []Component
+	// Rootless is what the runtime's info says (Docker's security options name
+	// rootless; Podman's compatible info does not say: image.Identify asks Podman).
+	Rootless bool
+	// InfoKnown says the runtime's info answered: Rootless, CDISpecDirs and DataRoot are
+	// facts; else InfoProblem says why not, where it was asked.
+	InfoKnown   bool
+	InfoProblem string
+	CDISpecDirs []string // the CDI spec folders it reads (Docker 25+: empty when its CDI is off)
+	DataRoot    string   // where it keeps images and containers (doctor's disk check)
+}
+
+// Component is a part of a runtime and its version (Podman's "Podman Engine 4.3.1").
+type Component struct{ Name, Version string }

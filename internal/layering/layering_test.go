@@ -58,11 +58,11 @@ var rooms = []struct {
 // anything.
 var outside = []string{"tests", "bench"}
 
-// mobyClient may be imported only by these rooms. The runtime room (issue 34's next step)
-// shrinks it to the engine adapter and image's builders; until then the list says who
-// still speaks moby's types, so that no one new starts.
+// mobyClient may be imported only by these rooms: image's builders and engines, and the
+// runtime room's engine adapter (workload/engine). cmd/benchctl still connects to engines
+// itself; no one new starts.
 // internal/testutil is the unit tests' helper (a fake engine's types).
-var mobyClient = map[string]bool{"image": true, "workload/engine": true, "runner": true, "cmd/benchctl": true, "internal/testutil": true}
+var mobyClient = map[string]bool{"image": true, "workload/engine": true, "cmd/benchctl": true, "internal/testutil": true}
 
 type pkg struct {
 	ImportPath string

@@ -17,6 +17,7 @@ import (
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 
+	"github.com/benchctl/benchctl/internal/enginekind"
 	"github.com/benchctl/benchctl/workload"
 )
 
@@ -185,14 +186,9 @@ func (r Runtime) Describe(ctx context.Context) (string, error) {
 	return d, nil
 }
 
-// isPodman says whether an engine's version names Podman (a component "Podman Engine").
+// isPodman says whether an engine's version is Podman's (enginekind).
 func isPodman(v client.ServerVersionResult) bool {
-	for _, c := range v.Components {
-		if strings.HasPrefix(strings.ToLower(c.Name), "podman") {
-			return true
-		}
-	}
-	return false
+	return FactsOf(v, nil, nil).Kind == enginekind.Podman
 }
 
 // Config is a Spec as the Engine API's container settings.

@@ -12,6 +12,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/system"
 	"github.com/moby/moby/client"
 
 	"github.com/benchctl/benchctl/manifest"
@@ -133,5 +134,24 @@ func TestStopRemoveListLogs(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "\x01") {
 		t.Error("the stream's headers reached the log")
+	}
+}
+
+// What an engine is, from its version answer and /info: Podman by its component (its
+// version is the answer's, the component's is listed), rootless and CDI and the data root
+// from /info; a failed /info is facts not known, and why.
+func TestFactsOf(t *testing.T) {
+	pv := client.ServerVersionResult{Version: "4.3.1", APIVersion: "1.41", Os: "linux", Arch: "amd64",
+		Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}}}
+	info := &client.SystemInfoResult{Info: system.Info{SecurityOptions: []string{"name=seccomp,profile=default", "name=rootless"},
+		CDISpecDirs: []string{"/etc/cdi"}, DockerRootDir: "/var/lib/containers"}}
+	f := FactsOf(pv, info, nil)
+	if f.Kind != "podman" || f.Name != "Podman Engine" || f.Version != "4.3.1" || f.OS != "linux" || !f.Rootless || !f.InfoKnown ||
+		f.DataRoot != "/var/lib/containers" || len(f.CDISpecDirs) != 1 || len(f.Components) != 1 {
+		t.Errorf("%+v", f)
+	}
+	f = FactsOf(client.ServerVersionResult{Version: "28.0.1", APIVersion: "1.48"}, nil, errors.New("info: boom"))
+	if f.Kind != "docker" || f.InfoKnown || f.InfoProblem != "info: boom" || f.Rootless || f.Components == nil {
+		t.Errorf("%+v", f)
 	}
 }
