@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"time"
 
@@ -131,36 +130,21 @@ func (r *nodeRun) sampleDuring(ctx context.Context, run string, gpus GPUAccess) 
 		}
 		// Each run's file says every fact its GPUs could not give so far on this node (the
 		// sampler says each once per node; a missing counter is missing in every run).
-		said := 0
-		tick := time.NewTicker(t.every)
-		defer tick.Stop()
-		for {
-			per, pcancel := context.WithTimeout(sctx, max(t.every, time.Second))
-			rs := sampler.Sample(per)
-			pcancel()
-			if sctx.Err() != nil {
-				// The run ended during the sample: a GPU in error was cut short by that, not
-				// silent; what was read stands.
-				rs = slices.DeleteFunc(rs, func(r gpu.Reading) bool { return r.Err != nil })
-				if len(rs) > 0 {
-					s.add(time.Now().UTC(), rs)
+		_ = gpu.Loop(sctx, sampler, t.every, func() time.Time { return time.Now().UTC() }, func(rd gpu.Round) error {
+			if rd.Cut { // the run ended during the sample: what was read stands
+				if len(rd.Readings) > 0 {
+					s.add(rd.At, rd.Readings)
 				}
-				return
+				return nil
 			}
-			s.add(time.Now().UTC(), rs)
-			un := sampler.Unavailable()
-			for _, u := range un[min(said, len(un)):] {
+			s.add(rd.At, rd.Readings)
+			for _, u := range rd.Unavailable {
 				if u.GPU < 0 || s.byIndex[u.GPU] != nil {
 					s.note(u)
 				}
 			}
-			said = len(un)
-			select {
-			case <-sctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
+			return nil
+		})
 	}()
 	return func() {
 		cancel()

@@ -130,7 +130,7 @@ func buildRun(ctx context.Context, io streams, opts *buildOptions) error {
 		return err
 	}
 	defer closeBuilder()
-	pp := newProgressPrinter(io.err, isTerminal(io.err))
+	pp := newProgressPrinter(io.err, io.CanRedrawStderr())
 	slog.Info("building", "manifest", m.Name, "builder", builder.Name(), "cache", cache.Dir)
 	archs, _ := models.ParseTargetArchs(opts.targetArchs) // checked before
 	perArch := []*manifest.Manifest{m}

@@ -152,7 +152,7 @@ func cacheVerifyRun(ctx context.Context, io streams, opts *cacheOptions, prefixe
 			keys = append(keys, e.Key)
 		}
 	}
-	pp := newProgressPrinter(io.err, isTerminal(io.err))
+	pp := newProgressPrinter(io.err, io.CanRedrawStderr())
 	bad := 0
 	var checked []verified
 	for _, k := range keys {
@@ -312,7 +312,7 @@ func cacheLoadRun(ctx context.Context, io streams, opts *cacheOptions, prefix st
 		return err
 	}
 	defer eng.Close()
-	pp := newProgressPrinter(io.err, isTerminal(io.err))
+	pp := newProgressPrinter(io.err, io.CanRedrawStderr())
 	res, err := image.Ensure(ctx, eng, c, key, pp.Func())
 	var inc *image.IncompleteError
 	if errors.As(err, &inc) {

@@ -43,45 +43,32 @@ func gpusWatch(ctx context.Context, io streams, inv gpu.Inventory, open openSamp
 	defer smp.Close()
 	table := io.IsStdoutTTY() && opts.output != "json"
 	energy := map[int]*energySince{}
-	said := 0
-	tick := time.NewTicker(opts.interval)
-	defer tick.Stop()
-	for {
-		// As the runner's sampling: a slow round at 100 ms is not every GPU's failure.
-		sctx, cancel := context.WithTimeout(ctx, max(opts.interval, time.Second))
-		rs := smp.Sample(sctx)
-		cancel()
-		if ctx.Err() != nil {
+	// The sampling loop is a run's telemetry's (gpu.Loop); a round cut by Ctrl-C prints
+	// nothing.
+	return gpu.Loop(ctx, smp, opts.interval, now, func(rd gpu.Round) error {
+		if rd.Cut {
 			return nil
 		}
-		at := now()
-		for _, r := range rs {
+		for _, r := range rd.Readings {
 			e := energy[r.Index]
 			if e == nil {
 				e = &energySince{}
 				energy[r.Index] = e
 			}
-			e.add(r, at)
+			e.add(r, rd.At)
 		}
-		for _, u := range smp.Unavailable()[said:] {
+		for _, u := range rd.Unavailable {
 			fmt.Fprintln(io.err, unavailableLine(u))
-			said++
 		}
 		var b bytes.Buffer
 		if table {
-			writeWatchTable(&b, smp.Source(), opts.interval, at, rs, energy)
-		} else if err := writeWatchLine(&b, host, at, rs, energy); err != nil {
+			writeWatchTable(&b, smp.Source(), opts.interval, rd.At, rd.Readings, energy)
+		} else if err := writeWatchLine(&b, host, rd.At, rd.Readings, energy); err != nil {
 			return err
 		}
-		if _, err := io.out.Write(b.Bytes()); err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-	}
+		_, err := io.out.Write(b.Bytes())
+		return err
+	})
 }
 
 func unavailableLine(u gpu.Unavailable) string {

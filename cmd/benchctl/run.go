@@ -139,7 +139,7 @@ func runRun(ctx context.Context, io streams, opts *runOptions) error {
 		}
 		return printPlan(io, plan, opts.output)
 	}
-	pp := newProgressPrinter(io.err, isTerminal(io.err))
+	pp := newProgressPrinter(io.err, io.CanRedrawStderr())
 	ro.Progress = pp.Func()
 	res, err := runner.Run(ctx, ro)
 	if res != nil {
