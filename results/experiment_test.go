@@ -85,6 +85,28 @@ func experimentInOrder(t *testing.T, dir jobdir.Dir, value func(nodes, batch, tr
 	return d
 }
 
+// variantRow is one of experimentJob's perf.csv rows, with its variant's parameters.
+type variantRow struct {
+	nodes, batch int
+	row          map[string]string
+}
+
+// variantRows are experimentJob's perf.csv rows, one per variant (six).
+func variantRows(t *testing.T, s *Summary) []variantRow {
+	t.Helper()
+	rows := perfRows(t, s)
+	if len(rows) != 6 {
+		t.Fatalf("%d perf.csv rows, want 6", len(rows))
+	}
+	out := make([]variantRow, len(rows))
+	for i, r := range rows {
+		out[i].row = r
+		out[i].nodes, _ = strconv.Atoi(r["param_nodes"])
+		out[i].batch, _ = strconv.Atoi(r["param_batch"])
+	}
+	return out
+}
+
 // perfRows reads perf.csv's rows as maps by column.
 func perfRows(t *testing.T, s *Summary) []map[string]string {
 	t.Helper()
@@ -133,13 +155,8 @@ func TestCollectAnExperiment(t *testing.T) {
 			t.Errorf("node failure %+v", f)
 		}
 	}
-	rows := perfRows(t, s)
-	if len(rows) != 6 {
-		t.Fatalf("%d perf.csv rows, want 6", len(rows))
-	}
-	for _, r := range rows {
-		nodes, _ := strconv.Atoi(r["param_nodes"])
-		batch, _ := strconv.Atoi(r["param_batch"])
+	for _, vr := range variantRows(t, s) {
+		nodes, batch, r := vr.nodes, vr.batch, vr.row
 		want := value(nodes, batch, 3) // the median of trials 2, 3, 4
 		trials, failed := "3", "0"
 		if nodes == 2 && batch == 16 {
@@ -335,15 +352,9 @@ func TestCollectFollowsTheTrialOrderOfJobJSON(t *testing.T) {
 	if len(s.NodeFailures) > 0 || len(s.Problems) > 0 {
 		t.Errorf("failures %+v, problems %v", s.NodeFailures, s.Problems)
 	}
-	rows := perfRows(t, s)
-	if len(rows) != 6 {
-		t.Fatalf("%d perf.csv rows, want 6", len(rows))
-	}
-	for _, r := range rows {
-		nodes, _ := strconv.Atoi(r["param_nodes"])
-		batch, _ := strconv.Atoi(r["param_batch"])
-		if want := strconv.FormatFloat(value(nodes, batch, 3), 'f', -1, 64); r["performance"] != want {
-			t.Errorf("nodes %d batch %d: performance %s, want %s", nodes, batch, r["performance"], want)
+	for _, vr := range variantRows(t, s) {
+		if want := strconv.FormatFloat(value(vr.nodes, vr.batch, 3), 'f', -1, 64); vr.row["performance"] != want {
+			t.Errorf("nodes %d batch %d: performance %s, want %s", vr.nodes, vr.batch, vr.row["performance"], want)
 		}
 	}
 
