@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -23,7 +24,8 @@ type Catalog interface {
 type noCatalog struct{}
 
 func (noCatalog) Clone(_ context.Context, _ string, b manifest.Benchmark) (string, error) {
-	return "", &ContextError{"Options.Catalog", "is not set, and " + b.Name + " is a MAD model of a url: the run needs the catalog to clone it (models.JobCatalog{})"}
+	// The caller's wiring, not the user's input: a plain failure (exit 1), not bad input.
+	return "", fmt.Errorf("runner: Options.Catalog is not set, and %s is a MAD model of a url: the run needs the catalog to clone it (models.JobCatalog{})", b.Name)
 }
 
 func (noCatalog) MeasureData([]manifest.Benchmark) {}
