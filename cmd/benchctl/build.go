@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/models"
 	"github.com/spf13/cobra"
@@ -30,7 +31,7 @@ type buildOptions struct {
 	engine        string
 }
 
-func newBuildCmd(io streams) *cobra.Command {
+func newBuildCmd(io iostreams.Streams) *cobra.Command {
 	opts := &buildOptions{}
 	cmd := &cobra.Command{
 		Use:   "build (--manifest FILE | --tags TAGS [--context JSON])",
@@ -103,7 +104,7 @@ the cache; no engine needed).`,
 	return cmd
 }
 
-func buildRun(ctx context.Context, io streams, opts *buildOptions) error {
+func buildRun(ctx context.Context, io iostreams.Streams, opts *buildOptions) error {
 	m, err := opts.src.load()
 	if err != nil {
 		return err
@@ -130,7 +131,7 @@ func buildRun(ctx context.Context, io streams, opts *buildOptions) error {
 		return err
 	}
 	defer closeBuilder()
-	pp := newProgressPrinter(io.err, io.CanRedrawStderr())
+	pp := newProgressPrinter(io.ErrOut(), io.CanRedrawStderr())
 	slog.Info("building", "manifest", m.Name, "builder", builder.Name(), "cache", cache.Dir)
 	archs, _ := models.ParseTargetArchs(opts.targetArchs) // checked before
 	perArch := []*manifest.Manifest{m}
@@ -200,9 +201,9 @@ func buildRun(ctx context.Context, io streams, opts *buildOptions) error {
 	}
 	if opts.output == "json" {
 		if len(recs) == 1 {
-			return writeJSON(io.out, recs[0])
+			return writeJSON(io.Out(), recs[0])
 		}
-		return writeJSON(io.out, struct {
+		return writeJSON(io.Out(), struct {
 			Version int             `json:"version"`
 			Images  []*image.Record `json:"images"`
 		}{2, recs})
@@ -215,17 +216,17 @@ func buildRun(ctx context.Context, io streams, opts *buildOptions) error {
 	if rec.CacheHit {
 		hit = "yes"
 	}
-	fmt.Fprintf(io.out, "key:       %s\nimage:     %s\ntag:       %s\nsize:      %s\ntar:       %s\ncache hit: %s\n",
+	fmt.Fprintf(io.Out(), "key:       %s\nimage:     %s\ntag:       %s\nsize:      %s\ntar:       %s\ncache hit: %s\n",
 		rec.Key, rec.ImageID, rec.Tag, humanBytes(rec.Size), rec.Tar, hit)
 	if rec.Pushed != "" {
-		fmt.Fprintf(io.out, "pushed:    %s\n", rec.Pushed)
+		fmt.Fprintf(io.Out(), "pushed:    %s\n", rec.Pushed)
 	}
 	return nil
 }
 
 // printBuilt is the summary table of a manifest with several images: one row each.
-func printBuilt(io streams, built []image.BuiltImage) {
-	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
+func printBuilt(io iostreams.Streams, built []image.BuiltImage) {
+	tw := tabwriter.NewWriter(io.Out(), 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "IMAGE\tBENCHMARKS\tKEY\tSIZE\tRESULT")
 	for _, b := range built {
 		name, key, size, result := b.Use.Image.String(), "-", "-", ""

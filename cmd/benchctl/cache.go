@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/spf13/cobra"
 )
 
@@ -17,7 +18,7 @@ type cacheOptions struct {
 	output    string // -o of the subcommand that runs
 }
 
-func newCacheCmd(io streams) *cobra.Command {
+func newCacheCmd(io iostreams.Streams) *cobra.Command {
 	opts := &cacheOptions{}
 	cmd := &cobra.Command{
 		Use:   "cache",
@@ -48,7 +49,7 @@ func openCache(opts *cacheOptions) (*image.Cache, error) {
 	return image.CacheIn(dir) // ls, verify, prune and load create nothing
 }
 
-func newCacheLsCmd(io streams, opts *cacheOptions) *cobra.Command {
+func newCacheLsCmd(io iostreams.Streams, opts *cacheOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Short:   "List cached images",
@@ -63,7 +64,7 @@ func newCacheLsCmd(io streams, opts *cacheOptions) *cobra.Command {
 	return cmd
 }
 
-func cacheLsRun(ctx context.Context, io streams, opts *cacheOptions) error {
+func cacheLsRun(ctx context.Context, io iostreams.Streams, opts *cacheOptions) error {
 	c, err := openCache(opts)
 	if err != nil {
 		return err
@@ -73,9 +74,9 @@ func cacheLsRun(ctx context.Context, io streams, opts *cacheOptions) error {
 		return err
 	}
 	if opts.output == "json" {
-		return writeJSON(io.out, entries)
+		return writeJSON(io.Out(), entries)
 	}
-	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(io.Out(), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tTAG\tSIZE\tBUILDER\tCREATED")
 	for _, e := range entries {
 		tag := "(incomplete metadata)"
@@ -108,7 +109,7 @@ type verified struct {
 	Error string `json:"error,omitempty"`
 }
 
-func newCacheVerifyCmd(io streams, opts *cacheOptions) *cobra.Command {
+func newCacheVerifyCmd(io iostreams.Streams, opts *cacheOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify [KEY]",
 		Short: "Check cached tars against their checksums",
@@ -131,7 +132,7 @@ Exit 1 if any entry was damaged.`,
 
 // cacheVerifyRun verifies the entry of the key prefix given (prefixes holds at most one),
 // or every entry when none is given.
-func cacheVerifyRun(ctx context.Context, io streams, opts *cacheOptions, prefixes []string) error {
+func cacheVerifyRun(ctx context.Context, io iostreams.Streams, opts *cacheOptions, prefixes []string) error {
 	c, err := openCache(opts)
 	if err != nil {
 		return err
@@ -152,7 +153,7 @@ func cacheVerifyRun(ctx context.Context, io streams, opts *cacheOptions, prefixe
 			keys = append(keys, e.Key)
 		}
 	}
-	pp := newProgressPrinter(io.err, io.CanRedrawStderr())
+	pp := newProgressPrinter(io.ErrOut(), io.CanRedrawStderr())
 	bad := 0
 	var checked []verified
 	for _, k := range keys {
@@ -169,13 +170,13 @@ func cacheVerifyRun(ctx context.Context, io streams, opts *cacheOptions, prefixe
 			continue
 		}
 		if v.OK {
-			fmt.Fprintf(io.out, "%s  ok\n", image.ShortKey(k))
+			fmt.Fprintf(io.Out(), "%s  ok\n", image.ShortKey(k))
 		} else {
-			fmt.Fprintf(io.out, "%s  FAILED  %s\n", image.ShortKey(k), v.Error)
+			fmt.Fprintf(io.Out(), "%s  FAILED  %s\n", image.ShortKey(k), v.Error)
 		}
 	}
 	if opts.output == "json" {
-		if err := writeJSON(io.out, checked); err != nil {
+		if err := writeJSON(io.Out(), checked); err != nil {
 			return err
 		}
 	}
@@ -201,7 +202,7 @@ type pruned struct {
 	Reason string `json:"reason"`
 }
 
-func newCachePruneCmd(io streams, opts *cacheOptions) *cobra.Command {
+func newCachePruneCmd(io iostreams.Streams, opts *cacheOptions) *cobra.Command {
 	p := &pruneOptions{}
 	cmd := &cobra.Command{
 		Use:   "prune [--older-than D] [--keep N] [--dry-run]",
@@ -236,7 +237,7 @@ skipped, with why.`,
 	return cmd
 }
 
-func cachePruneRun(ctx context.Context, io streams, opts *cacheOptions, p *pruneOptions) error {
+func cachePruneRun(ctx context.Context, io iostreams.Streams, opts *cacheOptions, p *pruneOptions) error {
 	c, err := openCache(opts)
 	if err != nil {
 		return err
@@ -252,18 +253,18 @@ func cachePruneRun(ctx context.Context, io streams, opts *cacheOptions, p *prune
 		total += r.Size
 		rows = append(rows, pruned{Path: r.Path, Key: r.Key, Bytes: r.Size, Reason: r.Reason})
 		if opts.output != "json" {
-			fmt.Fprintf(io.out, "%s %s (%s, %s)\n", verb, r.Path, humanBytes(r.Size), r.Reason)
+			fmt.Fprintf(io.Out(), "%s %s (%s, %s)\n", verb, r.Path, humanBytes(r.Size), r.Reason)
 		}
 	}
 	for _, s := range res.Skipped {
 		if opts.output != "json" {
-			fmt.Fprintf(io.out, "skipped %s (%s)\n", s.Path, s.Reason)
+			fmt.Fprintf(io.Out(), "skipped %s (%s)\n", s.Path, s.Reason)
 		} else { // the JSON array lists only what was removed; stderr says what was not
 			slog.Warn("prune skipped", "path", s.Path, "reason", s.Reason)
 		}
 	}
 	if opts.output == "json" {
-		if jerr := writeJSON(io.out, rows); jerr != nil && err == nil {
+		if jerr := writeJSON(io.Out(), rows); jerr != nil && err == nil {
 			err = jerr
 		}
 	}
@@ -280,7 +281,7 @@ type loaded struct {
 	Seconds float64 `json:"seconds"`
 }
 
-func newCacheLoadCmd(io streams, opts *cacheOptions) *cobra.Command {
+func newCacheLoadCmd(io iostreams.Streams, opts *cacheOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "load KEY",
 		Short: "Make sure the engine at DOCKER_HOST has a cached image",
@@ -298,7 +299,7 @@ a damaged tar is never loaded.`,
 	return cmd
 }
 
-func cacheLoadRun(ctx context.Context, io streams, opts *cacheOptions, prefix string) error {
+func cacheLoadRun(ctx context.Context, io iostreams.Streams, opts *cacheOptions, prefix string) error {
 	c, err := openCache(opts)
 	if err != nil {
 		return err
@@ -312,7 +313,7 @@ func cacheLoadRun(ctx context.Context, io streams, opts *cacheOptions, prefix st
 		return err
 	}
 	defer eng.Close()
-	pp := newProgressPrinter(io.err, io.CanRedrawStderr())
+	pp := newProgressPrinter(io.ErrOut(), io.CanRedrawStderr())
 	res, err := image.Ensure(ctx, eng, c, key, pp.Func())
 	var inc *image.IncompleteError
 	if errors.As(err, &inc) {
@@ -325,13 +326,13 @@ func cacheLoadRun(ctx context.Context, io streams, opts *cacheOptions, prefix st
 		return err
 	}
 	if opts.output == "json" {
-		return writeJSON(io.out, loaded{Key: key, ImageID: res.ImageID, Loaded: res.Loaded, Bytes: res.Bytes, Seconds: res.Duration.Seconds()})
+		return writeJSON(io.Out(), loaded{Key: key, ImageID: res.ImageID, Loaded: res.Loaded, Bytes: res.Bytes, Seconds: res.Duration.Seconds()})
 	}
 	state := "already present"
 	if res.Loaded {
 		state = "loaded " + humanBytes(res.Bytes)
 	}
-	fmt.Fprintf(io.out, "%s  %s  %s (%s)\n", image.ShortKey(key), res.ImageID, state, res.Duration.Round(time.Millisecond))
+	fmt.Fprintf(io.Out(), "%s  %s  %s (%s)\n", image.ShortKey(key), res.ImageID, state, res.Duration.Round(time.Millisecond))
 	return nil
 }
 

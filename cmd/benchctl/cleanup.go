@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/workload/engine"
@@ -22,7 +23,7 @@ type cleanupOptions struct {
 	engine    string
 }
 
-func newCleanupCmd(io streams) *cobra.Command {
+func newCleanupCmd(io iostreams.Streams) *cobra.Command {
 	opts := &cleanupOptions{}
 	cmd := &cobra.Command{
 		Use:   "cleanup --job ID",
@@ -58,7 +59,7 @@ is bounded (5 s). Exit 1 if a container could not be removed or a status not rec
 	return cmd
 }
 
-func cleanupRun(ctx context.Context, io streams, opts *cleanupOptions) error {
+func cleanupRun(ctx context.Context, io iostreams.Streams, opts *cleanupOptions) error {
 	if err := runner.ValidJobID(opts.job); err != nil {
 		return usagef("give the id of a job (as SLURM_JOB_ID or BENCHCTL_JOB_ID had it)", "--job: %v", err)
 	}
@@ -81,7 +82,7 @@ func cleanupRun(ctx context.Context, io streams, opts *cleanupOptions) error {
 	res, err := runner.Cleanup(ctx, runner.CleanupOptions{Job: opts.job, SharedDir: dir, Host: host, Outcome: opts.outcome, Engine: engine.New(eng)})
 	if res != nil {
 		if opts.output == "json" {
-			if jerr := writeJSON(io.out, res); jerr != nil {
+			if jerr := writeJSON(io.Out(), res); jerr != nil {
 				return jerr
 			}
 		} else {
@@ -90,16 +91,16 @@ func cleanupRun(ctx context.Context, io streams, opts *cleanupOptions) error {
 				if c.Error != "" {
 					state = "not removed: " + c.Error
 				}
-				fmt.Fprintf(io.out, "container\t%s\tattempt %d rank %d %s\t%s\n", c.Name, c.Attempt, c.Rank, c.Benchmark, state)
+				fmt.Fprintf(io.Out(), "container\t%s\tattempt %d rank %d %s\t%s\n", c.Name, c.Attempt, c.Rank, c.Benchmark, state)
 			}
 			for _, p := range res.Marked {
-				fmt.Fprintf(io.out, "status\t%s\t%s\n", p, opts.outcome)
+				fmt.Fprintf(io.Out(), "status\t%s\t%s\n", p, opts.outcome)
 			}
 			for _, why := range res.Skipped {
-				fmt.Fprintf(io.out, "skipped\t%s\n", why)
+				fmt.Fprintf(io.Out(), "skipped\t%s\n", why)
 			}
 			if len(res.Removed) == 0 && len(res.Marked) == 0 && len(res.Skipped) == 0 {
-				fmt.Fprintf(io.out, "nothing to clean up for job %s on %s\n", opts.job, host)
+				fmt.Fprintf(io.Out(), "nothing to clean up for job %s on %s\n", opts.job, host)
 			}
 		}
 	}

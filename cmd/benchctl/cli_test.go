@@ -9,13 +9,15 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
 // run executes benchctl in-process and returns exit code, stdout and stderr.
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Execute(context.Background(), args, streams{in: strings.NewReader(""), out: &out, err: &errb})
+	code := Execute(context.Background(), args, iostreams.New(strings.NewReader(""), &out, &errb))
 	return code, out.String(), errb.String()
 }
 

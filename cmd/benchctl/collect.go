@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
@@ -36,7 +37,7 @@ type collectOptions struct {
 	thresholdPct float64
 }
 
-func newCollectCmd(io streams) *cobra.Command {
+func newCollectCmd(io iostreams.Streams) *cobra.Command {
 	opts := &collectOptions{}
 	cmd := &cobra.Command{
 		Use:               "collect (JOBID | --latest) [--shared-dir D] [--attempt N] [--partial] [--append FILE] [-o FORMAT]",
@@ -150,7 +151,7 @@ warning, until the next release.`,
 	return cmd
 }
 
-func collectRun(ctx context.Context, io streams, jobID string, opts *collectOptions) error {
+func collectRun(ctx context.Context, io iostreams.Streams, jobID string, opts *collectOptions) error {
 	dir, err := sharedDir(opts.sharedDir)
 	if err != nil {
 		return err
@@ -248,9 +249,9 @@ func collectCheck(l jobdir.Layout, col *results.Collection, opts *collectOptions
 // shown on a terminal has its control characters escaped (textsafe.Text), while a CSV on
 // a pipe or in a file stays data, byte-exact. table and markdown escape their cells
 // themselves.
-func writeShown(io streams, format string, write func(goio.Writer) error) error {
+func writeShown(io iostreams.Streams, format string, write func(goio.Writer) error) error {
 	if format != results.FormatJSON && (format != results.FormatCSV || !io.IsStdoutTTY()) {
-		return write(io.out)
+		return write(io.Out())
 	}
 	var buf bytes.Buffer
 	if err := write(&buf); err != nil {
@@ -260,7 +261,7 @@ func writeShown(io streams, format string, write func(goio.Writer) error) error 
 	if format == results.FormatCSV {
 		data = []byte(textsafe.Text(buf.String()))
 	}
-	_, err := io.out.Write(data)
+	_, err := io.Out().Write(data)
 	return err
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	goio "io"
 	"strings"
+
+	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
 // The colours of statuses in the tables people read on a terminal (streams.ColorEnabled:
@@ -27,7 +29,7 @@ var statusColours = map[string]string{
 
 // colouredTable is write, a table printer, with the whole cells of its column named column
 // coloured by colours when io's stdout may be coloured; as it is otherwise.
-func colouredTable(io streams, column string, write func(goio.Writer) error) func(goio.Writer) error {
+func colouredTable(io iostreams.Streams, column string, write func(goio.Writer) error) func(goio.Writer) error {
 	if !io.ColorEnabled() {
 		return write
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
@@ -108,7 +109,7 @@ func TestOutcomeColour(t *testing.T) {
 	coloured := "NODE  OUTCOME  LAST PHASE\n0-n1  \x1b[32msuccess\x1b[0m  done\n1-n2  \x1b[31mtimeout\x1b[0m  run\n2-n3  running  run\n"
 	for _, tty := range []bool{true, false} {
 		var out bytes.Buffer
-		s := streams{out: &out, err: &bytes.Buffer{}}
+		s := iostreams.New(nil, &out, &bytes.Buffer{})
 		s.SetStdoutTTY(tty)
 		printOutcomes(s, nodes)
 		want := plain

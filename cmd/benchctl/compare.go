@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/results"
@@ -34,7 +35,7 @@ type compareOptions struct {
 	compare           results.CompareOptions
 }
 
-func newCompareCmd(io streams) *cobra.Command {
+func newCompareCmd(io iostreams.Streams) *cobra.Command {
 	opts := &compareOptions{}
 	cmd := &cobra.Command{
 		Use:   "compare [BASE] NEW [--against reference|last|best|JOB] [--threshold 5%]",
@@ -134,7 +135,7 @@ bad flags.`,
 	return cmd
 }
 
-func compareRun(ctx context.Context, io streams, opts *compareOptions) error {
+func compareRun(ctx context.Context, io iostreams.Streams, opts *compareOptions) error {
 	var refs *manifest.References
 	if opts.references != "" {
 		var err error
@@ -192,7 +193,7 @@ func compareRun(ctx context.Context, io streams, opts *compareOptions) error {
 }
 
 // writeComparison prints a comparison in the -o format; a regression is the error.
-func writeComparison(io streams, opts *compareOptions, c *results.Comparison) error {
+func writeComparison(io iostreams.Streams, opts *compareOptions, c *results.Comparison) error {
 	err := writeShown(io, opts.output, func(w goio.Writer) error {
 		write := func(w goio.Writer) error { return results.ExportCompare(w, opts.output, c) }
 		if opts.output == results.FormatTable {

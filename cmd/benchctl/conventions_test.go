@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -44,7 +46,7 @@ func walkCommands(c *cobra.Command, fn func(*cobra.Command)) {
 }
 
 func conventionsRoot() *cobra.Command {
-	root, _ := newRootCmd(streams{out: &bytes.Buffer{}, err: &bytes.Buffer{}})
+	root, _ := newRootCmd(iostreams.New(nil, &bytes.Buffer{}, &bytes.Buffer{}))
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	return root

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -85,7 +86,7 @@ func TestDocumentedCommands(t *testing.T) {
 	for _, file := range files {
 		for line, args := range docCommands(t, file) {
 			total++
-			root, _ := newRootCmd(streams{out: &strings.Builder{}, err: &strings.Builder{}})
+			root, _ := newRootCmd(iostreams.New(nil, &strings.Builder{}, &strings.Builder{}))
 			root.InitDefaultHelpCmd()
 			root.InitDefaultCompletionCmd()
 			cmd, rest, err := root.Find(args)

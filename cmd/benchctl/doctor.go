@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/jsonout"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/iostreams"
+	"github.com/benchctl/benchctl/internal/jsonout"
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/runner"
@@ -34,7 +35,7 @@ type doctorFailed struct{ n int }
 func (e *doctorFailed) Error() string { return fmt.Sprintf("%d checks failed", e.n) }
 func (e *doctorFailed) ExitCode() int { return 1 }
 
-func newDoctorCmd(io streams) *cobra.Command {
+func newDoctorCmd(io iostreams.Streams) *cobra.Command {
 	opts := &doctorOptions{}
 	cmd := &cobra.Command{
 		Use:   "doctor [--manifest FILE]",
@@ -74,7 +75,7 @@ tasks of an srun step print.`,
 	return cmd
 }
 
-func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
+func doctorRun(ctx context.Context, io iostreams.Streams, opts *doctorOptions) error {
 	var m *manifest.Manifest
 	if opts.manifest != "" {
 		var err error
@@ -102,10 +103,10 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 		// (their stdout reaches the user interleaved line by line).
 		doc := doctorReport{Host: host, OK: failed == 0, Checks: checks}
 		if severalNodesPrint(os.LookupEnv) {
-			if err := jsonout.Line(io.out, doc); err != nil {
+			if err := jsonout.Line(io.Out(), doc); err != nil {
 				return err
 			}
-		} else if err := writeJSON(io.out, doc); err != nil {
+		} else if err := writeJSON(io.Out(), doc); err != nil {
 			return err
 		}
 	} else {
@@ -115,9 +116,9 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 				mark = "FAIL"
 			}
 			// Detail can quote what other nodes wrote into the shared .doctor folder.
-			fmt.Fprintf(io.out, "%s  %s  %s: %s\n", host, mark, c.Name, textsafe.Line(c.Detail))
+			fmt.Fprintf(io.Out(), "%s  %s  %s: %s\n", host, mark, c.Name, textsafe.Line(c.Detail))
 			if c.Fix != "" {
-				fmt.Fprintf(io.out, "%s        fix: %s\n", host, textsafe.Line(c.Fix))
+				fmt.Fprintf(io.Out(), "%s        fix: %s\n", host, textsafe.Line(c.Fix))
 			}
 		}
 	}

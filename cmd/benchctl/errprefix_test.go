@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
 // runMode is run with stdout and stderr fixed as terminals (tty) or as pipes.
 func runMode(t *testing.T, tty bool, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	s := streams{in: strings.NewReader(""), out: &out, err: &errb}
+	s := iostreams.New(strings.NewReader(""), &out, &errb)
 	s.SetStdoutTTY(tty)
 	s.SetStderrTTY(tty)
 	code := Execute(context.Background(), args, s)

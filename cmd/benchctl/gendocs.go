@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 )
@@ -33,7 +35,7 @@ func newGenDocsCmd(root *cobra.Command) *cobra.Command {
 
 // genDocsTo writes the markdown reference of a fresh command tree (for the staleness test).
 func genDocsTo(dir string) error {
-	root, _ := newRootCmd(streams{out: os.Stdout, err: os.Stderr})
+	root, _ := newRootCmd(iostreams.New(nil, os.Stdout, os.Stderr))
 	root.InitDefaultHelpCmd() // cobra adds these when it executes; generate what users see
 	root.InitDefaultCompletionCmd()
 	root.DisableAutoGenTag = true

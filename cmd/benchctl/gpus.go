@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/jsonout"
 	"io"
 	"log/slog"
 	"os"
@@ -11,8 +10,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/iostreams"
+	"github.com/benchctl/benchctl/internal/jsonout"
+
 	"github.com/spf13/cobra"
+
+	"github.com/benchctl/benchctl/gpu"
 )
 
 type gpusOptions struct {
@@ -42,16 +45,16 @@ type gpusDeps struct {
 	lookup   func(string) (string, bool) // SLURM_NTASKS, SLURM_STEP_NUM_TASKS
 }
 
-func newGpusCmd(io streams) *cobra.Command {
+func newGpusCmd(io iostreams.Streams) *cobra.Command {
 	return newGpusCmdDeps(io, gpusDeps{detect: gpu.Detect, snapshot: gpu.Snapshot, open: gpu.OpenSampler, now: time.Now, hostname: os.Hostname, lookup: os.LookupEnv})
 }
 
 // newGpusCmdWith is gpus with detect in place of gpu.Detect (and no snapshot): tests.
-func newGpusCmdWith(io streams, detect detectGPUs) *cobra.Command {
+func newGpusCmdWith(io iostreams.Streams, detect detectGPUs) *cobra.Command {
 	return newGpusCmdDeps(io, gpusDeps{detect: detect, open: gpu.OpenSampler, now: time.Now, hostname: os.Hostname, lookup: os.LookupEnv})
 }
 
-func newGpusCmdDeps(io streams, deps gpusDeps) *cobra.Command {
+func newGpusCmdDeps(io iostreams.Streams, deps gpusDeps) *cobra.Command {
 	opts := &gpusOptions{}
 	var watch string
 	cmd := &cobra.Command{
@@ -137,7 +140,7 @@ out. Telemetry comes from NVML (NVIDIA, cgo builds), the AMD SMI library or sysf
 // watchDefault is --watch's interval when it is given without one.
 const watchDefault = "1s"
 
-func gpusRun(ctx context.Context, io streams, deps gpusDeps, opts *gpusOptions) error {
+func gpusRun(ctx context.Context, io iostreams.Streams, deps gpusDeps, opts *gpusOptions) error {
 	gopts := gpu.Options{Vendor: opts.vendor, SysfsRoot: opts.sysfsRoot, AMDSource: opts.source}
 	source := opts.source != gpu.SourceAuto // a source asked for: AMD's
 	if source && opts.vendor == gpu.VendorNVIDIA {
@@ -164,7 +167,7 @@ func gpusRun(ctx context.Context, io streams, deps gpusDeps, opts *gpusOptions) 
 	}
 	host := gpusHost(deps)
 	if len(inv.GPUs) == 0 {
-		fmt.Fprintln(io.err, prefixHost(host, "no GPUs found"))
+		fmt.Fprintln(io.ErrOut(), prefixHost(host, "no GPUs found"))
 	}
 	if opts.watch {
 		if len(inv.GPUs) == 0 {
@@ -179,14 +182,14 @@ func gpusRun(ctx context.Context, io streams, deps gpusDeps, opts *gpusOptions) 
 	if opts.output == "json" {
 		doc := gpusDocument{Host: host.name, Inventory: inv}
 		if host.several {
-			return jsonout.Line(io.out, doc) // one compact line per node
+			return jsonout.Line(io.Out(), doc) // one compact line per node
 		}
-		return writeJSON(io.out, doc)
+		return writeJSON(io.Out(), doc)
 	}
 	if len(inv.GPUs) == 0 {
 		return nil
 	}
-	return writeGPUTable(io.out, inv, host)
+	return writeGPUTable(io.Out(), inv, host)
 }
 
 // gpusDocument is what gpus -o json prints: the inventory and the host it is of.

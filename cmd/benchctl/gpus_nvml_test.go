@@ -17,6 +17,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
 // runGpusNVML runs 'benchctl gpus' against go-nvml's DGX H100 mock, as the real command
@@ -45,7 +46,7 @@ func runGpusNVML(t *testing.T, tty bool, args ...string) (string, string, error)
 	deps := gpusDeps{detect: gpu.Detect, snapshot: gpu.Snapshot, now: time.Now, hostname: os.Hostname, lookup: os.LookupEnv,
 		options: func(o gpu.Options) gpu.Options { return gpu.WithNVML(o, s) }}
 	var out, errb bytes.Buffer
-	io := streams{in: strings.NewReader(""), out: &out, err: &errb}
+	io := iostreams.New(strings.NewReader(""), &out, &errb)
 	io.SetStdoutTTY(tty)
 	io.SetStderrTTY(tty)
 	cmd := newGpusCmdDeps(io, deps)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
 func TestGpusSource(t *testing.T) {
@@ -23,7 +24,7 @@ func TestGpusSource(t *testing.T) {
 		!strings.Contains(err.Error(), `invalid --source "rocm-smi"`) {
 		t.Errorf("--source rocm-smi: %v", err)
 	}
-	cmd := newGpusCmd(streams{})
+	cmd := newGpusCmd(iostreams.Streams{})
 	if f := cmd.Flags().Lookup("source"); f == nil || f.Hidden {
 		t.Error("--source should be a visible flag")
 	}

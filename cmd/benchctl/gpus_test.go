@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
 const gpuFixtures = "../../tests/fixtures/sysfs/"
@@ -19,7 +20,7 @@ func runGpus(t *testing.T, detect detectGPUs, args ...string) (string, string, e
 		detect = gpu.Detect
 	}
 	var out, errb bytes.Buffer
-	cmd := newGpusCmdWith(streams{in: strings.NewReader(""), out: &out, err: &errb}, detect)
+	cmd := newGpusCmdWith(iostreams.New(strings.NewReader(""), &out, &errb), detect)
 	cmd.SetArgs(args)
 	cmd.SetOut(&errb)
 	cmd.SetErr(&errb)
@@ -126,7 +127,7 @@ func TestGpusErrors(t *testing.T) {
 }
 
 func TestGpusHelp(t *testing.T) {
-	cmd := newGpusCmd(streams{out: &bytes.Buffer{}, err: &bytes.Buffer{}})
+	cmd := newGpusCmd(iostreams.New(nil, &bytes.Buffer{}, &bytes.Buffer{}))
 	if cmd.Short == "" || cmd.Long == "" || cmd.Example == "" || cmd.Name() != "gpus" {
 		t.Fatalf("gpus needs Short, Long and Example")
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
 // minWatch is the shortest --watch interval: below it the sampler's own cost grows past
@@ -35,7 +36,7 @@ func parseWatch(v string) (time.Duration, error) {
 // Facts the source cannot give are said once on stderr. Cancelling ctx (Ctrl-C) ends it
 // with no error and no partial line: each sample is written whole, or not at all. host,
 // when not "" (several nodes print at once), names the node in each JSON line.
-func gpusWatch(ctx context.Context, io streams, inv gpu.Inventory, open openSampler, now func() time.Time, opts *gpusOptions, host string) error {
+func gpusWatch(ctx context.Context, io iostreams.Streams, inv gpu.Inventory, open openSampler, now func() time.Time, opts *gpusOptions, host string) error {
 	smp, err := open(ctx, gpu.Options{Vendor: opts.vendor, SysfsRoot: opts.sysfsRoot, AMDSource: opts.source}, inv)
 	if err != nil {
 		return fmt.Errorf("gpus --watch: %w", err)
@@ -58,7 +59,7 @@ func gpusWatch(ctx context.Context, io streams, inv gpu.Inventory, open openSamp
 			e.add(r, rd.At)
 		}
 		for _, u := range rd.Unavailable {
-			fmt.Fprintln(io.err, unavailableLine(u))
+			fmt.Fprintln(io.ErrOut(), unavailableLine(u))
 		}
 		var b bytes.Buffer
 		if table {
@@ -66,7 +67,7 @@ func gpusWatch(ctx context.Context, io streams, inv gpu.Inventory, open openSamp
 		} else if err := writeWatchLine(&b, host, rd.At, rd.Readings, energy); err != nil {
 			return err
 		}
-		_, err := io.out.Write(b.Bytes())
+		_, err := io.Out().Write(b.Bytes())
 		return err
 	})
 }

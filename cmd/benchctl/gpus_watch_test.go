@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/gpu/gputest"
+	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
 // fakeSampler answers samples[i] on the i-th Sample and cancels the command's context on
@@ -76,7 +77,7 @@ func runWatch(t *testing.T, tty bool, args ...string) (string, string, *fakeSamp
 	at := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	now := func() time.Time { at = at.Add(time.Second); return at }
 	var out, errb bytes.Buffer
-	io := streams{in: strings.NewReader(""), out: &out, err: &errb}
+	io := iostreams.New(strings.NewReader(""), &out, &errb)
 	io.SetStdoutTTY(tty)
 	cmd := newGpusCmdDeps(io, gpusDeps{detect: detect, open: open, now: now, lookup: os.LookupEnv,
 		hostname: func() (string, error) { return "gpu-01", nil }})
@@ -148,7 +149,7 @@ func TestWatchEnergyIsTheTelemetrysEnergy(t *testing.T) {
 	}
 	at := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	var out, errb bytes.Buffer
-	io := streams{in: strings.NewReader(""), out: &out, err: &errb}
+	io := iostreams.New(strings.NewReader(""), &out, &errb)
 	cmd := newGpusCmdDeps(io, gpusDeps{
 		detect: func(context.Context, gpu.Options) (gpu.Inventory, error) {
 			return gpu.Inventory{Vendor: "nvidia", Source: "nvml", GPUs: []gpu.GPU{{Index: 0}}}, nil
@@ -214,7 +215,7 @@ func TestGpusWatchRecordedTree(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 450*time.Millisecond)
 	defer cancel()
 	var out, errb bytes.Buffer
-	cmd := newGpusCmd(streams{in: strings.NewReader(""), out: &out, err: &errb})
+	cmd := newGpusCmd(iostreams.New(strings.NewReader(""), &out, &errb))
 	cmd.SetArgs([]string{"--vendor", "amd", "--sysfs-root", gpuFixtures + "mi300x", "--watch", "100ms"})
 	cmd.SetOut(&errb)
 	cmd.SetErr(&errb)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
 )
@@ -20,7 +21,7 @@ type historyOptions struct {
 	opts      results.HistoryOptions
 }
 
-func newHistoryCmd(io streams) *cobra.Command {
+func newHistoryCmd(io iostreams.Streams) *cobra.Command {
 	opts := &historyOptions{}
 	cmd := &cobra.Command{
 		Use:   "history [JOB] [--name MANIFEST] [--benchmark B] [--metric M] [--variant V] [-n N] [-o FORMAT]",
@@ -76,7 +77,7 @@ at once.`,
 	return cmd
 }
 
-func historyRun(_ context.Context, io streams, job string, opts *historyOptions) error {
+func historyRun(_ context.Context, io iostreams.Streams, job string, opts *historyOptions) error {
 	dir, err := sharedDir(opts.sharedDir)
 	if err != nil {
 		return err

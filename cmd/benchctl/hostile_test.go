@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
@@ -95,7 +96,7 @@ func TestHostileTextIsEscapedOnScreen(t *testing.T) {
 	for _, args := range [][]string{{"collect", "51", "--shared-dir", shared, "-o", "csv"}, {"compare", perf, perf, "-o", "csv"},
 		{"compare", perf, perf}, {"compare", perf, perf, "-o", "markdown"}, {"compare", perf, perf, "-o", "json"}} {
 		var out, errb bytes.Buffer
-		s := streams{in: strings.NewReader(""), out: &out, err: &errb}
+		s := iostreams.New(strings.NewReader(""), &out, &errb)
 		s.SetStdoutTTY(true)
 		Execute(context.Background(), args, s)
 		if r, bad := rawControl(out.String() + errb.String()); bad {

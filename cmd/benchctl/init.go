@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/models"
@@ -26,7 +27,7 @@ type initOptions struct {
 	output     string
 }
 
-func newInitCmd(io streams) *cobra.Command {
+func newInitCmd(io iostreams.Streams) *cobra.Command {
 	opts := &initOptions{}
 	cmd := &cobra.Command{
 		Use:   "init [--dockerfile FILE | --image REF | --example NAME] [--name NAME]",
@@ -80,7 +81,7 @@ benchctl was installed without a checkout. Build its binary with Go, as the comm
 	return cmd
 }
 
-func initRun(ctx context.Context, io streams, opts *initOptions) error {
+func initRun(ctx context.Context, io iostreams.Streams, opts *initOptions) error {
 	if opts.image != "" {
 		return writeStarter(io, opts, "", manifest.StarterOptions{Image: opts.image}, refName(opts.image))
 	}
@@ -108,7 +109,7 @@ func initRun(ctx context.Context, io streams, opts *initOptions) error {
 
 // writeStarter writes the starter manifest: beside the Dockerfile df (or in the current
 // folder without one) unless --file says where.
-func writeStarter(io streams, opts *initOptions, df string, so manifest.StarterOptions, suggest string) error {
+func writeStarter(io iostreams.Streams, opts *initOptions, df string, so manifest.StarterOptions, suggest string) error {
 	out := opts.output
 	switch {
 	case out == "" && df != "":
@@ -157,16 +158,16 @@ func writeStarter(io streams, opts *initOptions, df string, so manifest.StarterO
 	if err := f.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintln(io.out, out)
+	fmt.Fprintln(io.Out(), out)
 	if infoShown() {
-		fmt.Fprintf(io.err, "wrote %s; check it with: benchctl validate --manifest %s\n", out, out)
+		fmt.Fprintf(io.ErrOut(), "wrote %s; check it with: benchctl validate --manifest %s\n", out, out)
 	}
 	if p, err := writeSchemaBeside(out); err != nil {
 		if slog.Default().Enabled(context.Background(), slog.LevelWarn) {
-			fmt.Fprintf(io.err, "warning: %v; for editor support, run: benchctl schema > %s\n", err, p)
+			fmt.Fprintf(io.ErrOut(), "warning: %v; for editor support, run: benchctl schema > %s\n", err, p)
 		}
 	} else if infoShown() {
-		fmt.Fprintf(io.err, "wrote %s, the manifest's JSON Schema: editors read it to complete and check the manifest\n", p)
+		fmt.Fprintf(io.ErrOut(), "wrote %s, the manifest's JSON Schema: editors read it to complete and check the manifest\n", p)
 	}
 	return nil
 }

@@ -7,15 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/models"
 )
 
 // initExampleRun writes a shipped example into a new folder (init --example NAME), or lists
 // the examples (--example list) on stdout, one a line.
-func initExampleRun(io streams, opts *initOptions) error {
+func initExampleRun(io iostreams.Streams, opts *initOptions) error {
 	if opts.example == "list" {
 		for _, n := range models.Examples() {
-			fmt.Fprintln(io.out, n)
+			fmt.Fprintln(io.Out(), n)
 		}
 		return nil
 	}
@@ -37,9 +38,9 @@ func initExampleRun(io streams, opts *initOptions) error {
 	case err != nil:
 		return err
 	}
-	fmt.Fprintln(io.out, dir)
-	fmt.Fprintf(io.err, "wrote the %s example into %s: %s\n", opts.example, dir, strings.Join(files, ", "))
-	fmt.Fprintf(io.err, "build the binary its Dockerfile copies (Go %s or newer), then check it:\n  CGO_ENABLED=0 go build -C %s -o bin/%s .\n  benchctl validate --manifest %s\n",
+	fmt.Fprintln(io.Out(), dir)
+	fmt.Fprintf(io.ErrOut(), "wrote the %s example into %s: %s\n", opts.example, dir, strings.Join(files, ", "))
+	fmt.Fprintf(io.ErrOut(), "build the binary its Dockerfile copies (Go %s or newer), then check it:\n  CGO_ENABLED=0 go build -C %s -o bin/%s .\n  benchctl validate --manifest %s\n",
 		models.ExampleGoVersion, dir, opts.example, filepath.Join(dir, "benchmark.yaml"))
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/scheduler"
@@ -22,7 +23,7 @@ type jobsOptions struct {
 	noSlurm   bool
 }
 
-func newJobsCmd(io streams) *cobra.Command {
+func newJobsCmd(io iostreams.Streams) *cobra.Command {
 	opts := &jobsOptions{}
 	cmd := &cobra.Command{
 		Use:   "jobs [--shared-dir D] [--limit N] [-o FORMAT]",
@@ -56,7 +57,7 @@ says whether benchctl collect has written the job's perf.csv.`,
 	return cmd
 }
 
-func jobsRun(ctx context.Context, io streams, opts *jobsOptions) error {
+func jobsRun(ctx context.Context, io iostreams.Streams, opts *jobsOptions) error {
 	dir, err := sharedDir(opts.sharedDir)
 	if err != nil {
 		return err
@@ -74,11 +75,11 @@ func jobsRun(ctx context.Context, io streams, opts *jobsOptions) error {
 	}
 	if len(jobs) == 0 {
 		if infoShown() {
-			fmt.Fprintf(io.err, "no jobs in %s\n", jobdir.Layout{Shared: dir}.Jobs())
+			fmt.Fprintf(io.ErrOut(), "no jobs in %s\n", jobdir.Layout{Shared: dir}.Jobs())
 		}
 		return nil
 	}
-	return colouredTable(io, "STATE", func(w goio.Writer) error { return writeJobsTable(w, jobs) })(io.out)
+	return colouredTable(io, "STATE", func(w goio.Writer) error { return writeJobsTable(w, jobs) })(io.Out())
 }
 
 // writeJobsTable is jobs' table.

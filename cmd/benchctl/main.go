@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/runner"
 )
 
@@ -32,7 +33,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchctl: exiting at once; containers and status files may be left (benchctl cleanup --job ID removes and records them)")
 		os.Exit(signalError(s).ExitCode())
 	}()
-	code := Execute(runner.WithForce(ctx, force), os.Args[1:], systemStreams())
+	code := Execute(runner.WithForce(ctx, force), os.Args[1:], iostreams.System())
 	signal.Stop(sigs)
 	cancel(nil)
 	os.Exit(code)

@@ -9,11 +9,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/models"
 	"github.com/spf13/cobra"
 )
 
-func newModelsCmd(io streams) *cobra.Command {
+func newModelsCmd(io iostreams.Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "models",
 		Short: "Work with madengine/MAD model catalogs (models.json)",
@@ -38,7 +39,7 @@ type modelsListOptions struct {
 	generators bool
 }
 
-func newModelsListCmd(io streams) *cobra.Command {
+func newModelsListCmd(io iostreams.Streams) *cobra.Command {
 	opts := &modelsListOptions{}
 	cmd := &cobra.Command{
 		Use:   "list [--catalog FILE] [--tags T,...]",
@@ -98,7 +99,7 @@ type modelRow struct {
 	Warnings        []string `json:"-"`
 }
 
-func modelsListRun(ctx context.Context, io streams, opts *modelsListOptions) error {
+func modelsListRun(ctx context.Context, io iostreams.Streams, opts *modelsListOptions) error {
 	c, err := models.LoadCheckoutCatalog(ctx, opts.catalog, models.Discovery{RunGenerators: opts.generators})
 	if err != nil {
 		return err
@@ -140,9 +141,9 @@ func modelsListRun(ctx context.Context, io streams, opts *modelsListOptions) err
 		rows = append(rows, row)
 	}
 	if opts.output == "json" {
-		return writeJSON(io.out, rows)
+		return writeJSON(io.Out(), rows)
 	}
-	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(io.Out(), 0, 4, 2, ' ', 0)
 	head := "NAME\tTAGS\tGPUS\tTIMEOUT\tRUNS IN\tCOMMAND"
 	if opts.vendor != "" {
 		head = "NAME\tTAGS\tGPUS\tTIMEOUT\tDOCKERFILE\tRUNS IN\tCOMMAND"

@@ -9,13 +9,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
 // runTTY executes benchctl in-process with stderr a terminal (tty) or a pipe.
 func runTTY(t *testing.T, tty bool, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	s := streams{in: strings.NewReader(""), out: &out, err: &errb}
+	s := iostreams.New(strings.NewReader(""), &out, &errb)
 	s.SetStderrTTY(tty)
 	code := Execute(context.Background(), args, s)
 	return code, out.String(), errb.String()
@@ -62,12 +64,12 @@ func TestLogLinesOnATerminalAndInAPipe(t *testing.T) {
 // Attributes are slog's text (quoted where needed); a debug record is not shown at info.
 func TestCompactHandler(t *testing.T) {
 	var b bytes.Buffer
-	s := streams{out: &b, err: &b}
+	s := iostreams.New(nil, &b, &b)
 	s.SetStderrTTY(true)
 	if err := setupLogging(s, &globalOptions{logLevel: "info", logFormat: "text"}); err != nil {
 		t.Fatal(err)
 	}
-	defer setupLogging(streams{out: os.Stdout, err: os.Stderr}, &globalOptions{logLevel: "info", logFormat: "text"})
+	defer setupLogging(iostreams.New(nil, os.Stdout, os.Stderr), &globalOptions{logLevel: "info", logFormat: "text"})
 	l := slog.Default().With("job", 41).WithGroup("g")
 	l.Info("building", "manifest", "allreduce", "cache", "/a b")
 	l.Debug("hidden")

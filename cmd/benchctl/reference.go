@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
@@ -16,7 +17,7 @@ type referenceOptions struct {
 	output    string
 }
 
-func newReferenceCmd(io streams) *cobra.Command {
+func newReferenceCmd(io iostreams.Streams) *cobra.Command {
 	opts := &referenceOptions{}
 	cmd := &cobra.Command{
 		Use:   "reference set|show|clear JOB|MANIFEST",
@@ -92,7 +93,7 @@ func manifestOf(l jobdir.Layout, arg string) (string, error) {
 	return arg, nil
 }
 
-func referenceSet(_ context.Context, io streams, opts *referenceOptions, job string) error {
+func referenceSet(_ context.Context, io iostreams.Streams, opts *referenceOptions, job string) error {
 	dir, err := sharedDir(opts.sharedDir)
 	if err != nil {
 		return err
@@ -116,7 +117,7 @@ func referenceSet(_ context.Context, io streams, opts *referenceOptions, job str
 	if err := l.SetReference(r); err != nil {
 		return err
 	}
-	fmt.Fprintf(io.out, "the reference of %s is job %s (attempt %d)\n", r.Manifest, r.Job, r.Attempt)
+	fmt.Fprintf(io.Out(), "the reference of %s is job %s (attempt %d)\n", r.Manifest, r.Job, r.Attempt)
 	return nil
 }
 
@@ -132,7 +133,7 @@ func referenceOf(opts *referenceOptions, arg string) (jobdir.Layout, string, err
 	return l, name, err
 }
 
-func referenceShow(_ context.Context, io streams, opts *referenceOptions, arg string) error {
+func referenceShow(_ context.Context, io iostreams.Streams, opts *referenceOptions, arg string) error {
 	l, name, err := referenceOf(opts, arg)
 	if err != nil {
 		return err
@@ -142,21 +143,21 @@ func referenceShow(_ context.Context, io streams, opts *referenceOptions, arg st
 		return err
 	}
 	if opts.output == "json" {
-		return writeJSON(io.out, r)
+		return writeJSON(io.Out(), r)
 	}
 	if r == nil {
-		fmt.Fprintf(io.out, "%s has no reference job (benchctl reference set JOB)\n", name)
+		fmt.Fprintf(io.Out(), "%s has no reference job (benchctl reference set JOB)\n", name)
 		return nil
 	}
 	by := ""
 	if r.SetBy != "" {
 		by = " by " + r.SetBy
 	}
-	fmt.Fprintf(io.out, "the reference of %s is job %s (attempt %d), set %s%s\n", r.Manifest, r.Job, r.Attempt, r.SetAt.Format(time.RFC3339), by)
+	fmt.Fprintf(io.Out(), "the reference of %s is job %s (attempt %d), set %s%s\n", r.Manifest, r.Job, r.Attempt, r.SetAt.Format(time.RFC3339), by)
 	return nil
 }
 
-func referenceClear(_ context.Context, io streams, opts *referenceOptions, arg string) error {
+func referenceClear(_ context.Context, io iostreams.Streams, opts *referenceOptions, arg string) error {
 	l, name, err := referenceOf(opts, arg)
 	if err != nil {
 		return err
@@ -164,6 +165,6 @@ func referenceClear(_ context.Context, io streams, opts *referenceOptions, arg s
 	if err := l.ClearReference(name); err != nil {
 		return err
 	}
-	fmt.Fprintf(io.out, "%s has no reference job now\n", name)
+	fmt.Fprintf(io.Out(), "%s has no reference job now\n", name)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/spf13/cobra"
 )
 
@@ -19,7 +20,7 @@ type globalOptions struct {
 }
 
 // Execute runs benchctl with args and returns the exit code.
-func Execute(ctx context.Context, args []string, io streams) int {
+func Execute(ctx context.Context, args []string, io iostreams.Streams) int {
 	root, started := newRootCmd(io)
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(flagErrorIn(args))
@@ -37,9 +38,9 @@ func Execute(ctx context.Context, args []string, io streams) int {
 	}
 	code := exitcode.OfContext(ctx, err)
 	if logFormatOf(root, args) == "json" {
-		printErrorJSON(io.err, err, code, time.Now())
+		printErrorJSON(io.ErrOut(), err, code, time.Now())
 	} else {
-		printError(io.err, err)
+		printError(io.ErrOut(), err)
 	}
 	return code
 }
@@ -64,7 +65,7 @@ func logFormatOf(root *cobra.Command, args []string) string {
 	return format
 }
 
-func newRootCmd(io streams) (*cobra.Command, *bool) {
+func newRootCmd(io iostreams.Streams) (*cobra.Command, *bool) {
 	opts := &globalOptions{}
 	started := false
 	root := &cobra.Command{
@@ -94,8 +95,8 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 			return nil
 		},
 	}
-	root.SetOut(io.out)
-	root.SetErr(io.err)
+	root.SetOut(io.Out())
+	root.SetErr(io.ErrOut())
 	root.SetVersionTemplate("benchctl {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
@@ -128,7 +129,7 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 	return root, &started
 }
 
-func setupLogging(io streams, opts *globalOptions) error {
+func setupLogging(io iostreams.Streams, opts *globalOptions) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(opts.logLevel)); err != nil {
 		return usagef("use --log-level debug, info, warn or error", "invalid --log-level %q", opts.logLevel)
@@ -140,11 +141,11 @@ func setupLogging(io streams, opts *globalOptions) error {
 	}
 	switch {
 	case opts.logFormat == "json":
-		h = slog.NewJSONHandler(io.err, hopts)
+		h = slog.NewJSONHandler(io.ErrOut(), hopts)
 	case io.IsStderrTTY(): // a person reads it: short lines, no timestamp
-		h = newCompactHandler(io.err, hopts)
+		h = newCompactHandler(io.ErrOut(), hopts)
 	default: // a pipe, a file, an sbatch log: full records
-		h = slog.NewTextHandler(io.err, hopts)
+		h = slog.NewTextHandler(io.ErrOut(), hopts)
 	}
 	slog.SetDefault(slog.New(h))
 	return nil

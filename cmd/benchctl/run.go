@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/models"
 	"github.com/benchctl/benchctl/runner"
@@ -31,7 +32,7 @@ type runOptions struct {
 	engine         string
 }
 
-func newRunCmd(io streams) *cobra.Command {
+func newRunCmd(io iostreams.Streams) *cobra.Command {
 	opts := &runOptions{}
 	cmd := &cobra.Command{
 		Use:   "run (--manifest FILE | --tags TAGS [--context JSON])",
@@ -104,7 +105,7 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 	return cmd
 }
 
-func runRun(ctx context.Context, io streams, opts *runOptions) error {
+func runRun(ctx context.Context, io iostreams.Streams, opts *runOptions) error {
 	m, err := opts.src.load()
 	if err != nil {
 		return err
@@ -122,7 +123,7 @@ func runRun(ctx context.Context, io streams, opts *runOptions) error {
 	}
 	ro := runner.Options{Node: node, Manifest: m, SharedDir: dir, Benchmarks: opts.benchmarks, Lookup: os.LookupEnv,
 		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout, Heartbeat: opts.heartbeat, NoSkipGPUArch: opts.noSkipArch, SysfsRoot: opts.sysfsRoot,
-		EngineKind: engineKind(opts.engine, m), Stream: io.err, Catalog: models.JobCatalog{}}
+		EngineKind: engineKind(opts.engine, m), Stream: io.ErrOut(), Catalog: models.JobCatalog{}}
 	ro.Engine = func() (runner.Engine, error) { return image.ConnectKind(ro.EngineKind) }
 	if opts.record != "" {
 		if ro.Records, err = image.ReadRecords(opts.record); err != nil {
@@ -139,59 +140,59 @@ func runRun(ctx context.Context, io streams, opts *runOptions) error {
 		}
 		return printPlan(io, plan, opts.output)
 	}
-	pp := newProgressPrinter(io.err, io.CanRedrawStderr())
+	pp := newProgressPrinter(io.ErrOut(), io.CanRedrawStderr())
 	ro.Progress = pp.Func()
 	res, err := runner.Run(ctx, ro)
 	if res != nil {
 		slog.Info("node finished", "outcome", res.Status.Outcome, "status", res.NodeDir+"/status.json")
 		if opts.output == "json" {
-			if jerr := writeJSON(io.out, res.Status); jerr != nil && err == nil {
+			if jerr := writeJSON(io.Out(), res.Status); jerr != nil && err == nil {
 				err = jerr
 			}
 			return err
 		}
 		for _, b := range res.Status.Benchmarks {
-			fmt.Fprintf(io.out, "%s\t%s\t%s\t%.1fs\n", res.Node.NodeName(), b.Name, b.Outcome, b.DurationSeconds)
+			fmt.Fprintf(io.Out(), "%s\t%s\t%s\t%.1fs\n", res.Node.NodeName(), b.Name, b.Outcome, b.DurationSeconds)
 		}
 	}
 	return err
 }
 
-func printPlan(io streams, p *runner.PlanResult, format string) error {
+func printPlan(io iostreams.Streams, p *runner.PlanResult, format string) error {
 	if format == "json" {
-		return writeJSON(io.out, p)
+		return writeJSON(io.Out(), p)
 	}
 	n := p.Node
-	fmt.Fprintf(io.out, "node:    rank %d of %d on %s (%s), job %s attempt %d\nmaster:  %s:%d\njob dir: %s\n",
+	fmt.Fprintf(io.Out(), "node:    rank %d of %d on %s (%s), job %s attempt %d\nmaster:  %s:%d\njob dir: %s\n",
 		n.Rank, n.World, n.Host, n.Source, n.JobID, n.Attempt, n.MasterAddr, n.MasterPort, p.JobDir)
 	for _, img := range p.Images {
-		fmt.Fprintf(io.out, "image:   %s\n", img.Ref)
+		fmt.Fprintf(io.Out(), "image:   %s\n", img.Ref)
 		if img.Dockerfile != "" && len(p.Images) > 1 {
-			fmt.Fprintf(io.out, "  from:  %s\n", img.Dockerfile)
+			fmt.Fprintf(io.Out(), "  from:  %s\n", img.Dockerfile)
 		}
 		if img.Key != "" {
-			fmt.Fprintf(io.out, "  key:   %s\n", img.Key)
+			fmt.Fprintf(io.Out(), "  key:   %s\n", img.Key)
 		}
-		fmt.Fprintf(io.out, "  state: %s\n", img.State)
+		fmt.Fprintf(io.Out(), "  state: %s\n", img.State)
 		if img.Distribution != "" {
-			fmt.Fprintf(io.out, "  nodes: %s\n", img.Distribution)
+			fmt.Fprintf(io.Out(), "  nodes: %s\n", img.Distribution)
 		}
-		fmt.Fprintf(io.out, "  runs:  %s\n", strings.Join(img.Benchmarks, ", "))
+		fmt.Fprintf(io.Out(), "  runs:  %s\n", strings.Join(img.Benchmarks, ", "))
 	}
 	for _, g := range p.GPUs {
-		fmt.Fprintf(io.out, "gpus:    %s\n", g)
+		fmt.Fprintf(io.Out(), "gpus:    %s\n", g)
 	}
 	for _, sk := range p.Skipped {
-		fmt.Fprintf(io.out, "skipped: %s\n", sk)
+		fmt.Fprintf(io.Out(), "skipped: %s\n", sk)
 	}
 	for _, t := range p.Tools {
-		fmt.Fprintf(io.out, "tool:    %s\n", t)
+		fmt.Fprintf(io.Out(), "tool:    %s\n", t)
 	}
 	for _, w := range p.Workspaces {
-		fmt.Fprintf(io.out, "workspace: %s\n", w)
+		fmt.Fprintf(io.Out(), "workspace: %s\n", w)
 	}
 	for _, c := range p.Containers {
-		fmt.Fprintf(io.out, "\n%s\n", c)
+		fmt.Fprintf(io.Out(), "\n%s\n", c)
 	}
 	if x := p.Experiment; x != nil {
 		printExperimentPlan(io, n, x)
@@ -201,32 +202,32 @@ func printPlan(io streams, p *runner.PlanResult, format string) error {
 
 // printExperimentPlan is the dry run's experiment: the variants (this node's containers in
 // those it runs) and the order of the trials.
-func printExperimentPlan(io streams, n runner.Node, x *runner.PlanExperiment) {
+func printExperimentPlan(io iostreams.Streams, n runner.Node, x *runner.PlanExperiment) {
 	seed := ""
 	if x.Seed != nil {
 		seed = fmt.Sprintf(", seed %d", *x.Seed)
 	}
-	fmt.Fprintf(io.out, "experiment: %d variants × (%d warmup + %d measured) trials, order %s%s\n", len(x.Variants), x.Warmup, x.Repeat, x.Order, seed)
+	fmt.Fprintf(io.Out(), "experiment: %d variants × (%d warmup + %d measured) trials, order %s%s\n", len(x.Variants), x.Warmup, x.Repeat, x.Order, seed)
 	for i, v := range x.Variants {
 		id := v.ID
 		if id == "" {
 			id = "(no parameters)"
 		}
-		fmt.Fprintf(io.out, "\nvariant %d: %s on %d node(s)\n", i+1, id, v.Nodes)
+		fmt.Fprintf(io.Out(), "\nvariant %d: %s on %d node(s)\n", i+1, id, v.Nodes)
 		if len(v.Containers) == 0 {
-			fmt.Fprintf(io.out, "  rank %d waits (it runs no container in this variant)\n", n.Rank)
+			fmt.Fprintf(io.Out(), "  rank %d waits (it runs no container in this variant)\n", n.Rank)
 		}
 		for _, c := range v.Containers {
-			fmt.Fprintf(io.out, "%s\n", c)
+			fmt.Fprintf(io.Out(), "%s\n", c)
 		}
 	}
-	fmt.Fprintf(io.out, "\ntrials (in order):\n")
+	fmt.Fprintf(io.Out(), "\ntrials (in order):\n")
 	for _, t := range x.Trials {
 		w := ""
 		if t.Warmup {
 			w = " (warmup)"
 		}
-		fmt.Fprintf(io.out, "  %d. variant %d trial %d%s\n", t.Seq, t.Variant+1, t.N, w)
+		fmt.Fprintf(io.Out(), "  %d. variant %d trial %d%s\n", t.Seq, t.Variant+1, t.N, w)
 	}
 }
 

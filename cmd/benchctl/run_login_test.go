@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
 // A dry run on a login node (no GPUs of the manifest's vendor) plans without this node's
@@ -87,7 +88,7 @@ func TestDryRunTagsOnALoginNode(t *testing.T) {
 func runAllTTY(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	io := streams{in: strings.NewReader(""), out: &out, err: &errb}
+	io := iostreams.New(strings.NewReader(""), &out, &errb)
 	io.SetStdoutTTY(true)
 	io.SetStderrTTY(true)
 	code := Execute(context.Background(), args, io)

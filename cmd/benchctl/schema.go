@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -16,7 +17,7 @@ import (
 // manifest; the manifest's first line points editors at it.
 const schemaFileName = ".benchctl.schema.json"
 
-func newSchemaCmd(io streams) *cobra.Command {
+func newSchemaCmd(io iostreams.Streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "schema",
 		Short: "Print the manifest's JSON Schema, for editors",
@@ -39,12 +40,12 @@ mounts.`,
 	}
 }
 
-func schemaRun(io streams) error {
+func schemaRun(io iostreams.Streams) error {
 	b, err := manifest.Schema()
 	if err != nil {
 		return err
 	}
-	_, err = io.out.Write(b)
+	_, err = io.Out().Write(b)
 	return err
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/runner"
@@ -73,7 +74,7 @@ type dryRunSubmit struct {
 	Script string   `json:"script"`
 }
 
-func newSubmitCmd(io streams) *cobra.Command {
+func newSubmitCmd(io iostreams.Streams) *cobra.Command {
 	opts := &submitOptions{}
 	cmd := &cobra.Command{
 		Use:   "submit (--manifest FILE | --tags TAGS [--context JSON]) [--nodes N] [--wait]",
@@ -166,7 +167,7 @@ func ifGiven[T any](fl *pflag.FlagSet, name string, p *T) *T {
 	return nil
 }
 
-func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
+func submitRun(ctx context.Context, io iostreams.Streams, opts *submitOptions) error {
 	m, err := opts.src.load()
 	if err != nil {
 		return err
@@ -224,12 +225,12 @@ func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 		}
 		argv := j.SbatchArgv()
 		if opts.output == "json" {
-			return writeJSON(io.out, dryRunSubmit{Sbatch: argv, Script: script})
+			return writeJSON(io.Out(), dryRunSubmit{Sbatch: argv, Script: script})
 		}
 		for i := range argv {
 			argv[i] = slurm.Quote(argv[i])
 		}
-		fmt.Fprintf(io.out, "# sbatch %s <script>\n%s", strings.Join(argv, " "), script)
+		fmt.Fprintf(io.Out(), "# sbatch %s <script>\n%s", strings.Join(argv, " "), script)
 		return nil
 	}
 	layout := jobdir.Layout{Shared: dir}
@@ -244,7 +245,7 @@ func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 	}
 	rep := submitted{Job: id, Nodes: j.Nodes, Script: script, JobDir: layout.Job(id, 0).Path}
 	if opts.output != "json" {
-		fmt.Fprintln(io.out, id)
+		fmt.Fprintln(io.Out(), id)
 	}
 	if err := layout.RecordSubmitted(j.Token, id); err != nil {
 		slog.Warn("could not record the job's submission files; benchctl submit removes them after 7 days", "err", err)
@@ -252,7 +253,7 @@ func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 	slog.Info("submitted", "job", id, "nodes", j.Nodes, "script", script, "jobDir", rep.JobDir)
 	if !opts.wait {
 		if opts.output == "json" {
-			return writeJSON(io.out, rep)
+			return writeJSON(io.Out(), rep)
 		}
 		return nil
 	}
@@ -278,13 +279,13 @@ func submitRun(ctx context.Context, io streams, opts *submitOptions) error {
 			return collectRun(ctx, io, id, copts)
 		}
 		var summary bytes.Buffer
-		err = collectRun(ctx, streams{in: io.in, out: &summary, err: io.err}, id, copts)
+		err = collectRun(ctx, iostreams.New(io.In(), &summary, io.ErrOut()), id, copts)
 		if summary.Len() > 0 {
 			rep.Collect = json.RawMessage(bytes.TrimSpace(summary.Bytes()))
 		}
 	}
 	if opts.output == "json" {
-		if jerr := writeJSON(io.out, rep); jerr != nil && err == nil {
+		if jerr := writeJSON(io.Out(), rep); jerr != nil && err == nil {
 			err = jerr
 		}
 	}
@@ -327,7 +328,7 @@ func followJob(ctx context.Context, shared, id string, world int) (jobdir.Ended,
 }
 
 // printOutcomes is the table of a followed job's nodes.
-func printOutcomes(io streams, nodes []jobdir.NodeProgress) {
+func printOutcomes(io iostreams.Streams, nodes []jobdir.NodeProgress) {
 	if nodes == nil {
 		return
 	}
@@ -338,7 +339,7 @@ func printOutcomes(io streams, nodes []jobdir.NodeProgress) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Node, n.Outcome, n.Phase)
 		}
 		return tw.Flush()
-	})(io.out) // stdout that cannot be written to: nothing to tell, as before
+	})(io.Out()) // stdout that cannot be written to: nothing to tell, as before
 }
 
 // submitSource makes the job run what src names: the manifest, or with --tags the models of

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/models"
 
 	"github.com/spf13/cobra"
@@ -17,7 +18,7 @@ type validateOptions struct {
 	output   string
 }
 
-func newValidateCmd(io streams) *cobra.Command {
+func newValidateCmd(io iostreams.Streams) *cobra.Command {
 	opts := &validateOptions{}
 	cmd := &cobra.Command{
 		Use:   "validate --manifest FILE",
@@ -50,7 +51,7 @@ digest) and writes env as a list; the YAML starts with a comment that says so.`,
 // resolvedHeader is the first line of validate's YAML: what follows is a report.
 const resolvedHeader = "# the resolved manifest: a report of what benchctl will use, not a manifest to read back"
 
-func validateRun(ctx context.Context, io streams, opts *validateOptions) error {
+func validateRun(ctx context.Context, io iostreams.Streams, opts *validateOptions) error {
 	m, warnings, err := models.OpenContext(ctx, opts.manifest, os.LookupEnv)
 	for _, w := range warnings {
 		slog.Warn(w)
@@ -60,10 +61,10 @@ func validateRun(ctx context.Context, io streams, opts *validateOptions) error {
 	}
 	red := m.Redacted()
 	if opts.output == "json" {
-		return writeJSON(io.out, red)
+		return writeJSON(io.Out(), red)
 	}
-	fmt.Fprintln(io.out, resolvedHeader)
-	enc := yaml.NewEncoder(io.out)
+	fmt.Fprintln(io.Out(), resolvedHeader)
+	enc := yaml.NewEncoder(io.Out())
 	enc.SetIndent(2)
 	if err := enc.Encode(red); err != nil {
 		return fmt.Errorf("printing the manifest: %w", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/spf13/cobra"
 )
 
@@ -83,7 +84,7 @@ type versionOptions struct {
 	noEngine bool
 }
 
-func newVersionCmd(io streams) *cobra.Command {
+func newVersionCmd(io iostreams.Streams) *cobra.Command {
 	opts := &versionOptions{}
 	cmd := &cobra.Command{
 		Use:   "version",
@@ -110,7 +111,7 @@ type versionReport struct {
 	EngineError string            `json:"engineError,omitempty"`
 }
 
-func versionRun(ctx context.Context, io streams, opts *versionOptions) error {
+func versionRun(ctx context.Context, io iostreams.Streams, opts *versionOptions) error {
 	rep := versionReport{Client: currentBuild()}
 	if !opts.noEngine {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -129,22 +130,22 @@ func versionRun(ctx context.Context, io streams, opts *versionOptions) error {
 	}
 	if opts.output == "json" {
 		if severalNodesPrint(os.LookupEnv) {
-			return json.NewEncoder(io.out).Encode(rep) // one line per node: srun interleaves lines
+			return json.NewEncoder(io.Out()).Encode(rep) // one line per node: srun interleaves lines
 		}
-		return writeJSON(io.out, rep)
+		return writeJSON(io.Out(), rep)
 	}
 	c := rep.Client
-	fmt.Fprintf(io.out, "benchctl %s\n  commit:   %s\n", c.Version, c.Commit)
+	fmt.Fprintf(io.Out(), "benchctl %s\n  commit:   %s\n", c.Version, c.Commit)
 	if c.CommitTime != "" || c.Modified {
-		fmt.Fprintf(io.out, "  built:    %s\n", builtFrom(c))
+		fmt.Fprintf(io.Out(), "  built:    %s\n", builtFrom(c))
 	}
-	fmt.Fprintf(io.out, "  go:       %s\n  platform: %s\n", c.GoVersion, c.Platform)
+	fmt.Fprintf(io.Out(), "  go:       %s\n  platform: %s\n", c.GoVersion, c.Platform)
 	switch {
 	case rep.Engine != nil:
 		e := rep.Engine
-		fmt.Fprintf(io.out, "engine %s\n  host:     %s\n  api:      %s\n  id:       %s\n  name:     %s\n", e.Version, e.Host, e.APIVersion, e.ID, e.Name)
+		fmt.Fprintf(io.Out(), "engine %s\n  host:     %s\n  api:      %s\n  id:       %s\n  name:     %s\n", e.Version, e.Host, e.APIVersion, e.ID, e.Name)
 	case rep.EngineError != "":
-		fmt.Fprintf(io.out, "engine: unavailable: %s\n", rep.EngineError)
+		fmt.Fprintf(io.Out(), "engine: unavailable: %s\n", rep.EngineError)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package iostreams
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ func TestStreamsPseudoTerminalIsATerminal(t *testing.T) {
 		t.Skipf("opening the terminal end: %v", err)
 	}
 	defer pts.Close()
-	s := streams{in: pts, out: pts, err: pts}
+	s := Streams{in: pts, out: pts, err: pts}
 	if !s.IsStdoutTTY() || !s.IsStderrTTY() || !s.CanRedrawStderr() {
 		t.Errorf("a pseudo-terminal is not a terminal: stdout %v stderr %v", s.IsStdoutTTY(), s.IsStderrTTY())
 	}

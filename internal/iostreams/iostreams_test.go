@@ -1,4 +1,4 @@
-package main
+package iostreams
 
 import (
 	"bytes"
@@ -20,12 +20,12 @@ func TestStreamsThatAreNotTerminals(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	for name, s := range map[string]streams{
+	for name, s := range map[string]Streams{
 		"/dev/null": {in: null, out: null, err: null},
 		"a pipe":    {in: r, out: w, err: w},
 		"a buffer":  {out: &bytes.Buffer{}, err: &bytes.Buffer{}},
 	} {
-		if s.IsStdoutTTY() || s.IsStderrTTY() || s.CanRedrawStderr() || s.ColorEnabled() || isTerminal(s.err) {
+		if s.IsStdoutTTY() || s.IsStderrTTY() || s.CanRedrawStderr() || s.ColorEnabled() || IsTerminal(s.err) {
 			t.Errorf("%s counts as a terminal", name)
 		}
 	}
@@ -37,26 +37,26 @@ func TestStreamsTTYOverride(t *testing.T) {
 	t.Setenv("TERM", "xterm-256color")
 	t.Setenv("NO_COLOR", "")
 	var out, errb bytes.Buffer
-	s := streams{out: &out, err: &errb}
+	s := Streams{out: &out, err: &errb}
 	s.SetStdoutTTY(true)
 	s.SetStderrTTY(true)
-	if !s.IsStdoutTTY() || !s.IsStderrTTY() || !s.CanRedrawStderr() || !isTerminal(s.err) || !s.ColorEnabled() {
+	if !s.IsStdoutTTY() || !s.IsStderrTTY() || !s.CanRedrawStderr() || !IsTerminal(s.err) || !s.ColorEnabled() {
 		t.Fatalf("overridden to a terminal: stdout %v stderr %v", s.IsStdoutTTY(), s.IsStderrTTY())
 	}
 	s.Out().Write([]byte("result\n"))
 	s.ErrOut().Write([]byte("log\n"))
 	if out.String() != "result\n" || errb.String() != "log\n" {
-		t.Fatalf("the overridden streams do not write through: %q %q", out.String(), errb.String())
+		t.Fatalf("the overridden Streams do not write through: %q %q", out.String(), errb.String())
 	}
 	s.SetStderrTTY(false) // a second override replaces the first, it does not wrap it
-	if s.IsStderrTTY() || isTerminal(s.err) || s.err.(ttyWriter).Writer != &errb {
+	if s.IsStderrTTY() || IsTerminal(s.err) || s.err.(ttyWriter).Writer != &errb {
 		t.Fatalf("overridden back: stderr %v", s.IsStderrTTY())
 	}
 
 	// TERM=dumb: a terminal that cannot redraw: progress is log lines, nothing is coloured.
 	t.Setenv("TERM", "dumb")
 	s.SetStderrTTY(true)
-	if !s.IsStderrTTY() || s.CanRedrawStderr() || isTerminal(s.err) || s.ColorEnabled() {
+	if !s.IsStderrTTY() || s.CanRedrawStderr() || IsTerminal(s.err) || s.ColorEnabled() {
 		t.Errorf("TERM=dumb: tty %v, redraw %v, colour %v", s.IsStderrTTY(), s.CanRedrawStderr(), s.ColorEnabled())
 	}
 	// NO_COLOR, any non-empty value: no colour, but the bar is not colour and stays.
