@@ -21,19 +21,8 @@ const (
 	exitInvalid = exitcode.Invalid
 )
 
-// usageError is bad command-line input: exit 4, with a hint.
-type usageError struct {
-	msg  string
-	hint string
-}
-
-func (e *usageError) Error() string      { return e.msg }
-func (e *usageError) InvalidInput() bool { return true }
-func (e *usageError) Hint() string       { return e.hint }
-
-func usagef(hint, format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...), hint: hint}
-}
+// usagef is bad command-line input: exit 4, with a hint (exitcode.Usagef).
+var usagef = exitcode.Usagef
 
 // exitCode maps an error to the process exit code (internal/exitcode is the one mapping).
 func exitCode(err error) int { return exitcode.Of(err) }

@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/editdist"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/benchctl/benchctl/internal/editdist"
+	"github.com/benchctl/benchctl/internal/exitcode"
 )
 
 // flagError is every command's FlagErrorFunc: a command line whose flags do not parse is
@@ -24,7 +26,7 @@ func flagErrorIn(args []string) func(*cobra.Command, error) error {
 }
 
 func flagErrorArgs(cmd *cobra.Command, err error, args []string) error {
-	var usage *usageError
+	var usage *exitcode.UsageError
 	if errors.As(err, &usage) {
 		return usage
 	}
@@ -35,7 +37,7 @@ func flagErrorArgs(cmd *cobra.Command, err error, args []string) error {
 			hint = s
 		}
 	}
-	return &usageError{msg: err.Error(), hint: hint}
+	return &exitcode.UsageError{Msg: err.Error(), HintMsg: hint}
 }
 
 // suggestFlag says what the user may have meant by a flag cmd does not have: name is the

@@ -28,10 +28,10 @@ func Execute(ctx context.Context, args []string, io iostreams.Streams) int {
 	if err == nil {
 		return exitOK
 	}
-	var usage *usageError
+	var usage *exitcode.UsageError
 	if !*started && !errors.As(err, &usage) {
 		// cobra failed before a command ran: unknown command, wrong arguments.
-		err = &usageError{msg: err.Error(), hint: "run 'benchctl --help' or 'benchctl COMMAND --help'"}
+		err = &exitcode.UsageError{Msg: err.Error(), HintMsg: "run 'benchctl --help' or 'benchctl COMMAND --help'"}
 	}
 	if se := exitcode.Interrupted(ctx, err); se != nil && !errors.As(err, new(*exitcode.SignalError)) {
 		err = fmt.Errorf("%w: %w", se, err) // say which signal stopped it

@@ -67,3 +67,15 @@ func TestSignalCodes(t *testing.T) {
 		t.Errorf("%v is not a cancellation", sigterm)
 	}
 }
+
+// Bad command-line input is exit 4 with its hint, wrapped or not.
+func TestUsagef(t *testing.T) {
+	err := fmt.Errorf("flag: %w", Usagef("give --nodes 2", "--nodes %d is not a node count", -1))
+	if Of(err) != Invalid {
+		t.Fatalf("exit %d, want %d", Of(err), Invalid)
+	}
+	var h interface{ Hint() string }
+	if !errors.As(err, &h) || h.Hint() != "give --nodes 2" || err.Error() != "flag: --nodes -1 is not a node count" {
+		t.Fatalf("%v", err)
+	}
+}
