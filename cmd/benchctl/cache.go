@@ -1,25 +1,15 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"log/slog"
-	"text/tabwriter"
-	"time"
+	"github.com/spf13/cobra"
 
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/iostreams"
-	"github.com/spf13/cobra"
 )
 
-type cacheOptions struct {
-	sharedDir string
-	output    string // -o of the subcommand that runs
-}
-
 func newCacheCmd(io iostreams.Streams) *cobra.Command {
-	opts := &cacheOptions{}
+	opts := &commands.CacheOptions{}
 	cmd := &cobra.Command{
 		Use:   "cache",
 		Short: "Inspect and maintain the shared image tar cache",
@@ -35,21 +25,13 @@ unique prefix of at least 4 hex digits.`,
 			return usagef("try 'benchctl cache ls'", "'benchctl cache' needs a subcommand: ls, verify, prune or load")
 		},
 	}
-	cmd.PersistentFlags().StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
+	cmd.PersistentFlags().StringVar(&opts.SharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	_ = cmd.MarkPersistentFlagDirname("shared-dir")
 	cmd.AddCommand(newCacheLsCmd(io, opts), newCacheVerifyCmd(io, opts), newCachePruneCmd(io, opts), newCacheLoadCmd(io, opts))
 	return cmd
 }
 
-func openCache(opts *cacheOptions) (*image.Cache, error) {
-	dir, err := sharedDir(opts.sharedDir)
-	if err != nil {
-		return nil, err
-	}
-	return image.CacheIn(dir) // ls, verify, prune and load create nothing
-}
-
-func newCacheLsCmd(io iostreams.Streams, opts *cacheOptions) *cobra.Command {
+func newCacheLsCmd(io iostreams.Streams, opts *commands.CacheOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Short:   "List cached images",
@@ -57,59 +39,14 @@ func newCacheLsCmd(io iostreams.Streams, opts *cacheOptions) *cobra.Command {
 		Example: "  benchctl cache ls\n  benchctl cache ls -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cacheLsRun(cmd.Context(), io, opts)
+			return commands.CacheLs(cmd.Context(), io, opts)
 		},
 	}
-	outputFlag(cmd, &opts.output, "table", "json")
+	outputFlag(cmd, &opts.Output, "table", "json")
 	return cmd
 }
 
-func cacheLsRun(ctx context.Context, io iostreams.Streams, opts *cacheOptions) error {
-	c, err := openCache(opts)
-	if err != nil {
-		return err
-	}
-	entries, err := c.List()
-	if err != nil {
-		return err
-	}
-	if opts.output == "json" {
-		return writeJSON(io.Out(), entries)
-	}
-	tw := tabwriter.NewWriter(io.Out(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tTAG\tSIZE\tBUILDER\tCREATED")
-	for _, e := range entries {
-		tag := "(incomplete metadata)"
-		if len(e.Tags) > 0 {
-			tag = e.Tags[0]
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", image.ShortKey(e.Key), tag, humanBytes(e.Size), e.Builder, age(e.Created))
-	}
-	return tw.Flush()
-}
-
-func age(t time.Time) string {
-	if t.IsZero() {
-		return "?"
-	}
-	return time.Since(t).Round(time.Second).String() + " ago"
-}
-
-// cacheFailure is a verify that found damage: exit 1.
-type cacheFailure struct{ n int }
-
-func (e *cacheFailure) Error() string {
-	return fmt.Sprintf("%d cache entries failed verification", e.n)
-}
-
-// verified is one entry that cache verify checked, as -o json prints it.
-type verified struct {
-	Key   string `json:"key"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error,omitempty"`
-}
-
-func newCacheVerifyCmd(io iostreams.Streams, opts *cacheOptions) *cobra.Command {
+func newCacheVerifyCmd(io iostreams.Streams, opts *commands.CacheOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify [KEY]",
 		Short: "Check cached tars against their checksums",
@@ -123,87 +60,15 @@ Exit 1 if any entry was damaged.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeCacheKeys(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cacheVerifyRun(cmd.Context(), io, opts, args)
+			return commands.CacheVerify(cmd.Context(), io, opts, args)
 		},
 	}
-	outputFlag(cmd, &opts.output, "table", "json")
+	outputFlag(cmd, &opts.Output, "table", "json")
 	return cmd
 }
 
-// cacheVerifyRun verifies the entry of the key prefix given (prefixes holds at most one),
-// or every entry when none is given.
-func cacheVerifyRun(ctx context.Context, io iostreams.Streams, opts *cacheOptions, prefixes []string) error {
-	c, err := openCache(opts)
-	if err != nil {
-		return err
-	}
-	var keys []string
-	if len(prefixes) == 1 {
-		k, err := c.Resolve(prefixes[0])
-		if err != nil {
-			return usagef("list keys with 'benchctl cache ls'", "%v", err)
-		}
-		keys = []string{k}
-	} else {
-		entries, err := c.List()
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			keys = append(keys, e.Key)
-		}
-	}
-	pp := newProgressPrinter(io.ErrOut(), io.CanRedrawStderr())
-	bad := 0
-	var checked []verified
-	for _, k := range keys {
-		v := verified{Key: k, OK: true}
-		if _, err := c.VerifyContext(ctx, k, pp.Func()); err != nil {
-			if errors.Is(err, context.Canceled) {
-				return err // stopped: not a verdict on the entry
-			}
-			bad++
-			v.OK, v.Error = false, err.Error()
-		}
-		checked = append(checked, v)
-		if opts.output == "json" {
-			continue
-		}
-		if v.OK {
-			fmt.Fprintf(io.Out(), "%s  ok\n", image.ShortKey(k))
-		} else {
-			fmt.Fprintf(io.Out(), "%s  FAILED  %s\n", image.ShortKey(k), v.Error)
-		}
-	}
-	if opts.output == "json" {
-		if err := writeJSON(io.Out(), checked); err != nil {
-			return err
-		}
-	}
-	if bad > 0 {
-		return &cacheFailure{n: bad}
-	}
-	return nil
-}
-
-type pruneOptions struct {
-	olderThan time.Duration
-	keep      int
-	dryRun    bool
-	limit     bool // --keep or --older-than was given (set in RunE): without, no entry is removed
-}
-
-// pruned is one file cache prune removed (or, with --dry-run, would remove), as -o json
-// prints it.
-type pruned struct {
-	Path   string `json:"path"`
-	Key    string `json:"key,omitempty"`
-	Bytes  int64  `json:"bytes"`
-	Reason string `json:"reason"`
-}
-
-func newCachePruneCmd(io iostreams.Streams, opts *cacheOptions) *cobra.Command {
-	p := &pruneOptions{}
+func newCachePruneCmd(io iostreams.Streams, opts *commands.CacheOptions) *cobra.Command {
+	p := &commands.PruneOptions{}
 	cmd := &cobra.Command{
 		Use:   "prune [--older-than D] [--keep N] [--dry-run]",
 		Short: "Remove old cache entries and leftovers",
@@ -223,65 +88,21 @@ skipped, with why.`,
 		Example: "  benchctl cache prune --older-than 720h --keep 5 --dry-run\n  benchctl cache prune --keep 10\n  benchctl cache prune --keep 0 --dry-run -o json   # everything",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if p.keep < 0 || p.olderThan < 0 {
+			if p.Keep < 0 || p.OlderThan < 0 {
 				return usagef("--keep and --older-than must not be negative", "invalid prune limits")
 			}
-			p.limit = cmd.Flags().Changed("keep") || cmd.Flags().Changed("older-than")
-			return cachePruneRun(cmd.Context(), io, opts, p)
+			p.Limit = cmd.Flags().Changed("keep") || cmd.Flags().Changed("older-than")
+			return commands.CachePrune(cmd.Context(), io, opts, p)
 		},
 	}
-	outputFlag(cmd, &opts.output, "table", "json")
-	cmd.Flags().DurationVar(&p.olderThan, "older-than", 0, "remove entries created longer ago than this (e.g. 720h)")
-	cmd.Flags().IntVar(&p.keep, "keep", 0, "always keep the newest N entries")
-	cmd.Flags().BoolVar(&p.dryRun, "dry-run", false, "list what would be removed, remove nothing")
+	outputFlag(cmd, &opts.Output, "table", "json")
+	cmd.Flags().DurationVar(&p.OlderThan, "older-than", 0, "remove entries created longer ago than this (e.g. 720h)")
+	cmd.Flags().IntVar(&p.Keep, "keep", 0, "always keep the newest N entries")
+	cmd.Flags().BoolVar(&p.DryRun, "dry-run", false, "list what would be removed, remove nothing")
 	return cmd
 }
 
-func cachePruneRun(ctx context.Context, io iostreams.Streams, opts *cacheOptions, p *pruneOptions) error {
-	c, err := openCache(opts)
-	if err != nil {
-		return err
-	}
-	res, err := c.Prune(image.PruneOptions{Limit: p.limit, OlderThan: p.olderThan, Keep: p.keep, DryRun: p.dryRun})
-	verb := "removed"
-	if p.dryRun {
-		verb = "would remove"
-	}
-	var total int64
-	rows := make([]pruned, 0, len(res.Removed))
-	for _, r := range res.Removed {
-		total += r.Size
-		rows = append(rows, pruned{Path: r.Path, Key: r.Key, Bytes: r.Size, Reason: r.Reason})
-		if opts.output != "json" {
-			fmt.Fprintf(io.Out(), "%s %s (%s, %s)\n", verb, r.Path, humanBytes(r.Size), r.Reason)
-		}
-	}
-	for _, s := range res.Skipped {
-		if opts.output != "json" {
-			fmt.Fprintf(io.Out(), "skipped %s (%s)\n", s.Path, s.Reason)
-		} else { // the JSON array lists only what was removed; stderr says what was not
-			slog.Warn("prune skipped", "path", s.Path, "reason", s.Reason)
-		}
-	}
-	if opts.output == "json" {
-		if jerr := writeJSON(io.Out(), rows); jerr != nil && err == nil {
-			err = jerr
-		}
-	}
-	slog.Info("prune", "entries", len(res.Removed), "skipped", len(res.Skipped), "bytes", humanBytes(total), "dryRun", p.dryRun)
-	return err
-}
-
-// loaded is what cache load did, as -o json prints it.
-type loaded struct {
-	Key     string  `json:"key"`
-	ImageID string  `json:"imageId"`
-	Loaded  bool    `json:"loaded"` // false: the engine already had it
-	Bytes   int64   `json:"bytes"`
-	Seconds float64 `json:"seconds"`
-}
-
-func newCacheLoadCmd(io iostreams.Streams, opts *cacheOptions) *cobra.Command {
+func newCacheLoadCmd(io iostreams.Streams, opts *commands.CacheOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "load KEY",
 		Short: "Make sure the engine at DOCKER_HOST has a cached image",
@@ -292,57 +113,20 @@ a damaged tar is never loaded.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeCacheKeys(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cacheLoadRun(cmd.Context(), io, opts, args[0])
+			return commands.CacheLoad(cmd.Context(), io, opts, args[0])
 		},
 	}
-	outputFlag(cmd, &opts.output, "table", "json")
+	outputFlag(cmd, &opts.Output, "table", "json")
 	return cmd
 }
 
-func cacheLoadRun(ctx context.Context, io iostreams.Streams, opts *cacheOptions, prefix string) error {
-	c, err := openCache(opts)
-	if err != nil {
-		return err
-	}
-	key, err := c.Resolve(prefix)
-	if err != nil {
-		return usagef("list keys with 'benchctl cache ls'", "%v", err)
-	}
-	eng, err := image.Connect()
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	pp := newProgressPrinter(io.ErrOut(), io.CanRedrawStderr())
-	res, err := image.Ensure(ctx, eng, c, key, pp.Func())
-	var inc *image.IncompleteError
-	if errors.As(err, &inc) {
-		return err // says what is missing, and what to do
-	}
-	if errors.Is(err, image.ErrNotCached) {
-		return fmt.Errorf("key %s is not in the cache %s", image.ShortKey(key), c.Dir)
-	}
-	if err != nil {
-		return err
-	}
-	if opts.output == "json" {
-		return writeJSON(io.Out(), loaded{Key: key, ImageID: res.ImageID, Loaded: res.Loaded, Bytes: res.Bytes, Seconds: res.Duration.Seconds()})
-	}
-	state := "already present"
-	if res.Loaded {
-		state = "loaded " + humanBytes(res.Bytes)
-	}
-	fmt.Fprintf(io.Out(), "%s  %s  %s (%s)\n", image.ShortKey(key), res.ImageID, state, res.Duration.Round(time.Millisecond))
-	return nil
-}
-
 // completeCacheKeys completes cache keys (short form) with their tags as descriptions.
-func completeCacheKeys(opts *cacheOptions) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+func completeCacheKeys(opts *commands.CacheOptions) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		c, err := openCache(opts)
+		c, err := commands.OpenCache(opts)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
@@ -112,7 +113,7 @@ func TestVersionHasNoSideEffects(t *testing.T) {
 	}
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
 	code, out, _ = run(t, "version", "-o", "json")
-	var rep versionReport
+	var rep commands.VersionReport
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.EngineError == "" || rep.Client.GoVersion == "" {
 		t.Fatalf("version with no engine: %d %q", code, out)
 	}
@@ -120,15 +121,15 @@ func TestVersionHasNoSideEffects(t *testing.T) {
 
 func TestSharedDirPrecedence(t *testing.T) {
 	t.Setenv("BENCHCTL_SHARED_DIR", "/from/env")
-	if got, _ := sharedDir("/from/flag"); got != "/from/flag" {
+	if got, _ := commands.SharedDir("/from/flag"); got != "/from/flag" {
 		t.Errorf("flag: %s", got)
 	}
-	if got, _ := sharedDir(""); got != "/from/env" {
+	if got, _ := commands.SharedDir(""); got != "/from/env" {
 		t.Errorf("env: %s", got)
 	}
 	t.Setenv("BENCHCTL_SHARED_DIR", "")
 	t.Setenv("XDG_CACHE_HOME", "/cache")
-	if got, _ := sharedDir(""); got != "/cache/benchctl" {
+	if got, _ := commands.SharedDir(""); got != "/cache/benchctl" {
 		t.Errorf("default: %s", got)
 	}
 }

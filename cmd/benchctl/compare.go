@@ -1,42 +1,19 @@
 package main
 
 import (
-	"context"
-	"errors"
-	goio "io"
-	"io/fs"
-	"log/slog"
 	"math"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/iostreams"
-	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/results"
 )
 
-type compareOptions struct {
-	threshold    string
-	direction    string
-	alpha        string
-	output       string
-	sharedDir    string
-	against      string
-	againstGiven bool
-	references   string
-	// set in RunE: the two sides, and the threshold and direction parsed
-	basePath, newPath string
-	compare           results.CompareOptions
-}
-
 func newCompareCmd(io iostreams.Streams) *cobra.Command {
-	opts := &compareOptions{}
+	opts := &commands.CompareOptions{}
 	cmd := &cobra.Command{
 		Use:   "compare [BASE] NEW [--against reference|last|best|JOB] [--threshold 5%]",
 		Short: "Compare two jobs (or perf.csv files) and fail on regressions",
@@ -98,179 +75,39 @@ bad flags.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			thr, err := results.ParseThreshold(opts.threshold)
+			thr, err := results.ParseThreshold(opts.Threshold)
 			if err != nil {
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}
-			alpha, err := strconv.ParseFloat(strings.TrimSpace(opts.alpha), 64)
+			alpha, err := strconv.ParseFloat(strings.TrimSpace(opts.Alpha), 64)
 			if err != nil || alpha <= 0 || alpha >= 0.5 || math.IsNaN(alpha) {
-				return usagef("give a significance level such as 0.05 or 0.01", "invalid --alpha %q: a probability above 0 and below 0.5", opts.alpha)
+				return usagef("give a significance level such as 0.05 or 0.01", "invalid --alpha %q: a probability above 0 and below 0.5", opts.Alpha)
 			}
 			if len(args) == 2 {
 				if cmd.Flags().Changed("against") {
 					return usagef("give one job with --against, or two sides without it", "--against with two sides to compare")
 				}
-				opts.basePath, opts.newPath = args[0], args[1]
+				opts.BasePath, opts.NewPath = args[0], args[1]
 			} else {
-				opts.newPath = args[0]
-				opts.againstGiven = cmd.Flags().Changed("against")
+				opts.NewPath = args[0]
+				opts.AgainstGiven = cmd.Flags().Changed("against")
 			}
-			opts.compare = results.CompareOptions{Threshold: thr, Direction: opts.direction, Alpha: alpha}
-			return compareRun(cmd.Context(), io, opts)
+			opts.Compare = results.CompareOptions{Threshold: thr, Direction: opts.Direction, Alpha: alpha}
+			return commands.Compare(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.threshold, "threshold", "5%", "the tolerated change of a metric whose rule gives none")
-	f.StringVar(&opts.alpha, "alpha", "0.05", "the significance level of the rank test over trials")
-	f.StringVar(&opts.references, "references", "", "a references file: metrics: rules (first in line) and expected values per model and metric (see docs/ci.md)")
+	f.StringVar(&opts.Threshold, "threshold", "5%", "the tolerated change of a metric whose rule gives none")
+	f.StringVar(&opts.Alpha, "alpha", "0.05", "the significance level of the rank test over trials")
+	f.StringVar(&opts.References, "references", "", "a references file: metrics: rules (first in line) and expected values per model and metric (see docs/ci.md)")
 	_ = cmd.MarkFlagFilename("references", "yaml", "yml", "json")
-	f.StringVar(&opts.against, "against", "reference", "with one job: what it is compared against: reference, last, best or a job id")
-	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory of the jobs given by id (default $BENCHCTL_SHARED_DIR)")
+	f.StringVar(&opts.Against, "against", "reference", "with one job: what it is compared against: reference, last, best or a job id")
+	f.StringVar(&opts.SharedDir, "shared-dir", "", "shared directory of the jobs given by id (default $BENCHCTL_SHARED_DIR)")
 	_ = cmd.MarkFlagDirname("shared-dir")
-	choiceFlag(cmd, f, &opts.direction, "metric-direction", "", results.AutoDirection, "which way is better for a metric no rule names: auto (guess from the name: times and latencies lower, the rest higher), higher or lower",
+	choiceFlag(cmd, f, &opts.Direction, "metric-direction", "", results.AutoDirection, "which way is better for a metric no rule names: auto (guess from the name: times and latencies lower, the rest higher), higher or lower",
 		results.AutoDirection, results.HigherIsBetter, results.LowerIsBetter)
-	outputFlag(cmd, &opts.output, results.FormatsOf(results.KindCompare)...)
-	choiceFlag(cmd, f, &opts.output, "format", "", "table", "old spelling of -o", results.FormatsOf(results.KindCompare)...)
+	outputFlag(cmd, &opts.Output, results.FormatsOf(results.KindCompare)...)
+	choiceFlag(cmd, f, &opts.Output, "format", "", "table", "old spelling of -o", results.FormatsOf(results.KindCompare)...)
 	deprecate(cmd, "format", func(v string) string { return "-o " + v })
 	return cmd
-}
-
-func compareRun(ctx context.Context, io iostreams.Streams, opts *compareOptions) error {
-	var refs *manifest.References
-	if opts.references != "" {
-		var err error
-		if refs, err = manifest.LoadReferences(opts.references); err != nil {
-			return err
-		}
-	}
-	if opts.basePath == "" && refs != nil && !opts.againstGiven {
-		// The references file alone: NEW's rows against the expected values.
-		cur, rules, err := compareSource(opts.newPath, opts.sharedDir)
-		if err != nil {
-			return err
-		}
-		opts.compare.Rules = append(slices.Clone(refs.Rules), rules...)
-		c := &results.Comparison{Threshold: opts.compare.Threshold, Changes: results.CheckReferences(cur.Table, refs, opts.compare)}
-		return writeComparison(io, opts, c)
-	}
-	if opts.basePath == "" {
-		d, err := compareJob(opts.newPath, opts.sharedDir)
-		if err != nil {
-			return err
-		}
-		dir, err := sharedDir(opts.sharedDir)
-		if err != nil {
-			return err
-		}
-		against, err := results.Against(jobdir.Layout{Shared: dir}, d, opts.against)
-		if err != nil {
-			return err
-		}
-		opts.basePath = against.Path
-		slog.Info("comparing", "job", jobdir.Name(d.JobID, d.Attempt), "against", jobdir.Name(against.JobID, against.Attempt), "as", opts.against)
-	}
-	base, baseRules, err := compareSource(opts.basePath, opts.sharedDir)
-	if err != nil {
-		return err
-	}
-	cur, newRules, err := compareSource(opts.newPath, opts.sharedDir)
-	if err != nil {
-		return err
-	}
-	// The references file's rules, then those of NEW's manifest, else of BASE's.
-	opts.compare.Rules = results.JudgeRules(newRules, baseRules)
-	if refs != nil {
-		opts.compare.Rules = append(slices.Clone(refs.Rules), opts.compare.Rules...)
-	}
-	c := results.CompareSources(base, cur, opts.compare)
-	if err := c.Err(); err != nil && !errors.As(err, new(*results.RegressionError)) {
-		return err // nothing joined: no table of only-in rows
-	}
-	if refs != nil {
-		c.Changes = append(c.Changes, results.CheckReferences(cur.Table, refs, opts.compare)...)
-	}
-	return writeComparison(io, opts, c)
-}
-
-// writeComparison prints a comparison in the -o format; a regression is the error.
-func writeComparison(io iostreams.Streams, opts *compareOptions, c *results.Comparison) error {
-	err := writeShown(io, opts.output, func(w goio.Writer) error {
-		write := func(w goio.Writer) error { return results.ExportCompare(w, opts.output, c) }
-		if opts.output == results.FormatTable {
-			return colouredTable(io, "VERDICT", write)(w)
-		}
-		return write(w)
-	})
-	if err != nil {
-		return err
-	}
-	return c.Err()
-}
-
-// compareSource reads one side of a comparison: a file (a perf.csv), a job folder, or a job
-// id in the shared directory (its newest attempt).
-func compareSource(arg, sharedFlag string) (results.CompareSource, []manifest.MetricRule, error) {
-	fi, err := os.Stat(arg)
-	switch {
-	case err == nil && fi.IsDir():
-		abs, err := filepath.Abs(arg)
-		if err != nil {
-			return results.CompareSource{}, nil, err
-		}
-		id, attempt := jobdir.SplitName(filepath.Base(abs))
-		return results.ReadJobSource(jobdir.Dir{Path: abs, JobID: id, Attempt: attempt})
-	case err == nil:
-		t, err := results.ReadCompareFile(arg)
-		return results.CompareSource{Table: t, Name: arg}, nil, err
-	case !errors.Is(err, fs.ErrNotExist) || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".csv"):
-		// A path that cannot be read: say so as a file.
-		_, err := results.ReadCompareFile(arg)
-		return results.CompareSource{}, nil, err
-	}
-	dir, err := sharedDir(sharedFlag)
-	if err != nil {
-		return results.CompareSource{}, nil, err
-	}
-	d, err := jobdir.Layout{Shared: dir}.Find(arg, -1)
-	if err != nil {
-		return results.CompareSource{}, nil, usagef("give a perf.csv file, a job folder, or the id of a collected job", "%s is neither a file nor a job: %v", arg, err)
-	}
-	return results.ReadJobSource(d)
-}
-
-// compareJob is the job folder arg, compare's one side, names: a folder, or a job id in the
-// shared directory. A file (benchctl compare a.csv), or a path that names nothing, is invalid
-// input that says what compare takes.
-func compareJob(arg, sharedFlag string) (jobdir.Dir, error) {
-	fi, err := os.Stat(arg)
-	if err == nil && fi.IsDir() {
-		abs, err := filepath.Abs(arg)
-		if err != nil {
-			return jobdir.Dir{}, err
-		}
-		id, attempt := jobdir.SplitName(filepath.Base(abs))
-		return jobdir.Dir{Path: abs, JobID: id, Attempt: attempt}, nil
-	}
-	what := ""
-	switch {
-	case err == nil && fi.Mode().IsRegular():
-		what = "is a file"
-	case err == nil:
-		what = "is neither a file nor a job folder" // a FIFO, a device
-	case errors.Is(err, fs.ErrNotExist) && (strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".csv")):
-		what = "does not exist"
-	}
-	if what != "" {
-		return jobdir.Dir{}, usagef("give the file it is compared with: benchctl compare OLD.csv "+arg+"; or a job, compared against --against (its manifest's reference by default): benchctl compare JOBID",
-			"%s %s, and compare compares two perf.csv files or one job", arg, what)
-	}
-	dir, err := sharedDir(sharedFlag)
-	if err != nil {
-		return jobdir.Dir{}, err
-	}
-	d, err := jobdir.Layout{Shared: dir}.Find(arg, -1)
-	if err != nil {
-		return jobdir.Dir{}, usagef("with one side, give a job (its id or folder): it is compared against --against", "%v", err)
-	}
-	return d, nil
 }

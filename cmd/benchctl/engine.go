@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchctl/benchctl/image"
-	"github.com/benchctl/benchctl/manifest"
 )
 
 // engineFlag adds --engine: the container engine to use, docker or podman.
@@ -12,12 +11,4 @@ func engineFlag(cmd *cobra.Command, p *string) {
 	choiceFlag(cmd, cmd.Flags(), p, "engine", "", "",
 		"container `engine`: docker or podman (default: the manifest's engine:, else the one DOCKER_HOST names; podman without DOCKER_HOST finds Podman's socket)",
 		image.KindDocker, image.KindPodman)
-}
-
-// engineKind is the engine asked for: --engine, else the manifest's engine: ("": any).
-func engineKind(flag string, m *manifest.Manifest) string {
-	if flag != "" || m == nil {
-		return flag
-	}
-	return m.Engine
 }

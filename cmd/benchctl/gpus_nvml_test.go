@@ -16,6 +16,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/internal/iostreams"
 )
@@ -43,8 +44,8 @@ func runGpusNVML(t *testing.T, tty bool, args ...string) (string, string, error)
 			return nil, nvml.SUCCESS
 		}
 	}
-	deps := gpusDeps{detect: gpu.Detect, snapshot: gpu.Snapshot, now: time.Now, hostname: os.Hostname, lookup: os.LookupEnv,
-		options: func(o gpu.Options) gpu.Options { return gpu.WithNVML(o, s) }}
+	deps := commands.GPUsDeps{Detect: gpu.Detect, Snapshot: gpu.Snapshot, Now: time.Now, Hostname: os.Hostname, Lookup: os.LookupEnv,
+		Options: func(o gpu.Options) gpu.Options { return gpu.WithNVML(o, s) }}
 	var out, errb bytes.Buffer
 	io := iostreams.New(strings.NewReader(""), &out, &errb)
 	io.SetStdoutTTY(tty)

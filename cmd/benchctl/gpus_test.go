@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/internal/iostreams"
 )
@@ -14,7 +15,7 @@ import (
 const gpuFixtures = "../../tests/fixtures/sysfs/"
 
 // runGpus runs 'benchctl gpus' with detect (nil: the real gpu.Detect) and returns stdout, stderr and its error.
-func runGpus(t *testing.T, detect detectGPUs, args ...string) (string, string, error) {
+func runGpus(t *testing.T, detect commands.DetectGPUs, args ...string) (string, string, error) {
 	t.Helper()
 	if detect == nil {
 		detect = gpu.Detect
@@ -134,14 +135,6 @@ func TestGpusHelp(t *testing.T) {
 	for _, hidden := range []string{"sysfs-root", "amd-source"} {
 		if f := cmd.Flags().Lookup(hidden); f == nil || !f.Hidden {
 			t.Errorf("--%s should exist and be hidden", hidden)
-		}
-	}
-}
-
-func TestMemory(t *testing.T) {
-	for b, want := range map[uint64]string{0: "-", 512 << 20: "512 MiB", 192 << 30: "192 GiB", 81559 << 20: "79.6 GiB"} {
-		if got := memory(b); got != want {
-			t.Errorf("memory(%d) = %q, want %q", b, got, want)
 		}
 	}
 }

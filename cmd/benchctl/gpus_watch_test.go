@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/gpu/gputest"
 	"github.com/benchctl/benchctl/internal/iostreams"
@@ -79,8 +80,8 @@ func runWatch(t *testing.T, tty bool, args ...string) (string, string, *fakeSamp
 	var out, errb bytes.Buffer
 	io := iostreams.New(strings.NewReader(""), &out, &errb)
 	io.SetStdoutTTY(tty)
-	cmd := newGpusCmdDeps(io, gpusDeps{detect: detect, open: open, now: now, lookup: os.LookupEnv,
-		hostname: func() (string, error) { return "gpu-01", nil }})
+	cmd := newGpusCmdDeps(io, commands.GPUsDeps{Detect: detect, Open: open, Now: now, Lookup: os.LookupEnv,
+		Hostname: func() (string, error) { return "gpu-01", nil }})
 	cmd.SetArgs(args)
 	cmd.SetOut(&errb)
 	cmd.SetErr(&errb)
@@ -150,14 +151,14 @@ func TestWatchEnergyIsTheTelemetrysEnergy(t *testing.T) {
 	at := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	var out, errb bytes.Buffer
 	io := iostreams.New(strings.NewReader(""), &out, &errb)
-	cmd := newGpusCmdDeps(io, gpusDeps{
-		detect: func(context.Context, gpu.Options) (gpu.Inventory, error) {
+	cmd := newGpusCmdDeps(io, commands.GPUsDeps{
+		Detect: func(context.Context, gpu.Options) (gpu.Inventory, error) {
 			return gpu.Inventory{Vendor: "nvidia", Source: "nvml", GPUs: []gpu.GPU{{Index: 0}}}, nil
 		},
-		open:     func(context.Context, gpu.Options, gpu.Inventory) (gpu.Sampler, error) { return fake, nil },
-		now:      func() time.Time { at = at.Add(time.Second); return at },
-		lookup:   os.LookupEnv,
-		hostname: func() (string, error) { return "gpu-01", nil }})
+		Open:     func(context.Context, gpu.Options, gpu.Inventory) (gpu.Sampler, error) { return fake, nil },
+		Now:      func() time.Time { at = at.Add(time.Second); return at },
+		Lookup:   os.LookupEnv,
+		Hostname: func() (string, error) { return "gpu-01", nil }})
 	cmd.SetArgs([]string{"--watch", "100ms", "-o", "json"})
 	cmd.SetOut(&errb)
 	cmd.SetErr(&errb)
@@ -170,7 +171,7 @@ func TestWatchEnergyIsTheTelemetrysEnergy(t *testing.T) {
 		t.Fatalf("%d lines for %d samples:\n%s", len(lines), len(script), out.String())
 	}
 	var last struct {
-		GPUs []watchGPU `json:"gpus"`
+		GPUs []commands.WatchGPU `json:"gpus"`
 	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
 		t.Fatal(err)

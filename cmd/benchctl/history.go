@@ -1,28 +1,15 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	goio "io"
-	"log/slog"
-	"time"
-
 	"github.com/spf13/cobra"
 
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/iostreams"
-	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
 )
 
-type historyOptions struct {
-	sharedDir string
-	output    string
-	threshold string
-	opts      results.HistoryOptions
-}
-
 func newHistoryCmd(io iostreams.Streams) *cobra.Command {
-	opts := &historyOptions{}
+	opts := &commands.HistoryOptions{}
 	cmd := &cobra.Command{
 		Use:   "history [JOB] [--name MANIFEST] [--benchmark B] [--metric M] [--variant V] [-n N] [-o FORMAT]",
 		Short: "List the results of past jobs, for trends and dashboards",
@@ -48,60 +35,31 @@ at once.`,
   benchctl history -o openmetrics > /var/lib/node_exporter/textfile/benchctl.prom`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			thr, err := results.ParseThreshold(opts.threshold)
+			thr, err := results.ParseThreshold(opts.Threshold)
 			if err != nil {
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}
-			if opts.opts.Last < 0 {
-				return usagef("give how many jobs, or 0 for all", "invalid -n %d", opts.opts.Last)
+			if opts.Opts.Last < 0 {
+				return usagef("give how many jobs, or 0 for all", "invalid -n %d", opts.Opts.Last)
 			}
-			opts.opts.Threshold = thr
+			opts.Opts.Threshold = thr
 			job := ""
 			if len(args) == 1 {
 				job = args[0]
 			}
-			return historyRun(cmd.Context(), io, job, opts)
+			return commands.History(cmd.Context(), io, job, opts)
 		},
-		ValidArgsFunction: completeJobIDs(&opts.sharedDir),
+		ValidArgsFunction: completeJobIDs(&opts.SharedDir),
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
+	f.StringVar(&opts.SharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	_ = cmd.MarkFlagDirname("shared-dir")
-	f.StringVar(&opts.opts.Manifest, "name", "", "only the jobs of the manifest of this name")
-	f.StringVar(&opts.opts.Benchmark, "benchmark", "", "only the rows of this model (perf.csv's model column)")
-	f.StringVar(&opts.opts.Metric, "metric", "", "only the rows of this metric")
-	f.StringVar(&opts.opts.Variant, "variant", "", "only the rows of this experiment variant (e.g. batch=32,nodes=2)")
-	f.IntVarP(&opts.opts.Last, "last", "n", 0, "only the newest N jobs (0: all)")
-	f.StringVar(&opts.threshold, "threshold", "5%", "the tolerated change of the verdict against the reference, for a metric whose rule gives none")
-	outputFlag(cmd, &opts.output, results.FormatsOf(results.KindHistory)...)
+	f.StringVar(&opts.Opts.Manifest, "name", "", "only the jobs of the manifest of this name")
+	f.StringVar(&opts.Opts.Benchmark, "benchmark", "", "only the rows of this model (perf.csv's model column)")
+	f.StringVar(&opts.Opts.Metric, "metric", "", "only the rows of this metric")
+	f.StringVar(&opts.Opts.Variant, "variant", "", "only the rows of this experiment variant (e.g. batch=32,nodes=2)")
+	f.IntVarP(&opts.Opts.Last, "last", "n", 0, "only the newest N jobs (0: all)")
+	f.StringVar(&opts.Threshold, "threshold", "5%", "the tolerated change of the verdict against the reference, for a metric whose rule gives none")
+	outputFlag(cmd, &opts.Output, results.FormatsOf(results.KindHistory)...)
 	return cmd
-}
-
-func historyRun(_ context.Context, io iostreams.Streams, job string, opts *historyOptions) error {
-	dir, err := sharedDir(opts.sharedDir)
-	if err != nil {
-		return err
-	}
-	l := jobdir.Layout{Shared: dir}
-	if job != "" {
-		d, err := l.Find(job, -1)
-		if err != nil {
-			return err
-		}
-		j, err := jobdir.ReadJob(d.JobFile())
-		if err != nil {
-			return fmt.Errorf("reading job %s: %w", job, err)
-		}
-		if opts.opts.Manifest != "" && opts.opts.Manifest != j.Manifest.Name {
-			return usagef("give the job or --name, not both", "job %s is of manifest %s, not %s", job, j.Manifest.Name, opts.opts.Manifest)
-		}
-		opts.opts.Manifest = j.Manifest.Name
-	}
-	started := time.Now()
-	rows, err := results.History(l, opts.opts)
-	if err != nil {
-		return err
-	}
-	slog.Debug("history", "rows", len(rows), "seconds", time.Since(started).Seconds())
-	return writeShown(io, opts.output, func(w goio.Writer) error { return results.ExportHistory(w, opts.output, rows) })
 }

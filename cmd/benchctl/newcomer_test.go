@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
@@ -84,7 +85,7 @@ func TestCompactHandler(t *testing.T) {
 // (it has path and digest; env is a list), as the docs say; -o json is the same report.
 func TestValidatePrintsAReport(t *testing.T) {
 	code, out, errs := run(t, "validate", "--manifest", "../../models/dummy/benchmark.yaml")
-	if code != 0 || !strings.HasPrefix(out, resolvedHeader+"\nname: dummy\npath: ") {
+	if code != 0 || !strings.HasPrefix(out, commands.ResolvedHeader+"\nname: dummy\npath: ") {
 		t.Fatalf("exit %d %s\n%s", code, errs, out)
 	}
 	code, out, _ = run(t, "validate", "--manifest", "../../models/dummy/benchmark.yaml", "-o", "json")
@@ -95,8 +96,8 @@ func TestValidatePrintsAReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(tutorial), resolvedHeader) {
-		t.Fatalf("docs/tutorial.md does not show validate's first line %q", resolvedHeader)
+	if !strings.Contains(string(tutorial), commands.ResolvedHeader) {
+		t.Fatalf("docs/tutorial.md does not show validate's first line %q", commands.ResolvedHeader)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -9,9 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/benchctl/benchctl/image"
 )
 
 // stable is a command's stdout without what differs from one run to the next: a dry run's
@@ -25,7 +21,7 @@ var (
 	jobPort  = regexp.MustCompile(`([:= ])[2-5]\d{4}\b`)
 )
 
-var logLine = regexp.MustCompile(`(?m)^(time=\S+ level=(INFO|WARN|DEBUG) |(INFO|WARN|DEBUG) +\S).*\n`) // a pipe's full record, a terminal's short line
+var logLine = regexp.MustCompile(`(?m)^(time=\S+ level=(INFO|WARN|DEBUG) |(INFO|WARN|DEBUG) +\S).*\n`)
 
 // -q/--quiet (submit: --quiet, its -q is sbatch's --qos) is errors only: each command that
 // logs without it prints, with it, exactly its stderr less the log lines, and the same
@@ -99,23 +95,5 @@ func TestQuiet(t *testing.T) {
 	}
 	if code, out, errs := run(t, "collect", "--help"); code != 0 || errs != "" || !strings.Contains(out, "  -q, --quiet ") {
 		t.Errorf("collect --help has no -q: exit %d\n%s", code, out)
-	}
-}
-
-// With -q (the log level error) a terminal's progress shows no bar and no build steps.
-func TestQuietProgress(t *testing.T) {
-	old := slog.Default()
-	t.Cleanup(func() { slog.SetDefault(old) })
-	slog.SetDefault(slog.New(slog.NewTextHandler(&bytes.Buffer{}, &slog.HandlerOptions{Level: slog.LevelError})))
-	for _, tty := range []bool{true, false} {
-		var w, log bytes.Buffer
-		feedTo(newProgressPrinter(&w, tty), &log, []step{
-			{0, image.Progress{Phase: "load", Total: 10 * mib}},
-			{time.Second, image.Progress{Phase: "build", Step: "Step 1/2 : FROM scratch"}},
-			{2 * time.Second, image.Progress{Phase: "load", Done: 10 * mib, Total: 10 * mib, Final: true}},
-		})
-		if w.Len() != 0 || log.Len() != 0 {
-			t.Errorf("tty %v: printed %q, logged %q", tty, w.String(), log.String())
-		}
 	}
 }

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/iostreams"
-	"github.com/spf13/cobra"
 )
 
 // globalOptions are the flags every command has.
@@ -80,7 +82,7 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 		Example: `  benchctl validate --manifest models/dummy/benchmark.yaml
   benchctl models list --catalog models/models.json --tags example
   benchctl version`,
-		Version:       versionString(),
+		Version:       commands.VersionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -177,8 +179,3 @@ func quietLevel(cmd *cobra.Command, opts *globalOptions) error {
 	opts.logLevel = "error"
 	return nil
 }
-
-// infoShown reports whether lines for information (below warnings) are shown on stderr:
-// not with -q/--quiet or --log-level warn or error. What a command says on stderr that is
-// not a log record (jobs' "no jobs in ...", init's "wrote ...") asks it first.
-func infoShown() bool { return slog.Default().Enabled(context.Background(), slog.LevelInfo) }

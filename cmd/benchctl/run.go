@@ -1,39 +1,19 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/models"
-	"github.com/benchctl/benchctl/runner"
 )
 
-type runOptions struct {
-	sysfsRoot      string
-	src            manifestSource
-	sharedDir      string
-	record         string
-	benchmarks     []string
-	dryRun         bool
-	output         string
-	barrierTimeout time.Duration
-	heartbeat      time.Duration
-	noSkipArch     bool
-	tools          toolFlags
-	engine         string
-}
-
 func newRunCmd(io iostreams.Streams) *cobra.Command {
-	opts := &runOptions{}
+	opts := &commands.RunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run (--manifest FILE | --tags TAGS [--context JSON])",
 		Short: "Run the manifest's benchmarks on this node (one task per node under srun)",
@@ -71,164 +51,38 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
   benchctl run --tags vllm --context '{"gpu_vendor": "AMD", "docker_env_vars": {"HF_HOME": "/data/hf"}}'`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.src.check(cmd.Name()); err != nil {
+			if err := opts.Src.Check(cmd.Name()); err != nil {
 				return err
 			}
-			if opts.barrierTimeout <= 0 {
-				return usagef("give a positive duration, e.g. --barrier-timeout 30m", "--barrier-timeout %v is not a positive duration", opts.barrierTimeout)
+			if opts.BarrierTimeout <= 0 {
+				return usagef("give a positive duration, e.g. --barrier-timeout 30m", "--barrier-timeout %v is not a positive duration", opts.BarrierTimeout)
 			}
-			if f := cmd.Flags().Lookup("heartbeat"); f.Changed && (opts.heartbeat < manifest.MinHeartbeat || opts.heartbeat > manifest.MaxHeartbeat) {
-				return usagef("give a period from 100ms to 10m, e.g. --heartbeat 5s", "--heartbeat %v is out of range", opts.heartbeat)
+			if f := cmd.Flags().Lookup("heartbeat"); f.Changed && (opts.Heartbeat < manifest.MinHeartbeat || opts.Heartbeat > manifest.MaxHeartbeat) {
+				return usagef("give a period from 100ms to 10m, e.g. --heartbeat 5s", "--heartbeat %v is out of range", opts.Heartbeat)
 			}
-			opts.tools.set = cmd.Flags().Lookup("tools").Changed
-			return runRun(cmd.Context(), io, opts)
+			opts.Tools.Set = cmd.Flags().Lookup("tools").Changed
+			return commands.Run(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
-	opts.src.addFlags(cmd, f)
-	opts.tools.addFlags(cmd)
-	f.StringVar(&opts.sharedDir, "shared-dir", "", "shared directory, the same on every node (default $BENCHCTL_SHARED_DIR)")
-	f.StringVar(&opts.record, "record", "", "run the image pinned by this build record (from benchctl build --record)")
-	f.StringSliceVar(&opts.benchmarks, "benchmarks", nil, "run only these benchmarks (comma-separated)")
-	f.BoolVar(&opts.dryRun, "dry-run", false, "show the node context, the image and each container as a docker run line; change nothing")
-	outputFlag(cmd, &opts.output, "table", "json")
-	f.DurationVar(&opts.barrierTimeout, "barrier-timeout", time.Hour, "how long nodes wait for each other (rank 0 may be building)")
-	f.DurationVar(&opts.heartbeat, "heartbeat", 0, "how often nodes tell each other they are alive; one silent for 3 periods is lost (default: the manifest's job.heartbeat, else 5s)")
-	engineFlag(cmd, &opts.engine)
-	f.StringVar(&opts.sysfsRoot, "sysfs-root", "", "read the GPU inventory's /sys, /proc and /opt/rocm under this directory (a recorded tree; tests)")
+	addSourceFlags(&opts.Src, cmd, f)
+	addToolFlags(&opts.Tools, cmd)
+	f.StringVar(&opts.SharedDir, "shared-dir", "", "shared directory, the same on every node (default $BENCHCTL_SHARED_DIR)")
+	f.StringVar(&opts.Record, "record", "", "run the image pinned by this build record (from benchctl build --record)")
+	f.StringSliceVar(&opts.Benchmarks, "benchmarks", nil, "run only these benchmarks (comma-separated)")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "show the node context, the image and each container as a docker run line; change nothing")
+	outputFlag(cmd, &opts.Output, "table", "json")
+	f.DurationVar(&opts.BarrierTimeout, "barrier-timeout", time.Hour, "how long nodes wait for each other (rank 0 may be building)")
+	f.DurationVar(&opts.Heartbeat, "heartbeat", 0, "how often nodes tell each other they are alive; one silent for 3 periods is lost (default: the manifest's job.heartbeat, else 5s)")
+	engineFlag(cmd, &opts.Engine)
+	f.StringVar(&opts.SysfsRoot, "sysfs-root", "", "read the GPU inventory's /sys, /proc and /opt/rocm under this directory (a recorded tree; tests)")
 	_ = f.MarkHidden("sysfs-root")
-	f.BoolVar(&opts.noSkipArch, "disable-skip-gpu-arch", false, "run MAD models on every GPU architecture, whatever their skip_gpu_arch says (as madengine's flag)")
+	f.BoolVar(&opts.NoSkipArch, "disable-skip-gpu-arch", false, "run MAD models on every GPU architecture, whatever their skip_gpu_arch says (as madengine's flag)")
 	_ = cmd.RegisterFlagCompletionFunc("benchmarks", completeBenchmarks)
 	_ = cmd.MarkFlagFilename("record", "json")
 	_ = cmd.MarkFlagDirname("shared-dir")
 	_ = cmd.MarkFlagDirname("sysfs-root")
 	return cmd
-}
-
-func runRun(ctx context.Context, io iostreams.Streams, opts *runOptions) error {
-	m, err := opts.src.load()
-	if err != nil {
-		return err
-	}
-	if err := opts.tools.apply(ctx, m); err != nil {
-		return err
-	}
-	dir, err := sharedDir(opts.sharedDir)
-	if err != nil {
-		return err
-	}
-	node, err := detectNode(os.LookupEnv)
-	if err != nil {
-		return err
-	}
-	ro := runner.Options{Node: node, Manifest: m, SharedDir: dir, Benchmarks: opts.benchmarks, Lookup: os.LookupEnv,
-		Environ: os.Environ(), Version: currentBuild().Version, BarrierTimeout: opts.barrierTimeout, Heartbeat: opts.heartbeat, NoSkipGPUArch: opts.noSkipArch, SysfsRoot: opts.sysfsRoot,
-		EngineKind: engineKind(opts.engine, m), Stream: io.ErrOut(), Catalog: models.JobCatalog{}}
-	ro.Engine = func() (runner.Engine, error) { return image.ConnectKind(ro.EngineKind) }
-	if opts.record != "" {
-		if ro.Records, err = image.ReadRecords(opts.record); err != nil {
-			return usagef("pass the file written by benchctl build --record", "%v", err)
-		}
-	}
-	if opts.dryRun {
-		plan, err := runner.Plan(ctx, ro)
-		if err != nil {
-			return err
-		}
-		for _, w := range plan.Warnings {
-			slog.Warn(w)
-		}
-		return printPlan(io, plan, opts.output)
-	}
-	pp := newProgressPrinter(io.ErrOut(), io.CanRedrawStderr())
-	ro.Progress = pp.Func()
-	res, err := runner.Run(ctx, ro)
-	if res != nil {
-		slog.Info("node finished", "outcome", res.Status.Outcome, "status", res.NodeDir+"/status.json")
-		if opts.output == "json" {
-			if jerr := writeJSON(io.Out(), res.Status); jerr != nil && err == nil {
-				err = jerr
-			}
-			return err
-		}
-		for _, b := range res.Status.Benchmarks {
-			fmt.Fprintf(io.Out(), "%s\t%s\t%s\t%.1fs\n", res.Node.NodeName(), b.Name, b.Outcome, b.DurationSeconds)
-		}
-	}
-	return err
-}
-
-func printPlan(io iostreams.Streams, p *runner.PlanResult, format string) error {
-	if format == "json" {
-		return writeJSON(io.Out(), p)
-	}
-	n := p.Node
-	fmt.Fprintf(io.Out(), "node:    rank %d of %d on %s (%s), job %s attempt %d\nmaster:  %s:%d\njob dir: %s\n",
-		n.Rank, n.World, n.Host, n.Source, n.JobID, n.Attempt, n.MasterAddr, n.MasterPort, p.JobDir)
-	for _, img := range p.Images {
-		fmt.Fprintf(io.Out(), "image:   %s\n", img.Ref)
-		if img.Dockerfile != "" && len(p.Images) > 1 {
-			fmt.Fprintf(io.Out(), "  from:  %s\n", img.Dockerfile)
-		}
-		if img.Key != "" {
-			fmt.Fprintf(io.Out(), "  key:   %s\n", img.Key)
-		}
-		fmt.Fprintf(io.Out(), "  state: %s\n", img.State)
-		if img.Distribution != "" {
-			fmt.Fprintf(io.Out(), "  nodes: %s\n", img.Distribution)
-		}
-		fmt.Fprintf(io.Out(), "  runs:  %s\n", strings.Join(img.Benchmarks, ", "))
-	}
-	for _, g := range p.GPUs {
-		fmt.Fprintf(io.Out(), "gpus:    %s\n", g)
-	}
-	for _, sk := range p.Skipped {
-		fmt.Fprintf(io.Out(), "skipped: %s\n", sk)
-	}
-	for _, t := range p.Tools {
-		fmt.Fprintf(io.Out(), "tool:    %s\n", t)
-	}
-	for _, w := range p.Workspaces {
-		fmt.Fprintf(io.Out(), "workspace: %s\n", w)
-	}
-	for _, c := range p.Containers {
-		fmt.Fprintf(io.Out(), "\n%s\n", c)
-	}
-	if x := p.Experiment; x != nil {
-		printExperimentPlan(io, n, x)
-	}
-	return nil
-}
-
-// printExperimentPlan is the dry run's experiment: the variants (this node's containers in
-// those it runs) and the order of the trials.
-func printExperimentPlan(io iostreams.Streams, n runner.Node, x *runner.PlanExperiment) {
-	seed := ""
-	if x.Seed != nil {
-		seed = fmt.Sprintf(", seed %d", *x.Seed)
-	}
-	fmt.Fprintf(io.Out(), "experiment: %d variants × (%d warmup + %d measured) trials, order %s%s\n", len(x.Variants), x.Warmup, x.Repeat, x.Order, seed)
-	for i, v := range x.Variants {
-		id := v.ID
-		if id == "" {
-			id = "(no parameters)"
-		}
-		fmt.Fprintf(io.Out(), "\nvariant %d: %s on %d node(s)\n", i+1, id, v.Nodes)
-		if len(v.Containers) == 0 {
-			fmt.Fprintf(io.Out(), "  rank %d waits (it runs no container in this variant)\n", n.Rank)
-		}
-		for _, c := range v.Containers {
-			fmt.Fprintf(io.Out(), "%s\n", c)
-		}
-	}
-	fmt.Fprintf(io.Out(), "\ntrials (in order):\n")
-	for _, t := range x.Trials {
-		w := ""
-		if t.Warmup {
-			w = " (warmup)"
-		}
-		fmt.Fprintf(io.Out(), "  %d. variant %d trial %d%s\n", t.Seq, t.Variant+1, t.N, w)
-	}
 }
 
 // completeBenchmarks completes --benchmarks from the manifest given with --manifest.

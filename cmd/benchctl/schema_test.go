@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -38,15 +39,15 @@ func TestInitPointsEditorsAtTheSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(string(text), "\n")
-	if want := "# yaml-language-server: $schema=./" + schemaFileName; first != want {
+	if want := "# yaml-language-server: $schema=./" + commands.SchemaFileName; first != want {
 		t.Errorf("first line %q, want %q", first, want)
 	}
-	schema, err := os.ReadFile(filepath.Join(dir, schemaFileName))
+	schema, err := os.ReadFile(filepath.Join(dir, commands.SchemaFileName))
 	want, _ := manifest.Schema()
 	if err != nil || string(schema) != string(want) {
-		t.Errorf("%s beside the manifest is not the schema (%v)", schemaFileName, err)
+		t.Errorf("%s beside the manifest is not the schema (%v)", commands.SchemaFileName, err)
 	}
-	if !strings.Contains(errs, filepath.Join(dir, schemaFileName)) {
+	if !strings.Contains(errs, filepath.Join(dir, commands.SchemaFileName)) {
 		t.Errorf("stderr does not name the schema file: %q", errs)
 	}
 	if code, _, errs := run(t, "validate", "--manifest", mf); code != 0 {
@@ -54,11 +55,11 @@ func TestInitPointsEditorsAtTheSchema(t *testing.T) {
 	}
 	// An old copy is replaced by this version's schema.
 	os.Remove(mf)
-	os.WriteFile(filepath.Join(dir, schemaFileName), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(dir, commands.SchemaFileName), []byte("{}"), 0o644)
 	if code, _, errs := run(t, "init", "--dockerfile", df); code != 0 {
 		t.Fatalf("second init: exit %d: %s", code, errs)
 	}
-	if schema, _ := os.ReadFile(filepath.Join(dir, schemaFileName)); string(schema) != string(want) {
-		t.Errorf("an old %s was kept", schemaFileName)
+	if schema, _ := os.ReadFile(filepath.Join(dir, commands.SchemaFileName)); string(schema) != string(want) {
+		t.Errorf("an old %s was kept", commands.SchemaFileName)
 	}
 }

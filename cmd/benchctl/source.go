@@ -2,63 +2,26 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/models"
 )
 
-// manifestSource is where run and build take the job from: --manifest, or, as madengine
-// users run, a MAD checkout's ./models.json with --tags and --context (madengine's
-// --additional-context keys).
-type manifestSource struct {
-	manifest    string
-	tags        []string
-	context     string
-	contextFile string
-	generators  bool // --run-get-models-json
-}
-
-func (s *manifestSource) addFlags(cmd *cobra.Command, f *pflag.FlagSet) {
-	f.StringVarP(&s.manifest, "manifest", "m", "", "manifest file (.yaml, .yml or .json)")
-	f.StringSliceVar(&s.tags, "tags", nil, "without --manifest: run the models of ./models.json (a MAD checkout) with these tags or names (comma-separated, or the flag repeated; all for every model)")
-	f.StringVar(&s.context, "context", "", `with --tags: madengine's --additional-context as JSON, e.g. '{"gpu_vendor": "AMD", "docker_env_vars": {"HF_HOME": "/data/hf"}}'`)
-	f.StringVar(&s.contextFile, "context-file", "", "with --tags: a file holding the --context JSON")
-	f.BoolVar(&s.generators, "run-get-models-json", false, "with --tags: run the checkout's scripts/<dir>/get_models_json.py (python3, its code, on this machine) to list the models it generates, as madengine does; without it a checkout that has one is refused")
+// addSourceFlags are the flags that say which manifest a command runs: --manifest, or --tags
+// over a MAD checkout.
+func addSourceFlags(s *commands.ManifestSource, cmd *cobra.Command, f *pflag.FlagSet) {
+	f.StringVarP(&s.Manifest, "manifest", "m", "", "manifest file (.yaml, .yml or .json)")
+	f.StringSliceVar(&s.Tags, "tags", nil, "without --manifest: run the models of ./models.json (a MAD checkout) with these tags or names (comma-separated, or the flag repeated; all for every model)")
+	f.StringVar(&s.Context, "context", "", `with --tags: madengine's --additional-context as JSON, e.g. '{"gpu_vendor": "AMD", "docker_env_vars": {"HF_HOME": "/data/hf"}}'`)
+	f.StringVar(&s.ContextFile, "context-file", "", "with --tags: a file holding the --context JSON")
+	f.BoolVar(&s.Generators, "run-get-models-json", false, "with --tags: run the checkout's scripts/<dir>/get_models_json.py (python3, its code, on this machine) to list the models it generates, as madengine does; without it a checkout that has one is refused")
 	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	_ = cmd.MarkFlagFilename("context-file", "json")
 	_ = cmd.RegisterFlagCompletionFunc("tags", completeCheckoutTags)
-}
-
-// check says what is wrong with the flags given to the command name: exactly one of
-// --manifest and --tags.
-func (s *manifestSource) check(name string) error {
-	switch {
-	case s.manifest != "" && len(s.tags) > 0:
-		return usagef("give --manifest m.yaml, or --tags in a MAD checkout (its models.json), not both", "--manifest and --tags are both given")
-	case s.manifest == "" && len(s.tags) == 0:
-		return usagef("benchctl "+name+" --manifest m.yaml, or in a MAD checkout: benchctl "+name+" --tags vllm --context '{\"gpu_vendor\": \"AMD\"}'", "--manifest is required (or --tags, in a MAD checkout)")
-	case s.manifest != "" && (s.context != "" || s.contextFile != "" || s.generators):
-		return usagef("put these settings in the manifest (see docs/migrating-from-madengine.md), or use --tags instead of --manifest", "--context, --context-file and --run-get-models-json apply only with --tags")
-	}
-	return nil
-}
-
-// load loads the manifest, or the one a MAD checkout run stands for, and logs its warnings.
-func (s *manifestSource) load() (*manifest.Manifest, error) {
-	if s.manifest != "" {
-		return loadManifest(s.manifest)
-	}
-	m, warnings, err := models.OpenCheckout(models.CheckoutOptions{Tags: s.tags, Context: s.context, ContextFile: s.contextFile, Lookup: os.LookupEnv, RunGenerators: s.generators})
-	for _, w := range warnings {
-		slog.Warn(w)
-	}
-	return m, err
 }
 
 // completeCheckoutTags completes --tags from ./models.json (a MAD checkout).

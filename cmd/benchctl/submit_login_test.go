@@ -7,13 +7,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/commands"
 )
 
 // submitDry runs submit --dry-run -o json and returns sbatch's arguments and the script.
-func submitDry(t *testing.T, args ...string) (dryRunSubmit, int, string) {
+func submitDry(t *testing.T, args ...string) (commands.DryRunSubmit, int, string) {
 	t.Helper()
 	code, out, errs := run(t, append([]string{"submit", "--dry-run", "-o", "json"}, args...)...)
-	var dry dryRunSubmit
+	var dry commands.DryRunSubmit
 	if code == 0 && json.Unmarshal([]byte(out), &dry) != nil {
 		t.Fatalf("not JSON: %s", out)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
@@ -31,7 +32,7 @@ func TestSubmitOutput(t *testing.T) {
 		t.Fatalf("table: exit %d, stdout %q\n%s", code, out, errs)
 	}
 	code, out, errs = run(t, "submit", "-m", mf, "--shared-dir", shared, "-o", "json")
-	var got submitted
+	var got commands.Submitted
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
 		t.Fatalf("json: exit %d, stdout %q\n%s", code, out, errs)
 	}
@@ -45,7 +46,7 @@ func TestSubmitOutput(t *testing.T) {
 	}
 
 	code, out, errs = run(t, "submit", "-m", mf, "--shared-dir", shared, "--dry-run", "-o", "json")
-	var dry dryRunSubmit
+	var dry commands.DryRunSubmit
 	if code != 0 || json.Unmarshal([]byte(out), &dry) != nil || dry.Sbatch[0] != "--parsable" || !strings.HasPrefix(dry.Script, "#!/bin/bash\n") {
 		t.Errorf("dry run: exit %d, stdout %q\n%s", code, out, errs)
 	}
@@ -71,7 +72,7 @@ func TestSubmitFlagsOverrideTheManifest(t *testing.T) {
 	} {
 		args := append([]string{"submit", "-m", mf, "--shared-dir", shared, "--dry-run", "-o", "json"}, c.flags...)
 		code, out, errs := run(t, args...)
-		var dry dryRunSubmit
+		var dry commands.DryRunSubmit
 		if code != 0 || json.Unmarshal([]byte(out), &dry) != nil {
 			t.Fatalf("%v: exit %d, stdout %q\n%s", c.flags, code, out, errs)
 		}

@@ -1,25 +1,14 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-	"os"
-
+	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/iostreams"
-	"github.com/benchctl/benchctl/models"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 )
 
-type validateOptions struct {
-	manifest string
-	output   string
-}
-
 func newValidateCmd(io iostreams.Streams) *cobra.Command {
-	opts := &validateOptions{}
+	opts := &commands.ValidateOptions{}
 	cmd := &cobra.Command{
 		Use:   "validate --manifest FILE",
 		Short: "Check a manifest and print a report of it resolved",
@@ -36,38 +25,14 @@ digest) and writes env as a list; the YAML starts with a comment that says so.`,
   benchctl validate --manifest m.json -o json`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.manifest == "" {
+			if opts.Manifest == "" {
 				return usagef("give the manifest to check: benchctl validate --manifest m.yaml", "--manifest is required")
 			}
-			return validateRun(cmd.Context(), io, opts)
+			return commands.Validate(cmd.Context(), io, opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.manifest, "manifest", "m", "", "manifest file (.yaml, .yml or .json)")
-	outputFlag(cmd, &opts.output, "yaml", "json")
+	cmd.Flags().StringVarP(&opts.Manifest, "manifest", "m", "", "manifest file (.yaml, .yml or .json)")
+	outputFlag(cmd, &opts.Output, "yaml", "json")
 	_ = cmd.MarkFlagFilename("manifest", "yaml", "yml", "json")
 	return cmd
-}
-
-// resolvedHeader is the first line of validate's YAML: what follows is a report.
-const resolvedHeader = "# the resolved manifest: a report of what benchctl will use, not a manifest to read back"
-
-func validateRun(ctx context.Context, io iostreams.Streams, opts *validateOptions) error {
-	m, warnings, err := models.OpenContext(ctx, opts.manifest, os.LookupEnv)
-	for _, w := range warnings {
-		slog.Warn(w)
-	}
-	if err != nil {
-		return err
-	}
-	red := m.Redacted()
-	if opts.output == "json" {
-		return writeJSON(io.Out(), red)
-	}
-	fmt.Fprintln(io.Out(), resolvedHeader)
-	enc := yaml.NewEncoder(io.Out())
-	enc.SetIndent(2)
-	if err := enc.Encode(red); err != nil {
-		return fmt.Errorf("printing the manifest: %w", err)
-	}
-	return enc.Close()
 }

@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"bytes"
@@ -9,14 +9,6 @@ import (
 
 	"github.com/benchctl/benchctl/image"
 )
-
-const mib = 1 << 20
-
-// step is one progress report at a second of a fake clock.
-type step struct {
-	at time.Duration
-	ev image.Progress
-}
 
 // feed reports steps to a printer whose clock reads each step's time, and whose log lines
 // (without their time) go to log.
@@ -129,4 +121,12 @@ func TestETAString(t *testing.T) {
 			t.Errorf("etaString(%v) = %q, want %q", secs, got, want)
 		}
 	}
+}
+
+const mib = 1 << 20
+
+// step is one progress report at a second of a fake clock.
+type step struct {
+	at time.Duration
+	ev image.Progress
 }

@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
@@ -20,13 +21,13 @@ const minWatch = 100 * time.Millisecond
 type openSampler func(context.Context, gpu.Options, gpu.Inventory) (gpu.Sampler, error)
 
 // parseWatch reads --watch's interval (a Go duration: 1s, 200ms).
-func parseWatch(v string) (time.Duration, error) {
+func ParseWatch(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	switch {
 	case err != nil:
-		return 0, usagef("give a duration such as 1s or 200ms", "invalid --watch %q: not a duration", v)
+		return 0, exitcode.Usagef("give a duration such as 1s or 200ms", "invalid --watch %q: not a duration", v)
 	case d < minWatch:
-		return 0, usagef("give 100ms or more", "invalid --watch %q: shorter than the minimum interval, %s", v, minWatch)
+		return 0, exitcode.Usagef("give 100ms or more", "invalid --watch %q: shorter than the minimum interval, %s", v, minWatch)
 	}
 	return d, nil
 }
@@ -36,17 +37,17 @@ func parseWatch(v string) (time.Duration, error) {
 // Facts the source cannot give are said once on stderr. Cancelling ctx (Ctrl-C) ends it
 // with no error and no partial line: each sample is written whole, or not at all. host,
 // when not "" (several nodes print at once), names the node in each JSON line.
-func gpusWatch(ctx context.Context, io iostreams.Streams, inv gpu.Inventory, open openSampler, now func() time.Time, opts *gpusOptions, host string) error {
-	smp, err := open(ctx, gpu.Options{Vendor: opts.vendor, SysfsRoot: opts.sysfsRoot, AMDSource: opts.source}, inv)
+func gpusWatch(ctx context.Context, io iostreams.Streams, inv gpu.Inventory, open openSampler, now func() time.Time, opts *GPUsOptions, host string) error {
+	smp, err := open(ctx, gpu.Options{Vendor: opts.Vendor, SysfsRoot: opts.SysfsRoot, AMDSource: opts.Source}, inv)
 	if err != nil {
 		return fmt.Errorf("gpus --watch: %w", err)
 	}
 	defer smp.Close()
-	table := io.IsStdoutTTY() && opts.output != "json"
+	table := io.IsStdoutTTY() && opts.Output != "json"
 	energy := map[int]*energySince{}
 	// The sampling loop is a run's telemetry's (gpu.Loop); a round cut by Ctrl-C prints
 	// nothing.
-	return gpu.Loop(ctx, smp, opts.interval, now, func(rd gpu.Round) error {
+	return gpu.Loop(ctx, smp, opts.Interval, now, func(rd gpu.Round) error {
 		if rd.Cut {
 			return nil
 		}
@@ -63,7 +64,7 @@ func gpusWatch(ctx context.Context, io iostreams.Streams, inv gpu.Inventory, ope
 		}
 		var b bytes.Buffer
 		if table {
-			writeWatchTable(&b, smp.Source(), opts.interval, rd.At, rd.Readings, energy)
+			writeWatchTable(&b, smp.Source(), opts.Interval, rd.At, rd.Readings, energy)
 		} else if err := writeWatchLine(&b, host, rd.At, rd.Readings, energy); err != nil {
 			return err
 		}
@@ -98,10 +99,11 @@ func (e *energySince) add(r gpu.Reading, at time.Time) {
 
 // joules is the energy so far; measured whether the latest sample had the device's counter.
 func (e *energySince) joules() float64 { return e.e.J }
-func (e *energySince) measured() bool  { return e.e.Measured() }
+
+func (e *energySince) measured() bool { return e.e.Measured() }
 
 // watchGPU is one GPU in a JSON line. Facts the source did not give are left out.
-type watchGPU struct {
+type WatchGPU struct {
 	Index             int      `json:"index"`
 	PowerW            *float64 `json:"powerW,omitempty"`
 	EnergyCounterJ    *float64 `json:"energyCounterJ,omitempty"` // the device's counter, raw
@@ -119,10 +121,10 @@ func writeWatchLine(b *bytes.Buffer, host string, at time.Time, rs []gpu.Reading
 	line := struct {
 		Host string     `json:"host,omitempty"`
 		Time string     `json:"time"`
-		GPUs []watchGPU `json:"gpus"`
-	}{Host: host, Time: at.UTC().Format(time.RFC3339Nano), GPUs: []watchGPU{}}
+		GPUs []WatchGPU `json:"gpus"`
+	}{Host: host, Time: at.UTC().Format(time.RFC3339Nano), GPUs: []WatchGPU{}}
 	for _, r := range rs {
-		g := watchGPU{Index: r.Index, PowerW: r.PowerW, EnergyCounterJ: r.EnergyJ, GFXClockMHz: r.GFXClockMHz, MemClockMHz: r.MemClockMHz,
+		g := WatchGPU{Index: r.Index, PowerW: r.PowerW, EnergyCounterJ: r.EnergyJ, GFXClockMHz: r.GFXClockMHz, MemClockMHz: r.MemClockMHz,
 			TemperatureC: r.TemperatureC, UtilPercent: r.UtilPercent, MemoryUsedBytes: r.MemoryUsedBytes}
 		if e := energy[r.Index]; e != nil && e.started && r.Err == nil {
 			j := e.joules()

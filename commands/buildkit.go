@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/exitcode"
 )
 
 // newBuildKitBuilder connects to buildkitd: --buildkit-addr, else $BUILDKIT_HOST.
@@ -14,7 +15,7 @@ func newBuildKitBuilder(addr string) (image.Builder, func(), error) {
 		addr = os.Getenv("BUILDKIT_HOST")
 	}
 	if addr == "" {
-		return nil, nil, usagef("start buildkitd and pass its address, e.g. --buildkit-addr unix:///run/buildkit/buildkitd.sock", "--builder buildkit needs --buildkit-addr or BUILDKIT_HOST")
+		return nil, nil, exitcode.Usagef("start buildkitd and pass its address, e.g. --buildkit-addr unix:///run/buildkit/buildkitd.sock", "--builder buildkit needs --buildkit-addr or BUILDKIT_HOST")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

@@ -1,0 +1,82 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/exitcode"
+	"github.com/benchctl/benchctl/internal/iostreams"
+	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/workload/engine"
+)
+
+type CleanupOptions struct {
+	Job       string
+	SharedDir string
+	Host      string
+	Outcome   string
+	Output    string
+	Engine    string
+}
+
+func Cleanup(ctx context.Context, io iostreams.Streams, opts *CleanupOptions) error {
+	if err := runner.ValidJobID(opts.Job); err != nil {
+		return exitcode.Usagef("give the id of a job (as SLURM_JOB_ID or BENCHCTL_JOB_ID had it)", "--job: %v", err)
+	}
+	host := opts.Host
+	if host == "" {
+		host = os.Getenv("SLURMD_NODENAME")
+	}
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	dir, err := SharedDir(opts.SharedDir)
+	if err != nil {
+		return err
+	}
+	eng, err := image.ConnectChecked(ctx, opts.Engine)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	res, err := runner.Cleanup(ctx, runner.CleanupOptions{Job: opts.Job, SharedDir: dir, Host: host, Outcome: opts.Outcome, Engine: engine.New(eng)})
+	if res != nil {
+		if opts.Output == "json" {
+			if jerr := writeJSON(io.Out(), res); jerr != nil {
+				return jerr
+			}
+		} else {
+			for _, c := range res.Removed {
+				state := "removed"
+				if c.Error != "" {
+					state = "not removed: " + c.Error
+				}
+				fmt.Fprintf(io.Out(), "container\t%s\tattempt %d rank %d %s\t%s\n", c.Name, c.Attempt, c.Rank, c.Benchmark, state)
+			}
+			for _, p := range res.Marked {
+				fmt.Fprintf(io.Out(), "status\t%s\t%s\n", p, opts.Outcome)
+			}
+			for _, why := range res.Skipped {
+				fmt.Fprintf(io.Out(), "skipped\t%s\n", why)
+			}
+			if len(res.Removed) == 0 && len(res.Marked) == 0 && len(res.Skipped) == 0 {
+				fmt.Fprintf(io.Out(), "nothing to clean up for job %s on %s\n", opts.Job, host)
+			}
+		}
+	}
+	if err != nil {
+		return &cleanupFailed{err}
+	}
+	return nil
+}
+
+// cleanupFailed is a cleanup that left something behind: exit 1.
+type cleanupFailed struct{ err error }
+
+func (e *cleanupFailed) Error() string { return "cleanup incomplete: " + e.err.Error() }
+
+func (e *cleanupFailed) Unwrap() error { return e.err }
+
+func (e *cleanupFailed) ExitCode() int { return 1 }
