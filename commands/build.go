@@ -17,6 +17,7 @@ import (
 	"github.com/benchctl/benchctl/models"
 )
 
+// BuildOptions are benchctl build's flags.
 type BuildOptions struct {
 	Src           ManifestSource
 	SharedDir     string
@@ -31,6 +32,8 @@ type BuildOptions struct {
 	Engine        string
 }
 
+// Build builds the manifest's images (once per --target-archs architecture) and publishes
+// them to the shared tar cache, or --push to a registry.
 func Build(ctx context.Context, io iostreams.Streams, opts *BuildOptions) error {
 	m, err := opts.Src.load()
 	if err != nil {

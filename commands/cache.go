@@ -13,11 +13,17 @@ import (
 	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
+// CacheOptions are the cache subcommands' flags and arguments.
 type CacheOptions struct {
 	SharedDir string
 	Output    string // -o of the subcommand that runs
+
+	Keys  []string     // verify: the keys (or key prefixes) to check; none is every entry
+	Key   string       // load: the key (or a prefix of one) to load
+	Prune PruneOptions // prune's limits
 }
 
+// OpenCache opens the shared directory's image tar cache.
 func OpenCache(opts *CacheOptions) (*image.Cache, error) {
 	dir, err := SharedDir(opts.SharedDir)
 	if err != nil {
@@ -26,6 +32,7 @@ func OpenCache(opts *CacheOptions) (*image.Cache, error) {
 	return image.CacheIn(dir) // ls, verify, prune and load create nothing
 }
 
+// CacheLs lists the cached images.
 func CacheLs(ctx context.Context, io iostreams.Streams, opts *CacheOptions) error {
 	c, err := OpenCache(opts)
 	if err != nil {
@@ -71,9 +78,10 @@ type verified struct {
 	Error string `json:"error,omitempty"`
 }
 
-// cacheVerifyRun verifies the entry of the key prefix given (prefixes holds at most one),
+// CacheVerify verifies the entry of the key prefix given (prefixes holds at most one),
 // or every entry when none is given.
-func CacheVerify(ctx context.Context, io iostreams.Streams, opts *CacheOptions, prefixes []string) error {
+func CacheVerify(ctx context.Context, io iostreams.Streams, opts *CacheOptions) error {
+	prefixes := opts.Keys
 	c, err := OpenCache(opts)
 	if err != nil {
 		return err
@@ -127,6 +135,7 @@ func CacheVerify(ctx context.Context, io iostreams.Streams, opts *CacheOptions, 
 	return nil
 }
 
+// PruneOptions are cache prune's limits.
 type PruneOptions struct {
 	OlderThan time.Duration
 	Keep      int
@@ -143,7 +152,9 @@ type pruned struct {
 	Reason string `json:"reason"`
 }
 
-func CachePrune(ctx context.Context, io iostreams.Streams, opts *CacheOptions, p *PruneOptions) error {
+// CachePrune removes old cache entries and leftovers (--dry-run: lists them).
+func CachePrune(ctx context.Context, io iostreams.Streams, opts *CacheOptions) error {
+	p := &opts.Prune
 	c, err := OpenCache(opts)
 	if err != nil {
 		return err
@@ -187,7 +198,9 @@ type loaded struct {
 	Seconds float64 `json:"seconds"`
 }
 
-func CacheLoad(ctx context.Context, io iostreams.Streams, opts *CacheOptions, prefix string) error {
+// CacheLoad makes sure the engine at DOCKER_HOST has a cached image, loading it if not.
+func CacheLoad(ctx context.Context, io iostreams.Streams, opts *CacheOptions) error {
+	prefix := opts.Key
 	c, err := OpenCache(opts)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/benchctl/benchctl/workload/engine"
 )
 
+// CleanupOptions are benchctl cleanup's flags.
 type CleanupOptions struct {
 	Job       string
 	SharedDir string
@@ -21,6 +22,7 @@ type CleanupOptions struct {
 	Engine    string
 }
 
+// Cleanup ends what a job left on this node and records its nodes still saying running.
 func Cleanup(ctx context.Context, io iostreams.Streams, opts *CleanupOptions) error {
 	if err := runner.ValidJobID(opts.Job); err != nil {
 		return exitcode.Usagef("give the id of a job (as SLURM_JOB_ID or BENCHCTL_JOB_ID had it)", "--job: %v", err)

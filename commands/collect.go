@@ -18,7 +18,9 @@ import (
 	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
+// CollectOptions are benchctl collect's flags and job.
 type CollectOptions struct {
+	Job       string // the job to collect (--latest: the newest of the shared directory)
 	SharedDir string
 	Attempt   int
 	Partial   bool
@@ -36,7 +38,10 @@ type CollectOptions struct {
 	ThresholdPct float64
 }
 
-func Collect(ctx context.Context, io iostreams.Streams, jobID string, opts *CollectOptions) error {
+// Collect aggregates a job's node folders into perf.csv, summary.json and report.html,
+// prints the table, and with --check judges the job against its reference.
+func Collect(ctx context.Context, io iostreams.Streams, opts *CollectOptions) error {
+	jobID := opts.Job
 	dir, err := SharedDir(opts.SharedDir)
 	if err != nil {
 		return err
@@ -156,7 +161,7 @@ func accountingNote(st slurm.JobState, jobID string) string {
 	return fmt.Sprintf("%s: cannot tell whether job %s ended; nodes still saying running are reported as running", st.Accounting, jobID)
 }
 
-// latestJob is the job of the shared directory that started last.
+// LatestJob is the job of the shared directory that started last.
 func LatestJob(flag string) (string, error) {
 	dir, err := SharedDir(flag)
 	if err != nil {

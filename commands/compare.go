@@ -18,6 +18,7 @@ import (
 	"github.com/benchctl/benchctl/results"
 )
 
+// CompareOptions are benchctl compare's flags and sides.
 type CompareOptions struct {
 	Threshold    string
 	Direction    string
@@ -32,6 +33,8 @@ type CompareOptions struct {
 	Compare           results.CompareOptions
 }
 
+// Compare compares two perf.csv files or jobs (or a job against its reference) and prints
+// the verdict of each row.
 func Compare(ctx context.Context, io iostreams.Streams, opts *CompareOptions) error {
 	var refs *manifest.References
 	if opts.References != "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/benchctl/benchctl/runner"
 )
 
+// DoctorOptions are benchctl doctor's flags.
 type DoctorOptions struct {
 	Manifest  string
 	SharedDir string
@@ -34,6 +35,7 @@ func (e *doctorFailed) Error() string { return fmt.Sprintf("%d checks failed", e
 
 func (e *doctorFailed) ExitCode() int { return 1 }
 
+// Doctor checks what a node needs to run benchmarks and prints each check.
 func Doctor(ctx context.Context, io iostreams.Streams, opts *DoctorOptions) error {
 	var m *manifest.Manifest
 	if opts.Manifest != "" {

@@ -16,6 +16,7 @@ import (
 	"github.com/benchctl/benchctl/gpu"
 )
 
+// GPUsOptions are benchctl gpus' flags, and what it asks of the machine.
 type GPUsOptions struct {
 	Vendor    string
 	Output    string
@@ -24,12 +25,13 @@ type GPUsOptions struct {
 	Source    string        // AMD: auto, amdsmi, sysfs or amd-smi (--amd-source is its old spelling)
 	Watch     bool          // --watch: sample the GPUs until Ctrl-C
 	Interval  time.Duration // --watch's interval
+	Deps      GPUsDeps      // what gpus asks of the machine
 }
 
-// detectGPUs is gpu.Detect; tests pass a fake.
+// DetectGPUs is gpu.Detect; tests pass a fake.
 type DetectGPUs func(context.Context, gpu.Options) (gpu.Inventory, error)
 
-// gpusDeps are what gpus asks of the machine; tests pass fakes.
+// GPUsDeps are what gpus asks of the machine; tests pass fakes.
 type GPUsDeps struct {
 	Detect DetectGPUs
 	// snapshot is gpu.Snapshot: each NVIDIA GPU's state (memory in use, temperature,
@@ -43,10 +45,12 @@ type GPUsDeps struct {
 	Lookup   func(string) (string, bool) // SLURM_NTASKS, SLURM_STEP_NUM_TASKS
 }
 
-// watchDefault is --watch's interval when it is given without one.
+// WatchDefault is --watch's interval when it is given without one.
 const WatchDefault = "1s"
 
-func GPUs(ctx context.Context, io iostreams.Streams, deps GPUsDeps, opts *GPUsOptions) error {
+// GPUs lists this node's GPUs, or with --watch samples them until the context ends.
+func GPUs(ctx context.Context, io iostreams.Streams, opts *GPUsOptions) error {
+	deps := opts.Deps
 	gopts := gpu.Options{Vendor: opts.Vendor, SysfsRoot: opts.SysfsRoot, AMDSource: opts.Source}
 	source := opts.Source != gpu.SourceAuto // a source asked for: AMD's
 	if source && opts.Vendor == gpu.VendorNVIDIA {

@@ -20,7 +20,7 @@ const minWatch = 100 * time.Millisecond
 // openSampler is gpu.OpenSampler; tests pass a fake.
 type openSampler func(context.Context, gpu.Options, gpu.Inventory) (gpu.Sampler, error)
 
-// parseWatch reads --watch's interval (a Go duration: 1s, 200ms).
+// ParseWatch reads --watch's interval (a Go duration: 1s, 200ms).
 func ParseWatch(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	switch {
@@ -102,7 +102,7 @@ func (e *energySince) joules() float64 { return e.e.J }
 
 func (e *energySince) measured() bool { return e.e.Measured() }
 
-// watchGPU is one GPU in a JSON line. Facts the source did not give are left out.
+// WatchGPU is one GPU in a JSON line. Facts the source did not give are left out.
 type WatchGPU struct {
 	Index             int      `json:"index"`
 	PowerW            *float64 `json:"powerW,omitempty"`

@@ -13,14 +13,18 @@ import (
 	"github.com/benchctl/benchctl/results"
 )
 
+// HistoryOptions are benchctl history's flags and job.
 type HistoryOptions struct {
+	Job       string // the job, or a manifest's name, whose history is shown
 	SharedDir string
 	Output    string
 	Threshold string
 	Opts      results.HistoryOptions
 }
 
-func History(_ context.Context, io iostreams.Streams, job string, opts *HistoryOptions) error {
+// History lists the rows of the collected jobs, oldest first, with their verdicts.
+func History(_ context.Context, io iostreams.Streams, opts *HistoryOptions) error {
+	job := opts.Job
 	dir, err := SharedDir(opts.SharedDir)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/benchctl/benchctl/manifest"
 )
 
+// InitOptions are benchctl init's flags.
 type InitOptions struct {
 	Dockerfile string
 	Image      string // a prebuilt image instead of a Dockerfile
@@ -25,6 +26,7 @@ type InitOptions struct {
 	Output     string
 }
 
+// Init writes a starter manifest for a Dockerfile or an image.
 func Init(ctx context.Context, io iostreams.Streams, opts *InitOptions) error {
 	if opts.Image != "" {
 		return writeStarter(io, opts, "", manifest.StarterOptions{Image: opts.Image}, refName(opts.Image))

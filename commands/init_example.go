@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,9 +13,9 @@ import (
 	"github.com/benchctl/benchctl/models"
 )
 
-// initExampleRun writes a shipped example into a new folder (init --example NAME), or lists
+// InitExample writes a shipped example into a new folder (init --example NAME), or lists
 // the examples (--example list) on stdout, one a line.
-func InitExample(io iostreams.Streams, opts *InitOptions) error {
+func InitExample(_ context.Context, io iostreams.Streams, opts *InitOptions) error {
 	if opts.Example == "list" {
 		for _, n := range models.Examples() {
 			fmt.Fprintln(io.Out(), n)

@@ -14,6 +14,7 @@ import (
 	"github.com/benchctl/benchctl/scheduler"
 )
 
+// JobsOptions are benchctl jobs' flags.
 type JobsOptions struct {
 	SharedDir string
 	Limit     int
@@ -21,6 +22,7 @@ type JobsOptions struct {
 	NoSlurm   bool
 }
 
+// Jobs lists the jobs of the shared directory with their states.
 func Jobs(ctx context.Context, io iostreams.Streams, opts *JobsOptions) error {
 	dir, err := SharedDir(opts.SharedDir)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/benchctl/benchctl/models"
 )
 
+// ModelsListOptions are benchctl models list's flags.
 type ModelsListOptions struct {
 	Catalog    string
 	Tags       []string
@@ -39,6 +40,7 @@ type modelRow struct {
 	Warnings        []string `json:"-"`
 }
 
+// ModelsList lists a MAD catalog's models.
 func ModelsList(ctx context.Context, io iostreams.Streams, opts *ModelsListOptions) error {
 	c, err := models.LoadCheckoutCatalog(ctx, opts.Catalog, models.Discovery{RunGenerators: opts.Generators})
 	if err != nil {

@@ -11,9 +11,11 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 )
 
+// ReferenceOptions are the reference subcommands' flags and argument.
 type ReferenceOptions struct {
 	SharedDir string
 	Output    string
+	Target    string // set: the job; show and clear: a job, or a manifest's name
 }
 
 // manifestOf is the manifest name arg stands for: the name of a job's manifest when arg is a
@@ -29,7 +31,9 @@ func manifestOf(l jobdir.Layout, arg string) (string, error) {
 	return arg, nil
 }
 
-func ReferenceSet(_ context.Context, io iostreams.Streams, opts *ReferenceOptions, job string) error {
+// ReferenceSet makes a job the reference of its manifest.
+func ReferenceSet(_ context.Context, io iostreams.Streams, opts *ReferenceOptions) error {
+	job := opts.Target
 	dir, err := SharedDir(opts.SharedDir)
 	if err != nil {
 		return err
@@ -69,7 +73,9 @@ func referenceOf(opts *ReferenceOptions, arg string) (jobdir.Layout, string, err
 	return l, name, err
 }
 
-func ReferenceShow(_ context.Context, io iostreams.Streams, opts *ReferenceOptions, arg string) error {
+// ReferenceShow prints a manifest's reference job.
+func ReferenceShow(_ context.Context, io iostreams.Streams, opts *ReferenceOptions) error {
+	arg := opts.Target
 	l, name, err := referenceOf(opts, arg)
 	if err != nil {
 		return err
@@ -93,7 +99,9 @@ func ReferenceShow(_ context.Context, io iostreams.Streams, opts *ReferenceOptio
 	return nil
 }
 
-func ReferenceClear(_ context.Context, io iostreams.Streams, opts *ReferenceOptions, arg string) error {
+// ReferenceClear removes a manifest's reference.
+func ReferenceClear(_ context.Context, io iostreams.Streams, opts *ReferenceOptions) error {
+	arg := opts.Target
 	l, name, err := referenceOf(opts, arg)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/benchctl/benchctl/runner"
 )
 
+// RunOptions are benchctl run's flags.
 type RunOptions struct {
 	SysfsRoot      string
 	Src            ManifestSource
@@ -30,6 +31,7 @@ type RunOptions struct {
 	Engine         string
 }
 
+// Run runs the manifest's benchmarks on this node, as one node of a job.
 func Run(ctx context.Context, io iostreams.Streams, opts *RunOptions) error {
 	m, err := opts.Src.load()
 	if err != nil {

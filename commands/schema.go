@@ -11,10 +11,11 @@ import (
 	"github.com/benchctl/benchctl/manifest"
 )
 
-// schemaFileName is the manifest schema's copy that `benchctl init` writes beside the
+// SchemaFileName is the manifest schema's copy that `benchctl init` writes beside the
 // manifest; the manifest's first line points editors at it.
 const SchemaFileName = ".benchctl.schema.json"
 
+// Schema prints the manifest's JSON Schema.
 func Schema(io iostreams.Streams) error {
 	b, err := manifest.Schema()
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/benchctl/benchctl/models"
 )
 
-// sharedDir resolves the shared directory: --shared-dir, else $BENCHCTL_SHARED_DIR, else a
+// SharedDir resolves the shared directory: --shared-dir, else $BENCHCTL_SHARED_DIR, else a
 // per-user default for single-machine use (logged, never silent).
 func SharedDir(flag string) (string, error) {
 	if flag != "" {

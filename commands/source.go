@@ -9,7 +9,7 @@ import (
 	"github.com/benchctl/benchctl/models"
 )
 
-// manifestSource is where run and build take the job from: --manifest, or, as madengine
+// ManifestSource is where run and build take the job from: --manifest, or, as madengine
 // users run, a MAD checkout's ./models.json with --tags and --context (madengine's
 // --additional-context keys).
 type ManifestSource struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
+// SubmitOptions are benchctl submit's flags.
 type SubmitOptions struct {
 	Src         ManifestSource
 	Tools       ToolFlags
@@ -46,7 +47,7 @@ type SubmitOptions struct {
 	Overrides slurm.Overrides
 }
 
-// submitted is what submit -o json prints: the job and its paths, and with --wait how it
+// Submitted is what submit -o json prints: the job and its paths, and with --wait how it
 // ended, with --collect what collect -o json prints (summary.json).
 type Submitted struct {
 	Job      string          `json:"job"`
@@ -66,12 +67,13 @@ type nodeOutcome struct {
 	ExitCode int    `json:"exitCode"`
 }
 
-// dryRunSubmit is what submit --dry-run -o json prints: sbatch's arguments and the script.
+// DryRunSubmit is what submit --dry-run -o json prints: sbatch's arguments and the script.
 type DryRunSubmit struct {
 	Sbatch []string `json:"sbatch"`
 	Script string   `json:"script"`
 }
 
+// Submit submits a job to the scheduler, and with --wait or --collect follows it.
 func Submit(ctx context.Context, io iostreams.Streams, opts *SubmitOptions) error {
 	m, err := opts.Src.load()
 	if err != nil {
@@ -179,12 +181,12 @@ func Submit(ctx context.Context, io iostreams.Streams, opts *SubmitOptions) erro
 		if ferr != nil {
 			slog.Warn(ferr.Error())
 		}
-		copts := &CollectOptions{SharedDir: dir, Attempt: -1, Output: opts.Output}
+		copts := &CollectOptions{Job: id, SharedDir: dir, Attempt: -1, Output: opts.Output}
 		if opts.Output != "json" {
-			return Collect(ctx, io, id, copts)
+			return Collect(ctx, io, copts)
 		}
 		var summary bytes.Buffer
-		err = Collect(ctx, iostreams.New(io.In(), &summary, io.ErrOut()), id, copts)
+		err = Collect(ctx, iostreams.New(io.In(), &summary, io.ErrOut()), copts)
 		if summary.Len() > 0 {
 			rep.Collect = json.RawMessage(bytes.TrimSpace(summary.Bytes()))
 		}

@@ -7,7 +7,7 @@ import (
 	"github.com/benchctl/benchctl/models"
 )
 
-// toolFlags are run's and submit's --tools and --tools-file (madengine's tools: profilers
+// ToolFlags are run's and submit's --tools and --tools-file (madengine's tools: profilers
 // and tracers the benchmarks run under).
 type ToolFlags struct {
 	Names []string

@@ -12,14 +12,16 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// ValidateOptions are benchctl validate's flags.
 type ValidateOptions struct {
 	Manifest string
 	Output   string
 }
 
-// resolvedHeader is the first line of validate's YAML: what follows is a report.
+// ResolvedHeader is the first line of validate's YAML: what follows is a report.
 const ResolvedHeader = "# the resolved manifest: a report of what benchctl will use, not a manifest to read back"
 
+// Validate checks a manifest and prints it resolved.
 func Validate(ctx context.Context, io iostreams.Streams, opts *ValidateOptions) error {
 	m, warnings, err := models.OpenContext(ctx, opts.Manifest, os.LookupEnv)
 	for _, w := range warnings {

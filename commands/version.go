@@ -29,6 +29,7 @@ type buildInfo struct {
 	Platform   string `json:"platform"`
 }
 
+// CurrentBuild is this binary's version, commit and build.
 func CurrentBuild() buildInfo {
 	bi, _ := debug.ReadBuildInfo()
 	return buildFrom(version, commit, bi)
@@ -66,6 +67,7 @@ func buildFrom(ldVersion, ldCommit string, bi *debug.BuildInfo) buildInfo {
 	return b
 }
 
+// VersionString is this binary's version on one line.
 func VersionString() string { return CurrentBuild().String() }
 
 // String is the one-line version: "v1.2.0 (commit 0123abc, go1.26.8, linux/amd64)", with
@@ -78,17 +80,20 @@ func (b buildInfo) String() string {
 	return fmt.Sprintf("%s (commit %s, %s, %s)", b.Version, commit, b.GoVersion, b.Platform)
 }
 
+// VersionOptions are benchctl version's flags.
 type VersionOptions struct {
 	Output   string
 	NoEngine bool
 }
 
+// VersionReport is what version -o json prints: the client, and the engine's identity.
 type VersionReport struct {
 	Client      buildInfo         `json:"client"`
 	Engine      *image.EngineInfo `json:"engine,omitempty"`
 	EngineError string            `json:"engineError,omitempty"`
 }
 
+// Version prints benchctl's version and the engine's.
 func Version(ctx context.Context, io iostreams.Streams, opts *VersionOptions) error {
 	rep := VersionReport{Client: CurrentBuild()}
 	if !opts.NoEngine {

@@ -9,7 +9,8 @@ import (
 	"github.com/benchctl/benchctl/models"
 )
 
-func newBuildCmd(io iostreams.Streams) *cobra.Command {
+func newBuildCmd(io iostreams.Streams, run runF[*commands.BuildOptions]) *cobra.Command {
+	run = run.or(commands.Build)
 	opts := &commands.BuildOptions{}
 	cmd := &cobra.Command{
 		Use:   "build (--manifest FILE | --tags TAGS [--context JSON])",
@@ -62,7 +63,7 @@ the cache; no engine needed).`,
 			if _, err := models.ParseTargetArchs(opts.TargetArchs); err != nil { // found out before any build
 				return err
 			}
-			return commands.Build(cmd.Context(), io, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()

@@ -8,7 +8,10 @@ import (
 	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
-func newCacheCmd(io iostreams.Streams) *cobra.Command {
+// cacheRuns are the cache subcommands' work: ls, verify, prune and load.
+type cacheRuns struct{ ls, verify, prune, load runF[*commands.CacheOptions] }
+
+func newCacheCmd(io iostreams.Streams, runs cacheRuns) *cobra.Command {
 	opts := &commands.CacheOptions{}
 	cmd := &cobra.Command{
 		Use:   "cache",
@@ -27,11 +30,12 @@ unique prefix of at least 4 hex digits.`,
 	}
 	cmd.PersistentFlags().StringVar(&opts.SharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	_ = cmd.MarkPersistentFlagDirname("shared-dir")
-	cmd.AddCommand(newCacheLsCmd(io, opts), newCacheVerifyCmd(io, opts), newCachePruneCmd(io, opts), newCacheLoadCmd(io, opts))
+	cmd.AddCommand(newCacheLsCmd(io, opts, runs.ls.or(commands.CacheLs)), newCacheVerifyCmd(io, opts, runs.verify.or(commands.CacheVerify)),
+		newCachePruneCmd(io, opts, runs.prune.or(commands.CachePrune)), newCacheLoadCmd(io, opts, runs.load.or(commands.CacheLoad)))
 	return cmd
 }
 
-func newCacheLsCmd(io iostreams.Streams, opts *commands.CacheOptions) *cobra.Command {
+func newCacheLsCmd(io iostreams.Streams, opts *commands.CacheOptions, run runF[*commands.CacheOptions]) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Short:   "List cached images",
@@ -39,14 +43,14 @@ func newCacheLsCmd(io iostreams.Streams, opts *commands.CacheOptions) *cobra.Com
 		Example: "  benchctl cache ls\n  benchctl cache ls -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return commands.CacheLs(cmd.Context(), io, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	outputFlag(cmd, &opts.Output, "table", "json")
 	return cmd
 }
 
-func newCacheVerifyCmd(io iostreams.Streams, opts *commands.CacheOptions) *cobra.Command {
+func newCacheVerifyCmd(io iostreams.Streams, opts *commands.CacheOptions, run runF[*commands.CacheOptions]) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify [KEY]",
 		Short: "Check cached tars against their checksums",
@@ -60,15 +64,16 @@ Exit 1 if any entry was damaged.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeCacheKeys(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return commands.CacheVerify(cmd.Context(), io, opts, args)
+			opts.Keys = args
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	outputFlag(cmd, &opts.Output, "table", "json")
 	return cmd
 }
 
-func newCachePruneCmd(io iostreams.Streams, opts *commands.CacheOptions) *cobra.Command {
-	p := &commands.PruneOptions{}
+func newCachePruneCmd(io iostreams.Streams, opts *commands.CacheOptions, run runF[*commands.CacheOptions]) *cobra.Command {
+	p := &opts.Prune
 	cmd := &cobra.Command{
 		Use:   "prune [--older-than D] [--keep N] [--dry-run]",
 		Short: "Remove old cache entries and leftovers",
@@ -92,7 +97,7 @@ skipped, with why.`,
 				return usagef("--keep and --older-than must not be negative", "invalid prune limits")
 			}
 			p.Limit = cmd.Flags().Changed("keep") || cmd.Flags().Changed("older-than")
-			return commands.CachePrune(cmd.Context(), io, opts, p)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	outputFlag(cmd, &opts.Output, "table", "json")
@@ -102,7 +107,7 @@ skipped, with why.`,
 	return cmd
 }
 
-func newCacheLoadCmd(io iostreams.Streams, opts *commands.CacheOptions) *cobra.Command {
+func newCacheLoadCmd(io iostreams.Streams, opts *commands.CacheOptions, run runF[*commands.CacheOptions]) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "load KEY",
 		Short: "Make sure the engine at DOCKER_HOST has a cached image",
@@ -113,7 +118,8 @@ a damaged tar is never loaded.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeCacheKeys(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return commands.CacheLoad(cmd.Context(), io, opts, args[0])
+			opts.Key = args[0]
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	outputFlag(cmd, &opts.Output, "table", "json")

@@ -11,7 +11,8 @@ import (
 	"github.com/benchctl/benchctl/runner"
 )
 
-func newCleanupCmd(io iostreams.Streams) *cobra.Command {
+func newCleanupCmd(io iostreams.Streams, run runF[*commands.CleanupOptions]) *cobra.Command {
+	run = run.or(commands.Cleanup)
 	opts := &commands.CleanupOptions{}
 	cmd := &cobra.Command{
 		Use:   "cleanup --job ID",
@@ -33,7 +34,7 @@ is bounded (5 s). Exit 1 if a container could not be removed or a status not rec
 			if opts.Job == "" {
 				return usagef("give the job: benchctl cleanup --job 1234 (in a Slurm epilog, SLURM_JOB_ID is used)", "--job is required")
 			}
-			return commands.Cleanup(cmd.Context(), io, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()

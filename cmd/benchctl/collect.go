@@ -11,7 +11,8 @@ import (
 	"github.com/benchctl/benchctl/results"
 )
 
-func newCollectCmd(io iostreams.Streams) *cobra.Command {
+func newCollectCmd(io iostreams.Streams, run runF[*commands.CollectOptions]) *cobra.Command {
+	run = run.or(commands.Collect)
 	opts := &commands.CollectOptions{}
 	cmd := &cobra.Command{
 		Use:               "collect (JOBID | --latest) [--shared-dir D] [--attempt N] [--partial] [--append FILE] [-o FORMAT]",
@@ -82,16 +83,15 @@ warning, until the next release.`,
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}
 			opts.ThresholdPct = thr
-			jobID := ""
 			if len(args) == 1 {
-				jobID = args[0]
+				opts.Job = args[0]
 			} else {
 				var err error
-				if jobID, err = commands.LatestJob(opts.SharedDir); err != nil {
+				if opts.Job, err = commands.LatestJob(opts.SharedDir); err != nil {
 					return err
 				}
 			}
-			return commands.Collect(cmd.Context(), io, jobID, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()

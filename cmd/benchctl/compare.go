@@ -12,7 +12,8 @@ import (
 	"github.com/benchctl/benchctl/results"
 )
 
-func newCompareCmd(io iostreams.Streams) *cobra.Command {
+func newCompareCmd(io iostreams.Streams, run runF[*commands.CompareOptions]) *cobra.Command {
+	run = run.or(commands.Compare)
 	opts := &commands.CompareOptions{}
 	cmd := &cobra.Command{
 		Use:   "compare [BASE] NEW [--against reference|last|best|JOB] [--threshold 5%]",
@@ -93,7 +94,7 @@ bad flags.`,
 				opts.AgainstGiven = cmd.Flags().Changed("against")
 			}
 			opts.Compare = results.CompareOptions{Threshold: thr, Direction: opts.Direction, Alpha: alpha}
-			return commands.Compare(cmd.Context(), io, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()

@@ -7,7 +7,8 @@ import (
 	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
-func newDoctorCmd(io iostreams.Streams) *cobra.Command {
+func newDoctorCmd(io iostreams.Streams, run runF[*commands.DoctorOptions]) *cobra.Command {
+	run = run.or(commands.Doctor)
 	opts := &commands.DoctorOptions{}
 	cmd := &cobra.Command{
 		Use:   "doctor [--manifest FILE]",
@@ -35,7 +36,7 @@ tasks of an srun step print.`,
   benchctl doctor -o json`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return commands.Doctor(cmd.Context(), io, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Manifest, "manifest", "m", "", "also check GPUs and disk space against this manifest")

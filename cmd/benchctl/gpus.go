@@ -12,17 +12,18 @@ import (
 	"github.com/benchctl/benchctl/gpu"
 )
 
-func newGpusCmd(io iostreams.Streams) *cobra.Command {
-	return newGpusCmdDeps(io, commands.GPUsDeps{Detect: gpu.Detect, Snapshot: gpu.Snapshot, Open: gpu.OpenSampler, Now: time.Now, Hostname: os.Hostname, Lookup: os.LookupEnv})
+func newGpusCmd(io iostreams.Streams, run runF[*commands.GPUsOptions]) *cobra.Command {
+	return newGpusCmdDeps(io, commands.GPUsDeps{Detect: gpu.Detect, Snapshot: gpu.Snapshot, Open: gpu.OpenSampler, Now: time.Now, Hostname: os.Hostname, Lookup: os.LookupEnv}, run)
 }
 
 // newGpusCmdWith is gpus with detect in place of gpu.Detect (and no snapshot): tests.
 func newGpusCmdWith(io iostreams.Streams, detect commands.DetectGPUs) *cobra.Command {
-	return newGpusCmdDeps(io, commands.GPUsDeps{Detect: detect, Open: gpu.OpenSampler, Now: time.Now, Hostname: os.Hostname, Lookup: os.LookupEnv})
+	return newGpusCmdDeps(io, commands.GPUsDeps{Detect: detect, Open: gpu.OpenSampler, Now: time.Now, Hostname: os.Hostname, Lookup: os.LookupEnv}, nil)
 }
 
-func newGpusCmdDeps(io iostreams.Streams, deps commands.GPUsDeps) *cobra.Command {
-	opts := &commands.GPUsOptions{}
+func newGpusCmdDeps(io iostreams.Streams, deps commands.GPUsDeps, run runF[*commands.GPUsOptions]) *cobra.Command {
+	run = run.or(commands.GPUs)
+	opts := &commands.GPUsOptions{Deps: deps}
 	var watch string
 	cmd := &cobra.Command{
 		Use:   "gpus [--vendor auto|amd|nvidia] [--source auto|amdsmi|sysfs|amd-smi] [-o table|json] [--watch [INTERVAL]]",
@@ -83,7 +84,7 @@ out. Telemetry comes from NVML (NVIDIA, cgo builds), the AMD SMI library or sysf
 				}
 				opts.Interval = d
 			}
-			return commands.GPUs(cmd.Context(), io, deps, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()

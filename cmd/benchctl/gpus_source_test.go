@@ -24,7 +24,7 @@ func TestGpusSource(t *testing.T) {
 		!strings.Contains(err.Error(), `invalid --source "rocm-smi"`) {
 		t.Errorf("--source rocm-smi: %v", err)
 	}
-	cmd := newGpusCmd(iostreams.Streams{})
+	cmd := newGpusCmd(iostreams.Streams{}, nil)
 	if f := cmd.Flags().Lookup("source"); f == nil || f.Hidden {
 		t.Error("--source should be a visible flag")
 	}

@@ -128,7 +128,7 @@ func TestGpusErrors(t *testing.T) {
 }
 
 func TestGpusHelp(t *testing.T) {
-	cmd := newGpusCmd(iostreams.New(nil, &bytes.Buffer{}, &bytes.Buffer{}))
+	cmd := newGpusCmd(iostreams.New(nil, &bytes.Buffer{}, &bytes.Buffer{}), nil)
 	if cmd.Short == "" || cmd.Long == "" || cmd.Example == "" || cmd.Name() != "gpus" {
 		t.Fatalf("gpus needs Short, Long and Example")
 	}

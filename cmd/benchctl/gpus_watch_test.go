@@ -81,7 +81,7 @@ func runWatch(t *testing.T, tty bool, args ...string) (string, string, *fakeSamp
 	io := iostreams.New(strings.NewReader(""), &out, &errb)
 	io.SetStdoutTTY(tty)
 	cmd := newGpusCmdDeps(io, commands.GPUsDeps{Detect: detect, Open: open, Now: now, Lookup: os.LookupEnv,
-		Hostname: func() (string, error) { return "gpu-01", nil }})
+		Hostname: func() (string, error) { return "gpu-01", nil }}, nil)
 	cmd.SetArgs(args)
 	cmd.SetOut(&errb)
 	cmd.SetErr(&errb)
@@ -158,7 +158,7 @@ func TestWatchEnergyIsTheTelemetrysEnergy(t *testing.T) {
 		Open:     func(context.Context, gpu.Options, gpu.Inventory) (gpu.Sampler, error) { return fake, nil },
 		Now:      func() time.Time { at = at.Add(time.Second); return at },
 		Lookup:   os.LookupEnv,
-		Hostname: func() (string, error) { return "gpu-01", nil }})
+		Hostname: func() (string, error) { return "gpu-01", nil }}, nil)
 	cmd.SetArgs([]string{"--watch", "100ms", "-o", "json"})
 	cmd.SetOut(&errb)
 	cmd.SetErr(&errb)
@@ -216,7 +216,7 @@ func TestGpusWatchRecordedTree(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 450*time.Millisecond)
 	defer cancel()
 	var out, errb bytes.Buffer
-	cmd := newGpusCmd(iostreams.New(strings.NewReader(""), &out, &errb))
+	cmd := newGpusCmd(iostreams.New(strings.NewReader(""), &out, &errb), nil)
 	cmd.SetArgs([]string{"--vendor", "amd", "--sysfs-root", gpuFixtures + "mi300x", "--watch", "100ms"})
 	cmd.SetOut(&errb)
 	cmd.SetErr(&errb)

@@ -8,7 +8,8 @@ import (
 	"github.com/benchctl/benchctl/results"
 )
 
-func newHistoryCmd(io iostreams.Streams) *cobra.Command {
+func newHistoryCmd(io iostreams.Streams, run runF[*commands.HistoryOptions]) *cobra.Command {
+	run = run.or(commands.History)
 	opts := &commands.HistoryOptions{}
 	cmd := &cobra.Command{
 		Use:   "history [JOB] [--name MANIFEST] [--benchmark B] [--metric M] [--variant V] [-n N] [-o FORMAT]",
@@ -43,11 +44,10 @@ at once.`,
 				return usagef("give how many jobs, or 0 for all", "invalid -n %d", opts.Opts.Last)
 			}
 			opts.Opts.Threshold = thr
-			job := ""
 			if len(args) == 1 {
-				job = args[0]
+				opts.Job = args[0]
 			}
-			return commands.History(cmd.Context(), io, job, opts)
+			return run(cmd.Context(), io, opts)
 		},
 		ValidArgsFunction: completeJobIDs(&opts.SharedDir),
 	}

@@ -8,7 +8,11 @@ import (
 	"github.com/benchctl/benchctl/models"
 )
 
-func newInitCmd(io iostreams.Streams) *cobra.Command {
+// initRuns are init's work: a starter manifest, or (--example) a shipped example.
+type initRuns struct{ starter, example runF[*commands.InitOptions] }
+
+func newInitCmd(io iostreams.Streams, runs initRuns) *cobra.Command {
+	runs.starter, runs.example = runs.starter.or(commands.Init), runs.example.or(commands.InitExample)
 	opts := &commands.InitOptions{}
 	cmd := &cobra.Command{
 		Use:   "init [--dockerfile FILE | --image REF | --example NAME] [--name NAME]",
@@ -36,7 +40,7 @@ benchctl was installed without a checkout. Build its binary with Go, as the comm
 				if cmd.Flags().Changed("dockerfile") || opts.Image != "" || opts.Output != "" || opts.Name != "" {
 					return usagef("use --example NAME [--dir DIR] alone", "--example writes a shipped example as it is; it takes no --dockerfile, --image, --name or --file")
 				}
-				return commands.InitExample(io, opts)
+				return runs.example(cmd.Context(), io, opts)
 			}
 			if opts.Dir != "" {
 				return usagef("use --file PATH for a starter manifest", "--dir is where --example writes")
@@ -44,7 +48,7 @@ benchctl was installed without a checkout. Build its binary with Go, as the comm
 			if opts.Image != "" && cmd.Flags().Changed("dockerfile") {
 				return usagef("give one of them", "--image and --dockerfile both name the image")
 			}
-			return commands.Init(cmd.Context(), io, opts)
+			return runs.starter(cmd.Context(), io, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Dockerfile, "dockerfile", "Dockerfile", "the Dockerfile the benchmark image is built from")

@@ -7,7 +7,8 @@ import (
 	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
-func newJobsCmd(io iostreams.Streams) *cobra.Command {
+func newJobsCmd(io iostreams.Streams, run runF[*commands.JobsOptions]) *cobra.Command {
+	run = run.or(commands.Jobs)
 	opts := &commands.JobsOptions{}
 	cmd := &cobra.Command{
 		Use:   "jobs [--shared-dir D] [--limit N] [-o FORMAT]",
@@ -29,7 +30,7 @@ says whether benchctl collect has written the job's perf.csv.`,
 			if opts.Limit < 0 {
 				return usagef("give the number of jobs to list, or 0 for all", "invalid --limit %d", opts.Limit)
 			}
-			return commands.Jobs(cmd.Context(), io, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()

@@ -10,7 +10,7 @@ import (
 	"github.com/benchctl/benchctl/models"
 )
 
-func newModelsCmd(io iostreams.Streams) *cobra.Command {
+func newModelsCmd(io iostreams.Streams, list runF[*commands.ModelsListOptions]) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "models",
 		Short: "Work with madengine/MAD model catalogs (models.json)",
@@ -22,11 +22,12 @@ models from a catalog with models: {catalog: PATH, tags: [...]}.`,
 			return usagef("try 'benchctl models list --catalog models.json'", "'benchctl models' needs a subcommand")
 		},
 	}
-	cmd.AddCommand(newModelsListCmd(io))
+	cmd.AddCommand(newModelsListCmd(io, list))
 	return cmd
 }
 
-func newModelsListCmd(io iostreams.Streams) *cobra.Command {
+func newModelsListCmd(io iostreams.Streams, run runF[*commands.ModelsListOptions]) *cobra.Command {
+	run = run.or(commands.ModelsList)
 	opts := &commands.ModelsListOptions{}
 	cmd := &cobra.Command{
 		Use:   "list [--catalog FILE] [--tags T,...]",
@@ -50,7 +51,7 @@ the tags (a model's name also works as a tag; "all" lists everything).`,
 				}
 				opts.Catalog = catalog
 			}
-			return commands.ModelsList(cmd.Context(), io, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Catalog, "catalog", "", "models.json catalog file (default ./models.json)")

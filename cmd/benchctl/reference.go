@@ -7,7 +7,13 @@ import (
 	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
-func newReferenceCmd(io iostreams.Streams) *cobra.Command {
+// referenceRuns are the reference subcommands' work: set, show and clear.
+type referenceRuns struct {
+	set, show, clear runF[*commands.ReferenceOptions]
+}
+
+func newReferenceCmd(io iostreams.Streams, runs referenceRuns) *cobra.Command {
+	runs.set, runs.show, runs.clear = runs.set.or(commands.ReferenceSet), runs.show.or(commands.ReferenceShow), runs.clear.or(commands.ReferenceClear)
 	opts := &commands.ReferenceOptions{}
 	cmd := &cobra.Command{
 		Use:   "reference set|show|clear JOB|MANIFEST",
@@ -35,7 +41,8 @@ reference before, atomically.`,
 		Example: "  benchctl reference set 123456",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return commands.ReferenceSet(cmd.Context(), io, opts, args[0])
+			opts.Target = args[0]
+			return runs.set(cmd.Context(), io, opts)
 		},
 		ValidArgsFunction: completeJobIDs(&opts.SharedDir),
 	}
@@ -47,7 +54,8 @@ the shared directory, else of the manifest of that name. -o json prints the reco
 		Example: "  benchctl reference show allreduce\n  benchctl reference show 123456 -o json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return commands.ReferenceShow(cmd.Context(), io, opts, args[0])
+			opts.Target = args[0]
+			return runs.show(cmd.Context(), io, opts)
 		},
 	}
 	clear := &cobra.Command{
@@ -58,7 +66,8 @@ is not an error.`,
 		Example: "  benchctl reference clear allreduce",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return commands.ReferenceClear(cmd.Context(), io, opts, args[0])
+			opts.Target = args[0]
+			return runs.clear(cmd.Context(), io, opts)
 		},
 	}
 	for _, c := range []*cobra.Command{set, show, clear} {

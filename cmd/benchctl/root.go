@@ -113,13 +113,14 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 	)
 	root.SetHelpCommandGroupID("inspect")
 	root.SetCompletionCommandGroupID("inspect")
-	for _, c := range []*cobra.Command{newBuildCmd(io), newRunCmd(io), newSubmitCmd(io), newCollectCmd(io), newJobsCmd(io), newCompareCmd(io), newHistoryCmd(io), newReferenceCmd(io), newValidateCmd(io), newModelsCmd(io), newCacheCmd(io), newInitCmd(io), newCleanupCmd(io)} {
+	for _, c := range []*cobra.Command{newBuildCmd(io, nil), newRunCmd(io, nil), newSubmitCmd(io, nil), newCollectCmd(io, nil), newJobsCmd(io, nil), newCompareCmd(io, nil),
+		newHistoryCmd(io, nil), newReferenceCmd(io, referenceRuns{}), newValidateCmd(io, nil), newModelsCmd(io, nil), newCacheCmd(io, cacheRuns{}), newInitCmd(io, initRuns{}), newCleanupCmd(io, nil)} {
 		c.GroupID = "core"
 		// submit's -q is sbatch's: --qos; its --quiet is long only.
 		quietFlag(c, c.Name() != "submit")
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newVersionCmd(io), newDoctorCmd(io), newGpusCmd(io)} {
+	for _, c := range []*cobra.Command{newVersionCmd(io, nil), newDoctorCmd(io, nil), newGpusCmd(io, nil)} {
 		c.GroupID = "inspect"
 		if c.Name() == "doctor" { // it logs (the shared directory it uses, the record's warnings)
 			quietFlag(c, true)

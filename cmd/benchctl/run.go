@@ -12,7 +12,8 @@ import (
 	"github.com/benchctl/benchctl/models"
 )
 
-func newRunCmd(io iostreams.Streams) *cobra.Command {
+func newRunCmd(io iostreams.Streams, run runF[*commands.RunOptions]) *cobra.Command {
+	run = run.or(commands.Run)
 	opts := &commands.RunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run (--manifest FILE | --tags TAGS [--context JSON])",
@@ -61,7 +62,7 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 				return usagef("give a period from 100ms to 10m, e.g. --heartbeat 5s", "--heartbeat %v is out of range", opts.Heartbeat)
 			}
 			opts.Tools.Set = cmd.Flags().Lookup("tools").Changed
-			return commands.Run(cmd.Context(), io, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()

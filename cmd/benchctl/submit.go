@@ -9,7 +9,8 @@ import (
 	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
-func newSubmitCmd(io iostreams.Streams) *cobra.Command {
+func newSubmitCmd(io iostreams.Streams, run runF[*commands.SubmitOptions]) *cobra.Command {
+	run = run.or(commands.Submit)
 	opts := &commands.SubmitOptions{}
 	cmd := &cobra.Command{
 		Use:   "submit (--manifest FILE | --tags TAGS [--context JSON]) [--nodes N] [--wait]",
@@ -65,7 +66,7 @@ and the script.`,
 				Exclusive: ifGiven(fl, "exclusive", &opts.Exclusive), SbatchArgs: opts.SbatchArgs,
 			}
 			opts.Tools.Set = fl.Lookup("tools").Changed
-			return commands.Submit(cmd.Context(), io, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()

@@ -7,7 +7,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newValidateCmd(io iostreams.Streams) *cobra.Command {
+func newValidateCmd(io iostreams.Streams, run runF[*commands.ValidateOptions]) *cobra.Command {
+	run = run.or(commands.Validate)
 	opts := &commands.ValidateOptions{}
 	cmd := &cobra.Command{
 		Use:   "validate --manifest FILE",
@@ -28,7 +29,7 @@ digest) and writes env as a list; the YAML starts with a comment that says so.`,
 			if opts.Manifest == "" {
 				return usagef("give the manifest to check: benchctl validate --manifest m.yaml", "--manifest is required")
 			}
-			return commands.Validate(cmd.Context(), io, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Manifest, "manifest", "m", "", "manifest file (.yaml, .yml or .json)")

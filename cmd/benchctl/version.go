@@ -7,7 +7,8 @@ import (
 	"github.com/benchctl/benchctl/internal/iostreams"
 )
 
-func newVersionCmd(io iostreams.Streams) *cobra.Command {
+func newVersionCmd(io iostreams.Streams, run runF[*commands.VersionOptions]) *cobra.Command {
+	run = run.or(commands.Version)
 	opts := &commands.VersionOptions{}
 	cmd := &cobra.Command{
 		Use:   "version",
@@ -20,7 +21,7 @@ not an error: 'version' always exits 0. --no-engine skips the engine.`,
   srun -N 3 benchctl version -o json   # one line per node: which engine each node uses`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return commands.Version(cmd.Context(), io, opts)
+			return run(cmd.Context(), io, opts)
 		},
 	}
 	outputFlag(cmd, &opts.Output, "table", "json")
