@@ -24,9 +24,6 @@ type decoder struct {
 	p   *problems
 	ctx context.Context // nil: never ends
 	n   int             // values decoded, to look at ctx every ctxEvery
-
-	// lenient: unknown mapping keys are collected instead of reported (catalog import).
-	unknown func(path string, key *Node)
 }
 
 var nodeDecoderType = reflect.TypeFor[nodeDecoder]()
@@ -181,10 +178,6 @@ func (d *decoder) decodeStruct(n *Node, v reflect.Value, path string) {
 			continue // a top-level extension key: a place for YAML anchors, ignored
 		}
 		if !ok {
-			if d.unknown != nil {
-				d.unknown(path, k)
-				continue
-			}
 			msg := "unknown field"
 			if s := suggest(k.Value, names); s != "" {
 				msg += ", did you mean " + quote(s) + "?"
