@@ -183,7 +183,6 @@ func TestTheRoomsOfTheRule(t *testing.T) {
 var sizeCeilings = map[string]int{
 	"results":      9200,
 	"runner":       7700,
-	"manifest":     6000,
 	"cmd/benchctl": 5450,
 }
 
