@@ -1,5 +1,6 @@
-// Package manifest reads benchctl manifests (JSON or YAML, one schema), reports every
-// problem in one pass as `file:line: field.path: what is wrong (what is allowed)`, expands
+// Package manifest reads benchctl manifests (JSON or YAML, one schema, parsed and decoded
+// strictly by manifest/document), reports every problem in one pass as
+// `file:line: field.path: what is wrong (what is allowed)`, expands
 // ${VAR} references from the environment, de-duplicates mounts and produces the resolved
 // Manifest that every other package consumes: absolute paths, defaults filled, secrets
 // marked so that a Redacted copy can be printed or persisted safely.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // Lookup returns the value of an environment variable and whether it is set.
@@ -54,7 +56,7 @@ func expand(s string, lookup Lookup, secret func(string) bool, refuse func(name 
 		}
 		end := strings.IndexByte(s[i+2:], '}')
 		if end < 0 {
-			return out, fmt.Errorf("unterminated ${ in %s (close it with }, or write $$ for a literal $)", quote(s))
+			return out, fmt.Errorf("unterminated ${ in %s (close it with }, or write $$ for a literal $)", document.Quote(s))
 		}
 		expr := s[i+2 : i+2+end]
 		i += 2 + end + 1
@@ -65,7 +67,7 @@ func expand(s string, lookup Lookup, secret func(string) bool, refuse func(name 
 			}
 		}
 		if !varNameRE.MatchString(name) {
-			return out, fmt.Errorf("${%s}: %s is not a variable name (letters, digits and _, not starting with a digit)", expr, quote(name))
+			return out, fmt.Errorf("${%s}: %s is not a variable name (letters, digits and _, not starting with a digit)", expr, document.Quote(name))
 		}
 		if strings.Contains(arg, "${") {
 			return out, fmt.Errorf("${%s}: nested ${...} in a default is not supported", expr)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // MatrixSpec is an experiment's matrix as written: parameters in the order written, and the
@@ -48,21 +50,19 @@ const ParamNodes = "nodes"
 
 var paramNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 
-func (m *MatrixSpec) decodeNode(d *decoder, n *Node, path string) {
+func (m *MatrixSpec) DecodeNode(d *document.Decoder, n *document.Node, path string) {
 	m.Line = n.Line
-	if n.Kind != MapNode {
-		d.p.at(n.Line, path, "must be a mapping of parameter names to lists of values (e.g. {batch: [16, 32]}), got %s", n.describe())
+	if n.Kind != document.MapNode {
+		d.Problems.At(n.Line, path, "must be a mapping of parameter names to lists of values (e.g. {batch: [16, 32]}), got %s", n.Describe())
 		return
 	}
 	seen := map[string]string{} // upper-cased name -> name as written
 	for i, k := range n.Keys {
-		v, fp := n.Items[i], join(path, k.Value)
-		if _, ok := d.p.pos[fp]; !ok {
-			d.p.pos[fp] = k.Line
-		}
+		v, fp := n.Items[i], document.Join(path, k.Value)
+		d.Problems.SetLineOnce(fp, k.Line)
 		switch k.Value {
 		case "include", "exclude":
-			entries := d.matrixEntries(v, fp)
+			entries := matrixEntries(d, v, fp)
 			if k.Value == "include" {
 				m.Include = entries
 			} else {
@@ -70,22 +70,22 @@ func (m *MatrixSpec) decodeNode(d *decoder, n *Node, path string) {
 			}
 			continue
 		}
-		if !d.paramName(k, fp, seen) {
+		if !paramName(d, k, fp, seen) {
 			continue
 		}
-		if v.Kind != SeqNode || len(v.Items) == 0 {
-			d.p.at(v.Line, fp, "must be a non-empty list of values (e.g. [16, 32]), got %s", v.describe())
+		if v.Kind != document.SeqNode || len(v.Items) == 0 {
+			d.Problems.At(v.Line, fp, "must be a non-empty list of values (e.g. [16, 32]), got %s", v.Describe())
 			continue
 		}
 		p := MatrixParam{Name: k.Value, Line: k.Line}
 		dup := map[string]bool{}
 		for j, it := range v.Items {
-			val, ok := d.paramValue(it, index(fp, j), k.Value)
+			val, ok := paramValue(d, it, document.Index(fp, j), k.Value)
 			if !ok {
 				continue
 			}
 			if dup[val] {
-				d.p.at(it.Line, index(fp, j), "%s is listed twice", quote(val))
+				d.Problems.At(it.Line, document.Index(fp, j), "%s is listed twice", document.Quote(val))
 				continue
 			}
 			dup[val] = true
@@ -97,14 +97,14 @@ func (m *MatrixSpec) decodeNode(d *decoder, n *Node, path string) {
 
 // paramName checks a parameter's name where it is written (a matrix key, an include or
 // exclude key).
-func (d *decoder) paramName(k *Node, fp string, seen map[string]string) bool {
+func paramName(d *document.Decoder, k *document.Node, fp string, seen map[string]string) bool {
 	name := k.Value
 	switch {
 	case !paramNameRE.MatchString(name):
-		d.p.at(k.Line, fp, "%s is not a parameter name (a letter or _, then letters, digits and _; at most 64): it names the variable BENCHCTL_PARAM_<NAME> and the perf.csv column param_<name>", quote(name))
+		d.Problems.At(k.Line, fp, "%s is not a parameter name (a letter or _, then letters, digits and _; at most 64): it names the variable BENCHCTL_PARAM_<NAME> and the perf.csv column param_<name>", document.Quote(name))
 		return false
 	case seen != nil && seen[strings.ToUpper(name)] != "":
-		d.p.at(k.Line, fp, "%s and %s would both be BENCHCTL_PARAM_%s: rename one", quote(seen[strings.ToUpper(name)]), quote(name), strings.ToUpper(name))
+		d.Problems.At(k.Line, fp, "%s and %s would both be BENCHCTL_PARAM_%s: rename one", document.Quote(seen[strings.ToUpper(name)]), document.Quote(name), strings.ToUpper(name))
 		return false
 	}
 	if seen != nil {
@@ -114,23 +114,23 @@ func (d *decoder) paramName(k *Node, fp string, seen map[string]string) bool {
 }
 
 // paramValue reads one value of a parameter: a string, number or boolean, kept as written.
-func (d *decoder) paramValue(n *Node, fp, name string) (string, bool) {
-	if n.Kind != ScalarNode || n.Tag == TagNull {
-		d.p.at(n.Line, fp, "must be a string or a number, got %s", n.describe())
+func paramValue(d *document.Decoder, n *document.Node, fp, name string) (string, bool) {
+	if n.Kind != document.ScalarNode || n.Tag == document.TagNull {
+		d.Problems.At(n.Line, fp, "must be a string or a number, got %s", n.Describe())
 		return "", false
 	}
 	v := n.Value
 	switch {
 	case len(v) > MaxParamValue:
-		d.p.at(n.Line, fp, "is %d bytes long; a parameter value may have at most %d", len(v), MaxParamValue)
+		d.Problems.At(n.Line, fp, "is %d bytes long; a parameter value may have at most %d", len(v), MaxParamValue)
 		return "", false
 	case strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		d.p.at(n.Line, fp, "%s holds a control character (a newline, a tab, ...); parameter values are one line of text", quote(v))
+		d.Problems.At(n.Line, fp, "%s holds a control character (a newline, a tab, ...); parameter values are one line of text", document.Quote(v))
 		return "", false
 	}
 	if name == ParamNodes {
-		if i, err := strconv.Atoi(v); err != nil || i < 1 || i > MaxExperimentNodes || n.Tag != TagInt {
-			d.p.at(n.Line, fp, "nodes must be a whole number of nodes from 1 to %d, got %s", MaxExperimentNodes, n.describe())
+		if i, err := strconv.Atoi(v); err != nil || i < 1 || i > MaxExperimentNodes || n.Tag != document.TagInt {
+			d.Problems.At(n.Line, fp, "nodes must be a whole number of nodes from 1 to %d, got %s", MaxExperimentNodes, n.Describe())
 			return "", false
 		}
 	}
@@ -141,42 +141,38 @@ func (d *decoder) paramValue(n *Node, fp, name string) (string, bool) {
 const MaxExperimentNodes = 1 << 16
 
 // matrixEntries reads an include or exclude list: mappings of parameter names to values.
-func (d *decoder) matrixEntries(n *Node, fp string) []MatrixEntry {
-	if n.Kind == NullNode {
+func matrixEntries(d *document.Decoder, n *document.Node, fp string) []MatrixEntry {
+	if n.Kind == document.NullNode {
 		return nil
 	}
-	if n.Kind != SeqNode {
-		d.p.at(n.Line, fp, "must be a list of mappings of parameters to values (e.g. [{nodes: 1, batch: 32}]), got %s", n.describe())
+	if n.Kind != document.SeqNode {
+		d.Problems.At(n.Line, fp, "must be a list of mappings of parameters to values (e.g. [{nodes: 1, batch: 32}]), got %s", n.Describe())
 		return nil
 	}
 	if len(n.Items) > MaxIncludeEntries {
-		d.p.at(n.Line, fp, "has %d entries; at most %d are allowed (an experiment has at most %d variants): list fewer, or use the matrix's parameters", len(n.Items), MaxIncludeEntries, MaxVariants)
+		d.Problems.At(n.Line, fp, "has %d entries; at most %d are allowed (an experiment has at most %d variants): list fewer, or use the matrix's parameters", len(n.Items), MaxIncludeEntries, MaxVariants)
 		return nil
 	}
 	var out []MatrixEntry
 	for i, it := range n.Items {
-		efp := index(fp, i)
-		if _, ok := d.p.pos[efp]; !ok {
-			d.p.pos[efp] = it.Line
-		}
-		if it.Kind != MapNode || len(it.Keys) == 0 {
-			d.p.at(it.Line, efp, "must be a mapping of parameters to values (e.g. {nodes: 1, batch: 32}), got %s", it.describe())
+		efp := document.Index(fp, i)
+		d.Problems.SetLineOnce(efp, it.Line)
+		if it.Kind != document.MapNode || len(it.Keys) == 0 {
+			d.Problems.At(it.Line, efp, "must be a mapping of parameters to values (e.g. {nodes: 1, batch: 32}), got %s", it.Describe())
 			continue
 		}
 		if len(it.Keys) > MaxVariantParams {
-			d.p.at(it.Line, efp, "names %d parameters; a variant may have at most %d", len(it.Keys), MaxVariantParams)
+			d.Problems.At(it.Line, efp, "names %d parameters; a variant may have at most %d", len(it.Keys), MaxVariantParams)
 			continue
 		}
 		e := MatrixEntry{Line: it.Line}
 		for j, k := range it.Keys {
-			kfp := join(efp, k.Value)
-			if _, ok := d.p.pos[kfp]; !ok {
-				d.p.pos[kfp] = k.Line
-			}
-			if !d.paramName(k, kfp, nil) {
+			kfp := document.Join(efp, k.Value)
+			d.Problems.SetLineOnce(kfp, k.Line)
+			if !paramName(d, k, kfp, nil) {
 				continue
 			}
-			if v, ok := d.paramValue(it.Items[j], kfp, k.Value); ok {
+			if v, ok := paramValue(d, it.Items[j], kfp, k.Value); ok {
 				e.Params = append(e.Params, Param{k.Value, v})
 			}
 		}
@@ -265,13 +261,13 @@ func (r *resolver) experiment(s *Spec, m *Manifest) {
 	e := &Experiment{Repeat: 1, Order: OrderInterleave, Seed: x.Seed}
 	if x.Repeat != nil {
 		if *x.Repeat < 1 || *x.Repeat > MaxTrials {
-			r.p.add("experiment.repeat", "must be from 1 to %d measured trials per variant, got %d", MaxTrials, *x.Repeat)
+			r.p.Add("experiment.repeat", "must be from 1 to %d measured trials per variant, got %d", MaxTrials, *x.Repeat)
 		}
 		e.Repeat = *x.Repeat
 	}
 	if x.Warmup != nil {
 		if *x.Warmup < 0 || *x.Warmup > MaxTrials {
-			r.p.add("experiment.warmup", "must be from 0 to %d trials per variant, got %d", MaxTrials, *x.Warmup)
+			r.p.Add("experiment.warmup", "must be from 0 to %d trials per variant, got %d", MaxTrials, *x.Warmup)
 		}
 		e.Warmup = *x.Warmup
 	}
@@ -280,7 +276,7 @@ func (r *resolver) experiment(s *Spec, m *Manifest) {
 	case OrderInterleave, OrderSequential, OrderShuffle:
 		e.Order = x.Order
 	default:
-		r.p.add("experiment.order", "%s is not a trial order: use interleave (the default: trial 1 of every variant, then trial 2, ...), sequential (every trial of a variant before the next) or shuffle (a seeded random order)", quote(x.Order))
+		r.p.Add("experiment.order", "%s is not a trial order: use interleave (the default: trial 1 of every variant, then trial 2, ...), sequential (every trial of a variant before the next) or shuffle (a seeded random order)", document.Quote(x.Order))
 	}
 	if x.Seed != nil && e.Order != OrderShuffle {
 		r.warn("experiment.seed", "only a shuffle order uses a seed; order is %s", e.Order)
@@ -293,11 +289,11 @@ func (r *resolver) experiment(s *Spec, m *Manifest) {
 	for i, ex := range mx.Exclude {
 		for _, p := range ex.Params {
 			if !known[p.Name] {
-				r.p.add(join(index("experiment.matrix.exclude", i), p.Name), "%s is not a parameter of the matrix (%s): an exclude entry can only name the matrix's own parameters", quote(p.Name), paramList(mx.Params))
+				r.p.Add(document.Join(document.Index("experiment.matrix.exclude", i), p.Name), "%s is not a parameter of the matrix (%s): an exclude entry can only name the matrix's own parameters", document.Quote(p.Name), paramList(mx.Params))
 			}
 		}
 	}
-	if r.p.count() > 0 {
+	if r.p.Count() > 0 {
 		return
 	}
 	if !r.includeEntriesDistinct(mx) {
@@ -309,22 +305,22 @@ func (r *resolver) experiment(s *Spec, m *Manifest) {
 	}
 	combos, err := expandMatrix(ctx, mx.Params, mx.Include, mx.Exclude, MaxVariants)
 	if err != nil {
-		r.p.add("experiment.matrix", "%v", err)
+		r.p.Add("experiment.matrix", "%v", err)
 		return
 	}
 	if len(mx.Params) == 0 && len(mx.Include) == 0 {
 		combos = [][]Param{nil} // repeat alone: one variant without parameters
 	}
 	if len(combos) == 0 {
-		r.p.add("experiment.matrix", "leaves no variant: exclude removes every combination (check experiment.matrix.exclude)")
+		r.p.Add("experiment.matrix", "leaves no variant: exclude removes every combination (check experiment.matrix.exclude)")
 		return
 	}
 	if err := variantsFit(combos); err != nil {
-		r.p.add("experiment.matrix", "%v", err)
+		r.p.Add("experiment.matrix", "%v", err)
 		return
 	}
 	if len(combos)*(e.Repeat+e.Warmup) > MaxTrials {
-		r.p.add("experiment", "%d variants × %d trials each (repeat %d + warmup %d) is %d trials; a job may run at most %d", len(combos), e.Repeat+e.Warmup, e.Repeat, e.Warmup, len(combos)*(e.Repeat+e.Warmup), MaxTrials)
+		r.p.Add("experiment", "%d variants × %d trials each (repeat %d + warmup %d) is %d trials; a job may run at most %d", len(combos), e.Repeat+e.Warmup, e.Repeat, e.Warmup, len(combos)*(e.Repeat+e.Warmup), MaxTrials)
 		return
 	}
 	names := map[string]bool{}
@@ -360,11 +356,11 @@ func (r *resolver) includeEntriesDistinct(mx MatrixSpec) bool {
 	ok := true
 	first := map[string]int{} // an entry's parameters, sorted -> its index
 	for i, e := range mx.Include {
-		fp := index("experiment.matrix.include", i)
+		fp := document.Index("experiment.matrix.include", i)
 		for _, p := range e.Params {
 			u := strings.ToUpper(p.Name)
 			if s, seen := spelled[u]; seen && s != p.Name {
-				r.p.add(join(fp, p.Name), "%s and %s would both be BENCHCTL_PARAM_%s: spell the parameter one way", quote(s), quote(p.Name), u)
+				r.p.Add(document.Join(fp, p.Name), "%s and %s would both be BENCHCTL_PARAM_%s: spell the parameter one way", document.Quote(s), document.Quote(p.Name), u)
 				ok = false
 			} else if !seen {
 				spelled[u] = p.Name
@@ -374,7 +370,7 @@ func (r *resolver) includeEntriesDistinct(mx MatrixSpec) bool {
 		slices.SortFunc(ps, func(a, b Param) int { return strings.Compare(a.Name, b.Name) })
 		key := variantID(ps)
 		if j, dup := first[key]; dup {
-			r.p.add(fp, "is the same entry as include[%d]: give each variant once", j)
+			r.p.Add(fp, "is the same entry as include[%d]: give each variant once", j)
 			ok = false
 			continue
 		}
@@ -428,13 +424,12 @@ func (r *resolver) variantBenchmarks(s *Spec, m *Manifest, e *Experiment) {
 		for j, b := range s.Benchmarks {
 			specs[j] = substituteSpec(b, v.Params)
 		}
-		sub := &resolver{p: newProblems(r.p.file), ctx: r.ctx, dir: r.dir, lookup: r.lookup, secrets: r.secrets, missing: r.missing}
-		sub.p.pos = r.p.pos
+		sub := &resolver{p: r.p.Fresh(), ctx: r.ctx, dir: r.dir, lookup: r.lookup, secrets: r.secrets, missing: r.missing}
 		bs := sub.benchmarks(specs)
-		if e := sub.p.err(); e != nil {
-			for _, pr := range e.(*Error).Problems {
+		if e := sub.p.Err(); e != nil {
+			for _, pr := range e.(*document.Error).Problems {
 				pr.Msg = fmt.Sprintf("in variant %s: %s", v.ID, pr.Msg)
-				r.p.record(pr)
+				r.p.Record(pr)
 			}
 			return
 		}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // FuzzParse feeds arbitrary bytes to the manifest reader as YAML and as JSON: it must never
@@ -32,7 +34,7 @@ func FuzzParse(f *testing.F) {
 				}
 				continue
 			}
-			e, ok := err.(*Error)
+			e, ok := err.(*document.Error)
 			if !ok {
 				t.Fatalf("%s: error is %T, not *Error: %v", name, err, err)
 			}

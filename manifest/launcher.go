@@ -3,6 +3,8 @@ package manifest
 import (
 	"fmt"
 	"strings"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // The distributed launchers, with madengine's names (its deployment/common.py,
@@ -65,7 +67,7 @@ func LauncherProblem(s string) string {
 		case "megatron":
 			hint = " (did you mean megatron-lm?)"
 		}
-		return fmt.Sprintf("%s is not a launcher%s; allowed: %s", Clip(quote(s)), hint, strings.Join(Launchers(), ", "))
+		return fmt.Sprintf("%s is not a launcher%s; allowed: %s", document.Clip(document.Quote(s)), hint, strings.Join(Launchers(), ", "))
 	case v == LauncherSlurmMulti:
 		return "slurm_multi is madengine's escape hatch that submits the model's own .slurm script with sbatch and " +
 			"starts its containers itself; benchctl runs one container per node and cannot: use torchrun (or another " +
@@ -102,7 +104,7 @@ func launcherEnum() []any {
 // launcher checks the manifest's launcher, the default of its benchmarks.
 func (r *resolver) launcher(s string) string {
 	if msg := LauncherProblem(s); msg != "" {
-		r.p.add("launcher", "%s", msg)
+		r.p.Add("launcher", "%s", msg)
 		return ""
 	}
 	v, _ := CanonicalLauncher(s)

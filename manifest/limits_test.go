@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // maxAlloc is the most a parse of any document within the size caps may allocate in all
@@ -99,7 +100,7 @@ func TestHostileManifestsAreBounded(t *testing.T) {
 				t.Errorf("allocated %d MiB, over %d MiB", alloc>>20, maxAlloc>>20)
 			}
 			t.Logf("took %v", took) // it ends (go test's -timeout catches a hang); not a speed assertion
-			var me *Error
+			var me *document.Error
 			if c.want == nil {
 				if err != nil {
 					t.Fatalf("a valid manifest: %v", tail(err.Error()))
@@ -148,12 +149,12 @@ func TestManyProblemsAreCountedNotListed(t *testing.T) {
 	path := writeManifest(t, "m.json", b.String())
 	var err error
 	_, took := allocated(func() { _, _, err = Load(path, Options{}) })
-	var me *Error
+	var me *document.Error
 	if !errors.As(err, &me) {
 		t.Fatalf("got %v", err)
 	}
-	if len(me.Problems) != MaxProblems || me.More != n-MaxProblems {
-		t.Fatalf("kept %d problems and counted %d more, want %d and %d", len(me.Problems), me.More, MaxProblems, n-MaxProblems)
+	if len(me.Problems) != document.MaxProblems || me.More != n-document.MaxProblems {
+		t.Fatalf("kept %d problems and counted %d more, want %d and %d", len(me.Problems), me.More, document.MaxProblems, n-document.MaxProblems)
 	}
 	for i, p := range me.Problems {
 		if p.Line != i+1 || p.Path != fmt.Sprintf("benchmarks[%d].command", i) {
@@ -161,7 +162,7 @@ func TestManyProblemsAreCountedNotListed(t *testing.T) {
 		}
 	}
 	msg := err.Error()
-	if !strings.Contains(msg, fmt.Sprintf("%d problems:", n)) || !strings.HasSuffix(msg, fmt.Sprintf("… and %d more problems (the first %d are shown: fix them and run again)", n-MaxProblems, MaxProblems)) {
+	if !strings.Contains(msg, fmt.Sprintf("%d problems:", n)) || !strings.HasSuffix(msg, fmt.Sprintf("… and %d more problems (the first %d are shown: fix them and run again)", n-document.MaxProblems, document.MaxProblems)) {
 		t.Errorf("message:\n%s", msg[len(msg)-min(len(msg), 500):])
 	}
 	t.Logf("took %v", took) // seconds under -race, hours when quadratic: go test's -timeout catches that
@@ -237,54 +238,6 @@ func BenchmarkImages40000(b *testing.B) {
 	for b.Loop() {
 		if uses := m.Images(many); len(uses) != 20000 {
 			b.Fatalf("%d groups", len(uses))
-		}
-	}
-}
-
-func TestJSONTokens(t *testing.T) {
-	long := strings.Repeat("a", maxScalar+1)
-	spaces := strings.Repeat(" ", maxScalar+1)
-	for _, c := range []struct {
-		name, doc string
-		off       int // -1: nothing too long
-		blank     bool
-	}{
-		{"short", `{"a": "b", "n": 12}`, -1, false},
-		{"a string at the cap", `["` + long[1:] + `"]`, -1, false},
-		{"a long string", `["` + long + `"]`, 2, false},
-		{"a long string of spaces", `["` + spaces + `"]`, 2, false},
-		{"escaped quotes stay inside", `["\"` + long + `"]`, 2, false},
-		{"an escaped backslash ends", `["\\", "` + long[:10] + `"]`, -1, false},
-		{"an unterminated string", `["` + long, 2, false},
-		{"a long literal", `[` + long + `]`, 1, false},
-		{"blank space", `[` + spaces + `1]`, 1, true},
-		{"trailing blank space", `[1]` + spaces, 3, true},
-	} {
-		off, _, blank, err := jsonTokens(context.Background(), []byte(c.doc))
-		if err != nil || off != c.off || (off >= 0 && blank != c.blank) {
-			t.Errorf("%s: offset %d blank %v (%v), want %d %v", c.name, off, blank, err, c.off, c.blank)
-		}
-	}
-}
-
-func utf8Valid(s string) bool { return utf8.ValidString(s) }
-
-func TestValidUTF8InPieces(t *testing.T) {
-	euro := strings.Repeat("€", 1<<20) // 3 bytes each: the pieces' cuts fall inside characters
-	for _, c := range []struct {
-		name string
-		doc  string
-		want bool
-	}{
-		{"ASCII", strings.Repeat("a", 3<<20), true},
-		{"three-byte characters", euro, true},
-		{"a stray continuation byte at a cut", euro[:1<<20] + "\x80" + euro, false},
-		{"a truncated character at the end", euro + "\xe2\x82", false},
-		{"an invalid byte late", euro + "\xff", false},
-	} {
-		got, err := validUTF8(context.Background(), []byte(c.doc))
-		if err != nil || got != c.want || got != utf8Valid(c.doc) {
-			t.Errorf("%s: %v (%v), want %v", c.name, got, err, c.want)
 		}
 	}
 }

@@ -6,13 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 
 	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // MaxFileSize bounds the manifest file size; a manifest is a few KiB.
@@ -77,7 +77,7 @@ func Load(path string, opts Options) (*Manifest, []string, error) {
 		return nil, nil, invalidFile(path, fmt.Sprintf("cannot read: %v", err))
 	}
 	defer f.Close()
-	data, err := ReadLimited(f, MaxFileSize)
+	data, err := document.ReadLimited(f, MaxFileSize)
 	if err != nil {
 		return nil, nil, invalidFile(path, fmt.Sprintf("cannot read: %v", err))
 	}
@@ -93,28 +93,28 @@ func Parse(name, abs string, data []byte, opts Options) (*Manifest, []string, er
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".yaml", ".yml", ".json":
 	default:
-		return nil, nil, invalidFile(name, fmt.Sprintf("unknown manifest extension %s (use .yaml, .yml or .json)", quote(ext)))
+		return nil, nil, invalidFile(name, fmt.Sprintf("unknown manifest extension %s (use .yaml, .yml or .json)", document.Quote(ext)))
 	}
 	ctx := opts.context()
-	root, err := ParseDocumentContext(ctx, name, data)
+	root, err := document.ParseContext(ctx, name, data)
 	if err != nil {
-		var pe *ParseError
+		var pe *document.ParseError
 		if errors.As(err, &pe) {
-			return nil, nil, &Error{File: name, Problems: []Problem{{File: name, Line: pe.Line, Msg: pe.Msg}}}
+			return nil, nil, &document.Error{File: name, Problems: []document.Problem{{File: name, Line: pe.Line, Msg: pe.Msg}}}
 		}
 		return nil, nil, err
 	}
-	p := newProblems(name)
-	p.pos[""] = root.Line
+	p := document.NewProblems(name)
+	p.SetLine("", root.Line)
 	var spec Spec
-	if root.Kind != MapNode {
-		p.at(root.Line, "", "a manifest must be a mapping of fields (name, image, benchmarks, …), got %s", root.describe())
-		return nil, nil, p.err()
+	if root.Kind != document.MapNode {
+		p.At(root.Line, "", "a manifest must be a mapping of fields (name, image, benchmarks, …), got %s", root.Describe())
+		return nil, nil, p.Err()
 	}
-	d := &decoder{p: p, ctx: ctx}
-	d.decode(root, reflect.ValueOf(&spec).Elem(), "")
+	d := &document.Decoder{Problems: p, Ctx: ctx}
+	d.Decode(root, reflect.ValueOf(&spec).Elem(), "")
 	if ctx.Err() != nil {
-		return nil, nil, fmt.Errorf("checking %s: %w", name, cancelled(ctx))
+		return nil, nil, fmt.Errorf("checking %s: %w", name, context.Cause(ctx))
 	}
 	lookup := opts.Lookup
 	if lookup == nil {
@@ -126,9 +126,9 @@ func Parse(name, abs string, data []byte, opts Options) (*Manifest, []string, er
 		r.warnings = append(r.warnings, fmt.Sprintf("%s: … and %d more warnings", name, r.more))
 	}
 	if ctx.Err() != nil {
-		return nil, nil, fmt.Errorf("checking %s: %w", name, cancelled(ctx))
+		return nil, nil, fmt.Errorf("checking %s: %w", name, context.Cause(ctx))
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, r.warnings, err
 	}
 	m.Path = abs
@@ -137,46 +137,6 @@ func Parse(name, abs string, data []byte, opts Options) (*Manifest, []string, er
 	return m, r.warnings, nil
 }
 
-// ParseDocument parses JSON (by a .json name) or YAML into a Node tree.
-func ParseDocument(name string, data []byte) (*Node, error) {
-	return ParseDocumentContext(context.Background(), name, data)
-}
-
-// ParseDocumentContext is ParseDocument that stops when ctx ends, returning its cause.
-// Whatever data holds, the parse keeps a bounded number of values (see the limits in
-// limits.go): a larger document is a *ParseError that says which limit it passed.
-func ParseDocumentContext(ctx context.Context, name string, data []byte) (*Node, error) {
-	if strings.EqualFold(filepath.Ext(name), ".json") {
-		return parseJSON(ctx, name, data)
-	}
-	return parseYAML(ctx, name, data)
-}
-
-// ReadLimited reads f to its end, at most limit+1 bytes (more than limit means too large:
-// the caller says so). The buffer is sized from the file's size, so that a file near the
-// limit costs its size once, not the several copies of a growing buffer.
-func ReadLimited(f *os.File, limit int64) ([]byte, error) {
-	size := int64(512)
-	if st, err := f.Stat(); err == nil && st.Size() > 0 {
-		size = min(st.Size(), limit) + 1
-	}
-	buf := make([]byte, 0, size)
-	for int64(len(buf)) <= limit {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)] // the file grew since the stat
-		}
-		n, err := f.Read(buf[len(buf):min(cap(buf), int(limit)+1)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return buf, nil
-}
-
 func invalidFile(name, msg string) error {
-	return &Error{File: name, Problems: []Problem{{File: name, Msg: msg}}}
+	return &document.Error{File: name, Problems: []document.Problem{{File: name, Msg: msg}}}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 func env(kv ...string) Lookup {
@@ -198,9 +200,9 @@ func TestInvalidManifests(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := writeManifest(t, c.file, c.body)
 			_, _, err := Load(p, Options{Lookup: env()})
-			var me *Error
+			var me *document.Error
 			if !errors.As(err, &me) {
-				t.Fatalf("want *manifest.Error, got %v", err)
+				t.Fatalf("want *document.Error, got %v", err)
 			}
 			msg := err.Error()
 			for _, w := range c.want {
@@ -304,7 +306,7 @@ func TestWrongTypeIsReportedOnce(t *testing.T) {
 	p := filepath.Join(dir, "m.yaml")
 	os.WriteFile(p, []byte("name: 123\nversion: \"1\"\nimage: Dockerfile\nslurm: {nodes: 0x10}\nbenchmarks: [{name: a, command: [\"true\"], tags: [1]}]\n"), 0o644)
 	_, _, err := Load(p, Options{})
-	var me *Error
+	var me *document.Error
 	if !errors.As(err, &me) {
 		t.Fatalf("%v", err)
 	}

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // MetricsSpec is the manifest's metrics: mapping as written, in order: each metric name (or
@@ -35,21 +38,19 @@ const (
 // MaxTolerance is the largest tolerance a rule may give, in percent.
 const MaxTolerance = 1000
 
-func (m *MetricsSpec) decodeNode(d *decoder, n *Node, fp string) {
-	if n.Kind == NullNode {
+func (m *MetricsSpec) DecodeNode(d *document.Decoder, n *document.Node, fp string) {
+	if n.Kind == document.NullNode {
 		return
 	}
-	if n.Kind != MapNode {
-		d.p.at(n.Line, fp, "must be a mapping of metric names (or globs) to {better: higher|lower, tolerance: 3%%}, got %s", n.describe())
+	if n.Kind != document.MapNode {
+		d.Problems.At(n.Line, fp, "must be a mapping of metric names (or globs) to {better: higher|lower, tolerance: 3%%}, got %s", n.Describe())
 		return
 	}
 	for i, k := range n.Keys {
-		kfp := join(fp, k.Value)
-		if _, ok := d.p.pos[kfp]; !ok {
-			d.p.pos[kfp] = k.Line
-		}
+		kfp := document.Join(fp, k.Value)
+		d.Problems.SetLineOnce(kfp, k.Line)
 		if _, err := path.Match(k.Value, ""); err != nil || strings.TrimSpace(k.Value) == "" || len(k.Value) > 200 {
-			d.p.at(k.Line, kfp, "%s is not a metric name or glob (a name such as tokens_per_second, or a pattern such as \"*_busbw\")", quote(k.Value))
+			d.Problems.At(k.Line, kfp, "%s is not a metric name or glob (a name such as tokens_per_second, or a pattern such as \"*_busbw\")", document.Quote(k.Value))
 			continue
 		}
 		v := n.Items[i]
@@ -57,13 +58,13 @@ func (m *MetricsSpec) decodeNode(d *decoder, n *Node, fp string) {
 			Better    string        `json:"better"`
 			Tolerance ToleranceSpec `json:"tolerance"`
 		}
-		before := d.p.count()
-		if v.Kind != MapNode {
-			d.p.at(v.Line, kfp, "must be a mapping such as {better: higher, tolerance: 3%%}, got %s", v.describe())
+		before := d.Problems.Count()
+		if v.Kind != document.MapNode {
+			d.Problems.At(v.Line, kfp, "must be a mapping such as {better: higher, tolerance: 3%%}, got %s", v.Describe())
 			continue
 		}
-		d.decodeStruct(v, reflectValue(&raw), kfp)
-		if d.p.count() > before {
+		d.DecodeStruct(v, reflect.ValueOf(&raw).Elem(), kfp)
+		if d.Problems.Count() > before {
 			continue
 		}
 		r := MetricRule{Metric: k.Value}
@@ -71,7 +72,7 @@ func (m *MetricsSpec) decodeNode(d *decoder, n *Node, fp string) {
 		case "", BetterHigher, BetterLower:
 			r.Better = raw.Better
 		default:
-			d.p.at(v.Line, join(kfp, "better"), "%s is not a direction: use higher (throughputs, bandwidths) or lower (times, latencies)", quote(raw.Better))
+			d.Problems.At(v.Line, document.Join(kfp, "better"), "%s is not a direction: use higher (throughputs, bandwidths) or lower (times, latencies)", document.Quote(raw.Better))
 			continue
 		}
 		if raw.Tolerance.Set {
@@ -79,7 +80,7 @@ func (m *MetricsSpec) decodeNode(d *decoder, n *Node, fp string) {
 			r.Tolerance = &t
 		}
 		if r.Better == "" && r.Tolerance == nil {
-			d.p.at(v.Line, kfp, "says nothing: give better (higher or lower), tolerance, or both")
+			d.Problems.At(v.Line, kfp, "says nothing: give better (higher or lower), tolerance, or both")
 			continue
 		}
 		m.Rules = append(m.Rules, r)
@@ -92,14 +93,14 @@ type ToleranceSpec struct {
 	Set     bool
 }
 
-func (t *ToleranceSpec) decodeNode(d *decoder, n *Node, fp string) {
-	if n.Kind != ScalarNode || (n.Tag != TagStr && n.Tag != TagInt && n.Tag != TagFloat) {
-		d.p.at(n.Line, fp, "must be a percentage such as 3%% (or a number of percent), got %s", n.describe())
+func (t *ToleranceSpec) DecodeNode(d *document.Decoder, n *document.Node, fp string) {
+	if n.Kind != document.ScalarNode || (n.Tag != document.TagStr && n.Tag != document.TagInt && n.Tag != document.TagFloat) {
+		d.Problems.At(n.Line, fp, "must be a percentage such as 3%% (or a number of percent), got %s", n.Describe())
 		return
 	}
 	v, err := ParseTolerance(n.Value)
 	if err != nil {
-		d.p.at(n.Line, fp, "%v", err)
+		d.Problems.At(n.Line, fp, "%v", err)
 		return
 	}
 	t.Percent, t.Set = v, true
@@ -109,7 +110,7 @@ func (t *ToleranceSpec) decodeNode(d *decoder, n *Node, fp string) {
 func ParseTolerance(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > MaxTolerance {
-		return 0, fmt.Errorf("%s is not a tolerance: give a percentage from 0%% to %d%%, such as 3%%", quote(s), MaxTolerance)
+		return 0, fmt.Errorf("%s is not a tolerance: give a percentage from 0%% to %d%%, such as 3%%", document.Quote(s), MaxTolerance)
 	}
 	return v, nil
 }

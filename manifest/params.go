@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // {{name}} in a benchmark's command, env values and results is replaced by the variant's
@@ -26,12 +28,12 @@ func (r *resolver) placeholders(bs []BenchmarkSpec) []placeholder {
 		}
 	}
 	for i, b := range bs {
-		fp := index("benchmarks", i)
+		fp := document.Index("benchmarks", i)
 		for j, w := range b.Command {
-			find(index(fp+".command", j), w)
+			find(document.Index(fp+".command", j), w)
 		}
 		for _, k := range sortedKeys(b.Env) {
-			find(join(fp+".env", k), b.Env[k])
+			find(document.Join(fp+".env", k), b.Env[k])
 		}
 		find(fp+".results", b.Results)
 	}
@@ -43,7 +45,7 @@ func (r *resolver) placeholdersKnown(phs []placeholder, e *Experiment) bool {
 	ok := true
 	for _, ph := range phs {
 		if !paramNameRE.MatchString(ph.name) {
-			r.p.add(ph.path, "{{%s}} cannot be a parameter: a name is a letter or _, then letters, digits and _ (the experiment's parameters: %s)", ph.name, strings.Join(e.Params, ", "))
+			r.p.Add(ph.path, "{{%s}} cannot be a parameter: a name is a letter or _, then letters, digits and _ (the experiment's parameters: %s)", ph.name, strings.Join(e.Params, ", "))
 			ok = false
 			continue
 		}
@@ -56,7 +58,7 @@ func (r *resolver) placeholdersKnown(phs []placeholder, e *Experiment) bool {
 		switch {
 		case len(lack) == 0:
 		case len(lack) == len(e.Variants):
-			r.p.add(ph.path, "{{%s}} is not a parameter of the experiment (its parameters: %s); add it to experiment.matrix, or fix the name", ph.name, orNone(e.Params))
+			r.p.Add(ph.path, "{{%s}} is not a parameter of the experiment (its parameters: %s); add it to experiment.matrix, or fix the name", ph.name, orNone(e.Params))
 			ok = false
 		default:
 			more := ""
@@ -64,7 +66,7 @@ func (r *resolver) placeholdersKnown(phs []placeholder, e *Experiment) bool {
 				more = fmt.Sprintf(" and %d more", len(lack)-3)
 				lack = lack[:3]
 			}
-			r.p.add(ph.path, "{{%s}} has no value in variant %s%s (an include entry that became a variant of its own lacks it): give it %s in that entry", ph.name, strings.Join(quoteAll(lack), ", "), more, ph.name)
+			r.p.Add(ph.path, "{{%s}} has no value in variant %s%s (an include entry that became a variant of its own lacks it): give it %s in that entry", ph.name, strings.Join(quoteAll(lack), ", "), more, ph.name)
 			ok = false
 		}
 	}
@@ -81,7 +83,7 @@ func orNone(names []string) string {
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = quote(s)
+		out[i] = document.Quote(s)
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // A references file (compare --references refs.yaml) is for sites that keep their expected
@@ -65,10 +65,10 @@ type NumberSpec struct {
 	Set bool
 }
 
-func (n *NumberSpec) decodeNode(d *decoder, node *Node, fp string) {
+func (n *NumberSpec) DecodeNode(d *document.Decoder, node *document.Node, fp string) {
 	v, err := strconv.ParseFloat(node.Value, 64)
-	if node.Kind != ScalarNode || (node.Tag != TagInt && node.Tag != TagFloat) || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		d.p.at(node.Line, fp, "must be a number, got %s", node.describe())
+	if node.Kind != document.ScalarNode || (node.Tag != document.TagInt && node.Tag != document.TagFloat) || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		d.Problems.At(node.Line, fp, "must be a number, got %s", node.Describe())
 		return
 	}
 	n.V, n.Set = v, true
@@ -80,11 +80,11 @@ type BoundSpec struct {
 	Set     bool
 }
 
-func (b *BoundSpec) decodeNode(d *decoder, node *Node, fp string) {
+func (b *BoundSpec) DecodeNode(d *document.Decoder, node *document.Node, fp string) {
 	s := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(node.Value), "%"))
 	v, err := strconv.ParseFloat(s, 64)
-	if node.Kind != ScalarNode || node.Tag == TagNull || node.Tag == TagBool || err != nil || math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > MaxTolerance {
-		d.p.at(node.Line, fp, "must be a percentage such as -5%% or +10%% (from -%d%% to %d%%), got %s", MaxTolerance, MaxTolerance, node.describe())
+	if node.Kind != document.ScalarNode || node.Tag == document.TagNull || node.Tag == document.TagBool || err != nil || math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > MaxTolerance {
+		d.Problems.At(node.Line, fp, "must be a percentage such as -5%% or +10%% (from -%d%% to %d%%), got %s", MaxTolerance, MaxTolerance, node.Describe())
 		return
 	}
 	b.Percent, b.Set = v, true
@@ -103,41 +103,41 @@ func LoadReferences(path string) (*References, error) {
 		}
 		return nil, invalidFile(path, err.Error())
 	}
-	root, err := ParseDocumentContext(context.Background(), path, data)
+	root, err := document.Parse(path, data)
 	if err != nil {
-		var pe *ParseError
+		var pe *document.ParseError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: path, Problems: []Problem{{File: path, Line: pe.Line, Msg: pe.Msg}}}
+			return nil, &document.Error{File: path, Problems: []document.Problem{{File: path, Line: pe.Line, Msg: pe.Msg}}}
 		}
 		return nil, err
 	}
-	p := newProblems(path)
-	p.pos[""] = root.Line
-	if root.Kind != MapNode {
-		p.at(root.Line, "", "a references file is a mapping of metrics: and references:, got %s", root.describe())
-		return nil, p.err()
+	p := document.NewProblems(path)
+	p.SetLine("", root.Line)
+	if root.Kind != document.MapNode {
+		p.At(root.Line, "", "a references file is a mapping of metrics: and references:, got %s", root.Describe())
+		return nil, p.Err()
 	}
 	var spec referencesSpec
-	d := &decoder{p: p}
-	d.decode(root, reflect.ValueOf(&spec).Elem(), "")
+	d := &document.Decoder{Problems: p}
+	d.Decode(root, reflect.ValueOf(&spec).Elem(), "")
 	refs := &References{Rules: spec.Metrics.Rules}
 	for i, r := range spec.References {
-		fp := index("references", i)
+		fp := document.Index("references", i)
 		switch {
 		case r.Model == "" || r.Metric == "":
-			p.add(fp, "needs model and metric (the row's perf.csv columns)")
+			p.Add(fp, "needs model and metric (the row's perf.csv columns)")
 			continue
 		case !r.Value.Set:
-			p.add(fp+".value", "is required: the expected value")
+			p.Add(fp+".value", "is required: the expected value")
 			continue
 		case r.Lower.Set && r.Lower.Percent > 0:
-			p.add(fp+".lower", "%v%% is above the value: lower is 0%% or below (e.g. -5%%)", r.Lower.Percent)
+			p.Add(fp+".lower", "%v%% is above the value: lower is 0%% or below (e.g. -5%%)", r.Lower.Percent)
 			continue
 		case r.Upper.Set && r.Upper.Percent < 0:
-			p.add(fp+".upper", "%v%% is below the value: upper is 0%% or above (e.g. +10%%)", r.Upper.Percent)
+			p.Add(fp+".upper", "%v%% is below the value: upper is 0%% or above (e.g. +10%%)", r.Upper.Percent)
 			continue
 		}
-		ref := Reference{Model: r.Model, Metric: r.Metric, Key: r.Key, Variant: r.Variant, Value: r.Value.V, Line: p.line(fp)}
+		ref := Reference{Model: r.Model, Metric: r.Metric, Key: r.Key, Variant: r.Variant, Value: r.Value.V, Line: p.Line(fp)}
 		if r.Lower.Set {
 			v := r.Lower.Percent
 			ref.Lower = &v
@@ -148,7 +148,7 @@ func LoadReferences(path string) (*References, error) {
 		}
 		refs.References = append(refs.References, ref)
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	if len(refs.Rules) == 0 && len(refs.References) == 0 {

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 var (
@@ -31,7 +33,7 @@ var Reserved = []string{"NODE_RANK", "NNODES", "WORLD_SIZE", "MASTER_ADDR", "MAS
 const ReservedMountRoot = "/benchctl"
 
 type resolver struct {
-	p        *problems
+	p        *document.Problems
 	ctx      context.Context
 	dir      string
 	lookup   Lookup
@@ -46,11 +48,11 @@ type resolver struct {
 }
 
 func (r *resolver) warn(path, format string, args ...any) {
-	if len(r.warnings) >= MaxProblems {
+	if len(r.warnings) >= document.MaxProblems {
 		r.more++
 		return
 	}
-	pr := Problem{File: r.p.file, Line: r.p.line(path), Path: path}
+	pr := document.Problem{File: r.p.File(), Line: r.p.Line(path), Path: path}
 	pr.Msg = fmt.Sprintf(format, args...)
 	r.warnings = append(r.warnings, pr.String())
 }
@@ -80,11 +82,11 @@ func (r *resolver) expand(s string) (expansion, error) {
 func (r *resolver) value(fp, s string) (string, bool) {
 	e, err := r.expand(s)
 	if err != nil {
-		r.p.add(fp, "%v", err)
+		r.p.Add(fp, "%v", err)
 		return "", false
 	}
 	if len(e.secrets) > 0 {
-		r.p.add(fp, "uses the secret ${%s}: secrets reach only the container's environment at run time, never build args, paths, tags or mounts (they would be stored in the image or the job record)", e.secrets[0])
+		r.p.Add(fp, "uses the secret ${%s}: secrets reach only the container's environment at run time, never build args, paths, tags or mounts (they would be stored in the image or the job record)", e.secrets[0])
 		return "", false
 	}
 	for _, v := range e.vars {
@@ -136,19 +138,19 @@ func (r *resolver) abs(p string) string {
 func (r *resolver) resolve(s *Spec) *Manifest {
 	m := &Manifest{}
 	if s.Version != nil && *s.Version != 1 {
-		r.p.add("version", "unsupported manifest version %d (this benchctl reads version 1)", *s.Version)
+		r.p.Add("version", "unsupported manifest version %d (this benchctl reads version 1)", *s.Version)
 	}
 	// Secrets first: every later expansion must know which variables are secret.
 	r.secrets = map[string]bool{}
 	for i, n := range s.Secrets {
-		fp := index("secrets", i)
+		fp := document.Index("secrets", i)
 		switch {
 		case !varNameRE.MatchString(n):
-			r.p.add(fp, "%s is not an environment variable name", quote(n))
+			r.p.Add(fp, "%s is not an environment variable name", document.Quote(n))
 		case ownVar(n):
-			r.p.add(fp, "%s cannot be a secret: %s never reach a container through the manifest; remove it from secrets (a credential of your own needs a name of your own)", n, ownVars)
+			r.p.Add(fp, "%s cannot be a secret: %s never reach a container through the manifest; remove it from secrets (a credential of your own needs a name of your own)", n, ownVars)
 		case r.secrets[n]:
-			r.p.add(fp, "%s is listed twice", n)
+			r.p.Add(fp, "%s is listed twice", n)
 		default:
 			r.secrets[n] = true
 			m.Secrets = append(m.Secrets, n)
@@ -160,11 +162,11 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 
 	switch {
 	case s.Name == "":
-		r.p.add("name", "is required (lower-case letters, digits, '.', '_', '-'; at most 63)")
+		r.p.Add("name", "is required (lower-case letters, digits, '.', '_', '-'; at most 63)")
 	case len(s.Name) > 63 || !nameRE.MatchString(s.Name):
-		r.p.add("name", "%s is not a valid name (lower-case letters, digits, '.', '_', '-', starting with a letter or digit; at most 63)", quote(s.Name))
+		r.p.Add("name", "%s is not a valid name (lower-case letters, digits, '.', '_', '-', starting with a letter or digit; at most 63)", document.Quote(s.Name))
 	case !imageNameRE.MatchString(s.Name):
-		r.p.add("name", "%s cannot name an image (benchctl/<name>): end it with a letter or digit and separate words with one '.', one or two '_', or dashes, e.g. %s", quote(s.Name), quote(SuggestName(s.Name)))
+		r.p.Add("name", "%s cannot name an image (benchctl/<name>): end it with a letter or digit and separate words with one '.', one or two '_', or dashes, e.g. %s", document.Quote(s.Name), document.Quote(SuggestName(s.Name)))
 	default:
 		m.Name = s.Name
 	}
@@ -177,9 +179,9 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	m.Mounts = r.mounts(s.Mounts)
 	m.Env = r.env("env", s.Env)
 	for i, g := range s.PassEnv {
-		fp := index("passEnv", i)
+		fp := document.Index("passEnv", i)
 		if _, err := path.Match(g, ""); err != nil || !globRE.MatchString(g) {
-			r.p.add(fp, "%s is not a variable name or glob (letters, digits, _ and the wildcards * ? [...])", quote(g))
+			r.p.Add(fp, "%s is not a variable name or glob (letters, digits, _ and the wildcards * ? [...])", document.Quote(g))
 			continue
 		}
 		m.PassEnv = append(m.PassEnv, g)
@@ -196,9 +198,9 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		m.Models = r.models(s.Models)
 	}
 	if len(s.Benchmarks) == 0 && s.Models == nil {
-		r.p.add("benchmarks", "is required: list at least one benchmark (name and command), or import some with models: {catalog, tags}")
+		r.p.Add("benchmarks", "is required: list at least one benchmark (name and command), or import some with models: {catalog, tags}")
 	}
-	if m.Models != nil && r.catalog != nil && r.p.count() == 0 {
+	if m.Models != nil && r.catalog != nil && r.p.Count() == 0 {
 		imp := CatalogImport{Models: *m.Models, Vendor: m.GPU.Vendor, Image: m.Image, Context: r.ctx}
 		if m.Models.GPUVendor != "" {
 			imp.Vendor = m.Models.GPUVendor
@@ -206,10 +208,10 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		bs, warns, err := r.catalog(imp)
 		r.warnings = append(r.warnings, warns...)
 		if err != nil {
-			if e, ok := err.(*Error); ok {
-				r.p.merge(e)
+			if e, ok := err.(*document.Error); ok {
+				r.p.Merge(e)
 			} else {
-				r.p.add("models.catalog", "%v", err)
+				r.p.Add("models.catalog", "%v", err)
 			}
 		}
 		seen := map[string]bool{}
@@ -217,11 +219,11 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 			seen[b.Name] = true
 		}
 		for i, b := range bs {
-			if i%ctxEvery == 0 && r.ctx.Err() != nil {
+			if i%document.CheckEvery == 0 && r.ctx.Err() != nil {
 				break // Parse returns the context's cause
 			}
 			if seen[b.Name] {
-				r.p.add("models", "the catalog's model %s has the same name as a benchmark of the manifest (rename one)", quote(b.Name))
+				r.p.Add("models", "the catalog's model %s has the same name as a benchmark of the manifest (rename one)", document.Quote(b.Name))
 				continue
 			}
 			seen[b.Name] = true
@@ -230,10 +232,10 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		}
 		r.catalogImageNote(m, bs)
 		if err == nil && len(bs) == 0 {
-			r.p.add("models", "selects no model from %s (check models.tags and models.names; `benchctl models list --catalog %s` shows what is there)", m.Models.Catalog, m.Models.Catalog)
+			r.p.Add("models", "selects no model from %s (check models.tags and models.names; `benchctl models list --catalog %s` shows what is there)", m.Models.Catalog, m.Models.Catalog)
 		}
 	} else if m.Models != nil && r.catalog == nil {
-		r.p.add("models", "importing a catalog is not available here")
+		r.p.Add("models", "importing a catalog is not available here")
 	}
 	for i := range m.Benchmarks {
 		if m.Benchmarks[i].Launcher == "" {
@@ -248,7 +250,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	case "", EngineDocker, EnginePodman:
 		m.Engine = s.Engine
 	default:
-		r.p.add("engine", "%s is not a container engine benchctl knows (allowed: docker, podman)", quote(s.Engine))
+		r.p.Add("engine", "%s is not a container engine benchctl knows (allowed: docker, podman)", document.Quote(s.Engine))
 	}
 	r.experiment(s, m)
 	m.Metrics = s.Metrics.Rules
@@ -266,17 +268,17 @@ func (r *resolver) distribution(s *Spec, m *Manifest) {
 	case DistributionRegistry:
 		m.Distribution = s.Distribution
 	default:
-		r.p.add("distribution", "%s is not a way to distribute images (allowed: auto, cache, stream, registry)", quote(s.Distribution))
+		r.p.Add("distribution", "%s is not a way to distribute images (allowed: auto, cache, stream, registry)", document.Quote(s.Distribution))
 		return
 	}
 	for _, use := range m.Images(m.Benchmarks) {
 		if use.Image.Builds() {
-			r.p.add("distribution", "registry has every node pull its image, but %s builds %s: push it with benchctl build --push REGISTRY/NAME:TAG and give image.ref, or use distribution: cache",
+			r.p.Add("distribution", "registry has every node pull its image, but %s builds %s: push it with benchctl build --push REGISTRY/NAME:TAG and give image.ref, or use distribution: cache",
 				strings.Join(use.Benchmarks, ", "), use.Image.Dockerfile)
 			return
 		}
 		if use.Image.Pull == "never" {
-			r.p.add("distribution", "registry has every node pull its image, and image.pull is never for %s", strings.Join(use.Benchmarks, ", "))
+			r.p.Add("distribution", "registry has every node pull its image, and image.pull is never for %s", strings.Join(use.Benchmarks, ", "))
 			return
 		}
 	}
@@ -294,7 +296,7 @@ func (r *resolver) everyBenchmarkHasAnImage(s *Spec, m *Manifest) {
 			without = append(without, b.Name)
 		}
 	}
-	if len(without) == 0 || r.p.has("models") || r.p.has("models.catalog") {
+	if len(without) == 0 || r.p.Has("models") || r.p.Has("models.catalog") {
 		return
 	}
 	if len(without) > 5 {
@@ -304,7 +306,7 @@ func (r *resolver) everyBenchmarkHasAnImage(s *Spec, m *Manifest) {
 	if m.Models != nil {
 		what += "; a catalog's models get theirs from their dockerfile when gpu.vendor is amd or nvidia"
 	}
-	r.p.add("image", "is required: %s run on the manifest's image (%s)", strings.Join(without, ", "), what)
+	r.p.Add("image", "is required: %s run on the manifest's image (%s)", strings.Join(without, ", "), what)
 }
 
 // catalogImageNote says, when the manifest's image: overrides the catalog's Dockerfiles,
@@ -335,15 +337,15 @@ func (r *resolver) image(fp string, s *ImageSpec, defaults bool) Image {
 	var im Image
 	switch {
 	case s.Dockerfile != "" && s.Ref != "":
-		r.p.add(fp, "give either dockerfile (build) or ref (use an existing image), not both")
+		r.p.Add(fp, "give either dockerfile (build) or ref (use an existing image), not both")
 		return im
 	case s.Dockerfile == "" && s.Ref == "" && !defaults:
-		r.p.add(fp, "needs dockerfile (to build an image) or ref (to use an existing one)")
+		r.p.Add(fp, "needs dockerfile (to build an image) or ref (to use an existing one)")
 		return im
 	case s.Ref != "":
 		if v, ok := r.value(fp+".ref", s.Ref); ok {
 			if err := checkReference(v, true); err != nil {
-				r.p.add(fp+".ref", "%s is not an image reference: %v", quote(v), err)
+				r.p.Add(fp+".ref", "%s is not an image reference: %v", document.Quote(v), err)
 			} else {
 				im.Ref = v
 			}
@@ -352,43 +354,43 @@ func (r *resolver) image(fp string, s *ImageSpec, defaults bool) Image {
 		case "", "missing", "always", "never":
 			im.Pull = s.Pull
 		default:
-			r.p.add(fp+".pull", "%s is not a pull policy (allowed: missing, always, never)", quote(s.Pull))
+			r.p.Add(fp+".pull", "%s is not a pull policy (allowed: missing, always, never)", document.Quote(s.Pull))
 		}
 		if s.PullSecret != "" {
 			// A variable's name, read when pulling; its value reaches no container (unless
 			// it is also listed under secrets) and is never written anywhere.
 			if !envNameRE.MatchString(s.PullSecret) || ownVar(s.PullSecret) {
-				r.p.add(fp+".pullSecret", "%s is not a variable name (its value, user:password for the registry, is read when pulling)", quote(s.PullSecret))
+				r.p.Add(fp+".pullSecret", "%s is not a variable name (its value, user:password for the registry, is read when pulling)", document.Quote(s.PullSecret))
 			} else {
 				im.PullSecret = s.PullSecret
 			}
 		}
 		for _, f := range []struct{ name, v string }{{"context", s.Context}, {"target", s.Target}, {"tag", s.Tag}, {"platform", s.Platform}} {
 			if f.v != "" {
-				r.p.add(fp+"."+f.name, "applies only when building (%s.dockerfile); remove it, or build instead of using %s.ref", fp, fp)
+				r.p.Add(fp+"."+f.name, "applies only when building (%s.dockerfile); remove it, or build instead of using %s.ref", fp, fp)
 			}
 		}
 		if len(s.BuildArgs) > 0 {
-			r.p.add(fp+".buildArgs", "applies only when building (%s.dockerfile)", fp)
+			r.p.Add(fp+".buildArgs", "applies only when building (%s.dockerfile)", fp)
 		}
 		return im
 	case s.Dockerfile == "":
 		// Settings for the catalog's images: each model's Dockerfile, built in the
 		// catalog's docker/ folder, under a tag of its own.
 		if s.Context != "" {
-			r.p.add(fp+".context", "applies to image.dockerfile, which is not given: the catalog's models are built in the catalog's docker/ folder")
+			r.p.Add(fp+".context", "applies to image.dockerfile, which is not given: the catalog's models are built in the catalog's docker/ folder")
 		}
 		if s.Tag != "" {
-			r.p.add(fp+".tag", "names one image, and image.dockerfile is not given: each catalog image is tagged benchctl/<name>:<key>")
+			r.p.Add(fp+".tag", "names one image, and image.dockerfile is not given: each catalog image is tagged benchctl/<name>:<key>")
 		}
 	}
 	if s.Dockerfile != "" {
 		if v, ok := r.value(fp+".dockerfile", s.Dockerfile); ok {
 			im.Dockerfile = r.abs(v)
 			if st, err := os.Stat(im.Dockerfile); err != nil {
-				r.p.add(fp+".dockerfile", "%s does not exist (paths are relative to the manifest's folder %s)", im.Dockerfile, r.dir)
+				r.p.Add(fp+".dockerfile", "%s does not exist (paths are relative to the manifest's folder %s)", im.Dockerfile, r.dir)
 			} else if !st.Mode().IsRegular() {
-				r.p.add(fp+".dockerfile", "%s is not a file", im.Dockerfile)
+				r.p.Add(fp+".dockerfile", "%s is not a file", im.Dockerfile)
 			}
 		}
 	}
@@ -399,29 +401,29 @@ func (r *resolver) image(fp string, s *ImageSpec, defaults bool) Image {
 		if v, ok := r.value(fp+".context", ctx); ok {
 			im.Context = r.abs(v)
 			if st, err := os.Stat(im.Context); err != nil {
-				r.p.add(fp+".context", "%s does not exist (paths are relative to the manifest's folder %s)", im.Context, r.dir)
+				r.p.Add(fp+".context", "%s does not exist (paths are relative to the manifest's folder %s)", im.Context, r.dir)
 			} else if !st.IsDir() {
-				r.p.add(fp+".context", "%s is not a directory", im.Context)
+				r.p.Add(fp+".context", "%s is not a directory", im.Context)
 			}
 		}
 	}
 	for _, f := range []struct{ name, v string }{{"pull", s.Pull}, {"pullSecret", s.PullSecret}} {
 		if f.v != "" {
-			r.p.add(fp+"."+f.name, "applies only to an existing image (%s.ref); a built image's bases are pulled by its builder", fp)
+			r.p.Add(fp+"."+f.name, "applies only to an existing image (%s.ref); a built image's bases are pulled by its builder", fp)
 		}
 	}
 	if s.Target != "" && !targetRE.MatchString(s.Target) {
-		r.p.add(fp+".target", "%s is not a build stage name", quote(s.Target))
+		r.p.Add(fp+".target", "%s is not a build stage name", document.Quote(s.Target))
 	}
 	im.Target = s.Target
 	if s.Platform != "" && !platformRE.MatchString(s.Platform) {
-		r.p.add(fp+".platform", "%s is not a platform (os/arch[/variant], e.g. linux/amd64)", quote(s.Platform))
+		r.p.Add(fp+".platform", "%s is not a platform (os/arch[/variant], e.g. linux/amd64)", document.Quote(s.Platform))
 	}
 	im.Platform = s.Platform
 	for _, k := range sortedKeys(s.BuildArgs) {
 		bp := fp + ".buildArgs." + k
 		if !varNameRE.MatchString(k) {
-			r.p.add(bp, "%s is not a build argument name (letters, digits and _)", quote(k))
+			r.p.Add(bp, "%s is not a build argument name (letters, digits and _)", document.Quote(k))
 			continue
 		}
 		if v, ok := r.value(bp, s.BuildArgs[k]); ok {
@@ -431,7 +433,7 @@ func (r *resolver) image(fp string, s *ImageSpec, defaults bool) Image {
 	if s.Tag != "" && s.Dockerfile != "" {
 		if v, ok := r.value(fp+".tag", s.Tag); ok {
 			if err := checkReference(v, false); err != nil {
-				r.p.add(fp+".tag", "%s is not an image tag: %v", quote(v), err)
+				r.p.Add(fp+".tag", "%s is not an image tag: %v", document.Quote(v), err)
 			} else {
 				im.Tag = v
 			}
@@ -448,13 +450,13 @@ func (r *resolver) gpu(s GPUSpec) GPU {
 		g.Vendor = s.Vendor
 	default:
 		msg := ""
-		if sg := suggest(s.Vendor, []string{VendorAMD, VendorNVIDIA, VendorNone, VendorAuto}); sg != "" {
-			msg = ", did you mean " + quote(sg) + "?"
+		if sg := document.Suggest(s.Vendor, []string{VendorAMD, VendorNVIDIA, VendorNone, VendorAuto}); sg != "" {
+			msg = ", did you mean " + document.Quote(sg) + "?"
 		}
-		r.p.add("gpu.vendor", "%s is not a GPU vendor%s (allowed: amd, nvidia, none, auto)", quote(s.Vendor), msg)
+		r.p.Add("gpu.vendor", "%s is not a GPU vendor%s (allowed: amd, nvidia, none, auto)", document.Quote(s.Vendor), msg)
 	}
 	if g.Vendor == VendorNone && s.Count.Set && s.Count.N != 0 {
-		r.p.add("gpu.count", "asks for %d GPUs but gpu.vendor is none", s.Count.N)
+		r.p.Add("gpu.count", "asks for %d GPUs but gpu.vendor is none", s.Count.N)
 	}
 	return g
 }
@@ -462,22 +464,22 @@ func (r *resolver) gpu(s GPUSpec) GPU {
 func (r *resolver) env(base string, in map[string]string) []EnvVar {
 	var out []EnvVar
 	for _, k := range sortedKeys(in) {
-		fp := join(base, k)
+		fp := document.Join(base, k)
 		if !varNameRE.MatchString(k) {
-			r.p.add(fp, "%s is not an environment variable name (letters, digits and _, not starting with a digit)", quote(k))
+			r.p.Add(fp, "%s is not an environment variable name (letters, digits and _, not starting with a digit)", document.Quote(k))
 			continue
 		}
 		if isReserved(k) {
-			r.p.add(fp, "is set by benchctl on every node (reserved: %s)", strings.Join(Reserved, ", "))
+			r.p.Add(fp, "is set by benchctl on every node (reserved: %s)", strings.Join(Reserved, ", "))
 			continue
 		}
 		if r.secrets[k] {
-			r.p.add(fp, "%s is listed under secrets: it is passed from the host at run time; remove it here", k)
+			r.p.Add(fp, "%s is listed under secrets: it is passed from the host at run time; remove it here", k)
 			continue
 		}
 		e, err := r.expand(in[k])
 		if err != nil {
-			r.p.add(fp, "%v", err)
+			r.p.Add(fp, "%v", err)
 			continue
 		}
 		secret := len(e.secrets) > 0

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/benchctl/benchctl/manifest/document"
 	"github.com/distribution/reference"
 )
 
@@ -38,7 +39,7 @@ func (r *resolver) mounts(in []MountSpec) []Mount {
 	from := map[string]int{} // target -> index in in
 	kept := map[string]int{} // target -> index in out
 	for i, ms := range in {
-		fp := index("mounts", i)
+		fp := document.Index("mounts", i)
 		if ms.Source == "" {
 			continue // already reported by the decoder
 		}
@@ -47,7 +48,7 @@ func (r *resolver) mounts(in []MountSpec) []Mount {
 			continue
 		}
 		if src == "" {
-			r.p.add(fp, "source %s expands to an empty path: set the variable, or give it a default (${VAR:-/path})", quote(ms.Source))
+			r.p.Add(fp, "source %s expands to an empty path: set the variable, or give it a default (${VAR:-/path})", document.Quote(ms.Source))
 			continue
 		}
 		tgt, ok := r.value(fp, ms.Target)
@@ -55,20 +56,20 @@ func (r *resolver) mounts(in []MountSpec) []Mount {
 			continue
 		}
 		if tgt == "" {
-			r.p.add(fp, "target %s expands to an empty path: give an absolute container path (e.g. /data)", quote(ms.Target))
+			r.p.Add(fp, "target %s expands to an empty path: give an absolute container path (e.g. /data)", document.Quote(ms.Target))
 			continue
 		}
 		if !path.IsAbs(tgt) {
-			r.p.add(fp, "container target %s must be an absolute path (e.g. /data)", quote(tgt))
+			r.p.Add(fp, "container target %s must be an absolute path (e.g. /data)", document.Quote(tgt))
 			continue
 		}
 		tgt = path.Clean(tgt)
 		if tgt == "/" {
-			r.p.add(fp, "cannot mount over the container's root /")
+			r.p.Add(fp, "cannot mount over the container's root /")
 			continue
 		}
 		if tgt == ReservedMountRoot || strings.HasPrefix(tgt, ReservedMountRoot+"/") {
-			r.p.add(fp, "target %s is inside %s, which benchctl uses for its own folders", tgt, ReservedMountRoot)
+			r.p.Add(fp, "target %s is inside %s, which benchctl uses for its own folders", tgt, ReservedMountRoot)
 			continue
 		}
 		m := Mount{Source: r.abs(src), Target: tgt, ReadOnly: ms.ReadOnly}
@@ -78,9 +79,9 @@ func (r *resolver) mounts(in []MountSpec) []Mount {
 				continue // the same mount twice: merged
 			}
 			if prev.Source != m.Source {
-				r.p.add(fp, "target %s is already mounted from %s (mounts[%d], line %d); this one mounts %s: one target needs one source", tgt, prev.Source, j, in[j].Line, m.Source)
+				r.p.Add(fp, "target %s is already mounted from %s (mounts[%d], line %d); this one mounts %s: one target needs one source", tgt, prev.Source, j, in[j].Line, m.Source)
 			} else {
-				r.p.add(fp, "target %s is mounted twice from %s, once read-only and once read-write (mounts[%d], line %d): pick one", tgt, m.Source, j, in[j].Line)
+				r.p.Add(fp, "target %s is mounted twice from %s, once read-only and once read-write (mounts[%d], line %d): pick one", tgt, m.Source, j, in[j].Line)
 			}
 			continue
 		}
@@ -114,17 +115,17 @@ func (r *resolver) container(s ContainerSpec) Container {
 	case "host", "none", "bridge":
 		c.Network = s.Network
 	default:
-		r.p.add("container.network", "%s is not supported (allowed: host, none, bridge; multi-node benchmarks need host)", quote(s.Network))
+		r.p.Add("container.network", "%s is not supported (allowed: host, none, bridge; multi-node benchmarks need host)", document.Quote(s.Network))
 	}
 	switch s.IPC {
 	case "":
 	case "host", "private", "shareable", "none":
 		c.IPC = s.IPC
 	default:
-		r.p.add("container.ipc", "%s is not supported (allowed: host, private, shareable, none)", quote(s.IPC))
+		r.p.Add("container.ipc", "%s is not supported (allowed: host, private, shareable, none)", document.Quote(s.IPC))
 	}
 	if s.User != "" && !userRE.MatchString(s.User) {
-		r.p.add("container.user", "%s is not a user (NAME, UID, NAME:GROUP or UID:GID)", quote(s.User))
+		r.p.Add("container.user", "%s is not a user (NAME, UID, NAME:GROUP or UID:GID)", document.Quote(s.User))
 	}
 	c.User = s.User
 	caps := map[string]bool{}
@@ -134,30 +135,30 @@ func (r *resolver) container(s ContainerSpec) Container {
 	for i, cp := range s.CapAdd {
 		name := strings.TrimPrefix(strings.ToUpper(cp), "CAP_")
 		if !caps[name] {
-			r.p.add(index("container.capAdd", i), "%s is not a Linux capability (e.g. SYS_PTRACE, IPC_LOCK, SYS_ADMIN)", quote(cp))
+			r.p.Add(document.Index("container.capAdd", i), "%s is not a Linux capability (e.g. SYS_PTRACE, IPC_LOCK, SYS_ADMIN)", document.Quote(cp))
 			continue
 		}
 		c.CapAdd = append(c.CapAdd, name)
 	}
 	for i, dv := range s.Devices {
-		fp := index("container.devices", i)
+		fp := document.Index("container.devices", i)
 		parts := strings.Split(dv, ":")
 		d := Device{Host: path.Clean(parts[0]), Permissions: "rwm"}
 		d.Container = d.Host
 		if len(parts) > 3 || !strings.HasPrefix(parts[0], "/") || !strings.HasPrefix(d.Host, "/dev/") {
-			r.p.add(fp, "%s is not a device (HOST[:CONTAINER[:PERMISSIONS]], HOST under /dev, e.g. /dev/infiniband/uverbs0)", quote(dv))
+			r.p.Add(fp, "%s is not a device (HOST[:CONTAINER[:PERMISSIONS]], HOST under /dev, e.g. /dev/infiniband/uverbs0)", document.Quote(dv))
 			continue
 		}
 		if len(parts) >= 2 {
 			if !path.IsAbs(parts[1]) {
-				r.p.add(fp, "container path %s must be absolute", quote(parts[1]))
+				r.p.Add(fp, "container path %s must be absolute", document.Quote(parts[1]))
 				continue
 			}
 			d.Container = path.Clean(parts[1])
 		}
 		if len(parts) == 3 {
 			if parts[2] == "" || strings.Trim(parts[2], "rwm") != "" {
-				r.p.add(fp, "permissions %s must be made of r, w and m", quote(parts[2]))
+				r.p.Add(fp, "permissions %s must be made of r, w and m", document.Quote(parts[2]))
 				continue
 			}
 			d.Permissions = parts[2]
@@ -170,7 +171,7 @@ func (r *resolver) container(s ContainerSpec) Container {
 	}
 	for _, k := range sortedKeys(s.Ulimits) {
 		if !known[k] {
-			r.p.add("container.ulimits."+k, "is not a ulimit (allowed: %s)", strings.ReplaceAll(ulimitNames, " ", ", "))
+			r.p.Add("container.ulimits."+k, "is not a ulimit (allowed: %s)", strings.ReplaceAll(ulimitNames, " ", ", "))
 			continue
 		}
 		u := s.Ulimits[k]
@@ -200,50 +201,50 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 	var out []Benchmark
 	seen := map[string]int{}
 	for i, s := range in {
-		if i%ctxEvery == 0 && r.ctx.Err() != nil {
+		if i%document.CheckEvery == 0 && r.ctx.Err() != nil {
 			return out
 		}
-		fp := index("benchmarks", i)
+		fp := document.Index("benchmarks", i)
 		b := Benchmark{Name: s.Name, Workdir: s.Workdir, Results: s.Results, Tags: s.Tags, Timeout: Duration(DefaultTimeout)}
 		switch {
 		case s.Name == "":
-			r.p.add(fp+".name", "is required")
+			r.p.Add(fp+".name", "is required")
 		case !ValidBenchmarkName(s.Name):
-			r.p.add(fp+".name", "%s is not a valid benchmark name (letters, digits, '.', '_', '-'; at most 100)", quote(s.Name))
+			r.p.Add(fp+".name", "%s is not a valid benchmark name (letters, digits, '.', '_', '-'; at most 100)", document.Quote(s.Name))
 		default:
 			if j, dup := seen[s.Name]; dup {
-				r.p.add(fp+".name", "%s is already the name of benchmarks[%d] (names must be unique)", quote(s.Name), j)
+				r.p.Add(fp+".name", "%s is already the name of benchmarks[%d] (names must be unique)", document.Quote(s.Name), j)
 			}
 			seen[s.Name] = i
 		}
-		if r.p.has(fp + ".command") {
+		if r.p.Has(fp + ".command") {
 			// already reported (e.g. a shell string instead of a list)
 		} else if len(s.Command) == 0 {
-			if _, written := r.p.pos[fp+".command"]; !written || s.Command == nil {
-				r.p.add(fp+".command", "is required: the program and its arguments as a list, e.g. [\"python3\", \"train.py\", \"--epochs\", \"1\"]")
+			if _, written := r.p.Written(fp + ".command"); !written || s.Command == nil {
+				r.p.Add(fp+".command", "is required: the program and its arguments as a list, e.g. [\"python3\", \"train.py\", \"--epochs\", \"1\"]")
 			} else {
-				r.p.add(fp+".command", "is empty: give the program and its arguments as a list")
+				r.p.Add(fp+".command", "is empty: give the program and its arguments as a list")
 			}
 		} else if s.Command[0] == "" {
-			r.p.add(index(fp+".command", 0), "the program name is empty")
+			r.p.Add(document.Index(fp+".command", 0), "the program name is empty")
 		}
 		b.Command = s.Command
 		if s.Workdir != "" && !path.IsAbs(s.Workdir) {
-			r.p.add(fp+".workdir", "%s must be an absolute path in the container", quote(s.Workdir))
+			r.p.Add(fp+".workdir", "%s must be an absolute path in the container", document.Quote(s.Workdir))
 		}
 		if s.Timeout.Set {
 			b.Timeout = Duration(s.Timeout.D)
 		}
 		if s.Results != "" {
 			if clean, ok := CleanResultsPath(s.Results); !ok {
-				r.p.add(fp+".results", "%s must be a file name relative to $BENCHCTL_OUTPUT_DIR (e.g. perf.csv)", quote(s.Results))
+				r.p.Add(fp+".results", "%s must be a file name relative to $BENCHCTL_OUTPUT_DIR (e.g. perf.csv)", document.Quote(s.Results))
 			} else {
 				b.Results = clean
 			}
 		}
 		for j, t := range s.Tags {
 			if !ValidTag(t) {
-				r.p.add(index(fp+".tags", j), "%s is not a tag (no spaces or commas)", quote(t))
+				r.p.Add(document.Index(fp+".tags", j), "%s is not a tag (no spaces or commas)", document.Quote(t))
 			}
 		}
 		b.Env = r.env(fp+".env", s.Env)
@@ -256,10 +257,10 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 		case "", OnFailureAbort, OnFailureContinue:
 			b.OnFailure = s.OnFailure
 		default:
-			r.p.add(fp+".onFailure", "%s is not a failure policy: use \"abort\" (stop every node's container; the default with more than one node) or \"continue\" (the other nodes go on)", quote(s.OnFailure))
+			r.p.Add(fp+".onFailure", "%s is not a failure policy: use \"abort\" (stop every node's container; the default with more than one node) or \"continue\" (the other nodes go on)", document.Quote(s.OnFailure))
 		}
 		if msg := LauncherProblem(s.Launcher); msg != "" {
-			r.p.add(fp+".launcher", "%s", msg)
+			r.p.Add(fp+".launcher", "%s", msg)
 		} else {
 			b.Launcher, _ = CanonicalLauncher(s.Launcher)
 		}
@@ -275,27 +276,27 @@ func (r *resolver) models(s *ModelsSpec) *Models {
 	case VendorAMD, VendorNVIDIA:
 		m.GPUVendor = v
 	default:
-		r.p.add("models.gpuVendor", "%s is not a vendor a Dockerfile's CONTEXT line names (allowed: amd, nvidia)", quote(s.GPUVendor))
+		r.p.Add("models.gpuVendor", "%s is not a vendor a Dockerfile's CONTEXT line names (allowed: amd, nvidia)", document.Quote(s.GPUVendor))
 	}
 	if s.Catalog == "" {
-		r.p.add("models.catalog", "is required: the path of a MAD-style models.json")
+		r.p.Add("models.catalog", "is required: the path of a MAD-style models.json")
 	} else if v, ok := r.value("models.catalog", s.Catalog); ok {
 		m.Catalog = r.abs(v)
 		if st, err := os.Stat(m.Catalog); err != nil {
-			r.p.add("models.catalog", "%s does not exist (paths are relative to the manifest's folder %s)", m.Catalog, r.dir)
+			r.p.Add("models.catalog", "%s does not exist (paths are relative to the manifest's folder %s)", m.Catalog, r.dir)
 		} else if st.IsDir() {
 			m.Catalog = filepath.Join(m.Catalog, "models.json")
 			if _, err := os.Stat(m.Catalog); err != nil {
-				r.p.add("models.catalog", "%s is a directory without a models.json", filepath.Dir(m.Catalog))
+				r.p.Add("models.catalog", "%s is a directory without a models.json", filepath.Dir(m.Catalog))
 			}
 		}
 	}
 	if len(s.Tags) == 0 && len(s.Names) == 0 {
-		r.p.add("models", "select models with tags (or [all]) or names")
+		r.p.Add("models", "select models with tags (or [all]) or names")
 	}
 	for i, t := range s.Tags {
 		if strings.TrimSpace(t) == "" {
-			r.p.add(index("models.tags", i), "is empty")
+			r.p.Add(document.Index("models.tags", i), "is empty")
 		}
 	}
 	return m
@@ -306,7 +307,7 @@ func (r *resolver) logScan(s LogScanSpec) LogScan {
 	check := func(field string, list []string) []string {
 		for i, p := range list {
 			if strings.TrimSpace(p) == "" || strings.ContainsAny(p, "\n\r") {
-				r.p.add(index("logScan."+field, i), "%s is not a pattern: give the text a log line contains (one line, not blank)", quote(p))
+				r.p.Add(document.Index("logScan."+field, i), "%s is not a pattern: give the text a log line contains (one line, not blank)", document.Quote(p))
 			}
 		}
 		return list
@@ -314,7 +315,7 @@ func (r *resolver) logScan(s LogScanSpec) LogScan {
 	if s.Errors != nil {
 		l.Errors = check("errors", s.Errors)
 		if len(s.Errors) == 0 {
-			r.p.add("logScan.errors", "is empty: to turn the scan off, write logScan: {enabled: false}")
+			r.p.Add("logScan.errors", "is empty: to turn the scan off, write logScan: {enabled: false}")
 		}
 	}
 	if s.Benign != nil {
@@ -327,7 +328,7 @@ func (r *resolver) job(s JobSpec) Job {
 	var j Job
 	if s.Heartbeat.Set {
 		if d := s.Heartbeat.D; d < MinHeartbeat || d > MaxHeartbeat {
-			r.p.add("job.heartbeat", "%s is out of range: give %s to %s (a node silent for three periods is lost)", quote(d.String()), MinHeartbeat, MaxHeartbeat)
+			r.p.Add("job.heartbeat", "%s is out of range: give %s to %s (a node silent for three periods is lost)", document.Quote(d.String()), MinHeartbeat, MaxHeartbeat)
 		} else {
 			j.Heartbeat = Duration(d)
 		}
@@ -337,26 +338,26 @@ func (r *resolver) job(s JobSpec) Job {
 
 func (r *resolver) slurm(s SlurmSpec) Slurm {
 	out := Slurm(s)
-	if _, set := r.p.pos["slurm.nodes"]; set && s.Nodes < 1 {
-		r.p.add("slurm.nodes", "must be at least 1, got %d", s.Nodes)
+	if _, set := r.p.Written("slurm.nodes"); set && s.Nodes < 1 {
+		r.p.Add("slurm.nodes", "must be at least 1, got %d", s.Nodes)
 	}
 	if out.Nodes == 0 {
 		out.Nodes = 1
 	}
 	for _, f := range []struct{ name, v string }{{"partition", s.Partition}, {"account", s.Account}, {"qos", s.QOS}} {
 		if f.v != "" && !slurmNameRE.MatchString(f.v) {
-			r.p.add("slurm."+f.name, "%s is not a Slurm %s name (letters, digits and . _ , : + -)", quote(f.v), f.name)
+			r.p.Add("slurm."+f.name, "%s is not a Slurm %s name (letters, digits and . _ , : + -)", document.Quote(f.v), f.name)
 		}
 	}
 	if s.Time != "" && !slurmTimeRE.MatchString(s.Time) {
-		r.p.add("slurm.time", "%s is not a Slurm time limit (MM, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)", quote(s.Time))
+		r.p.Add("slurm.time", "%s is not a Slurm time limit (MM, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)", document.Quote(s.Time))
 	}
 	if s.GPUsPerNode != nil && *s.GPUsPerNode < 0 {
-		r.p.add("slurm.gpusPerNode", "must be 0 or more, got %d", *s.GPUsPerNode)
+		r.p.Add("slurm.gpusPerNode", "must be 0 or more, got %d", *s.GPUsPerNode)
 	}
 	for i, a := range s.SbatchArgs {
 		if !strings.HasPrefix(a, "-") || strings.ContainsAny(a, "\n\r\x00") {
-			r.p.add(index("slurm.sbatchArgs", i), "%s is not an sbatch option (one option per item, starting with -, e.g. \"--constraint=mi300x\")", quote(a))
+			r.p.Add(document.Index("slurm.sbatchArgs", i), "%s is not an sbatch option (one option per item, starting with -, e.g. \"--constraint=mi300x\")", document.Quote(a))
 		}
 	}
 	return out

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // RunOptions are the docker-run flags benchmarks really use, parsed from a manifest's
@@ -159,29 +161,29 @@ type ArgsSpec struct {
 	Set  bool
 }
 
-func (a *ArgsSpec) decodeNode(d *decoder, n *Node, path string) {
+func (a *ArgsSpec) DecodeNode(d *document.Decoder, n *document.Node, path string) {
 	a.Line = n.Line
 	switch {
-	case n.Kind == NullNode:
+	case n.Kind == document.NullNode:
 		return
-	case n.Kind == ScalarNode && n.Tag == TagStr:
+	case n.Kind == document.ScalarNode && n.Tag == document.TagStr:
 		words, err := SplitArgs(n.Value)
 		if err != nil {
-			d.p.at(n.Line, path, "%v", err)
+			d.Problems.At(n.Line, path, "%v", err)
 			return
 		}
 		a.Args, a.Set = words, true
-	case n.Kind == SeqNode:
+	case n.Kind == document.SeqNode:
 		for i, it := range n.Items {
-			if it.Kind != ScalarNode || it.Tag != TagStr {
-				d.p.at(it.Line, index(path, i), "must be a string, got %s", it.describe())
+			if it.Kind != document.ScalarNode || it.Tag != document.TagStr {
+				d.Problems.At(it.Line, document.Index(path, i), "must be a string, got %s", it.Describe())
 				continue
 			}
 			a.Args = append(a.Args, it.Value)
 		}
 		a.Set = true
 	default:
-		d.p.at(n.Line, path, "must be a string of docker-run flags or a list of words, got %s", n.describe())
+		d.Problems.At(n.Line, path, "must be a string of docker-run flags or a list of words, got %s", n.Describe())
 	}
 }
 
@@ -197,7 +199,7 @@ func (r *resolver) extraOptions(s *Spec) *RunOptions {
 	fp := "container.extraOptions"
 	o, err := ParseRunOptions(x.Args)
 	if err != nil {
-		r.p.add(fp, "%v", err)
+		r.p.Add(fp, "%v", err)
 		return nil
 	}
 	r.mergeOptions(s, o, fp, x.Line)
@@ -214,7 +216,7 @@ func (r *resolver) mergeOptions(s *Spec, o RunOptions, fp string, line int) {
 		case *dst == "":
 			*dst = v
 		case *dst != v:
-			r.p.add(fp, "sets %s %q, but container.%s is %q: give it in one place", field, v, field, *dst)
+			r.p.Add(fp, "sets %s %q, but container.%s is %q: give it in one place", field, v, field, *dst)
 		}
 	}
 	scalar("ipc", &c.IPC, o.IPC)
@@ -226,7 +228,7 @@ func (r *resolver) mergeOptions(s *Spec, o RunOptions, fp string, line int) {
 		case c.ShmSize.Bytes == 0:
 			c.ShmSize = ByteSize{Bytes: b, Text: o.ShmSize}
 		case c.ShmSize.Bytes != b:
-			r.p.add(fp, "sets shmSize %q, but container.shmSize is %q: give it in one place", o.ShmSize, c.ShmSize.Text)
+			r.p.Add(fp, "sets shmSize %q, but container.shmSize is %q: give it in one place", o.ShmSize, c.ShmSize.Text)
 		}
 	}
 	c.CapAdd = append(c.CapAdd, o.CapAdd...)
@@ -236,7 +238,7 @@ func (r *resolver) mergeOptions(s *Spec, o RunOptions, fp string, line int) {
 			c.Ulimits = map[string]Ulimit{}
 		}
 		if old, ok := c.Ulimits[k]; ok && old != u {
-			r.p.add(fp, "sets ulimit %s, but container.ulimits.%s differs: give it in one place", k, k)
+			r.p.Add(fp, "sets ulimit %s, but container.ulimits.%s differs: give it in one place", k, k)
 			continue
 		}
 		c.Ulimits[k] = u
@@ -246,7 +248,7 @@ func (r *resolver) mergeOptions(s *Spec, o RunOptions, fp string, line int) {
 			s.Env = map[string]string{}
 		}
 		if old, ok := s.Env[k]; ok && old != v {
-			r.p.add(fp, "sets %s=%q, but env sets %s=%q: give it in one place", k, v, k, old)
+			r.p.Add(fp, "sets %s=%q, but env sets %s=%q: give it in one place", k, v, k, old)
 			continue
 		}
 		s.Env[k] = v
@@ -255,7 +257,7 @@ func (r *resolver) mergeOptions(s *Spec, o RunOptions, fp string, line int) {
 		parts := splitMount(v)
 		named := len(parts) > 0 && !strings.HasPrefix(parts[0], "/") && !strings.HasPrefix(parts[0], ".") && !strings.HasPrefix(parts[0], "$")
 		if named || len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" || (len(parts) == 3 && parts[2] != "ro" && parts[2] != "rw") {
-			r.p.add(fp, "-v %s is not a bind mount (SOURCE:TARGET[:ro|rw], SOURCE a path; named volumes and other options are not supported)", quote(v))
+			r.p.Add(fp, "-v %s is not a bind mount (SOURCE:TARGET[:ro|rw], SOURCE a path; named volumes and other options are not supported)", document.Quote(v))
 			continue
 		}
 		s.Mounts = append(s.Mounts, MountSpec{Source: parts[0], Target: parts[1], ReadOnly: len(parts) == 3 && parts[2] == "ro", Line: line})
@@ -272,12 +274,12 @@ func (r *resolver) modelOptions(s *Spec, m *Manifest, b *Benchmark) {
 	fp := fmt.Sprintf("models: %s (%s:%d): additional_docker_run_options", b.Name, b.Model.Catalog, b.Model.Line)
 	args, err := SplitArgs(b.Model.RunOptions)
 	if err != nil {
-		r.p.add(fp, "%v", err)
+		r.p.Add(fp, "%v", err)
 		return
 	}
 	o, err := ParseRunOptions(args)
 	if err != nil {
-		r.p.add(fp, "%v", err)
+		r.p.Add(fp, "%v", err)
 		return
 	}
 	own := *s // the manifest's spec (with its own extraOptions merged), copied
@@ -292,7 +294,7 @@ func (r *resolver) modelOptions(s *Spec, m *Manifest, b *Benchmark) {
 		own.Env[k] = v
 	}
 	own.Mounts = append([]MountSpec(nil), s.Mounts...)
-	before := r.p.count()
+	before := r.p.Count()
 	r.mergeOptions(&own, o, fp, 0)
 	c := r.container(own.Container)
 	c.SecurityOpt = append(append([]string(nil), m.Container.SecurityOpt...), o.SecurityOpt...)
@@ -308,7 +310,7 @@ func (r *resolver) modelOptions(s *Spec, m *Manifest, b *Benchmark) {
 		}
 	}
 	extraEnv := r.env(fp+" -e", env)
-	if r.p.count() > before {
+	if r.p.Count() > before {
 		return
 	}
 	b.Container, b.Mounts = &c, mounts

@@ -2,10 +2,13 @@ package manifest
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // GPUCount is a per-node GPU count: a positive number, or "all" (stored as 0).
@@ -14,16 +17,16 @@ type GPUCount struct {
 	Set bool // written in the file
 }
 
-func (c *GPUCount) decodeNode(d *decoder, n *Node, path string) {
+func (c *GPUCount) DecodeNode(d *document.Decoder, n *document.Node, path string) {
 	c.Set = true
-	if n.Kind == ScalarNode && n.Tag == TagStr && n.Value == "all" {
+	if n.Kind == document.ScalarNode && n.Tag == document.TagStr && n.Value == "all" {
 		return
 	}
-	if i, ok := intValue(n); ok && i >= 1 && i <= 1024 {
+	if i, ok := document.Int(n); ok && i >= 1 && i <= 1024 {
 		c.N = int(i)
 		return
 	}
-	d.p.at(n.Line, path, "must be a positive number of GPUs per node (at most 1024) or \"all\", got %s", n.describe())
+	d.Problems.At(n.Line, path, "must be a positive number of GPUs per node (at most 1024) or \"all\", got %s", n.Describe())
 }
 
 // DurationSpec is a Go duration written as a string ("2h", "90m", "1h30m").
@@ -32,23 +35,23 @@ type DurationSpec struct {
 	Set bool
 }
 
-func (t *DurationSpec) decodeNode(d *decoder, n *Node, path string) {
+func (t *DurationSpec) DecodeNode(d *document.Decoder, n *document.Node, path string) {
 	t.Set = true
-	if n.Kind != ScalarNode || n.Tag != TagStr {
+	if n.Kind != document.ScalarNode || n.Tag != document.TagStr {
 		hint := ""
-		if n.Tag == TagInt {
+		if n.Tag == document.TagInt {
 			hint = fmt.Sprintf(" (a bare number has no unit: write \"%ss\" or \"%sm\")", n.Value, n.Value)
 		}
-		d.p.at(n.Line, path, "must be a duration like \"2h\", \"90m\" or \"1h30m\", got %s%s", n.describe(), hint)
+		d.Problems.At(n.Line, path, "must be a duration like \"2h\", \"90m\" or \"1h30m\", got %s%s", n.Describe(), hint)
 		return
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		d.p.at(n.Line, path, "%s is not a duration (use a number with a unit: s, m, h, e.g. \"2h\" or \"45m\")", quote(n.Value))
+		d.Problems.At(n.Line, path, "%s is not a duration (use a number with a unit: s, m, h, e.g. \"2h\" or \"45m\")", document.Quote(n.Value))
 		return
 	}
 	if v <= 0 {
-		d.p.at(n.Line, path, "must be longer than zero, got %s", quote(n.Value))
+		d.Problems.At(n.Line, path, "must be longer than zero, got %s", document.Quote(n.Value))
 		return
 	}
 	t.D = v
@@ -66,16 +69,16 @@ var sizeRE = regexp.MustCompile(`^(?i)\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b)?
 func ParseByteSize(s string) (int64, error) {
 	m := sizeRE.FindStringSubmatch(s)
 	if m == nil {
-		return 0, fmt.Errorf("%s is not a size (use bytes or a number with k, m, g or t, e.g. \"16g\")", quote(s))
+		return 0, fmt.Errorf("%s is not a size (use bytes or a number with k, m, g or t, e.g. \"16g\")", document.Quote(s))
 	}
 	f, err := strconv.ParseFloat(m[1], 64)
 	if err != nil {
-		return 0, fmt.Errorf("%s is not a size", quote(s))
+		return 0, fmt.Errorf("%s is not a size", document.Quote(s))
 	}
 	mult := map[string]float64{"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[strings.ToLower(m[2])]
 	v := f * mult
 	if v < 1 || v > 1<<50 {
-		return 0, fmt.Errorf("%s is out of range (1 byte to 1 PiB)", quote(s))
+		return 0, fmt.Errorf("%s is out of range (1 byte to 1 PiB)", document.Quote(s))
 	}
 	return int64(v), nil
 }
@@ -94,17 +97,17 @@ func FormatBytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-func (b *ByteSize) decodeNode(d *decoder, n *Node, path string) {
-	if n.Kind == NullNode {
+func (b *ByteSize) DecodeNode(d *document.Decoder, n *document.Node, path string) {
+	if n.Kind == document.NullNode {
 		return
 	}
-	if n.Kind != ScalarNode || (n.Tag != TagStr && n.Tag != TagInt) {
-		d.p.at(n.Line, path, "must be a size like \"16g\" or a number of bytes, got %s", n.describe())
+	if n.Kind != document.ScalarNode || (n.Tag != document.TagStr && n.Tag != document.TagInt) {
+		d.Problems.At(n.Line, path, "must be a size like \"16g\" or a number of bytes, got %s", n.Describe())
 		return
 	}
 	v, err := ParseByteSize(n.Value)
 	if err != nil {
-		d.p.at(n.Line, path, "%v", err)
+		d.Problems.At(n.Line, path, "%v", err)
 		return
 	}
 	b.Bytes, b.Text = v, n.Value
@@ -115,37 +118,37 @@ type Ulimit struct {
 	Soft, Hard int64
 }
 
-func (u *Ulimit) decodeNode(d *decoder, n *Node, path string) {
-	if i, ok := intValue(n); ok {
+func (u *Ulimit) DecodeNode(d *document.Decoder, n *document.Node, path string) {
+	if i, ok := document.Int(n); ok {
 		u.Soft, u.Hard = i, i
 		if i < -1 {
-			d.p.at(n.Line, path, "must be -1 (unlimited) or a number ≥ 0, got %d", i)
+			d.Problems.At(n.Line, path, "must be -1 (unlimited) or a number ≥ 0, got %d", i)
 		}
 		return
 	}
-	if n.Kind == MapNode {
+	if n.Kind == document.MapNode {
 		var raw struct {
 			Soft *int64 `json:"soft"`
 			Hard *int64 `json:"hard"`
 		}
-		before := d.p.count()
-		d.decodeStruct(n, reflectValue(&raw), path)
-		if d.p.count() > before {
+		before := d.Problems.Count()
+		d.DecodeStruct(n, reflect.ValueOf(&raw).Elem(), path)
+		if d.Problems.Count() > before {
 			return
 		}
 		if raw.Soft == nil || raw.Hard == nil {
-			d.p.at(n.Line, path, "needs both soft and hard (or a single number for both)")
+			d.Problems.At(n.Line, path, "needs both soft and hard (or a single number for both)")
 			return
 		}
 		u.Soft, u.Hard = *raw.Soft, *raw.Hard
 		if u.Soft < -1 || u.Hard < -1 {
-			d.p.at(n.Line, path, "limits must be -1 (unlimited) or ≥ 0")
+			d.Problems.At(n.Line, path, "limits must be -1 (unlimited) or ≥ 0")
 		} else if u.Hard != -1 && (u.Soft == -1 || u.Soft > u.Hard) {
-			d.p.at(n.Line, path, "soft limit %d is above the hard limit %d", u.Soft, u.Hard)
+			d.Problems.At(n.Line, path, "soft limit %d is above the hard limit %d", u.Soft, u.Hard)
 		}
 		return
 	}
-	d.p.at(n.Line, path, "must be a number (-1 = unlimited) or {soft: N, hard: N}, got %s", n.describe())
+	d.Problems.At(n.Line, path, "must be a number (-1 = unlimited) or {soft: N, hard: N}, got %s", n.Describe())
 }
 
 // MountSpec is a bind mount as written: "src:dst[:ro|rw]" or {source, target, readOnly}.
@@ -178,13 +181,13 @@ func splitMount(s string) []string {
 	return append(parts, s[start:])
 }
 
-func (m *MountSpec) decodeNode(d *decoder, n *Node, path string) {
+func (m *MountSpec) DecodeNode(d *document.Decoder, n *document.Node, path string) {
 	m.Line = n.Line
 	switch {
-	case n.Kind == ScalarNode && n.Tag == TagStr:
+	case n.Kind == document.ScalarNode && n.Tag == document.TagStr:
 		parts := splitMount(n.Value)
 		if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
-			d.p.at(n.Line, path, "%s is not a mount (write \"SOURCE:TARGET\" or \"SOURCE:TARGET:ro\")", quote(n.Value))
+			d.Problems.At(n.Line, path, "%s is not a mount (write \"SOURCE:TARGET\" or \"SOURCE:TARGET:ro\")", document.Quote(n.Value))
 			return
 		}
 		m.Source, m.Target = parts[0], parts[1]
@@ -194,26 +197,26 @@ func (m *MountSpec) decodeNode(d *decoder, n *Node, path string) {
 				m.ReadOnly = true
 			case "rw":
 			default:
-				d.p.at(n.Line, path, "mount option %s is not supported (allowed: ro, rw)", quote(parts[2]))
+				d.Problems.At(n.Line, path, "mount option %s is not supported (allowed: ro, rw)", document.Quote(parts[2]))
 			}
 		}
-	case n.Kind == MapNode:
+	case n.Kind == document.MapNode:
 		var raw struct {
 			Source   string `json:"source"`
 			Target   string `json:"target"`
 			ReadOnly bool   `json:"readOnly"`
 		}
-		before := d.p.count()
-		d.decodeStruct(n, reflectValue(&raw), path)
-		if d.p.count() > before {
+		before := d.Problems.Count()
+		d.DecodeStruct(n, reflect.ValueOf(&raw).Elem(), path)
+		if d.Problems.Count() > before {
 			return
 		}
 		if raw.Source == "" || raw.Target == "" {
-			d.p.at(n.Line, path, "needs both source and target")
+			d.Problems.At(n.Line, path, "needs both source and target")
 			return
 		}
 		m.Source, m.Target, m.ReadOnly = raw.Source, raw.Target, raw.ReadOnly
 	default:
-		d.p.at(n.Line, path, "must be \"SOURCE:TARGET[:ro]\" or {source, target, readOnly}, got %s", n.describe())
+		d.Problems.At(n.Line, path, "must be \"SOURCE:TARGET[:ro]\" or {source, target, readOnly}, got %s", n.Describe())
 	}
 }

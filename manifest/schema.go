@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // docs/manifest.schema.json is the checked-in copy of Schema(); TestSchemaIsCurrent fails
@@ -135,10 +137,10 @@ type schemaGen struct {
 }
 
 // of returns the schema of a value of type t at path ("", "gpu.vendor", "benchmarks[].env"),
-// as the decoder reads it: its own syntax for a nodeDecoder, null allowed where the decoder
+// as the decoder reads it: its own syntax for a document.NodeDecoder, null allowed where the decoder
 // leaves a pointer, struct, map or slice untouched by a null.
 func (g *schemaGen) of(t reflect.Type, path string) (*jsonSchema, error) {
-	if reflect.PointerTo(t).Implements(nodeDecoderType) {
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[document.NodeDecoder]()) {
 		shape, ok := schemaShapes[t]
 		if !ok {
 			return nil, fmt.Errorf("manifest schema: %s (at %s) has its own syntax but no shape in schemaShapes", t, pathName(path))
@@ -156,20 +158,20 @@ func (g *schemaGen) of(t reflect.Type, path string) (*jsonSchema, error) {
 		s := &jsonSchema{Type: schemaTypes{"object", "null"}, AdditionalProperties: false}
 		for i := range t.NumField() {
 			f := t.Field(i)
-			name := fieldName(f)
+			name := document.FieldName(f)
 			if name == "" || name == "-" {
 				continue
 			}
-			fs, err := g.of(f.Type, join(path, name))
+			fs, err := g.of(f.Type, document.Join(path, name))
 			if err != nil {
 				return nil, err
 			}
 			doc := g.docs[t.Name()+"."+f.Name]
 			if doc == "" {
-				return nil, fmt.Errorf("manifest schema: %s.%s (%s) has no doc comment in spec.go: it is the field's description", t.Name(), f.Name, pathName(join(path, name)))
+				return nil, fmt.Errorf("manifest schema: %s.%s (%s) has no doc comment in spec.go: it is the field's description", t.Name(), f.Name, pathName(document.Join(path, name)))
 			}
 			fs.Description = fieldDescription(f.Name, name, doc)
-			g.applyRules(fs, join(path, name))
+			g.applyRules(fs, document.Join(path, name))
 			s.Properties = append(s.Properties, property{name, fs})
 		}
 		return s, nil

@@ -9,7 +9,7 @@ import (
 // resolver (their constants and regular expressions where they have them);
 // TestSchemaAgreesWithTheDecoder checks each enum and shape against Parse.
 
-// schemaShapes are the schemas of the types with their own syntax (nodeDecoder), as their
+// schemaShapes are the schemas of the types with their own syntax (document.NodeDecoder), as their
 // decodeNode reads them; the field's description is added by the caller.
 var schemaShapes = map[reflect.Type]func() *jsonSchema{
 	reflect.TypeFor[GPUCount](): func() *jsonSchema {

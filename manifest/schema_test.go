@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/manifest/document"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -56,32 +57,32 @@ func compiledSchema(t *testing.T) *jsonschema.Schema {
 // them).
 func instance(t *testing.T, name string, data []byte) any {
 	t.Helper()
-	n, err := ParseDocument(name, data)
+	n, err := document.Parse(name, data)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	var conv func(n *Node) any
-	conv = func(n *Node) any {
+	var conv func(n *document.Node) any
+	conv = func(n *document.Node) any {
 		switch n.Kind {
-		case MapNode:
+		case document.MapNode:
 			m := map[string]any{}
 			for i, k := range n.Keys {
 				m[k.Value] = conv(n.Items[i])
 			}
 			return m
-		case SeqNode:
+		case document.SeqNode:
 			l := []any{}
 			for _, it := range n.Items {
 				l = append(l, conv(it))
 			}
 			return l
-		case NullNode:
+		case document.NullNode:
 			return nil
 		}
 		switch n.Tag {
-		case TagBool:
+		case document.TagBool:
 			return strings.EqualFold(n.Value, "true")
-		case TagInt, TagFloat:
+		case document.TagInt, document.TagFloat:
 			if json.Valid([]byte(n.Value)) {
 				return json.Number(n.Value)
 			}
@@ -128,7 +129,7 @@ func TestExampleManifestsMatchTheSchema(t *testing.T) {
 				continue // an outline with placeholders, not a manifest
 			}
 			blocks++
-			n, err := ParseDocument("m.yaml", []byte(block))
+			n, err := document.Parse("m.yaml", []byte(block))
 			if err != nil {
 				t.Errorf("%s:%d: %v", doc, line, err)
 				continue
@@ -342,7 +343,7 @@ func TestSchemaEnumsAgreeWithTheDecoder(t *testing.T) {
 		}
 		if ps, ok := m["properties"].(map[string]any); ok {
 			for k, v := range ps {
-				walk(join(path, k), v)
+				walk(document.Join(path, k), v)
 			}
 		}
 		walk(path+"[]", m["items"])
@@ -457,9 +458,9 @@ func TestSchemaDescribesEveryField(t *testing.T) {
 			if ps, ok := v["properties"].(map[string]any); ok {
 				for k, p := range ps {
 					if d, _ := p.(map[string]any)["description"].(string); strings.TrimSpace(d) == "" {
-						t.Errorf("%s has no description", join(path, k))
+						t.Errorf("%s has no description", document.Join(path, k))
 					}
-					walk(join(path, k), p)
+					walk(document.Join(path, k), p)
 				}
 			}
 			for k, sub := range v {

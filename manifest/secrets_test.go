@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 const jobSecret = "0123456789abcdef-BARRIER-KEY"
@@ -51,9 +53,9 @@ func TestBenchctlVariablesNeverReachAManifestValue(t *testing.T) {
 					"BENCHCTL_SHARED_DIR", "/shared", "HF_TOKEN", "hf_x")(k)
 			}
 			m, _, err := Load(p, Options{Lookup: lookup})
-			var me *Error
+			var me *document.Error
 			if !errors.As(err, &me) || !me.InvalidInput() || m != nil {
-				t.Fatalf("want an invalid-input *manifest.Error, got %v", err)
+				t.Fatalf("want an invalid-input *document.Error, got %v", err)
 			}
 			msg := err.Error()
 			if !strings.Contains(msg, p+":"+c.want) {

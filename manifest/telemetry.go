@@ -3,6 +3,8 @@ package manifest
 import (
 	"strings"
 	"time"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // Telemetry is how each node samples its GPUs while a benchmark's container runs.
@@ -42,26 +44,24 @@ type TelemetrySpec struct {
 
 const telemetryHint = `write telemetry: {interval: 1s} (from 100ms to 1h), or telemetry: off`
 
-func (t *TelemetrySpec) decodeNode(d *decoder, n *Node, fp string) {
+func (t *TelemetrySpec) DecodeNode(d *document.Decoder, n *document.Node, fp string) {
 	switch {
-	case n.Kind == NullNode:
+	case n.Kind == document.NullNode:
 		return
 	case isOff(n):
 		t.Off, t.Set = true, true
 		return
-	case n.Kind != MapNode:
-		d.p.at(n.Line, fp, "must be off or a mapping such as {interval: 1s}, got %s: %s", n.describe(), telemetryHint)
+	case n.Kind != document.MapNode:
+		d.Problems.At(n.Line, fp, "must be off or a mapping such as {interval: 1s}, got %s: %s", n.Describe(), telemetryHint)
 		return
 	}
 	t.Set = true
 	for i, k := range n.Keys {
-		kfp := join(fp, k.Value)
-		if _, ok := d.p.pos[kfp]; !ok {
-			d.p.pos[kfp] = k.Line
-		}
+		kfp := document.Join(fp, k.Value)
+		d.Problems.SetLineOnce(kfp, k.Line)
 		v := n.Items[i]
 		if k.Value != "interval" {
-			d.p.at(k.Line, kfp, "is not a field of telemetry (it has interval only): %s", telemetryHint)
+			d.Problems.At(k.Line, kfp, "is not a field of telemetry (it has interval only): %s", telemetryHint)
 			continue
 		}
 		if isOff(v) {
@@ -69,13 +69,13 @@ func (t *TelemetrySpec) decodeNode(d *decoder, n *Node, fp string) {
 			continue
 		}
 		var ds DurationSpec
-		before := d.p.count()
-		ds.decodeNode(d, v, kfp)
-		if d.p.count() > before {
+		before := d.Problems.Count()
+		ds.DecodeNode(d, v, kfp)
+		if d.Problems.Count() > before {
 			continue
 		}
 		if ds.D < MinTelemetryInterval || ds.D > MaxTelemetryInterval {
-			d.p.at(v.Line, kfp, "%s is out of range: give %s to %s (or off)", quote(ds.D.String()), MinTelemetryInterval, MaxTelemetryInterval)
+			d.Problems.At(v.Line, kfp, "%s is out of range: give %s to %s (or off)", document.Quote(ds.D.String()), MinTelemetryInterval, MaxTelemetryInterval)
 			continue
 		}
 		t.Interval = ds.D
@@ -83,8 +83,8 @@ func (t *TelemetrySpec) decodeNode(d *decoder, n *Node, fp string) {
 }
 
 // isOff reports whether n says off: the word, or false.
-func isOff(n *Node) bool {
-	return n.Kind == ScalarNode && ((n.Tag == TagStr && n.Value == "off") || (n.Tag == TagBool && !strings.EqualFold(n.Value, "true")))
+func isOff(n *document.Node) bool {
+	return n.Kind == document.ScalarNode && ((n.Tag == document.TagStr && n.Value == "off") || (n.Tag == document.TagBool && !strings.EqualFold(n.Value, "true")))
 }
 
 func (s TelemetrySpec) resolve() Telemetry {

@@ -1,6 +1,10 @@
 package manifest
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/benchctl/benchctl/manifest/document"
+)
 
 // Tool is one profiler or tracer a job wraps its benchmarks with: an entry of madengine's
 // tools.json (scripts/common/tools.json in a MAD checkout), resolved and checked.
@@ -43,12 +47,12 @@ func (r *resolver) tools(names []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for i, n := range names {
-		fp := index("tools", i)
+		fp := document.Index("tools", i)
 		switch {
 		case !ValidToolName(n):
-			r.p.add(fp, "%s is not a tool name (letters, digits, '.', '_', '+', '-'; a tool of the MAD checkout's scripts/common/tools.json, of a tools.json beside the manifest, or of --tools-file)", quote(n))
+			r.p.Add(fp, "%s is not a tool name (letters, digits, '.', '_', '+', '-'; a tool of the MAD checkout's scripts/common/tools.json, of a tools.json beside the manifest, or of --tools-file)", document.Quote(n))
 		case seen[n]:
-			r.p.add(fp, "%s is listed twice", quote(n))
+			r.p.Add(fp, "%s is listed twice", document.Quote(n))
 		default:
 			seen[n] = true
 			out = append(out, n)

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/safefile"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/manifest/document"
 
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -50,7 +52,7 @@ type Model struct {
 type Catalog struct {
 	Path     string
 	Models   []Model
-	Warnings []string // at most manifest.MaxProblems, and a line that counts the others
+	Warnings []string // at most document.MaxProblems, and a line that counts the others
 	more     int
 }
 
@@ -61,12 +63,12 @@ var known = map[string]bool{"name": true, "url": true, "dockerfile": true, "scri
 	"additional_docker_run_options": true, "distributed": true, "data": true, "cred": true}
 
 // Load reads a MAD-style catalog: a JSON list of model objects. Problems are returned
-// together as a *manifest.Error, located by line; unknown keys are kept, with a warning.
+// together as a *document.Error, located by line; unknown keys are kept, with a warning.
 func Load(path string) (*Catalog, error) { return LoadContext(context.Background(), path) }
 
 // LoadContext is Load that stops when ctx ends, returning its cause. Any file within
 // MaxCatalogSize is read in bounded memory: the parse keeps a bounded number of values
-// (manifest.ParseDocumentContext), and at most manifest.MaxProblems problems and as many
+// (document.ParseContext), and at most document.MaxProblems problems and as many
 // warnings are kept (the others are counted).
 func LoadContext(ctx context.Context, path string) (*Catalog, error) {
 	f, err := safefile.Open(path) // a FIFO is refused, never read (it could block forever)
@@ -81,7 +83,7 @@ func LoadContext(ctx context.Context, path string) (*Catalog, error) {
 		return nil, catalogError(path, 0, fmt.Sprintf("cannot read: %v", err))
 	}
 	defer f.Close()
-	data, err := manifest.ReadLimited(f, MaxCatalogSize)
+	data, err := document.ReadLimited(f, MaxCatalogSize)
 	if err != nil {
 		return nil, catalogError(path, 0, fmt.Sprintf("cannot read: %v", err))
 	}
@@ -93,21 +95,21 @@ func LoadContext(ctx context.Context, path string) (*Catalog, error) {
 
 // parseCatalog reads a catalog's bytes; path names it in problems and warnings.
 func parseCatalog(ctx context.Context, path string, data []byte) (*Catalog, error) {
-	root, err := manifest.ParseDocumentContext(ctx, "catalog.json", data) // JSON whatever the file's name
-	data = nil                                                            // the tree holds what is needed
+	root, err := document.ParseContext(ctx, "catalog.json", data) // JSON whatever the file's name
+	data = nil                                                    // the tree holds what is needed
 	if err != nil {
-		var pe *manifest.ParseError
+		var pe *document.ParseError
 		if errors.As(err, &pe) {
 			return nil, catalogError(path, pe.Line, pe.Msg)
 		}
 		return nil, err
 	}
 	c := &Catalog{Path: path}
-	e := &manifest.Error{File: path, Kind: "catalog"}
+	e := &document.Error{File: path, Kind: "catalog"}
 	add := func(line int, fp, format string, args ...any) {
-		e.Add(manifest.Problem{File: path, Line: line, Path: fp, Msg: fmt.Sprintf(format, args...)})
+		e.Add(document.Problem{File: path, Line: line, Path: fp, Msg: fmt.Sprintf(format, args...)})
 	}
-	if root.Kind != manifest.SeqNode {
+	if root.Kind != document.SeqNode {
 		add(root.Line, "", "a catalog must be a JSON list of models, got %s", root.Kind)
 		return nil, e
 	}
@@ -117,7 +119,7 @@ func parseCatalog(ctx context.Context, path string, data []byte) (*Catalog, erro
 			return nil, fmt.Errorf("reading the catalog %s: %w", path, context.Cause(ctx))
 		}
 		fp := fmt.Sprintf("[%d]", i)
-		if it.Kind != manifest.MapNode {
+		if it.Kind != document.MapNode {
 			add(it.Line, fp, "a model must be an object, got %s", it.Kind)
 			continue
 		}
@@ -126,7 +128,7 @@ func parseCatalog(ctx context.Context, path string, data []byte) (*Catalog, erro
 		case m.Name == "":
 			add(it.Line, fp+".name", "is required")
 		case !manifest.ValidBenchmarkName(m.Name):
-			add(it.Line, fp+".name", "%s is not usable as a benchmark name (letters, digits, '.', '_', '-')", manifest.Quote(m.Name))
+			add(it.Line, fp+".name", "%s is not usable as a benchmark name (letters, digits, '.', '_', '-')", document.Quote(m.Name))
 		default:
 			if j, dup := seen[m.Name]; dup {
 				add(it.Line, fp+".name", "%q is already the name of model [%d]", m.Name, j)
@@ -146,12 +148,12 @@ func parseCatalog(ctx context.Context, path string, data []byte) (*Catalog, erro
 			if clean, ok := manifest.CleanResultsPath(m.MultipleResults); ok {
 				m.MultipleResults = clean
 			} else {
-				add(it.Line, fp+".multiple_results", "%s must be a file name relative to the output folder (e.g. perf.csv)", manifest.Quote(m.MultipleResults))
+				add(it.Line, fp+".multiple_results", "%s must be a file name relative to the output folder (e.g. perf.csv)", document.Quote(m.MultipleResults))
 			}
 		}
 		for j, t := range m.Tags {
 			if !manifest.ValidTag(t) {
-				add(it.Line, fmt.Sprintf("%s.tags[%d]", fp, j), "%s is not a tag (no spaces or commas)", manifest.Quote(t))
+				add(it.Line, fmt.Sprintf("%s.tags[%d]", fp, j), "%s is not a tag (no spaces or commas)", document.Quote(t))
 			}
 		}
 		c.Models = append(c.Models, m)
@@ -165,9 +167,9 @@ func parseCatalog(ctx context.Context, path string, data []byte) (*Catalog, erro
 	return c, nil
 }
 
-// warn records a warning, keeping the first manifest.MaxProblems.
+// warn records a warning, keeping the first document.MaxProblems.
 func (c *Catalog) warn(format string, args ...any) {
-	if len(c.Warnings) >= manifest.MaxProblems {
+	if len(c.Warnings) >= document.MaxProblems {
 		c.more++
 		return
 	}
@@ -177,11 +179,11 @@ func (c *Catalog) warn(format string, args ...any) {
 type addFunc func(line int, fp, format string, args ...any)
 
 // model reads one catalog entry.
-func (c *Catalog) model(it *manifest.Node, fp string, add addFunc) Model {
+func (c *Catalog) model(it *document.Node, fp string, add addFunc) Model {
 	m := Model{Line: it.Line}
 	for k, key := range it.Keys {
 		v := it.Items[k]
-		kp := fp + "." + manifest.Clip(key.Value)
+		kp := fp + "." + document.Clip(key.Value)
 		if !known[key.Value] {
 			if m.Extra == nil {
 				m.Extra = map[string]string{}
@@ -204,16 +206,16 @@ func (c *Catalog) model(it *manifest.Node, fp string, add addFunc) Model {
 		case "timeout":
 			t, ok := timeoutValue(v)
 			if !ok {
-				add(v.Line, kp, "must be a number of seconds up to a year (-1 or 0 for the default), got %s", manifest.Quote(v.Value))
+				add(v.Line, kp, "must be a number of seconds up to a year (-1 or 0 for the default), got %s", document.Quote(v.Value))
 			}
 			m.Timeout = t
 		case "log_error_pattern_scan":
 			switch strings.ToLower(v.Value) {
 			case "true", "1", "yes":
 			case "false", "0", "no":
-				m.NoLogScan = v.Kind == manifest.ScalarNode
+				m.NoLogScan = v.Kind == document.ScalarNode
 			default:
-				add(v.Line, kp, "must be true or false, got %s", manifest.Quote(v.Value))
+				add(v.Line, kp, "must be true or false, got %s", document.Quote(v.Value))
 			}
 		case "log_error_patterns", "log_error_benign_patterns":
 			list, msg := patternList(v)
@@ -230,17 +232,17 @@ func (c *Catalog) model(it *manifest.Node, fp string, add addFunc) Model {
 		case "distributed":
 			c.distributed(&m, v, kp, add)
 		case "n_gpus":
-			if v.Kind != manifest.ScalarNode {
+			if v.Kind != document.ScalarNode {
 				add(v.Line, kp, "must be a number as a string, e.g. \"8\" or \"-1\"")
 			} else if n, err := strconv.Atoi(v.Value); err != nil || n < -1 {
-				add(v.Line, kp, "%s is not a GPU count (\"-1\" means all)", manifest.Quote(v.Value))
+				add(v.Line, kp, "%s is not a GPU count (\"-1\" means all)", document.Quote(v.Value))
 			}
 			m.NGPUs = v.Value
 		default:
-			if v.Kind == manifest.NullNode {
+			if v.Kind == document.NullNode {
 				continue
 			}
-			if v.Kind != manifest.ScalarNode {
+			if v.Kind != document.ScalarNode {
 				add(v.Line, kp, "must be a string, got %s", v.Kind)
 				continue
 			}
@@ -278,20 +280,20 @@ func setString(m *Model, key, v string) {
 }
 
 func catalogError(path string, line int, msg string) error {
-	return &manifest.Error{File: path, Kind: "catalog", Problems: []manifest.Problem{{File: path, Line: line, Msg: msg}}}
+	return &document.Error{File: path, Kind: "catalog", Problems: []document.Problem{{File: path, Line: line, Msg: msg}}}
 }
 
 // stringList reads a list of strings or a comma-separated string.
 // patternList reads a list of log patterns: literal text a log line contains, one line
 // each, not blank (madengine's log_error_patterns and log_error_benign_patterns). A
 // comma-separated string is not accepted: a pattern may contain a comma.
-func patternList(n *manifest.Node) ([]string, string) {
-	if n.Kind != manifest.SeqNode {
+func patternList(n *document.Node) ([]string, string) {
+	if n.Kind != document.SeqNode {
 		return nil, fmt.Sprintf("must be a list of strings (the text a log line contains), got %s", n.Kind)
 	}
 	out := make([]string, 0, len(n.Items))
 	for i, it := range n.Items {
-		if it.Kind != manifest.ScalarNode || strings.TrimSpace(it.Value) == "" || strings.ContainsAny(it.Value, "\n\r") {
+		if it.Kind != document.ScalarNode || strings.TrimSpace(it.Value) == "" || strings.ContainsAny(it.Value, "\n\r") {
 			return nil, fmt.Sprintf("item %d is not a pattern: give the text a log line contains (one line, not blank)", i)
 		}
 		if len(it.Value) > 4096 {
@@ -302,16 +304,16 @@ func patternList(n *manifest.Node) ([]string, string) {
 	return out, ""
 }
 
-func stringList(n *manifest.Node) ([]string, bool) {
+func stringList(n *document.Node) ([]string, bool) {
 	var parts []string
 	switch n.Kind {
-	case manifest.NullNode:
+	case document.NullNode:
 		return nil, true
-	case manifest.ScalarNode:
+	case document.ScalarNode:
 		parts = strings.Split(n.Value, ",")
-	case manifest.SeqNode:
+	case document.SeqNode:
 		for _, it := range n.Items {
-			if it.Kind != manifest.ScalarNode {
+			if it.Kind != document.ScalarNode {
 				return nil, false
 			}
 			parts = append(parts, it.Value)
@@ -332,11 +334,11 @@ func stringList(n *manifest.Node) ([]string, bool) {
 const maxTimeout = 365 * 24 * 3600
 
 // timeoutValue reads a timeout in seconds; -1 and 0 mean the default (returned as 0).
-func timeoutValue(n *manifest.Node) (int, bool) {
-	if n.Kind == manifest.NullNode {
+func timeoutValue(n *document.Node) (int, bool) {
+	if n.Kind == document.NullNode {
 		return 0, true
 	}
-	if n.Kind != manifest.ScalarNode {
+	if n.Kind != document.ScalarNode {
 		return 0, false
 	}
 	t, err := strconv.Atoi(strings.TrimSpace(n.Value))
@@ -347,7 +349,7 @@ func timeoutValue(n *manifest.Node) (int, bool) {
 }
 
 // nodeJSON renders a node back to compact JSON text (for keys kept as metadata).
-func nodeJSON(n *manifest.Node) string {
+func nodeJSON(n *document.Node) string {
 	out, err := json.Marshal(nodeValue(n))
 	if err != nil {
 		return n.Value
@@ -355,24 +357,24 @@ func nodeJSON(n *manifest.Node) string {
 	return string(out)
 }
 
-func nodeValue(n *manifest.Node) any {
+func nodeValue(n *document.Node) any {
 	switch n.Kind {
-	case manifest.MapNode:
+	case document.MapNode:
 		m := map[string]any{}
 		for i, k := range n.Keys {
 			m[k.Value] = nodeValue(n.Items[i])
 		}
 		return m
-	case manifest.SeqNode:
+	case document.SeqNode:
 		l := make([]any, len(n.Items))
 		for i, it := range n.Items {
 			l[i] = nodeValue(it)
 		}
 		return l
-	case manifest.NullNode:
+	case document.NullNode:
 		return nil
 	}
-	if n.Tag == manifest.TagInt || n.Tag == manifest.TagFloat || n.Tag == manifest.TagBool {
+	if n.Tag == document.TagInt || n.Tag == document.TagFloat || n.Tag == document.TagBool {
 		return json.RawMessage(n.Value)
 	}
 	return n.Value

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // distributed reads a model's "distributed" object as madengine reads it: launcher (its
@@ -12,23 +13,23 @@ import (
 // prefill_nodes and decode_nodes, and primus's config_path, cli_extra and backend. The
 // topology keys (nnodes, nproc_per_node, port, backend, ...) come from the job's nodes
 // under benchctl: they are kept as metadata, with a warning.
-func (c *Catalog) distributed(m *Model, v *manifest.Node, kp string, add addFunc) {
-	if v.Kind == manifest.NullNode {
+func (c *Catalog) distributed(m *Model, v *document.Node, kp string, add addFunc) {
+	if v.Kind == document.NullNode {
 		return
 	}
-	if v.Kind != manifest.MapNode {
+	if v.Kind != document.MapNode {
 		add(v.Line, kp, "must be an object such as {\"launcher\": \"torchrun\"}, got %s", v.Kind)
 		return
 	}
 	d := &manifest.Distributed{}
 	for i, key := range v.Keys {
-		val, fp := v.Items[i], kp+"."+manifest.Clip(key.Value)
+		val, fp := v.Items[i], kp+"."+document.Clip(key.Value)
 		switch key.Value {
 		case "launcher":
-			if val.Kind == manifest.NullNode {
+			if val.Kind == document.NullNode {
 				continue
 			}
-			if val.Kind != manifest.ScalarNode {
+			if val.Kind != document.ScalarNode {
 				add(val.Line, fp, "must be a launcher name, got %s", val.Kind)
 				continue
 			}
@@ -44,15 +45,15 @@ func (c *Catalog) distributed(m *Model, v *manifest.Node, kp string, add addFunc
 				switch k.Value {
 				case "prefill_nodes", "decode_nodes":
 					x, err := strconv.Atoi(n.Value)
-					if n.Kind != manifest.ScalarNode || err != nil || x < 1 || x > maxDisaggNodes {
-						add(n.Line, fp+"."+k.Value, "must be a number of nodes from 1 to %d, got %s", maxDisaggNodes, manifest.Quote(n.Value))
+					if n.Kind != document.ScalarNode || err != nil || x < 1 || x > maxDisaggNodes {
+						add(n.Line, fp+"."+k.Value, "must be a number of nodes from 1 to %d, got %s", maxDisaggNodes, document.Quote(n.Value))
 					} else if k.Value == "prefill_nodes" {
 						d.PrefillNodes = x
 					} else {
 						d.DecodeNodes = x
 					}
 				default:
-					c.warn("%s:%d: %s.%s: unknown key ignored (sglang_disagg reads prefill_nodes and decode_nodes)", c.Path, k.Line, fp, manifest.Clip(k.Value))
+					c.warn("%s:%d: %s.%s: unknown key ignored (sglang_disagg reads prefill_nodes and decode_nodes)", c.Path, k.Line, fp, document.Clip(k.Value))
 				}
 			}
 			if (d.PrefillNodes == 0) != (d.DecodeNodes == 0) {
@@ -61,8 +62,8 @@ func (c *Catalog) distributed(m *Model, v *manifest.Node, kp string, add addFunc
 		case "primus":
 			for j, k := range keysOf(val) {
 				n := val.Items[j]
-				if n.Kind != manifest.ScalarNode {
-					add(n.Line, fp+"."+manifest.Clip(k.Value), "must be a string, got %s", n.Kind)
+				if n.Kind != document.ScalarNode {
+					add(n.Line, fp+"."+document.Clip(k.Value), "must be a string, got %s", n.Kind)
 					continue
 				}
 				switch k.Value {
@@ -73,7 +74,7 @@ func (c *Catalog) distributed(m *Model, v *manifest.Node, kp string, add addFunc
 				case "backend":
 					d.PrimusBackend = n.Value
 				default:
-					c.warn("%s:%d: %s.%s: unknown key ignored (primus reads config_path, cli_extra and backend)", c.Path, k.Line, fp, manifest.Clip(k.Value))
+					c.warn("%s:%d: %s.%s: unknown key ignored (primus reads config_path, cli_extra and backend)", c.Path, k.Line, fp, document.Clip(k.Value))
 				}
 			}
 		default:
@@ -91,8 +92,8 @@ func (c *Catalog) distributed(m *Model, v *manifest.Node, kp string, add addFunc
 
 // keysOf returns a mapping's keys (none for anything else: madengine ignores a
 // sub-setting that is not an object).
-func keysOf(n *manifest.Node) []*manifest.Node {
-	if n == nil || n.Kind != manifest.MapNode {
+func keysOf(n *document.Node) []*document.Node {
+	if n == nil || n.Kind != document.MapNode {
 		return nil
 	}
 	return n.Keys

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // A MAD checkout run is `benchctl run --tags T` (or build) with no --manifest, in a folder
@@ -48,7 +49,7 @@ type CheckoutOptions struct {
 // hidden, every docker_env_vars value whose name is credential-like (manifest.
 // CredentialLike) is secret (*** in Redacted copies) and every model works in Workspace.
 //
-// Every error is invalid input (exit 4), a *manifest.Error whose problems name where:
+// Every error is invalid input (exit 4), a *document.Error whose problems name where:
 // the flag (`--context: docker_env_vars.FOO: must be a string`, `--context-file ctx.json:
 // ...`, `--tags: ...`), the catalog's file and line, or the checkout folder. Warnings are
 // located the same way.
@@ -142,7 +143,7 @@ func needVendor(catalog string, tags []string, ctx *madContext, d Discovery) err
 	if ctx.vendor != "" {
 		is = "is " + strconv.Quote(ctx.vendor)
 	}
-	return &manifest.Error{File: ctx.label, Kind: "input", Problems: []manifest.Problem{{File: ctx.label, Path: "gpu_vendor",
+	return &document.Error{File: ctx.label, Kind: "input", Problems: []document.Problem{{File: ctx.label, Path: "gpu_vendor",
 		Msg: fmt.Sprintf(`%s, and each model's image is its Dockerfile picked by GPU vendor (%s): give "gpu_vendor": "AMD" or "NVIDIA"`, is, strings.Join(prefixes, ", "))}}}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // madContext is madengine's --additional-context, checked: what a checkout run maps onto
@@ -48,7 +49,7 @@ var contextHints = map[string]string{
 const acceptedKeys = "gpu_vendor, guest_os, docker_env_vars, docker_mounts, docker_build_arg, docker_gpus, log_error_pattern_scan, log_error_patterns, log_error_benign_patterns, tools, pre_scripts, post_scripts, encapsulate_script"
 
 // readContext reads and checks --context or --context-file; every problem of the context
-// is reported together, as an invalid-input *manifest.Error.
+// is reported together, as an invalid-input *document.Error.
 func readContext(o CheckoutOptions) (*madContext, error) {
 	c := &madContext{label: "--context"}
 	var data []byte
@@ -66,9 +67,9 @@ func readContext(o CheckoutOptions) (*madContext, error) {
 	default:
 		return c, nil
 	}
-	root, err := manifest.ParseDocument("context.json", data)
+	root, err := document.Parse("context.json", data)
 	if err != nil {
-		var pe *manifest.ParseError
+		var pe *document.ParseError
 		if !errors.As(err, &pe) || pe.Line == 0 {
 			msg := err.Error()
 			if pe != nil {
@@ -81,12 +82,12 @@ func readContext(o CheckoutOptions) (*madContext, error) {
 		}
 		return nil, inputError(c.label, "line %d, column %d (byte offset %d): %s", pe.Line, pe.Col, byteOffset(data, pe.Line, pe.Col), pe.Msg)
 	}
-	if root.Kind != manifest.MapNode {
+	if root.Kind != document.MapNode {
 		return nil, inputError(c.label, `must be a JSON object of madengine context keys ({"gpu_vendor": "AMD", ...}), got %s`, describe(root))
 	}
-	var ps []manifest.Problem
+	var ps []document.Problem
 	bad := func(p, format string, args ...any) {
-		ps = append(ps, manifest.Problem{File: c.label, Path: p, Msg: fmt.Sprintf(format, args...)})
+		ps = append(ps, document.Problem{File: c.label, Path: p, Msg: fmt.Sprintf(format, args...)})
 	}
 	for i, k := range root.Keys {
 		key, v := k.Value, root.Items[i]
@@ -110,7 +111,7 @@ func readContext(o CheckoutOptions) (*madContext, error) {
 				bad(key, `must be a guest OS such as "UBUNTU" or "CENTOS" (matched against each Dockerfile's CONTEXT line), got %s`, describe(v))
 			}
 		case "docker_env_vars", "docker_build_arg", "docker_mounts":
-			if v.Kind != manifest.MapNode {
+			if v.Kind != document.MapNode {
 				bad(key, "must be an object of %s, got %s", map[string]string{"docker_env_vars": "NAME: value",
 					"docker_build_arg": "NAME: value", "docker_mounts": "container path: host path"}[key], describe(v))
 				continue
@@ -177,31 +178,31 @@ func readContext(o CheckoutOptions) (*madContext, error) {
 		}
 	}
 	if len(ps) > 0 {
-		return nil, &manifest.Error{File: c.label, Kind: "input", Problems: ps}
+		return nil, &document.Error{File: c.label, Kind: "input", Problems: ps}
 	}
 	return c, nil
 }
 
 // text is a scalar's text: a string, or a number as written.
-func text(n *manifest.Node) (string, bool) {
-	if n.Kind != manifest.ScalarNode || (n.Tag != manifest.TagStr && n.Tag != manifest.TagInt && n.Tag != manifest.TagFloat) {
+func text(n *document.Node) (string, bool) {
+	if n.Kind != document.ScalarNode || (n.Tag != document.TagStr && n.Tag != document.TagInt && n.Tag != document.TagFloat) {
 		return "", false
 	}
 	return n.Value, true
 }
 
 // describe says what a JSON value is, for "must be X, got Y".
-func describe(n *manifest.Node) string {
+func describe(n *document.Node) string {
 	switch {
-	case n.Kind == manifest.MapNode:
+	case n.Kind == document.MapNode:
 		return "an object"
-	case n.Kind == manifest.SeqNode:
+	case n.Kind == document.SeqNode:
 		return "a list"
-	case n.Kind == manifest.NullNode:
+	case n.Kind == document.NullNode:
 		return "null"
-	case n.Tag == manifest.TagStr:
+	case n.Tag == document.TagStr:
 		return "the string " + strconv.Quote(short(n.Value))
-	case n.Tag == manifest.TagBool:
+	case n.Tag == document.TagBool:
 		return "the boolean " + n.Value + ` (write it in quotes: "` + n.Value + `")`
 	}
 	return "the number " + short(n.Value)
@@ -245,5 +246,5 @@ func fileProblem(err error) string {
 
 // inputError is one problem with a flag or its value (exit 4).
 func inputError(where, format string, args ...any) error {
-	return &manifest.Error{File: where, Kind: "input", Problems: []manifest.Problem{{File: where, Msg: fmt.Sprintf(format, args...)}}}
+	return &document.Error{File: where, Kind: "input", Problems: []document.Problem{{File: where, Msg: fmt.Sprintf(format, args...)}}}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // A MAD checkout's catalog is more than its models.json, as madengine discovers it
@@ -73,7 +74,7 @@ func LoadCheckoutCatalog(ctx context.Context, file string, d Discovery) (*Catalo
 			continue
 		}
 		if !manifest.ValidBenchmarkName(e.Name()) {
-			return nil, catalogError(dir, 0, fmt.Sprintf("%s is not usable in a model's name (<dir>/<name>): letters, digits, '.', '_', '-'; rename the folder", manifest.Quote(e.Name())))
+			return nil, catalogError(dir, 0, fmt.Sprintf("%s is not usable in a model's name (<dir>/<name>): letters, digits, '.', '_', '-'; rename the folder", document.Quote(e.Name())))
 		}
 		if hasJSON && hasGen {
 			return nil, catalogError(dir, 0, "holds both models.json and get_models_json.py: madengine refuses that too; keep one")
@@ -116,7 +117,7 @@ func underScripts(dir, p string) string {
 // uniqueNames refuses two models of one name, or of one benchmark name.
 func uniqueNames(c *Catalog) error {
 	seen := map[string]Model{}
-	e := &manifest.Error{File: c.Path, Kind: "catalog"}
+	e := &document.Error{File: c.Path, Kind: "catalog"}
 	for _, m := range c.Models {
 		keys := []string{m.Name}
 		if b := BenchmarkName(m.Name); b != m.Name {
@@ -124,7 +125,7 @@ func uniqueNames(c *Catalog) error {
 		}
 		for _, k := range keys {
 			if prev, dup := seen[k]; dup {
-				e.Add(manifest.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name, Msg: fmt.Sprintf("the name %s is taken by model %s (%s:%d): rename one", k, prev.Name, fileOf(c, prev), prev.Line)})
+				e.Add(document.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name, Msg: fmt.Sprintf("the name %s is taken by model %s (%s:%d): rename one", k, prev.Name, fileOf(c, prev), prev.Line)})
 				break
 			}
 		}

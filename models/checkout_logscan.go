@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/logscan"
-	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // logKey reads madengine's log error scan keys of the context into the manifest's logScan:
@@ -14,16 +14,16 @@ import (
 // own, as the context wins in madengine), and log_error_benign_patterns is added to the
 // default benign lines of a MAD model (logscan.MadengineBenign: logScan.benign; a
 // model's own are added to these at run time).
-func (c *madContext) logKey(key string, v *manifest.Node, bad func(p, format string, args ...any)) {
+func (c *madContext) logKey(key string, v *document.Node, bad func(p, format string, args ...any)) {
 	if c.logScan == nil {
 		c.logScan = map[string]any{}
 	}
 	if key == "log_error_pattern_scan" {
 		s := strings.ToLower(v.Value)
 		switch {
-		case v.Kind == manifest.ScalarNode && (s == "true" || s == "1" || s == "yes"):
+		case v.Kind == document.ScalarNode && (s == "true" || s == "1" || s == "yes"):
 			c.logScan["enabled"] = true
-		case v.Kind == manifest.ScalarNode && (s == "false" || s == "0" || s == "no"):
+		case v.Kind == document.ScalarNode && (s == "false" || s == "0" || s == "no"):
 			c.logScan["enabled"] = false
 		default:
 			bad(key, "must be true or false, got %s", describe(v))

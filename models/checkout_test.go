@@ -13,6 +13,7 @@ import (
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/logscan"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 const madFixture = "../tests/fixtures/mad"
@@ -272,7 +273,7 @@ func TestCheckoutBadInput(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v\nwant it to contain %s", err, c.want)
 			}
-			var me *manifest.Error
+			var me *document.Error
 			if m != nil || !errors.As(err, &me) || !me.InvalidInput() || exitcode.Of(err) != exitcode.Invalid {
 				t.Errorf("not invalid input: %T %v", err, m)
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // madengine's context keys for tools: "tools" ([{"name": N, "cmd": ..., "env_vars":
@@ -16,7 +17,7 @@ import (
 // models.ApplyTools makes of them (manifest.ContextToolName).
 
 // toolKey reads one of the context's tool keys into c.tools (and c.toolNames).
-func (c *madContext) toolKey(key string, v *manifest.Node, bad func(p, format string, args ...any)) {
+func (c *madContext) toolKey(key string, v *document.Node, bad func(p, format string, args ...any)) {
 	if c.tools == nil {
 		c.tools = &manifest.ToolContext{}
 	}
@@ -27,7 +28,7 @@ func (c *madContext) toolKey(key string, v *manifest.Node, bad func(p, format st
 	case "post_scripts":
 		c.tools.Post = toolScripts(v, key, add)
 	case "encapsulate_script":
-		s, ok := v.Value, v.Kind == manifest.ScalarNode && v.Tag == manifest.TagStr
+		s, ok := v.Value, v.Kind == document.ScalarNode && v.Tag == document.TagStr
 		if !ok {
 			bad(key, "must be a string (the words put before each model's command), got %s", describe(v))
 			return
@@ -45,15 +46,15 @@ func (c *madContext) toolKey(key string, v *manifest.Node, bad func(p, format st
 }
 
 // contextTools reads the context's "tools" list.
-func (c *madContext) contextTools(v *manifest.Node, bad func(p, format string, args ...any)) {
-	if v.Kind != manifest.SeqNode {
+func (c *madContext) contextTools(v *document.Node, bad func(p, format string, args ...any)) {
+	if v.Kind != document.SeqNode {
 		bad("tools", `must be a list of tools ([{"name": "rocprofv3"}]), got %s`, describe(v))
 		return
 	}
 	seen := map[string]bool{}
 	for i, it := range v.Items {
 		fp := fmt.Sprintf("tools[%d]", i)
-		if it.Kind != manifest.MapNode {
+		if it.Kind != document.MapNode {
 			bad(fp, `must be {"name": ...} (and "cmd", "env_vars" to change the tool's), got %s`, describe(it))
 			continue
 		}
@@ -62,21 +63,21 @@ func (c *madContext) contextTools(v *manifest.Node, bad func(p, format string, a
 			x, kp := it.Items[j], fp+"."+short(k.Value)
 			switch k.Value {
 			case "name":
-				s, ok := x.Value, x.Kind == manifest.ScalarNode && x.Tag == manifest.TagStr
+				s, ok := x.Value, x.Kind == document.ScalarNode && x.Tag == document.TagStr
 				if !ok || !manifest.ValidToolName(s) {
 					bad(kp, "must be the name of a tool of the checkout's %s (letters, digits, '.', '_', '+', '-'), got %s", ToolsJSON, describe(x))
 					continue
 				}
 				o.Name = s
 			case "cmd":
-				s, ok := x.Value, x.Kind == manifest.ScalarNode && x.Tag == manifest.TagStr
+				s, ok := x.Value, x.Kind == document.ScalarNode && x.Tag == document.TagStr
 				if !ok {
 					bad(kp, "must be a string (the tool's cmd), got %s", describe(x))
 					continue
 				}
 				o.Cmd = &s
 			case "env_vars":
-				if x.Kind != manifest.MapNode {
+				if x.Kind != document.MapNode {
 					bad(kp, "must be an object of NAME: value, got %s", describe(x))
 					continue
 				}
@@ -84,7 +85,7 @@ func (c *madContext) contextTools(v *manifest.Node, bad func(p, format string, a
 					s, ok := text(x.Items[n])
 					switch {
 					case !manifest.ValidEnvName(ek.Value):
-						bad(kp, "%s is not a variable name", manifest.Quote(short(ek.Value)))
+						bad(kp, "%s is not a variable name", document.Quote(short(ek.Value)))
 					case !ok:
 						bad(kp+"."+ek.Value, "must be a string, got %s", describe(x.Items[n]))
 					default:
@@ -101,7 +102,7 @@ func (c *madContext) contextTools(v *manifest.Node, bad func(p, format string, a
 				bad(fp+".name", "is required: the tool's name in the checkout's %s", ToolsJSON)
 			}
 		case seen[o.Name]:
-			bad(fp+".name", "%s is named twice", manifest.Quote(o.Name))
+			bad(fp+".name", "%s is named twice", document.Quote(o.Name))
 		default:
 			seen[o.Name] = true
 			c.toolNames = append(c.toolNames, o.Name)
@@ -114,7 +115,7 @@ func (c *madContext) contextTools(v *manifest.Node, bad func(p, format string, a
 
 // applyOverrides changes the tools the context names (their cmd, their variables).
 func applyOverrides(tools []manifest.Tool, tc *manifest.ToolContext) error {
-	e := &manifest.Error{File: "--context", Kind: "input"}
+	e := &document.Error{File: "--context", Kind: "input"}
 	for _, o := range tc.Overrides {
 		for i := range tools {
 			t := &tools[i]
@@ -126,7 +127,7 @@ func applyOverrides(tools []manifest.Tool, tc *manifest.ToolContext) error {
 				if t.Shell {
 					t.ShellCmd = strings.TrimSpace(*o.Cmd)
 				} else if words, msg := execWords(*o.Cmd); msg != "" {
-					e.Add(manifest.Problem{File: "--context", Path: "tools." + o.Name + ".cmd", Msg: fmt.Sprintf("tool %s: %s: benchctl puts a tool's cmd before the benchmark's command as words, without a shell; move the steps into a script the cmd runs, or give the tool \"shell\": true in its tools.json", o.Name, msg)})
+					e.Add(document.Problem{File: "--context", Path: "tools." + o.Name + ".cmd", Msg: fmt.Sprintf("tool %s: %s: benchctl puts a tool's cmd before the benchmark's command as words, without a shell; move the steps into a script the cmd runs, or give the tool \"shell\": true in its tools.json", o.Name, msg)})
 				} else {
 					t.Cmd = words
 				}

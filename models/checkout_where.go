@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // The manifest document a checkout run stands for is never seen: its problems and warnings
@@ -40,11 +40,11 @@ func (c *checkout) where(p string) (file, field string) {
 
 // problems relocates the document's problems; the catalog's keep their file and line.
 func (c *checkout) problems(err error) error {
-	var me *manifest.Error
+	var me *document.Error
 	if !errors.As(err, &me) {
 		return err
 	}
-	ps := make([]manifest.Problem, len(me.Problems))
+	ps := make([]document.Problem, len(me.Problems))
 	for i, p := range me.Problems {
 		if p.File == c.doc {
 			p.File, p.Path = c.where(p.Path)
@@ -52,7 +52,7 @@ func (c *checkout) problems(err error) error {
 		}
 		ps[i] = p
 	}
-	return &manifest.Error{File: c.dir, Kind: "MAD checkout", Problems: ps}
+	return &document.Error{File: c.dir, Kind: "MAD checkout", Problems: ps}
 }
 
 // warnings relocates the document's warnings ("FILE:LINE: PATH: message") like problems.
@@ -70,7 +70,7 @@ func (c *checkout) warnings(ws []string) []string {
 			p, msg = "", rest
 		}
 		file, field := c.where(p)
-		ws[i] = manifest.Problem{File: file, Path: field, Msg: msg}.String()
+		ws[i] = document.Problem{File: file, Path: field, Msg: msg}.String()
 	}
 	return ws
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/benchctl/benchctl/internal/procgroup"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // A model with a url runs in the folder its `git clone` makes (madengine's model
@@ -34,11 +35,11 @@ func checkURL(rawURL string) error {
 	u := strings.TrimSpace(rawURL)
 	switch {
 	case strings.HasPrefix(u, "-"):
-		return fmt.Errorf("url %s starts with '-': not a repository", manifest.Quote(u))
+		return fmt.Errorf("url %s starts with '-': not a repository", document.Quote(u))
 	case strings.ContainsAny(u, "\x00\n\r\t "):
-		return fmt.Errorf("url %s holds a space or a control character", manifest.Quote(u))
+		return fmt.Errorf("url %s holds a space or a control character", document.Quote(u))
 	case strings.HasPrefix(u, "ext::") || strings.HasPrefix(u, "fd::"):
-		return fmt.Errorf("url %s uses a git transport that runs a program: give an https, ssh, git or file url", manifest.Quote(u))
+		return fmt.Errorf("url %s uses a git transport that runs a program: give an https, ssh, git or file url", document.Quote(u))
 	}
 	return nil
 }
@@ -55,19 +56,19 @@ func LoadCredential(checkout, name string) (*GitCredential, error) {
 	data, err := safefile.ReadFile(file, manifest.MaxFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("cred %s: the checkout has no %s to hold it", manifest.Quote(name), CredentialFile)
+			return nil, fmt.Errorf("cred %s: the checkout has no %s to hold it", document.Quote(name), CredentialFile)
 		}
-		return nil, fmt.Errorf("cred %s: %s: %w", manifest.Quote(name), file, err)
+		return nil, fmt.Errorf("cred %s: %s: %w", document.Quote(name), file, err)
 	}
-	root, err := manifest.ParseDocument("credential.json", data)
+	root, err := document.Parse("credential.json", data)
 	if err != nil {
-		var pe *manifest.ParseError
+		var pe *document.ParseError
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("%s:%d: %s", file, pe.Line, pe.Msg)
 		}
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
-	if root.Kind != manifest.MapNode {
+	if root.Kind != document.MapNode {
 		return nil, fmt.Errorf("%s: must be a JSON object of credentials", file)
 	}
 	for i, k := range root.Keys {
@@ -75,13 +76,13 @@ func LoadCredential(checkout, name string) (*GitCredential, error) {
 			continue
 		}
 		e := root.Items[i]
-		if e.Kind != manifest.MapNode {
-			return nil, fmt.Errorf("%s:%d: %s must be an object with username and password", file, k.Line, manifest.Quote(name))
+		if e.Kind != document.MapNode {
+			return nil, fmt.Errorf("%s:%d: %s must be an object with username and password", file, k.Line, document.Quote(name))
 		}
 		c := &GitCredential{}
 		for j, f := range e.Keys {
 			v := e.Items[j]
-			if v.Kind != manifest.ScalarNode {
+			if v.Kind != document.ScalarNode {
 				return nil, fmt.Errorf("%s:%d: %s.%s must be a string", file, f.Line, name, f.Value)
 			}
 			switch f.Value {
@@ -92,11 +93,11 @@ func LoadCredential(checkout, name string) (*GitCredential, error) {
 			}
 		}
 		if c.Password == "" {
-			return nil, fmt.Errorf("%s:%d: %s has no password", file, k.Line, manifest.Quote(name))
+			return nil, fmt.Errorf("%s:%d: %s has no password", file, k.Line, document.Quote(name))
 		}
 		return c, nil
 	}
-	return nil, fmt.Errorf("cred %s is not an entry of %s", manifest.Quote(name), file)
+	return nil, fmt.Errorf("cred %s is not an entry of %s", document.Quote(name), file)
 }
 
 // CloneError is a clone that failed: a build failure (exit 2), naming the model and url.

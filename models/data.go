@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // A MAD model's data key names entries of the checkout's data.json (madengine's
@@ -43,7 +44,7 @@ var errNoDataFile = errors.New("no " + DataFile)
 // dataFile is a checkout's data.json, read once per import.
 type dataFile struct {
 	path    string
-	root    *manifest.Node // nil: no data.json
+	root    *document.Node // nil: no data.json
 	err     error
 	index   map[string]int // data name -> its default home's number
 	entries map[string]manifest.DataSet
@@ -59,9 +60,9 @@ func newDataFile(catalogDir string) *dataFile {
 		d.err = fmt.Errorf("%s: %s", d.path, fileProblem(err))
 		return d
 	}
-	root, err := manifest.ParseDocument("data.json", data)
+	root, err := document.Parse("data.json", data)
 	if err != nil {
-		var pe *manifest.ParseError
+		var pe *document.ParseError
 		if errors.As(err, &pe) {
 			d.err = fmt.Errorf("%s:%d: %s", d.path, pe.Line, pe.Msg)
 		} else {
@@ -69,7 +70,7 @@ func newDataFile(catalogDir string) *dataFile {
 		}
 		return d
 	}
-	if root.Kind != manifest.MapNode {
+	if root.Kind != document.MapNode {
 		d.err = fmt.Errorf("%s:%d: must be a JSON object of data names, got %s", d.path, root.Line, describe(root))
 		return d
 	}
@@ -93,13 +94,13 @@ func (d *dataFile) dataSets(key string) ([]manifest.DataSet, error) {
 		}
 		for _, o := range out {
 			if o.Home == ds.Home && ds.Home != "" {
-				return nil, fmt.Errorf("data %s and %s are both mounted at %s (their home in %s): give each its own", manifest.Quote(o.Name), manifest.Quote(ds.Name), ds.Home, d.path)
+				return nil, fmt.Errorf("data %s and %s are both mounted at %s (their home in %s): give each its own", document.Quote(o.Name), document.Quote(ds.Name), ds.Home, d.path)
 			}
 		}
 		out = append(out, ds)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("data %s names no data set: give a key of %s", manifest.Quote(key), d.path)
+		return nil, fmt.Errorf("data %s names no data set: give a key of %s", document.Quote(key), d.path)
 	}
 	return out, nil
 }
@@ -112,7 +113,7 @@ func (d *dataFile) entry(name string) (manifest.DataSet, error) {
 	if d.root == nil {
 		return manifest.DataSet{}, errNoDataFile
 	}
-	var cfg *manifest.Node
+	var cfg *document.Node
 	line := 0
 	for i, k := range d.root.Keys {
 		if k.Value == name {
@@ -120,17 +121,17 @@ func (d *dataFile) entry(name string) (manifest.DataSet, error) {
 		}
 	}
 	if cfg == nil {
-		return manifest.DataSet{}, fmt.Errorf("data %s is not a key of %s", manifest.Quote(name), d.path)
+		return manifest.DataSet{}, fmt.Errorf("data %s is not a key of %s", document.Quote(name), d.path)
 	}
 	where := fmt.Sprintf("%s:%d", d.path, line)
-	if cfg.Kind != manifest.MapNode {
-		return manifest.DataSet{}, fmt.Errorf("data %s: %s: must be an object of provider types (local, nas, ...), got %s", manifest.Quote(name), where, describe(cfg))
+	if cfg.Kind != document.MapNode {
+		return manifest.DataSet{}, fmt.Errorf("data %s: %s: must be an object of provider types (local, nas, ...), got %s", document.Quote(name), where, describe(cfg))
 	}
 	var types []string
-	var local *manifest.Node
+	var local *document.Node
 	for i, k := range cfg.Keys {
 		if !slices.Contains(dataProviders, k.Value) {
-			return manifest.DataSet{}, fmt.Errorf("data %s: %s: %s is not one of madengine's data providers (%s)", manifest.Quote(name), where, manifest.Quote(k.Value), strings.Join(dataProviders, ", "))
+			return manifest.DataSet{}, fmt.Errorf("data %s: %s: %s is not one of madengine's data providers (%s)", document.Quote(name), where, document.Quote(k.Value), strings.Join(dataProviders, ", "))
 		}
 		types = append(types, k.Value)
 		if k.Value == "local" {
@@ -147,19 +148,19 @@ func (d *dataFile) entry(name string) (manifest.DataSet, error) {
 		first := types[0]
 		return manifest.DataSet{}, fmt.Errorf("data %s: %s: its provider %s (of %s) is one benchctl cannot reach: madengine tries %s in this order, and benchctl mounts only a local path (one every node has, NFS included); "+
 			"give %s a \"local\" entry ({\"local\": {\"path\": \"/nfs/datasets/%s\"}}) first, or fetch the data before the job",
-			manifest.Quote(name), where, first, strings.Join(types, ", "), strings.Join(dataProviders, ", "), manifest.Quote(name), name)
+			document.Quote(name), where, first, strings.Join(types, ", "), strings.Join(dataProviders, ", "), document.Quote(name), name)
 	}
 	ds, err := d.local(name, local)
 	if err != nil {
-		return manifest.DataSet{}, fmt.Errorf("data %s: %s: local: %w", manifest.Quote(name), where, err)
+		return manifest.DataSet{}, fmt.Errorf("data %s: %s: local: %w", document.Quote(name), where, err)
 	}
 	d.entries[name] = ds
 	return ds, nil
 }
 
 // local reads a local provider's settings.
-func (d *dataFile) local(name string, n *manifest.Node) (manifest.DataSet, error) {
-	if n.Kind != manifest.MapNode {
+func (d *dataFile) local(name string, n *document.Node) (manifest.DataSet, error) {
+	if n.Kind != document.MapNode {
 		return manifest.DataSet{}, fmt.Errorf(`must be an object ({"path": "/nfs/datasets/%s"}), got %s`, name, describe(n))
 	}
 	ds := manifest.DataSet{Name: name, Provider: "local"}
@@ -173,19 +174,19 @@ func (d *dataFile) local(name string, n *manifest.Node) (manifest.DataSet, error
 			ds.Source = v
 		case "home":
 			if !path.IsAbs(v) || strings.ContainsAny(v, ",:") || path.Clean(v) == "/" || strings.HasPrefix(path.Clean(v), manifest.ReservedMountRoot) || path.Clean(v) == Workspace {
-				return ds, fmt.Errorf("home %s must be an absolute container path of its own (not /, %s or %s; no ',' or ':', which MAD_DATAHOME and mounts use)", manifest.Quote(v), Workspace, manifest.ReservedMountRoot)
+				return ds, fmt.Errorf("home %s must be an absolute container path of its own (not /, %s or %s; no ',' or ':', which MAD_DATAHOME and mounts use)", document.Quote(v), Workspace, manifest.ReservedMountRoot)
 			}
 			ds.Home = path.Clean(v)
 		case "readwrite":
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return ds, fmt.Errorf("readwrite must be \"true\" or \"false\", got %s", manifest.Quote(v))
+				return ds, fmt.Errorf("readwrite must be \"true\" or \"false\", got %s", document.Quote(v))
 			}
 			ds.ReadWrite = b
 		case "mirrorlocal":
 			return ds, fmt.Errorf("mirrorlocal is for the downloading providers (madengine refuses it for local too)")
 		default:
-			return ds, fmt.Errorf("%s is not a setting of the local provider (path, home, readwrite)", manifest.Quote(k.Value))
+			return ds, fmt.Errorf("%s is not a setting of the local provider (path, home, readwrite)", document.Quote(k.Value))
 		}
 	}
 	if ds.Source == "" {

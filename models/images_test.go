@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // writeManifest writes a manifest beside nothing else, pointing at the fixture checkout.
@@ -113,7 +113,7 @@ func TestCatalogImageProblems(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v\nwant it to contain %s", err, c.want)
 			}
-			var me *manifest.Error
+			var me *document.Error
 			if !errors.As(err, &me) || !me.InvalidInput() {
 				t.Errorf("not bad input: %T", err)
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // A catalog under the 64 MiB cap is read in bounded memory and time, whatever it holds:
@@ -86,7 +86,7 @@ func TestHostileCatalogsAreBounded(t *testing.T) {
 				}
 				return
 			}
-			var me *manifest.Error
+			var me *document.Error
 			if !errors.As(err, &me) || !me.InvalidInput() {
 				t.Fatalf("got %v, want an invalid-catalog error", err)
 			}
@@ -103,7 +103,7 @@ func TestHostileCatalogsAreBounded(t *testing.T) {
 	}
 }
 
-// Unknown keys are kept with a warning each: the first manifest.MaxProblems, and a count.
+// Unknown keys are kept with a warning each: the first document.MaxProblems, and a count.
 func TestCatalogWarningsAreCounted(t *testing.T) {
 	body := "[" + strings.Repeat(`{"name": "m", "scripts": "s", "x": 1, "y": 2},`, 1) + "\n"
 	for i := range 300 {
@@ -118,7 +118,7 @@ func TestCatalogWarningsAreCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Warnings) != manifest.MaxProblems+1 || !strings.HasSuffix(c.Warnings[manifest.MaxProblems], "… and 202 more warnings") {
+	if len(c.Warnings) != document.MaxProblems+1 || !strings.HasSuffix(c.Warnings[document.MaxProblems], "… and 202 more warnings") {
 		t.Fatalf("%d warnings, last %q", len(c.Warnings), c.Warnings[len(c.Warnings)-1])
 	}
 }

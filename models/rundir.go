@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/scripttree"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // A MAD model runs as madengine runs it (execution/container_runner.py): its script's
@@ -52,7 +53,7 @@ func Form(scripts string) (ScriptForm, error) {
 	}
 	clean := path.Clean(s)
 	if !filepath.IsLocal(filepath.FromSlash(clean)) {
-		return ScriptForm{}, fmt.Errorf("scripts %s leads out of the checkout: give a path inside it (scripts/<dir>/run.sh), or an absolute path for a program in the image", manifest.Quote(scripts))
+		return ScriptForm{}, fmt.Errorf("scripts %s leads out of the checkout: give a path inside it (scripts/<dir>/run.sh), or an absolute path for a program in the image", document.Quote(scripts))
 	}
 	switch {
 	case strings.HasSuffix(clean, ".sh"):
@@ -75,16 +76,16 @@ func CheckScripts(ctx context.Context, checkout string, m Model) (string, error)
 	}
 	dir := filepath.Join(checkout, filepath.FromSlash(f.Dir))
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Sprintf("scripts %s: the folder %s is not in the checkout: the model will fail when it runs", manifest.Quote(m.Scripts), manifest.Quote(f.Dir)), nil
+		return fmt.Sprintf("scripts %s: the folder %s is not in the checkout: the model will fail when it runs", document.Quote(m.Scripts), document.Quote(f.Dir)), nil
 	} else if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return "", fmt.Errorf("scripts %s: the folder %s cannot be read: %v", manifest.Quote(m.Scripts), manifest.Quote(f.Dir), err)
+		return "", fmt.Errorf("scripts %s: the folder %s cannot be read: %v", document.Quote(m.Scripts), document.Quote(f.Dir), err)
 	}
 	if err := scripttree.Check(ctx, checkout, dir, scripttree.DefaultLimits); err != nil {
-		return "", fmt.Errorf("scripts %s: %w", manifest.Quote(m.Scripts), err)
+		return "", fmt.Errorf("scripts %s: %w", document.Quote(m.Scripts), err)
 	}
 	script := filepath.Join(dir, f.Command[1])
 	if st, err := os.Stat(script); err != nil || !st.Mode().IsRegular() {
@@ -92,7 +93,7 @@ func CheckScripts(ctx context.Context, checkout string, m Model) (string, error)
 		if err == nil {
 			what = "is not a file"
 		}
-		return fmt.Sprintf("scripts %s: %s %s (madengine runs %s %s in a copy of %s): the model will fail when it runs", manifest.Quote(m.Scripts), manifest.Quote(script), what, f.Command[0], manifest.Quote(f.Command[1]), manifest.Quote(f.Dir)), nil
+		return fmt.Sprintf("scripts %s: %s %s (madengine runs %s %s in a copy of %s): the model will fail when it runs", document.Quote(m.Scripts), document.Quote(script), what, f.Command[0], document.Quote(f.Command[1]), document.Quote(f.Dir)), nil
 	}
 	return "", nil
 }

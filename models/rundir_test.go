@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // The forms of scripts madengine runs, each in a copy of its folder: a .sh with bash, a
@@ -80,7 +81,7 @@ func TestBadScriptFoldersAreRefusedAtLoad(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := importScripts(t, c.scripts, clone(run), c.setup)
-			var me *manifest.Error
+			var me *document.Error
 			if !errors.As(err, &me) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "models.json:1: m") {
 				t.Fatalf("got %v, want a catalog problem at models.json:1 for m containing %q", err, c.want)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // Select returns the models that carry any of tags (a tag may also be a model's name, as in
@@ -25,7 +26,7 @@ func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
 	want := map[string]bool{}
 	for _, n := range names {
 		if !have[n] {
-			return nil, warnings, fmt.Errorf("model %s is not in %s", manifest.Quote(n), c.Path)
+			return nil, warnings, fmt.Errorf("model %s is not in %s", document.Quote(n), c.Path)
 		}
 		want[n] = true
 	}
@@ -80,7 +81,7 @@ func (c *Catalog) Select(tags, names []string) ([]Model, []string, error) {
 			if known == "" {
 				known = listSome(c.AllTags(), 50)
 			}
-			warnings = append(warnings, fmt.Sprintf("%s: tag %s selects no model (tags in the catalog: %s)%s", c.Path, manifest.Quote(t), known, c.colonHint(t)))
+			warnings = append(warnings, fmt.Sprintf("%s: tag %s selects no model (tags in the catalog: %s)%s", c.Path, document.Quote(t), known, c.colonHint(t)))
 		}
 	}
 	return out, warnings, nil
@@ -127,7 +128,7 @@ func (c *Catalog) colonHint(t string) string {
 	if len(there) > 10 {
 		there = append(there[:10], fmt.Sprintf("and %d more", len(there)-10))
 	}
-	return fmt.Sprintf("; scripts/%s has no model or tag %s (its models: %s)", scope, manifest.Quote(rest), strings.Join(there, ", "))
+	return fmt.Sprintf("; scripts/%s has no model or tag %s (its models: %s)", scope, document.Quote(rest), strings.Join(there, ", "))
 }
 
 // Command turns the model's scripts and args into an exec-form command, the way madengine
@@ -218,7 +219,7 @@ func importWith(sel manifest.CatalogImport, d Discovery) ([]manifest.Benchmark, 
 		return nil, warnings, err
 	}
 	var out []manifest.Benchmark
-	problems := &manifest.Error{File: c.Path, Kind: "catalog"}
+	problems := &document.Error{File: c.Path, Kind: "catalog"}
 	shell := 0 // models whose args hold shell characters
 	type imageResult struct {
 		img *manifest.Image
@@ -237,7 +238,7 @@ func importWith(sel manifest.CatalogImport, d Discovery) ([]manifest.Benchmark, 
 		}
 		b, err := m.Benchmark(c.Path)
 		if err != nil {
-			problems.Add(manifest.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name, Msg: err.Error()})
+			problems.Add(document.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name, Msg: err.Error()})
 			continue
 		}
 		if f, _ := Form(m.Scripts); f.Dir != "" {
@@ -248,7 +249,7 @@ func importWith(sel manifest.CatalogImport, d Discovery) ([]manifest.Benchmark, 
 				folders[key] = fc
 			}
 			if fc.err != nil {
-				problems.Add(manifest.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name + ".scripts", Msg: fc.err.Error()})
+				problems.Add(document.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name + ".scripts", Msg: fc.err.Error()})
 				continue
 			}
 			if fc.warning != "" {
@@ -267,7 +268,7 @@ func importWith(sel manifest.CatalogImport, d Discovery) ([]manifest.Benchmark, 
 				img = &cp
 			}
 			if err != nil {
-				problems.Add(manifest.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name + ".dockerfile", Msg: err.Error()})
+				problems.Add(document.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name + ".dockerfile", Msg: err.Error()})
 				continue
 			}
 			b.Image = img
@@ -279,29 +280,29 @@ func importWith(sel manifest.CatalogImport, d Discovery) ([]manifest.Benchmark, 
 			}
 			ds, err := data.dataSets(m.Data)
 			if errors.Is(err, errNoDataFile) { // madengine runs the model without its data, too
-				warnings = append(warnings, fmt.Sprintf("%s:%d: %s: data %s is not mounted: the checkout has no %s to say where it is (madengine runs it without its data too)", fileOf(c, m), m.Line, m.Name, manifest.Quote(m.Data), DataFile))
+				warnings = append(warnings, fmt.Sprintf("%s:%d: %s: data %s is not mounted: the checkout has no %s to say where it is (madengine runs it without its data too)", fileOf(c, m), m.Line, m.Name, document.Quote(m.Data), DataFile))
 				err = nil
 			}
 			if err != nil {
-				problems.Add(manifest.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name + ".data", Msg: err.Error()})
+				problems.Add(document.Problem{File: fileOf(c, m), Line: m.Line, Path: m.Name + ".data", Msg: err.Error()})
 				continue
 			}
 			b.Model.DataSets = ds
 			for _, d := range ds {
 				if d.Provider == "" {
-					warnings = append(warnings, fmt.Sprintf("%s:%d: %s: data %s has no provider in %s (no local, custom, minio, nas or aws entry): the model runs without a data mount, as madengine runs it", fileOf(c, m), m.Line, m.Name, manifest.Quote(d.Name), data.path))
+					warnings = append(warnings, fmt.Sprintf("%s:%d: %s: data %s has no provider in %s (no local, custom, minio, nas or aws entry): the model runs without a data mount, as madengine runs it", fileOf(c, m), m.Line, m.Name, document.Quote(d.Name), data.path))
 				}
 			}
 		}
 		if strings.ContainsAny(m.Args, "$`;|&<>") {
-			if shell++; shell <= manifest.MaxProblems {
-				warnings = append(warnings, fmt.Sprintf("%s:%d: %s: args %s contain shell characters; benchctl runs no shell, so they are passed literally", fileOf(c, m), m.Line, m.Name, manifest.Quote(m.Args)))
+			if shell++; shell <= document.MaxProblems {
+				warnings = append(warnings, fmt.Sprintf("%s:%d: %s: args %s contain shell characters; benchctl runs no shell, so they are passed literally", fileOf(c, m), m.Line, m.Name, document.Quote(m.Args)))
 			}
 		}
 		out = append(out, b)
 	}
-	if shell > manifest.MaxProblems {
-		warnings = append(warnings, fmt.Sprintf("%s: … and %d more models whose args contain shell characters", c.Path, shell-manifest.MaxProblems))
+	if shell > document.MaxProblems {
+		warnings = append(warnings, fmt.Sprintf("%s: … and %d more models whose args contain shell characters", c.Path, shell-document.MaxProblems))
 	}
 	if len(problems.Problems) > 0 {
 		return nil, warnings, problems

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // ArchBuildArg is the build arg madengine's build --target-archs sets to each
@@ -28,13 +29,13 @@ func ParseTargetArchs(flags []string) ([]string, error) {
 			a = strings.TrimSpace(a)
 			switch {
 			case a == "":
-				return nil, inputError("--target-archs", "an empty architecture in %s: give a comma list such as gfx90a,gfx942", manifest.Quote(f))
+				return nil, inputError("--target-archs", "an empty architecture in %s: give a comma list such as gfx90a,gfx942", document.Quote(f))
 			case !gfxRE.MatchString(a):
 				hint := ""
 				if l := strings.ToLower(a); l != a && gfxRE.MatchString(l) {
 					hint = fmt.Sprintf(" (write it in lower case: %s)", l)
 				}
-				return nil, inputError("--target-archs", "%s is not a GPU architecture%s: give the gfx names the ROCm tools print (rocminfo, benchctl gpus), e.g. gfx90a (MI200), gfx942 (MI300X), gfx950, gfx1100", manifest.Quote(a), hint)
+				return nil, inputError("--target-archs", "%s is not a GPU architecture%s: give the gfx names the ROCm tools print (rocminfo, benchctl gpus), e.g. gfx90a (MI200), gfx942 (MI300X), gfx950, gfx1100", document.Quote(a), hint)
 			case slices.Contains(out, a):
 				return nil, inputError("--target-archs", "%s is given twice", a)
 			}

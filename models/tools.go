@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // madengine's tools (profilers and tracers) come from a tools.json: {"tools": {NAME:
@@ -31,7 +32,7 @@ var toolKeys = []string{"cmd", "env_vars", "post_scripts", "pre_scripts", "shell
 type ToolsFile struct {
 	Path  string
 	Names []string                  // in the file's order
-	raw   map[string]*manifest.Node // name -> entry
+	raw   map[string]*document.Node // name -> entry
 }
 
 // LoadTools reads a tools.json. The file must be a JSON object whose "tools" is an object of
@@ -50,39 +51,39 @@ func LoadTools(ctx context.Context, path string) (*ToolsFile, error) {
 		return nil, toolsError(path, 0, "", fmt.Sprintf("cannot read: %v", err))
 	}
 	defer f.Close()
-	data, err := manifest.ReadLimited(f, MaxToolsSize)
+	data, err := document.ReadLimited(f, MaxToolsSize)
 	if err != nil {
 		return nil, toolsError(path, 0, "", fmt.Sprintf("cannot read: %v", err))
 	}
 	if len(data) > MaxToolsSize {
 		return nil, toolsError(path, 0, "", fmt.Sprintf("is larger than %d MiB", MaxToolsSize>>20))
 	}
-	root, err := manifest.ParseDocumentContext(ctx, "tools.json", data)
+	root, err := document.ParseContext(ctx, "tools.json", data)
 	if err != nil {
-		var pe *manifest.ParseError
+		var pe *document.ParseError
 		if errors.As(err, &pe) {
 			return nil, toolsError(path, pe.Line, "", pe.Msg)
 		}
 		return nil, err
 	}
-	if root.Kind != manifest.MapNode {
+	if root.Kind != document.MapNode {
 		return nil, toolsError(path, root.Line, "", fmt.Sprintf(`must be a JSON object {"tools": {NAME: {...}}}, got %s`, root.Kind))
 	}
-	tf := &ToolsFile{Path: path, raw: map[string]*manifest.Node{}}
-	e := &manifest.Error{File: path, Kind: "tools.json"}
+	tf := &ToolsFile{Path: path, raw: map[string]*document.Node{}}
+	e := &document.Error{File: path, Kind: "tools.json"}
 	for i, k := range root.Keys {
 		if k.Value != "tools" {
-			e.Add(manifest.Problem{File: path, Line: k.Line, Path: k.Value, Msg: `is not a key of a tools.json (it has "tools")`})
+			e.Add(document.Problem{File: path, Line: k.Line, Path: k.Value, Msg: `is not a key of a tools.json (it has "tools")`})
 			continue
 		}
 		tools := root.Items[i]
-		if tools.Kind != manifest.MapNode {
-			e.Add(manifest.Problem{File: path, Line: tools.Line, Path: "tools", Msg: fmt.Sprintf("must be an object of tools by name, got %s", tools.Kind)})
+		if tools.Kind != document.MapNode {
+			e.Add(document.Problem{File: path, Line: tools.Line, Path: "tools", Msg: fmt.Sprintf("must be an object of tools by name, got %s", tools.Kind)})
 			continue
 		}
 		for j, name := range tools.Keys {
 			if !manifest.ValidToolName(name.Value) {
-				e.Add(manifest.Problem{File: path, Line: name.Line, Path: "tools", Msg: fmt.Sprintf("%s is not a tool name (letters, digits, '.', '_', '+', '-')", manifest.Quote(name.Value))})
+				e.Add(document.Problem{File: path, Line: name.Line, Path: "tools", Msg: fmt.Sprintf("%s is not a tool name (letters, digits, '.', '_', '+', '-')", document.Quote(name.Value))})
 				continue
 			}
 			tf.Names = append(tf.Names, name.Value)
@@ -90,7 +91,7 @@ func LoadTools(ctx context.Context, path string) (*ToolsFile, error) {
 		}
 	}
 	if root.Get("tools") == nil && len(e.Problems) == 0 {
-		e.Add(manifest.Problem{File: path, Line: root.Line, Msg: `has no "tools" object`})
+		e.Add(document.Problem{File: path, Line: root.Line, Msg: `has no "tools" object`})
 	}
 	if len(e.Problems) > 0 {
 		return nil, e
@@ -99,7 +100,7 @@ func LoadTools(ctx context.Context, path string) (*ToolsFile, error) {
 }
 
 func toolsError(path string, line int, fp, msg string) error {
-	return &manifest.Error{File: path, Kind: "tools.json", Problems: []manifest.Problem{{File: path, Line: line, Path: fp, Msg: msg}}}
+	return &document.Error{File: path, Kind: "tools.json", Problems: []document.Problem{{File: path, Line: line, Path: fp, Msg: msg}}}
 }
 
 // Tool checks and returns the tool name of the file.
@@ -107,16 +108,16 @@ func (tf *ToolsFile) Tool(name string) (manifest.Tool, error) {
 	n := tf.raw[name]
 	fp := "tools." + name
 	t := manifest.Tool{Name: name, File: tf.Path, Line: n.Line}
-	e := &manifest.Error{File: tf.Path, Kind: "tools.json"}
+	e := &document.Error{File: tf.Path, Kind: "tools.json"}
 	add := func(line int, p, format string, args ...any) {
-		e.Add(manifest.Problem{File: tf.Path, Line: line, Path: p, Msg: fmt.Sprintf(format, args...)})
+		e.Add(document.Problem{File: tf.Path, Line: line, Path: p, Msg: fmt.Sprintf(format, args...)})
 	}
-	if n.Kind != manifest.MapNode {
+	if n.Kind != document.MapNode {
 		add(n.Line, fp, "must be an object (cmd, env_vars, pre_scripts, post_scripts), got %s", n.Kind)
 		return t, e
 	}
 	if s := n.Get("shell"); s != nil {
-		if s.Kind != manifest.ScalarNode || s.Tag != manifest.TagBool {
+		if s.Kind != document.ScalarNode || s.Tag != document.TagBool {
 			add(s.Line, fp+".shell", "must be true or false")
 		} else {
 			t.Shell = s.Value == "true"
@@ -127,10 +128,10 @@ func (tf *ToolsFile) Tool(name string) (manifest.Tool, error) {
 		switch k.Value {
 		case "shell":
 		case "cmd":
-			if v.Kind == manifest.NullNode {
+			if v.Kind == document.NullNode {
 				continue
 			}
-			if v.Kind != manifest.ScalarNode || v.Tag != manifest.TagStr {
+			if v.Kind != document.ScalarNode || v.Tag != document.TagStr {
 				add(v.Line, kp, "must be a string (the words put before the benchmark's command), got %s", v.Kind)
 				continue
 			}
@@ -145,10 +146,10 @@ func (tf *ToolsFile) Tool(name string) (manifest.Tool, error) {
 			}
 			t.Cmd = words
 		case "env_vars":
-			if v.Kind == manifest.NullNode {
+			if v.Kind == document.NullNode {
 				continue
 			}
-			if v.Kind != manifest.MapNode {
+			if v.Kind != document.MapNode {
 				add(v.Line, kp, "must be an object of variables, got %s", v.Kind)
 				continue
 			}
@@ -156,10 +157,10 @@ func (tf *ToolsFile) Tool(name string) (manifest.Tool, error) {
 				ev := v.Items[j]
 				switch {
 				case !manifest.ValidEnvName(ek.Value):
-					add(ek.Line, kp, "%s is not a variable name", manifest.Quote(ek.Value))
+					add(ek.Line, kp, "%s is not a variable name", document.Quote(ek.Value))
 				case slices.Contains(manifest.Reserved, ek.Value):
 					add(ek.Line, kp+"."+ek.Value, "is set by benchctl on every node (reserved: %s)", strings.Join(manifest.Reserved, ", "))
-				case ev.Kind != manifest.ScalarNode:
+				case ev.Kind != document.ScalarNode:
 					add(ev.Line, kp+"."+ek.Value, "must be a string, got %s", ev.Kind)
 				default:
 					// A credential-like name is secret, as in the manifest's env: *** wherever
@@ -186,18 +187,18 @@ func (tf *ToolsFile) Tool(name string) (manifest.Tool, error) {
 }
 
 // toolScripts reads a pre_scripts or post_scripts list: [{"path": ..., "args": ...}].
-func toolScripts(v *manifest.Node, fp string, add func(int, string, string, ...any)) []manifest.ToolScript {
-	if v.Kind == manifest.NullNode {
+func toolScripts(v *document.Node, fp string, add func(int, string, string, ...any)) []manifest.ToolScript {
+	if v.Kind == document.NullNode {
 		return nil
 	}
-	if v.Kind != manifest.SeqNode {
+	if v.Kind != document.SeqNode {
 		add(v.Line, fp, `must be a list of {"path": ..., "args": ...}, got %s`, v.Kind)
 		return nil
 	}
 	var out []manifest.ToolScript
 	for i, it := range v.Items {
 		ip := fmt.Sprintf("%s[%d]", fp, i)
-		if it.Kind != manifest.MapNode {
+		if it.Kind != document.MapNode {
 			add(it.Line, ip, `must be {"path": ..., "args": ...}, got %s`, it.Kind)
 			continue
 		}
@@ -208,14 +209,14 @@ func toolScripts(v *manifest.Node, fp string, add func(int, string, string, ...a
 			switch k.Value {
 			case "path":
 				p := x.Value
-				if x.Kind != manifest.ScalarNode || strings.TrimSpace(p) == "" || strings.ContainsAny(p, "\x00\n\r") {
+				if x.Kind != document.ScalarNode || strings.TrimSpace(p) == "" || strings.ContainsAny(p, "\x00\n\r") {
 					add(x.Line, ip+".path", "must be the script's path (relative to the working directory, as madengine's /myworkspace)")
 					ok = false
 					continue
 				}
 				s.Path = strings.TrimSpace(p)
 			case "args":
-				if x.Kind != manifest.ScalarNode {
+				if x.Kind != document.ScalarNode {
 					add(x.Line, ip+".args", "must be a string of arguments, got %s", x.Kind)
 					ok = false
 					continue

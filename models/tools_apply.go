@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // ToolOptions say which tools a run applies and where else to find them.
@@ -57,7 +58,7 @@ func ToolSources(m *manifest.Manifest, file string) []string {
 // tools it names (m.ToolContext). A tool is taken from the strongest source that has it
 // (ToolSources). A name no source has, a source that does not parse, and a selected
 // entry that is malformed or whose cmd needs a shell without saying "shell": true are
-// invalid input (*manifest.Error), each naming the file and line; an unknown name lists
+// invalid input (*document.Error), each naming the file and line; an unknown name lists
 // the known tools with their files.
 func ApplyTools(ctx context.Context, m *manifest.Manifest, o ToolOptions) error {
 	names := m.Tools
@@ -87,10 +88,10 @@ func ApplyTools(ctx context.Context, m *manifest.Manifest, o ToolOptions) error 
 	seen := map[string]bool{}
 	for _, n := range names {
 		if !manifest.ValidToolName(n) {
-			return &manifest.Error{File: "--tools", Kind: "input", Problems: []manifest.Problem{{File: "--tools", Msg: fmt.Sprintf("%s is not a tool name (letters, digits, '.', '_', '+', '-')", manifest.Quote(n))}}}
+			return &document.Error{File: "--tools", Kind: "input", Problems: []document.Problem{{File: "--tools", Msg: fmt.Sprintf("%s is not a tool name (letters, digits, '.', '_', '+', '-')", document.Quote(n))}}}
 		}
 		if seen[n] {
-			return &manifest.Error{File: "--tools", Kind: "input", Problems: []manifest.Problem{{File: "--tools", Msg: fmt.Sprintf("%s is given twice", manifest.Quote(n))}}}
+			return &document.Error{File: "--tools", Kind: "input", Problems: []document.Problem{{File: "--tools", Msg: fmt.Sprintf("%s is given twice", document.Quote(n))}}}
 		}
 		seen[n] = true
 	}
@@ -109,7 +110,7 @@ func ApplyTools(ctx context.Context, m *manifest.Manifest, o ToolOptions) error 
 		}
 		files = append(files, tf)
 	}
-	e := &manifest.Error{File: "--tools", Kind: "input"}
+	e := &document.Error{File: "--tools", Kind: "input"}
 	for _, n := range names {
 		var from *ToolsFile
 		for i := len(files) - 1; i >= 0 && from == nil; i-- {
@@ -118,7 +119,7 @@ func ApplyTools(ctx context.Context, m *manifest.Manifest, o ToolOptions) error 
 			}
 		}
 		if from == nil {
-			e.Add(manifest.Problem{File: "tools", Msg: unknownTool(n, files, looked)})
+			e.Add(document.Problem{File: "tools", Msg: unknownTool(n, files, looked)})
 			continue
 		}
 		t, err := from.Tool(n)
@@ -139,7 +140,7 @@ func ApplyTools(ctx context.Context, m *manifest.Manifest, o ToolOptions) error 
 // unknownTool says that no source has the tool name, and which tools they have.
 func unknownTool(name string, files []*ToolsFile, looked []string) string {
 	if len(files) == 0 {
-		return fmt.Sprintf("%s is not a known tool: there is no tools.json (looked for %s; give one with --tools-file)", manifest.Quote(name), strings.Join(looked, ", "))
+		return fmt.Sprintf("%s is not a known tool: there is no tools.json (looked for %s; give one with --tools-file)", document.Quote(name), strings.Join(looked, ", "))
 	}
 	var known []string
 	n := 0
@@ -153,5 +154,5 @@ func unknownTool(name string, files []*ToolsFile, looked []string) string {
 	if n > 50 {
 		known = append(known, fmt.Sprintf("… and %d more", n-50))
 	}
-	return fmt.Sprintf("%s is not a known tool; known: %s", manifest.Quote(name), strings.Join(known, ", "))
+	return fmt.Sprintf("%s is not a known tool; known: %s", document.Quote(name), strings.Join(known, ", "))
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 func writeTools(t *testing.T, dir, body string) string {
@@ -118,7 +119,7 @@ func TestApplyToolsSourcesAndUnknown(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"nosuch" is not a known tool; known: flag (`+extra+`), mine (`+filepath.Join(dir, "tools.json")+`)`) {
 		t.Fatalf("unknown: %v", err)
 	}
-	var me *manifest.Error
+	var me *document.Error
 	if !errorsAs(err, &me) {
 		t.Fatalf("not invalid input: %T", err)
 	}

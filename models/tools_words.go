@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // shellOperator returns the first shell operator of s that is outside single quotes (&&,
@@ -56,7 +57,7 @@ func shellOperator(s string) string {
 // operator or bad quoting is a message saying so.
 func execWords(s string) ([]string, string) {
 	if op := shellOperator(s); op != "" {
-		return nil, fmt.Sprintf("%s needs a shell (it has the operator %s)", manifest.Quote(s), op)
+		return nil, fmt.Sprintf("%s needs a shell (it has the operator %s)", document.Quote(s), op)
 	}
 	words, err := manifest.SplitArgs(s)
 	if err != nil {

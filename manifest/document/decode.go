@@ -1,45 +1,46 @@
-package manifest
+package document
 
 import (
 	"context"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/editdist"
 	"math"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/benchctl/benchctl/internal/editdist"
 )
 
-// nodeDecoder is implemented by field types with their own syntax (a mount as a string or a
-// mapping, a GPU count as a number or "all", …).
-type nodeDecoder interface {
-	decodeNode(d *decoder, n *Node, path string)
+// NodeDecoder is implemented by field types with their own syntax (a mount as a string or a
+// mapping, a GPU count as a number or "all", …): DecodeNode reads n, written at path, and
+// records what is wrong with it in d.Problems.
+type NodeDecoder interface {
+	DecodeNode(d *Decoder, n *Node, path string)
 }
 
-// decoder fills Go values from a Node tree strictly: unknown fields, wrong types and bad
-// scalars are problems; decoding continues after each one so that all are reported.
-type decoder struct {
-	p   *problems
-	ctx context.Context // nil: never ends
-	n   int             // values decoded, to look at ctx every ctxEvery
-
-	// lenient: unknown mapping keys are collected instead of reported (catalog import).
-	unknown func(path string, key *Node)
+// Decoder fills Go values from a Node tree strictly: unknown fields, wrong types and bad
+// scalars are problems; decoding continues after each one so that all are reported. A
+// struct field is read from the key its json tag names (FieldName); a top-level key that
+// starts with x- is ignored (a place for YAML anchors); a string where a command (a field
+// path ending in .command) takes a list is refused with the list to write instead.
+type Decoder struct {
+	Problems *Problems
+	Ctx      context.Context // nil: never ends; when it ends, decoding stops (the caller says so)
+	n        int             // values decoded, to look at Ctx every CheckEvery
 }
 
-var nodeDecoderType = reflect.TypeFor[nodeDecoder]()
+var nodeDecoderType = reflect.TypeFor[NodeDecoder]()
 
-func (d *decoder) decode(n *Node, v reflect.Value, path string) {
-	if d.n++; d.n%ctxEvery == 0 && d.ctx != nil && d.ctx.Err() != nil {
-		return // Parse returns the context's cause
+// Decode fills v (settable) from n, written at path ("" for the document's root).
+func (d *Decoder) Decode(n *Node, v reflect.Value, path string) {
+	if d.n++; d.n%CheckEvery == 0 && d.Ctx != nil && d.Ctx.Err() != nil {
+		return // the caller returns the context's cause
 	}
-	if _, ok := d.p.pos[path]; !ok {
-		d.p.pos[path] = n.Line
-	}
+	d.Problems.SetLineOnce(path, n.Line)
 	if v.CanAddr() && v.Addr().Type().Implements(nodeDecoderType) {
-		v.Addr().Interface().(nodeDecoder).decodeNode(d, n, path)
+		v.Addr().Interface().(NodeDecoder).DecodeNode(d, n, path)
 		return
 	}
 	if v.Kind() == reflect.Pointer {
@@ -49,12 +50,12 @@ func (d *decoder) decode(n *Node, v reflect.Value, path string) {
 		if v.IsNil() {
 			v.Set(reflect.New(v.Type().Elem()))
 		}
-		d.decode(n, v.Elem(), path)
+		d.Decode(n, v.Elem(), path)
 		return
 	}
 	switch v.Kind() {
 	case reflect.Struct:
-		d.decodeStruct(n, v, path)
+		d.DecodeStruct(n, v, path)
 	case reflect.Map:
 		d.decodeMap(n, v, path)
 	case reflect.Slice:
@@ -63,15 +64,15 @@ func (d *decoder) decode(n *Node, v reflect.Value, path string) {
 		}
 		if n.Kind != SeqNode {
 			if n.Kind == ScalarNode && n.Tag == TagStr && strings.HasSuffix(path, ".command") {
-				d.p.at(n.Line, path, "must be a list (exec form), got the string %s: write [%s] — benchctl never runs a shell string; use [\"sh\", \"-c\", \"...\"] if you need a shell", quote(n.Value), quoteFields(n.Value))
+				d.Problems.At(n.Line, path, "must be a list (exec form), got the string %s: write [%s] — benchctl never runs a shell string; use [\"sh\", \"-c\", \"...\"] if you need a shell", Quote(n.Value), quoteFields(n.Value))
 				return
 			}
-			d.p.at(n.Line, path, "must be a list, got %s", n.describe())
+			d.Problems.At(n.Line, path, "must be a list, got %s", n.Describe())
 			return
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Items), len(n.Items))
 		for i, it := range n.Items {
-			d.decode(it, s.Index(i), index(path, i))
+			d.Decode(it, s.Index(i), Index(path, i))
 		}
 		v.Set(s)
 	case reflect.String:
@@ -80,30 +81,30 @@ func (d *decoder) decode(n *Node, v reflect.Value, path string) {
 			if n.Kind == ScalarNode && (n.Tag == TagInt || n.Tag == TagFloat || n.Tag == TagBool) {
 				hint = fmt.Sprintf(" (quote it: \"%s\")", n.Value)
 			}
-			d.p.at(n.Line, path, "must be a string, got %s%s", n.describe(), hint)
+			d.Problems.At(n.Line, path, "must be a string, got %s%s", n.Describe(), hint)
 			return
 		}
 		v.SetString(n.Value)
 	case reflect.Bool:
 		if n.Kind != ScalarNode || n.Tag != TagBool {
-			d.p.at(n.Line, path, "must be true or false, got %s", n.describe())
+			d.Problems.At(n.Line, path, "must be true or false, got %s", n.Describe())
 			return
 		}
 		v.SetBool(strings.EqualFold(n.Value, "true"))
 	case reflect.Int, reflect.Int64:
-		i, ok := intValue(n)
+		i, ok := Int(n)
 		if !ok {
-			d.p.at(n.Line, path, "must be a whole number, got %s", n.describe())
+			d.Problems.At(n.Line, path, "must be a whole number, got %s", n.Describe())
 			return
 		}
 		v.SetInt(i)
 	default:
-		d.p.at(n.Line, path, "cannot be decoded (internal: unsupported type %s)", v.Type())
+		d.Problems.At(n.Line, path, "cannot be decoded (internal: unsupported type %s)", v.Type())
 	}
 }
 
-// intValue reads an integer scalar (decimal, 0x, 0o) that fits in 53 bits.
-func intValue(n *Node) (int64, bool) {
+// Int reads an integer scalar written in plain decimal that fits in 53 bits.
+func Int(n *Node) (int64, bool) {
 	if n.Kind != ScalarNode || n.Tag != TagInt {
 		return 0, false
 	}
@@ -121,18 +122,18 @@ func intValue(n *Node) (int64, bool) {
 	return i, true
 }
 
-func (d *decoder) decodeMap(n *Node, v reflect.Value, path string) {
+func (d *Decoder) decodeMap(n *Node, v reflect.Value, path string) {
 	if n.Kind == NullNode {
 		return
 	}
 	if n.Kind != MapNode {
-		d.p.at(n.Line, path, "must be a mapping of names to values, got %s", n.describe())
+		d.Problems.At(n.Line, path, "must be a mapping of names to values, got %s", n.Describe())
 		return
 	}
 	m := reflect.MakeMapWithSize(v.Type(), len(n.Keys))
 	for i, k := range n.Keys {
-		kp := join(path, k.Value)
-		d.p.pos[kp] = k.Line
+		kp := Join(path, k.Value)
+		d.Problems.SetLine(kp, k.Line)
 		ev := reflect.New(v.Type().Elem()).Elem()
 		it := n.Items[i]
 		if ev.Kind() == reflect.String && it.Kind == ScalarNode {
@@ -141,65 +142,63 @@ func (d *decoder) decodeMap(n *Node, v reflect.Value, path string) {
 			ev.SetString(it.Value)
 		} else {
 			if ev.Kind() == reflect.String && it.Kind == NullNode {
-				d.p.at(it.Line, kp, "has no value (write \"\" for an empty string)")
+				d.Problems.At(it.Line, kp, "has no value (write \"\" for an empty string)")
 				continue
 			}
-			d.decode(it, ev, kp)
+			d.Decode(it, ev, kp)
 		}
 		m.SetMapIndex(reflect.ValueOf(k.Value), ev)
 	}
 	v.Set(m)
 }
 
-// fieldName is the schema name of a struct field: its json tag.
-func fieldName(f reflect.StructField) string {
+// FieldName is the schema name of a struct field: its json tag.
+func FieldName(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 	return name
 }
 
-func (d *decoder) decodeStruct(n *Node, v reflect.Value, path string) {
+// DecodeStruct fills the struct v from the mapping n, written at path, field by field, even
+// where v's type is a NodeDecoder: its DecodeNode reads its mapping form so.
+func (d *Decoder) DecodeStruct(n *Node, v reflect.Value, path string) {
 	if n.Kind == NullNode {
 		return
 	}
 	if n.Kind != MapNode {
-		d.p.at(n.Line, path, "must be a mapping, got %s", n.describe())
+		d.Problems.At(n.Line, path, "must be a mapping, got %s", n.Describe())
 		return
 	}
 	t := v.Type()
 	fields := map[string]int{}
 	var names []string
 	for i := range t.NumField() {
-		if name := fieldName(t.Field(i)); name != "" && name != "-" {
+		if name := FieldName(t.Field(i)); name != "" && name != "-" {
 			fields[name] = i
 			names = append(names, name)
 		}
 	}
 	for i, k := range n.Keys {
-		kp := join(path, k.Value)
+		kp := Join(path, k.Value)
 		fi, ok := fields[k.Value]
 		if !ok && path == "" && strings.HasPrefix(k.Value, "x-") {
 			continue // a top-level extension key: a place for YAML anchors, ignored
 		}
 		if !ok {
-			if d.unknown != nil {
-				d.unknown(path, k)
-				continue
-			}
 			msg := "unknown field"
-			if s := suggest(k.Value, names); s != "" {
-				msg += ", did you mean " + quote(s) + "?"
+			if s := Suggest(k.Value, names); s != "" {
+				msg += ", did you mean " + Quote(s) + "?"
 			}
 			sort.Strings(names)
-			d.p.at(k.Line, kp, "%s (allowed here: %s)", msg, strings.Join(names, ", "))
+			d.Problems.At(k.Line, kp, "%s (allowed here: %s)", msg, strings.Join(names, ", "))
 			continue
 		}
-		d.p.pos[kp] = k.Line
-		d.decode(n.Items[i], v.Field(fi), kp)
+		d.Problems.SetLine(kp, k.Line)
+		d.Decode(n.Items[i], v.Field(fi), kp)
 	}
 }
 
-// suggest returns the allowed name closest to a misspelt one, if it is close.
-func suggest(got string, allowed []string) string {
+// Suggest returns the allowed name closest to a misspelt one, if it is close.
+func Suggest(got string, allowed []string) string {
 	best, bestD := "", math.MaxInt
 	runes := utf8.RuneCountInString(got)
 	for _, a := range allowed {
@@ -218,8 +217,6 @@ func suggest(got string, allowed []string) string {
 	}
 	return ""
 }
-
-func reflectValue(ptr any) reflect.Value { return reflect.ValueOf(ptr).Elem() }
 
 // quoteFields renders a command string as a suggested list, split at spaces.
 func quoteFields(s string) string {

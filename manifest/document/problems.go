@@ -1,4 +1,4 @@
-package manifest
+package document
 
 import (
 	"fmt"
@@ -89,8 +89,10 @@ func (e *Error) Error() string {
 // InvalidInput marks the error as bad user input (exit code 4).
 func (e *Error) InvalidInput() bool { return true }
 
-// problems collects problems for one file, remembering where every field path was written.
-type problems struct {
+// Problems collects the problems of one file, remembering where every field path was
+// written (SetLine), so that a problem found later, by a check of the decoded values, is
+// located at the line of its field (Add).
+type Problems struct {
 	file  string
 	e     Error
 	paths map[string]bool // the field paths with a problem, also of those only counted
@@ -98,46 +100,60 @@ type problems struct {
 	pos   map[string]int  // field path -> line
 }
 
-func newProblems(file string) *problems {
-	return &problems{file: file, e: Error{File: file}, paths: map[string]bool{}, pos: map[string]int{}}
+// NewProblems is an empty collector for the problems of file.
+func NewProblems(file string) *Problems {
+	return &Problems{file: file, e: Error{File: file}, paths: map[string]bool{}, pos: map[string]int{}}
 }
 
-// at records a problem at an explicit line.
-func (p *problems) at(line int, path, format string, args ...any) {
-	p.record(Problem{File: p.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
+// Fresh is a new, empty collector for p's file that shares p's positions: for a check run
+// again (for each variant of an experiment), whose problems the caller rewrites before it
+// records them in p.
+func (p *Problems) Fresh() *Problems {
+	q := NewProblems(p.file)
+	q.pos = p.pos
+	return q
 }
 
-func (p *problems) record(pr Problem) {
+// File is the file the problems are of.
+func (p *Problems) File() string { return p.file }
+
+// At records a problem at an explicit line.
+func (p *Problems) At(line int, path, format string, args ...any) {
+	p.Record(Problem{File: p.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Record records a problem as it is.
+func (p *Problems) Record(pr Problem) {
 	p.n++
 	p.paths[pr.Path] = true
 	p.e.Add(pr)
 }
 
-// merge records the problems of another input (an imported catalog's).
-func (p *problems) merge(e *Error) {
+// Merge records the problems of another input (an imported catalog's).
+func (p *Problems) Merge(e *Error) {
 	for _, pr := range e.Problems {
-		p.record(pr)
+		p.Record(pr)
 	}
 	p.e.More += e.More
 	p.n += e.More
 }
 
-// count is how many problems were recorded (compared before and after a step, it says
+// Count is how many problems were recorded (compared before and after a step, it says
 // whether the step found one).
-func (p *problems) count() int { return p.n }
+func (p *Problems) Count() int { return p.n }
 
-// add records a problem at the line where path (or its nearest written parent) was written,
+// Add records a problem at the line where path (or its nearest written parent) was written,
 // unless path already has one: a value the decoder refused (a wrong type) is then absent,
 // and a second message about that absence ("is required", "got 0") would be false.
-func (p *problems) add(path, format string, args ...any) {
-	if p.has(path) {
+func (p *Problems) Add(path, format string, args ...any) {
+	if p.Has(path) {
 		return
 	}
-	p.at(p.line(path), path, format, args...)
+	p.At(p.Line(path), path, format, args...)
 }
 
-// line finds where path was written; a missing field is reported at its parent.
-func (p *problems) line(path string) int {
+// Line finds where path was written; a missing field is reported at its parent.
+func (p *Problems) Line(path string) int {
 	for q := path; ; {
 		if l, ok := p.pos[q]; ok {
 			return l
@@ -153,10 +169,27 @@ func (p *problems) line(path string) int {
 	}
 }
 
-// has reports whether a problem was already recorded for path.
-func (p *problems) has(path string) bool { return p.paths[path] }
+// SetLine records that path was written at line (a later call for the same path wins).
+func (p *Problems) SetLine(path string, line int) { p.pos[path] = line }
 
-func (p *problems) err() error {
+// SetLineOnce records that path was written at line, unless a line is known for it.
+func (p *Problems) SetLineOnce(path string, line int) {
+	if _, ok := p.pos[path]; !ok {
+		p.pos[path] = line
+	}
+}
+
+// Written reports the line path was written at, and whether it was written.
+func (p *Problems) Written(path string) (int, bool) {
+	l, ok := p.pos[path]
+	return l, ok
+}
+
+// Has reports whether a problem was already recorded for path.
+func (p *Problems) Has(path string) bool { return p.paths[path] }
+
+// Err is the problems recorded as an *Error (the first MaxProblems by line), or nil.
+func (p *Problems) Err() error {
 	if p.n == 0 {
 		return nil
 	}
@@ -165,10 +198,10 @@ func (p *problems) err() error {
 	return &e
 }
 
-// join is the field path of field under parent. A field written by the user (a key of env:)
+// Join is the field path of field under parent. A field written by the user (a key of env:)
 // is clipped (Clip): a path is for messages, and a 1 MiB key copied into the path of every
 // value under it would cost memory and time.
-func join(parent, field string) string {
+func Join(parent, field string) string {
 	field = Clip(field)
 	if parent == "" {
 		return field
@@ -192,4 +225,5 @@ func Clip(s string) string {
 	return s[:cut] + "…"
 }
 
-func index(parent string, i int) string { return fmt.Sprintf("%s[%d]", parent, i) }
+// Index is the field path of the i-th item of the list at parent.
+func Index(parent string, i int) string { return fmt.Sprintf("%s[%d]", parent, i) }

@@ -1,4 +1,4 @@
-package manifest
+package document
 
 import (
 	"bytes"
@@ -79,7 +79,7 @@ func (c *yamlConverter) convert(y *yaml.Node, depth int) (*Node, error) {
 	if c.count > maxNodes {
 		return nil, tooManyValues(c.file, y.Line, valuesYAML)
 	}
-	if c.count%ctxEvery == 0 && c.ctx.Err() != nil {
+	if c.count%CheckEvery == 0 && c.ctx.Err() != nil {
 		return nil, cancelled(c.ctx)
 	}
 	if depth > maxDepth {

@@ -1,4 +1,4 @@
-package manifest
+package document
 
 import (
 	"bytes"
@@ -101,7 +101,7 @@ func (p *jsonParser) value(depth int) (*Node, error) {
 		line, _ := p.pos(p.dec.InputOffset())
 		return nil, tooManyValues(p.file, line, valuesJSON)
 	}
-	if p.count%ctxEvery == 0 && p.ctx.Err() != nil {
+	if p.count%CheckEvery == 0 && p.ctx.Err() != nil {
 		return nil, cancelled(p.ctx)
 	}
 	tok, err := p.dec.Token()

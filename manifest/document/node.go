@@ -1,4 +1,4 @@
-package manifest
+package document
 
 import (
 	"fmt"
@@ -62,8 +62,9 @@ func (n *Node) Get(k string) *Node {
 	return nil
 }
 
-// describe says what a node is, for "must be X, got Y" messages.
-func (n *Node) describe() string {
+// Describe says what a node is, for "must be X, got Y" messages: "a list", "the number 8",
+// "the string \"x\"" (Quote).
+func (n *Node) Describe() string {
 	switch n.Kind {
 	case NullNode:
 		return "null"
@@ -74,7 +75,7 @@ func (n *Node) describe() string {
 	}
 	switch n.Tag {
 	case TagStr:
-		return "the string " + quote(n.Value)
+		return "the string " + Quote(n.Value)
 	case TagInt:
 		return "the number " + n.Value
 	case TagFloat:
@@ -87,10 +88,7 @@ func (n *Node) describe() string {
 
 // Quote renders a user value for a message: quoted, and shortened to 80 characters so that
 // junk input keeps messages readable (and small).
-func Quote(s string) string { return quote(s) }
-
-// quote renders a user value for a message, shortened so that junk input keeps messages readable.
-func quote(s string) string {
+func Quote(s string) string {
 	const max = 80
 	n := 0
 	for i := range s { // not []rune(s): a value may be a MiB long
@@ -124,7 +122,7 @@ func checkDuplicateKeys(file string, n *Node) error {
 	for _, k := range n.Keys {
 		if first, ok := seen[k.Value]; ok {
 			return &ParseError{File: file, Line: k.Line, Col: k.Col,
-				Msg: fmt.Sprintf("duplicate key %s (first defined at line %d)", quote(k.Value), first.Line)}
+				Msg: fmt.Sprintf("duplicate key %s (first defined at line %d)", Quote(k.Value), first.Line)}
 		}
 		seen[k.Value] = k
 	}

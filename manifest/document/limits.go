@@ -1,4 +1,4 @@
-package manifest
+package document
 
 import (
 	"context"
@@ -24,8 +24,9 @@ const (
 	// lines that hold something. Every value needs one, a flow mapping in a flow list aside,
 	// which needs 2 for 3 values; so the library's tree stays under 3×maxNodes values.
 	maxYAMLMarks = 2 * maxNodes // so that the message can say "more than maxNodes values"
-	// ctxEvery is how many values are read between two looks at the context.
-	ctxEvery = 1024
+	// CheckEvery is how many values are read (or checked, by a caller's loop) between two
+	// looks at the context.
+	CheckEvery = 1024
 )
 
 func tooManyValues(file string, line int, what string) error {
