@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	goio "io"
 	"log/slog"
@@ -18,7 +19,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/runner"
-	"github.com/benchctl/benchctl/scheduler/slurm"
+	"github.com/benchctl/benchctl/scheduler"
 )
 
 // SubmitOptions are benchctl submit's flags.
@@ -42,9 +43,9 @@ type SubmitOptions struct {
 	Collect     bool
 	Output      string
 	Engine      string
-	// overrides are the Slurm flags given, which override the manifest's slurm: block
-	// (set in RunE: a flag not given leaves the manifest's value).
-	Overrides slurm.Overrides
+	// Submitter starts the job (set in RunE: Slurm, with the Slurm flags given, which
+	// override the manifest's slurm: block; a flag not given leaves the manifest's value).
+	Submitter scheduler.Submitter
 }
 
 // Submitted is what submit -o json prints: the job and its paths, and with --wait how it
@@ -65,12 +66,6 @@ type nodeOutcome struct {
 	Outcome  string `json:"outcome"`
 	Phase    string `json:"phase"`
 	ExitCode int    `json:"exitCode"`
-}
-
-// DryRunSubmit is what submit --dry-run -o json prints: sbatch's arguments and the script.
-type DryRunSubmit struct {
-	Sbatch []string `json:"sbatch"`
-	Script string   `json:"script"`
 }
 
 // Submit submits a job to the scheduler, and with --wait or --collect follows it.
@@ -99,72 +94,61 @@ func Submit(ctx context.Context, io iostreams.Streams, opts *SubmitOptions) erro
 		}
 		return exitcode.Usagef(hint, "%v", err)
 	}
-	// Flags override the manifest's slurm: block, which overrides the defaults.
-	j := slurm.JobForBenchmarks(m, selected, opts.Overrides)
-	j.Benchctl, j.SharedDir, j.Benchmarks, j.Requeue = self, dir, opts.Benchmarks, opts.Requeue
-	j.Engine = engineKind(opts.Engine, m)
-	if err := submitSource(opts.Src, &j); err != nil {
+	if opts.Submitter == nil {
+		return errors.New("submit was handed no scheduler to submit to") // wiring, not the user's input
+	}
+	sub := scheduler.Submission{Manifest: m, Selected: selected, Benchmarks: opts.Benchmarks, Benchctl: self, SharedDir: dir,
+		Requeue: opts.Requeue, Engine: engineKind(opts.Engine, m)}
+	if err := submitSource(opts.Src, &sub); err != nil {
 		return err
 	}
-	j.Tools, j.ToolsSet = opts.Tools.Names, opts.Tools.Set
+	sub.Tools, sub.ToolsSet = opts.Tools.Names, opts.Tools.Set
 	if opts.Tools.File != "" {
-		if j.ToolsFile, err = filepath.Abs(opts.Tools.File); err != nil {
+		if sub.ToolsFile, err = filepath.Abs(opts.Tools.File); err != nil {
 			return err
 		}
 	}
 	if opts.Record != "" {
-		if j.Record, err = filepath.Abs(opts.Record); err != nil {
+		if sub.Record, err = filepath.Abs(opts.Record); err != nil {
 			return err
 		}
-		if _, err := os.Stat(j.Record); err != nil {
+		if _, err := os.Stat(sub.Record); err != nil {
 			return exitcode.Usagef("pass the file written by benchctl build --record", "--record: %v", err)
 		}
 	}
-	if err := j.Validate(); err != nil {
-		return exitcode.Usagef("see 'benchctl submit --help'", "%v", err)
-	}
 	if opts.DryRun {
-		j.OutputDir = jobdir.Layout{Shared: dir}.Submit()
-		j.SecretFile = jobdir.Layout{Shared: dir}.SubmitFiles("<token>").Secret
-		script, err := j.Script()
+		plan, err := opts.Submitter.DryRun(sub)
 		if err != nil {
 			return err
 		}
-		argv := j.SbatchArgv()
 		if opts.Output == "json" {
-			return writeJSON(io.Out(), DryRunSubmit{Sbatch: argv, Script: script})
+			return writeJSON(io.Out(), plan.Document)
 		}
-		for i := range argv {
-			argv[i] = slurm.Quote(argv[i])
-		}
-		fmt.Fprintf(io.Out(), "# sbatch %s <script>\n%s", strings.Join(argv, " "), script)
+		fmt.Fprint(io.Out(), plan.Text)
 		return nil
 	}
 	layout := jobdir.Layout{Shared: dir}
-	pruneSubmitted(ctx, layout)
-	script, err := slurm.Prepare(&j)
+	pruneSubmitted(ctx, opts.Submitter, layout)
+	done, err := opts.Submitter.Submit(ctx, sub)
 	if err != nil {
 		return err
 	}
-	id, err := slurm.Submit(ctx, slurm.ExecCommander{}, j, script)
-	if err != nil {
-		return err
-	}
-	rep := Submitted{Job: id, Nodes: j.Nodes, Script: script, JobDir: layout.Job(id, 0).Path}
+	id := done.Job
+	rep := Submitted{Job: id, Nodes: done.Nodes, Script: done.Request, JobDir: layout.Job(id, 0).Path}
 	if opts.Output != "json" {
 		fmt.Fprintln(io.Out(), id)
 	}
-	if err := layout.RecordSubmitted(j.Token, id); err != nil {
+	if err := layout.RecordSubmitted(done.Token, id); err != nil {
 		slog.Warn("could not record the job's submission files; benchctl submit removes them after 7 days", "err", err)
 	}
-	slog.Info("submitted", "job", id, "nodes", j.Nodes, "script", script, "jobDir", rep.JobDir)
+	slog.Info("submitted", "job", id, "nodes", done.Nodes, "script", done.Request, "jobDir", rep.JobDir)
 	if !opts.Wait {
 		if opts.Output == "json" {
 			return writeJSON(io.Out(), rep)
 		}
 		return nil
 	}
-	end, ferr := followJob(ctx, dir, id, j.Nodes)
+	end, ferr := followJob(ctx, opts.Submitter, dir, id, done.Nodes)
 	if end.Dir.Path != "" {
 		rep.JobDir = end.Dir.Path // the attempt that ran last
 	}
@@ -200,8 +184,8 @@ func Submit(ctx context.Context, io iostreams.Streams, opts *SubmitOptions) erro
 }
 
 // pruneSubmitted removes old submission files (secrets above all) of jobs that have ended.
-func pruneSubmitted(ctx context.Context, l jobdir.Layout) {
-	n, err := slurm.PruneSubmitted(ctx, slurm.ExecCommander{}, l, time.Now())
+func pruneSubmitted(ctx context.Context, s scheduler.Submitter, l jobdir.Layout) {
+	n, err := s.Prune(ctx, l, time.Now())
 	if err != nil {
 		slog.Warn("pruning old submission files in "+l.Submit(), "err", err)
 	}
@@ -220,11 +204,12 @@ func removeSubmittedWhenEnded(l jobdir.Layout, id string, st jobdir.SchedulerSta
 
 // followJob waits for a submitted job, logging its nodes' phases, and returns how it ended
 // and the job's verdict (jobdir.Judge).
-func followJob(ctx context.Context, shared, id string, world int) (jobdir.Ended, error) {
-	end, err := jobdir.Follow{Layout: jobdir.Layout{Shared: shared}, JobID: id, World: world, Scheduler: slurm.Scheduler{},
+func followJob(ctx context.Context, s scheduler.Scheduler, shared, id string, world int) (jobdir.Ended, error) {
+	end, err := jobdir.Follow{Layout: jobdir.Layout{Shared: shared}, JobID: id, World: world, Scheduler: s,
 		Line: func(line string, err error) {
 			if err != nil {
-				slog.Warn("Slurm did not answer about job " + id + " (" + slurm.Brief(err) + ")")
+				title, said := scheduler.Told(s, err)
+				slog.Warn(title + " did not answer about job " + id + " (" + said + ")")
 			}
 			slog.Info(line)
 		}}.Run(ctx)
@@ -252,7 +237,7 @@ func printOutcomes(io iostreams.Streams, nodes []jobdir.NodeProgress) {
 // submitSource makes the job run what src names: the manifest, or with --tags the models of
 // the MAD checkout in the working folder, with madengine's context. An inline --context
 // that names a credential is refused: the job script would hold its value.
-func submitSource(src ManifestSource, j *slurm.Job) error {
+func submitSource(src ManifestSource, j *scheduler.Submission) error {
 	if len(src.Tags) == 0 {
 		return nil
 	}

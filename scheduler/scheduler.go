@@ -106,3 +106,19 @@ func SeveralPrint(lookup Lookup, schedulers ...Scheduler) bool {
 	}
 	return false
 }
+
+// Teller is a scheduler that tells a person its name ("Slurm") and what asking it said,
+// briefly (Slurm: each command's message, on one line).
+type Teller interface {
+	Title() string
+	Tell(err error) string
+}
+
+// Told is how a person is told that asking s failed with err: s's title and err in its
+// words when it is a Teller, else its Name and the error's text.
+func Told(s Scheduler, err error) (title, said string) {
+	if t, ok := s.(Teller); ok {
+		return t.Title(), t.Tell(err)
+	}
+	return s.Name(), err.Error()
+}

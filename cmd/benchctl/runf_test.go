@@ -14,6 +14,7 @@ import (
 	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/iostreams"
+	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
 // captured is a runF that keeps the options it was handed and runs nothing.
@@ -65,6 +66,11 @@ func TestCommandLinesBecomeOptions(t *testing.T) {
 		err := execute(t, newSubmitCmd(io, captured(&got, &n)), "-m", "m.yaml", "-N", "4", "-p", "gpu", "--sbatch-arg=--gres=gpu:8", "--wait", "--collect")
 		if err != nil || n != 1 || got.Nodes != 4 || got.Partition != "gpu" || !reflect.DeepEqual(got.SbatchArgs, []string{"--gres=gpu:8"}) || !got.Wait || !got.Collect {
 			t.Fatalf("err %v, %d calls, %+v", err, n, got)
+		}
+		// the Slurm flags given override the manifest's slurm: block; those not given leave it
+		sub, ok := got.Submitter.(slurm.Submitter)
+		if !ok || sub.Overrides.Nodes == nil || *sub.Overrides.Nodes != 4 || *sub.Overrides.Partition != "gpu" || sub.Overrides.Account != nil {
+			t.Fatalf("submitter %#v", got.Submitter)
 		}
 	})
 	t.Run("collect", func(t *testing.T) {

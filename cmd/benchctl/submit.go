@@ -59,12 +59,12 @@ and the script.`,
 				return usagef("add --wait: collect runs when the job has ended", "--collect needs --wait")
 			}
 			fl := cmd.Flags()
-			opts.Overrides = slurm.Overrides{
+			opts.Submitter = slurm.Submitter{Overrides: slurm.Overrides{
 				Nodes: ifGiven(fl, "nodes", &opts.Nodes), Partition: ifGiven(fl, "partition", &opts.Partition),
 				Account: ifGiven(fl, "account", &opts.Account), QOS: ifGiven(fl, "qos", &opts.Qos),
 				Time: ifGiven(fl, "time", &opts.Time), GPUsPerNode: ifGiven(fl, "gpus-per-node", &opts.GpusPerNode),
 				Exclusive: ifGiven(fl, "exclusive", &opts.Exclusive), SbatchArgs: opts.SbatchArgs,
-			}
+			}}
 			opts.Tools.Set = fl.Lookup("tools").Changed
 			return run(cmd.Context(), io, opts)
 		},

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchctl/benchctl/commands"
+	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
 // submitDry runs submit --dry-run -o json and returns sbatch's arguments and the script.
-func submitDry(t *testing.T, args ...string) (commands.DryRunSubmit, int, string) {
+func submitDry(t *testing.T, args ...string) (slurm.DryRunDocument, int, string) {
 	t.Helper()
 	code, out, errs := run(t, append([]string{"submit", "--dry-run", "-o", "json"}, args...)...)
-	var dry commands.DryRunSubmit
+	var dry slurm.DryRunDocument
 	if code == 0 && json.Unmarshal([]byte(out), &dry) != nil {
 		t.Fatalf("not JSON: %s", out)
 	}

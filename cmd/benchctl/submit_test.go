@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
 // submit prints the job id; with -o json one object with the job, its node count, the
@@ -46,7 +47,7 @@ func TestSubmitOutput(t *testing.T) {
 	}
 
 	code, out, errs = run(t, "submit", "-m", mf, "--shared-dir", shared, "--dry-run", "-o", "json")
-	var dry commands.DryRunSubmit
+	var dry slurm.DryRunDocument
 	if code != 0 || json.Unmarshal([]byte(out), &dry) != nil || dry.Sbatch[0] != "--parsable" || !strings.HasPrefix(dry.Script, "#!/bin/bash\n") {
 		t.Errorf("dry run: exit %d, stdout %q\n%s", code, out, errs)
 	}
@@ -72,7 +73,7 @@ func TestSubmitFlagsOverrideTheManifest(t *testing.T) {
 	} {
 		args := append([]string{"submit", "-m", mf, "--shared-dir", shared, "--dry-run", "-o", "json"}, c.flags...)
 		code, out, errs := run(t, args...)
-		var dry commands.DryRunSubmit
+		var dry slurm.DryRunDocument
 		if code != 0 || json.Unmarshal([]byte(out), &dry) != nil {
 			t.Fatalf("%v: exit %d, stdout %q\n%s", c.flags, code, out, errs)
 		}

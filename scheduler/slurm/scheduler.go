@@ -65,3 +65,9 @@ func (s JobState) scheduler() jobdir.SchedulerState {
 	}
 	return st
 }
+
+// Title is Slurm's name for a person.
+func (Scheduler) Title() string { return "Slurm" }
+
+// Tell is what asking Slurm said, on one line (Brief).
+func (Scheduler) Tell(err error) string { return Brief(err) }
