@@ -14,22 +14,28 @@ import (
 
 // CleanupOptions are benchctl cleanup's flags.
 type CleanupOptions struct {
-	Job       string
-	SharedDir string
-	Host      string
-	Outcome   string
-	Output    string
-	Engine    string
+	Job string
+	// EpilogJob and EpilogHost are what a scheduler's epilog says (set in RunE from the
+	// environment): the job and node when --job and --host are not given.
+	EpilogJob, EpilogHost string
+	SharedDir             string
+	Host                  string
+	Outcome               string
+	Output                string
+	Engine                string
 }
 
 // Cleanup ends what a job left on this node and records its nodes still saying running.
 func Cleanup(ctx context.Context, io iostreams.Streams, opts *CleanupOptions) error {
+	if opts.Job == "" {
+		opts.Job = opts.EpilogJob
+	}
 	if err := runner.ValidJobID(opts.Job); err != nil {
 		return exitcode.Usagef("give the id of a job (as SLURM_JOB_ID or BENCHCTL_JOB_ID had it)", "--job: %v", err)
 	}
 	host := opts.Host
 	if host == "" {
-		host = os.Getenv("SLURMD_NODENAME")
+		host = opts.EpilogHost
 	}
 	if host == "" {
 		host, _ = os.Hostname()

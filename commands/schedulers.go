@@ -16,3 +16,9 @@ func schedulers() []scheduler.Scheduler {
 func detectNode(lookup scheduler.Lookup) (scheduler.Node, error) {
 	return scheduler.DetectNode(lookup, schedulers()...)
 }
+
+// EpilogNode is the job and node of the scheduler's epilog this process runs in (Slurm's:
+// SLURM_JOB_ID, SLURMD_NODENAME), which cleanup uses when --job and --host are not given.
+func EpilogNode(lookup scheduler.Lookup) (job, host string, ok bool) {
+	return scheduler.EpilogNode(lookup, schedulers()...)
+}

@@ -122,3 +122,22 @@ func Told(s Scheduler, err error) (title, said string) {
 	}
 	return s.Name(), err.Error()
 }
+
+// Epilog is a scheduler that runs a command on each node of a job when the job ends
+// (Slurm's epilog): EpilogNode reads from that command's environment which job ended and
+// on which node, as `benchctl cleanup` needs them; ok is false outside an epilog.
+type Epilog interface {
+	EpilogNode(lookup Lookup) (job, host string, ok bool)
+}
+
+// EpilogNode is the job and node of the first scheduler, in order, whose epilog this is.
+func EpilogNode(lookup Lookup, schedulers ...Scheduler) (job, host string, ok bool) {
+	for _, s := range schedulers {
+		if e, is := s.(Epilog); is {
+			if job, host, ok := e.EpilogNode(lookup); ok {
+				return job, host, true
+			}
+		}
+	}
+	return "", "", false
+}

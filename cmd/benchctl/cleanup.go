@@ -28,10 +28,10 @@ is bounded (5 s). Exit 1 if a container could not be removed or a status not rec
   BENCHCTL_SHARED_DIR=/shared/benchctl benchctl cleanup`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Job == "" {
-				opts.Job = os.Getenv("SLURM_JOB_ID")
+			if job, host, ok := commands.EpilogNode(os.LookupEnv); ok {
+				opts.EpilogJob, opts.EpilogHost = job, host
 			}
-			if opts.Job == "" {
+			if opts.Job == "" && opts.EpilogJob == "" {
 				return usagef("give the job: benchctl cleanup --job 1234 (in a Slurm epilog, SLURM_JOB_ID is used)", "--job is required")
 			}
 			return run(cmd.Context(), io, opts)

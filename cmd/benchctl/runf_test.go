@@ -115,9 +115,15 @@ func TestCommandLinesBecomeOptions(t *testing.T) {
 	t.Run("cleanup", func(t *testing.T) {
 		var got *commands.CleanupOptions
 		n := 0
+		// in a Slurm epilog, the job and the node are the epilog's unless given
 		t.Setenv("SLURM_JOB_ID", "4242")
-		if err := execute(t, newCleanupCmd(io, captured(&got, &n)), "--host", "n1"); err != nil || n != 1 || got.Job != "4242" || got.Host != "n1" {
+		t.Setenv("SLURMD_NODENAME", "gpu-07")
+		if err := execute(t, newCleanupCmd(io, captured(&got, &n)), "--host", "n1"); err != nil || n != 1 || got.Job != "" || got.EpilogJob != "4242" || got.Host != "n1" || got.EpilogHost != "gpu-07" {
 			t.Fatalf("err %v, %d calls, %+v", err, n, got)
+		}
+		t.Setenv("SLURM_JOB_ID", "")
+		if err := execute(t, newCleanupCmd(io, captured(&got, &n))); exitcode.Of(err) != exitcode.Invalid || n != 1 {
+			t.Fatalf("no job and no epilog: %v, %d calls", err, n)
 		}
 	})
 	t.Run("doctor, validate, version", func(t *testing.T) {

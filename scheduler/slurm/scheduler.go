@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/scheduler"
 )
 
 // Scheduler is Slurm as jobdir.Scheduler: how a job stands (QueryJobState: squeue,
@@ -20,7 +21,12 @@ type Scheduler struct {
 	Unsure func(jobID string, st JobState)
 }
 
-var _ jobdir.Scheduler = Scheduler{}
+var (
+	_ jobdir.Scheduler    = Scheduler{}
+	_ scheduler.Scheduler = Scheduler{}
+	_ scheduler.Teller    = Scheduler{}
+	_ scheduler.Epilog    = Scheduler{}
+)
 
 // DefaultQueryTimeout bounds one question to Slurm when Scheduler.Timeout is zero.
 const DefaultQueryTimeout = 15 * time.Second
@@ -71,3 +77,11 @@ func (Scheduler) Title() string { return "Slurm" }
 
 // Tell is what asking Slurm said, on one line (Brief).
 func (Scheduler) Tell(err error) string { return Brief(err) }
+
+// EpilogNode is the job and node of a Slurm epilog (SLURM_JOB_ID, SLURMD_NODENAME): Slurm
+// runs it as root on every node of a job when the job ends.
+func (Scheduler) EpilogNode(lookup scheduler.Lookup) (job, host string, ok bool) {
+	job, _ = lookup("SLURM_JOB_ID")
+	host, _ = lookup("SLURMD_NODENAME")
+	return job, host, job != ""
+}

@@ -82,3 +82,20 @@ func TestSubmitterRefusesBadOptions(t *testing.T) {
 		t.Fatal("a refused submission wrote its files")
 	}
 }
+
+// A Slurm epilog names the job and the node that cleanup ends; without SLURM_JOB_ID this
+// is no epilog.
+func TestEpilogNode(t *testing.T) {
+	env := func(m map[string]string) scheduler.Lookup {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	if job, host, ok := (Scheduler{}).EpilogNode(env(map[string]string{"SLURM_JOB_ID": "12", "SLURMD_NODENAME": "n3"})); !ok || job != "12" || host != "n3" {
+		t.Fatalf("%q %q %v", job, host, ok)
+	}
+	if _, _, ok := (Scheduler{}).EpilogNode(env(map[string]string{"SLURMD_NODENAME": "n3"})); ok {
+		t.Fatal("no SLURM_JOB_ID, yet an epilog")
+	}
+	if job, _, ok := scheduler.EpilogNode(env(map[string]string{"SLURM_JOB_ID": "12"}), Scheduler{}); !ok || job != "12" {
+		t.Fatalf("through the seam: %q %v", job, ok)
+	}
+}
