@@ -21,6 +21,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/logscan"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/runner/telemetry"
 	"github.com/benchctl/benchctl/workload"
 	"github.com/benchctl/benchctl/workload/engine"
 )
@@ -244,7 +245,7 @@ type nodeRun struct {
 	// removals are the ended trials' containers still being removed (reap).
 	removals sync.WaitGroup
 	// tel samples the GPUs while each container runs (nil before the GPUs are selected).
-	tel *telemetry
+	tel *telemetry.Node
 	// engine is which engine this node's containers run in (zero until asked).
 	engine image.Identity
 	// numericUsers are container users put in numbers (numericUser), by image and user:
@@ -276,7 +277,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		return err
 	}
 	r.tel = r.telemetry(gpus.GPUAccess)
-	defer r.tel.close()
+	defer r.tel.Close()
 	if err := r.meet(ctx); err != nil {
 		return err
 	}
@@ -319,7 +320,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	}
 	r.removeLeftovers(ctx, r.rt)
 	record := r.gatherNodeRecord(ctx, eng, gpus)
-	go r.tel.start(ctx) // the GPU library opens while the images arrive, not at the first start
+	go r.tel.Start(ctx) // the GPU library opens while the images arrive, not at the first start
 	imgs, err := r.images(ctx, eng)
 	if err != nil {
 		r.writeNodeRecord(ctx, eng, record, nil, err)

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package runner
+package telemetry
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package runner
+package telemetry
 
 import (
 	"bytes"
@@ -203,8 +203,8 @@ func telemetryRun(t testing.TB, every time.Duration, open OpenSampler, sel GPUAc
 	var logs testutil.SyncBuffer
 	r := &nodeRun{log: slog.New(slog.NewTextHandler(&logs, nil)), nf: nf,
 		nd: jobdir.Layout{Shared: shared}.Job("1", 0).Node(0, "n1")}
-	r.tel = &telemetry{every: every, open: open, gpus: sel}
-	t.Cleanup(r.tel.close)
+	r.tel = New(every, open, sel.Vendor, sel.GPUs)
+	t.Cleanup(r.tel.Close)
 	return r, &logs
 }
 
