@@ -13,18 +13,20 @@ import (
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/runner/cleanup"
 	"github.com/benchctl/benchctl/workload"
 )
 
 // OutputDir is where a benchmark's results folder is mounted in its container.
 const OutputDir = manifest.ReservedMountRoot + "/output"
 
-// Labels set on every benchctl container.
+// Labels set on every benchctl container (a job's are cleanup's: it finds the containers
+// by them).
 const (
-	LabelJob       = "io.benchctl.job"
-	LabelAttempt   = "io.benchctl.attempt"
-	LabelRank      = "io.benchctl.rank"
-	LabelBenchmark = "io.benchctl.benchmark"
+	LabelJob       = cleanup.LabelJob
+	LabelAttempt   = cleanup.LabelAttempt
+	LabelRank      = cleanup.LabelRank
+	LabelBenchmark = cleanup.LabelBenchmark
 	LabelKey       = "io.benchctl.key"
 )
 

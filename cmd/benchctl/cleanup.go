@@ -10,6 +10,7 @@ import (
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/runner/cleanup"
 	"github.com/benchctl/benchctl/workload/engine"
 )
 
@@ -78,7 +79,7 @@ func cleanupRun(ctx context.Context, io streams, opts *cleanupOptions) error {
 		return err
 	}
 	defer eng.Close()
-	res, err := runner.Cleanup(ctx, runner.CleanupOptions{Job: opts.job, SharedDir: dir, Host: host, Outcome: opts.outcome, Engine: engine.New(eng)})
+	res, err := cleanup.Cleanup(ctx, cleanup.CleanupOptions{Job: opts.job, SharedDir: dir, Host: host, Outcome: opts.outcome, Engine: engine.New(eng)})
 	if res != nil {
 		if opts.output == "json" {
 			if jerr := writeJSON(io.out, res); jerr != nil {

@@ -1,4 +1,4 @@
-package runner
+package cleanup
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/scheduler"
 	"github.com/benchctl/benchctl/workload"
 )
 
@@ -22,9 +23,18 @@ type ContainerCleaner interface {
 
 var _ ContainerCleaner = workload.Runtime(nil)
 
-// engineCallTimeout bounds one Engine call of a cleanup: an engine that does not answer
-// must not hold a node past Slurm's KillWait.
-const engineCallTimeout = 5 * time.Second
+// CallTimeout bounds one Engine call of a cleanup: an engine that does not answer must not
+// hold a node past Slurm's KillWait.
+const CallTimeout = 5 * time.Second
+
+// Labels set on every benchctl container: the job (without attempt), the attempt, the
+// node's rank and the benchmark. runner sets them; a job's containers are found by them.
+const (
+	LabelJob       = "io.benchctl.job"
+	LabelAttempt   = "io.benchctl.attempt"
+	LabelRank      = "io.benchctl.rank"
+	LabelBenchmark = "io.benchctl.benchmark"
+)
 
 // JobContainer is a benchctl container found by its labels.
 type JobContainer struct {
@@ -40,7 +50,7 @@ type JobContainer struct {
 // JobContainers lists the containers of a job on an engine (label io.benchctl.job),
 // every attempt, sorted by attempt, rank and benchmark.
 func JobContainers(ctx context.Context, eng ContainerCleaner, job string) ([]JobContainer, error) {
-	return jobContainers(ctx, eng, job, engineCallTimeout)
+	return jobContainers(ctx, eng, job, CallTimeout)
 }
 
 func jobContainers(ctx context.Context, eng ContainerCleaner, job string, timeout time.Duration) ([]JobContainer, error) {
@@ -74,9 +84,9 @@ func jobContainers(ctx context.Context, eng ContainerCleaner, job string, timeou
 	return out, nil
 }
 
-// removeContainers force-removes containers, each call bounded; a failure is recorded in
-// the container's Error.
-func removeContainers(ctx context.Context, eng ContainerCleaner, cs []JobContainer, timeout time.Duration) []JobContainer {
+// RemoveContainers force-removes containers, each call bounded by timeout; a failure is
+// recorded in the container's Error.
+func RemoveContainers(ctx context.Context, eng ContainerCleaner, cs []JobContainer, timeout time.Duration) []JobContainer {
 	for i := range cs {
 		rctx, cancel := context.WithTimeout(ctx, timeout)
 		err := eng.Remove(rctx, cs[i].ID)
@@ -86,36 +96,6 @@ func removeContainers(ctx context.Context, eng ContainerCleaner, cs []JobContain
 		}
 	}
 	return cs
-}
-
-// removeLeftovers removes this node's containers of earlier attempts of the job: a
-// requeued job starts clean even where the last attempt could not clean up.
-func (r *nodeRun) removeLeftovers(ctx context.Context, eng ContainerCleaner) {
-	if r.node.Attempt == 0 {
-		return
-	}
-	all, err := JobContainers(ctx, eng, r.node.JobID)
-	if err != nil {
-		r.log.Warn("could not look for containers left by earlier attempts", "err", err)
-		return
-	}
-	var old []JobContainer
-	for _, c := range all {
-		if c.Attempt < r.node.Attempt {
-			old = append(old, c)
-		}
-	}
-	if len(old) == 0 {
-		return
-	}
-	for _, c := range removeContainers(ctx, eng, old, engineCallTimeout) {
-		if c.Error != "" {
-			r.log.Warn("could not remove a container left by an earlier attempt", "container", c.Name, "attempt", c.Attempt, "err", c.Error)
-			continue
-		}
-		r.log.Info("removed a container left by an earlier attempt of this job", "container", c.Name, "attempt", c.Attempt,
-			"rank", c.Rank, "benchmark", c.Benchmark, "state", c.State)
-	}
 }
 
 // CleanupOptions configure Cleanup.
@@ -144,8 +124,8 @@ type CleanupResult struct {
 // the end of this host's node folders whose status.json still says running: for a Slurm
 // epilog, or by hand after a node lost its benchctl. Every engine call is bounded.
 func Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, error) {
-	if o.Outcome != jobdir.OutcomeLost && o.Outcome != OutcomeCancelled {
-		return nil, &ContextError{"--outcome", fmt.Sprintf("%q is not lost or cancelled", o.Outcome)}
+	if o.Outcome != jobdir.OutcomeLost && o.Outcome != jobdir.OutcomeCancelled {
+		return nil, &scheduler.ContextError{Var: "--outcome", Msg: fmt.Sprintf("%q is not lost or cancelled", o.Outcome)}
 	}
 	now := time.Now
 	if o.Now != nil {
@@ -155,14 +135,14 @@ func Cleanup(ctx context.Context, o CleanupOptions) (*CleanupResult, error) {
 	var errs []error
 	timeout := o.CallTimeout
 	if timeout <= 0 {
-		timeout = engineCallTimeout
+		timeout = CallTimeout
 	}
 	if o.Engine != nil {
 		cs, err := jobContainers(ctx, o.Engine, o.Job, timeout)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		res.Removed = removeContainers(ctx, o.Engine, cs, timeout)
+		res.Removed = RemoveContainers(ctx, o.Engine, cs, timeout)
 		for _, c := range res.Removed {
 			if c.Error != "" {
 				errs = append(errs, fmt.Errorf("removing container %s: %s", c.Name, c.Error))
@@ -254,7 +234,7 @@ func markJob(job *jobdir.Folder, o CleanupOptions, now time.Time) (marked, skipp
 		if last.IsZero() {
 			last = st.StartedAt
 		}
-		endStatus(st, o.Outcome, fmt.Sprintf("%s: benchctl on %s stopped without recording its end (last status %s); recorded by benchctl cleanup",
+		EndStatus(st, o.Outcome, fmt.Sprintf("%s: benchctl on %s stopped without recording its end (last status %s); recorded by benchctl cleanup",
 			o.Outcome, o.Host, last.Format(time.RFC3339)), now)
 		err = nd.WriteStatus(st)
 		nd.Close()
@@ -267,19 +247,19 @@ func markJob(job *jobdir.Folder, o CleanupOptions, now time.Time) (marked, skipp
 	return marked, skipped, errors.Join(errs...)
 }
 
-// endStatus records an end that the node itself could not record.
-func endStatus(s *Status, outcome, why string, now time.Time) {
+// EndStatus records an end that the node itself could not record.
+func EndStatus(s *jobdir.Status, outcome, why string, now time.Time) {
 	s.Outcome, s.ExitCode, s.Error, s.FinishedAt = outcome, 1, why, &now
 	for i := range s.Phases {
 		if s.Phases[i].FinishedAt == nil {
-			s.Phases[i].FinishedAt, s.Phases[i].Outcome, s.Phases[i].Error = &now, PhaseFailed, why
+			s.Phases[i].FinishedAt, s.Phases[i].Outcome, s.Phases[i].Error = &now, jobdir.PhaseFailed, why
 		}
 	}
 	for i := range s.Benchmarks {
-		if b := &s.Benchmarks[i]; b.Outcome == OutcomeRunning {
-			b.Outcome, b.Error, b.FinishedAt = OutcomeFailure, why, &now
-			if outcome == OutcomeCancelled {
-				b.Outcome = OutcomeCancelled
+		if b := &s.Benchmarks[i]; b.Outcome == jobdir.OutcomeRunning {
+			b.Outcome, b.Error, b.FinishedAt = jobdir.OutcomeFailure, why, &now
+			if outcome == jobdir.OutcomeCancelled {
+				b.Outcome = jobdir.OutcomeCancelled
 			}
 			b.DurationSeconds = now.Sub(b.StartedAt).Seconds()
 		}
