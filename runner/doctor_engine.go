@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/benchctl/benchctl/runner/podman"
+
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/workload"
 	"github.com/benchctl/benchctl/workload/engine"
@@ -31,8 +33,8 @@ func engineChecks(ctx context.Context, o DoctorOptions, eng DoctorEngine) (workl
 		c.Detail += " (" + id.RootlessUnknown + ")"
 	}
 	if id.Podman() {
-		if h := thisHost(id); h.unknown != "" {
-			c.Detail += "; " + h.unknown + ", so containers keep Podman's defaults"
+		if h := podman.ThisHost(id); h.Unknown() != "" {
+			c.Detail += "; " + h.Unknown() + ", so containers keep Podman's defaults"
 		}
 	}
 	if err := image.CheckKind(o.EngineKind, id); err != nil {

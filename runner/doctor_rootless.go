@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchctl/benchctl/runner/podman"
+
 	"github.com/benchctl/benchctl/image"
 )
 
@@ -21,7 +23,7 @@ type rootlessSources struct {
 }
 
 // withDefaults fills what is not given: this node's files, user and the limits a container
-// of the engine id gets (limitFacts, the same facts a run adapts its containers to).
+// of the engine id gets (podman.LimitFacts, the same facts a run adapts its containers to).
 func (s rootlessSources) withDefaults(id image.Identity) rootlessSources {
 	if s.readFile == nil {
 		s.readFile = os.ReadFile
@@ -31,7 +33,7 @@ func (s rootlessSources) withDefaults(id image.Identity) rootlessSources {
 		}
 	}
 	if s.limits == nil {
-		s.limits = limitFacts(id, hostFacts{limits: hostLimits(), canRaise: canRaiseLimits()}, s.readFile).limits
+		s.limits = podman.LimitFacts(id, podman.Self(), s.readFile).Limits()
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 )
 
@@ -88,3 +89,18 @@ func TestRootlessChecks(t *testing.T) {
 		}
 	})
 }
+
+var podmanRootless = image.Identity{Kind: image.KindPodman, Name: "Podman Engine", Version: "4.3.1", APIVersion: "1.41", Rootless: true}
+
+// procOf is a /proc with one process: pid, its command name, limits and CapEff.
+func procOf(pid, comm, limits, capEff string) func(string) ([]byte, error) {
+	return filesOf(map[string]string{
+		"/proc/" + pid + "/comm":   comm + "\n",
+		"/proc/" + pid + "/limits": limits,
+		"/proc/" + pid + "/status": "Name:\t" + comm + "\nCapEff:\t" + capEff + "\n",
+	})
+}
+
+const userLimits = "Max processes             4096                 4096                 processes \n" +
+	"Max open files            1024                 4096                 files     \n" +
+	"Max locked memory         65536                65536                bytes     \n"

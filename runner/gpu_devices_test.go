@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/workload"
-	"github.com/benchctl/benchctl/workload/engine"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -13,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/workload"
+	"github.com/benchctl/benchctl/workload/engine"
 
 	"github.com/moby/moby/api/types/system"
 	"github.com/moby/moby/client"

@@ -3,12 +3,13 @@ package runner
 import (
 	"context"
 	"errors"
-	"github.com/benchctl/benchctl/workload"
-	"github.com/benchctl/benchctl/workload/engine"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/workload"
+	"github.com/benchctl/benchctl/workload/engine"
 
 	"github.com/moby/moby/api/types/system"
 	"github.com/moby/moby/client"

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchctl/benchctl/runner/podman"
+
 	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/exitcode"
@@ -248,7 +250,7 @@ type nodeRun struct {
 	tel *telemetry.Node
 	// engine is which engine this node's containers run in (zero until asked).
 	engine image.Identity
-	// numericUsers are container users put in numbers (numericUser), by image and user:
+	// numericUsers are container users put in numbers (podman.NumericUser), by image and user:
 	// read once per image, not once per trial.
 	numericUsers sync.Map
 }
@@ -305,7 +307,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		r.fail(err, exitcode.Of(err))
 		return err
 	}
-	if err := checkEngineLimits(r.engine, r.o.Manifest, benches, thisHost(r.engine)); err != nil {
+	if err := podman.CheckEngineLimits(r.engine, r.o.Manifest, benches, podman.ThisHost(r.engine)); err != nil {
 		r.fail(err, exitcode.Of(err))
 		return err
 	}
@@ -558,16 +560,16 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		if v, ok := r.numericUsers.Load(k); ok {
 			cu = v.(string)
 		} else {
-			cu = numericUser(ctx, eng, img.RunRef(), cu, map[string]string{LabelJob: r.node.JobID,
+			cu = podman.NumericUser(ctx, eng, img.RunRef(), cu, map[string]string{LabelJob: r.node.JobID,
 				LabelAttempt: strconv.Itoa(r.node.Attempt), LabelRank: strconv.Itoa(r.node.Rank), LabelBenchmark: name})
 			r.numericUsers.Store(k, cu)
 		}
 	}
-	userNS, hint := keepIDMode(r.engine, cu)
+	userNS, hint := podman.KeepIDMode(r.engine, cu)
 	if hint != "" {
 		r.log.Warn(hint, "benchmark", name)
 	}
-	if userNS != "" { // the container's user is this process's user (keepIDMode)
+	if userNS != "" { // the container's user is this process's user (podman.KeepIDMode)
 		cu = strconv.Itoa(os.Getuid())
 	}
 	if err := makeResultsDir(r.nf, name, cu, r.log); err != nil {

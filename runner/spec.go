@@ -43,10 +43,10 @@ type Spec struct {
 	Labels    map[string]string
 	Tools     *toolRun // the tools the command runs under (nil: none)
 	// Engine is the engine the container is made in (its differences from Docker's are
-	// handled when it is created: adaptToEngine).
+	// handled when it is created: podman.AdaptToEngine).
 	Engine image.Identity
 	// UserNS is the container's user namespace mode where benchctl sets one (rootless
-	// Podman's keep-id for a container user that is not root: keepIDMode); "" the engine's.
+	// Podman's keep-id for a container user that is not root: podman.KeepIDMode); "" the engine's.
 	UserNS string
 	// Workspace is the container path of a MAD model's workspace (manifest.ModelWorkspace) when
 	// the model runs in one of its node's own; "" for another benchmark.

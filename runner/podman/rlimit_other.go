@@ -1,6 +1,6 @@
 //go:build !linux
 
-package runner
+package podman
 
 // hostLimits: the limits are read on Linux only.
 func hostLimits() map[string]uint64 { return map[string]uint64{} }

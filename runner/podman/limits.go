@@ -1,4 +1,4 @@
-package runner
+package podman
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 	"github.com/benchctl/benchctl/workload"
 )
 
-// hostFacts are what bounds a container's resource limits on an engine (tests give their
+// HostFacts are what bounds a container's resource limits on an engine (tests give their
 // own).
-type hostFacts struct {
+type HostFacts struct {
 	limits   map[string]uint64 // hard limits (nofile, nproc, memlock); absent: unlimited
 	canRaise bool              // the engine may raise hard limits (CAP_SYS_RESOURCE)
 	// unknown is why the engine's limits are not known ("": they are): a rootful engine
@@ -22,12 +22,21 @@ type hostFacts struct {
 	unknown string
 }
 
-// thisHost is the facts of a container of the engine id on this node (see limitFacts).
-func thisHost(id image.Identity) hostFacts {
-	return limitFacts(id, hostFacts{limits: hostLimits(), canRaise: canRaiseLimits()}, os.ReadFile)
+// ThisHost is the facts of a container of the engine id on this node (see LimitFacts).
+func ThisHost(id image.Identity) HostFacts {
+	return LimitFacts(id, Self(), os.ReadFile)
 }
 
-// limitFacts is what bounds a container's limits on the engine id, whose process is id.PID
+// Self is this process's facts: its hard limits, and whether it may raise them.
+func Self() HostFacts { return HostFacts{limits: hostLimits(), canRaise: canRaiseLimits()} }
+
+// Limits are the hard limits by ulimit name (nofile, nproc, memlock); absent: unlimited.
+func (h HostFacts) Limits() map[string]uint64 { return h.limits }
+
+// Unknown is why the engine's limits are not known ("": they are).
+func (h HostFacts) Unknown() string { return h.unknown }
+
+// LimitFacts is what bounds a container's limits on the engine id, whose process is id.PID
 // (what its unix socket's SO_PEERCRED names; readProc reads /proc files); self is this
 // process's facts.
 //
@@ -38,44 +47,44 @@ func thisHost(id image.Identity) hostFacts {
 // known (no peer pid, another pid namespace, or socket activation, where the socket's peer is
 // systemd, which hands the connection to the engine it starts), the facts say so instead of
 // taking systemd's or the user's limits.
-func limitFacts(id image.Identity, self hostFacts, readProc func(string) ([]byte, error)) hostFacts {
+func LimitFacts(id image.Identity, self HostFacts, readProc func(string) ([]byte, error)) HostFacts {
 	eng, why := engineProcess(id.PID, readProc)
 	if id.Rootless {
-		h := hostFacts{limits: self.limits}
+		h := HostFacts{limits: self.limits}
 		if why == "" {
 			h.limits = lowerLimits(self.limits, eng.limits)
 		}
 		return h
 	}
 	if why != "" {
-		return hostFacts{limits: map[string]uint64{}, unknown: why}
+		return HostFacts{limits: map[string]uint64{}, unknown: why}
 	}
 	return eng
 }
 
 // engineProcess reads the limits and CAP_SYS_RESOURCE of the engine's process pid, or says
 // why they cannot be known.
-func engineProcess(pid int, readProc func(string) ([]byte, error)) (hostFacts, string) {
+func engineProcess(pid int, readProc func(string) ([]byte, error)) (HostFacts, string) {
 	if pid <= 0 {
-		return hostFacts{}, "the engine's socket did not name its process (not a local unix socket, or a process of another pid namespace): the engine's resource limits are not known"
+		return HostFacts{}, "the engine's socket did not name its process (not a local unix socket, or a process of another pid namespace): the engine's resource limits are not known"
 	}
 	comm, err := readProc(fmt.Sprintf("/proc/%d/comm", pid))
 	if err != nil {
-		return hostFacts{}, fmt.Sprintf("the engine's process %d cannot be read (%v): its resource limits are not known", pid, err)
+		return HostFacts{}, fmt.Sprintf("the engine's process %d cannot be read (%v): its resource limits are not known", pid, err)
 	}
 	name := strings.TrimSpace(string(comm))
 	if pid == 1 || name == "systemd" || name == "init" {
-		return hostFacts{}, fmt.Sprintf("the socket is held by %s (pid %d), which starts the engine when it is first used (socket activation): the engine's own resource limits are not known", name, pid)
+		return HostFacts{}, fmt.Sprintf("the socket is held by %s (pid %d), which starts the engine when it is first used (socket activation): the engine's own resource limits are not known", name, pid)
 	}
 	lim, err := readProc(fmt.Sprintf("/proc/%d/limits", pid))
 	if err != nil {
-		return hostFacts{}, fmt.Sprintf("reading the limits of the engine's process %d (%s): %v: its resource limits are not known", pid, name, err)
+		return HostFacts{}, fmt.Sprintf("reading the limits of the engine's process %d (%s): %v: its resource limits are not known", pid, name, err)
 	}
 	st, err := readProc(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return hostFacts{}, fmt.Sprintf("reading the status of the engine's process %d (%s): %v: its resource limits are not known", pid, name, err)
+		return HostFacts{}, fmt.Sprintf("reading the status of the engine's process %d (%s): %v: its resource limits are not known", pid, name, err)
 	}
-	return hostFacts{limits: parseProcLimits(lim), canRaise: hasCapSysResource(st)}, ""
+	return HostFacts{limits: parseProcLimits(lim), canRaise: hasCapSysResource(st)}, ""
 }
 
 // capSysResource is CAP_SYS_RESOURCE's bit in /proc/PID/status's CapEff.
@@ -132,7 +141,7 @@ func lowerLimits(a, b map[string]uint64) map[string]uint64 {
 // gives none: its containers inherit dockerd's.
 var podmanDefaultLimits = []string{"nofile", "nproc"}
 
-// adaptToEngine changes a container's settings where the engine differs from Docker's
+// AdaptToEngine changes a container's settings where the engine differs from Docker's
 // Engine, or returns an error naming the engine where the container cannot run there.
 //
 // Podman: a container that asks for no nofile or nproc limit gets Podman's own defaults
@@ -142,7 +151,7 @@ var podmanDefaultLimits = []string{"nofile", "nproc"}
 // permitted". So where this process may not raise its limits, the container asks for
 // the engine's hard limits instead (the most it can have; see limitFacts). A limit the manifest asks for
 // above them cannot be given by a rootless engine: refused, saying so.
-func adaptToEngine(id image.Identity, p *workload.Spec, h hostFacts) error {
+func AdaptToEngine(id image.Identity, p *workload.Spec, h HostFacts) error {
 	if !id.Podman() {
 		return nil
 	}
@@ -172,7 +181,7 @@ func adaptToEngine(id image.Identity, p *workload.Spec, h hostFacts) error {
 
 // overEngineLimit is an *EngineLimitError where a rootless Podman engine cannot give the
 // ulimit name soft:hard (-1: unlimited), else nil.
-func overEngineLimit(id image.Identity, name string, soft, hard int64, h hostFacts) error {
+func overEngineLimit(id image.Identity, name string, soft, hard int64, h HostFacts) error {
 	if !id.Podman() || !id.Rootless {
 		return nil
 	}
@@ -187,9 +196,9 @@ func overEngineLimit(id image.Identity, name string, soft, hard int64, h hostFac
 	return nil
 }
 
-// checkEngineLimits refuses, before the image phase, a benchmark's ulimit that the engine
+// CheckEngineLimits refuses, before the image phase, a benchmark's ulimit that the engine
 // cannot give (the refusal adaptToEngine makes at container create), naming the benchmark.
-func checkEngineLimits(id image.Identity, m *manifest.Manifest, benches []manifest.Benchmark, h hostFacts) error {
+func CheckEngineLimits(id image.Identity, m *manifest.Manifest, benches []manifest.Benchmark, h HostFacts) error {
 	for _, b := range benches {
 		ctr := m.Container
 		if b.Container != nil { // a MAD model's additional_docker_run_options
@@ -227,10 +236,10 @@ func (e *EngineLimitError) Error() string {
 // InvalidInput marks the limit as one the manifest cannot have here (exit 4).
 func (e *EngineLimitError) InvalidInput() bool { return true }
 
-// startHint adds what to do to an engine's refusal to create or start a container, where
+// StartHint adds what to do to an engine's refusal to create or start a container, where
 // benchctl knows the cause: a resource limit the OCI runtime could not set, or the host's
 // message queues missing for a rootless engine's host IPC.
-func startHint(id image.Identity, err error) error {
+func StartHint(id image.Identity, err error) error {
 	switch {
 	case err == nil:
 		return err

@@ -1,4 +1,4 @@
-package runner
+package podman
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/benchctl/benchctl/image"
 )
 
-// keepIDMode is the user namespace a container of a rootless Podman engine needs so that
+// KeepIDMode is the user namespace a container of a rootless Podman engine needs so that
 // what its user writes into the node folder is the host user's own: a rootless engine maps
 // the container's root to the user and every other container uid to a subordinate id
 // (/etc/subuid), so files of an image whose USER is not root landed owned by an id like
@@ -24,7 +24,7 @@ import (
 // every other engine, for root, and where the user is still a name (hint says what to do
 // then). A uid without a group maps only the uid (the user's group stays its own number in
 // the container).
-func keepIDMode(id image.Identity, containerUser string) (mode, hint string) {
+func KeepIDMode(id image.Identity, containerUser string) (mode, hint string) {
 	if !id.Podman() || !id.Rootless || containerUser == "" {
 		return "", ""
 	}
@@ -47,7 +47,7 @@ func keepIDMode(id image.Identity, containerUser string) (mode, hint string) {
 	return mode, ""
 }
 
-// numericUser turns a container user ("user[:group]", names or numbers) into numbers as the
+// NumericUser turns a container user ("user[:group]", names or numbers) into numbers as the
 // image's /etc/passwd and /etc/group say, as the OCI runtime does when the container starts:
 // a name is looked up; a user without a group takes its passwd entry's group. A user that is
 // numeric already (with a numeric group) asks nothing of the engine. Where a name cannot be
@@ -55,7 +55,7 @@ func keepIDMode(id image.Identity, containerUser string) (mode, hint string) {
 // then says what to do).
 //
 // labels are the helper container's (the job's, so that cleanup by label finds one left).
-func numericUser(ctx context.Context, eng any, ref, containerUser string, labels map[string]string) string {
+func NumericUser(ctx context.Context, eng any, ref, containerUser string, labels map[string]string) string {
 	u, g, hasGroup := strings.Cut(containerUser, ":")
 	if u == "" || u == "root" || u == "0" || (isNumber(u) && hasGroup && isNumber(g)) {
 		return containerUser
