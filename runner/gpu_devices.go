@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/workload"
 	"github.com/benchctl/benchctl/workload/engine"
@@ -377,9 +378,9 @@ func engineFacts(ctx context.Context, t factsTeller) (EngineFacts, error) {
 	return EngineFactsOf(w), nil
 }
 
-// factsOfIdentity are the facts of an engine image.Identify named, with its /info answer
+// FactsOfIdentity are the facts of an engine image.Identify named, with its /info answer
 // when not nil (CDI's folders).
-func factsOfIdentity(id image.Identity, info *workload.Facts) EngineFacts {
+func FactsOfIdentity(id image.Identity, info *workload.Facts) EngineFacts {
 	f := EngineFacts{Engine: EngineDocker, APIVersion: id.APIVersion}
 	if info != nil {
 		f = EngineFactsOf(workload.Facts{InfoKnown: info.InfoKnown, InfoProblem: info.InfoProblem, Rootless: info.Rootless, CDISpecDirs: info.CDISpecDirs})
@@ -458,10 +459,10 @@ func (r *nodeRun) engineGPUs(ctx context.Context, eng factsTeller, g *nodeGPUs) 
 	return nil
 }
 
-// gpuDevicesCheck is doctor's "gpu devices" line: which way this node's GPUs reach a
+// GPUDevicesCheck is doctor's "gpu devices" line: which way this node's GPUs reach a
 // container on its engine and why (each benchmark's groups checked as its run would), a
 // skipped CDI spec each a line of its own. m nil is a manifest without groups.
-func gpuDevicesCheck(f EngineFacts, acc GPUAccess, m *manifest.Manifest) []Check {
+func GPUDevicesCheck(f EngineFacts, acc GPUAccess, m *manifest.Manifest) []Check {
 	if acc.Vendor != gpu.VendorAMD && acc.Vendor != gpu.VendorNVIDIA {
 		return nil
 	}
@@ -491,4 +492,14 @@ func gpuDevicesCheck(f EngineFacts, acc GPUAccess, m *manifest.Manifest) []Check
 		out = append(out, Check{Name: "cdi spec", Detail: "skipped: " + p, Fix: "regenerate it (sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml) or remove it"})
 	}
 	return out
+}
+
+// Check is one line of `benchctl doctor`.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+	// Record is this node's record, on the "node record" line only (doctor -o json).
+	Record *jobdir.NodeRecord `json:"record,omitempty"`
 }

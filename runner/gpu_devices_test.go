@@ -190,10 +190,10 @@ func TestFactsTakeRootlessFromTheIdentity(t *testing.T) {
 	if f := engineFactsOfAPI(pv, info).withIdentity(id); f.Engine != EnginePodman || !f.Rootless || !f.InfoKnown {
 		t.Errorf("run's facts: %+v", f)
 	}
-	if f := factsOfIdentity(id, infoFacts(info)); f.Engine != EnginePodman || !f.Rootless || !f.InfoKnown || f.Version != "4.3.1" || f.APIVersion != "1.41" {
+	if f := FactsOfIdentity(id, infoFacts(info)); f.Engine != EnginePodman || !f.Rootless || !f.InfoKnown || f.Version != "4.3.1" || f.APIVersion != "1.41" {
 		t.Errorf("doctor's facts: %+v", f)
 	}
-	if f := factsOfIdentity(image.Identity{Kind: image.KindDocker, Version: "28.0.1", APIVersion: "1.48"},
+	if f := FactsOfIdentity(image.Identity{Kind: image.KindDocker, Version: "28.0.1", APIVersion: "1.48"},
 		infoFacts(&client.SystemInfoResult{Info: system.Info{CDISpecDirs: []string{"/etc/cdi"}}})); f.Engine != EngineDocker || f.Rootless || len(f.CDISpecDirs) != 1 {
 		t.Errorf("docker: %+v", f)
 	}
@@ -292,19 +292,19 @@ func TestGPUDevicesCheck(t *testing.T) {
 	docker := EngineFacts{Engine: EngineDocker, Version: "24.0.7", APIVersion: "1.43", InfoKnown: true}
 	sel := nvidiaGPUs(1)
 	nv, _ := access(GPUAccess{Vendor: gpu.VendorNVIDIA, System: sel}, sel)
-	c := gpuDevicesCheck(docker, nv, nil)
+	c := GPUDevicesCheck(docker, nv, nil)
 	if len(c) < 1 || !c[0].OK || c[0].Name != "gpu devices" || !strings.HasPrefix(c[0].Detail, "nvidia device request on Docker 24.0.7, Engine API 1.43: ") ||
 		!strings.Contains(c[0].Detail, "Engine API 1.43 has no CDI devices") {
 		t.Errorf("%+v", c)
 	}
 	podman := EngineFacts{Engine: EnginePodman, Version: "4.3.1", APIVersion: "1.41", Rootless: true}
-	if c := gpuDevicesCheck(podman, nv, nil); c[0].OK || !strings.Contains(c[0].Detail, "drops the NVIDIA device request") {
+	if c := GPUDevicesCheck(podman, nv, nil); c[0].OK || !strings.Contains(c[0].Detail, "drops the NVIDIA device request") {
 		t.Errorf("%+v", c)
 	}
-	if c := gpuDevicesCheck(podman, amdNode(2), nil); len(c) != 1 || !c[0].OK || !strings.Contains(c[0].Detail, "keep-groups") {
+	if c := GPUDevicesCheck(podman, amdNode(2), nil); len(c) != 1 || !c[0].OK || !strings.Contains(c[0].Detail, "keep-groups") {
 		t.Errorf("%+v", c)
 	}
-	if c := gpuDevicesCheck(podman, GPUAccess{Vendor: manifest.VendorNone}, nil); c != nil {
+	if c := GPUDevicesCheck(podman, GPUAccess{Vendor: manifest.VendorNone}, nil); c != nil {
 		t.Errorf("%+v", c)
 	}
 }
@@ -341,7 +341,7 @@ func TestKeepGroupsRefusesEveryBenchmarksGroups(t *testing.T) {
 	// doctor checks each benchmark's groups too.
 	benches[1].Container = &own
 	facts := EngineFacts{Engine: EnginePodman, Version: "5.4.1", APIVersion: "1.41", Rootless: true, InfoKnown: true}
-	if c := gpuDevicesCheck(facts, acc, m); len(c) != 1 || c[0].OK || !strings.Contains(c[0].Detail, "benchmark pyt_vllm") {
+	if c := GPUDevicesCheck(facts, acc, m); len(c) != 1 || c[0].OK || !strings.Contains(c[0].Detail, "benchmark pyt_vllm") {
 		t.Errorf("doctor: %+v", c)
 	}
 }
@@ -390,3 +390,27 @@ func TestStaleCDISpecFallsBack(t *testing.T) {
 
 // Facts is the engine's, as its runtime tells them.
 func (f fakeVersion) Facts(ctx context.Context) (workload.Facts, error) { return engine.Facts(ctx, f) }
+
+// An engine whose /info failed is not one whose CDI is off: the facts say /info is not
+// known and why, and the gpu devices line says so (NVIDIA still takes the device request,
+// as the run would).
+func TestGPUDevicesWithoutInfo(t *testing.T) {
+	v := client.ServerVersionResult{Version: "28.0.1", APIVersion: "1.48"}
+	f := factsOf(v, client.SystemInfoResult{}, errors.New("info: boom"))
+	if f.InfoKnown || f.CDISpecDirs != nil || f.InfoProblem != "info: boom" {
+		t.Fatalf("facts %+v", f)
+	}
+	sel := nvidiaGPUs(1)
+	nv, _ := access(GPUAccess{Vendor: "nvidia", System: sel}, sel)
+	c := GPUDevicesCheck(f, nv, nil)
+	if len(c) < 1 || strings.Contains(c[0].Detail, "CDI is off") || !strings.Contains(c[0].Detail, "/info could not be read (info: boom)") {
+		t.Errorf("%+v", c)
+	}
+	// The run's facts alike: an engine without /info is not taken for one with CDI off.
+	if _, path, _ := NVIDIARequests(EngineFacts{Engine: EngineDocker, Version: "28.0.1", APIVersion: "1.48"}, gpu.CDISpecs{}, sel); strings.Contains(path.Why, "CDI is off") || !strings.Contains(path.Why, "/info could not be read") {
+		t.Errorf("run: %s", path.Why)
+	}
+	if f := factsOf(v, client.SystemInfoResult{}, nil); !f.InfoKnown {
+		t.Errorf("answered /info: %+v", f)
+	}
+}

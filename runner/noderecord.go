@@ -145,8 +145,8 @@ func gatherGPUs(ctx context.Context, s RecordSources, rec *jobdir.NodeRecord) {
 	}
 }
 
-// hostRoot is the test hook's folder for this rank, or "".
-func hostRoot(lookup func(string) (string, bool), rank int) string {
+// HostRoot is the test hook's folder for this rank, or "".
+func HostRoot(lookup func(string) (string, bool), rank int) string {
 	v, ok := lookup(TestHostRootVar)
 	if !ok {
 		return ""
@@ -162,7 +162,7 @@ func hostRoot(lookup func(string) (string, bool), rank int) string {
 // library and srun can take seconds: they must not delay this node's first container after
 // the others'); writeNodeRecord waits for it.
 func (r *nodeRun) gatherNodeRecord(ctx context.Context, eng Engine, gpus *nodeGPUs) <-chan *jobdir.NodeRecord {
-	s := RecordSources{Lookup: r.o.Lookup, HostRoot: hostRoot(r.o.Lookup, r.node.Rank), SysfsRoot: r.o.SysfsRoot,
+	s := RecordSources{Lookup: r.o.Lookup, HostRoot: HostRoot(r.o.Lookup, r.node.Rank), SysfsRoot: r.o.SysfsRoot,
 		Vendor: gpus.Vendor, Version: r.o.Version}
 	if r.engine.Kind != "" {
 		id := r.engine

@@ -100,11 +100,11 @@ func TestHostRootHook(t *testing.T) {
 		{"/t/h100", 0, ""},
 		{"0:/a:b", 0, "/a:b"},
 	} {
-		if got := hostRoot(env(TestHostRootVar, c.val), c.rank); got != c.want {
+		if got := HostRoot(env(TestHostRootVar, c.val), c.rank); got != c.want {
 			t.Errorf("%q rank %d: %q, want %q", c.val, c.rank, got, c.want)
 		}
 	}
-	if hostRoot(env(), 0) != "" {
+	if HostRoot(env(), 0) != "" {
 		t.Error("unset")
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/runner/doctor"
 )
 
 type doctorOptions struct {
@@ -25,7 +25,7 @@ type doctorOptions struct {
 type doctorReport struct {
 	Host   string         `json:"host"`
 	OK     bool           `json:"ok"` // every check passed
-	Checks []runner.Check `json:"checks"`
+	Checks []doctor.Check `json:"checks"`
 }
 
 // doctorFailed makes doctor exit 1 when a check failed.
@@ -88,8 +88,8 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 	}
 	kind := engineKind(opts.engine, m)
 	node, nerr := detectNode(os.LookupEnv)
-	checks := runner.Doctor(ctx, runner.DoctorOptions{Node: node, NodeErr: nerr, SharedDir: dir, Manifest: m, Lookup: os.LookupEnv, EngineKind: kind,
-		Engine: func() (runner.DoctorEngine, error) { return connectDoctorEngine(kind) }, Version: currentBuild().Version})
+	checks := doctor.Run(ctx, doctor.Options{Node: node, NodeErr: nerr, SharedDir: dir, Manifest: m, Lookup: os.LookupEnv, EngineKind: kind,
+		Engine: func() (doctor.Engine, error) { return connectDoctorEngine(kind) }, Version: currentBuild().Version})
 	failed := 0
 	for _, c := range checks {
 		if !c.OK {
@@ -128,7 +128,7 @@ func doctorRun(ctx context.Context, io streams, opts *doctorOptions) error {
 }
 
 // connectDoctorEngine is the engine client as doctor's engine (nil, not a nil client, on error).
-func connectDoctorEngine(kind string) (runner.DoctorEngine, error) {
+func connectDoctorEngine(kind string) (doctor.Engine, error) {
 	c, err := image.ConnectKind(kind)
 	if err != nil {
 		return nil, err

@@ -1,9 +1,10 @@
-package runner
+package doctor
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/benchctl/benchctl/runner/podman"
 
@@ -16,7 +17,7 @@ import (
 // or Podman, rootless or not) and that it is the kind asked for, then, for a rootless
 // engine, what rootless cannot give a benchmark (see rootlessChecks). It returns the
 // engine's info (for the disk check) and an error when the engine cannot be asked.
-func engineChecks(ctx context.Context, o DoctorOptions, eng DoctorEngine) (workload.Facts, image.Identity, []Check, error) {
+func engineChecks(ctx context.Context, o Options, eng Engine) (workload.Facts, image.Identity, []Check, error) {
 	id, err := image.Identify(ctx, eng)
 	if err != nil {
 		return workload.Facts{}, id, nil, err
@@ -66,3 +67,19 @@ func engineFailed(kind string, err error) Check {
 	}
 	return Check{Name: "docker engine", Detail: err.Error(), Fix: "start dockerd on this node and point DOCKER_HOST at it (or add your user to the docker group)"}
 }
+
+// Engine is what Run asks of this node's engine: which it is (image.Identify), its
+// info (engine.Facts: the data root, for the disk check), the address it answered on, and
+// Close. cmd passes the Docker client; tests a fake.
+type Engine interface {
+	image.Versioner
+	engine.InfoAPI
+	DaemonHost() string
+	io.Closer
+}
+
+// apiFacts is an Engine API that tells its facts (engine.Facts: its version, its /info
+// where it has one), for the node record.
+type apiFacts struct{ api engine.VersionAPI }
+
+func (a apiFacts) Facts(ctx context.Context) (workload.Facts, error) { return engine.Facts(ctx, a.api) }

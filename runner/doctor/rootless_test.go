@@ -1,4 +1,4 @@
-package runner
+package doctor
 
 import (
 	"errors"
@@ -37,7 +37,7 @@ func TestRootlessChecks(t *testing.T) {
 	t.Run("a user with ranges, cgroup v1", func(t *testing.T) {
 		s := base
 		s.readFile = filesOf(map[string]string{"/etc/subuid": "bob:100000:65536\nalice:165536:65536\n", "/etc/subgid": "1000:165536:65536\n"})
-		cs := rootlessChecks(DoctorOptions{rootless: s}, podmanRootless)
+		cs := rootlessChecks(Options{rootless: s}, podmanRootless)
 		for _, n := range []string{"rootless subuid", "rootless subgid"} {
 			if c := checkNamed(t, cs, n); !c.OK || !strings.Contains(c.Detail, "65536 ids for alice") {
 				t.Errorf("%s: %+v", n, c)
@@ -56,7 +56,7 @@ func TestRootlessChecks(t *testing.T) {
 			"/sys/fs/cgroup/cgroup.controllers":                                              "cpu memory pids\n",
 			"/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/cgroup.controllers": "memory pids\n"})
 		m := &manifest.Manifest{Container: manifest.Container{Ulimits: []manifest.Limit{{Name: "memlock", Soft: -1, Hard: -1}}}}
-		cs := rootlessChecks(DoctorOptions{rootless: s, Manifest: m}, podmanRootless)
+		cs := rootlessChecks(Options{rootless: s, Manifest: m}, podmanRootless)
 		if c := checkNamed(t, cs, "rootless subuid"); c.OK || !strings.Contains(c.Detail, "1000 ids") || !strings.Contains(c.Fix, "usermod --add-subuids") {
 			t.Errorf("subuid: %+v", c)
 		}
@@ -74,7 +74,7 @@ func TestRootlessChecks(t *testing.T) {
 		s := base
 		s.limits = map[string]uint64{}
 		s.readFile = func(string) ([]byte, error) { return nil, errors.New("no") }
-		if c := checkNamed(t, rootlessChecks(DoctorOptions{rootless: s}, podmanRootless), "rootless memlock"); !c.OK || c.Detail != "locked memory is unlimited" {
+		if c := checkNamed(t, rootlessChecks(Options{rootless: s}, podmanRootless), "rootless memlock"); !c.OK || c.Detail != "locked memory is unlimited" {
 			t.Errorf("memlock: %+v", c)
 		}
 	})
@@ -84,7 +84,7 @@ func TestRootlessChecks(t *testing.T) {
 		s := rootlessSources{uid: 1000, user: "alice", readFile: procOf("4242", "podman", userLimits, "0")}
 		id := podmanRootless
 		id.PID = 4242
-		if c := checkNamed(t, rootlessChecks(DoctorOptions{rootless: s}, id), "rootless memlock"); !strings.Contains(c.Detail, "limited to 64 KiB") {
+		if c := checkNamed(t, rootlessChecks(Options{rootless: s}, id), "rootless memlock"); !strings.Contains(c.Detail, "limited to 64 KiB") {
 			t.Errorf("memlock: %+v", c)
 		}
 	})

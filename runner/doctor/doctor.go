@@ -1,4 +1,4 @@
-package runner
+package doctor
 
 import (
 	"context"
@@ -16,24 +16,18 @@ import (
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/runner"
 )
 
-// Check is one line of `benchctl doctor`.
-type Check struct {
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
-	Fix    string `json:"fix,omitempty"`
-	// Record is this node's record, on the "node record" line only (doctor -o json).
-	Record *jobdir.NodeRecord `json:"record,omitempty"`
-}
+// Check is one line of `benchctl doctor` (runner's, whose GPU devices line doctor shows).
+type Check = runner.Check
 
-// DoctorOptions configure Doctor.
-type DoctorOptions struct {
+// Options configure Run.
+type Options struct {
 	SharedDir string
 	Manifest  *manifest.Manifest // optional: checks GPUs and disk against it
 	Lookup    func(string) (string, bool)
-	Engine    func() (DoctorEngine, error) // connects to this node's engine (cmd: the Docker client)
+	Engine    func() (Engine, error) // connects to this node's engine (cmd: the Docker client)
 	// EngineKind is the engine asked for (--engine, the manifest's engine:; "": any).
 	EngineKind string
 	// rootless is where the rootless checks read (tests; zero: this node).
@@ -50,13 +44,13 @@ type DoctorOptions struct {
 	Version string
 	// Node is this process's node context (scheduler.DetectNode), or NodeErr why it could
 	// not be read: doctor reports either as its first check.
-	Node    Node
+	Node    runner.Node
 	NodeErr error
 }
 
-// Doctor checks that this node can run benchmarks. Under srun every node runs it; nodes
+// Run checks that this node can run benchmarks. Under srun every node runs it; nodes
 // leave markers in the shared directory so rank 0 can tell that all see the same folder.
-func Doctor(ctx context.Context, o DoctorOptions) []Check {
+func Run(ctx context.Context, o Options) []Check {
 	if o.MaxSkew == 0 {
 		o.MaxSkew = 2 * time.Second
 	}
@@ -68,7 +62,7 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 
 	node, nerr := o.Node, o.NodeErr
 	if nerr == nil && o.Node.World < 1 {
-		nerr = errNoNode
+		nerr = runner.ErrNoNode
 	}
 	switch {
 	case nerr != nil:
@@ -80,7 +74,7 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 	}
 
 	var info workload.Facts
-	var facts *EngineFacts // for the GPU devices' way
+	var facts *runner.EngineFacts // for the GPU devices' way
 	eng, err := o.Engine()
 	if err == nil {
 		defer eng.Close()
@@ -89,7 +83,7 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 		info, id, cs, err = engineChecks(ctx, o, eng)
 		checks = append(checks, cs...)
 		if err == nil { // engineChecks fails when /info does: the engine line says why
-			f := factsOfIdentity(id, &info)
+			f := runner.FactsOfIdentity(id, &info)
 			facts = &f
 		}
 	}
@@ -102,21 +96,21 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 	if o.Manifest != nil && o.Manifest.GPU.Vendor != "" {
 		vendor = o.Manifest.GPU.Vendor
 	}
-	src := RecordSources{Lookup: o.Lookup, Vendor: vendor, Version: o.Version, Detect: o.GPUDetect, Snapshot: o.GPUSnapshot}
+	src := runner.RecordSources{Lookup: o.Lookup, Vendor: vendor, Version: o.Version, Detect: o.GPUDetect, Snapshot: o.GPUSnapshot}
 	if eng != nil {
 		src.Engine = apiFacts{eng}
 	}
 	if nerr == nil {
-		src.HostRoot = hostRoot(o.Lookup, node.Rank)
+		src.HostRoot = runner.HostRoot(o.Lookup, node.Rank)
 	}
-	rec := GatherRecord(ctx, src)
+	rec := runner.GatherRecord(ctx, src)
 	rec.Job, rec.Attempt, rec.Rank, rec.Host = node.JobID, node.Attempt, node.Rank, node.Host
 	add(recordCheck(rec))
 
 	checks = append(checks, o.sharedChecks(ctx, node, nerr == nil, rec)...)
 
 	if o.Manifest != nil {
-		acc, err := SelectGPUs(o.Manifest.GPU, o.Lookup, "")
+		acc, err := runner.SelectGPUs(o.Manifest.GPU, o.Lookup, "")
 		if err != nil {
 			add(Check{Name: "gpus", Detail: err.Error(), Fix: "run on a node with the manifest's GPUs, or change gpu.vendor / gpu.count"})
 		} else {
@@ -126,7 +120,7 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 			}
 			add(Check{Name: "gpus", OK: true, Detail: d})
 			if facts != nil {
-				checks = append(checks, gpuDevicesCheck(*facts, acc, o.Manifest)...)
+				checks = append(checks, runner.GPUDevicesCheck(*facts, acc, o.Manifest)...)
 			}
 			checks = append(checks, o.gpuStateChecks(ctx, acc)...)
 		}
@@ -139,7 +133,7 @@ func Doctor(ctx context.Context, o DoctorOptions) []Check {
 // and whether the selected GPUs are busy: a process already on one skews the benchmark.
 // Without a library the first is a note, not a failure (benchctl reads the GPUs from
 // sysfs or NVML's absence alike), and the second cannot be checked.
-func (o DoctorOptions) gpuStateChecks(ctx context.Context, acc GPUAccess) []Check {
+func (o Options) gpuStateChecks(ctx context.Context, acc runner.GPUAccess) []Check {
 	if acc.Vendor != gpu.VendorAMD && acc.Vendor != gpu.VendorNVIDIA {
 		return nil
 	}
@@ -217,7 +211,7 @@ func partitions(gpus []gpu.GPU) string {
 // sharedChecks: writable, the same folder on every node (under a multi-node job), clock.
 // Under a multi-node srun, each node leaves its record beside its marker, and rank 0
 // compares them once every marker is there (agreementCheck).
-func (o DoctorOptions) sharedChecks(ctx context.Context, node Node, haveNode bool, rec *jobdir.NodeRecord) []Check {
+func (o Options) sharedChecks(ctx context.Context, node runner.Node, haveNode bool, rec *jobdir.NodeRecord) []Check {
 	var out []Check
 	if o.SharedDir == "" {
 		return []Check{{Name: "shared directory", Detail: "not set", Fix: "set BENCHCTL_SHARED_DIR (or --shared-dir) to a folder every node mounts at the same path"}}
@@ -283,7 +277,7 @@ func (o DoctorOptions) sharedChecks(ctx context.Context, node Node, haveNode boo
 
 // diskChecks: room in the cache for the manifest's image, and in the engine's data root
 // when it is on this machine.
-func (o DoctorOptions) diskChecks(info workload.Facts, haveEngine bool) []Check {
+func (o Options) diskChecks(info workload.Facts, haveEngine bool) []Check {
 	var out []Check
 	need := int64(0)
 	source := "unknown until it is built"

@@ -1,4 +1,4 @@
-package runner
+package doctor
 
 import (
 	"context"
@@ -12,11 +12,10 @@ import (
 	"github.com/moby/moby/api/types/system"
 	"github.com/moby/moby/client"
 
-	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/jobdir"
 )
 
-// fakeDoctorEngine answers Doctor's calls; infoErr fails Info.
+// fakeDoctorEngine answers Run's calls; infoErr fails Info.
 type fakeDoctorEngine struct {
 	infoErr error
 	closed  int
@@ -43,21 +42,21 @@ func (f *fakeDoctorEngine) DaemonHost() string { return "unix:///fake.sock" }
 
 func (f *fakeDoctorEngine) Close() error { f.closed++; return nil }
 
-// Doctor asks its engine through DoctorEngine: what the engine says, or why it could not,
+// Run asks its engine through Engine: what the engine says, or why it could not,
 // is the "docker engine" line, and a connected engine is closed once.
 // doctor --engine podman on a Docker Engine fails the engine line, naming both.
 func TestDoctorEngineKind(t *testing.T) {
 	noEnv := func(string) (string, bool) { return "", false }
 	eng := &fakeDoctorEngine{}
-	checks := Doctor(context.Background(), DoctorOptions{Node: nodeOf(t, noEnv), SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
-		Engine: func() (DoctorEngine, error) { return eng, nil }})
+	checks := Run(context.Background(), Options{Node: nodeOf(t, noEnv), SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
+		Engine: func() (Engine, error) { return eng, nil }})
 	c := checks[1]
 	if c.Name != "docker engine" || c.OK || !strings.Contains(c.Detail, "engine podman was asked for") || !strings.Contains(c.Detail, "Docker Engine 29.0.0") || c.Fix == "" {
 		t.Errorf("engine line = %+v", c)
 	}
 	pv := client.ServerVersionResult{Version: "4.3.1", APIVersion: "1.41", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}}}
-	checks = Doctor(context.Background(), DoctorOptions{Node: nodeOf(t, noEnv), SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
-		Engine: func() (DoctorEngine, error) {
+	checks = Run(context.Background(), Options{Node: nodeOf(t, noEnv), SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
+		Engine: func() (Engine, error) {
 			return &fakeDoctorEngine{version: &pv, libpod: libpodAnswering(t, false)}, nil
 		}})
 	if c := checks[1]; c.Name != "podman engine" || !c.OK || c.Detail != "unix:///fake.sock: Podman Engine 4.3.1 (API 1.41, rootful)" {
@@ -65,13 +64,13 @@ func TestDoctorEngineKind(t *testing.T) {
 	}
 	// A Podman that cannot say whether it runs rootless fails the line where Podman was
 	// asked for, and is named so where any engine will do.
-	checks = Doctor(context.Background(), DoctorOptions{Node: nodeOf(t, noEnv), SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
-		Engine: func() (DoctorEngine, error) { return &fakeDoctorEngine{version: &pv}, nil }})
+	checks = Run(context.Background(), Options{Node: nodeOf(t, noEnv), SharedDir: t.TempDir(), Lookup: noEnv, EngineKind: "podman",
+		Engine: func() (Engine, error) { return &fakeDoctorEngine{version: &pv}, nil }})
 	if c := checks[1]; c.Name != "podman engine" || c.OK || !strings.Contains(c.Detail, "cannot tell whether the Podman engine at unix:///fake.sock runs rootless") {
 		t.Errorf("podman line, rootless not known = %+v", c)
 	}
-	checks = Doctor(context.Background(), DoctorOptions{Node: nodeOf(t, noEnv), SharedDir: t.TempDir(), Lookup: noEnv,
-		Engine: func() (DoctorEngine, error) { return &fakeDoctorEngine{version: &pv}, nil }})
+	checks = Run(context.Background(), Options{Node: nodeOf(t, noEnv), SharedDir: t.TempDir(), Lookup: noEnv,
+		Engine: func() (Engine, error) { return &fakeDoctorEngine{version: &pv}, nil }})
 	if c := checks[1]; c.Name != "podman engine" || !c.OK || !strings.Contains(c.Detail, "rootless not known, taken as rootful") || !strings.Contains(c.Detail, "no engine API here") ||
 		!strings.Contains(c.Detail, "the engine's resource limits are not known, so containers keep Podman's defaults") {
 		t.Errorf("podman line, any engine, rootless not known = %+v", c)
@@ -96,7 +95,7 @@ func TestDoctorEngineCheck(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			shared := t.TempDir()
-			checks := Doctor(context.Background(), DoctorOptions{Node: nodeOf(t, noEnv), SharedDir: shared, Lookup: noEnv, Engine: func() (DoctorEngine, error) {
+			checks := Run(context.Background(), Options{Node: nodeOf(t, noEnv), SharedDir: shared, Lookup: noEnv, Engine: func() (Engine, error) {
 				if c.connErr != nil {
 					return nil, c.connErr
 				}
@@ -119,29 +118,5 @@ func TestDoctorEngineCheck(t *testing.T) {
 				t.Errorf("the doctor folder holds %v (%v), want it empty", ents, err)
 			}
 		})
-	}
-}
-
-// An engine whose /info failed is not one whose CDI is off: the facts say /info is not
-// known and why, and the gpu devices line says so (NVIDIA still takes the device request,
-// as the run would).
-func TestGPUDevicesWithoutInfo(t *testing.T) {
-	v := client.ServerVersionResult{Version: "28.0.1", APIVersion: "1.48"}
-	f := factsOf(v, client.SystemInfoResult{}, errors.New("info: boom"))
-	if f.InfoKnown || f.CDISpecDirs != nil || f.InfoProblem != "info: boom" {
-		t.Fatalf("facts %+v", f)
-	}
-	sel := nvidiaGPUs(1)
-	nv, _ := access(GPUAccess{Vendor: "nvidia", System: sel}, sel)
-	c := gpuDevicesCheck(f, nv, nil)
-	if len(c) < 1 || strings.Contains(c[0].Detail, "CDI is off") || !strings.Contains(c[0].Detail, "/info could not be read (info: boom)") {
-		t.Errorf("%+v", c)
-	}
-	// The run's facts alike: an engine without /info is not taken for one with CDI off.
-	if _, path, _ := NVIDIARequests(EngineFacts{Engine: EngineDocker, Version: "28.0.1", APIVersion: "1.48"}, gpu.CDISpecs{}, sel); strings.Contains(path.Why, "CDI is off") || !strings.Contains(path.Why, "/info could not be read") {
-		t.Errorf("run: %s", path.Why)
-	}
-	if f := factsOf(v, client.SystemInfoResult{}, nil); !f.InfoKnown {
-		t.Errorf("answered /info: %+v", f)
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package doctor
 
 import (
 	"bufio"
@@ -47,7 +47,7 @@ const minSubIDs = 65536
 // do not unpack), the locked-memory limit (RDMA, as NCCL and RCCL use over InfiniBand or
 // RoCE, registers memory: a rootless container cannot lift the user's limit) and cgroup v2
 // with delegated controllers (on cgroup v1 a rootless engine sets no resource limits).
-func rootlessChecks(o DoctorOptions, id image.Identity) []Check {
+func rootlessChecks(o Options, id image.Identity) []Check {
 	s := o.rootless.withDefaults(id)
 	var out []Check
 	for _, f := range []string{"/etc/subuid", "/etc/subgid"} {
@@ -119,7 +119,7 @@ func fileExists(s rootlessSources, p string) bool {
 }
 
 // manifestUlimit is the hard limit the manifest asks for (-1: unlimited).
-func manifestUlimit(o DoctorOptions, name string) (int64, bool) {
+func manifestUlimit(o Options, name string) (int64, bool) {
 	if o.Manifest == nil {
 		return 0, false
 	}
