@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchctl/benchctl/runner/workspace"
+
 	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
@@ -149,7 +151,7 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 				results = nd.Results(jobdir.TrialRunName(b.Name, tr.t.Seq))
 			}
 			dirs := RunDirs{Results: results}
-			if inWorkspace(b) {
+			if workspace.In(b) {
 				run := b.Name
 				if tr != nil {
 					run = jobdir.TrialRunName(b.Name, tr.t.Seq)
@@ -313,7 +315,7 @@ func imageState(ctx context.Context, o Options, key string) string {
 // planWorkspace says where a MAD model runs: its workspace, the checkout it reads, and its
 // run directory's copy.
 func planWorkspace(b manifest.Benchmark, ws string) string {
-	line := fmt.Sprintf("%s: %s at %s (the checkout %s read-only through links to %s)", b.Name, ws, manifest.ModelWorkspace, checkoutOf(b), CheckoutMount)
+	line := fmt.Sprintf("%s: %s at %s (the checkout %s read-only through links to %s)", b.Name, ws, manifest.ModelWorkspace, workspace.CheckoutOf(b), workspace.CheckoutMount)
 	if b.Model.RunDir != "" {
 		line += fmt.Sprintf("; runs in %s/%s, a copy of %s", manifest.ModelWorkspace, manifest.ModelRunDirectory, b.Model.RunDir)
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchctl/benchctl/runner/workspace"
+
 	"github.com/benchctl/benchctl/runner/podman"
 
 	"github.com/benchctl/benchctl/distribution"
@@ -582,8 +584,8 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	}
 	dirs := RunDirs{Results: resultsDir}
 	var wsErr error
-	if inWorkspace(b) {
-		dirs.Workspace, wsErr = makeWorkspace(ctx, r.nf, r.nd, r.dir.Clones(), name, b, resultsMode(cu, os.Getuid()))
+	if workspace.In(b) {
+		dirs.Workspace, wsErr = workspace.Make(ctx, r.nf, r.nd, r.dir.Clones(), name, b, resultsMode(cu, os.Getuid()))
 	}
 	spec := BuildSpecAt(r.o.Manifest, b, node, img.RunRef(), img.Key, dirs, gpus, r.o.Environ)
 	spec.Engine, spec.UserNS = r.engine, userNS
@@ -620,7 +622,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	}
 	var res execResult
 	if wsErr != nil { // the model cannot run as madengine runs it: no container is started
-		res = execResult{Outcome: OutcomeFailure, ExitCode: -1, Err: &WorkspaceError{Run: name, Err: wsErr}}
+		res = execResult{Outcome: OutcomeFailure, ExitCode: -1, Err: &workspace.Error{Run: name, Err: wsErr}}
 	} else {
 		stopSampling := r.sampleDuring(ctx, name, gpus)
 		res = runContainer(ctx, r.rt, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, bud, reap)
@@ -632,7 +634,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	} else if moved != "" {
 		r.log.Info("the tools' directory the container left is moved to the results", "benchmark", name, "from", moved)
 	}
-	if from, passed, err := keepResults(b, resultsDir, dirs.Workspace); err != nil {
+	if from, passed, err := workspace.KeepResults(b, resultsDir, dirs.Workspace); err != nil {
 		r.log.Warn("the results file the model left in its workspace could not be kept", "benchmark", name, "from", from, "err", err)
 	} else if from != "" {
 		r.log.Info("results file found where madengine looks, kept in the results folder", "benchmark", name, "from", from, "file", b.Results)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchctl/benchctl/runner/workspace"
+
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
@@ -94,7 +96,7 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 
 // BuildSpecAt is BuildSpec with a MAD model's workspace: dirs.Workspace is mounted at
 // /myworkspace instead of any mount the manifest has there, and the checkout read-only
-// at CheckoutMount, where the workspace's links lead (makeWorkspace).
+// at CheckoutMount, where the workspace's links lead (workspace.Make).
 func BuildSpecAt(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key string, dirs RunDirs, gpu GPUAccess, environ []string) Spec {
 	resultsDir := dirs.Results
 	env := map[string]manifest.EnvVar{}
@@ -173,8 +175,8 @@ func BuildSpecAt(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, k
 		s.Env = append(s.Env, e)
 	}
 	sort.Slice(s.Env, func(i, j int) bool { return s.Env[i].Name < s.Env[j].Name })
-	if dirs.Workspace != "" && inWorkspace(b) {
-		mounts = workspaceMounts(b, mounts, dirs.Workspace)
+	if dirs.Workspace != "" && workspace.In(b) {
+		mounts = workspace.Mounts(b, mounts, dirs.Workspace)
 		s.Workspace = manifest.ModelWorkspace
 	}
 	s.Mounts = append(madDataMounts(b, mounts), manifest.Mount{Source: resultsDir, Target: OutputDir})

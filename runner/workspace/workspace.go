@@ -1,4 +1,4 @@
-package runner
+package workspace
 
 import (
 	"context"
@@ -37,15 +37,15 @@ const maxCheckoutEntries = 10_000
 // maxKeptResult bounds a results file copied into the results folder from the workspace.
 const maxKeptResult = 1 << 30
 
-// inWorkspace reports whether b is a MAD model, which runs in a workspace of its own.
-func inWorkspace(b manifest.Benchmark) bool { return b.Model != nil && b.Model.Catalog != "" }
+// In reports whether b is a MAD model, which runs in a workspace of its own.
+func In(b manifest.Benchmark) bool { return b.Model != nil && b.Model.Catalog != "" }
 
-// checkoutOf is the checkout a MAD model comes from: its catalog's folder.
-func checkoutOf(b manifest.Benchmark) string { return filepath.Dir(b.Model.Catalog) }
+// CheckoutOf is the checkout a MAD model comes from: its catalog's folder.
+func CheckoutOf(b manifest.Benchmark) string { return filepath.Dir(b.Model.Catalog) }
 
-// workspaceMounts are a MAD model's mounts: the manifest's, less any at /myworkspace (the
+// Mounts are a MAD model's mounts: the manifest's, less any at /myworkspace (the
 // workspace's place), with the workspace and the checkout.
-func workspaceMounts(b manifest.Benchmark, mounts []manifest.Mount, ws string) []manifest.Mount {
+func Mounts(b manifest.Benchmark, mounts []manifest.Mount, ws string) []manifest.Mount {
 	out := make([]manifest.Mount, 0, len(mounts)+2)
 	for _, m := range mounts {
 		if path.Clean(m.Target) != manifest.ModelWorkspace {
@@ -53,7 +53,7 @@ func workspaceMounts(b manifest.Benchmark, mounts []manifest.Mount, ws string) [
 		}
 	}
 	return append(out, manifest.Mount{Source: ws, Target: manifest.ModelWorkspace},
-		manifest.Mount{Source: checkoutOf(b), Target: CheckoutMount, ReadOnly: true})
+		manifest.Mount{Source: CheckoutOf(b), Target: CheckoutMount, ReadOnly: true})
 }
 
 // runDirName is the name of a MAD model's run directory in its workspace: its url's clone,
@@ -68,19 +68,19 @@ func runDirName(b manifest.Benchmark) string {
 	return ""
 }
 
-// WorkspaceError is a workspace that could not be made: the run fails with it.
-type WorkspaceError struct {
+// Error is a workspace that could not be made: the run fails with it.
+type Error struct {
 	Run string
 	Err error
 }
 
-func (e *WorkspaceError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("making the workspace of %s: %v", e.Run, e.Err)
 }
 
-func (e *WorkspaceError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// makeWorkspace makes the workspace of run (a benchmark's or a trial's run name) afresh in
+// Make makes the workspace of run (a benchmark's or a trial's run name) afresh in
 // the node folder, with mode (resultsMode: the container's user must write in it): the
 // links to the checkout's entries and the run directory, a copy of the model's script
 // folder (scripttree: checked again here, as the checkout may have changed since it was
@@ -88,7 +88,7 @@ func (e *WorkspaceError) Unwrap() error { return e.Err }
 // folder's ClonesFolder, which rank 0 filled before any container started) instead, its
 // script folder copied over it, as madengine copies it into its clone. It returns the
 // workspace's host path.
-func makeWorkspace(ctx context.Context, nf *jobdir.NodeFolder, nd jobdir.NodeDir, clones, run string, b manifest.Benchmark, mode os.FileMode) (string, error) {
+func Make(ctx context.Context, nf *jobdir.NodeFolder, nd jobdir.NodeDir, clones, run string, b manifest.Benchmark, mode os.FileMode) (string, error) {
 	ws := nd.Workspace(run)
 	if err := os.RemoveAll(ws); err != nil { // an earlier run's of this name (never followed: RemoveAll removes links)
 		return "", err
@@ -102,7 +102,7 @@ func makeWorkspace(ctx context.Context, nf *jobdir.NodeFolder, nd jobdir.NodeDir
 	if err != nil {
 		return "", err
 	}
-	checkout := checkoutOf(b)
+	checkout := CheckoutOf(b)
 	top, err := os.Open(checkout)
 	if err != nil {
 		return "", fmt.Errorf("the checkout %s: %w", checkout, err)
@@ -150,7 +150,7 @@ func makeWorkspace(ctx context.Context, nf *jobdir.NodeFolder, nd jobdir.NodeDir
 	return ws, nil
 }
 
-// keepResults looks for a MAD model's results file where madengine looks when the model
+// KeepResults looks for a MAD model's results file where madengine looks when the model
 // did not write it under $BENCHCTL_OUTPUT_DIR: the workspace's top (a helper's `mv
 // perf_x.csv ../`), then the run directory (a CSV left in the working folder), the run
 // directory also where the tools' script moved it (resultsDir/run_directory). What it
@@ -158,7 +158,7 @@ func makeWorkspace(ctx context.Context, nf *jobdir.NodeFolder, nd jobdir.NodeDir
 // out of the folder it is in, and a FIFO or a device is not read (OpenBeneath). It
 // returns where it found the file ("" when it was written in the results folder, or is
 // nowhere) and the reasons it passed over what it could not read.
-func keepResults(b manifest.Benchmark, resultsDir, ws string) (string, []string, error) {
+func KeepResults(b manifest.Benchmark, resultsDir, ws string) (string, []string, error) {
 	if b.Results == "" || ws == "" {
 		return "", nil, nil
 	}
