@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchctl/benchctl/runner/jobsecret"
+
 	"github.com/benchctl/benchctl/runner/workspace"
 
 	"github.com/benchctl/benchctl/distribution"
@@ -77,7 +79,7 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := envSecret(o.Lookup); err != nil {
+	if _, _, err := jobsecret.Env(o.Lookup); err != nil {
 		return nil, err // what the run would refuse, the dry run refuses too
 	}
 	benches, err := SelectBenchmarks(o.Manifest, o.Benchmarks)

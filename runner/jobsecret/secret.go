@@ -1,4 +1,4 @@
-package runner
+package jobsecret
 
 import (
 	"context"
@@ -15,11 +15,12 @@ import (
 
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/scheduler"
 )
 
-// envSecret reads $BENCHCTL_JOB_SECRET: set is false when it is unset; blanks around it
+// Env reads $BENCHCTL_JOB_SECRET: set is false when it is unset; blanks around it
 // do not count, and a blank or short one is an error (not a silent fallback).
-func envSecret(lookup func(string) (string, bool)) (v string, set bool, err error) {
+func Env(lookup func(string) (string, bool)) (v string, set bool, err error) {
 	raw, ok := lookup("BENCHCTL_JOB_SECRET")
 	if !ok {
 		return "", false, nil
@@ -27,9 +28,9 @@ func envSecret(lookup func(string) (string, bool)) (v string, set bool, err erro
 	v = strings.TrimSpace(raw)
 	switch {
 	case v == "":
-		return "", false, &ContextError{"BENCHCTL_JOB_SECRET", "is set but blank: unset it, or set at least 16 characters"}
+		return "", false, &scheduler.ContextError{Var: "BENCHCTL_JOB_SECRET", Msg: "is set but blank: unset it, or set at least 16 characters"}
 	case len(v) < 16:
-		return "", false, &ContextError{"BENCHCTL_JOB_SECRET", "is shorter than 16 characters (blanks around it do not count)"}
+		return "", false, &scheduler.ContextError{Var: "BENCHCTL_JOB_SECRET", Msg: "is shorter than 16 characters (blanks around it do not count)"}
 	}
 	return v, true, nil
 }
@@ -48,7 +49,7 @@ func fileSecret(lookup func(string) (string, bool)) (s []byte, set bool, err err
 	}
 	p := strings.TrimSpace(raw)
 	if p == "" {
-		return nil, false, &ContextError{secretFileVar, "is set but blank: unset it, or name the job's secret file"}
+		return nil, false, &scheduler.ContextError{Var: secretFileVar, Msg: "is set but blank: unset it, or name the job's secret file"}
 	}
 	s, err = readSecretWith(p, "the secret must be a file of the user running the job, readable by nobody else: submit the job again with benchctl submit")
 	var bad *secretFileError
@@ -56,20 +57,20 @@ func fileSecret(lookup func(string) (string, bool)) (s []byte, set bool, err err
 		return nil, false, fmt.Errorf("%s: %w", secretFileVar, err)
 	}
 	if err != nil {
-		return nil, false, &ContextError{secretFileVar, err.Error()}
+		return nil, false, &scheduler.ContextError{Var: secretFileVar, Msg: err.Error()}
 	}
 	return s, true, nil
 }
 
-// jobSecret returns the barrier secret: $BENCHCTL_JOB_SECRET; else the file
+// Of returns the barrier secret: $BENCHCTL_JOB_SECRET; else the file
 // $BENCHCTL_JOB_SECRET_FILE names (benchctl submit); else the job folder's secret
 // file (rank 0 creates it, workers wait for it), read and written through the folder held
 // open, so that a folder swapped for a link after it was checked neither receives nor
 // supplies the secret; else, only without a job folder (job is
 // nil), a secret derived from public values — with a loud warning, since anyone who can
 // compute it can talk to the barrier.
-func jobSecret(ctx context.Context, lookup func(string) (string, bool), job *jobdir.Folder, n Node, warn func(string)) ([]byte, error) {
-	if v, set, err := envSecret(lookup); err != nil {
+func Of(ctx context.Context, lookup func(string) (string, bool), job *jobdir.Folder, n scheduler.Node, warn func(string)) ([]byte, error) {
+	if v, set, err := Env(lookup); err != nil {
 		return nil, err
 	} else if set {
 		return []byte(v), nil

@@ -1,6 +1,6 @@
 //go:build unix
 
-package runner
+package jobsecret
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestSecretFileFromSubmit(t *testing.T) {
 		return testutil.LookupOf(m)
 	}
 	for _, rank := range []int{0, 1} {
-		s, err := jobSecret(context.Background(), env("BENCHCTL_JOB_SECRET_FILE", p), testJobFolder(t), Node{Rank: rank, World: 2}, func(string) {})
+		s, err := Of(context.Background(), env("BENCHCTL_JOB_SECRET_FILE", p), testJobFolder(t), Node{Rank: rank, World: 2}, func(string) {})
 		if err != nil || string(s) != good {
 			t.Fatalf("rank %d: %q, %v", rank, s, err)
 		}
@@ -46,7 +46,7 @@ func TestSecretFileFromSubmit(t *testing.T) {
 		"missing":            {filepath.Join(dir, "nope"), "no such file"},
 		"blank":              {"  ", "is set but blank"},
 	} {
-		_, err := jobSecret(context.Background(), env("BENCHCTL_JOB_SECRET_FILE", c.path), testJobFolder(t), Node{Rank: 1, World: 2}, func(string) {})
+		_, err := Of(context.Background(), env("BENCHCTL_JOB_SECRET_FILE", c.path), testJobFolder(t), Node{Rank: 1, World: 2}, func(string) {})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "BENCHCTL_JOB_SECRET_FILE") {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}

@@ -1,4 +1,4 @@
-package runner
+package jobsecret
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func TestSecretGoesIntoTheCheckedJobFolder(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	none := func(string) (string, bool) { return "", false }
-	s, err := jobSecret(ctx, none, job, Node{Rank: 0, World: 2}, func(string) {})
+	s, err := Of(ctx, none, job, Node{Rank: 0, World: 2}, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestSecretGoesIntoTheCheckedJobFolder(t *testing.T) {
 	}
 	// A worker reads the secret of the folder it opened too, not what the link shows.
 	os.WriteFile(filepath.Join(attacker, jobdir.SecretFile), []byte("0123456789abcdef0123456789abcdef-planted"), 0o600)
-	w, err := jobSecret(ctx, none, job, Node{Rank: 1, World: 2}, func(string) {})
+	w, err := Of(ctx, none, job, Node{Rank: 1, World: 2}, func(string) {})
 	if err != nil || string(w) != string(s) {
 		t.Fatalf("the worker read %q, %v; want rank 0's", w, err)
 	}
