@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/benchctl/benchctl/runner/noderecord"
 	"github.com/benchctl/benchctl/workload"
 
 	"github.com/benchctl/benchctl/gpu"
@@ -96,14 +97,14 @@ func Run(ctx context.Context, o Options) []Check {
 	if o.Manifest != nil && o.Manifest.GPU.Vendor != "" {
 		vendor = o.Manifest.GPU.Vendor
 	}
-	src := runner.RecordSources{Lookup: o.Lookup, Vendor: vendor, Version: o.Version, Detect: o.GPUDetect, Snapshot: o.GPUSnapshot}
+	src := noderecord.Sources{Lookup: o.Lookup, Vendor: vendor, Version: o.Version, Detect: o.GPUDetect, Snapshot: o.GPUSnapshot}
 	if eng != nil {
 		src.Engine = apiFacts{eng}
 	}
 	if nerr == nil {
-		src.HostRoot = runner.HostRoot(o.Lookup, node.Rank)
+		src.HostRoot = noderecord.HostRoot(o.Lookup, node.Rank)
 	}
-	rec := runner.GatherRecord(ctx, src)
+	rec := noderecord.Gather(ctx, src)
 	rec.Job, rec.Attempt, rec.Rank, rec.Host = node.JobID, node.Attempt, node.Rank, node.Host
 	add(recordCheck(rec))
 
