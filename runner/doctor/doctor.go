@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/benchctl/benchctl/runner/gpupath"
+
 	"github.com/benchctl/benchctl/runner/noderecord"
 	"github.com/benchctl/benchctl/workload"
 
@@ -75,7 +77,7 @@ func Run(ctx context.Context, o Options) []Check {
 	}
 
 	var info workload.Facts
-	var facts *runner.EngineFacts // for the GPU devices' way
+	var facts *gpupath.EngineFacts // for the GPU devices' way
 	eng, err := o.Engine()
 	if err == nil {
 		defer eng.Close()
@@ -84,7 +86,7 @@ func Run(ctx context.Context, o Options) []Check {
 		info, id, cs, err = engineChecks(ctx, o, eng)
 		checks = append(checks, cs...)
 		if err == nil { // engineChecks fails when /info does: the engine line says why
-			f := runner.FactsOfIdentity(id, &info)
+			f := gpupath.FactsOfIdentity(id, &info)
 			facts = &f
 		}
 	}
