@@ -9,6 +9,7 @@ import (
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/runner/cleanup"
 	"github.com/benchctl/benchctl/workload/engine"
 )
 
@@ -49,7 +50,7 @@ func Cleanup(ctx context.Context, io iostreams.Streams, opts *CleanupOptions) er
 		return err
 	}
 	defer eng.Close()
-	res, err := runner.Cleanup(ctx, runner.CleanupOptions{Job: opts.Job, SharedDir: dir, Host: host, Outcome: opts.Outcome, Engine: engine.New(eng)})
+	res, err := cleanup.Cleanup(ctx, cleanup.CleanupOptions{Job: opts.Job, SharedDir: dir, Host: host, Outcome: opts.Outcome, Engine: engine.New(eng)})
 	if res != nil {
 		if opts.Output == "json" {
 			if jerr := writeJSON(io.Out(), res); jerr != nil {

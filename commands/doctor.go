@@ -10,7 +10,7 @@ import (
 	"github.com/benchctl/benchctl/internal/jsonout"
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/manifest"
-	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/runner/doctor"
 )
 
 // DoctorOptions are benchctl doctor's flags.
@@ -25,7 +25,7 @@ type DoctorOptions struct {
 type doctorReport struct {
 	Host   string         `json:"host"`
 	OK     bool           `json:"ok"` // every check passed
-	Checks []runner.Check `json:"checks"`
+	Checks []doctor.Check `json:"checks"`
 }
 
 // doctorFailed makes doctor exit 1 when a check failed.
@@ -50,8 +50,8 @@ func Doctor(ctx context.Context, io iostreams.Streams, opts *DoctorOptions) erro
 	}
 	kind := engineKind(opts.Engine, m)
 	node, nerr := detectNode(os.LookupEnv)
-	checks := runner.Doctor(ctx, runner.DoctorOptions{Node: node, NodeErr: nerr, SharedDir: dir, Manifest: m, Lookup: os.LookupEnv, EngineKind: kind,
-		Engine: func() (runner.DoctorEngine, error) { return connectDoctorEngine(kind) }, Version: CurrentBuild().Version})
+	checks := doctor.Run(ctx, doctor.Options{Node: node, NodeErr: nerr, SharedDir: dir, Manifest: m, Lookup: os.LookupEnv, EngineKind: kind,
+		Engine: func() (doctor.Engine, error) { return connectDoctorEngine(kind) }, Version: CurrentBuild().Version})
 	failed := 0
 	for _, c := range checks {
 		if !c.OK {
@@ -90,7 +90,7 @@ func Doctor(ctx context.Context, io iostreams.Streams, opts *DoctorOptions) erro
 }
 
 // connectDoctorEngine is the engine client as doctor's engine (nil, not a nil client, on error).
-func connectDoctorEngine(kind string) (runner.DoctorEngine, error) {
+func connectDoctorEngine(kind string) (doctor.Engine, error) {
 	c, err := image.ConnectKind(kind)
 	if err != nil {
 		return nil, err

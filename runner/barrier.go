@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/runner/jobsecret"
+
 	"github.com/benchctl/benchctl/fanout"
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/safefile"
@@ -32,7 +34,7 @@ func (r *nodeRun) meet(ctx context.Context) error {
 	}
 	end := r.st.phase(jobdir.PhaseBarrier)
 	bctx := r.barrierCtx(ctx)
-	secret, err := jobSecret(bctx, r.o.Lookup, r.job, n, func(msg string) { r.log.Warn(msg) })
+	secret, err := jobsecret.Of(bctx, r.o.Lookup, r.job, n, func(msg string) { r.log.Warn(msg) })
 	if err != nil {
 		end(err)
 		return err

@@ -16,13 +16,3 @@ type Engine interface {
 	engine.API
 	io.Closer
 }
-
-// DoctorEngine is what Doctor asks of this node's engine: which it is (image.Identify), its
-// info (engine.Facts: the data root, for the disk check), the address it answered on, and
-// Close. cmd passes the Docker client; tests a fake.
-type DoctorEngine interface {
-	image.Versioner
-	engine.InfoAPI
-	DaemonHost() string
-	io.Closer
-}

@@ -4,7 +4,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
-	"github.com/benchctl/benchctl/workload"
+	"github.com/benchctl/benchctl/runner/gpupath"
 	"github.com/benchctl/benchctl/workload/engine"
 )
 
@@ -18,18 +18,7 @@ func configOf(s Spec) (*container.Config, *container.HostConfig) { return engine
 // factsOf is the run's facts of a version answer and an /info answer (infoErr: it failed).
 func factsOf(v client.ServerVersionResult, info client.SystemInfoResult, infoErr error) EngineFacts {
 	if infoErr != nil {
-		return EngineFactsOf(engine.FactsOf(v, nil, infoErr))
+		return gpupath.EngineFactsOf(engine.FactsOf(v, nil, infoErr))
 	}
-	return EngineFactsOf(engine.FactsOf(v, &info, nil))
-}
-
-// engineFactsOfAPI is the run's facts of a version answer and, when not nil, an /info answer.
-func engineFactsOfAPI(v client.ServerVersionResult, info *client.SystemInfoResult) EngineFacts {
-	return EngineFactsOf(engine.FactsOf(v, info, nil))
-}
-
-// infoFacts are the facts an /info answer gives.
-func infoFacts(info *client.SystemInfoResult) *workload.Facts {
-	f := engine.FactsOf(client.ServerVersionResult{}, info, nil)
-	return &f
+	return gpupath.EngineFactsOf(engine.FactsOf(v, &info, nil))
 }

@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 
+	"github.com/benchctl/benchctl/runner/podman"
+
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 )
@@ -26,8 +28,8 @@ func (r *nodeRun) identifyEngine(ctx context.Context, eng Engine) (image.Identit
 		r.log.Warn("the engine cannot say whether it runs rootless: taken as rootful", "reason", id.RootlessUnknown)
 	}
 	if id.Podman() {
-		if h := thisHost(id); h.unknown != "" {
-			r.log.Warn("containers keep Podman's default resource limits", "reason", h.unknown)
+		if h := podman.ThisHost(id); h.Unknown() != "" {
+			r.log.Warn("containers keep Podman's default resource limits", "reason", h.Unknown())
 		}
 	}
 	if err := image.CheckKind(r.o.EngineKind, id); err != nil {

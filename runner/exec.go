@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchctl/benchctl/runner/podman"
+
 	"github.com/benchctl/benchctl/diagnostics"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
@@ -156,7 +158,7 @@ func (b budget) cancelTotal() time.Duration {
 // ranks meet for the next one (and waits for every removal before it ends).
 func runContainer(ctx context.Context, rt workload.Runtime, spec Spec, timeout time.Duration, files nodeFiles, stream io.Writer, bud budget, reap func(remove func())) execResult {
 	proc := spec.Process()
-	if err := adaptToEngine(spec.Engine, &proc, thisHost(spec.Engine)); err != nil {
+	if err := podman.AdaptToEngine(spec.Engine, &proc, podman.ThisHost(spec.Engine)); err != nil {
 		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("container %s: %w", spec.Name, err)}
 	}
 	bg := context.WithoutCancel(ctx)
@@ -167,7 +169,7 @@ func runContainer(ctx context.Context, rt workload.Runtime, spec Spec, timeout t
 		if res, stopped := interrupted(ctx); stopped {
 			return res
 		}
-		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("creating container %s: %w", spec.Name, startHint(spec.Engine, err))}
+		return execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("creating container %s: %w", spec.Name, podman.StartHint(spec.Engine, err))}
 	}
 	defer func() {
 		remove := func() {
@@ -194,7 +196,7 @@ func runContainer(ctx context.Context, rt workload.Runtime, spec Spec, timeout t
 		if res, stopped := interrupted(ctx); stopped {
 			return res
 		}
-		res := execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("starting container %s: %w", spec.Name, startHint(spec.Engine, err))}
+		res := execResult{Outcome: "failure", ExitCode: -1, Err: fmt.Errorf("starting container %s: %w", spec.Name, podman.StartHint(spec.Engine, err))}
 		dctx, cancel := context.WithTimeout(bg, bud.diag)
 		res.DiagDir = capture(dctx, rt, id, "the container did not start: "+err.Error(), tail, spec, files)
 		cancel()

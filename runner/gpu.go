@@ -9,22 +9,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchctl/benchctl/runner/gpupath"
+
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/workload"
 )
 
 // GPUError is a GPU request this node cannot satisfy (invalid input for this node).
-type GPUError struct {
-	Msg string
-	// Absent: the node has none of the manifest's GPUs (none found, or the vendor's library
-	// is missing), as on a login node; else the node has GPUs and the request does not fit
-	// them (too many asked, a visibility variable naming others).
-	Absent bool
-}
-
-func (e *GPUError) Error() string      { return e.Msg }
-func (e *GPUError) InvalidInput() bool { return true }
+type GPUError = gpupath.GPUError
 
 // visibilityVars are the variables gpu.Select reads to follow the allocation.
 var visibilityVars = []string{"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"}
@@ -99,7 +92,7 @@ func access(acc GPUAccess, sel []gpu.GPU) (GPUAccess, error) {
 	case gpu.VendorNVIDIA:
 		devIDs := make([]string, len(sel))
 		for i, s := range sel {
-			devIDs[i] = nvidiaID(s)
+			devIDs[i] = gpupath.NVIDIAID(s)
 		}
 		acc.Requests = []workload.GPURequest{{Driver: "nvidia", DeviceIDs: devIDs, Capabilities: [][]string{{"gpu"}}}}
 		// NVIDIA_VISIBLE_DEVICES is the NVIDIA Container Toolkit's input and names host GPUs,

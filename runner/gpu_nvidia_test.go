@@ -5,7 +5,6 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"github.com/benchctl/benchctl/workload/engine"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/workload/engine"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"

@@ -17,7 +17,7 @@ import (
 // benchmark's launcher (MAD_LAUNCHER_TYPE) and its MAD_MULTI_NODE_RUNNER for the node
 // context (also for one node), and how the job was deployed (MAD_DEPLOYMENT_TYPE: local or
 // slurm, as perf.csv's deployment_type). A model leaves its CSV where madengine finds it
-// (keepResults), so no variable says where to write it. defaults are the launcher's own
+// (workspace.KeepResults), so no variable says where to write it. defaults are the launcher's own
 // variables (parallel sizes, topology), which the benchmark's env may set otherwise.
 func madEnv(b manifest.Benchmark, n Node, acc GPUAccess) (env, defaults map[string]string) {
 	vendor := ""

@@ -18,14 +18,14 @@ type ContextError struct{ Var, Msg string }
 func (e *ContextError) Error() string      { return e.Var + ": " + e.Msg }
 func (e *ContextError) InvalidInput() bool { return true }
 
-// errNoNode is a run handed no node context.
-var errNoNode = errors.New("no node context: the caller reads it from the environment (scheduler.DetectNode) and hands it in Options.Node")
+// ErrNoNode is a run handed no node context.
+var ErrNoNode = errors.New("no node context: the caller reads it from the environment (scheduler.DetectNode) and hands it in Options.Node")
 
 // node is the node context the run was handed, checked to be one.
 func (o Options) node() (Node, error) {
 	n := o.Node
 	if n.World < 1 || n.Rank < 0 || n.Rank >= n.World || n.JobID == "" || n.MasterPort == 0 {
-		return n, errNoNode
+		return n, ErrNoNode
 	}
 	return n, nil
 }

@@ -26,13 +26,13 @@ func nodeOf(t testing.TB, lookup scheduler.Lookup) Node {
 
 // A run or plan handed no node context says so rather than running as some default.
 func TestARunWithoutANodeContextIsRefused(t *testing.T) {
-	if _, err := (Options{}).node(); err != errNoNode {
+	if _, err := (Options{}).node(); err != ErrNoNode {
 		t.Fatalf("%v", err)
 	}
-	if _, err := Plan(t.Context(), Options{}); err != errNoNode {
+	if _, err := Plan(t.Context(), Options{}); err != ErrNoNode {
 		t.Fatalf("plan: %v", err)
 	}
-	if _, err := Run(t.Context(), Options{}); err != errNoNode {
+	if _, err := Run(t.Context(), Options{}); err != ErrNoNode {
 		t.Fatalf("run: %v", err)
 	}
 }

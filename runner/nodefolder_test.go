@@ -26,14 +26,3 @@ func testNodeFolder(t testing.TB, shared, job string, rank int, host string) *jo
 func testFiles(t *testing.T, bench string) nodeFiles {
 	return nodeFiles{node: testNodeFolder(t, t.TempDir(), "1", 0, "n1"), bench: bench}
 }
-
-// testJobFolder is a job folder of a fresh shared directory, held open.
-func testJobFolder(t *testing.T) *jobdir.Folder {
-	t.Helper()
-	job, err := jobdir.Layout{Shared: t.TempDir()}.CreateJob("1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { job.Close() })
-	return job
-}

@@ -7,6 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchctl/benchctl/runner/jobsecret"
+
+	"github.com/benchctl/benchctl/runner/workspace"
+
 	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
@@ -75,7 +79,7 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := envSecret(o.Lookup); err != nil {
+	if _, _, err := jobsecret.Env(o.Lookup); err != nil {
 		return nil, err // what the run would refuse, the dry run refuses too
 	}
 	benches, err := SelectBenchmarks(o.Manifest, o.Benchmarks)
@@ -149,7 +153,7 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 				results = nd.Results(jobdir.TrialRunName(b.Name, tr.t.Seq))
 			}
 			dirs := RunDirs{Results: results}
-			if inWorkspace(b) {
+			if workspace.In(b) {
 				run := b.Name
 				if tr != nil {
 					run = jobdir.TrialRunName(b.Name, tr.t.Seq)
@@ -313,7 +317,7 @@ func imageState(ctx context.Context, o Options, key string) string {
 // planWorkspace says where a MAD model runs: its workspace, the checkout it reads, and its
 // run directory's copy.
 func planWorkspace(b manifest.Benchmark, ws string) string {
-	line := fmt.Sprintf("%s: %s at %s (the checkout %s read-only through links to %s)", b.Name, ws, manifest.ModelWorkspace, checkoutOf(b), CheckoutMount)
+	line := fmt.Sprintf("%s: %s at %s (the checkout %s read-only through links to %s)", b.Name, ws, manifest.ModelWorkspace, workspace.CheckoutOf(b), workspace.CheckoutMount)
 	if b.Model.RunDir != "" {
 		line += fmt.Sprintf("; runs in %s/%s, a copy of %s", manifest.ModelWorkspace, manifest.ModelRunDirectory, b.Model.RunDir)
 	}

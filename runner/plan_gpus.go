@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchctl/benchctl/runner/gpupath"
+
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -93,7 +95,7 @@ func planEngineGPUs(ctx context.Context, o Options, gpus *GPUAccess, p *PlanResu
 	}
 	specs := gpu.CDISpecs{}
 	if gpus.Vendor == gpu.VendorNVIDIA {
-		specs = cdiSpecsFor(f, o.SysfsRoot)
+		specs = gpupath.CDISpecsFor(f, o.SysfsRoot)
 	}
 	groups, whose := containerGroups(o.Manifest, nil)
 	acc, path, err := gpus.ForEngine(f, specs, groups, whose)

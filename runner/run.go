@@ -14,6 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchctl/benchctl/runner/workspace"
+
+	"github.com/benchctl/benchctl/runner/podman"
+
 	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/exitcode"
@@ -21,6 +25,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/logscan"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/runner/telemetry"
 	"github.com/benchctl/benchctl/workload"
 	"github.com/benchctl/benchctl/workload/engine"
 )
@@ -244,10 +249,10 @@ type nodeRun struct {
 	// removals are the ended trials' containers still being removed (reap).
 	removals sync.WaitGroup
 	// tel samples the GPUs while each container runs (nil before the GPUs are selected).
-	tel *telemetry
+	tel *telemetry.Node
 	// engine is which engine this node's containers run in (zero until asked).
 	engine image.Identity
-	// numericUsers are container users put in numbers (numericUser), by image and user:
+	// numericUsers are container users put in numbers (podman.NumericUser), by image and user:
 	// read once per image, not once per trial.
 	numericUsers sync.Map
 }
@@ -276,7 +281,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		return err
 	}
 	r.tel = r.telemetry(gpus.GPUAccess)
-	defer r.tel.close()
+	defer r.tel.Close()
 	if err := r.meet(ctx); err != nil {
 		return err
 	}
@@ -304,7 +309,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		r.fail(err, exitcode.Of(err))
 		return err
 	}
-	if err := checkEngineLimits(r.engine, r.o.Manifest, benches, thisHost(r.engine)); err != nil {
+	if err := podman.CheckEngineLimits(r.engine, r.o.Manifest, benches, podman.ThisHost(r.engine)); err != nil {
 		r.fail(err, exitcode.Of(err))
 		return err
 	}
@@ -319,7 +324,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	}
 	r.removeLeftovers(ctx, r.rt)
 	record := r.gatherNodeRecord(ctx, eng, gpus)
-	go r.tel.start(ctx) // the GPU library opens while the images arrive, not at the first start
+	go r.tel.Start(ctx) // the GPU library opens while the images arrive, not at the first start
 	imgs, err := r.images(ctx, eng)
 	if err != nil {
 		r.writeNodeRecord(ctx, eng, record, nil, err)
@@ -557,16 +562,16 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		if v, ok := r.numericUsers.Load(k); ok {
 			cu = v.(string)
 		} else {
-			cu = numericUser(ctx, eng, img.RunRef(), cu, map[string]string{LabelJob: r.node.JobID,
+			cu = podman.NumericUser(ctx, eng, img.RunRef(), cu, map[string]string{LabelJob: r.node.JobID,
 				LabelAttempt: strconv.Itoa(r.node.Attempt), LabelRank: strconv.Itoa(r.node.Rank), LabelBenchmark: name})
 			r.numericUsers.Store(k, cu)
 		}
 	}
-	userNS, hint := keepIDMode(r.engine, cu)
+	userNS, hint := podman.KeepIDMode(r.engine, cu)
 	if hint != "" {
 		r.log.Warn(hint, "benchmark", name)
 	}
-	if userNS != "" { // the container's user is this process's user (keepIDMode)
+	if userNS != "" { // the container's user is this process's user (podman.KeepIDMode)
 		cu = strconv.Itoa(os.Getuid())
 	}
 	if err := makeResultsDir(r.nf, name, cu, r.log); err != nil {
@@ -579,8 +584,8 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	}
 	dirs := RunDirs{Results: resultsDir}
 	var wsErr error
-	if inWorkspace(b) {
-		dirs.Workspace, wsErr = makeWorkspace(ctx, r.nf, r.nd, r.dir.Clones(), name, b, resultsMode(cu, os.Getuid()))
+	if workspace.In(b) {
+		dirs.Workspace, wsErr = workspace.Make(ctx, r.nf, r.nd, r.dir.Clones(), name, b, resultsMode(cu, os.Getuid()))
 	}
 	spec := BuildSpecAt(r.o.Manifest, b, node, img.RunRef(), img.Key, dirs, gpus, r.o.Environ)
 	spec.Engine, spec.UserNS = r.engine, userNS
@@ -617,7 +622,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	}
 	var res execResult
 	if wsErr != nil { // the model cannot run as madengine runs it: no container is started
-		res = execResult{Outcome: OutcomeFailure, ExitCode: -1, Err: &WorkspaceError{Run: name, Err: wsErr}}
+		res = execResult{Outcome: OutcomeFailure, ExitCode: -1, Err: &workspace.Error{Run: name, Err: wsErr}}
 	} else {
 		stopSampling := r.sampleDuring(ctx, name, gpus)
 		res = runContainer(ctx, r.rt, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, bud, reap)
@@ -629,7 +634,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	} else if moved != "" {
 		r.log.Info("the tools' directory the container left is moved to the results", "benchmark", name, "from", moved)
 	}
-	if from, passed, err := keepResults(b, resultsDir, dirs.Workspace); err != nil {
+	if from, passed, err := workspace.KeepResults(b, resultsDir, dirs.Workspace); err != nil {
 		r.log.Warn("the results file the model left in its workspace could not be kept", "benchmark", name, "from", from, "err", err)
 	} else if from != "" {
 		r.log.Info("results file found where madengine looks, kept in the results folder", "benchmark", name, "from", from, "file", b.Results)

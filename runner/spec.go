@@ -10,21 +10,25 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchctl/benchctl/runner/workspace"
+
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/runner/cleanup"
 	"github.com/benchctl/benchctl/workload"
 )
 
 // OutputDir is where a benchmark's results folder is mounted in its container.
 const OutputDir = manifest.ReservedMountRoot + "/output"
 
-// Labels set on every benchctl container.
+// Labels set on every benchctl container (a job's are cleanup's: it finds the containers
+// by them).
 const (
-	LabelJob       = "io.benchctl.job"
-	LabelAttempt   = "io.benchctl.attempt"
-	LabelRank      = "io.benchctl.rank"
-	LabelBenchmark = "io.benchctl.benchmark"
+	LabelJob       = cleanup.LabelJob
+	LabelAttempt   = cleanup.LabelAttempt
+	LabelRank      = cleanup.LabelRank
+	LabelBenchmark = cleanup.LabelBenchmark
 	LabelKey       = "io.benchctl.key"
 )
 
@@ -41,10 +45,10 @@ type Spec struct {
 	Labels    map[string]string
 	Tools     *toolRun // the tools the command runs under (nil: none)
 	// Engine is the engine the container is made in (its differences from Docker's are
-	// handled when it is created: adaptToEngine).
+	// handled when it is created: podman.AdaptToEngine).
 	Engine image.Identity
 	// UserNS is the container's user namespace mode where benchctl sets one (rootless
-	// Podman's keep-id for a container user that is not root: keepIDMode); "" the engine's.
+	// Podman's keep-id for a container user that is not root: podman.KeepIDMode); "" the engine's.
 	UserNS string
 	// Workspace is the container path of a MAD model's workspace (manifest.ModelWorkspace) when
 	// the model runs in one of its node's own; "" for another benchmark.
@@ -92,7 +96,7 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 
 // BuildSpecAt is BuildSpec with a MAD model's workspace: dirs.Workspace is mounted at
 // /myworkspace instead of any mount the manifest has there, and the checkout read-only
-// at CheckoutMount, where the workspace's links lead (makeWorkspace).
+// at CheckoutMount, where the workspace's links lead (workspace.Make).
 func BuildSpecAt(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key string, dirs RunDirs, gpu GPUAccess, environ []string) Spec {
 	resultsDir := dirs.Results
 	env := map[string]manifest.EnvVar{}
@@ -171,8 +175,8 @@ func BuildSpecAt(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, k
 		s.Env = append(s.Env, e)
 	}
 	sort.Slice(s.Env, func(i, j int) bool { return s.Env[i].Name < s.Env[j].Name })
-	if dirs.Workspace != "" && inWorkspace(b) {
-		mounts = workspaceMounts(b, mounts, dirs.Workspace)
+	if dirs.Workspace != "" && workspace.In(b) {
+		mounts = workspace.Mounts(b, mounts, dirs.Workspace)
 		s.Workspace = manifest.ModelWorkspace
 	}
 	s.Mounts = append(madDataMounts(b, mounts), manifest.Mount{Source: resultsDir, Target: OutputDir})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/runner/cleanup"
 )
 
 // A status.json that cannot be written is reported: logged once per distinct error, and
@@ -71,7 +72,7 @@ func TestStatusRoundTripEveryState(t *testing.T) {
 		}, OutcomeSuccess, false},
 		{"lost (recorded by cleanup)", func(f *statusFile) {
 			f.phase(jobdir.PhaseRun)
-			f.update(func(s *Status) { endStatus(s, OutcomeLost, "lost: killed", time.Now().UTC()) })
+			f.update(func(s *Status) { cleanup.EndStatus(s, OutcomeLost, "lost: killed", time.Now().UTC()) })
 		}, OutcomeLost, false},
 	}
 	for _, c := range cases {

@@ -4,7 +4,6 @@ package runner
 
 import (
 	"context"
-	"github.com/benchctl/benchctl/workload/engine"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchctl/benchctl/workload/engine"
 
 	"github.com/benchctl/benchctl/diagnostics"
 	"github.com/benchctl/benchctl/jobdir"

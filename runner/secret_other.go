@@ -1,7 +1,0 @@
-//go:build !unix
-
-package runner
-
-import "os"
-
-func checkSecretFile(*os.File, string) error { return nil }

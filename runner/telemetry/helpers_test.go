@@ -1,0 +1,44 @@
+package telemetry
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/jobdir"
+)
+
+// GPUAccess is the part of runner's GPU selection that sampling reads.
+type GPUAccess struct {
+	Vendor string
+	GPUs   []gpu.GPU
+}
+
+// nodeRun is the part of runner's node run that sampling uses: its log, its node folder and
+// its sampling, as runner's sampleDuring hands them to SampleDuring.
+type nodeRun struct {
+	log *slog.Logger
+	nf  *jobdir.NodeFolder
+	nd  jobdir.NodeDir
+	tel *Node
+}
+
+func (r *nodeRun) sampleDuring(ctx context.Context, run string, gpus GPUAccess) (stop func()) {
+	return r.tel.SampleDuring(ctx, r.nf, r.log, run, gpus.GPUs)
+}
+
+func testNodeFolder(t testing.TB, shared, job string, rank int, host string) *jobdir.NodeFolder {
+	t.Helper()
+	jf, err := jobdir.Layout{Shared: shared}.CreateJob(job, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jf.Close()
+	nf, err := jf.CreateNode(rank, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nf.Close() })
+	return nf
+}
