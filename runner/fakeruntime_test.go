@@ -119,6 +119,12 @@ func (f *fakeRuntime) Top(context.Context, string) (workload.Top, error) {
 
 func (f *fakeRuntime) Describe(context.Context) (string, error) { return "fake runtime", nil }
 
+// Exec: a run execs nothing beside its benchmark (yet); a call is recorded and fails.
+func (f *fakeRuntime) Exec(context.Context, string, workload.Command) (int, error) {
+	f.call("exec")
+	return -1, errors.New("the fake runtime runs nothing beside a process")
+}
+
 // runOnRuntime runs one benchmark, with body's timeout, on rt.
 func runOnRuntime(t *testing.T, rt *fakeRuntime, timeout string) localRun {
 	t.Helper()

@@ -39,6 +39,24 @@ type Runtime interface {
 	Describe(ctx context.Context) (string, error)
 	// Facts is what the runtime is (Facts); an error when it cannot say even its version.
 	Facts(ctx context.Context) (Facts, error)
+	// Exec runs a command beside a running process, where the process runs (in its
+	// container), and relays its streams: Stdin (nil: none) until its EOF, Stdout and
+	// Stderr until the command ends; it returns the command's exit code. When ctx ends
+	// first, the streams are cut and Exec returns ctx's error: the command ends at the
+	// latest with the process (Stop, Remove), as an engine cannot signal what it exec'd.
+	// Exec does not wait for a Stdin that never reaches its EOF.
+	Exec(ctx context.Context, id string, c Command) (exitCode int, err error)
+}
+
+// Command is a command run beside a benchmark's process (Runtime.Exec).
+type Command struct {
+	Argv    []string // the program (Argv[0]) and its arguments; never a shell line
+	Env     []string // NAME=value, added to the process's environment
+	Workdir string   // "" for the process's
+	User    string   // "" for the process's
+	Stdin   io.Reader
+	Stdout  io.Writer // nil: discarded
+	Stderr  io.Writer // nil: discarded
 }
 
 // Spec is a benchmark's process as a runtime makes it: its program and arguments, where it

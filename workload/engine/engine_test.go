@@ -155,3 +155,34 @@ func TestFactsOf(t *testing.T) {
 		t.Errorf("%+v", f)
 	}
 }
+
+// execAPI is an engine whose exec create fails as a gone container's does.
+type execAPI struct {
+	api
+}
+
+func (execAPI) ExecCreate(context.Context, string, client.ExecCreateOptions) (client.ExecCreateResult, error) {
+	return client.ExecCreateResult{}, cerrdefs.ErrNotFound.WithMessage("No such container: c9")
+}
+func (execAPI) ExecAttach(context.Context, string, client.ExecAttachOptions) (client.ExecAttachResult, error) {
+	panic("attached after a failed create")
+}
+func (execAPI) ExecInspect(context.Context, string, client.ExecInspectOptions) (client.ExecInspectResult, error) {
+	panic("inspected after a failed create")
+}
+
+// Exec refuses an empty command and a client that cannot exec, and names the container the
+// engine could not exec in (the real engines are the runtime suite's, in tests/).
+func TestExecErrors(t *testing.T) {
+	ctx := context.Background()
+	if _, err := New(&api{}).Exec(ctx, "c1", workload.Command{}); err == nil || !strings.Contains(err.Error(), "no command") {
+		t.Fatalf("empty command: %v", err)
+	}
+	if _, err := New(&api{}).Exec(ctx, "c1", workload.Command{Argv: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "cannot run a command") {
+		t.Fatalf("a client without exec: %v", err)
+	}
+	code, err := New(&execAPI{}).Exec(ctx, "c9", workload.Command{Argv: []string{"true"}})
+	if err == nil || code != -1 || !strings.Contains(err.Error(), "exec in c9") || !cerrdefs.IsNotFound(err) {
+		t.Fatalf("a gone container: %d, %v", code, err)
+	}
+}
