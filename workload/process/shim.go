@@ -1,0 +1,87 @@
+//go:build linux
+
+package process
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// shimEnv is in a child's environment between its start and its exec of the benchmark's
+// program: the limits to set, as JSON. Main drops it before the exec.
+const shimEnv = "BENCHCTL_PROCESS_SHIM"
+
+// shimRequest is what a child reads from shimEnv: the program (an absolute path) and the
+// limits to set before it is executed.
+type shimRequest struct {
+	Program string           `json:"program"`
+	Limits  []manifest.Limit `json:"limits,omitempty"`
+}
+
+// Main makes this process a benchmark's start when the process runtime started it (its
+// environment holds shimEnv): it sets the limits, drops the variable and executes the
+// benchmark's program with this process's arguments, never returning; when the limits
+// cannot be set or the program not executed, it says why on stderr and exits 127. In any
+// other process it returns at once. Call it first in main (and in a TestMain that starts
+// processes through the runtime).
+func Main() {
+	raw, ok := os.LookupEnv(shimEnv)
+	if !ok {
+		return
+	}
+	fail := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "benchctl: starting the benchmark: "+format+"\n", args...)
+		os.Exit(127)
+	}
+	var req shimRequest
+	if err := json.Unmarshal([]byte(raw), &req); err != nil || req.Program == "" {
+		fail("a garbled %s (%v)", shimEnv, err)
+	}
+	for _, l := range req.Limits {
+		res, ok := rlimits[l.Name]
+		if !ok {
+			fail("no limit %q on this system", l.Name)
+		}
+		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: rlim(l.Soft), Max: rlim(l.Hard)}); err != nil {
+			fail("setting the limit %s to %s:%s: %v", l.Name, limitText(l.Soft), limitText(l.Hard), err)
+		}
+	}
+	env := make([]string, 0, len(os.Environ()))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, shimEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	err := syscall.Exec(req.Program, os.Args, env)
+	fail("%s: %v", req.Program, err)
+}
+
+// rlimits are the limits a spec may set, by their ulimit names.
+var rlimits = map[string]int{
+	"core": unix.RLIMIT_CORE, "cpu": unix.RLIMIT_CPU, "data": unix.RLIMIT_DATA, "fsize": unix.RLIMIT_FSIZE,
+	"locks": unix.RLIMIT_LOCKS, "memlock": unix.RLIMIT_MEMLOCK, "msgqueue": unix.RLIMIT_MSGQUEUE, "nice": unix.RLIMIT_NICE,
+	"nofile": unix.RLIMIT_NOFILE, "nproc": unix.RLIMIT_NPROC, "rss": unix.RLIMIT_RSS, "rtprio": unix.RLIMIT_RTPRIO,
+	"rttime": unix.RLIMIT_RTTIME, "sigpending": unix.RLIMIT_SIGPENDING, "stack": unix.RLIMIT_STACK, "as": unix.RLIMIT_AS,
+}
+
+// rlim is a limit's value for setrlimit: -1 is unlimited.
+func rlim(v int64) uint64 {
+	if v < 0 {
+		return unix.RLIM_INFINITY
+	}
+	return uint64(v)
+}
+
+func limitText(v int64) string {
+	if v < 0 {
+		return "unlimited"
+	}
+	return fmt.Sprint(v)
+}
