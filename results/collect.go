@@ -39,8 +39,10 @@ type Collection struct {
 	Scheduler jobdir.SchedulerState
 	Summary   *Summary
 	Perf      *Table
-	Written   []string
-	Warnings  []string
+	// Report is what report.html shows: the summary, and the job's past (trend, reference).
+	Report   *ReportView
+	Written  []string
+	Warnings []string
 }
 
 // Collect finds a job's folder (newest attempt unless one is asked for), refuses a job that
@@ -99,8 +101,8 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("the baseline %s has a comparable row for %d of %d rows; relative_change is empty for the others", opts.Baseline, n, len(c.Perf.Rows)))
 		}
 	}
-	pastOf(jobdir.Layout{Shared: opts.SharedDir}, dir, s, c.Perf)
-	if c.Written, err = WriteOutputs(dir, s, c.Perf); err != nil {
+	c.Report = newReportView(jobdir.Layout{Shared: opts.SharedDir}, dir, s, c.Perf)
+	if c.Written, err = writeOutputs(dir, c.Report, c.Perf); err != nil {
 		var oe *safefile.OwnerError
 		if !errors.As(err, &oe) {
 			return nil, err
@@ -137,9 +139,16 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// WriteOutputs writes perf.csv, summary.json and report.html into the job folder dir, each
-// atomically, and returns their paths.
+// WriteOutputs writes perf.csv, summary.json and report.html (of the summary alone, without
+// the job's past) into the job folder dir, each atomically, and returns their paths.
 func WriteOutputs(dir jobdir.Dir, s *Summary, perf *Table) ([]string, error) {
+	return writeOutputs(dir, &ReportView{Summary: s}, perf)
+}
+
+// writeOutputs writes perf.csv, summary.json and report.html (of the view v) into the job
+// folder dir, each atomically, and returns their paths.
+func writeOutputs(dir jobdir.Dir, v *ReportView, perf *Table) ([]string, error) {
+	s := v.Summary
 	csvData, err := EncodeCSV(perf)
 	if err != nil {
 		return nil, fmt.Errorf("encoding perf.csv: %w", err)
@@ -149,7 +158,7 @@ func WriteOutputs(dir jobdir.Dir, s *Summary, perf *Table) ([]string, error) {
 		return nil, err
 	}
 	var report bytes.Buffer
-	if err := WriteReport(&report, s); err != nil {
+	if err := WriteReportView(&report, v); err != nil {
 		return nil, fmt.Errorf("rendering the report: %w", err)
 	}
 	files := []struct {

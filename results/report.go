@@ -50,7 +50,12 @@ const (
 	stripCellsPerRow = 50
 )
 
-// WriteReport renders report.html for a summary made by Aggregate: one self-contained page
+// WriteReport renders the report of a summary alone (a ReportView without the job's past).
+func WriteReport(w io.Writer, s *Summary) error {
+	return WriteReportView(w, &ReportView{Summary: s})
+}
+
+// WriteReportView renders report.html for a view made by Collect: one self-contained page
 // (inline CSS and SVG, no scripts, no network) with the GPU model in its header and, per
 // benchmark, the winning value rounded with the median beside it, per-node bars on an axis
 // that shows a few percent (or a histogram) with the slowest nodes named, the status,
@@ -59,20 +64,21 @@ const (
 // relative to the job folder. html/template escapes markup in what containers wrote; their
 // control and bidi characters, which a browser would act on (reordering what is shown),
 // are then shown as text (textsafe.Text: \u202e, \x1b).
-func WriteReport(w io.Writer, s *Summary) error {
+func WriteReportView(w io.Writer, v *ReportView) error {
 	t, err := reportTemplate()
 	if err != nil {
 		return fmt.Errorf("report template: %w", err)
 	}
 	var page strings.Builder
-	if err := t.Execute(&page, newReportView(s)); err != nil {
+	if err := t.Execute(&page, newPage(v)); err != nil {
 		return err
 	}
 	_, err = io.WriteString(w, textsafe.Text(page.String()))
 	return err
 }
 
-type reportView struct {
+// page is what the template renders.
+type page struct {
 	S          *Summary
 	Collected  string
 	Image      string
@@ -123,8 +129,9 @@ type failView struct {
 	Truncated bool
 }
 
-func newReportView(s *Summary) *reportView {
-	v := &reportView{S: s, Collected: s.CollectedAt.Format("2006-01-02 15:04:05 MST"), Image: s.Image.ID, GPU: gpuLine(s)}
+func newPage(rv *ReportView) *page {
+	s := rv.Summary
+	v := &page{S: s, Collected: s.CollectedAt.Format("2006-01-02 15:04:05 MST"), Image: s.Image.ID, GPU: gpuLine(s)}
 	if len(v.Image) > 19 {
 		v.Image = v.Image[:19] + "…"
 	}
@@ -132,10 +139,10 @@ func newReportView(s *Summary) *reportView {
 	if s.Experiment != nil {
 		v.Experiment = newExpView(s)
 	}
-	v.Trend = newTrendCharts(s, s.Job)
-	if s.vsRef != nil {
-		v.VsRef, v.RefName = s.vsRef, s.refName
-		for _, ch := range s.vsRef.Changes {
+	v.Trend = newTrendCharts(rv.Trend, s.Job)
+	if rv.VsRef != nil {
+		v.VsRef, v.RefName = rv.VsRef, rv.RefName
+		for _, ch := range rv.VsRef.Changes {
 			pct := "-"
 			if ch.Percent != nil {
 				pct = formatPercent(*ch.Percent, ch.Tolerance)

@@ -18,12 +18,26 @@ const TrendJobs = 20
 // maxTrendCharts bounds the trend charts of one report.
 const maxTrendCharts = 12
 
-// pastOf adds to s what its report shows of the past: the trend and the comparison against
-// the reference. Nothing of it is an error: a shared directory without history or
-// reference gives a report without them.
-func pastOf(l jobdir.Layout, dir jobdir.Dir, s *Summary, perf *Table) {
+// ReportView is what report.html shows: a collected job's summary, and what collect found
+// of the job's past. Collect builds it (Collection.Report) and hands it to WriteReportView;
+// a view of a summary alone (WriteReport) has neither trend nor reference.
+type ReportView struct {
+	Summary *Summary
+	// Trend is the rows of the manifest's last TrendJobs collected jobs, this job's last.
+	Trend []HistoryRow
+	// VsRef is this job against the manifest's reference job, RefName (nil: no reference,
+	// or this job is it).
+	VsRef   *Comparison
+	RefName string
+}
+
+// newReportView is the report's view of s: with what it shows of the past, the trend and
+// the comparison against the reference. Nothing of the past is an error: a shared
+// directory without history or reference gives a view without them.
+func newReportView(l jobdir.Layout, dir jobdir.Dir, s *Summary, perf *Table) *ReportView {
+	v := &ReportView{Summary: s}
 	if s.job == nil || s.Name == "" {
-		return
+		return v
 	}
 	rows, err := History(l, HistoryOptions{Manifest: s.Name, Threshold: 5})
 	if err == nil {
@@ -41,27 +55,28 @@ func pastOf(l jobdir.Layout, dir jobdir.Dir, s *Summary, perf *Table) {
 			}
 			jobs[past[i].Job] = true
 		}
-		s.trend = append(past, historyRowsOf(perf, s.job, dir)...)
+		v.Trend = append(past, historyRowsOf(perf, s.job, dir)...)
 	}
 	ref, err := l.ReadReference(s.Name)
 	if err != nil || ref == nil || ref.Job == dir.JobID {
-		return
+		return v
 	}
 	rd, err := l.Find(ref.Job, ref.Attempt)
 	if err != nil {
-		return
+		return v
 	}
 	base, baseRules, err := ReadJobSource(rd)
 	if err != nil {
-		return
+		return v
 	}
 	rules := JudgeRules(metricRules(s.job.Manifest.Metrics), baseRules)
 	cur := CompareSource{Table: perf, Name: "this job"}
 	if s.Experiment != nil {
 		cur.Trials = experimentTrials(s.Experiment)
 	}
-	s.vsRef = CompareSources(base, cur, CompareOptions{Threshold: 5, Rules: rules})
-	s.refName = jobdir.Name(rd.JobID, rd.Attempt)
+	v.VsRef = CompareSources(base, cur, CompareOptions{Threshold: 5, Rules: rules})
+	v.RefName = jobdir.Name(rd.JobID, rd.Attempt)
+	return v
 }
 
 // experimentTrials is each experiment row's measured values, by perf.csv row.
@@ -100,14 +115,14 @@ type trendPoint struct {
 	Tip     string
 }
 
-func newTrendCharts(s *Summary, current string) []trendChart {
+func newTrendCharts(trend []HistoryRow, current string) []trendChart {
 	type series struct {
 		title string
 		rows  []HistoryRow
 	}
 	byID := map[string]*series{}
 	var order []string
-	for _, r := range s.trend {
+	for _, r := range trend {
 		id := historyRowID(r)
 		se := byID[id]
 		if se == nil {

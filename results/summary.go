@@ -53,10 +53,6 @@ type Summary struct {
 	job  *jobdir.Job // job.json; nil when unreadable
 	path string      // the job folder
 
-	trend   []HistoryRow // the manifest's last jobs' rows, this one's last (collect)
-	vsRef   *Comparison  // this job against the manifest's reference job (collect)
-	refName string
-
 	machines map[int]recordMachine // by rank, from the node records (perf.csv's machine columns)
 }
 
