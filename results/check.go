@@ -46,12 +46,3 @@ func (c *Comparison) Counts() map[string]int {
 	}
 	return n
 }
-
-// metricRules is job.json's metric rules as the manifest's.
-func metricRules(rs []jobdir.JobMetricRule) []manifest.MetricRule {
-	var out []manifest.MetricRule
-	for _, r := range rs {
-		out = append(out, manifest.MetricRule{Metric: r.Metric, Better: r.Better, Tolerance: r.Tolerance})
-	}
-	return out
-}

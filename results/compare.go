@@ -11,13 +11,6 @@ import (
 	"github.com/benchctl/benchctl/manifest"
 )
 
-// Directions: which way is better.
-const (
-	HigherIsBetter = "higher"
-	LowerIsBetter  = "lower"
-	AutoDirection  = "auto" // lower for metrics that look like times (latency, seconds, ms, ...)
-)
-
 // Verdicts of a compared row.
 const (
 	VerdictRegressed    = "regressed"
@@ -51,18 +44,7 @@ func (o CompareOptions) alpha() float64 {
 
 // rule is how a metric is judged: direction, whether it was guessed, and the tolerance.
 func (o CompareOptions) rule(metric string) (dir string, guessed bool, tol float64) {
-	tol = o.Threshold
-	r := manifest.RuleFor(o.Rules, metric)
-	if r != nil && r.Tolerance != nil {
-		tol = *r.Tolerance
-	}
-	switch {
-	case r != nil && r.Better != "":
-		return r.Better, false, tol
-	case o.Direction == HigherIsBetter || o.Direction == LowerIsBetter:
-		return o.Direction, false, tol
-	}
-	return direction(AutoDirection, metric), true, tol
+	return ruleOf(o.Rules, o.Threshold, o.Direction, metric)
 }
 
 // Change is one row of a comparison, joined on model, metric and key columns.
@@ -476,24 +458,4 @@ func judge(ch *Change, threshold float64) {
 	default:
 		ch.Verdict = VerdictSame
 	}
-}
-
-// direction resolves auto for a metric.
-func direction(d, metric string) string {
-	switch d {
-	case LowerIsBetter:
-		return LowerIsBetter
-	case AutoDirection:
-		m := strings.ToLower(metric)
-		for _, w := range []string{"latency", "time", "second", "duration", "_ms", "_us", "_ns"} {
-			if strings.Contains(m, w) && !strings.Contains(m, "per_second") && !strings.Contains(m, "/s") {
-				return LowerIsBetter
-			}
-		}
-		switch m {
-		case "s", "ms", "us", "ns", "sec", "msec", "usec":
-			return LowerIsBetter
-		}
-	}
-	return HigherIsBetter
 }

@@ -324,7 +324,7 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 		}
 		es.Rows = append(es.Rows, *er)
 	}
-	es.Scaling = scalingOf(es, CompareOptions{Rules: metricRules(j.Manifest.Metrics)})
+	es.Scaling = scalingOf(es, metricRules(j.Manifest.Metrics))
 	return es
 }
 
@@ -362,7 +362,7 @@ func firstN(ss []string, n int) []string {
 //
 // The metric's direction is the manifest's metrics: rule's, else guessed from its name (and
 // marked so).
-func scalingOf(es *ExperimentSummary, rules CompareOptions) []ScalingSummary {
+func scalingOf(es *ExperimentSummary, rules []manifest.MetricRule) []ScalingSummary {
 	if !slices.Contains(es.Params, manifest.ParamNodes) {
 		return nil
 	}
@@ -384,7 +384,7 @@ func scalingOf(es *ExperimentSummary, rules CompareOptions) []ScalingSummary {
 		id := groupID{r.Benchmark, rowKeyOf(RowSummary{Model: r.Model, Metric: r.Metric, Identity: r.Identity, Occurrence: r.Occurrence}), paramText(others)}
 		g := groups[id]
 		if g == nil {
-			better, guessed, _ := rules.rule(r.Metric)
+			better, guessed, _ := ruleOf(rules, 0, "", r.Metric)
 			g = &ScalingSummary{Benchmark: r.Benchmark, Model: r.Model, Metric: r.Metric, Identity: r.Identity, Occurrence: r.Occurrence,
 				Params: others, Better: better, Guessed: guessed}
 			groups[id] = g
