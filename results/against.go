@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // What a job is compared against (compare JOB, collect --check).
@@ -133,7 +134,7 @@ func best(cur jobdir.Dir, earlier []ManifestJob) (jobdir.Dir, error) {
 		c := CompareSources(es, cs, opts)
 		score, n := 0.0, 0
 		for _, ch := range c.Changes {
-			v, ok := parsePerformance(ch.Base)
+			v, ok := stats.ParsePerformance(ch.Base)
 			if !ok || v <= 0 || ch.New == "" {
 				continue
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // Per-node states of a benchmark, one byte per rank (for the report's node strip).
@@ -62,7 +63,7 @@ type benchAgg struct {
 	best      cand
 	bestT     *Table
 	hasBest   bool
-	accs      map[string]*accumulator
+	accs      map[string]*stats.Accumulator
 	state     []byte         // by rank, for ranks below denseRanks
 	far       map[int32]byte // ranks from denseRanks up (a stray folder's must not cost a byte per rank)
 	failed    []failRec
@@ -178,7 +179,7 @@ func (a *aggregator) bench(sp benchSpec) *benchAgg {
 	if b := a.byName[sp.name]; b != nil {
 		return b
 	}
-	b := &benchAgg{spec: sp, accs: map[string]*accumulator{}}
+	b := &benchAgg{spec: sp, accs: map[string]*stats.Accumulator{}}
 	a.benches = append(a.benches, b)
 	a.byName[sp.name] = b
 	return b
@@ -295,7 +296,7 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 				continue
 			}
 			c.withPerf++
-			v, ok := parsePerformance(raw)
+			v, ok := stats.ParsePerformance(raw)
 			if !ok {
 				if c.problem == "" {
 					c.problem = fmt.Sprintf("row %d: performance %q is not a number", r+1, raw)
@@ -311,10 +312,10 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 			key, _ := k.key(t, r)
 			acc := b.accs[key]
 			if acc == nil {
-				acc = &accumulator{}
+				acc = &stats.Accumulator{}
 				b.accs[key] = acc
 			}
-			acc.add(nd.rank, v, raw)
+			acc.Add(nd.rank, v, raw)
 		}
 		if !b.hasBest || c.better(b.best) {
 			b.best, b.bestT, b.hasBest = c, t, true

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/internal/textsafe"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // baselineKey is how a perf.csv row is matched with a row of an earlier perf.csv: model,
@@ -65,7 +66,7 @@ func ApplyBaseline(perf, base *Table) int {
 	old := map[string]float64{}
 	dup := map[string]bool{}
 	for r := range base.Rows {
-		v, ok := parsePerformance(base.Rows[r][bp])
+		v, ok := stats.ParsePerformance(base.Rows[r][bp])
 		if !ok {
 			continue
 		}
@@ -79,7 +80,7 @@ func ApplyBaseline(perf, base *Table) int {
 	for r := range perf.Rows {
 		k := baselineKey(perf, r, tags)
 		o, ok := old[k]
-		v, num := parsePerformance(perf.Rows[r][pc])
+		v, num := stats.ParsePerformance(perf.Rows[r][pc])
 		if !ok || dup[k] || !num || o == 0 {
 			continue
 		}

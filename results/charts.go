@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // The report's SVG drawings, computed here so that the template only places them.
@@ -148,7 +149,7 @@ const (
 )
 
 // barChart draws one bar per node on an axis chosen to show the differences between nodes.
-func barChart(c *chart, s *Summary, b *BenchmarkSummary, st Stats, slow []NodeValue, lo, hi float64) {
+func barChart(c *chart, s *Summary, b *BenchmarkSummary, st stats.Stats, slow []stats.NodeValue, lo, hi float64) {
 	ax := valueAxis(lo, hi)
 	xOf := func(v float64) float64 { return chartLabelWidth + chartBarWidth*ax.frac(v) }
 	winner := -1
@@ -166,14 +167,14 @@ func barChart(c *chart, s *Summary, b *BenchmarkSummary, st Stats, slow []NodeVa
 		switch {
 		case v.Rank == winner:
 			class = "bar win"
-		case slices.ContainsFunc(slow, func(x NodeValue) bool { return x.Rank == v.Rank }):
+		case slices.ContainsFunc(slow, func(x stats.NodeValue) bool { return x.Rank == v.Rank }):
 			class = "bar slow"
 			amber = true
 		}
 		label := nodeLabel(s, v.Rank)
 		w := max(1, xOf(v.Value)-chartLabelWidth)
 		c.Bars = append(c.Bars, bar{X: chartLabelWidth, Y: y, W: w, H: chartRowHeight - 4, LabelX: chartLabelWidth - 6,
-			Label: label, Value: readable(v.Value), Class: class, Tip: label + ": " + FormatStat(v.Value)})
+			Label: label, Value: readable(v.Value), Class: class, Tip: label + ": " + stats.FormatStat(v.Value)})
 	}
 	for _, t := range ax.ticks() {
 		c.Ticks = append(c.Ticks, tick{X: xOf(t), Label: readable(t)})
@@ -200,7 +201,7 @@ const (
 
 // histogram draws how many nodes fall in each of histogramBins bins from the smallest value
 // to the largest.
-func histogram(c *chart, st Stats, slow []NodeValue, lo, hi float64) {
+func histogram(c *chart, st stats.Stats, slow []stats.NodeValue, lo, hi float64) {
 	c.Histogram = true
 	c.W = chartWidth
 	c.PlotTop, c.AxisX, c.AxisEnd = histTop, 0, chartWidth

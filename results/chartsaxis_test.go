@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // A spread of 2 to 5 % between nodes must be plain to see: more than 30 % of the bar
@@ -54,8 +56,8 @@ func TestValueAxisStartsAtZero(t *testing.T) {
 // of the bar area, and the chart says where its axis starts.
 func TestBarChartMagnifiesASmallSpread(t *testing.T) {
 	s := &Summary{}
-	r := RowSummary{Model: "m", Metric: "samples_per_second", Stats: Stats{Nodes: 3, Median: 101,
-		Values: []NodeValue{{Rank: 0, Value: 100}, {Rank: 1, Value: 101}, {Rank: 2, Value: 102}}}}
+	r := RowSummary{Model: "m", Metric: "samples_per_second", Stats: stats.Stats{Nodes: 3, Median: 101,
+		Values: []stats.NodeValue{{Rank: 0, Value: 100}, {Rank: 1, Value: 101}, {Rank: 2, Value: 102}}}}
 	c := valueChart(s, &BenchmarkSummary{}, r)
 	if c.Histogram || len(c.Bars) != 3 {
 		t.Fatalf("chart %+v", c)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // Verdicts of a compared row.
@@ -335,13 +336,13 @@ func judgeTrials(ch *Change, base, new []float64, alpha float64) {
 	bs, ns := slices.Clone(base), slices.Clone(new)
 	slices.Sort(bs)
 	slices.Sort(ns)
-	bm := medianOfSorted(bs)
+	bm := stats.MedianOfSorted(bs)
 	if bm == 0 {
 		ch.Method = "single-trial"
 		judge(ch, ch.Tolerance)
 		return
 	}
-	rt := MannWhitney(base, new, alpha)
+	rt := stats.MannWhitney(base, new, alpha)
 	scale := 100 / math.Abs(bm)
 	pct, lo, hi := rt.Shift*scale, rt.ShiftLow*scale, rt.ShiftHigh*scale
 	p := rt.P
@@ -420,8 +421,8 @@ func allFinite(vs ...float64) bool {
 }
 
 func judge(ch *Change, threshold float64) {
-	bv, bok := parsePerformance(ch.Base)
-	nv, nok := parsePerformance(ch.New)
+	bv, bok := stats.ParsePerformance(ch.Base)
+	nv, nok := stats.ParsePerformance(ch.New)
 	switch {
 	case bok && !nok:
 		ch.Verdict = VerdictRegressed // it stopped producing a number

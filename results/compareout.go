@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // Err is an *InputError (exit 4) when no row of one side matched a row of the other, else
@@ -25,7 +27,7 @@ func (c *Comparison) Err() error {
 		case ch.Status != "":
 			what = "status " + ch.Status
 		case ch.Percent != nil:
-			what = formatPercent(*ch.Percent, ch.Tolerance) + " (tolerance " + FormatStat(ch.Tolerance) + "%)"
+			what = formatPercent(*ch.Percent, ch.Tolerance) + " (tolerance " + stats.FormatStat(ch.Tolerance) + "%)"
 		}
 		reg = append(reg, fmt.Sprintf("%s: %s", strings.Join(nonEmpty(ch.Model, ch.Metric, ch.Key), " "), what))
 	}
@@ -52,7 +54,7 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		if ch.Guessed {
 			better += " (guessed)"
 		}
-		lines = append(lines, []string{ch.Model, dash(ch.Metric), dash(ch.Key), dash(ch.Base), dash(ch.New), pct, better, FormatStat(ch.Tolerance) + "%", verdict, dash(changeNote(ch))})
+		lines = append(lines, []string{ch.Model, dash(ch.Metric), dash(ch.Key), dash(ch.Base), dash(ch.New), pct, better, stats.FormatStat(ch.Tolerance) + "%", verdict, dash(changeNote(ch))})
 	}
 	switch format {
 	case FormatJSON:

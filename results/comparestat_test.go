@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // side is a perf.csv of one row per metric with the trials' values.
@@ -16,7 +17,7 @@ func side(metric string, trials ...[]float64) CompareSource {
 	var tr [][]float64
 	for i, t := range trials {
 		s := append([]float64(nil), t...)
-		rows = append(rows, "m,"+metric+","+FormatStat(median(s))+",v="+string(rune('a'+i)))
+		rows = append(rows, "m,"+metric+","+stats.FormatStat(median(s))+",v="+string(rune('a'+i)))
 		tr = append(tr, t)
 	}
 	return CompareSource{Table: table(rows...), Trials: tr}
@@ -31,7 +32,7 @@ func median(v []float64) float64 {
 			}
 		}
 	}
-	return medianOfSorted(s)
+	return stats.MedianOfSorted(s)
 }
 
 func TestCompareOverTrials(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // experimentSpecs are the runs of a job with an experiment: every benchmark in every trial
@@ -143,8 +144,8 @@ type ExperimentRow struct {
 	Reason string `json:"reason,omitempty"`
 	// Stats are over the measured trials that gave a value; Failed counts those that did
 	// not (a failed trial is never a value).
-	Stats  TrialStats `json:"stats"`
-	Failed int        `json:"failedTrials"`
+	Stats  stats.TrialStats `json:"stats"`
+	Failed int              `json:"failedTrials"`
 	// Trials are every trial of the variant, warmups included, in the variant's order.
 	Trials []TrialPoint `json:"trials"`
 	// Telemetry is over the measured trials that sampled their GPUs; nil without any.
@@ -186,9 +187,9 @@ type ScalingSummary struct {
 	// Params are the other parameters' values, shared by the points.
 	Params []jobdir.JobParam `json:"params,omitempty"`
 	// Better is higher or lower; Guessed says it was guessed from the metric's name.
-	Better  string         `json:"better"`
-	Guessed bool           `json:"guessed"`
-	Points  []ScalingPoint `json:"points"`
+	Better  string               `json:"better"`
+	Guessed bool                 `json:"guessed"`
+	Points  []stats.ScalingPoint `json:"points"`
 	// Intervals are the medians' intervals, by point (for error bars).
 	Intervals [][2]float64 `json:"intervals"`
 }
@@ -260,7 +261,7 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 				tp.Throttled = t.Throttled
 			}
 			if r.Status == StatusSuccess {
-				tp.Value, tp.HasValue = parsePerformance(r.Performance)
+				tp.Value, tp.HasValue = stats.ParsePerformance(r.Performance)
 			}
 			if er.Metric == "" {
 				er.Metric = r.Metric
@@ -295,19 +296,19 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 	for _, id := range order {
 		er := rows[id]
 		slices.SortFunc(er.Trials, func(a, b TrialPoint) int { return a.VariantTrial - b.VariantTrial })
-		var vals []TrialValue
+		var vals []stats.TrialValue
 		var failed []string
 		for _, t := range er.Trials {
 			switch {
 			case t.Warmup:
 			case t.HasValue:
-				vals = append(vals, TrialValue{Trial: t.VariantTrial, Value: t.Value})
+				vals = append(vals, stats.TrialValue{Trial: t.VariantTrial, Value: t.Value})
 			default:
 				er.Failed++
 				failed = append(failed, fmt.Sprintf("trial %d (%s)", t.VariantTrial, shorten(t.Reason, 80)))
 			}
 		}
-		er.Stats = ComputeTrialStats(vals)
+		er.Stats = stats.ComputeTrialStats(vals)
 		er.Telemetry = trialTelemetry(er, metricRules(j.Manifest.Metrics))
 		for i := range er.Trials {
 			er.Trials[i].Outlier = slices.Contains(er.Stats.Outliers, er.Trials[i].VariantTrial) && !er.Trials[i].Warmup
@@ -390,7 +391,7 @@ func scalingOf(es *ExperimentSummary, rules []manifest.MetricRule) []ScalingSumm
 			groups[id] = g
 			order = append(order, id)
 		}
-		g.Points = append(g.Points, ScalingPoint{Nodes: r.Nodes, Value: r.Stats.Median})
+		g.Points = append(g.Points, stats.ScalingPoint{Nodes: r.Nodes, Value: r.Stats.Median})
 		g.Intervals = append(g.Intervals, [2]float64{r.Stats.CILow, r.Stats.CIHigh})
 	}
 	var out []ScalingSummary
@@ -405,11 +406,11 @@ func scalingOf(es *ExperimentSummary, rules []manifest.MetricRule) []ScalingSumm
 			idx[i] = i
 		}
 		slices.SortStableFunc(idx, func(a, b int) int { return g.Points[a].Nodes - g.Points[b].Nodes })
-		pts, ivs := make([]ScalingPoint, len(idx)), make([][2]float64, len(idx))
+		pts, ivs := make([]stats.ScalingPoint, len(idx)), make([][2]float64, len(idx))
 		for i, k := range idx {
 			pts[i], ivs[i] = g.Points[k], g.Intervals[k]
 		}
-		g.Points, g.Intervals = Scaling(pts, g.Better == HigherIsBetter), ivs
+		g.Points, g.Intervals = stats.Scaling(pts, g.Better == HigherIsBetter), ivs
 		out = append(out, *g)
 	}
 	return out

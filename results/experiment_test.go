@@ -13,6 +13,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // experimentJob writes the folder of a 3-node job whose experiment is nodes [1, 2, 3] ×
@@ -162,12 +163,12 @@ func TestCollectAnExperiment(t *testing.T) {
 		if nodes == 2 && batch == 16 {
 			want, trials, failed = (value(2, 16, 2)+value(2, 16, 4))/2, "2", "1"
 		}
-		if r["performance"] != FormatStat(want) || r["nnodes"] != strconv.Itoa(nodes) || r["trials"] != trials || r["failed_trials"] != failed ||
+		if r["performance"] != stats.FormatStat(want) || r["nnodes"] != strconv.Itoa(nodes) || r["trials"] != trials || r["failed_trials"] != failed ||
 			r["benchctl_variant"] != fmt.Sprintf("batch=%d,nodes=%d", batch, nodes) || r["model"] != "train" || r["metric"] != "samples_per_second" {
 			t.Errorf("row %v: want performance %v over %s trials (%s failed)", r, want, trials, failed)
 		}
 		// Three trials: the interval is the smallest and the largest, covering 75 %.
-		if trials == "3" && (r["perf_ci_low"] != FormatStat(value(nodes, batch, 2)) || r["perf_ci_high"] != FormatStat(value(nodes, batch, 4)) || r["perf_ci_coverage"] != "0.75") {
+		if trials == "3" && (r["perf_ci_low"] != stats.FormatStat(value(nodes, batch, 2)) || r["perf_ci_high"] != stats.FormatStat(value(nodes, batch, 4)) || r["perf_ci_coverage"] != "0.75") {
 			t.Errorf("row %s: interval [%s, %s] at %s", r["benchctl_variant"], r["perf_ci_low"], r["perf_ci_high"], r["perf_ci_coverage"])
 		}
 		wantOut := ""
@@ -375,3 +376,5 @@ func TestCollectFollowsTheTrialOrderOfJobJSON(t *testing.T) {
 		t.Errorf("problems %v", s.Problems)
 	}
 }
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }

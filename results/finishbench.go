@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // candidate makes the public Candidate of a node's result file.
@@ -131,9 +132,9 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 			row.Occurrence = occ
 		}
 		if acc := b.accs[key]; acc != nil {
-			row.Stats = acc.stats()
+			row.Stats = acc.Stats()
 		}
-		v, numeric := parsePerformance(row.Performance)
+		v, numeric := stats.ParsePerformance(row.Performance)
 		if numeric {
 			row.Value = &v
 		}

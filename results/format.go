@@ -12,6 +12,7 @@ import (
 	"github.com/benchctl/benchctl/manifest"
 
 	"github.com/benchctl/benchctl/internal/textsafe"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // Formats of the table collect prints.
@@ -120,7 +121,7 @@ func writeRows(w io.Writer, markdown bool, s *Summary) error {
 			nodes, lo, med, hi, cv := "-", "-", "-", "-", "-"
 			if st.Nodes > 0 {
 				nodes = strconv.Itoa(st.Nodes) + "/" + strconv.Itoa(s.Nodes.Expected)
-				lo, med, hi = st.Min, FormatStat(st.Median), st.Max
+				lo, med, hi = st.Min, stats.FormatStat(st.Median), st.Max
 				cv = strconv.FormatFloat(st.CV*100, 'f', 1, 64) + "%"
 			}
 			perf := r.Performance
@@ -236,11 +237,11 @@ func writeExperimentRows(w io.Writer, markdown bool, x *ExperimentSummary) error
 		}
 		med, ci, cv, out := "-", "-", "-", "-"
 		if st.Trials > 0 {
-			med = FormatStat(st.Median)
+			med = stats.FormatStat(st.Median)
 			cv = strconv.FormatFloat(st.CV*100, 'f', 1, 64) + "%"
 		}
 		if st.Trials > 1 {
-			ci = fmt.Sprintf("%s to %s (%.0f%%)", FormatStat(st.CILow), FormatStat(st.CIHigh), st.CICoverage*100)
+			ci = fmt.Sprintf("%s to %s (%.0f%%)", stats.FormatStat(st.CILow), stats.FormatStat(st.CIHigh), st.CICoverage*100)
 		}
 		if len(st.Outliers) > 0 {
 			parts := make([]string, len(st.Outliers))

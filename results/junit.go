@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // JUnit XML for CI test reporters (GitLab, Jenkins, GitHub): one test case per row of the
@@ -79,7 +81,7 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 			name += " [" + strings.Join(keys, " ") + "]"
 		}
 		tc := junitCase{Class: cmpOr(benchOfRow[r], model), Name: name}
-		if d, ok := parsePerformance(perf.Get(r, cdur)); ok && d >= 0 {
+		if d, ok := stats.ParsePerformance(perf.Get(r, cdur)); ok && d >= 0 {
 			tc.Time = strconv.FormatFloat(d, 'f', -1, 64) // a report reads seconds; a CSV's "N/A" is left out
 		}
 		out := []string{fmt.Sprintf("performance %s %s", cmpOr(perf.Get(r, cp), "-"), metric)}
@@ -94,7 +96,7 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 			default:
 				what := fmt.Sprintf("%s against %s: base %s, new %s", ch.Verdict, against, cmpOr(ch.Base, "-"), cmpOr(ch.New, "-"))
 				if ch.Percent != nil {
-					what += fmt.Sprintf(", change %s (tolerance %s%%, %s is better)", formatPercent(*ch.Percent, ch.Tolerance), FormatStat(ch.Tolerance), ch.Direction)
+					what += fmt.Sprintf(", change %s (tolerance %s%%, %s is better)", formatPercent(*ch.Percent, ch.Tolerance), stats.FormatStat(ch.Tolerance), ch.Direction)
 				}
 				if note := changeNote(*ch); note != "" {
 					what += "; " + note

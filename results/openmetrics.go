@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // WriteOpenMetrics writes the newest value of every row key of rows (history, oldest first)
@@ -22,7 +24,7 @@ func WriteOpenMetrics(w io.Writer, rows []HistoryRow) error {
 	newest := map[string]*series{}
 	var order []string
 	for _, r := range rows {
-		v, ok := parsePerformance(r.Performance)
+		v, ok := stats.ParsePerformance(r.Performance)
 		if !ok {
 			continue
 		}

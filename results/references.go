@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // CheckReferences judges the rows of t against a references file's expected values
@@ -48,7 +49,7 @@ func CheckReferences(t *Table, refs *manifest.References, opts CompareOptions) [
 			continue
 		}
 		ch.New, ch.newRow = strings.TrimSpace(t.Get(row, cp)), row+1
-		v, ok := parsePerformance(ch.New)
+		v, ok := stats.ParsePerformance(ch.New)
 		switch {
 		case !ok:
 			ch.Verdict = VerdictRegressed // no number where one is expected

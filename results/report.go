@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/internal/textsafe"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 //go:embed report.html.tmpl
@@ -21,7 +22,7 @@ var reportSource string
 var reportTemplate = sync.OnceValues(func() (*template.Template, error) {
 	return template.New("report").Funcs(template.FuncMap{
 		"f1":        func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
-		"stat":      FormatStat,
+		"stat":      stats.FormatStat,
 		"pct":       func(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) + "%" },
 		"add":       func(a, b float64) float64 { return a + b },
 		"trendJobs": func() int { return TrendJobs },
@@ -148,7 +149,7 @@ func newPage(rv *ReportView) *page {
 				pct = formatPercent(*ch.Percent, ch.Tolerance)
 			}
 			v.RefLines = append(v.RefLines, []string{strings.Join(nonEmpty(ch.Model, ch.Metric, ch.Key), " "), dash(ch.Base), dash(ch.New), pct,
-				FormatStat(ch.Tolerance) + "%", ch.Verdict, changeNote(ch)})
+				stats.FormatStat(ch.Tolerance) + "%", ch.Verdict, changeNote(ch)})
 		}
 	}
 	for i := range s.Benchmarks {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // How the report writes numbers for reading (charts, headlines, the slowest nodes): rounded,
@@ -43,7 +45,7 @@ func readable(v float64) string {
 
 // readableRaw is readable for a value as a CSV wrote it; what is not a number stays as it is.
 func readableRaw(raw string) string {
-	if v, ok := parsePerformance(raw); ok {
+	if v, ok := stats.ParsePerformance(raw); ok {
 		return readable(v)
 	}
 	return strings.TrimSpace(raw)

@@ -3,6 +3,8 @@ package results
 import (
 	"math"
 	"strings"
+
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // maxSlowest is how many of the slowest nodes the report names under a chart.
@@ -15,7 +17,7 @@ type slowNode struct {
 }
 
 // slowestNodes names the nodes of slowest(r, n) with how far each is from the median.
-func slowestNodes(s *Summary, r RowSummary, worst []NodeValue) []slowNode {
+func slowestNodes(s *Summary, r RowSummary, worst []stats.NodeValue) []slowNode {
 	out := make([]slowNode, len(worst))
 	for i, v := range worst {
 		out[i].Label = nodeLabel(s, v.Rank)
@@ -48,7 +50,7 @@ func slowestText(nodes []slowNode) string {
 // the lower rank). Worst is the lowest value, or the highest for a metric that reads as a
 // time (latency, seconds, ...). Nodes within 0.05 % of the median are left out. One pass,
 // kept sorted: a job of millions of nodes must not sort them all for five names.
-func slowest(r RowSummary, n int) []NodeValue {
+func slowest(r RowSummary, n int) []stats.NodeValue {
 	st := r.Stats
 	if st.Nodes < 2 || n <= 0 {
 		return nil
@@ -59,7 +61,7 @@ func slowest(r RowSummary, n int) []NodeValue {
 	}
 	worse := func(v float64) float64 { return sign * (st.Median - v) }
 	minGap := math.Abs(st.Median) * 0.0005
-	worst := make([]NodeValue, 0, n)
+	worst := make([]stats.NodeValue, 0, n)
 	for _, v := range st.Values {
 		w := worse(v.Value)
 		if !(w > minGap) {
@@ -73,7 +75,7 @@ func slowest(r RowSummary, n int) []NodeValue {
 			continue
 		}
 		if len(worst) < n {
-			worst = append(worst, NodeValue{})
+			worst = append(worst, stats.NodeValue{})
 		}
 		copy(worst[i+1:], worst[i:])
 		worst[i] = v

@@ -5,20 +5,21 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 func TestSlowestNodes(t *testing.T) {
 	s := &Summary{job: &jobdir.Job{Nodes: []string{"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"}}}
 	row := func(metric string, vals ...float64) RowSummary {
-		r := RowSummary{Model: "m", Metric: metric, Stats: Stats{Nodes: len(vals)}}
+		r := RowSummary{Model: "m", Metric: metric, Stats: stats.Stats{Nodes: len(vals)}}
 		for i, v := range vals {
-			r.Stats.Values = append(r.Stats.Values, NodeValue{Rank: i, Value: v})
+			r.Stats.Values = append(r.Stats.Values, stats.NodeValue{Rank: i, Value: v})
 		}
-		acc := accumulator{}
+		acc := stats.Accumulator{}
 		for i, v := range vals {
-			acc.add(i, v, fmt.Sprint(v))
+			acc.Add(i, v, fmt.Sprint(v))
 		}
-		r.Stats.Median = acc.stats().Median
+		r.Stats.Median = acc.Stats().Median
 		return r
 	}
 	for _, c := range []struct {
@@ -46,9 +47,9 @@ func TestSlowestNodes(t *testing.T) {
 // Millions of nodes: one pass, no sort of them all.
 func TestSlowestManyNodes(t *testing.T) {
 	const n = 200000
-	r := RowSummary{Metric: "x", Stats: Stats{Nodes: n, Median: 1000}}
+	r := RowSummary{Metric: "x", Stats: stats.Stats{Nodes: n, Median: 1000}}
 	for i := range n {
-		r.Stats.Values = append(r.Stats.Values, NodeValue{Rank: i, Value: 1000 - float64(i%1000)/100})
+		r.Stats.Values = append(r.Stats.Values, stats.NodeValue{Rank: i, Value: 1000 - float64(i%1000)/100})
 	}
 	got := slowest(r, maxSlowest)
 	if len(got) != maxSlowest || got[0].Rank != 999 || got[1].Rank != 1999 || got[4].Value != 1000-9.99 {

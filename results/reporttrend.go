@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // What report.html shows of a job's past: each row's trend over the manifest's last
@@ -142,7 +143,7 @@ func newTrendCharts(trend []HistoryRow, current string) []trendChart {
 		c := trendChart{Title: se.title, W: 300, H: 70}
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, r := range se.rows {
-			if v, ok := parsePerformance(r.Performance); ok {
+			if v, ok := stats.ParsePerformance(r.Performance); ok {
 				lo, hi = math.Min(lo, v), math.Max(hi, v)
 			}
 		}
@@ -156,7 +157,7 @@ func newTrendCharts(trend []HistoryRow, current string) []trendChart {
 		const pad = 8.0
 		var pts []string
 		for i, r := range se.rows {
-			v, ok := parsePerformance(r.Performance)
+			v, ok := stats.ParsePerformance(r.Performance)
 			if !ok {
 				continue
 			}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // SummaryVersion is the schema version of summary.json.
@@ -189,10 +190,10 @@ type RowSummary struct {
 	Occurrence  int               `json:"occurrence,omitempty"` // 2, 3, ... for repeats of the same key
 	Performance string            `json:"performance"`          // the winner's value, as written
 	// Value is Performance as a number; absent when it is not one.
-	Value  *float64 `json:"value,omitempty"`
-	Status string   `json:"status"`
-	Reason string   `json:"reason,omitempty"`
-	Stats  Stats    `json:"stats"`
+	Value  *float64    `json:"value,omitempty"`
+	Status string      `json:"status"`
+	Reason string      `json:"reason,omitempty"`
+	Stats  stats.Stats `json:"stats"`
 	// PerfPerWatt is Value per watt of the run's average draw (Telemetry.AvgPowerW), for a
 	// throughput (a metric where higher is better); absent otherwise.
 	PerfPerWatt *float64 `json:"perfPerWatt,omitempty"`

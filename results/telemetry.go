@@ -14,6 +14,7 @@ import (
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // ThrottledPercent is the share of a GPU's samples with a power, thermal or reliability
@@ -355,7 +356,7 @@ func medianOf(v []float64) *float64 {
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	m := round3(medianOfSorted(s))
+	m := round3(stats.MedianOfSorted(s))
 	return &m
 }
 
@@ -370,7 +371,7 @@ func throttleNote(t *Telemetry) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(t.ThrottledNodes)-3))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s %s%%)", jobdir.NodeName(n.Rank, n.Host), cmpOr(limitingReasons(n.Reasons), "limited"), FormatStat(n.ThrottledPercent)))
+		parts = append(parts, fmt.Sprintf("%s (%s %s%%)", jobdir.NodeName(n.Rank, n.Host), cmpOr(limitingReasons(n.Reasons), "limited"), stats.FormatStat(n.ThrottledPercent)))
 	}
 	return "throttled: " + strings.Join(parts, ", ")
 }

@@ -1,4 +1,4 @@
-package results
+package stats
 
 import (
 	"cmp"
@@ -34,9 +34,9 @@ type NodeValue struct {
 	Value float64 `json:"value"`
 }
 
-// accumulator gathers one row key's values as they stream in: one (rank, value) pair per
+// Accumulator gathers one row key's values as they stream in: one (rank, value) pair per
 // node, which is what an exact median needs.
-type accumulator struct {
+type Accumulator struct {
 	values         []nodeValue
 	minRaw, maxRaw string
 	minV, maxV     float64
@@ -49,9 +49,9 @@ type nodeValue struct {
 	rank int32
 }
 
-// add records a node's value. Ties for min and max go to the lower rank, so that the
+// Add records a node's value. Ties for min and max go to the lower rank, so that the
 // result does not depend on the order nodes are read in.
-func (a *accumulator) add(rank int, v float64, raw string) {
+func (a *Accumulator) Add(rank int, v float64, raw string) {
 	r := int32(rank)
 	if len(a.values) == 0 || v < a.minV || (v == a.minV && r < a.minRank) {
 		a.minV, a.minRaw, a.minRank = v, raw, r
@@ -62,9 +62,9 @@ func (a *accumulator) add(rank int, v float64, raw string) {
 	a.values = append(a.values, nodeValue{v: v, rank: r})
 }
 
-// stats computes the summary. The values are sorted first, so the sums (and their rounding)
+// Stats computes the summary. The values are sorted first, so the sums (and their rounding)
 // do not depend on the order the nodes were read in.
-func (a *accumulator) stats() Stats {
+func (a *Accumulator) Stats() Stats {
 	n := len(a.values)
 	if n == 0 {
 		return Stats{}
@@ -111,8 +111,8 @@ func finite(v float64) float64 {
 	return v
 }
 
-// parsePerformance reads a performance value as a finite number; "1.50", " 7 ", "1e3" do.
-func parsePerformance(s string) (float64, bool) {
+// ParsePerformance reads a performance value as a finite number; "1.50", " 7 ", "1e3" do.
+func ParsePerformance(s string) (float64, bool) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, false

@@ -1,4 +1,4 @@
-package results
+package stats
 
 import (
 	"math"
@@ -135,8 +135,8 @@ func TestRankTestMatchesTheListedPairs(t *testing.T) {
 		base, new := gen(m), gen(n)
 		rt := MannWhitney(base, new, 0.05)
 		u, diffs := naiveRankTest(base, new)
-		if rt.U != u || rt.Shift != medianOfSorted(diffs) {
-			t.Fatalf("m=%d n=%d: U %v shift %v, want %v %v", m, n, rt.U, rt.Shift, u, medianOfSorted(diffs))
+		if rt.U != u || rt.Shift != MedianOfSorted(diffs) {
+			t.Fatalf("m=%d n=%d: U %v shift %v, want %v %v", m, n, rt.U, rt.Shift, u, MedianOfSorted(diffs))
 		}
 		if !slices.Contains(diffs, rt.ShiftLow) || !slices.Contains(diffs, rt.ShiftHigh) || rt.ShiftLow > rt.ShiftHigh {
 			t.Fatalf("m=%d n=%d: interval [%v, %v] is not two of the differences", m, n, rt.ShiftLow, rt.ShiftHigh)

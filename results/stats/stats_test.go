@@ -1,4 +1,4 @@
-package results
+package stats
 
 import (
 	"math"
@@ -22,15 +22,15 @@ func TestStats(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var a accumulator
+			var a Accumulator
 			for i, r := range c.raw {
-				v, ok := parsePerformance(r)
+				v, ok := ParsePerformance(r)
 				if !ok {
 					t.Fatalf("%q", r)
 				}
-				a.add(i, v, r)
+				a.Add(i, v, r)
 			}
-			s := a.stats()
+			s := a.Stats()
 			if s.Nodes != len(c.raw) || s.Min != c.min || s.Max != c.max || !near(s.Mean, c.mean) || !near(s.Median, c.median) || !near(s.Stdev, c.std) {
 				t.Fatalf("got %+v", s)
 			}
@@ -49,21 +49,21 @@ func TestStatsIndependentOfOrder(t *testing.T) {
 	for i := range vals {
 		vals[i] = 1000 + rand.Float64()*0.1
 	}
-	var a, b accumulator
+	var a, b Accumulator
 	for i, v := range vals {
-		a.add(i, v, "")
+		a.Add(i, v, "")
 	}
 	for _, i := range rand.Perm(len(vals)) {
-		b.add(i, vals[i], "")
+		b.Add(i, vals[i], "")
 	}
-	if sa, sb := a.stats(), b.stats(); !reflect.DeepEqual(sa, sb) {
+	if sa, sb := a.Stats(), b.Stats(); !reflect.DeepEqual(sa, sb) {
 		t.Fatalf("order changed the stats:\n%+v\n%+v", sa.Mean, sb.Mean)
 	}
 }
 
 func TestParsePerformance(t *testing.T) {
 	for in, ok := range map[string]bool{"1.5": true, " 7 ": true, "1e3": true, "-2": true, "": false, "N/A": false, "NaN": false, "Inf": false, "1,5": false} {
-		if _, got := parsePerformance(in); got != ok {
+		if _, got := ParsePerformance(in); got != ok {
 			t.Errorf("parsePerformance(%q) ok = %v", in, got)
 		}
 	}
@@ -79,10 +79,10 @@ func TestFormatStat(t *testing.T) {
 }
 
 func TestStatsNearFloatLimits(t *testing.T) {
-	a := &accumulator{}
-	a.add(0, 1e308, "1e308")
-	a.add(1, 1.7e308, "1.7e308")
-	st := a.stats()
+	a := &Accumulator{}
+	a.Add(0, 1e308, "1e308")
+	a.Add(1, 1.7e308, "1.7e308")
+	st := a.Stats()
 	if math.Abs(st.Mean-1.35e308) > 1e293 || math.Abs(st.Stdev-4.9497474683058e307) > 1e294 || st.CV == 0 {
 		t.Fatalf("%+v", st)
 	}

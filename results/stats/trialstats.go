@@ -1,4 +1,4 @@
-package results
+package stats
 
 import (
 	"math"
@@ -64,7 +64,7 @@ func ComputeTrialStats(trials []TrialValue) TrialStats {
 		vals[i] = t.Value
 	}
 	slices.Sort(vals)
-	s := TrialStats{Trials: n, Min: vals[0], Max: vals[n-1], Median: medianOfSorted(vals)}
+	s := TrialStats{Trials: n, Min: vals[0], Max: vals[n-1], Median: MedianOfSorted(vals)}
 	s.Mean, s.Stdev = meanStdev(vals)
 	if s.Mean != 0 {
 		s.CV = finite(s.Stdev / math.Abs(s.Mean))
@@ -79,7 +79,7 @@ func ComputeTrialStats(trials []TrialValue) TrialStats {
 	return s
 }
 
-func medianOfSorted(vals []float64) float64 {
+func MedianOfSorted(vals []float64) float64 {
 	n := len(vals)
 	if n%2 == 1 {
 		return vals[n/2]
@@ -151,7 +151,7 @@ func outliers(trials []TrialValue, median float64) []int {
 	}
 	sorted := slices.Clone(dev)
 	slices.Sort(sorted)
-	spread := medianOfSorted(sorted) * madScale
+	spread := MedianOfSorted(sorted) * madScale
 	if spread == 0 {
 		spread = sum / float64(n) * meanAbsScale
 	}
