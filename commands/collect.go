@@ -15,6 +15,7 @@ import (
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
 	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
@@ -47,7 +48,7 @@ func Collect(ctx context.Context, io iostreams.Streams, opts *CollectOptions) er
 		return err
 	}
 	started, lastLog := time.Now(), time.Now()
-	col, err := results.Collect(ctx, results.CollectOptions{
+	col, err := collect.Collect(ctx, collect.CollectOptions{
 		SharedDir: dir, JobID: jobID, Attempt: opts.Attempt, Partial: opts.Partial, AppendTo: opts.AppendTo, Baseline: opts.Baseline,
 		Scheduler: newCollectScheduler(opts.NoSlurm),
 		Aggregate: results.AggregateOptions{CollectedBy: CurrentBuild().Version, Progress: func(n int) {
@@ -79,7 +80,7 @@ func Collect(ctx context.Context, io iostreams.Streams, opts *CollectOptions) er
 	if opts.AppendTo != "" {
 		slog.Info("appended", "file", opts.AppendTo, "rows", len(col.Perf.Rows))
 	}
-	write := func(w goio.Writer) error { return results.ExportCollect(w, opts.Output, s, col.Perf) }
+	write := func(w goio.Writer) error { return collect.ExportCollect(w, opts.Output, s, col.Perf) }
 	if opts.Output == results.FormatTable {
 		write = colouredTable(io, "STATUS", write)
 	}
@@ -101,7 +102,7 @@ func Collect(ctx context.Context, io iostreams.Streams, opts *CollectOptions) er
 
 // collectCheck judges the collected job against --against and writes --junit. The first
 // error is the check's verdict (a regression, exit 3), the second what kept it from being made.
-func collectCheck(l jobdir.Layout, col *results.Collection, opts *CollectOptions) (verdict, err error) {
+func collectCheck(l jobdir.Layout, col *collect.Collection, opts *CollectOptions) (verdict, err error) {
 	var cmp *results.Comparison
 	against := ""
 	if opts.Check {

@@ -16,6 +16,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
 )
 
 // CompareOptions are benchctl compare's flags and sides.
@@ -95,7 +96,7 @@ func Compare(ctx context.Context, io iostreams.Streams, opts *CompareOptions) er
 // writeComparison prints a comparison in the -o format; a regression is the error.
 func writeComparison(io iostreams.Streams, opts *CompareOptions, c *results.Comparison) error {
 	err := writeShown(io, opts.Output, func(w goio.Writer) error {
-		write := func(w goio.Writer) error { return results.ExportCompare(w, opts.Output, c) }
+		write := func(w goio.Writer) error { return collect.ExportCompare(w, opts.Output, c) }
 		if opts.Output == results.FormatTable {
 			return colouredTable(io, "VERDICT", write)(w)
 		}

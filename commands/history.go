@@ -11,6 +11,7 @@ import (
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
 )
 
 // HistoryOptions are benchctl history's flags and job.
@@ -50,5 +51,5 @@ func History(_ context.Context, io iostreams.Streams, opts *HistoryOptions) erro
 		return err
 	}
 	slog.Debug("history", "rows", len(rows), "seconds", time.Since(started).Seconds())
-	return writeShown(io, opts.Output, func(w goio.Writer) error { return results.ExportHistory(w, opts.Output, rows) })
+	return writeShown(io, opts.Output, func(w goio.Writer) error { return collect.ExportHistory(w, opts.Output, rows) })
 }

@@ -90,9 +90,9 @@ func ApplyBaseline(perf, base *Table) int {
 	return n
 }
 
-// readBaseline reads a perf.csv to compare with.
-func readBaseline(path string) (*Table, error) {
-	t, err := ReadCSVFile(path, maxAppendSize)
+// ReadBaseline reads a perf.csv to compare with.
+func ReadBaseline(path string) (*Table, error) {
+	t, err := ReadCSVFile(path, MaxAppendSize)
 	if err != nil {
 		return nil, &InputError{Path: path, Err: fmt.Errorf("reading the baseline: %w", err)}
 	}

@@ -125,9 +125,9 @@ func ParseThreshold(s string) (float64, error) {
 // ReadCompareFile reads a perf.csv (or a benchmark's results CSV) to compare; it must have
 // performance and model columns. Problems are an *InputError (exit 4).
 func ReadCompareFile(path string) (*Table, error) {
-	t, err := ReadCSVFile(path, maxAppendSize)
+	t, err := ReadCSVFile(path, MaxAppendSize)
 	if err != nil {
-		return nil, &InputError{Path: path, Err: errors.New(trimPathPrefix(err, path))}
+		return nil, &InputError{Path: path, Err: errors.New(TrimPathPrefix(err, path))}
 	}
 	if t.Col(ColModel) < 0 {
 		return nil, &InputError{Path: path, Err: fmt.Errorf("no model column to join on (columns: %s)", strings.Join(t.Header, ", "))}

@@ -86,7 +86,7 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 	case FormatMarkdown, FormatTable:
 		return writeGrid(w, format == FormatMarkdown, header, lines)
 	}
-	return fmt.Errorf("unknown format %q (use %s)", format, strings.Join(FormatsOf(KindCompare), ", "))
+	return fmt.Errorf("unknown format %q for a comparison", format)
 }
 
 func nonEmpty(s ...string) []string {

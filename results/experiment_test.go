@@ -207,7 +207,7 @@ func TestCollectAnExperiment(t *testing.T) {
 	}
 	// The table shows the parameters, the trials and the interval; no winner.
 	var buf strings.Builder
-	if err := WriteResults(&buf, FormatTable, s, nil); err != nil {
+	if err := WriteRows(&buf, false, s); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(buf.String(), "\n")

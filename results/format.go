@@ -69,11 +69,6 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// WriteResults writes a collected job to w in format (ExportCollect).
-func WriteResults(w io.Writer, format string, s *Summary, perf *Table) error {
-	return ExportCollect(w, format, s, perf)
-}
-
 // resultColumns are the table's columns: KEY tells apart rows of one model and metric (the
 // benchmark's key columns, such as a message size, and the occurrence of a repeated key);
 // PICKED is the node whose result file was picked for the row (the one with the most rows
@@ -102,7 +97,7 @@ func keyText(identity map[string]string, occurrence int) string {
 	return strings.Join(parts, " ")
 }
 
-func writeRows(w io.Writer, markdown bool, s *Summary) error {
+func WriteRows(w io.Writer, markdown bool, s *Summary) error {
 	if s.Experiment != nil {
 		if err := writeExperimentRows(w, markdown, s.Experiment); err != nil {
 			return err

@@ -202,7 +202,7 @@ func indexJob(d jobdir.Dir) (indexedJob, error) {
 	if err != nil {
 		return indexedJob{}, err
 	}
-	t, err := ReadCSVFile(d.Output(jobdir.PerfFile), maxAppendSize)
+	t, err := ReadCSVFile(d.Output(jobdir.PerfFile), MaxAppendSize)
 	if err != nil {
 		return indexedJob{}, err
 	}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,24 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 )
 
+// collected is what the report's tests need of a collected job: its summary.
+type collected struct{ Summary *Summary }
+
+// collectJob aggregates a job of shared as collect does (the newest attempt unless one is asked
+// for), for the report's tests.
+func collectJob(t *testing.T, shared, job string, attempt int, partial bool) (*collected, error) {
+	t.Helper()
+	dir, err := jobdir.Layout{Shared: shared}.Find(job, attempt)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Aggregate(context.Background(), dir, AggregateOptions{Now: fixedNow, CollectedBy: "test", Workers: 3, Partial: partial})
+	if err != nil {
+		return nil, err
+	}
+	return &collected{Summary: s}, nil
+}
+
 func render(t *testing.T, s *Summary) string {
 	t.Helper()
 	var buf bytes.Buffer
@@ -23,7 +42,7 @@ func render(t *testing.T, s *Summary) string {
 }
 
 func TestReportFailedJob(t *testing.T) {
-	col, err := collect(t, sharedCopy(t), "300", -1, false)
+	col, err := collectJob(t, sharedCopy(t), "300", -1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +66,7 @@ func TestReportFailedJob(t *testing.T) {
 }
 
 func TestReportCharts(t *testing.T) {
-	col, err := collect(t, sharedCopy(t), "100", -1, false)
+	col, err := collectJob(t, sharedCopy(t), "100", -1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +141,7 @@ func TestSpanFraction(t *testing.T) {
 // The headline: the winning value rounded, its node, and the median beside it; the tables
 // keep every value as its CSV wrote it.
 func TestReportHeadlineAndTables(t *testing.T) {
-	col, err := collect(t, sharedCopy(t), "100", -1, false)
+	col, err := collectJob(t, sharedCopy(t), "100", -1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +203,7 @@ func TestReportIsSelfContained(t *testing.T) {
 	}
 	href := regexp.MustCompile(`(?i)\bhref\s*=\s*"([^"]*)"`)
 	for _, job := range []string{"100", "300", "2002"} {
-		col, err := collect(t, shared, job, -1, false)
+		col, err := collectJob(t, shared, job, -1, false)
 		if err != nil && col == nil {
 			t.Fatal(err)
 		}

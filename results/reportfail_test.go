@@ -17,7 +17,7 @@ func TestReportFailureListIsCompact(t *testing.T) {
 	if _, err := synth.WriteJob(shared, synth.Options{JobID: "2001", Nodes: 200, Rows: 2, FailEvery: 5, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
-	col, err := collect(t, shared, "2001", -1, false)
+	col, err := collectJob(t, shared, "2001", -1, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestReportRedactsCredentialsInExcerptsAndReasons(t *testing.T) {
 	data, _ := os.ReadFile(st)
 	data = []byte(strings.ReplaceAll(string(data), "ran past its 10m0s timeout", "ran past its 10m0s timeout: curl -H 'Authorization: Bearer sk-live-abcdefgh1234'"))
 	os.WriteFile(st, data, 0o644)
-	col, err := collect(t, shared, "300", -1, false)
+	col, err := collectJob(t, shared, "300", -1, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,10 +32,10 @@ type ReportView struct {
 	RefName string
 }
 
-// newReportView is the report's view of s: with what it shows of the past, the trend and
+// NewReportView is the report's view of s: with what it shows of the past, the trend and
 // the comparison against the reference. Nothing of the past is an error: a shared
 // directory without history or reference gives a view without them.
-func newReportView(l jobdir.Layout, dir jobdir.Dir, s *Summary, perf *Table) *ReportView {
+func NewReportView(l jobdir.Layout, dir jobdir.Dir, s *Summary, perf *Table) *ReportView {
 	v := &ReportView{Summary: s}
 	if s.job == nil || s.Name == "" {
 		return v

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
@@ -231,7 +232,7 @@ func (s *Summary) Failures() []string {
 		}
 	}
 	if len(out) == 0 && len(s.Running) > 0 {
-		out = append(out, runningReason(s.Running))
+		out = append(out, RunningReason(s.Running))
 	}
 	return out
 }
@@ -265,4 +266,24 @@ func (s *Summary) unfinished() bool {
 		}
 	}
 	return true
+}
+
+func RunningReason(r []NodeRef) string {
+	names := make([]string, 0, min(len(r), maxListedNodes))
+	for i, n := range r {
+		if i == maxListedNodes {
+			names = append(names, fmt.Sprintf("and %d more", len(r)-maxListedNodes))
+			break
+		}
+		names = append(names, jobdir.NodeName(n.Rank, n.Host))
+	}
+	return fmt.Sprintf("%s not finished (%s)", plural(len(r), "node has", "nodes have"), strings.Join(names, ", "))
+}
+
+// plural writes "1 node has" or "3 nodes have".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
 )
 
 func newCollectCmd(io iostreams.Streams, run runF[*commands.CollectOptions]) *cobra.Command {
@@ -104,7 +105,7 @@ warning, until the next release.`,
 	f.StringVar(&opts.Against, "against", results.AgainstReference, "with --check: reference, last, best or a job id")
 	f.StringVar(&opts.Junit, "junit", "", "write JUnit XML of the rows (and of --check's verdicts) to this file")
 	f.StringVar(&opts.Threshold, "threshold", "5%", "with --check: the tolerated change of a metric whose rule gives none")
-	out := outputFlag(cmd, &opts.Output, results.FormatsOf(results.KindCollect)...)
+	out := outputFlag(cmd, &opts.Output, collect.FormatsOf(collect.KindCollect)...)
 	out.other = func(v string) (string, bool) {
 		// The old -o FILE: a value that is no format and looks like a file (perf.csv, ./csv).
 		if !strings.ContainsAny(v, "./") {
@@ -114,7 +115,7 @@ warning, until the next release.`,
 		return deprecation("-o "+v+" (a file to append to)", "--append "+v), true
 	}
 	out.hint = "--append FILE appends the rows to a perf.csv"
-	choiceFlag(cmd, f, &opts.Output, "format", "", "table", "old spelling of -o", results.FormatsOf(results.KindCollect)...)
+	choiceFlag(cmd, f, &opts.Output, "format", "", "table", "old spelling of -o", collect.FormatsOf(collect.KindCollect)...)
 	deprecate(cmd, "format", func(v string) string { return "-o " + v })
 	f.BoolVar(&opts.Latest, "latest", false, "collect the newest job of the shared directory (benchctl jobs lists them)")
 	f.StringVar(&opts.Baseline, "baseline", "", "an earlier perf.csv: fill relative_change with the change against it, in percent")

@@ -10,6 +10,7 @@ import (
 	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
 )
 
 func newCompareCmd(io iostreams.Streams, run runF[*commands.CompareOptions]) *cobra.Command {
@@ -107,8 +108,8 @@ bad flags.`,
 	_ = cmd.MarkFlagDirname("shared-dir")
 	choiceFlag(cmd, f, &opts.Direction, "metric-direction", "", results.AutoDirection, "which way is better for a metric no rule names: auto (guess from the name: times and latencies lower, the rest higher), higher or lower",
 		results.AutoDirection, results.HigherIsBetter, results.LowerIsBetter)
-	outputFlag(cmd, &opts.Output, results.FormatsOf(results.KindCompare)...)
-	choiceFlag(cmd, f, &opts.Output, "format", "", "table", "old spelling of -o", results.FormatsOf(results.KindCompare)...)
+	outputFlag(cmd, &opts.Output, collect.FormatsOf(collect.KindCompare)...)
+	choiceFlag(cmd, f, &opts.Output, "format", "", "table", "old spelling of -o", collect.FormatsOf(collect.KindCompare)...)
 	deprecate(cmd, "format", func(v string) string { return "-o " + v })
 	return cmd
 }

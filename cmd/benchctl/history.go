@@ -6,6 +6,7 @@ import (
 	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
 )
 
 func newHistoryCmd(io iostreams.Streams, run runF[*commands.HistoryOptions]) *cobra.Command {
@@ -60,6 +61,6 @@ at once.`,
 	f.StringVar(&opts.Opts.Variant, "variant", "", "only the rows of this experiment variant (e.g. batch=32,nodes=2)")
 	f.IntVarP(&opts.Opts.Last, "last", "n", 0, "only the newest N jobs (0: all)")
 	f.StringVar(&opts.Threshold, "threshold", "5%", "the tolerated change of the verdict against the reference, for a metric whose rule gives none")
-	outputFlag(cmd, &opts.Output, results.FormatsOf(results.KindHistory)...)
+	outputFlag(cmd, &opts.Output, collect.FormatsOf(collect.KindHistory)...)
 	return cmd
 }

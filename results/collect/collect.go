@@ -1,4 +1,4 @@
-package results
+package collect
 
 import (
 	"bytes"
@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results"
 )
 
 // CollectOptions say which job to collect and how.
@@ -27,7 +27,7 @@ type CollectOptions struct {
 	// decides from the status files alone. An error is reported as a warning and the
 	// status files decide.
 	Scheduler jobdir.Scheduler
-	Aggregate AggregateOptions // Partial and Scheduler are set by Collect
+	Aggregate results.AggregateOptions // Partial and Scheduler are set by Collect
 }
 
 // Collection is a collected job: its summary, perf.csv, the files written, and warnings
@@ -37,10 +37,10 @@ type Collection struct {
 	// Scheduler is what the scheduler said about the job (the zero value when it was not
 	// asked, or could not say): jobdir.Layout.RemoveSubmittedWhenEnded decides from it.
 	Scheduler jobdir.SchedulerState
-	Summary   *Summary
-	Perf      *Table
+	Summary   *results.Summary
+	Perf      *results.Table
 	// Report is what report.html shows: the summary, and the job's past (trend, reference).
-	Report   *ReportView
+	Report   *results.ReportView
 	Written  []string
 	Warnings []string
 }
@@ -61,10 +61,10 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 			return nil, err
 		}
 	}
-	var base *Table
+	var base *results.Table
 	if opts.Baseline != "" {
 		var err error
-		if base, err = readBaseline(opts.Baseline); err != nil {
+		if base, err = results.ReadBaseline(opts.Baseline); err != nil {
 			return nil, err
 		}
 	}
@@ -83,25 +83,25 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 		c.Scheduler = sched
 	}
 	if sched.Known && sched.Active && !opts.Partial {
-		return c, &RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: sched.Says() + " " + sched.State}
+		return c, &results.RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: sched.Says() + " " + sched.State}
 	}
 	aopts := opts.Aggregate
 	aopts.Partial, aopts.Scheduler = opts.Partial, sched
-	s, err := Aggregate(ctx, dir, aopts)
+	s, err := results.Aggregate(ctx, dir, aopts)
 	if err != nil {
 		return nil, err
 	}
 	if len(s.Running) > 0 && !opts.Partial {
-		return c, &RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: runningReason(s.Running)}
+		return c, &results.RunningError{JobID: dir.JobID, Attempt: dir.Attempt, Reason: results.RunningReason(s.Running)}
 	}
 	c.Summary = s
-	c.Perf = PerfTable(s)
+	c.Perf = results.PerfTable(s)
 	if base != nil {
-		if n := ApplyBaseline(c.Perf, base); n < len(c.Perf.Rows) {
+		if n := results.ApplyBaseline(c.Perf, base); n < len(c.Perf.Rows) {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("the baseline %s has a comparable row for %d of %d rows; relative_change is empty for the others", opts.Baseline, n, len(c.Perf.Rows)))
 		}
 	}
-	c.Report = newReportView(jobdir.Layout{Shared: opts.SharedDir}, dir, s, c.Perf)
+	c.Report = results.NewReportView(jobdir.Layout{Shared: opts.SharedDir}, dir, s, c.Perf)
 	if c.Written, err = writeOutputs(dir, c.Report, c.Perf); err != nil {
 		var oe *safefile.OwnerError
 		if !errors.As(err, &oe) {
@@ -119,46 +119,26 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 	return c, nil
 }
 
-func runningReason(r []NodeRef) string {
-	names := make([]string, 0, min(len(r), maxListedNodes))
-	for i, n := range r {
-		if i == maxListedNodes {
-			names = append(names, fmt.Sprintf("and %d more", len(r)-maxListedNodes))
-			break
-		}
-		names = append(names, jobdir.NodeName(n.Rank, n.Host))
-	}
-	return fmt.Sprintf("%s not finished (%s)", plural(len(r), "node has", "nodes have"), strings.Join(names, ", "))
-}
-
-// plural writes "1 node has" or "3 nodes have".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // WriteOutputs writes perf.csv, summary.json and report.html (of the summary alone, without
 // the job's past) into the job folder dir, each atomically, and returns their paths.
-func WriteOutputs(dir jobdir.Dir, s *Summary, perf *Table) ([]string, error) {
-	return writeOutputs(dir, &ReportView{Summary: s}, perf)
+func WriteOutputs(dir jobdir.Dir, s *results.Summary, perf *results.Table) ([]string, error) {
+	return writeOutputs(dir, &results.ReportView{Summary: s}, perf)
 }
 
 // writeOutputs writes perf.csv, summary.json and report.html (of the view v) into the job
 // folder dir, each atomically, and returns their paths.
-func writeOutputs(dir jobdir.Dir, v *ReportView, perf *Table) ([]string, error) {
+func writeOutputs(dir jobdir.Dir, v *results.ReportView, perf *results.Table) ([]string, error) {
 	s := v.Summary
-	csvData, err := EncodeCSV(perf)
+	csvData, err := results.EncodeCSV(perf)
 	if err != nil {
 		return nil, fmt.Errorf("encoding perf.csv: %w", err)
 	}
-	sumData, err := EncodeSummary(s)
+	sumData, err := results.EncodeSummary(s)
 	if err != nil {
 		return nil, err
 	}
 	var report bytes.Buffer
-	if err := WriteReportView(&report, v); err != nil {
+	if err := results.WriteReportView(&report, v); err != nil {
 		return nil, fmt.Errorf("rendering the report: %w", err)
 	}
 	files := []struct {

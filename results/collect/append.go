@@ -1,30 +1,26 @@
-package results
+package collect
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/safefile"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
-
 	"github.com/benchctl/benchctl/internal/filelock"
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/results"
 )
-
-// maxAppendSize bounds the user's perf.csv that AppendCSV rewrites.
-const maxAppendSize = 4 * MaxCSVSize
 
 // AppendCSV appends t's rows to the CSV file at path (created if missing) safely when
 // several collects do it at once: it holds a lock file beside it (path + ".lock", flock, or an
 // O_EXCL lock file where flock is unsupported), makes the header the union of both
 // (the file's columns first, then t's new ones; missing values are empty), and rewrites the
 // file atomically. A file that is not a CSV is an error and is left untouched.
-func AppendCSV(ctx context.Context, path string, t *Table) error {
+func AppendCSV(ctx context.Context, path string, t *results.Table) error {
 	unlock, err := lockPath(ctx, path+".lock")
 	if err != nil {
 		return err
@@ -35,7 +31,7 @@ func AppendCSV(ctx context.Context, path string, t *Table) error {
 		return err
 	}
 	merged := unionTables(old, t)
-	data, err := EncodeCSV(merged)
+	data, err := results.EncodeCSV(merged)
 	if err != nil {
 		return err
 	}
@@ -51,46 +47,41 @@ func CheckAppendTarget(path string) error {
 }
 
 // readAppendTarget reads the CSV to append to; nil when it does not exist yet.
-func readAppendTarget(path string) (*Table, error) {
+func readAppendTarget(path string) (*results.Table, error) {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if pst, perr := os.Stat(filepath.Dir(path)); perr != nil || !pst.IsDir() {
-			return nil, &InputError{Path: path, Err: fmt.Errorf("the folder %s does not exist; create it first or append elsewhere", filepath.Dir(path))}
+			return nil, &results.InputError{Path: path, Err: fmt.Errorf("the folder %s does not exist; create it first or append elsewhere", filepath.Dir(path))}
 		}
 		return nil, nil
 	case err != nil:
-		return nil, &InputError{Path: path, Err: err}
+		return nil, &results.InputError{Path: path, Err: err}
 	case !st.Mode().IsRegular():
-		return nil, &InputError{Path: path, Err: fmt.Errorf("is not a regular file; give the path of a CSV file to append to")}
-	case st.Size() > maxAppendSize:
-		return nil, &InputError{Path: path, Err: fmt.Errorf("the file is larger than %d MiB; start a new one", maxAppendSize>>20)}
+		return nil, &results.InputError{Path: path, Err: fmt.Errorf("is not a regular file; give the path of a CSV file to append to")}
+	case st.Size() > results.MaxAppendSize:
+		return nil, &results.InputError{Path: path, Err: fmt.Errorf("the file is larger than %d MiB; start a new one", results.MaxAppendSize>>20)}
 	}
-	data, err := safefile.ReadFile(path, maxAppendSize) // a FIFO swapped in since the stat is refused
+	data, err := safefile.ReadFile(path, results.MaxAppendSize) // a FIFO swapped in since the stat is refused
 	if err != nil {
-		return nil, &InputError{Path: path, Err: err}
+		return nil, &results.InputError{Path: path, Err: err}
 	}
 	if len(data) == 0 {
 		return nil, nil
 	}
-	old, err := parseCSV(path, data, false)
+	old, err := results.ParseTable(path, data)
 	if err != nil {
-		return nil, &InputError{Path: path, Err: fmt.Errorf("not a CSV this can extend (%v); append to a perf.csv, or give a new file", trimPathPrefix(err, path))}
+		return nil, &results.InputError{Path: path, Err: fmt.Errorf("not a CSV this can extend (%v); append to a perf.csv, or give a new file", results.TrimPathPrefix(err, path))}
 	}
 	return old, nil
 }
 
-// trimPathPrefix drops a leading "path: " from an error message that InputError repeats.
-func trimPathPrefix(err error, path string) string {
-	return strings.TrimPrefix(err.Error(), path+": ")
-}
-
 // unionTables puts a's rows then b's under the union of their headers.
-func unionTables(a, b *Table) *Table {
+func unionTables(a, b *results.Table) *results.Table {
 	if a == nil {
 		return b
 	}
-	out := &Table{Header: append([]string{}, a.Header...)}
+	out := &results.Table{Header: append([]string{}, a.Header...)}
 	pos := make(map[string]int, len(a.Header)+len(b.Header))
 	for i, h := range a.Header {
 		pos[h] = i

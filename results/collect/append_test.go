@@ -1,4 +1,4 @@
-package results
+package collect
 
 import (
 	"context"
@@ -8,12 +8,14 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+
+	"github.com/benchctl/benchctl/results"
 )
 
 func TestAppendCSV(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "perf.csv")
-	first := &Table{Header: []string{"model", "performance", "a"}, Rows: [][]string{{"m1", "1.50", "x"}}}
-	second := &Table{Header: []string{"model", "b", "performance"}, Rows: [][]string{{"m2", "y", "007"}}}
+	first := &results.Table{Header: []string{"model", "performance", "a"}, Rows: [][]string{{"m1", "1.50", "x"}}}
+	second := &results.Table{Header: []string{"model", "b", "performance"}, Rows: [][]string{{"m2", "y", "007"}}}
 	ctx := context.Background()
 	if err := AppendCSV(ctx, path, first); err != nil {
 		t.Fatal(err)
@@ -21,11 +23,11 @@ func TestAppendCSV(t *testing.T) {
 	if err := AppendCSV(ctx, path, second); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadCSVFile(path, 0)
+	got, err := results.ReadCSVFile(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Table{Header: []string{"model", "performance", "a", "b"}, Rows: [][]string{{"m1", "1.50", "x", ""}, {"m2", "007", "", "y"}}}
+	want := &results.Table{Header: []string{"model", "performance", "a", "b"}, Rows: [][]string{{"m1", "1.50", "x", ""}, {"m2", "007", "", "y"}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
@@ -35,7 +37,7 @@ func TestAppendCSVRefusesNonCSV(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "perf.csv")
 	junk := []byte("\x00\x01binary")
 	os.WriteFile(path, junk, 0o644)
-	if err := AppendCSV(context.Background(), path, &Table{Header: []string{"model", "performance"}}); err == nil {
+	if err := AppendCSV(context.Background(), path, &results.Table{Header: []string{"model", "performance"}}); err == nil {
 		t.Fatal("appended to a binary file")
 	}
 	if data, _ := os.ReadFile(path); string(data) != string(junk) {
@@ -52,7 +54,7 @@ func TestAppendCSVConcurrent(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			col := fmt.Sprintf("c%d", i%3)
-			errs <- AppendCSV(context.Background(), path, &Table{Header: []string{"model", "performance", col}, Rows: [][]string{{fmt.Sprint("m", i), "1", "v"}}})
+			errs <- AppendCSV(context.Background(), path, &results.Table{Header: []string{"model", "performance", col}, Rows: [][]string{{fmt.Sprint("m", i), "1", "v"}}})
 		})
 	}
 	wg.Wait()
@@ -62,7 +64,7 @@ func TestAppendCSVConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := ReadCSVFile(path, 0)
+	got, err := results.ReadCSVFile(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,22 +1,19 @@
-package results
+package collect
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/jobdir/jobdirtest"
+	"github.com/benchctl/benchctl/results"
 )
 
 // A job.json whose world and host list agree on two million nodes, with only two node
@@ -37,7 +34,7 @@ func TestMissingRanksAreOneRange(t *testing.T) {
 	stop := heapGuard(1 << 30) // the code before the fix passed it within seconds
 	start := time.Now()
 	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "1", Attempt: -1,
-		Aggregate: AggregateOptions{Now: fixedNow}})
+		Aggregate: results.AggregateOptions{Now: fixedNow}})
 	took, peak := time.Since(start), stop()
 	if err != nil {
 		t.Fatal(err)
@@ -60,20 +57,20 @@ func TestMissingRanksAreOneRange(t *testing.T) {
 	}
 	note := "1999998 of 2000000 nodes failed: " + label + " (" + reason + ")"
 	for _, b := range s.Benchmarks {
-		if b.Status != StatusFailure || b.Reason != note || len(b.Failed) != 1 || b.Winner == nil {
+		if b.Status != results.StatusFailure || b.Reason != note || len(b.Failed) != 1 || b.Winner == nil {
 			t.Fatalf("benchmark %s: %s %s, failed %s", b.Name, b.Status, short(b.Reason), short(b.Failed))
 		}
 	}
-	var fe *FailedError
-	if err := s.Err(); s.Status != StatusFailure || !errors.As(err, &fe) || fe.ExitCode() != 3 {
+	var fe *results.FailedError
+	if err := s.Err(); s.Status != results.StatusFailure || !errors.As(err, &fe) || fe.ExitCode() != 3 {
 		t.Errorf("status %s, Err() = %v: missing nodes must be a failure (exit 3)", s.Status, err)
 	}
-	st, fn := col.Perf.Col(ColStatus), col.Perf.Col("benchctl_failed_nodes")
+	st, fn := col.Perf.Col(results.ColStatus), col.Perf.Col("benchctl_failed_nodes")
 	if len(col.Perf.Rows) != benches {
 		t.Errorf("perf.csv has %d rows", len(col.Perf.Rows))
 	}
 	for _, r := range col.Perf.Rows {
-		if r[st] != StatusFailure || r[fn] != label+" ("+reason+")" || r[col.Perf.Col("nnodes")] != "2000000" {
+		if r[st] != results.StatusFailure || r[fn] != label+" ("+reason+")" || r[col.Perf.Col("nnodes")] != "2000000" {
 			t.Fatalf("perf.csv row %s", short(r))
 		}
 	}
@@ -97,7 +94,7 @@ func TestMissingRanksAreOneRange(t *testing.T) {
 		if name != jobdir.SummaryFile {
 			continue
 		}
-		var got Summary
+		var got results.Summary
 		if err := json.Unmarshal(data, &got); err != nil {
 			t.Fatal(err)
 		}
@@ -110,91 +107,4 @@ func TestMissingRanksAreOneRange(t *testing.T) {
 			}
 		}
 	}
-}
-
-// writeHugeJob writes job.json with a world and as many hosts, and benchmarks b0, b1, ...
-// (results b.csv), without holding the file in memory.
-func writeHugeJob(t *testing.T, job string, world, benches int, host func(int) string) {
-	t.Helper()
-	jobdirtest.Mkdir(t, jobdirtest.At(job).Nodes())
-	f, err := os.Create(jobdirtest.At(job).JobFile()) // streamed: a host list of millions
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	fmt.Fprintf(w, `{"version":1,"job":"1","world":%d,"nodes":[`, world)
-	for r := range world {
-		if r > 0 {
-			w.WriteByte(',')
-		}
-		w.WriteString(strconv.Quote(host(r)))
-	}
-	w.WriteString(`],"manifest":{"name":"t","benchmarks":[`)
-	for i := range benches {
-		if i > 0 {
-			w.WriteByte(',')
-		}
-		fmt.Fprintf(w, `{"name":"b%d","results":"b.csv"}`, i)
-	}
-	w.WriteString("]}}")
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if st, _ := os.Stat(f.Name()); st.Size() > jobdir.MaxStatusSize {
-		t.Fatalf("job.json is %d bytes, over what collect reads", st.Size())
-	}
-}
-
-// writeNodeBenches writes a successful node folder with benchmarks b0, b1, ... and the same
-// CSV for each.
-func writeNodeBenches(t *testing.T, job string, rank int, host string, benches int, csv string) {
-	t.Helper()
-	nd := jobdirtest.At(job).Node(rank, host)
-	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	st := &jobdir.Status{Version: 1, Rank: rank, Host: host, Outcome: jobdir.OutcomeSuccess, FinishedAt: &end}
-	for i := range benches {
-		name := fmt.Sprintf("b%d", i)
-		st.Benchmarks = append(st.Benchmarks, jobdir.BenchmarkStatus{Name: name, Outcome: jobdir.OutcomeSuccess, DurationSeconds: 1})
-		jobdirtest.Result(t, nd, name, "b.csv", []byte(csv))
-	}
-	jobdirtest.Status(t, nd, st)
-}
-
-// short formats v for a failure message, cut to 2,000 bytes (the code before the fix
-// listed two million nodes).
-func short(v any) string {
-	s := fmt.Sprintf("%+v", v)
-	if len(s) > 2000 {
-		s = s[:2000] + "…"
-	}
-	return s
-}
-
-// heapGuard is heapPeak that also stops the test binary when the heap in use passes limit,
-// so that a regression fails the test instead of taking the machine's memory.
-func heapGuard(limit uint64) func() uint64 {
-	var peak atomic.Uint64
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		var m runtime.MemStats
-		for {
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse)
-			}
-			if m.HeapInuse > limit {
-				panic(fmt.Sprintf("heap in use %d MiB, over %d MiB: stopped before it takes the machine's memory", m.HeapInuse>>20, limit>>20))
-			}
-			select {
-			case <-quit:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	return func() uint64 { close(quit); <-done; return peak.Load() }
 }

@@ -1,60 +1,22 @@
-package results
+package collect
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
-
-// fixedNow stamps summaries so that golden files do not change.
-func fixedNow() time.Time { return time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC) }
-
-// sharedCopy copies testdata/shared into a temp dir: collect writes into job folders.
-func sharedCopy(t *testing.T) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), "shared")
-	if err := os.CopyFS(dst, os.DirFS("testdata/shared")); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 func collect(t *testing.T, shared, job string, attempt int, partial bool) (*Collection, error) {
 	t.Helper()
 	return Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: job, Attempt: attempt, Partial: partial,
-		Aggregate: AggregateOptions{Now: fixedNow, CollectedBy: "test", Workers: 3}})
-}
-
-// golden compares got with testdata/golden/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./results -run %s -update)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./results -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+		Aggregate: results.AggregateOptions{Now: fixedNow, CollectedBy: "test", Workers: 3}})
 }
 
 func TestCollectGolden(t *testing.T) {
@@ -91,7 +53,7 @@ func TestCollectGolden(t *testing.T) {
 			golden(t, c.name+"/perf.csv", perf)
 			golden(t, c.name+"/summary.json", sum)
 			var tbl bytes.Buffer
-			if err := WriteResults(&tbl, FormatTable, col.Summary, col.Perf); err != nil {
+			if err := WriteResults(&tbl, results.FormatTable, col.Summary, col.Perf); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, c.name+"/table.txt", tbl.Bytes())
@@ -101,7 +63,7 @@ func TestCollectGolden(t *testing.T) {
 				}
 			}
 			err = col.Summary.Err()
-			var fe *FailedError
+			var fe *results.FailedError
 			if c.failed != errors.As(err, &fe) {
 				t.Fatalf("Err() = %v, want failed=%v", err, c.failed)
 			}

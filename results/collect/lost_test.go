@@ -1,4 +1,4 @@
-package results
+package collect
 
 import (
 	"context"
@@ -9,67 +9,8 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/jobdir/jobdirtest"
+	"github.com/benchctl/benchctl/results"
 )
-
-var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// writeStuckNode writes node 1 of a job folder from writeJob: its status still says running,
-// with benchmark b under way since t0+3m (its latest record), as a SIGKILLed run leaves it.
-func writeStuckNode(t *testing.T, job string, st *jobdir.Status) {
-	t.Helper()
-	if st == nil {
-		ok, run := t0.Add(time.Minute), t0.Add(2*time.Minute)
-		st = &jobdir.Status{Version: 1, Rank: 1, Host: "h1", World: 3, Outcome: jobdir.OutcomeRunning, StartedAt: t0,
-			Phases: []jobdir.PhaseStatus{
-				{Name: jobdir.PhaseContext, StartedAt: t0, FinishedAt: &ok, Outcome: jobdir.PhaseOK},
-				{Name: jobdir.PhaseImage, StartedAt: ok, FinishedAt: &run, Outcome: jobdir.PhaseOK},
-				{Name: jobdir.PhaseRun, StartedAt: run, Outcome: jobdir.OutcomeRunning}},
-			Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: jobdir.OutcomeRunning, StartedAt: t0.Add(3 * time.Minute)}}}
-	}
-	jobdirtest.Status(t, nodeOf(job, 1), st)
-}
-
-func threeNodeJob(t *testing.T, stuck *jobdir.Status) string {
-	t.Helper()
-	shared := t.TempDir()
-	job := writeJob(t, shared, "77", 3)
-	csv := "model,performance,metric,status\nm,10,x,SUCCESS\n"
-	writeNode(t, job, 0, jobdir.OutcomeSuccess, csv)
-	writeNode(t, job, 2, jobdir.OutcomeSuccess, csv)
-	writeStuckNode(t, job, stuck)
-	return shared
-}
-
-// notSuccess fails the test when anything of the collection says SUCCESS: a job with a node
-// that is still running, or lost, is not a success, with or without --partial.
-func notSuccess(t *testing.T, col *Collection) {
-	t.Helper()
-	s := col.Summary
-	if s.Status == StatusSuccess {
-		t.Errorf("summary status SUCCESS")
-	}
-	for _, b := range s.Benchmarks {
-		if b.Status == StatusSuccess {
-			t.Errorf("benchmark %s SUCCESS", b.Name)
-		}
-		for _, r := range b.Rows {
-			if r.Status == StatusSuccess {
-				t.Errorf("row %s SUCCESS", r.Model)
-			}
-		}
-	}
-	st := col.Perf.Col(ColStatus)
-	for _, r := range col.Perf.Rows {
-		if r[st] == StatusSuccess {
-			t.Errorf("perf.csv row %q SUCCESS", r)
-		}
-	}
-	var fe *FailedError
-	if err := s.Err(); !errors.As(err, &fe) || fe.ExitCode() != 3 {
-		t.Errorf("Err() = %v, want a *FailedError (exit 3)", err)
-	}
-}
 
 // A node whose status still says running in a job that Slurm says has ended is lost: a
 // FAILURE that names its last record, with or without --partial.
@@ -97,7 +38,7 @@ func TestCollectLostNode(t *testing.T) {
 			t.Errorf("partial=%v: benchmark %s failed %+v", partial, b.Reason, b.Failed)
 		}
 		notSuccess(t, col)
-		if fe := new(FailedError); errors.As(s.Err(), &fe) && fe.Unfinished {
+		if fe := new(results.FailedError); errors.As(s.Err(), &fe) && fe.Unfinished {
 			t.Errorf("partial=%v: a lost node is a failure, not an unfinished job: %v", partial, s.Err())
 		}
 	}
@@ -152,13 +93,43 @@ func TestCollectPartialNeverSuccess(t *testing.T) {
 			}
 			if c.stuck == nil {
 				notSuccess(t, col)
-			} else if s.Status == StatusSuccess {
+			} else if s.Status == results.StatusSuccess {
 				t.Error("summary status SUCCESS with a node still running")
 			}
-			var fe *FailedError
+			var fe *results.FailedError
 			if err := s.Err(); !errors.As(err, &fe) || !fe.Unfinished || !strings.Contains(err.Error(), c.reason) {
 				t.Fatalf("Err() = %v, want an unfinished job: %q", err, c.reason)
 			}
 		})
+	}
+}
+
+// notSuccess fails the test when anything of the collection says SUCCESS: a job with a node
+// that is still running, or lost, is not a success, with or without --partial.
+func notSuccess(t *testing.T, col *Collection) {
+	t.Helper()
+	s := col.Summary
+	if s.Status == results.StatusSuccess {
+		t.Errorf("summary status SUCCESS")
+	}
+	for _, b := range s.Benchmarks {
+		if b.Status == results.StatusSuccess {
+			t.Errorf("benchmark %s SUCCESS", b.Name)
+		}
+		for _, r := range b.Rows {
+			if r.Status == results.StatusSuccess {
+				t.Errorf("row %s SUCCESS", r.Model)
+			}
+		}
+	}
+	st := col.Perf.Col(results.ColStatus)
+	for _, r := range col.Perf.Rows {
+		if r[st] == results.StatusSuccess {
+			t.Errorf("perf.csv row %q SUCCESS", r)
+		}
+	}
+	var fe *results.FailedError
+	if err := s.Err(); !errors.As(err, &fe) || fe.ExitCode() != 3 {
+		t.Errorf("Err() = %v, want a *FailedError (exit 3)", err)
 	}
 }
