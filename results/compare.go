@@ -292,7 +292,7 @@ func noMatch(base, new CompareSource, keyCols []string, brows map[string]compare
 		seen := map[string]bool{}
 		for _, k := range order {
 			r := rows[k]
-			s := strings.Join(nonEmpty(r.model, r.metric, r.key), " ")
+			s := strings.Join(NonEmpty(r.model, r.metric, r.key), " ")
 			if !seen[s] {
 				seen[s] = true
 				out = append(out, s)
@@ -316,14 +316,14 @@ func noMatch(base, new CompareSource, keyCols []string, brows map[string]compare
 		return out
 	}
 	msg := fmt.Sprintf("no row of %s matches a row of %s on %s: %s has %s; %s has %s",
-		cmpOr(new.Name, "NEW"), cmpOr(base.Name, "BASE"), strings.Join(on, ", "), cmpOr(base.Name, "BASE"), sample(brows, border), cmpOr(new.Name, "NEW"), sample(nrows, norder))
+		CmpOr(new.Name, "NEW"), CmpOr(base.Name, "BASE"), strings.Join(on, ", "), CmpOr(base.Name, "BASE"), sample(brows, border), CmpOr(new.Name, "NEW"), sample(nrows, norder))
 	if o := onlyIn(base.Table, new.Table); len(o) > 0 {
-		msg += fmt.Sprintf(" (only %s has the key columns %s)", cmpOr(base.Name, "BASE"), strings.Join(o, ", "))
+		msg += fmt.Sprintf(" (only %s has the key columns %s)", CmpOr(base.Name, "BASE"), strings.Join(o, ", "))
 	}
 	if o := onlyIn(new.Table, base.Table); len(o) > 0 {
-		msg += fmt.Sprintf(" (only %s has the key columns %s)", cmpOr(new.Name, "NEW"), strings.Join(o, ", "))
+		msg += fmt.Sprintf(" (only %s has the key columns %s)", CmpOr(new.Name, "NEW"), strings.Join(o, ", "))
 	}
-	return &InputError{Path: cmpOr(new.Name, "NEW"), Err: errors.New(msg + ": compare results of the same benchmarks, or check that the model and metric columns name them alike")}
+	return &InputError{Path: CmpOr(new.Name, "NEW"), Err: errors.New(msg + ": compare results of the same benchmarks, or check that the model and metric columns name them alike")}
 }
 
 // judgeTrials is the verdict over trials: the rank test says whether the change is real at

@@ -27,9 +27,9 @@ func (c *Comparison) Err() error {
 		case ch.Status != "":
 			what = "status " + ch.Status
 		case ch.Percent != nil:
-			what = formatPercent(*ch.Percent, ch.Tolerance) + " (tolerance " + stats.FormatStat(ch.Tolerance) + "%)"
+			what = FormatPercent(*ch.Percent, ch.Tolerance) + " (tolerance " + stats.FormatStat(ch.Tolerance) + "%)"
 		}
-		reg = append(reg, fmt.Sprintf("%s: %s", strings.Join(nonEmpty(ch.Model, ch.Metric, ch.Key), " "), what))
+		reg = append(reg, fmt.Sprintf("%s: %s", strings.Join(NonEmpty(ch.Model, ch.Metric, ch.Key), " "), what))
 	}
 	if len(reg) == 0 {
 		return nil
@@ -44,7 +44,7 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 	for _, ch := range c.Changes {
 		pct := "-"
 		if ch.Percent != nil {
-			pct = formatPercent(*ch.Percent, ch.Tolerance)
+			pct = FormatPercent(*ch.Percent, ch.Tolerance)
 		}
 		verdict := ch.Verdict
 		if ch.Status != "" {
@@ -54,7 +54,7 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		if ch.Guessed {
 			better += " (guessed)"
 		}
-		lines = append(lines, []string{ch.Model, dash(ch.Metric), dash(ch.Key), dash(ch.Base), dash(ch.New), pct, better, stats.FormatStat(ch.Tolerance) + "%", verdict, dash(changeNote(ch))})
+		lines = append(lines, []string{ch.Model, Dash(ch.Metric), Dash(ch.Key), Dash(ch.Base), Dash(ch.New), pct, better, stats.FormatStat(ch.Tolerance) + "%", verdict, Dash(ChangeNote(ch))})
 	}
 	switch format {
 	case FormatJSON:
@@ -73,7 +73,7 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		for i, ch := range c.Changes {
 			row := append([]string{}, lines[i]...)
 			row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[9] = ch.Metric, ch.Key, ch.Base, ch.New, num(ch.Percent), ch.Direction,
-				strconv.FormatFloat(ch.Tolerance, 'g', -1, 64), changeNote(ch)
+				strconv.FormatFloat(ch.Tolerance, 'g', -1, 64), ChangeNote(ch)
 			row = append(row, ch.Method, num(ch.P), num(ch.Low), num(ch.High), strconv.Itoa(ch.BaseTrials), strconv.Itoa(ch.NewTrials), strconv.FormatBool(ch.Guessed))
 			t.Rows = append(t.Rows, row)
 		}
@@ -89,7 +89,7 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 	return fmt.Errorf("unknown format %q for a comparison", format)
 }
 
-func nonEmpty(s ...string) []string {
+func NonEmpty(s ...string) []string {
 	var out []string
 	for _, v := range s {
 		if v != "" {
@@ -99,15 +99,15 @@ func nonEmpty(s ...string) []string {
 	return out
 }
 
-// changeNote says how a row was judged: over trials, the rank test's p-value and the
+// ChangeNote says how a row was judged: over trials, the rank test's p-value and the
 // shift's interval; an inconclusive row, how many more trials would settle it.
-func changeNote(ch Change) string {
+func ChangeNote(ch Change) string {
 	var parts []string
 	switch ch.Method {
 	case "rank test":
 		parts = append(parts, fmt.Sprintf("%d vs %d trials, p=%s", ch.BaseTrials, ch.NewTrials, strconv.FormatFloat(*ch.P, 'g', 3, 64)))
 		if ch.Low != nil && ch.High != nil {
-			parts = append(parts, fmt.Sprintf("shift %s to %s (%.0f%%)", formatPercent(*ch.Low, ch.Tolerance), formatPercent(*ch.High, ch.Tolerance), ch.Coverage*100))
+			parts = append(parts, fmt.Sprintf("shift %s to %s (%.0f%%)", FormatPercent(*ch.Low, ch.Tolerance), FormatPercent(*ch.High, ch.Tolerance), ch.Coverage*100))
 		}
 	case "single-trial":
 		parts = append(parts, "single-trial")
@@ -132,10 +132,10 @@ func sideOf(s string, side func(float64) int) int {
 	return side(v)
 }
 
-// formatPercent shows a change in percent with as many decimals as it takes (2 to 6) for
+// FormatPercent shows a change in percent with as many decimals as it takes (2 to 6) for
 // the shown number to fall on the same side of the tolerance as the number itself: a
 // -5.004 % regression beside a 5 % tolerance shows as -5.004 %, never as -5.00 %.
-func formatPercent(pct, tol float64) string {
+func FormatPercent(pct, tol float64) string {
 	side := func(v float64) int {
 		switch a := math.Abs(v); {
 		case a > tol:

@@ -38,7 +38,7 @@ func ReadJobSource(dir jobdir.Dir) (CompareSource, []manifest.MetricRule, error)
 	src := CompareSource{Table: t, Name: name}
 	var rules []manifest.MetricRule
 	if j, err := jobdir.ReadJob(dir.JobFile()); err == nil {
-		rules = metricRules(j.Manifest.Metrics)
+		rules = MetricRules(j.Manifest.Metrics)
 	}
 	if s, err := readSummary(dir.Output(jobdir.SummaryFile)); err == nil && s.Experiment != nil {
 		src.Trials = trialsByRow(t, s.Experiment)
@@ -77,7 +77,7 @@ func trialsByRow(t *Table, x *ExperimentSummary) [][]float64 {
 		if strings.TrimSpace(t.Get(i, m)) != r.Model || strings.TrimSpace(t.Get(i, me)) != r.Metric || strings.TrimSpace(t.Get(i, v)) != r.Variant {
 			continue
 		}
-		out[i] = r.measured()
+		out[i] = r.Measured()
 	}
 	return out
 }

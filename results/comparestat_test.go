@@ -99,7 +99,7 @@ func TestFormatPercentKeepsTheSide(t *testing.T) {
 		pct, tol float64
 		want     string
 	}{{-5.004, 5, "-5.004%"}, {-4.996, 5, "-4.996%"}, {-5, 5, "-5.00%"}, {12.3456, 5, "+12.35%"}, {-4.9999999, 5, "-4.9999999%"}} {
-		if got := formatPercent(c.pct, c.tol); got != c.want {
+		if got := FormatPercent(c.pct, c.tol); got != c.want {
 			t.Errorf("formatPercent(%v, %v) = %s, want %s", c.pct, c.tol, got, c.want)
 		}
 	}

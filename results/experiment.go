@@ -309,7 +309,7 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 			}
 		}
 		er.Stats = stats.ComputeTrialStats(vals)
-		er.Telemetry = trialTelemetry(er, metricRules(j.Manifest.Metrics))
+		er.Telemetry = trialTelemetry(er, MetricRules(j.Manifest.Metrics))
 		for i := range er.Trials {
 			er.Trials[i].Outlier = slices.Contains(er.Stats.Outliers, er.Trials[i].VariantTrial) && !er.Trials[i].Warmup
 		}
@@ -325,7 +325,7 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 		}
 		es.Rows = append(es.Rows, *er)
 	}
-	es.Scaling = scalingOf(es, metricRules(j.Manifest.Metrics))
+	es.Scaling = scalingOf(es, MetricRules(j.Manifest.Metrics))
 	return es
 }
 
@@ -382,7 +382,7 @@ func scalingOf(es *ExperimentSummary, rules []manifest.MetricRule) []ScalingSumm
 				others = append(others, p)
 			}
 		}
-		id := groupID{r.Benchmark, rowKeyOf(RowSummary{Model: r.Model, Metric: r.Metric, Identity: r.Identity, Occurrence: r.Occurrence}), paramText(others)}
+		id := groupID{r.Benchmark, rowKeyOf(RowSummary{Model: r.Model, Metric: r.Metric, Identity: r.Identity, Occurrence: r.Occurrence}), ParamText(others)}
 		g := groups[id]
 		if g == nil {
 			better, guessed, _ := ruleOf(rules, 0, "", r.Metric)
@@ -416,8 +416,8 @@ func scalingOf(es *ExperimentSummary, rules []manifest.MetricRule) []ScalingSumm
 	return out
 }
 
-// paramText is "name=value,..." of parameters, for grouping and display.
-func paramText(ps []jobdir.JobParam) string {
+// ParamText is "name=value,..." of parameters, for grouping and display.
+func ParamText(ps []jobdir.JobParam) string {
 	parts := make([]string, len(ps))
 	for i, p := range ps {
 		parts[i] = p.Name + "=" + p.Value
@@ -465,3 +465,17 @@ func (a *aggregator) streamEarlier(ctx context.Context) error {
 	}
 	return ctx.Err()
 }
+
+// Measured is the values of the row's measured trials that gave one.
+func (r ExperimentRow) Measured() []float64 {
+	var out []float64
+	for _, t := range r.Trials {
+		if !t.Warmup && t.HasValue {
+			out = append(out, t.Value)
+		}
+	}
+	return out
+}
+
+// VariantOf is the variant that r was measured in.
+func (x *ExperimentSummary) VariantOf(r ExperimentRow) VariantSummary { return x.Variants[r.variant] }

@@ -77,8 +77,8 @@ func resultColumns() []string {
 	return []string{"BENCHMARK", "MODEL", "METRIC", "KEY", "PERFORMANCE", "NODES", "MIN", "MEDIAN", "MAX", "CV", "STATUS", "PICKED", "NOTE"}
 }
 
-// keyText is a row's key columns as col=value (sorted), with #n for a repeated key.
-func keyText(identity map[string]string, occurrence int) string {
+// KeyText is a row's key columns as col=value (sorted), with #n for a repeated key.
+func KeyText(identity map[string]string, occurrence int) string {
 	keys := make([]string, 0, len(identity))
 	for k := range identity {
 		keys = append(keys, k)
@@ -123,13 +123,13 @@ func WriteRows(w io.Writer, markdown bool, s *Summary) error {
 			if perf == "" {
 				perf = "-"
 			}
-			lines = append(lines, []string{b.Name, r.Model, dash(r.Metric), keyText(r.Identity, r.Occurrence), perf, nodes, lo, med, hi, cv, r.Status, winner,
-				withNote(shorten(r.Reason, 100), throttleNote(b.Telemetry))})
+			lines = append(lines, []string{b.Name, r.Model, Dash(r.Metric), KeyText(r.Identity, r.Occurrence), perf, nodes, lo, med, hi, cv, r.Status, winner,
+				withNote(shorten(r.Reason, 100), ThrottleNote(b.Telemetry))})
 		}
 	}
 	if len(s.Benchmarks) == 0 {
 		// The same FAILURE row perf.csv gets: an empty table would look like a quiet success.
-		name := cmpOr(s.Name, s.Job)
+		name := CmpOr(s.Name, s.Job)
 		lines = append(lines, []string{name, name, "-", "-", "-", "-", "-", "-", "-", "-", StatusFailure, "-", noBenchmarksReason})
 	}
 	if err := writeGrid(w, markdown, cols, lines); err != nil {
@@ -194,7 +194,7 @@ var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "`", "\\`", "<",
 // markdownCell is a cell of a markdown table: one line (textsafe.Line), markup escaped.
 func markdownCell(s string) string { return markdownEscaper.Replace(textsafe.Line(s)) }
 
-func dash(s string) string {
+func Dash(s string) string {
 	if s == "" {
 		return "-"
 	}
@@ -216,7 +216,7 @@ func writeExperimentRows(w io.Writer, markdown bool, x *ExperimentSummary) error
 	cols = append(cols, "TRIALS", "MEDIAN", "INTERVAL", "CV", "OUTLIERS", "STATUS", "NOTE")
 	var lines [][]string
 	for _, r := range x.Rows {
-		l := []string{r.Benchmark, r.Model, dash(r.Metric), keyText(r.Identity, r.Occurrence)}
+		l := []string{r.Benchmark, r.Model, Dash(r.Metric), KeyText(r.Identity, r.Occurrence)}
 		v := x.Variants[r.variant]
 		for _, p := range x.Params {
 			val, ok := v.Param(p)

@@ -208,7 +208,7 @@ func indexJob(d jobdir.Dir) (indexedJob, error) {
 	}
 	var e indexedJob
 	e.Rules = j.Manifest.Metrics
-	e.Rows = historyRowsOf(t, j, d)
+	e.Rows = HistoryRowsOf(t, j, d)
 	return e, nil
 }
 
@@ -246,7 +246,7 @@ func selectHistory(l jobdir.Layout, idx *historyIndexFile, o HistoryOptions) []H
 			if e, ok := idx.Jobs[jobdir.Name(r.Job, r.Attempt)]; ok {
 				m = map[string]string{}
 				for _, row := range e.Rows {
-					m[historyRowID(row)] = row.Performance
+					m[HistoryRowID(row)] = row.Performance
 				}
 			}
 		}
@@ -255,13 +255,13 @@ func selectHistory(l jobdir.Layout, idx *historyIndexFile, o HistoryOptions) []H
 	}
 	var out []HistoryRow
 	for _, j := range jobs {
-		opts := CompareOptions{Threshold: o.Threshold, Rules: metricRules(j.rules)}
+		opts := CompareOptions{Threshold: o.Threshold, Rules: MetricRules(j.rules)}
 		for _, row := range j.rows {
 			if (o.Benchmark != "" && row.Model != o.Benchmark) || (o.Metric != "" && row.Metric != o.Metric) || (o.Variant != "" && row.Variant != o.Variant) {
 				continue
 			}
 			if ref := refOf(row.Manifest); ref != nil {
-				if base, ok := ref[historyRowID(row)]; ok {
+				if base, ok := ref[HistoryRowID(row)]; ok {
 					ch := Change{Base: base, New: row.Performance}
 					ch.Direction, ch.Guessed, ch.Tolerance = opts.rule(row.Metric)
 					judge(&ch, ch.Tolerance)
@@ -274,8 +274,8 @@ func selectHistory(l jobdir.Layout, idx *historyIndexFile, o HistoryOptions) []H
 	return out
 }
 
-// historyRowID identifies a row across jobs: model, metric, key columns and variant.
-func historyRowID(r HistoryRow) string {
+// HistoryRowID identifies a row across jobs: model, metric, key columns and variant.
+func HistoryRowID(r HistoryRow) string {
 	return r.Model + "\x00" + r.Metric + "\x00" + r.Key + "\x00" + r.Variant
 }
 
@@ -307,14 +307,14 @@ func WriteHistory(w io.Writer, markdown bool, rows []HistoryRow) error {
 		if r.Attempt > 0 {
 			job = jobdir.Name(r.Job, r.Attempt)
 		}
-		lines = append(lines, []string{r.Started.UTC().Format("2006-01-02 15:04"), job, r.Model, dash(r.Metric), dash(r.Key), dash(r.Variant),
-			dash(r.Performance), ci, dash(r.Trials), dash(r.Nodes), dash(r.Status), dash(commit), dash(r.Verdict)})
+		lines = append(lines, []string{r.Started.UTC().Format("2006-01-02 15:04"), job, r.Model, Dash(r.Metric), Dash(r.Key), Dash(r.Variant),
+			Dash(r.Performance), ci, Dash(r.Trials), Dash(r.Nodes), Dash(r.Status), Dash(commit), Dash(r.Verdict)})
 	}
 	return writeGrid(w, markdown, header, lines)
 }
 
-// historyRowsOf is a job's perf.csv as history rows.
-func historyRowsOf(t *Table, j *jobdir.Job, d jobdir.Dir) []HistoryRow {
+// HistoryRowsOf is a job's perf.csv as history rows.
+func HistoryRowsOf(t *Table, j *jobdir.Job, d jobdir.Dir) []HistoryRow {
 	col := t.Col
 	cm, cme, cp, cst, cvar, clo, chi, ctr, cn, cgit, csha := col(ColModel), col(ColMetric), col(ColPerformance), col(ColStatus), col("benchctl_variant"),
 		col("perf_ci_low"), col("perf_ci_high"), col("trials"), col("nnodes"), col("git_commit"), col("docker_sha")

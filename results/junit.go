@@ -57,7 +57,7 @@ type junitSkipped struct {
 // comparison against its reference (collect --check) and against is what it was compared
 // with ("job 123 (the reference)").
 func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against string) error {
-	suite := junitSuite{Name: strings.TrimSpace(cmpOr(s.Name, "benchctl") + " job " + s.Job)}
+	suite := junitSuite{Name: strings.TrimSpace(CmpOr(s.Name, "benchctl") + " job " + s.Job)}
 	if s.StartedAt != nil {
 		suite.Timestamp = s.StartedAt.UTC().Format("2006-01-02T15:04:05")
 	}
@@ -72,7 +72,7 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 	cm, cme, cp, cst, creason, cvar, cdur := col(ColModel), col(ColMetric), col(ColPerformance), col(ColStatus), col("benchctl_reason"), col("benchctl_variant"), col("test_duration")
 	for r := range perf.Rows {
 		model, metric := perf.Get(r, cm), perf.Get(r, cme)
-		name := strings.Join(nonEmpty(model, metric), " ")
+		name := strings.Join(NonEmpty(model, metric), " ")
 		keys := keyValues(perf, r)
 		if v := perf.Get(r, cvar); v != "" {
 			keys = append(keys, v)
@@ -80,13 +80,13 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 		if len(keys) > 0 {
 			name += " [" + strings.Join(keys, " ") + "]"
 		}
-		tc := junitCase{Class: cmpOr(benchOfRow[r], model), Name: name}
+		tc := junitCase{Class: CmpOr(benchOfRow[r], model), Name: name}
 		if d, ok := stats.ParsePerformance(perf.Get(r, cdur)); ok && d >= 0 {
 			tc.Time = strconv.FormatFloat(d, 'f', -1, 64) // a report reads seconds; a CSV's "N/A" is left out
 		}
-		out := []string{fmt.Sprintf("performance %s %s", cmpOr(perf.Get(r, cp), "-"), metric)}
+		out := []string{fmt.Sprintf("performance %s %s", CmpOr(perf.Get(r, cp), "-"), metric)}
 		if st := strings.ToUpper(strings.TrimSpace(perf.Get(r, cst))); st != StatusSuccess {
-			tc.Failure = &junitFailure{Type: "failure", Message: "status " + cmpOr(st, "missing"), Text: perf.Get(r, creason)}
+			tc.Failure = &junitFailure{Type: "failure", Message: "status " + CmpOr(st, "missing"), Text: perf.Get(r, creason)}
 		}
 		if cmp != nil {
 			ch := changes[r]
@@ -94,11 +94,11 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 			case ch == nil || ch.Verdict == VerdictOnlyNew:
 				out = append(out, "not compared: "+against+" has no such row")
 			default:
-				what := fmt.Sprintf("%s against %s: base %s, new %s", ch.Verdict, against, cmpOr(ch.Base, "-"), cmpOr(ch.New, "-"))
+				what := fmt.Sprintf("%s against %s: base %s, new %s", ch.Verdict, against, CmpOr(ch.Base, "-"), CmpOr(ch.New, "-"))
 				if ch.Percent != nil {
-					what += fmt.Sprintf(", change %s (tolerance %s%%, %s is better)", formatPercent(*ch.Percent, ch.Tolerance), stats.FormatStat(ch.Tolerance), ch.Direction)
+					what += fmt.Sprintf(", change %s (tolerance %s%%, %s is better)", FormatPercent(*ch.Percent, ch.Tolerance), stats.FormatStat(ch.Tolerance), ch.Direction)
 				}
-				if note := changeNote(*ch); note != "" {
+				if note := ChangeNote(*ch); note != "" {
 					what += "; " + note
 				}
 				out = append(out, what)

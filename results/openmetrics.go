@@ -28,7 +28,7 @@ func WriteOpenMetrics(w io.Writer, rows []HistoryRow) error {
 		if !ok {
 			continue
 		}
-		id := r.Manifest + "\x00" + historyRowID(r)
+		id := r.Manifest + "\x00" + HistoryRowID(r)
 		s := newest[id]
 		if s == nil {
 			s = &series{labels: promLabels("manifest", r.Manifest, "model", r.Model, "metric", r.Metric, "key", r.Key, "variant", r.Variant)}

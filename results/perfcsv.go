@@ -146,8 +146,8 @@ func perfTable(s *Summary, more []string, fill func(out []string, index map[stri
 	}
 	if len(s.Benchmarks) == 0 {
 		out := make([]string, len(header))
-		fillKnown(out, index, s, &BenchmarkSummary{Name: cmpOr(s.Name, s.Job)},
-			RowSummary{Model: cmpOr(s.Name, s.Job), Status: StatusFailure, Reason: noBenchmarksReason})
+		fillKnown(out, index, s, &BenchmarkSummary{Name: CmpOr(s.Name, s.Job)},
+			RowSummary{Model: CmpOr(s.Name, s.Job), Status: StatusFailure, Reason: noBenchmarksReason})
 		t.Rows = append(t.Rows, out)
 	}
 	return t
@@ -175,7 +175,7 @@ func madengineColumn(h string) string {
 	return ""
 }
 
-func cmpOr(a, b string) string {
+func CmpOr(a, b string) string {
 	if a != "" {
 		return a
 	}
@@ -265,7 +265,7 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 	set("docker_sha", img.ID)
 	tag := img.Tag
 	if tag == "" && m != nil {
-		tag = cmpOr(m.Image.Tag, m.Image.Ref)
+		tag = CmpOr(m.Image.Tag, m.Image.Ref)
 	}
 	if _, dg, ok := strings.Cut(img.Digest, "@"); ok && tag != "" && !strings.Contains(tag, "@") {
 		tag += "@" + dg // what the tag resolved to for this job (an image.ref pulled from its registry)

@@ -33,11 +33,11 @@ func ruleOf(rules []manifest.MetricRule, threshold float64, dir, metric string) 
 	case dir == HigherIsBetter || dir == LowerIsBetter:
 		return dir, false, tol
 	}
-	return direction(AutoDirection, metric), true, tol
+	return Direction(AutoDirection, metric), true, tol
 }
 
-// direction resolves auto for a metric.
-func direction(d, metric string) string {
+// Direction resolves auto for a metric.
+func Direction(d, metric string) string {
 	switch d {
 	case LowerIsBetter:
 		return LowerIsBetter
@@ -56,8 +56,8 @@ func direction(d, metric string) string {
 	return HigherIsBetter
 }
 
-// metricRules is job.json's metric rules as the manifest's.
-func metricRules(rs []jobdir.JobMetricRule) []manifest.MetricRule {
+// MetricRules is job.json's metric rules as the manifest's.
+func MetricRules(rs []jobdir.JobMetricRule) []manifest.MetricRule {
 	var out []manifest.MetricRule
 	for _, r := range rs {
 		out = append(out, manifest.MetricRule{Metric: r.Metric, Better: r.Better, Tolerance: r.Tolerance})

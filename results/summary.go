@@ -61,6 +61,19 @@ type Summary struct {
 // Path is the job folder the summary was made from ("" for a decoded summary.json).
 func (s *Summary) Path() string { return s.path }
 
+// JobJSON is the job's job.json as Aggregate read it: nil when unreadable.
+func (s *Summary) JobJSON() *jobdir.Job { return s.job }
+
+// NodeStates is the benchmark's nodes by state, for the report's node strip.
+func (b *BenchmarkSummary) NodeStates() *NodeStates { return &b.nodes }
+
+// WithJob gives a Summary built by hand (not by Aggregate) job.json's record j, whose node
+// names and rules the report reads; it returns s.
+func (s *Summary) WithJob(j *jobdir.Job) *Summary {
+	s.job = j
+	return s
+}
+
 // NodeCounts counts the nodes of a job by what their status files say.
 type NodeCounts struct {
 	Expected  int `json:"expected"`  // job.json's world
@@ -104,8 +117,8 @@ func (f NodeFailure) Label() string {
 // Nodes is how many nodes f stands for: 1, or the length of a run of missing nodes.
 func (f NodeFailure) Nodes() int { return max(1, f.LastRank-f.Rank+1) }
 
-// countNodes is how many nodes the failures stand for.
-func countNodes(f []NodeFailure) int {
+// CountNodes is how many nodes the failures stand for.
+func CountNodes(f []NodeFailure) int {
 	n := 0
 	for _, x := range f {
 		n += x.Nodes()
@@ -163,7 +176,7 @@ type BenchmarkSummary struct {
 	Attempt *int `json:"attempt,omitempty"`
 
 	table   *Table     // the winner's CSV (nil without a winner)
-	nodes   nodeStates // for the report's node strip
+	nodes   NodeStates // for the report's node strip
 	variant int        // the variant's index (a trial's run)
 }
 
@@ -277,11 +290,11 @@ func RunningReason(r []NodeRef) string {
 		}
 		names = append(names, jobdir.NodeName(n.Rank, n.Host))
 	}
-	return fmt.Sprintf("%s not finished (%s)", plural(len(r), "node has", "nodes have"), strings.Join(names, ", "))
+	return fmt.Sprintf("%s not finished (%s)", Plural(len(r), "node has", "nodes have"), strings.Join(names, ", "))
 }
 
-// plural writes "1 node has" or "3 nodes have".
-func plural(n int, one, many string) string {
+// Plural writes "1 node has" or "3 nodes have".
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}

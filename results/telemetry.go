@@ -287,7 +287,7 @@ func perWatt(value *float64, metric string, watts *float64, rules []manifest.Met
 			d = LowerIsBetter
 		}
 	}
-	if direction(d, metric) != HigherIsBetter {
+	if Direction(d, metric) != HigherIsBetter {
 		return nil
 	}
 	v := *value / *watts
@@ -299,7 +299,7 @@ func (a *aggregator) metricRules() []manifest.MetricRule {
 	if a.job == nil {
 		return nil
 	}
-	return metricRules(a.job.Manifest.Metrics)
+	return MetricRules(a.job.Manifest.Metrics)
 }
 
 // TrialTelemetry is a variant's row's telemetry over its measured trials.
@@ -360,8 +360,8 @@ func medianOf(v []float64) *float64 {
 	return &m
 }
 
-// throttleNote is the table's note for a throttled run: which nodes, by what, how much.
-func throttleNote(t *Telemetry) string {
+// ThrottleNote is the table's note for a throttled run: which nodes, by what, how much.
+func ThrottleNote(t *Telemetry) string {
 	if t == nil || !t.Throttled {
 		return ""
 	}
@@ -371,7 +371,7 @@ func throttleNote(t *Telemetry) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(t.ThrottledNodes)-3))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s %s%%)", jobdir.NodeName(n.Rank, n.Host), cmpOr(limitingReasons(n.Reasons), "limited"), stats.FormatStat(n.ThrottledPercent)))
+		parts = append(parts, fmt.Sprintf("%s (%s %s%%)", jobdir.NodeName(n.Rank, n.Host), CmpOr(limitingReasons(n.Reasons), "limited"), stats.FormatStat(n.ThrottledPercent)))
 	}
 	return "throttled: " + strings.Join(parts, ", ")
 }

@@ -2,10 +2,8 @@ package results
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -208,68 +206,6 @@ func TestExperimentTelemetryOverTrials(t *testing.T) {
 		if row["energy_j"] == "" || row["perf_per_watt"] == "" || row["throttled"] == "" {
 			t.Errorf("variant %s: %v", row["benchctl_variant"], row)
 		}
-	}
-}
-
-// seriesFile writes a node's series of run: watts and a clock for n seconds, limited from
-// limitFrom on.
-func seriesFile(t *testing.T, n jobdir.NodeDir, run string, secs int, watts float64, limitFrom int) {
-	t.Helper()
-	var b strings.Builder
-	h, _ := json.Marshal(jobdir.TelemetryHeader{Telemetry: jobdir.TelemetryVersion, Run: run, Source: "nvml", Interval: "1s", GPUs: []jobdir.TelemetryGPU{{Index: 0}}})
-	b.Write(append(h, '\n'))
-	for i := 0; i < secs; i++ {
-		r := jobdir.TelemetryRow{T: float64(i), DT: 1, N: 1, PowerW: fp(watts), GFXMHz: fp(1980), Throttle: 1}
-		if i >= limitFrom {
-			r.Throttled, r.Reasons, r.GFXMHz = 1, "thermal", fp(1500)
-		}
-		line, _ := json.Marshal(r)
-		b.Write(append(line, '\n'))
-	}
-	jobdirtest.File(t, n.Telemetry(run), []byte(b.String()))
-}
-
-func TestReportDrawsTimelines(t *testing.T) {
-	d := telemetryJob(t, "samples_per_second",
-		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 3000, 300, 350, 0, "")}},
-		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 2000, 200, 400, 60, "thermal")}},
-		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 2000, 200, 400, 0, "")}})
-	seriesFile(t, d.Node(0, "h0"), "train", 100, 300, 1000)
-	seriesFile(t, d.Node(1, "h1"), "train", 100, 200, 40)
-	jobdirtest.File(t, d.Node(2, "h2").Telemetry("train"), []byte("{\"telemetry\":1}\n{bad\n"))
-	s, err := Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	if err := WriteReport(&out, s); err != nil {
-		t.Fatal(err)
-	}
-	html := out.String()
-	for _, want := range []string{"GPU telemetry", "over 3 nodes: energy 7 kJ", "throttled: 1-h1 (thermal 60%)",
-		`class="timeline throttled" data-node="1-h1"`, `<path class="power" d="M`, `class="limit"`, "2-h2: reading", "line 2"} {
-		if !strings.Contains(html, want) {
-			t.Errorf("report lacks %q", want)
-		}
-	}
-	// The throttled node's timeline comes first.
-	if i, j := strings.Index(html, `data-node="1-h1"`), strings.Index(html, `data-node="0-h0"`); i < 0 || j < 0 || i > j {
-		t.Errorf("timeline order: 1-h1 at %d, 0-h0 at %d", i, j)
-	}
-	// A telemetry folder that is a link out of the job folder is not read through.
-	elsewhere := t.TempDir()
-	seriesFile(t, jobdir.NodeDir{Path: elsewhere}, "train", 50, 999, 1000)
-	folder := filepath.Dir(d.Node(2, "h2").Telemetry("train"))
-	os.RemoveAll(folder)
-	if err := os.Symlink(filepath.Join(elsewhere, jobdir.TelemetryFolder), folder); err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	if err := WriteReport(&out, s); err != nil {
-		t.Fatal(err)
-	}
-	if html := out.String(); !strings.Contains(html, "2-h2: ") || strings.Contains(html, "999") {
-		t.Errorf("the linked series: %s", html[strings.Index(html, "GPU telemetry"):][:600])
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/report"
 )
 
 // CollectOptions say which job to collect and how.
@@ -40,7 +41,7 @@ type Collection struct {
 	Summary   *results.Summary
 	Perf      *results.Table
 	// Report is what report.html shows: the summary, and the job's past (trend, reference).
-	Report   *results.ReportView
+	Report   *report.View
 	Written  []string
 	Warnings []string
 }
@@ -101,7 +102,7 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("the baseline %s has a comparable row for %d of %d rows; relative_change is empty for the others", opts.Baseline, n, len(c.Perf.Rows)))
 		}
 	}
-	c.Report = results.NewReportView(jobdir.Layout{Shared: opts.SharedDir}, dir, s, c.Perf)
+	c.Report = report.NewView(jobdir.Layout{Shared: opts.SharedDir}, dir, s, c.Perf)
 	if c.Written, err = writeOutputs(dir, c.Report, c.Perf); err != nil {
 		var oe *safefile.OwnerError
 		if !errors.As(err, &oe) {
@@ -122,12 +123,12 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 // WriteOutputs writes perf.csv, summary.json and report.html (of the summary alone, without
 // the job's past) into the job folder dir, each atomically, and returns their paths.
 func WriteOutputs(dir jobdir.Dir, s *results.Summary, perf *results.Table) ([]string, error) {
-	return writeOutputs(dir, &results.ReportView{Summary: s}, perf)
+	return writeOutputs(dir, &report.View{Summary: s}, perf)
 }
 
 // writeOutputs writes perf.csv, summary.json and report.html (of the view v) into the job
 // folder dir, each atomically, and returns their paths.
-func writeOutputs(dir jobdir.Dir, v *results.ReportView, perf *results.Table) ([]string, error) {
+func writeOutputs(dir jobdir.Dir, v *report.View, perf *results.Table) ([]string, error) {
 	s := v.Summary
 	csvData, err := results.EncodeCSV(perf)
 	if err != nil {
@@ -137,14 +138,14 @@ func writeOutputs(dir jobdir.Dir, v *results.ReportView, perf *results.Table) ([
 	if err != nil {
 		return nil, err
 	}
-	var report bytes.Buffer
-	if err := results.WriteReportView(&report, v); err != nil {
+	var html bytes.Buffer
+	if err := report.WriteView(&html, v); err != nil {
 		return nil, fmt.Errorf("rendering the report: %w", err)
 	}
 	files := []struct {
 		name string
 		data []byte
-	}{{jobdir.PerfFile, csvData}, {jobdir.SummaryFile, sumData}, {jobdir.ReportFile, report.Bytes()}}
+	}{{jobdir.PerfFile, csvData}, {jobdir.SummaryFile, sumData}, {jobdir.ReportFile, html.Bytes()}}
 	// Written through the job folder's descriptor, opened once: a folder swapped for a link
 	// meanwhile is not written through, and a folder that is neither the caller's nor (for
 	// root) any user's own job folder is not written at all.

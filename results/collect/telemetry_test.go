@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/report"
 )
 
 // Numbers a node wrote that no GPU gives are left out for that node and said; the rest of
@@ -54,7 +55,7 @@ func TestOutOfRangeTelemetryIsLeftOut(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if err := results.WriteReport(&out, s); err != nil || !strings.Contains(out.String(), "rows out of range were left out") {
+	if err := report.WriteReport(&out, s); err != nil || !strings.Contains(out.String(), "rows out of range were left out") {
 		t.Errorf("report: %v", err)
 	}
 	row := perfRows(t, s)[0]

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/bench/collect/synth"
+	"github.com/benchctl/benchctl/results"
 )
 
 // 40 of 200 nodes failed the same way: the report says so in a few lines, names at most
@@ -57,11 +58,11 @@ func TestReportFailureListIsCompact(t *testing.T) {
 
 // Many reasons: the largest first, the rest as one group, names shared out among them.
 func TestFailListGroupsByReason(t *testing.T) {
-	var failed []NodeFailure
+	var failed []results.NodeFailure
 	add := func(n int, outcome string, exit int, reason func(int) string) {
 		for range n {
 			r := len(failed)
-			failed = append(failed, NodeFailure{Rank: r, Host: fmt.Sprintf("h%d", r), Dir: fmt.Sprintf("nodes/%d-h%d", r, r), Outcome: outcome, ExitCode: exit, Reason: reason(r)})
+			failed = append(failed, results.NodeFailure{Rank: r, Host: fmt.Sprintf("h%d", r), Dir: fmt.Sprintf("nodes/%d-h%d", r, r), Outcome: outcome, ExitCode: exit, Reason: reason(r)})
 		}
 	}
 	add(3, "failure", 1, func(int) string { return "failure (exit 1): out of memory" })

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/internal/textsafe"
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -35,7 +36,6 @@ var reportTemplate = sync.OnceValues(func() (*template.Template, error) {
 // Report limits: beyond them the report summarises instead of drawing every node.
 const (
 	maxBarNodes      = 64  // per-node bars; more nodes get a histogram
-	maxStripNodes    = 512 // one cell per node; more get a stacked bar
 	maxCharts        = 8   // rows charted per benchmark
 	maxFailedListed  = 200 // failed nodes per benchmark listed at all
 	maxCandidates    = 16  // candidates listed per benchmark
@@ -51,12 +51,12 @@ const (
 	stripCellsPerRow = 50
 )
 
-// WriteReport renders the report of a summary alone (a ReportView without the job's past).
-func WriteReport(w io.Writer, s *Summary) error {
-	return WriteReportView(w, &ReportView{Summary: s})
+// WriteReport renders the report of a summary alone (a View without the job's past).
+func WriteReport(w io.Writer, s *results.Summary) error {
+	return WriteView(w, &View{Summary: s})
 }
 
-// WriteReportView renders report.html for a view made by Collect: one self-contained page
+// WriteView renders report.html for a view made by Collect: one self-contained page
 // (inline CSS and SVG, no scripts, no network) with the GPU model in its header and, per
 // benchmark, the winning value rounded with the median beside it, per-node bars on an axis
 // that shows a few percent (or a histogram) with the slowest nodes named, the status,
@@ -65,7 +65,7 @@ func WriteReport(w io.Writer, s *Summary) error {
 // relative to the job folder. html/template escapes markup in what containers wrote; their
 // control and bidi characters, which a browser would act on (reordering what is shown),
 // are then shown as text (textsafe.Text: \u202e, \x1b).
-func WriteReportView(w io.Writer, v *ReportView) error {
+func WriteView(w io.Writer, v *View) error {
 	t, err := reportTemplate()
 	if err != nil {
 		return fmt.Errorf("report template: %w", err)
@@ -80,7 +80,7 @@ func WriteReportView(w io.Writer, v *ReportView) error {
 
 // page is what the template renders.
 type page struct {
-	S          *Summary
+	S          *results.Summary
 	Collected  string
 	Image      string
 	GPU        string // "AMD Instinct MI300X (gfx942)", or what the nodes said of it
@@ -88,14 +88,14 @@ type page struct {
 	NodeFails  failList
 	Experiment *expView // a job with an experiment: Benchmarks are then its failed trial runs
 	Trend      []trendChart
-	VsRef      *Comparison // against the manifest's reference job
+	VsRef      *results.Comparison // against the manifest's reference job
 	RefName    string
 	RefLines   [][]string
 }
 
 type benchView struct {
 	Image       string // the image it ran on, when the job's benchmarks ran on several
-	B           *BenchmarkSummary
+	B           *results.BenchmarkSummary
 	ID          string
 	Reason      string // B.Reason without the failed nodes it names (they are listed)
 	Headline    string // the winning value, rounded
@@ -111,10 +111,10 @@ type benchView struct {
 	Strip       strip
 	Charts      []chart
 	MoreRows    int
-	Rows        []RowSummary // the first maxTableRows rows of the table
-	HiddenRows  int          // rows left out of the table (all are in perf.csv)
+	Rows        []results.RowSummary // the first maxTableRows rows of the table
+	HiddenRows  int                  // rows left out of the table (all are in perf.csv)
 	Failed      failList
-	Candidates  []Candidate
+	Candidates  []results.Candidate
 	MoreCands   int
 	Tel         *telView // nil: no node left telemetry of it
 	Tools       string   // the tools it ran under, in the order they stacked
@@ -125,12 +125,12 @@ type benchView struct {
 }
 
 type failView struct {
-	NodeFailure
+	results.NodeFailure
 	Excerpt   string
 	Truncated bool
 }
 
-func newPage(rv *ReportView) *page {
+func newPage(rv *View) *page {
 	s := rv.Summary
 	v := &page{S: s, Collected: s.CollectedAt.Format("2006-01-02 15:04:05 MST"), Image: s.Image.ID, GPU: gpuLine(s)}
 	if len(v.Image) > 19 {
@@ -146,14 +146,14 @@ func newPage(rv *ReportView) *page {
 		for _, ch := range rv.VsRef.Changes {
 			pct := "-"
 			if ch.Percent != nil {
-				pct = formatPercent(*ch.Percent, ch.Tolerance)
+				pct = results.FormatPercent(*ch.Percent, ch.Tolerance)
 			}
-			v.RefLines = append(v.RefLines, []string{strings.Join(nonEmpty(ch.Model, ch.Metric, ch.Key), " "), dash(ch.Base), dash(ch.New), pct,
-				stats.FormatStat(ch.Tolerance) + "%", ch.Verdict, changeNote(ch)})
+			v.RefLines = append(v.RefLines, []string{strings.Join(results.NonEmpty(ch.Model, ch.Metric, ch.Key), " "), results.Dash(ch.Base), results.Dash(ch.New), pct,
+				stats.FormatStat(ch.Tolerance) + "%", ch.Verdict, results.ChangeNote(ch)})
 		}
 	}
 	for i := range s.Benchmarks {
-		if s.Experiment != nil && s.Benchmarks[i].Trial > 0 && s.Benchmarks[i].Status != StatusFailure {
+		if s.Experiment != nil && s.Benchmarks[i].Trial > 0 && s.Benchmarks[i].Status != results.StatusFailure {
 			continue // a trial's value is in the experiment's table and strips
 		}
 		if s.Experiment != nil && len(v.Benchmarks) == maxFailedTrialSections {
@@ -167,7 +167,7 @@ func newPage(rv *ReportView) *page {
 
 // gpuLine is the job's GPU model and architecture for the header: "AMD Instinct MI300X
 // (gfx942)", "gfx942" without a name, "" when the nodes did not say.
-func gpuLine(s *Summary) string {
+func gpuLine(s *results.Summary) string {
 	name, arch := strings.ReplaceAll(s.GPUName, ",", ", "), strings.ReplaceAll(s.GPUArch, ",", ", ")
 	switch {
 	case name != "" && arch != "":
@@ -182,17 +182,17 @@ func gpuLine(s *Summary) string {
 // thousands of rows would make the page unreadable (and megabytes long); perf.csv has all.
 const maxTableRows = 200
 
-func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
+func newBenchView(s *results.Summary, b *results.BenchmarkSummary, i int) benchView {
 	bv := benchView{B: b, ID: fmt.Sprintf("b%d", i), Reason: briefReason(b, s.Nodes.Expected)}
-	if len(s.Images) > 0 && s.job != nil {
-		im := s.job.ImageOf(b.Name)
-		bv.Image = cmpOr(im.Tag, im.ID)
+	if len(s.Images) > 0 && s.JobJSON() != nil {
+		im := s.JobJSON().ImageOf(b.Name)
+		bv.Image = results.CmpOr(im.Tag, im.ID)
 	}
 	if w := b.Winner; w != nil {
 		bv.WinnerLabel = w.Label()
 		bv.WinnerLink = w.File
 		for _, r := range b.Rows {
-			if hasPerformance(r.Performance) {
+			if results.HasPerformance(r.Performance) {
 				bv.HeadExact, bv.HeadMetric = strings.TrimSpace(r.Performance), r.Metric
 				bv.Headline = readableRaw(r.Performance)
 				if r.Model != b.Name {
@@ -211,10 +211,10 @@ func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
 		}
 	}
 	if d := b.Durations; d.Nodes > 0 {
-		bv.Durations = fmt.Sprintf("%s s on average over %s (min %s s, max %s s)", readable(d.Mean), plural(d.Nodes, "node", "nodes"), readable(d.Min), readable(d.Max))
+		bv.Durations = fmt.Sprintf("%s s on average over %s (min %s s, max %s s)", readable(d.Mean), results.Plural(d.Nodes, "node", "nodes"), readable(d.Min), readable(d.Max))
 	}
 	if b.GPUsPerNode > 0 {
-		bv.GPUs = fmt.Sprintf("%s per node, %d in all", plural(b.GPUsPerNode, "GPU", "GPUs"), b.GPUs)
+		bv.GPUs = fmt.Sprintf("%s per node, %d in all", results.Plural(b.GPUsPerNode, "GPU", "GPUs"), b.GPUs)
 	}
 	bv.Strip = nodeStrip(s, b)
 	bv.Rows = b.Rows[:min(len(b.Rows), maxTableRows)]
@@ -228,8 +228,8 @@ func newBenchView(s *Summary, b *BenchmarkSummary, i int) benchView {
 			bv.Charts = append(bv.Charts, valueChart(s, b, r))
 		}
 	}
-	bv.Tel = newTelView(s.path, b)
-	bv.Failed = newFailList(b.Failed, s.path)
+	bv.Tel = newTelView(s.Path(), b)
+	bv.Failed = newFailList(b.Failed, s.Path())
 	bv.Candidates = b.Candidates[:min(len(b.Candidates), maxCandidates)]
 	bv.MoreCands = len(b.Candidates) - len(bv.Candidates)
 	bv.Tools = strings.Join(b.Tools, ", ")

@@ -1,10 +1,12 @@
-package results
+package report
 
 import (
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/results"
 )
 
 // The report of a job with an experiment: a scaling chart per metric and combination of
@@ -23,7 +25,7 @@ const maxScalingCharts = 24
 const maxFailedTrialSections = 20
 
 type expView struct {
-	X          *ExperimentSummary
+	X          *results.ExperimentSummary
 	Params     []string
 	Rows       []expRowView
 	HiddenRows int
@@ -77,7 +79,7 @@ type scalePoint struct {
 	Tip            string
 }
 
-func newExpView(s *Summary) *expView {
+func newExpView(s *results.Summary) *expView {
 	x := s.Experiment
 	v := &expView{X: x, Params: x.Params}
 	v.Plan = fmt.Sprintf("%d variants × (%d warmup + %d measured) trials, order %s", len(x.Variants), x.Warmup, x.Repeat, x.Order)
@@ -89,9 +91,9 @@ func newExpView(s *Summary) *expView {
 			v.HiddenRows = len(x.Rows) - maxExpRows
 			break
 		}
-		rv := expRowView{Benchmark: r.Benchmark, Model: r.Model, Metric: dash(r.Metric), Key: keyText(r.Identity, r.Occurrence),
+		rv := expRowView{Benchmark: r.Benchmark, Model: r.Model, Metric: results.Dash(r.Metric), Key: results.KeyText(r.Identity, r.Occurrence),
 			Status: r.Status, Reason: r.Reason, Trials: strconv.Itoa(r.Stats.Trials), Median: "-", Interval: "-", CV: "-", Outliers: "-"}
-		va := x.Variants[r.variant]
+		va := x.VariantOf(r)
 		for _, p := range x.Params {
 			val, ok := va.Param(p)
 			if !ok {
@@ -132,7 +134,7 @@ func newExpView(s *Summary) *expView {
 }
 
 // newTrialStrip places a row's trials on an axis from the smallest to the largest value.
-func newTrialStrip(r ExperimentRow) trialStrip {
+func newTrialStrip(r results.ExperimentRow) trialStrip {
 	st := trialStrip{W: 150, H: 22}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, t := range r.Trials {
@@ -174,14 +176,14 @@ func newTrialStrip(r ExperimentRow) trialStrip {
 
 // newScaleChart draws the medians against nodes on linear axes from 0, with each median's
 // interval as an error bar and the ideal line (perfect scaling from the fewest nodes).
-func newScaleChart(sc ScalingSummary) scaleChart {
+func newScaleChart(sc results.ScalingSummary) scaleChart {
 	c := scaleChart{W: 420, H: 250, PlotL: 56, PlotR: 400, PlotT: 16, PlotB: 210, Direction: sc.Better, Guessed: sc.Guessed}
 	title := sc.Model + " " + sc.Metric
-	if k := keyText(sc.Identity, sc.Occurrence); k != "-" {
+	if k := results.KeyText(sc.Identity, sc.Occurrence); k != "-" {
 		title += " [" + k + "]"
 	}
 	if len(sc.Params) > 0 {
-		title += " · " + paramText(sc.Params)
+		title += " · " + results.ParamText(sc.Params)
 	}
 	c.Title = title
 	c.XLabel, c.YLabel = "nodes", sc.Metric
@@ -192,7 +194,7 @@ func newScaleChart(sc ScalingSummary) scaleChart {
 	}
 	base := sc.Points[0]
 	ideal := func(n int) float64 {
-		if sc.Better == HigherIsBetter {
+		if sc.Better == results.HigherIsBetter {
 			return base.Value * float64(n) / float64(base.Nodes)
 		}
 		return base.Value * float64(base.Nodes) / float64(n)

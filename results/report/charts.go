@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -65,44 +66,42 @@ type bar struct {
 // stateName is the CSS class and the words for a node state.
 func stateName(x byte) (class, label string) {
 	switch x {
-	case stOK:
+	case results.StateOK:
 		return "st-ok", "succeeded"
-	case stFailed:
+	case results.StateFailed:
 		return "st-failed", "failed"
-	case stRunning:
+	case results.StateRunning:
 		return "st-running", "running"
-	case stSkipped:
+	case results.StateSkipped:
 		return "st-skipped", "skipped"
-	case stMissing:
+	case results.StateMissing:
 		return "st-missing", "never reported"
 	}
 	return "st-none", "no record"
 }
 
-const numStates = int(stMissing) + 1
-
-func nodeLabel(s *Summary, rank int) string {
-	if s.job != nil && rank < len(s.job.Nodes) {
-		return jobdir.NodeName(rank, s.job.Nodes[rank])
+func nodeLabel(s *results.Summary, rank int) string {
+	if s.JobJSON() != nil && rank < len(s.JobJSON().Nodes) {
+		return jobdir.NodeName(rank, s.JobJSON().Nodes[rank])
 	}
 	return "rank " + strconv.Itoa(rank)
 }
 
 // nodeStrip draws one cell per node coloured by its state, or a stacked bar for many nodes.
-func nodeStrip(s *Summary, b *BenchmarkSummary) strip {
+func nodeStrip(s *results.Summary, b *results.BenchmarkSummary) strip {
 	var st strip
-	ns := &b.nodes
-	for k, n := range ns.counts {
+	ns := b.NodeStates()
+	for k, n := range ns.Counts {
 		if n > 0 {
 			class, label := stateName(byte(k))
 			st.Legend = append(st.Legend, legendItem{Class: class, Label: label, N: n})
 		}
 	}
-	if ns.n <= maxStripNodes {
-		rows := (ns.n + stripCellsPerRow - 1) / stripCellsPerRow
-		st.W = min(ns.n, stripCellsPerRow) * stripCell
+	if ns.N <= results.MaxStripNodes {
+		rows := (ns.N + stripCellsPerRow - 1) / stripCellsPerRow
+		st.W = min(ns.N, stripCellsPerRow) * stripCell
 		st.H = rows * stripCell
-		for rank, x := range ns.cells {
+		for rank, x := range ns.Cells {
 			class, label := stateName(x)
 			st.Cells = append(st.Cells, cell{X: float64(rank%stripCellsPerRow) * stripCell, Y: float64(rank/stripCellsPerRow) * stripCell,
 				W: stripCell - 2, H: stripCell - 2, Class: class, Tip: nodeLabel(s, rank) + ": " + label})
@@ -112,7 +111,7 @@ func nodeStrip(s *Summary, b *BenchmarkSummary) strip {
 	st.W, st.H = chartWidth, 20
 	x := 0.0
 	for _, l := range st.Legend {
-		w := float64(chartWidth) * float64(l.N) / float64(ns.n)
+		w := float64(chartWidth) * float64(l.N) / float64(ns.N)
 		st.Stacked = append(st.Stacked, cell{X: x, W: w, H: 20, Class: l.Class, Tip: fmt.Sprintf("%s: %d nodes", l.Label, l.N)})
 		x += w
 	}
@@ -120,7 +119,7 @@ func nodeStrip(s *Summary, b *BenchmarkSummary) strip {
 }
 
 // valueChart draws one bar per node (few nodes) or a histogram of the values (many).
-func valueChart(s *Summary, b *BenchmarkSummary, r RowSummary) chart {
+func valueChart(s *results.Summary, b *results.BenchmarkSummary, r results.RowSummary) chart {
 	st := r.Stats
 	slow := slowest(r, maxSlowest)
 	c := chart{Title: strings.TrimSpace(r.Model + " · " + r.Metric), Slowest: slowestNodes(s, r, slow)}
@@ -149,7 +148,7 @@ const (
 )
 
 // barChart draws one bar per node on an axis chosen to show the differences between nodes.
-func barChart(c *chart, s *Summary, b *BenchmarkSummary, st stats.Stats, slow []stats.NodeValue, lo, hi float64) {
+func barChart(c *chart, s *results.Summary, b *results.BenchmarkSummary, st stats.Stats, slow []stats.NodeValue, lo, hi float64) {
 	ax := valueAxis(lo, hi)
 	xOf := func(v float64) float64 { return chartLabelWidth + chartBarWidth*ax.frac(v) }
 	winner := -1

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -19,30 +20,30 @@ const TrendJobs = 20
 // maxTrendCharts bounds the trend charts of one report.
 const maxTrendCharts = 12
 
-// ReportView is what report.html shows: a collected job's summary, and what collect found
-// of the job's past. Collect builds it (Collection.Report) and hands it to WriteReportView;
+// View is what report.html shows: a collected job's summary, and what collect found
+// of the job's past. Collect builds it (Collection.Report) and hands it to WriteView;
 // a view of a summary alone (WriteReport) has neither trend nor reference.
-type ReportView struct {
-	Summary *Summary
+type View struct {
+	Summary *results.Summary
 	// Trend is the rows of the manifest's last TrendJobs collected jobs, this job's last.
-	Trend []HistoryRow
+	Trend []results.HistoryRow
 	// VsRef is this job against the manifest's reference job, RefName (nil: no reference,
 	// or this job is it).
-	VsRef   *Comparison
+	VsRef   *results.Comparison
 	RefName string
 }
 
-// NewReportView is the report's view of s: with what it shows of the past, the trend and
+// NewView is the report's view of s: with what it shows of the past, the trend and
 // the comparison against the reference. Nothing of the past is an error: a shared
 // directory without history or reference gives a view without them.
-func NewReportView(l jobdir.Layout, dir jobdir.Dir, s *Summary, perf *Table) *ReportView {
-	v := &ReportView{Summary: s}
-	if s.job == nil || s.Name == "" {
+func NewView(l jobdir.Layout, dir jobdir.Dir, s *results.Summary, perf *results.Table) *View {
+	v := &View{Summary: s}
+	if s.JobJSON() == nil || s.Name == "" {
 		return v
 	}
-	rows, err := History(l, HistoryOptions{Manifest: s.Name, Threshold: 5})
+	rows, err := results.History(l, results.HistoryOptions{Manifest: s.Name, Threshold: 5})
 	if err == nil {
-		var past []HistoryRow
+		var past []results.HistoryRow
 		for _, r := range rows {
 			if r.Job != dir.JobID {
 				past = append(past, r)
@@ -56,7 +57,7 @@ func NewReportView(l jobdir.Layout, dir jobdir.Dir, s *Summary, perf *Table) *Re
 			}
 			jobs[past[i].Job] = true
 		}
-		v.Trend = append(past, historyRowsOf(perf, s.job, dir)...)
+		v.Trend = append(past, results.HistoryRowsOf(perf, s.JobJSON(), dir)...)
 	}
 	ref, err := l.ReadReference(s.Name)
 	if err != nil || ref == nil || ref.Job == dir.JobID {
@@ -66,36 +67,25 @@ func NewReportView(l jobdir.Layout, dir jobdir.Dir, s *Summary, perf *Table) *Re
 	if err != nil {
 		return v
 	}
-	base, baseRules, err := ReadJobSource(rd)
+	base, baseRules, err := results.ReadJobSource(rd)
 	if err != nil {
 		return v
 	}
-	rules := JudgeRules(metricRules(s.job.Manifest.Metrics), baseRules)
-	cur := CompareSource{Table: perf, Name: "this job"}
+	rules := results.JudgeRules(results.MetricRules(s.JobJSON().Manifest.Metrics), baseRules)
+	cur := results.CompareSource{Table: perf, Name: "this job"}
 	if s.Experiment != nil {
 		cur.Trials = experimentTrials(s.Experiment)
 	}
-	v.VsRef = CompareSources(base, cur, CompareOptions{Threshold: 5, Rules: rules})
+	v.VsRef = results.CompareSources(base, cur, results.CompareOptions{Threshold: 5, Rules: rules})
 	v.RefName = jobdir.Name(rd.JobID, rd.Attempt)
 	return v
 }
 
 // experimentTrials is each experiment row's measured values, by perf.csv row.
-func experimentTrials(x *ExperimentSummary) [][]float64 {
+func experimentTrials(x *results.ExperimentSummary) [][]float64 {
 	out := make([][]float64, len(x.Rows))
 	for i, r := range x.Rows {
-		out[i] = r.measured()
-	}
-	return out
-}
-
-// measured is the values of the row's measured trials that gave one.
-func (r ExperimentRow) measured() []float64 {
-	var out []float64
-	for _, t := range r.Trials {
-		if !t.Warmup && t.HasValue {
-			out = append(out, t.Value)
-		}
+		out[i] = r.Measured()
 	}
 	return out
 }
@@ -116,18 +106,18 @@ type trendPoint struct {
 	Tip     string
 }
 
-func newTrendCharts(trend []HistoryRow, current string) []trendChart {
+func newTrendCharts(trend []results.HistoryRow, current string) []trendChart {
 	type series struct {
 		title string
-		rows  []HistoryRow
+		rows  []results.HistoryRow
 	}
 	byID := map[string]*series{}
 	var order []string
 	for _, r := range trend {
-		id := historyRowID(r)
+		id := results.HistoryRowID(r)
 		se := byID[id]
 		if se == nil {
-			title := strings.Join(nonEmpty(r.Model, r.Metric, r.Key, r.Variant), " · ")
+			title := strings.Join(results.NonEmpty(r.Model, r.Metric, r.Key, r.Variant), " · ")
 			se = &series{title: title}
 			byID[id] = se
 			order = append(order, id)

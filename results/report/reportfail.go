@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results"
 )
 
 // redactQuoted hides credentials in text the report quotes from the job folder (a failed
@@ -53,7 +54,7 @@ type failLink struct {
 	Nodes               int
 }
 
-func linkOf(f NodeFailure) failLink {
+func linkOf(f results.NodeFailure) failLink {
 	l := failLink{Label: f.Label(), Reason: f.Reason, Nodes: f.Nodes()}
 	switch {
 	case f.Log != "":
@@ -68,9 +69,9 @@ func linkOf(f NodeFailure) failLink {
 
 // newFailList makes the list; jobPath is the job folder the excerpts are read from ("":
 // none, as for a decoded summary.json).
-func newFailList(failed []NodeFailure, jobPath string) failList {
-	fl := failList{Nodes: countNodes(failed)}
-	example := func(f NodeFailure) failView {
+func newFailList(failed []results.NodeFailure, jobPath string) failList {
+	fl := failList{Nodes: results.CountNodes(failed)}
+	example := func(f results.NodeFailure) failView {
 		fv := failView{NodeFailure: f}
 		if f.Diagnostics != "" && jobPath != "" {
 			fv.Excerpt, fv.Truncated = excerpt(filepath.Join(jobPath, filepath.FromSlash(f.Diagnostics), jobdir.DiagSummaryFile))
@@ -87,7 +88,7 @@ func newFailList(failed []NodeFailure, jobPath string) failList {
 	for _, f := range listed {
 		fl.All = append(fl.All, linkOf(f))
 	}
-	fl.More = countNodes(failed[len(listed):])
+	fl.More = results.CountNodes(failed[len(listed):])
 
 	// Group by reason, the largest groups first (then by their first node); beyond
 	// maxFailGroups, the smallest are one group: "3 other reasons".
@@ -155,7 +156,7 @@ func newFailList(failed []NodeFailure, jobPath string) failList {
 
 // reasonKey groups failures whose reasons differ only in numbers ("no folder nodes/98-*"
 // and "no folder nodes/198-*", "node00059" and "node00119"), with the same outcome and exit.
-func reasonKey(f NodeFailure) string {
+func reasonKey(f results.NodeFailure) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\x00%d\x00", f.Outcome, f.ExitCode)
 	digits := false
@@ -176,8 +177,8 @@ func reasonKey(f NodeFailure) string {
 // briefReason is a benchmark's reason without the failed nodes it lists ("40 of 200 nodes
 // failed: 4-n4 (timeout ...); ..." -> "40 of 200 nodes failed"), when the report lists them
 // below; any other reason as it is.
-func briefReason(b *BenchmarkSummary, world int) string {
-	n := countNodes(b.Failed)
+func briefReason(b *results.BenchmarkSummary, world int) string {
+	n := results.CountNodes(b.Failed)
 	if n == 0 {
 		return b.Reason
 	}

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -55,10 +56,10 @@ func TestValueAxisStartsAtZero(t *testing.T) {
 // The chart itself: three nodes 2 % apart get bars whose lengths differ by more than 30 %
 // of the bar area, and the chart says where its axis starts.
 func TestBarChartMagnifiesASmallSpread(t *testing.T) {
-	s := &Summary{}
-	r := RowSummary{Model: "m", Metric: "samples_per_second", Stats: stats.Stats{Nodes: 3, Median: 101,
+	s := &results.Summary{}
+	r := results.RowSummary{Model: "m", Metric: "samples_per_second", Stats: stats.Stats{Nodes: 3, Median: 101,
 		Values: []stats.NodeValue{{Rank: 0, Value: 100}, {Rank: 1, Value: 101}, {Rank: 2, Value: 102}}}}
-	c := valueChart(s, &BenchmarkSummary{}, r)
+	c := valueChart(s, &results.BenchmarkSummary{}, r)
 	if c.Histogram || len(c.Bars) != 3 {
 		t.Fatalf("chart %+v", c)
 	}
@@ -73,7 +74,7 @@ func TestBarChartMagnifiesASmallSpread(t *testing.T) {
 	}
 	// Far apart: from zero, and nothing to say about it.
 	r.Stats.Values[0].Value = 10
-	if c := valueChart(s, &BenchmarkSummary{}, r); c.AxisNote != "" || c.Bars[0].W >= c.Bars[2].W/5 {
+	if c := valueChart(s, &results.BenchmarkSummary{}, r); c.AxisNote != "" || c.Bars[0].W >= c.Bars[2].W/5 {
 		t.Errorf("10 against 102: note %q, bars %.0f and %.0f px", c.AxisNote, c.Bars[0].W, c.Bars[2].W)
 	}
 }

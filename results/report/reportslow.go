@@ -1,9 +1,10 @@
-package results
+package report
 
 import (
 	"math"
 	"strings"
 
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -17,7 +18,7 @@ type slowNode struct {
 }
 
 // slowestNodes names the nodes of slowest(r, n) with how far each is from the median.
-func slowestNodes(s *Summary, r RowSummary, worst []stats.NodeValue) []slowNode {
+func slowestNodes(s *results.Summary, r results.RowSummary, worst []stats.NodeValue) []slowNode {
 	out := make([]slowNode, len(worst))
 	for i, v := range worst {
 		out[i].Label = nodeLabel(s, v.Rank)
@@ -50,13 +51,13 @@ func slowestText(nodes []slowNode) string {
 // the lower rank). Worst is the lowest value, or the highest for a metric that reads as a
 // time (latency, seconds, ...). Nodes within 0.05 % of the median are left out. One pass,
 // kept sorted: a job of millions of nodes must not sort them all for five names.
-func slowest(r RowSummary, n int) []stats.NodeValue {
+func slowest(r results.RowSummary, n int) []stats.NodeValue {
 	st := r.Stats
 	if st.Nodes < 2 || n <= 0 {
 		return nil
 	}
 	sign := 1.0 // how much worse than the median a value is: median - v, or v - median
-	if direction(AutoDirection, r.Metric) == LowerIsBetter {
+	if results.Direction(results.AutoDirection, r.Metric) == results.LowerIsBetter {
 		sign = -1
 	}
 	worse := func(v float64) float64 { return sign * (st.Median - v) }

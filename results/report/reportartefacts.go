@@ -1,9 +1,11 @@
-package results
+package report
 
 import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/benchctl/benchctl/results"
 )
 
 // artefactsOpen is how many artefacts a benchmark's report lists open; a longer list is
@@ -26,7 +28,7 @@ type artFile struct {
 }
 
 // artefactsView is a benchmark's artefacts for the report, and how many files they list.
-func artefactsView(b *BenchmarkSummary) ([]artView, int) {
+func artefactsView(b *results.BenchmarkSummary) ([]artView, int) {
 	var out []artView
 	n := 0
 	for _, a := range b.Artefacts {
@@ -39,7 +41,7 @@ func artefactsView(b *BenchmarkSummary) ([]artView, int) {
 				}
 			}
 			af := artFile{Href: linkPath(f.Path), Name: name, Results: f.Results}
-			if f.Type != ArtefactFile {
+			if f.Type != results.ArtefactFile {
 				af.Type, af.Href = f.Type, "" // a link is not followed, a FIFO not opened: no link to them
 			} else {
 				af.Size = byteSize(f.Size)
@@ -58,7 +60,7 @@ func artefactsView(b *BenchmarkSummary) ([]artView, int) {
 			notes = append(notes, "more not listed: collect stopped looking")
 		}
 		if a.Deep > 0 {
-			notes = append(notes, fmt.Sprintf("%s deeper than %d levels not entered", plural(a.Deep, "folder", "folders"), MaxArtefactDepth))
+			notes = append(notes, fmt.Sprintf("%s deeper than %d levels not entered", results.Plural(a.Deep, "folder", "folders"), results.MaxArtefactDepth))
 		}
 		if a.Problem != "" {
 			notes = append(notes, a.Problem)

@@ -1,17 +1,18 @@
-package results
+package report
 
 import (
 	"fmt"
 	"testing"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
 func TestSlowestNodes(t *testing.T) {
-	s := &Summary{job: &jobdir.Job{Nodes: []string{"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"}}}
-	row := func(metric string, vals ...float64) RowSummary {
-		r := RowSummary{Model: "m", Metric: metric, Stats: stats.Stats{Nodes: len(vals)}}
+	s := (&results.Summary{}).WithJob(&jobdir.Job{Nodes: []string{"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"}})
+	row := func(metric string, vals ...float64) results.RowSummary {
+		r := results.RowSummary{Model: "m", Metric: metric, Stats: stats.Stats{Nodes: len(vals)}}
 		for i, v := range vals {
 			r.Stats.Values = append(r.Stats.Values, stats.NodeValue{Rank: i, Value: v})
 		}
@@ -24,7 +25,7 @@ func TestSlowestNodes(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		r    RowSummary
+		r    results.RowSummary
 		n    int
 		want string
 	}{
@@ -47,7 +48,7 @@ func TestSlowestNodes(t *testing.T) {
 // Millions of nodes: one pass, no sort of them all.
 func TestSlowestManyNodes(t *testing.T) {
 	const n = 200000
-	r := RowSummary{Metric: "x", Stats: stats.Stats{Nodes: n, Median: 1000}}
+	r := results.RowSummary{Metric: "x", Stats: stats.Stats{Nodes: n, Median: 1000}}
 	for i := range n {
 		r.Stats.Values = append(r.Stats.Values, stats.NodeValue{Rank: i, Value: 1000 - float64(i%1000)/100})
 	}

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"bytes"
@@ -12,10 +12,11 @@ import (
 
 	"github.com/benchctl/benchctl/bench/collect/synth"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results"
 )
 
 // collected is what the report's tests need of a collected job: its summary.
-type collected struct{ Summary *Summary }
+type collected struct{ Summary *results.Summary }
 
 // collectJob aggregates a job of shared as collect does (the newest attempt unless one is asked
 // for), for the report's tests.
@@ -25,14 +26,14 @@ func collectJob(t *testing.T, shared, job string, attempt int, partial bool) (*c
 	if err != nil {
 		return nil, err
 	}
-	s, err := Aggregate(context.Background(), dir, AggregateOptions{Now: fixedNow, CollectedBy: "test", Workers: 3, Partial: partial})
+	s, err := results.Aggregate(context.Background(), dir, results.AggregateOptions{Now: fixedNow, CollectedBy: "test", Workers: 3, Partial: partial})
 	if err != nil {
 		return nil, err
 	}
 	return &collected{Summary: s}, nil
 }
 
-func render(t *testing.T, s *Summary) string {
+func render(t *testing.T, s *results.Summary) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := WriteReport(&buf, s); err != nil {
@@ -185,7 +186,7 @@ func TestReportGPU(t *testing.T) {
 	if html := render(t, s); !strings.Contains(html, `<p class="meta gpu">GPU <strong>AMD Instinct MI300X (gfx942)</strong></p>`) {
 		t.Error("the header does not name the GPU")
 	}
-	if data, _ := EncodeSummary(s); !strings.Contains(string(data), `"gpuName": "AMD Instinct MI300X"`) {
+	if data, _ := results.EncodeSummary(s); !strings.Contains(string(data), `"gpuName": "AMD Instinct MI300X"`) {
 		t.Errorf("summary.json lacks gpuName:\n%s", data)
 	}
 	s.GPUName, s.GPUArch = "", ""

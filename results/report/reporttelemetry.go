@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results"
 )
 
 // The report's telemetry timelines: how many nodes get one (throttled nodes first), and how
@@ -53,7 +54,7 @@ type mark struct{ X, W float64 }
 
 // newTelView is b's telemetry for the report, reading up to maxTimelines nodes' series from
 // the job folder at dir.
-func newTelView(dir string, b *BenchmarkSummary) *telView {
+func newTelView(dir string, b *results.BenchmarkSummary) *telView {
 	t := b.Telemetry
 	if t == nil {
 		return nil
@@ -79,14 +80,14 @@ func newTelView(dir string, b *BenchmarkSummary) *telView {
 			break
 		}
 	}
-	v.Line = fmt.Sprintf("over %s: %s", plural(t.Nodes, "node", "nodes"), strings.Join(parts, " · "))
+	v.Line = fmt.Sprintf("over %s: %s", results.Plural(t.Nodes, "node", "nodes"), strings.Join(parts, " · "))
 	if t.NodesWithout > 0 {
-		v.Unavailable = fmt.Sprintf("%s without telemetry: %s", plural(t.NodesWithout, "node", "nodes"), t.Unavailable)
+		v.Unavailable = fmt.Sprintf("%s without telemetry: %s", results.Plural(t.NodesWithout, "node", "nodes"), t.Unavailable)
 	}
 	if t.NodesMissing > 0 {
-		v.Unavailable = strings.TrimPrefix(v.Unavailable+"; ", "; ") + fmt.Sprintf("%s left no telemetry of this run (killed before its end?): the sums are of the others", plural(t.NodesMissing, "node", "nodes"))
+		v.Unavailable = strings.TrimPrefix(v.Unavailable+"; ", "; ") + fmt.Sprintf("%s left no telemetry of this run (killed before its end?): the sums are of the others", results.Plural(t.NodesMissing, "node", "nodes"))
 	}
-	v.Throttled = throttleNote(t)
+	v.Throttled = results.ThrottleNote(t)
 	nodes := slices.Clone(t.ThrottledNodes)
 	for _, n := range t.PerNode {
 		if !n.Throttled {
@@ -121,7 +122,7 @@ type bin struct {
 	throttled, seen int
 }
 
-func readTimeline(dir string, n NodeTelemetry) timeline {
+func readTimeline(dir string, n results.NodeTelemetry) timeline {
 	tl := timeline{Label: jobdir.NodeName(n.Rank, n.Host), Href: n.Series, Throttled: n.Throttled, W: timelineW, H: timelineH, Left: timelineLeft}
 	var rows []jobdir.TelemetryRow
 	_, err := jobdir.ReadTelemetrySeries(dir, filepath.FromSlash(n.Series), func(r jobdir.TelemetryRow) {
