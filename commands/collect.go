@@ -16,6 +16,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/collect"
+	"github.com/benchctl/benchctl/results/compare"
 	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
@@ -103,11 +104,11 @@ func Collect(ctx context.Context, io iostreams.Streams, opts *CollectOptions) er
 // collectCheck judges the collected job against --against and writes --junit. The first
 // error is the check's verdict (a regression, exit 3), the second what kept it from being made.
 func collectCheck(l jobdir.Layout, col *collect.Collection, opts *CollectOptions) (verdict, err error) {
-	var cmp *results.Comparison
+	var cmp *compare.Comparison
 	against := ""
 	if opts.Check {
-		cmp, against, err = results.Check(l, col.Dir, opts.Against, results.CompareOptions{Threshold: opts.ThresholdPct})
-		var ae *results.AgainstError
+		cmp, against, err = compare.Check(l, col.Dir, opts.Against, compare.CompareOptions{Threshold: opts.ThresholdPct})
+		var ae *compare.AgainstError
 		switch {
 		case errors.As(err, &ae):
 			slog.Warn("nothing to check against: "+ae.Msg, "job", col.Dir.JobID)
@@ -115,13 +116,13 @@ func collectCheck(l jobdir.Layout, col *collect.Collection, opts *CollectOptions
 			return nil, err
 		default:
 			n := cmp.Counts()
-			slog.Info("checked", "against", against, "regressed", n[results.VerdictRegressed], "improved", n[results.VerdictImproved],
-				"no change", n[results.VerdictSame], "inconclusive", n[results.VerdictInconclusive], "not in both", n[results.VerdictOnlyBase]+n[results.VerdictOnlyNew])
+			slog.Info("checked", "against", against, "regressed", n[compare.VerdictRegressed], "improved", n[compare.VerdictImproved],
+				"no change", n[compare.VerdictSame], "inconclusive", n[compare.VerdictInconclusive], "not in both", n[compare.VerdictOnlyBase]+n[compare.VerdictOnlyNew])
 		}
 	}
 	if opts.Junit != "" {
 		var buf bytes.Buffer
-		if err := results.WriteJUnit(&buf, col.Summary, col.Perf, cmp, against); err != nil {
+		if err := compare.WriteJUnit(&buf, col.Summary, col.Perf, cmp, against); err != nil {
 			return nil, err
 		}
 		if err := atomicfile.WriteFile(opts.Junit, buf.Bytes()); err != nil {

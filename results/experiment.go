@@ -385,7 +385,7 @@ func scalingOf(es *ExperimentSummary, rules []manifest.MetricRule) []ScalingSumm
 		id := groupID{r.Benchmark, rowKeyOf(RowSummary{Model: r.Model, Metric: r.Metric, Identity: r.Identity, Occurrence: r.Occurrence}), ParamText(others)}
 		g := groups[id]
 		if g == nil {
-			better, guessed, _ := ruleOf(rules, 0, "", r.Metric)
+			better, guessed, _ := RuleOf(rules, 0, "", r.Metric)
 			g = &ScalingSummary{Benchmark: r.Benchmark, Model: r.Model, Metric: r.Metric, Identity: r.Identity, Occurrence: r.Occurrence,
 				Params: others, Better: better, Guessed: guessed}
 			groups[id] = g

@@ -132,7 +132,7 @@ func WriteRows(w io.Writer, markdown bool, s *Summary) error {
 		name := CmpOr(s.Name, s.Job)
 		lines = append(lines, []string{name, name, "-", "-", "-", "-", "-", "-", "-", "-", StatusFailure, "-", noBenchmarksReason})
 	}
-	if err := writeGrid(w, markdown, cols, lines); err != nil {
+	if err := WriteGrid(w, markdown, cols, lines); err != nil {
 		return err
 	}
 	return writeNotes(w, markdown, RecordNotes(s.NodeRecords))
@@ -159,11 +159,11 @@ func writeNotes(w io.Writer, markdown bool, notes []string) error {
 	return err
 }
 
-// writeGrid writes a header and rows as a markdown table or as aligned text columns: what
+// WriteGrid writes a header and rows as a markdown table or as aligned text columns: what
 // collect and compare print. Every cell is one line with its control characters escaped
 // (textsafe.Line: a container wrote most of them); in markdown, the characters that could
 // end a cell or turn it into markup are escaped too (markdownCell).
-func writeGrid(w io.Writer, markdown bool, header []string, lines [][]string) error {
+func WriteGrid(w io.Writer, markdown bool, header []string, lines [][]string) error {
 	row := func(l []string, cell func(string) string) []string {
 		out := make([]string, len(l))
 		for i, c := range l {
@@ -251,5 +251,5 @@ func writeExperimentRows(w io.Writer, markdown bool, x *ExperimentSummary) error
 		l = append(l, trials, med, ci, cv, out, r.Status, withNote(shorten(r.Reason, 100), trialThrottleNote(r.Telemetry)))
 		lines = append(lines, l)
 	}
-	return writeGrid(w, markdown, cols, lines)
+	return WriteGrid(w, markdown, cols, lines)
 }

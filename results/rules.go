@@ -18,10 +18,10 @@ const (
 	AutoDirection  = "auto" // lower for metrics that look like times (latency, seconds, ms, ...)
 )
 
-// ruleOf is how a metric is judged by rules: direction, whether it was guessed, and the
+// RuleOf is how a metric is judged by rules: direction, whether it was guessed, and the
 // tolerance (threshold, in percent, where its rule gives none). dir is which way is better
 // for a metric without a rule (auto, or empty, guesses from its name).
-func ruleOf(rules []manifest.MetricRule, threshold float64, dir, metric string) (better string, guessed bool, tol float64) {
+func RuleOf(rules []manifest.MetricRule, threshold float64, dir, metric string) (better string, guessed bool, tol float64) {
 	tol = threshold
 	r := manifest.RuleFor(rules, metric)
 	if r != nil && r.Tolerance != nil {

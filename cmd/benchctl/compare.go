@@ -11,6 +11,7 @@ import (
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/collect"
+	"github.com/benchctl/benchctl/results/compare"
 )
 
 func newCompareCmd(io iostreams.Streams, run runF[*commands.CompareOptions]) *cobra.Command {
@@ -77,7 +78,7 @@ bad flags.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			thr, err := results.ParseThreshold(opts.Threshold)
+			thr, err := compare.ParseThreshold(opts.Threshold)
 			if err != nil {
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}
@@ -94,7 +95,7 @@ bad flags.`,
 				opts.NewPath = args[0]
 				opts.AgainstGiven = cmd.Flags().Changed("against")
 			}
-			opts.Compare = results.CompareOptions{Threshold: thr, Direction: opts.Direction, Alpha: alpha}
+			opts.Compare = compare.CompareOptions{Threshold: thr, Direction: opts.Direction, Alpha: alpha}
 			return run(cmd.Context(), io, opts)
 		},
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/iostreams"
-	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/collect"
+	"github.com/benchctl/benchctl/results/compare"
 )
 
 func newHistoryCmd(io iostreams.Streams, run runF[*commands.HistoryOptions]) *cobra.Command {
@@ -37,7 +37,7 @@ at once.`,
   benchctl history -o openmetrics > /var/lib/node_exporter/textfile/benchctl.prom`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			thr, err := results.ParseThreshold(opts.Threshold)
+			thr, err := compare.ParseThreshold(opts.Threshold)
 			if err != nil {
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/compare"
 	"github.com/benchctl/benchctl/results/report"
 )
 
@@ -65,7 +66,7 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 	var base *results.Table
 	if opts.Baseline != "" {
 		var err error
-		if base, err = results.ReadBaseline(opts.Baseline); err != nil {
+		if base, err = compare.ReadBaseline(opts.Baseline); err != nil {
 			return nil, err
 		}
 	}
@@ -98,7 +99,7 @@ func Collect(ctx context.Context, opts CollectOptions) (*Collection, error) {
 	c.Summary = s
 	c.Perf = results.PerfTable(s)
 	if base != nil {
-		if n := results.ApplyBaseline(c.Perf, base); n < len(c.Perf.Rows) {
+		if n := compare.ApplyBaseline(c.Perf, base); n < len(c.Perf.Rows) {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("the baseline %s has a comparable row for %d of %d rows; relative_change is empty for the others", opts.Baseline, n, len(c.Perf.Rows)))
 		}
 	}

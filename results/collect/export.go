@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/jsonout"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/compare"
 )
 
 // FormatOpenMetrics is history's text for a metrics scraper (Prometheus, VictoriaMetrics).
@@ -29,8 +30,8 @@ const (
 type Exporter struct {
 	Name    string
 	Collect func(w io.Writer, s *results.Summary, perf *results.Table) error
-	Compare func(w io.Writer, c *results.Comparison) error
-	History func(w io.Writer, rows []results.HistoryRow) error
+	Compare func(w io.Writer, c *compare.Comparison) error
+	History func(w io.Writer, rows []compare.HistoryRow) error
 }
 
 // exporters are the formats, in the order the flags list them (the first is the default).
@@ -39,16 +40,16 @@ func exporters() []Exporter {
 	return []Exporter{
 		{Name: results.FormatTable,
 			Collect: func(w io.Writer, s *results.Summary, _ *results.Table) error { return results.WriteRows(w, false, s) },
-			Compare: func(w io.Writer, c *results.Comparison) error {
-				return results.WriteComparison(w, results.FormatTable, c)
+			Compare: func(w io.Writer, c *compare.Comparison) error {
+				return compare.WriteComparison(w, results.FormatTable, c)
 			},
-			History: func(w io.Writer, rows []results.HistoryRow) error { return results.WriteHistory(w, false, rows) }},
+			History: func(w io.Writer, rows []compare.HistoryRow) error { return compare.WriteHistory(w, false, rows) }},
 		{Name: results.FormatCSV,
 			Collect: func(w io.Writer, _ *results.Summary, perf *results.Table) error { return writeCSV(w, perf) },
-			Compare: func(w io.Writer, c *results.Comparison) error {
-				return results.WriteComparison(w, results.FormatCSV, c)
+			Compare: func(w io.Writer, c *compare.Comparison) error {
+				return compare.WriteComparison(w, results.FormatCSV, c)
 			},
-			History: func(w io.Writer, rows []results.HistoryRow) error { return writeCSV(w, results.HistoryTable(rows)) }},
+			History: func(w io.Writer, rows []compare.HistoryRow) error { return writeCSV(w, compare.HistoryTable(rows)) }},
 		{Name: results.FormatJSON,
 			Collect: func(w io.Writer, s *results.Summary, _ *results.Table) error {
 				data, err := results.EncodeSummary(s) // summary.json's bytes
@@ -58,16 +59,16 @@ func exporters() []Exporter {
 				_, err = w.Write(data)
 				return err
 			},
-			Compare: func(w io.Writer, c *results.Comparison) error { return jsonout.Write(w, c) },
-			History: func(w io.Writer, rows []results.HistoryRow) error { return jsonout.Write(w, rows) }},
+			Compare: func(w io.Writer, c *compare.Comparison) error { return jsonout.Write(w, c) },
+			History: func(w io.Writer, rows []compare.HistoryRow) error { return jsonout.Write(w, rows) }},
 		{Name: results.FormatMarkdown,
 			Collect: func(w io.Writer, s *results.Summary, _ *results.Table) error { return results.WriteRows(w, true, s) },
-			Compare: func(w io.Writer, c *results.Comparison) error {
-				return results.WriteComparison(w, results.FormatMarkdown, c)
+			Compare: func(w io.Writer, c *compare.Comparison) error {
+				return compare.WriteComparison(w, results.FormatMarkdown, c)
 			},
-			History: func(w io.Writer, rows []results.HistoryRow) error { return results.WriteHistory(w, true, rows) }},
+			History: func(w io.Writer, rows []compare.HistoryRow) error { return compare.WriteHistory(w, true, rows) }},
 		{Name: FormatOpenMetrics,
-			History: results.WriteOpenMetrics},
+			History: compare.WriteOpenMetrics},
 	}
 }
 
@@ -124,7 +125,7 @@ func ExportCollect(w io.Writer, format string, s *results.Summary, perf *results
 }
 
 // ExportCompare writes a comparison in format.
-func ExportCompare(w io.Writer, format string, c *results.Comparison) error {
+func ExportCompare(w io.Writer, format string, c *compare.Comparison) error {
 	e, err := exporter(format, KindCompare)
 	if err != nil {
 		return err
@@ -133,7 +134,7 @@ func ExportCompare(w io.Writer, format string, c *results.Comparison) error {
 }
 
 // ExportHistory writes a history in format.
-func ExportHistory(w io.Writer, format string, rows []results.HistoryRow) error {
+func ExportHistory(w io.Writer, format string, rows []compare.HistoryRow) error {
 	e, err := exporter(format, KindHistory)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/compare"
 )
 
 // Formulas a container wrote reached perf.csv, collect --append's file and -o csv verbatim
@@ -133,10 +134,10 @@ func TestEscapesNeverReachTheScreen(t *testing.T) {
 	if !strings.Contains(err.Error(), `\x1b]0;pwned\x07 FAILED \u202e`) {
 		t.Errorf("the error does not show the escaped log line: %s", err)
 	}
-	c := results.Compare(col.Perf, col.Perf, results.CompareOptions{})
+	c := compare.Compare(col.Perf, col.Perf, compare.CompareOptions{})
 	for _, format := range []string{results.FormatTable, results.FormatMarkdown} {
 		var out bytes.Buffer
-		if err := results.WriteComparison(&out, format, c); err != nil {
+		if err := compare.WriteComparison(&out, format, c); err != nil {
 			t.Fatal(err)
 		}
 		if r, bad := unsafeOnScreen(out.String()); bad {

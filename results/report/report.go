@@ -14,6 +14,7 @@ import (
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/compare"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -88,7 +89,7 @@ type page struct {
 	NodeFails  failList
 	Experiment *expView // a job with an experiment: Benchmarks are then its failed trial runs
 	Trend      []trendChart
-	VsRef      *results.Comparison // against the manifest's reference job
+	VsRef      *compare.Comparison // against the manifest's reference job
 	RefName    string
 	RefLines   [][]string
 }
@@ -146,10 +147,10 @@ func newPage(rv *View) *page {
 		for _, ch := range rv.VsRef.Changes {
 			pct := "-"
 			if ch.Percent != nil {
-				pct = results.FormatPercent(*ch.Percent, ch.Tolerance)
+				pct = compare.FormatPercent(*ch.Percent, ch.Tolerance)
 			}
-			v.RefLines = append(v.RefLines, []string{strings.Join(results.NonEmpty(ch.Model, ch.Metric, ch.Key), " "), results.Dash(ch.Base), results.Dash(ch.New), pct,
-				stats.FormatStat(ch.Tolerance) + "%", ch.Verdict, results.ChangeNote(ch)})
+			v.RefLines = append(v.RefLines, []string{strings.Join(compare.NonEmpty(ch.Model, ch.Metric, ch.Key), " "), results.Dash(ch.Base), results.Dash(ch.New), pct,
+				stats.FormatStat(ch.Tolerance) + "%", ch.Verdict, compare.ChangeNote(ch)})
 		}
 	}
 	for i := range s.Benchmarks {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/compare"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -26,10 +27,10 @@ const maxTrendCharts = 12
 type View struct {
 	Summary *results.Summary
 	// Trend is the rows of the manifest's last TrendJobs collected jobs, this job's last.
-	Trend []results.HistoryRow
+	Trend []compare.HistoryRow
 	// VsRef is this job against the manifest's reference job, RefName (nil: no reference,
 	// or this job is it).
-	VsRef   *results.Comparison
+	VsRef   *compare.Comparison
 	RefName string
 }
 
@@ -41,9 +42,9 @@ func NewView(l jobdir.Layout, dir jobdir.Dir, s *results.Summary, perf *results.
 	if s.JobJSON() == nil || s.Name == "" {
 		return v
 	}
-	rows, err := results.History(l, results.HistoryOptions{Manifest: s.Name, Threshold: 5})
+	rows, err := compare.History(l, compare.HistoryOptions{Manifest: s.Name, Threshold: 5})
 	if err == nil {
-		var past []results.HistoryRow
+		var past []compare.HistoryRow
 		for _, r := range rows {
 			if r.Job != dir.JobID {
 				past = append(past, r)
@@ -57,7 +58,7 @@ func NewView(l jobdir.Layout, dir jobdir.Dir, s *results.Summary, perf *results.
 			}
 			jobs[past[i].Job] = true
 		}
-		v.Trend = append(past, results.HistoryRowsOf(perf, s.JobJSON(), dir)...)
+		v.Trend = append(past, compare.HistoryRowsOf(perf, s.JobJSON(), dir)...)
 	}
 	ref, err := l.ReadReference(s.Name)
 	if err != nil || ref == nil || ref.Job == dir.JobID {
@@ -67,16 +68,16 @@ func NewView(l jobdir.Layout, dir jobdir.Dir, s *results.Summary, perf *results.
 	if err != nil {
 		return v
 	}
-	base, baseRules, err := results.ReadJobSource(rd)
+	base, baseRules, err := compare.ReadJobSource(rd)
 	if err != nil {
 		return v
 	}
-	rules := results.JudgeRules(results.MetricRules(s.JobJSON().Manifest.Metrics), baseRules)
-	cur := results.CompareSource{Table: perf, Name: "this job"}
+	rules := compare.JudgeRules(results.MetricRules(s.JobJSON().Manifest.Metrics), baseRules)
+	cur := compare.CompareSource{Table: perf, Name: "this job"}
 	if s.Experiment != nil {
 		cur.Trials = experimentTrials(s.Experiment)
 	}
-	v.VsRef = results.CompareSources(base, cur, results.CompareOptions{Threshold: 5, Rules: rules})
+	v.VsRef = compare.CompareSources(base, cur, compare.CompareOptions{Threshold: 5, Rules: rules})
 	v.RefName = jobdir.Name(rd.JobID, rd.Attempt)
 	return v
 }
@@ -106,18 +107,18 @@ type trendPoint struct {
 	Tip     string
 }
 
-func newTrendCharts(trend []results.HistoryRow, current string) []trendChart {
+func newTrendCharts(trend []compare.HistoryRow, current string) []trendChart {
 	type series struct {
 		title string
-		rows  []results.HistoryRow
+		rows  []compare.HistoryRow
 	}
 	byID := map[string]*series{}
 	var order []string
 	for _, r := range trend {
-		id := results.HistoryRowID(r)
+		id := compare.HistoryRowID(r)
 		se := byID[id]
 		if se == nil {
-			title := strings.Join(results.NonEmpty(r.Model, r.Metric, r.Key, r.Variant), " · ")
+			title := strings.Join(compare.NonEmpty(r.Model, r.Metric, r.Key, r.Variant), " · ")
 			se = &series{title: title}
 			byID[id] = se
 			order = append(order, id)

@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"encoding/xml"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -56,8 +57,8 @@ type junitSkipped struct {
 // WriteJUnit writes a collected job's rows as JUnit XML; cmp, when not nil, is the job's
 // comparison against its reference (collect --check) and against is what it was compared
 // with ("job 123 (the reference)").
-func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against string) error {
-	suite := junitSuite{Name: strings.TrimSpace(CmpOr(s.Name, "benchctl") + " job " + s.Job)}
+func WriteJUnit(w io.Writer, s *results.Summary, perf *results.Table, cmp *Comparison, against string) error {
+	suite := junitSuite{Name: strings.TrimSpace(results.CmpOr(s.Name, "benchctl") + " job " + s.Job)}
 	if s.StartedAt != nil {
 		suite.Timestamp = s.StartedAt.UTC().Format("2006-01-02T15:04:05")
 	}
@@ -69,7 +70,7 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 	if cmp != nil {
 		changes = cmp.changesByRow()
 	}
-	cm, cme, cp, cst, creason, cvar, cdur := col(ColModel), col(ColMetric), col(ColPerformance), col(ColStatus), col("benchctl_reason"), col("benchctl_variant"), col("test_duration")
+	cm, cme, cp, cst, creason, cvar, cdur := col(results.ColModel), col(results.ColMetric), col(results.ColPerformance), col(results.ColStatus), col("benchctl_reason"), col("benchctl_variant"), col("test_duration")
 	for r := range perf.Rows {
 		model, metric := perf.Get(r, cm), perf.Get(r, cme)
 		name := strings.Join(NonEmpty(model, metric), " ")
@@ -80,13 +81,13 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 		if len(keys) > 0 {
 			name += " [" + strings.Join(keys, " ") + "]"
 		}
-		tc := junitCase{Class: CmpOr(benchOfRow[r], model), Name: name}
+		tc := junitCase{Class: results.CmpOr(benchOfRow[r], model), Name: name}
 		if d, ok := stats.ParsePerformance(perf.Get(r, cdur)); ok && d >= 0 {
 			tc.Time = strconv.FormatFloat(d, 'f', -1, 64) // a report reads seconds; a CSV's "N/A" is left out
 		}
-		out := []string{fmt.Sprintf("performance %s %s", CmpOr(perf.Get(r, cp), "-"), metric)}
-		if st := strings.ToUpper(strings.TrimSpace(perf.Get(r, cst))); st != StatusSuccess {
-			tc.Failure = &junitFailure{Type: "failure", Message: "status " + CmpOr(st, "missing"), Text: perf.Get(r, creason)}
+		out := []string{fmt.Sprintf("performance %s %s", results.CmpOr(perf.Get(r, cp), "-"), metric)}
+		if st := strings.ToUpper(strings.TrimSpace(perf.Get(r, cst))); st != results.StatusSuccess {
+			tc.Failure = &junitFailure{Type: "failure", Message: "status " + results.CmpOr(st, "missing"), Text: perf.Get(r, creason)}
 		}
 		if cmp != nil {
 			ch := changes[r]
@@ -94,7 +95,7 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 			case ch == nil || ch.Verdict == VerdictOnlyNew:
 				out = append(out, "not compared: "+against+" has no such row")
 			default:
-				what := fmt.Sprintf("%s against %s: base %s, new %s", ch.Verdict, against, CmpOr(ch.Base, "-"), CmpOr(ch.New, "-"))
+				what := fmt.Sprintf("%s against %s: base %s, new %s", ch.Verdict, against, results.CmpOr(ch.Base, "-"), results.CmpOr(ch.New, "-"))
 				if ch.Percent != nil {
 					what += fmt.Sprintf(", change %s (tolerance %s%%, %s is better)", FormatPercent(*ch.Percent, ch.Tolerance), stats.FormatStat(ch.Tolerance), ch.Direction)
 				}
@@ -135,7 +136,7 @@ func WriteJUnit(w io.Writer, s *Summary, perf *Table, cmp *Comparison, against s
 // rowBenchmarks is the benchmark of each of perf.csv's rows: in a job with an experiment
 // the experiment row's, else the one whose rows it is among ("" past them: the row's model
 // stands for it).
-func rowBenchmarks(s *Summary, rows int) []string {
+func rowBenchmarks(s *results.Summary, rows int) []string {
 	out := make([]string, rows)
 	r := 0
 	for _, b := range s.Benchmarks {

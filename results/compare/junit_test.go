@@ -1,20 +1,22 @@
-package results
+package compare
 
 import (
 	"bytes"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/results"
 )
 
 // junitJob is a job of n rows over several benchmarks, and a base whose row i is 10 %
 // better for every third row.
-func junitJob(n int) (*Summary, *Table, *Table) {
-	s := &Summary{Job: "9"}
-	perf := &Table{Header: []string{"model", "metric", "performance", "status"}}
-	base := &Table{Header: perf.Header}
+func junitJob(n int) (*results.Summary, *results.Table, *results.Table) {
+	s := &results.Summary{Job: "9"}
+	perf := &results.Table{Header: []string{"model", "metric", "performance", "status"}}
+	base := &results.Table{Header: perf.Header}
 	for b := 0; b*100 < n; b++ {
-		bs := BenchmarkSummary{Name: fmt.Sprintf("bench%d", b)}
+		bs := results.BenchmarkSummary{Name: fmt.Sprintf("bench%d", b)}
 		for i := b * 100; i < min(n, (b+1)*100); i++ {
 			perf.Rows = append(perf.Rows, []string{fmt.Sprintf("m%d", i), "x", "100", "SUCCESS"})
 			bp := "100"
@@ -22,7 +24,7 @@ func junitJob(n int) (*Summary, *Table, *Table) {
 				bp = "110"
 			}
 			base.Rows = append(base.Rows, []string{fmt.Sprintf("m%d", i), "x", bp, "SUCCESS"})
-			bs.Rows = append(bs.Rows, RowSummary{})
+			bs.Rows = append(bs.Rows, results.RowSummary{})
 		}
 		s.Benchmarks = append(s.Benchmarks, bs)
 	}

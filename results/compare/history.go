@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	"github.com/benchctl/benchctl/internal/jsonlimit"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results"
 )
 
 // History lists the rows of past collected jobs. The job folders are the truth: what history
@@ -202,7 +203,7 @@ func indexJob(d jobdir.Dir) (indexedJob, error) {
 	if err != nil {
 		return indexedJob{}, err
 	}
-	t, err := ReadCSVFile(d.Output(jobdir.PerfFile), MaxAppendSize)
+	t, err := results.ReadCSVFile(d.Output(jobdir.PerfFile), results.MaxAppendSize)
 	if err != nil {
 		return indexedJob{}, err
 	}
@@ -255,7 +256,7 @@ func selectHistory(l jobdir.Layout, idx *historyIndexFile, o HistoryOptions) []H
 	}
 	var out []HistoryRow
 	for _, j := range jobs {
-		opts := CompareOptions{Threshold: o.Threshold, Rules: MetricRules(j.rules)}
+		opts := CompareOptions{Threshold: o.Threshold, Rules: results.MetricRules(j.rules)}
 		for _, row := range j.rows {
 			if (o.Benchmark != "" && row.Model != o.Benchmark) || (o.Metric != "" && row.Metric != o.Metric) || (o.Variant != "" && row.Variant != o.Variant) {
 				continue
@@ -280,8 +281,8 @@ func HistoryRowID(r HistoryRow) string {
 }
 
 // HistoryTable is history as a table (for -o csv, table and markdown).
-func HistoryTable(rows []HistoryRow) *Table {
-	t := &Table{Header: []string{"started", "job", "attempt", "manifest", "model", "metric", "key", "variant", "performance",
+func HistoryTable(rows []HistoryRow) *results.Table {
+	t := &results.Table{Header: []string{"started", "job", "attempt", "manifest", "model", "metric", "key", "variant", "performance",
 		"ci_low", "ci_high", "trials", "nodes", "status", "git_commit", "image", "verdict"}}
 	for _, r := range rows {
 		t.Rows = append(t.Rows, []string{r.Started.UTC().Format(time.RFC3339), r.Job, strconv.Itoa(r.Attempt), r.Manifest, r.Model, r.Metric,
@@ -307,16 +308,16 @@ func WriteHistory(w io.Writer, markdown bool, rows []HistoryRow) error {
 		if r.Attempt > 0 {
 			job = jobdir.Name(r.Job, r.Attempt)
 		}
-		lines = append(lines, []string{r.Started.UTC().Format("2006-01-02 15:04"), job, r.Model, Dash(r.Metric), Dash(r.Key), Dash(r.Variant),
-			Dash(r.Performance), ci, Dash(r.Trials), Dash(r.Nodes), Dash(r.Status), Dash(commit), Dash(r.Verdict)})
+		lines = append(lines, []string{r.Started.UTC().Format("2006-01-02 15:04"), job, r.Model, results.Dash(r.Metric), results.Dash(r.Key), results.Dash(r.Variant),
+			results.Dash(r.Performance), ci, results.Dash(r.Trials), results.Dash(r.Nodes), results.Dash(r.Status), results.Dash(commit), results.Dash(r.Verdict)})
 	}
-	return writeGrid(w, markdown, header, lines)
+	return results.WriteGrid(w, markdown, header, lines)
 }
 
 // HistoryRowsOf is a job's perf.csv as history rows.
-func HistoryRowsOf(t *Table, j *jobdir.Job, d jobdir.Dir) []HistoryRow {
+func HistoryRowsOf(t *results.Table, j *jobdir.Job, d jobdir.Dir) []HistoryRow {
 	col := t.Col
-	cm, cme, cp, cst, cvar, clo, chi, ctr, cn, cgit, csha := col(ColModel), col(ColMetric), col(ColPerformance), col(ColStatus), col("benchctl_variant"),
+	cm, cme, cp, cst, cvar, clo, chi, ctr, cn, cgit, csha := col(results.ColModel), col(results.ColMetric), col(results.ColPerformance), col(results.ColStatus), col("benchctl_variant"),
 		col("perf_ci_low"), col("perf_ci_high"), col("trials"), col("nnodes"), col("git_commit"), col("docker_sha")
 	var out []HistoryRow
 	for r := range t.Rows {
@@ -331,9 +332,9 @@ func HistoryRowsOf(t *Table, j *jobdir.Job, d jobdir.Dir) []HistoryRow {
 
 // keyValues is row r's key columns that have a value, as col=value in DefaultKeyColumns'
 // order: what tells a sweep's rows apart, as history and the JUnit file name them.
-func keyValues(t *Table, r int) []string {
+func keyValues(t *results.Table, r int) []string {
 	var keys []string
-	for _, k := range DefaultKeyColumns() {
+	for _, k := range results.DefaultKeyColumns() {
 		if c := t.Col(k); c >= 0 && strings.TrimSpace(t.Get(r, c)) != "" {
 			keys = append(keys, k+"="+strings.TrimSpace(t.Get(r, c)))
 		}

@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"encoding/json"

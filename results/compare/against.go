@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -138,7 +139,7 @@ func best(cur jobdir.Dir, earlier []ManifestJob) (jobdir.Dir, error) {
 			if !ok || v <= 0 || ch.New == "" {
 				continue
 			}
-			if ch.Direction == LowerIsBetter {
+			if ch.Direction == results.LowerIsBetter {
 				score -= math.Log(v)
 			} else {
 				score += math.Log(v)

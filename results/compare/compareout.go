@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -34,7 +35,7 @@ func (c *Comparison) Err() error {
 	if len(reg) == 0 {
 		return nil
 	}
-	return &RegressionError{Regressed: reg}
+	return &results.RegressionError{Regressed: reg}
 }
 
 // WriteComparison writes a comparison as a table, markdown, csv or json.
@@ -54,15 +55,15 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		if ch.Guessed {
 			better += " (guessed)"
 		}
-		lines = append(lines, []string{ch.Model, Dash(ch.Metric), Dash(ch.Key), Dash(ch.Base), Dash(ch.New), pct, better, stats.FormatStat(ch.Tolerance) + "%", verdict, Dash(ChangeNote(ch))})
+		lines = append(lines, []string{ch.Model, results.Dash(ch.Metric), results.Dash(ch.Key), results.Dash(ch.Base), results.Dash(ch.New), pct, better, stats.FormatStat(ch.Tolerance) + "%", verdict, results.Dash(ChangeNote(ch))})
 	}
 	switch format {
-	case FormatJSON:
+	case results.FormatJSON:
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(c)
-	case FormatCSV:
-		t := &Table{Header: []string{"model", "metric", "key", "base", "new", "change_percent", "better", "tolerance_percent", "verdict", "note",
+	case results.FormatCSV:
+		t := &results.Table{Header: []string{"model", "metric", "key", "base", "new", "change_percent", "better", "tolerance_percent", "verdict", "note",
 			"method", "p", "change_low", "change_high", "base_trials", "new_trials", "direction_guessed"}}
 		num := func(v *float64) string {
 			if v == nil {
@@ -77,14 +78,14 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 			row = append(row, ch.Method, num(ch.P), num(ch.Low), num(ch.High), strconv.Itoa(ch.BaseTrials), strconv.Itoa(ch.NewTrials), strconv.FormatBool(ch.Guessed))
 			t.Rows = append(t.Rows, row)
 		}
-		data, err := EncodeCSV(t)
+		data, err := results.EncodeCSV(t)
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(data)
 		return err
-	case FormatMarkdown, FormatTable:
-		return writeGrid(w, format == FormatMarkdown, header, lines)
+	case results.FormatMarkdown, results.FormatTable:
+		return results.WriteGrid(w, format == results.FormatMarkdown, header, lines)
 	}
 	return fmt.Errorf("unknown format %q for a comparison", format)
 }

@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -60,7 +61,7 @@ func TestCompareOverTrials(t *testing.T) {
 			if c.want == VerdictInconclusive && ch.MoreTrials <= 0 {
 				t.Errorf("inconclusive without an estimate of the trials needed: %+v", ch)
 			}
-			if c.metric == "latency_ms" && (!ch.Guessed || ch.Direction != LowerIsBetter) {
+			if c.metric == "latency_ms" && (!ch.Guessed || ch.Direction != results.LowerIsBetter) {
 				t.Errorf("direction %s guessed %v", ch.Direction, ch.Guessed)
 			}
 			if (c.want == VerdictRegressed) != (cmp.Err() != nil) {
@@ -87,7 +88,7 @@ func TestCompareRulesAndSingleTrials(t *testing.T) {
 		t.Errorf("tps: %+v", ch)
 	}
 	cmp = CompareSources(side("step_ms", []float64{100}), side("step_ms", []float64{90}), CompareOptions{Threshold: 5, Rules: rules})
-	if ch := cmp.Changes[0]; ch.Verdict != VerdictImproved || ch.Guessed || ch.Direction != LowerIsBetter {
+	if ch := cmp.Changes[0]; ch.Verdict != VerdictImproved || ch.Guessed || ch.Direction != results.LowerIsBetter {
 		t.Errorf("step_ms: %+v", ch)
 	}
 }
@@ -103,9 +104,9 @@ func TestFormatPercentKeepsTheSide(t *testing.T) {
 			t.Errorf("formatPercent(%v, %v) = %s, want %s", c.pct, c.tol, got, c.want)
 		}
 	}
-	cmp := Compare(table("model,metric,performance", "a,x,100"), table("model,metric,performance", "a,x,94.996"), CompareOptions{Threshold: 5, Direction: HigherIsBetter})
+	cmp := Compare(table("model,metric,performance", "a,x,100"), table("model,metric,performance", "a,x,94.996"), CompareOptions{Threshold: 5, Direction: results.HigherIsBetter})
 	var b strings.Builder
-	if err := WriteComparison(&b, FormatTable, cmp); err != nil || !strings.Contains(b.String(), "-5.004%") || !strings.Contains(b.String(), VerdictRegressed) {
+	if err := WriteComparison(&b, results.FormatTable, cmp); err != nil || !strings.Contains(b.String(), "-5.004%") || !strings.Contains(b.String(), VerdictRegressed) {
 		t.Errorf("%v\n%s", err, b.String())
 	}
 }
@@ -117,7 +118,7 @@ func TestCompareNothingJoined(t *testing.T) {
 	ours := table("model,performance,metric", "train,1490,samples_per_second")
 	cmp := CompareSources(CompareSource{Table: mad, Name: "madengine.csv"}, CompareSource{Table: ours, Name: "perf.csv"}, CompareOptions{Threshold: 5})
 	err := cmp.Err()
-	var ie *InputError
+	var ie *results.InputError
 	if !errors.As(err, &ie) || exitcode.Of(err) != exitcode.Invalid ||
 		!strings.Contains(err.Error(), "no row of perf.csv matches a row of madengine.csv on model, metric") ||
 		!strings.Contains(err.Error(), "pyt_train_llama tokens_per_second") || !strings.Contains(err.Error(), "train samples_per_second") ||
@@ -156,7 +157,7 @@ func TestCompareTrialsNearTheFloatLimits(t *testing.T) {
 				t.Errorf("more trials: %d", ch.MoreTrials)
 			}
 			var out strings.Builder
-			for _, f := range []string{FormatJSON, FormatTable, FormatCSV, FormatMarkdown} {
+			for _, f := range []string{results.FormatJSON, results.FormatTable, results.FormatCSV, results.FormatMarkdown} {
 				out.Reset()
 				if err := WriteComparison(&out, f, cmp); err != nil || strings.Contains(out.String(), "Inf") || strings.Contains(out.String(), "NaN") {
 					t.Errorf("%s: %v\n%s", f, err, out.String())

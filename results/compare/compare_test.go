@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"bytes"
@@ -6,10 +6,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/results"
 )
 
-func table(rows ...string) *Table {
-	t, err := ParseCSV("t.csv", []byte(strings.Join(rows, "\n")+"\n"))
+func table(rows ...string) *results.Table {
+	t, err := results.ParseCSV("t.csv", []byte(strings.Join(rows, "\n")+"\n"))
 	if err != nil {
 		panic(err)
 	}
@@ -26,11 +28,11 @@ func TestCompare(t *testing.T) {
 		threshold float64
 		want      map[string]string // model -> verdict
 	}{
-		{HigherIsBetter, 5, map[string]string{"a": VerdictRegressed, "b": VerdictSame, "c": VerdictImproved, "d": VerdictRegressed,
+		{results.HigherIsBetter, 5, map[string]string{"a": VerdictRegressed, "b": VerdictSame, "c": VerdictImproved, "d": VerdictRegressed,
 			"gone": VerdictOnlyBase, "e": VerdictImproved, "fresh": VerdictOnlyNew, "z": VerdictFromZero}},
-		{LowerIsBetter, 5, map[string]string{"a": VerdictImproved, "b": VerdictSame, "c": VerdictRegressed, "e": VerdictRegressed}},
-		{AutoDirection, 5, map[string]string{"a": VerdictRegressed, "c": VerdictRegressed, "e": VerdictImproved}},
-		{HigherIsBetter, 15, map[string]string{"a": VerdictSame, "c": VerdictImproved}},
+		{results.LowerIsBetter, 5, map[string]string{"a": VerdictImproved, "b": VerdictSame, "c": VerdictRegressed, "e": VerdictRegressed}},
+		{results.AutoDirection, 5, map[string]string{"a": VerdictRegressed, "c": VerdictRegressed, "e": VerdictImproved}},
+		{results.HigherIsBetter, 15, map[string]string{"a": VerdictSame, "c": VerdictImproved}},
 	}
 	for _, c := range cases {
 		t.Run(c.direction, func(t *testing.T) {
@@ -44,7 +46,7 @@ func TestCompare(t *testing.T) {
 					t.Errorf("%s: %q, want %q", m, got[m], v)
 				}
 			}
-			var re *RegressionError
+			var re *results.RegressionError
 			if errors.As(cmp.Err(), &re) != strings.Contains(strings.Join(values(got), ","), VerdictRegressed) {
 				t.Errorf("Err() = %v", cmp.Err())
 			}
@@ -94,7 +96,7 @@ func TestCompareInfiniteChange(t *testing.T) {
 		t.Fatalf("%+v", ch)
 	}
 	var buf bytes.Buffer
-	if err := WriteComparison(&buf, FormatJSON, cmp); err != nil {
+	if err := WriteComparison(&buf, results.FormatJSON, cmp); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -114,7 +116,7 @@ func TestParseThreshold(t *testing.T) {
 
 func TestWriteComparisonFormats(t *testing.T) {
 	cmp := Compare(table("model,metric,performance", "a,x,100"), table("model,metric,performance", "a,x,90"), CompareOptions{Threshold: 5})
-	for format, want := range map[string]string{FormatTable: "-10.00%", FormatMarkdown: "| a | x | - | 100 | 90 | -10.00% |", FormatCSV: "a,x,,100,90,-10,higher,5,regressed,single-trial", FormatJSON: `"verdict": "regressed"`} {
+	for format, want := range map[string]string{results.FormatTable: "-10.00%", results.FormatMarkdown: "| a | x | - | 100 | 90 | -10.00% |", results.FormatCSV: "a,x,,100,90,-10,higher,5,regressed,single-trial", results.FormatJSON: `"verdict": "regressed"`} {
 		var buf bytes.Buffer
 		if err := WriteComparison(&buf, format, cmp); err != nil || !strings.Contains(buf.String(), want) {
 			t.Errorf("%s: %v\n%s", format, err, buf.String())
@@ -136,12 +138,12 @@ func TestCompareStatus(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-	var re *RegressionError
+	var re *results.RegressionError
 	if err := c.Err(); !errors.As(err, &re) || !strings.Contains(err.Error(), "status SUCCESS -> FAILURE") {
 		t.Fatalf("err %v", err)
 	}
 	var buf bytes.Buffer
-	if err := WriteComparison(&buf, FormatTable, c); err != nil || !strings.Contains(buf.String(), "(SUCCESS -> FAILURE)") {
+	if err := WriteComparison(&buf, results.FormatTable, c); err != nil || !strings.Contains(buf.String(), "(SUCCESS -> FAILURE)") {
 		t.Fatalf("%v\n%s", err, buf.String())
 	}
 }

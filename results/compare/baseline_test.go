@@ -1,19 +1,21 @@
-package results
+package compare
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/results"
 )
 
 func TestApplyBaseline(t *testing.T) {
-	perf := &Table{Header: []string{"model", "metric", "batch_size", "performance", "relative_change"}, Rows: [][]string{
+	perf := &results.Table{Header: []string{"model", "metric", "batch_size", "performance", "relative_change"}, Rows: [][]string{
 		{"m", "tok/s", "8", "110", ""},
 		{"m", "tok/s", "16", "150", ""},
 		{"m", "latency", "", "9", ""},
 		{"new", "tok/s", "", "5", ""},
 		{"m", "tok/s", "32", "x", ""},
 	}}
-	base, err := ParseCSV("base.csv", []byte("model,n_gpus,metric,batch_size,performance,status\nm,8,tok/s,8,100,SUCCESS\nm,8,tok/s,16,200,SUCCESS\nm,8,latency,,10,SUCCESS\nm,8,tok/s,32,1,SUCCESS\n"))
+	base, err := results.ParseCSV("base.csv", []byte("model,n_gpus,metric,batch_size,performance,status\nm,8,tok/s,8,100,SUCCESS\nm,8,tok/s,16,200,SUCCESS\nm,8,latency,,10,SUCCESS\nm,8,tok/s,32,1,SUCCESS\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
+	"github.com/benchctl/benchctl/results"
 )
 
 // historyJob writes a collected job of manifest name started at day d with perf.csv.
@@ -189,7 +190,7 @@ func TestHistoryConcurrentProcesses(t *testing.T) {
 func TestJUnitTimeIsANumberOrNothing(t *testing.T) {
 	perf := table("model,metric,performance,status,test_duration", "a,x,1,SUCCESS,N/A", "b,x,2,SUCCESS,12.5")
 	var b bytes.Buffer
-	if err := WriteJUnit(&b, &Summary{Job: "1"}, perf, nil, ""); err != nil {
+	if err := WriteJUnit(&b, &results.Summary{Job: "1"}, perf, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); strings.Contains(out, `time="N/A"`) || !strings.Contains(out, `name="b x" time="12.5"`) {

@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/internal/textsafe"
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -16,12 +17,12 @@ import (
 // the set of tags, so that a run under a profiler (whose tools perf.csv's tags name) never
 // meets a plain one. Values are compared as perf.csv writes them (textsafe.Cell), so that a
 // model "-x" meets the "'-x" an earlier perf.csv holds.
-func baselineKey(t *Table, r int, tags bool) string {
+func baselineKey(t *results.Table, r int, tags bool) string {
 	var b strings.Builder
-	b.WriteString(keyValue(t.Get(r, t.Col(ColModel))))
+	b.WriteString(keyValue(t.Get(r, t.Col(results.ColModel))))
 	b.WriteByte(0)
-	b.WriteString(keyValue(t.Get(r, t.Col(ColMetric))))
-	for _, c := range DefaultKeyColumns() {
+	b.WriteString(keyValue(t.Get(r, t.Col(results.ColMetric))))
+	for _, c := range results.DefaultKeyColumns() {
 		if i := t.Col(c); i >= 0 {
 			if v := keyValue(t.Rows[r][i]); v != "" {
 				b.WriteByte(0)
@@ -56,9 +57,9 @@ func keyValue(v string) string { return strings.TrimSpace(textsafe.Cell(v)) }
 // ApplyBaseline fills perf's relative_change column from an earlier perf.csv (madengine's
 // column): (performance − baseline) / baseline × 100, two decimals, for every row whose
 // key is in base once with a number; others stay empty. It returns how many rows matched.
-func ApplyBaseline(perf, base *Table) int {
-	col, pc := perf.Col("relative_change"), perf.Col(ColPerformance)
-	bp := base.Col(ColPerformance)
+func ApplyBaseline(perf, base *results.Table) int {
+	col, pc := perf.Col("relative_change"), perf.Col(results.ColPerformance)
+	bp := base.Col(results.ColPerformance)
 	if col < 0 || pc < 0 || bp < 0 {
 		return 0
 	}
@@ -91,10 +92,10 @@ func ApplyBaseline(perf, base *Table) int {
 }
 
 // ReadBaseline reads a perf.csv to compare with.
-func ReadBaseline(path string) (*Table, error) {
-	t, err := ReadCSVFile(path, MaxAppendSize)
+func ReadBaseline(path string) (*results.Table, error) {
+	t, err := results.ReadCSVFile(path, results.MaxAppendSize)
 	if err != nil {
-		return nil, &InputError{Path: path, Err: fmt.Errorf("reading the baseline: %w", err)}
+		return nil, &results.InputError{Path: path, Err: fmt.Errorf("reading the baseline: %w", err)}
 	}
 	return t, nil
 }

@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results"
 )
 
 // maxSummarySize and summaryLimits bound the summary.json compare reads (one of a
@@ -29,7 +30,7 @@ func ReadJobSource(dir jobdir.Dir) (CompareSource, []manifest.MetricRule, error)
 	name := "job " + jobdir.Name(dir.JobID, dir.Attempt)
 	perf := dir.Output(jobdir.PerfFile)
 	if _, err := os.Stat(perf); errors.Is(err, fs.ErrNotExist) {
-		return CompareSource{}, nil, &InputError{Path: dir.Path, Err: fmt.Errorf("%s has no %s yet: collect it first (benchctl collect %s)", name, jobdir.PerfFile, dir.JobID)}
+		return CompareSource{}, nil, &results.InputError{Path: dir.Path, Err: fmt.Errorf("%s has no %s yet: collect it first (benchctl collect %s)", name, jobdir.PerfFile, dir.JobID)}
 	}
 	t, err := ReadCompareFile(perf)
 	if err != nil {
@@ -38,7 +39,7 @@ func ReadJobSource(dir jobdir.Dir) (CompareSource, []manifest.MetricRule, error)
 	src := CompareSource{Table: t, Name: name}
 	var rules []manifest.MetricRule
 	if j, err := jobdir.ReadJob(dir.JobFile()); err == nil {
-		rules = MetricRules(j.Manifest.Metrics)
+		rules = results.MetricRules(j.Manifest.Metrics)
 	}
 	if s, err := readSummary(dir.Output(jobdir.SummaryFile)); err == nil && s.Experiment != nil {
 		src.Trials = trialsByRow(t, s.Experiment)
@@ -47,7 +48,7 @@ func ReadJobSource(dir jobdir.Dir) (CompareSource, []manifest.MetricRule, error)
 }
 
 // readSummary reads a summary.json (a regular file, bounded).
-func readSummary(path string) (*Summary, error) {
+func readSummary(path string) (*results.Summary, error) {
 	data, err := safefile.ReadFile(path, maxSummarySize)
 	if err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func readSummary(path string) (*Summary, error) {
 	if err := jsonlimit.Check(data, summaryLimits); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
-	var s Summary
+	var s results.Summary
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
@@ -66,8 +67,8 @@ func readSummary(path string) (*Summary, error) {
 // perf.csv has one row per experiment row, in the same order; a row whose model, metric or
 // variant differ from the experiment row at its place gets none (the files do not belong
 // together).
-func trialsByRow(t *Table, x *ExperimentSummary) [][]float64 {
-	m, me, v := t.Col(ColModel), t.Col(ColMetric), t.Col("benchctl_variant")
+func trialsByRow(t *results.Table, x *results.ExperimentSummary) [][]float64 {
+	m, me, v := t.Col(results.ColModel), t.Col(results.ColMetric), t.Col("benchctl_variant")
 	out := make([][]float64, len(t.Rows))
 	for i := range t.Rows {
 		if i >= len(x.Rows) {

@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -17,8 +18,8 @@ import (
 // the better side it improved. A bound the reference does not give is the metric's
 // tolerance on the worse side and none on the better side. A reference no row matches is
 // listed as only in base.
-func CheckReferences(t *Table, refs *manifest.References, opts CompareOptions) []Change {
-	cm, cme, cp, cv := t.Col(ColModel), t.Col(ColMetric), t.Col(ColPerformance), t.Col("benchctl_variant")
+func CheckReferences(t *results.Table, refs *manifest.References, opts CompareOptions) []Change {
+	cm, cme, cp, cv := t.Col(results.ColModel), t.Col(results.ColMetric), t.Col(results.ColPerformance), t.Col("benchctl_variant")
 	var out []Change
 	for _, ref := range refs.References {
 		ch := Change{Model: ref.Model, Metric: ref.Metric, Key: referenceKey(ref), Base: strconv.FormatFloat(ref.Value, 'g', -1, 64), Method: "reference"}
@@ -62,7 +63,7 @@ func CheckReferences(t *Table, refs *manifest.References, opts CompareOptions) [
 			pct := (v - ref.Value) / math.Abs(ref.Value) * 100
 			ch.Percent = &pct
 			lower, upper := -ch.Tolerance, 1e308 // the worse side, for a higher-is-better metric
-			if ch.Direction == LowerIsBetter {
+			if ch.Direction == results.LowerIsBetter {
 				lower, upper = -1e308, ch.Tolerance
 			}
 			if ref.Lower != nil {
@@ -71,7 +72,7 @@ func CheckReferences(t *Table, refs *manifest.References, opts CompareOptions) [
 			if ref.Upper != nil {
 				upper = *ref.Upper
 			}
-			worseLow := ch.Direction != LowerIsBetter
+			worseLow := ch.Direction != results.LowerIsBetter
 			switch {
 			case pct < lower && worseLow, pct > upper && !worseLow:
 				ch.Verdict = VerdictRegressed

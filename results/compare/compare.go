@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/stats"
 )
 
@@ -45,7 +46,7 @@ func (o CompareOptions) alpha() float64 {
 
 // rule is how a metric is judged: direction, whether it was guessed, and the tolerance.
 func (o CompareOptions) rule(metric string) (dir string, guessed bool, tol float64) {
-	return ruleOf(o.Rules, o.Threshold, o.Direction, metric)
+	return results.RuleOf(o.Rules, o.Threshold, o.Direction, metric)
 }
 
 // Change is one row of a comparison, joined on model, metric and key columns.
@@ -124,13 +125,13 @@ func ParseThreshold(s string) (float64, error) {
 
 // ReadCompareFile reads a perf.csv (or a benchmark's results CSV) to compare; it must have
 // performance and model columns. Problems are an *InputError (exit 4).
-func ReadCompareFile(path string) (*Table, error) {
-	t, err := ReadCSVFile(path, MaxAppendSize)
+func ReadCompareFile(path string) (*results.Table, error) {
+	t, err := results.ReadCSVFile(path, results.MaxAppendSize)
 	if err != nil {
-		return nil, &InputError{Path: path, Err: errors.New(TrimPathPrefix(err, path))}
+		return nil, &results.InputError{Path: path, Err: errors.New(results.TrimPathPrefix(err, path))}
 	}
-	if t.Col(ColModel) < 0 {
-		return nil, &InputError{Path: path, Err: fmt.Errorf("no model column to join on (columns: %s)", strings.Join(t.Header, ", "))}
+	if t.Col(results.ColModel) < 0 {
+		return nil, &results.InputError{Path: path, Err: fmt.Errorf("no model column to join on (columns: %s)", strings.Join(t.Header, ", "))}
 	}
 	return t, nil
 }
@@ -151,9 +152,9 @@ func (r compareRow) statusOr(def string) string {
 // compareKeyColumns are the row-key columns (DefaultKeyColumns, and an experiment's
 // benchctl_variant) that both tables have: a sweep's rows (batch sizes, message sizes, ...)
 // are told apart by them, as collect does, and an experiment's by their variant.
-func compareKeyColumns(a, b *Table) []string {
+func compareKeyColumns(a, b *results.Table) []string {
 	var cols []string
-	for _, c := range append(DefaultKeyColumns(), "benchctl_variant") {
+	for _, c := range append(results.DefaultKeyColumns(), "benchctl_variant") {
 		if a.Col(c) >= 0 && b.Col(c) >= 0 {
 			cols = append(cols, c)
 		}
@@ -165,8 +166,8 @@ func compareKeyColumns(a, b *Table) []string {
 // combination. An appended perf.csv holds older jobs above newer ones: for each combination
 // only the rows of the last job that has it count (benchctl_job tells jobs apart; a table
 // without it is one job). order is the keys in first-seen order.
-func rowsByKey(t *Table, keyCols []string, trials [][]float64) (rows map[string]compareRow, order []string) {
-	m, me, p, job, st := t.Col(ColModel), t.Col(ColMetric), t.Col(ColPerformance), t.Col("benchctl_job"), t.Col(ColStatus)
+func rowsByKey(t *results.Table, keyCols []string, trials [][]float64) (rows map[string]compareRow, order []string) {
+	m, me, p, job, st := t.Col(results.ColModel), t.Col(results.ColMetric), t.Col(results.ColPerformance), t.Col("benchctl_job"), t.Col(results.ColStatus)
 	cols := make([]int, len(keyCols))
 	for i, c := range keyCols {
 		cols[i] = t.Col(c)
@@ -225,14 +226,14 @@ func rowsByKey(t *Table, keyCols []string, trials [][]float64) (rows map[string]
 // Rows only in one file are listed with their verdict, not treated as errors; a row that has
 // a number in base but none in new counts as regressed. When no row of one matches a row of
 // the other, Err says why (exit 4): a comparison of nothing must not pass a CI gate.
-func Compare(base, new *Table, opts CompareOptions) *Comparison {
+func Compare(base, new *results.Table, opts CompareOptions) *Comparison {
 	return CompareSources(CompareSource{Table: base}, CompareSource{Table: new}, opts)
 }
 
 // CompareSource is one side of a comparison: a perf.csv, and per row (the index of the
 // table's rows) the measured trials' values when the side knows them (a job's summary.json).
 type CompareSource struct {
-	Table  *Table
+	Table  *results.Table
 	Trials [][]float64
 	Name   string // what it is, for messages: a file or a job
 }
@@ -306,9 +307,9 @@ func noMatch(base, new CompareSource, keyCols []string, brows map[string]compare
 		}
 		return strings.Join(out, "; ")
 	}
-	onlyIn := func(a, b *Table) []string {
+	onlyIn := func(a, b *results.Table) []string {
 		var out []string
-		for _, c := range DefaultKeyColumns() {
+		for _, c := range results.DefaultKeyColumns() {
 			if a.Col(c) >= 0 && b.Col(c) < 0 {
 				out = append(out, c)
 			}
@@ -316,14 +317,14 @@ func noMatch(base, new CompareSource, keyCols []string, brows map[string]compare
 		return out
 	}
 	msg := fmt.Sprintf("no row of %s matches a row of %s on %s: %s has %s; %s has %s",
-		CmpOr(new.Name, "NEW"), CmpOr(base.Name, "BASE"), strings.Join(on, ", "), CmpOr(base.Name, "BASE"), sample(brows, border), CmpOr(new.Name, "NEW"), sample(nrows, norder))
+		results.CmpOr(new.Name, "NEW"), results.CmpOr(base.Name, "BASE"), strings.Join(on, ", "), results.CmpOr(base.Name, "BASE"), sample(brows, border), results.CmpOr(new.Name, "NEW"), sample(nrows, norder))
 	if o := onlyIn(base.Table, new.Table); len(o) > 0 {
-		msg += fmt.Sprintf(" (only %s has the key columns %s)", CmpOr(base.Name, "BASE"), strings.Join(o, ", "))
+		msg += fmt.Sprintf(" (only %s has the key columns %s)", results.CmpOr(base.Name, "BASE"), strings.Join(o, ", "))
 	}
 	if o := onlyIn(new.Table, base.Table); len(o) > 0 {
-		msg += fmt.Sprintf(" (only %s has the key columns %s)", CmpOr(new.Name, "NEW"), strings.Join(o, ", "))
+		msg += fmt.Sprintf(" (only %s has the key columns %s)", results.CmpOr(new.Name, "NEW"), strings.Join(o, ", "))
 	}
-	return &InputError{Path: CmpOr(new.Name, "NEW"), Err: errors.New(msg + ": compare results of the same benchmarks, or check that the model and metric columns name them alike")}
+	return &results.InputError{Path: results.CmpOr(new.Name, "NEW"), Err: errors.New(msg + ": compare results of the same benchmarks, or check that the model and metric columns name them alike")}
 }
 
 // judgeTrials is the verdict over trials: the rank test says whether the change is real at
@@ -355,7 +356,7 @@ func judgeTrials(ch *Change, base, new []float64, alpha float64) {
 		switch {
 		case !allFinite(p) || rt.P >= alpha:
 			ch.Verdict = VerdictInconclusive
-		case (rt.Shift > 0) == (ch.Direction != LowerIsBetter):
+		case (rt.Shift > 0) == (ch.Direction != results.LowerIsBetter):
 			ch.Verdict = VerdictImproved
 		default:
 			ch.Verdict = VerdictRegressed
@@ -367,7 +368,7 @@ func judgeTrials(ch *Change, base, new []float64, alpha float64) {
 	}
 	ch.Percent, ch.Low, ch.High, ch.Coverage = &pct, &lo, &hi, rt.Coverage
 	better, blo, bhi := pct, lo, hi
-	if ch.Direction == LowerIsBetter {
+	if ch.Direction == results.LowerIsBetter {
 		better, blo, bhi = -pct, -hi, -lo
 	}
 	tol := ch.Tolerance
@@ -448,7 +449,7 @@ func judge(ch *Change, threshold float64) {
 		ch.Percent = &pct
 	}
 	better := pct
-	if ch.Direction == LowerIsBetter {
+	if ch.Direction == results.LowerIsBetter {
 		better = -pct
 	}
 	switch {
