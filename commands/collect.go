@@ -15,6 +15,8 @@ import (
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
+	"github.com/benchctl/benchctl/results/compare"
 	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
@@ -47,7 +49,7 @@ func Collect(ctx context.Context, io iostreams.Streams, opts *CollectOptions) er
 		return err
 	}
 	started, lastLog := time.Now(), time.Now()
-	col, err := results.Collect(ctx, results.CollectOptions{
+	col, err := collect.Collect(ctx, collect.CollectOptions{
 		SharedDir: dir, JobID: jobID, Attempt: opts.Attempt, Partial: opts.Partial, AppendTo: opts.AppendTo, Baseline: opts.Baseline,
 		Scheduler: newCollectScheduler(opts.NoSlurm),
 		Aggregate: results.AggregateOptions{CollectedBy: CurrentBuild().Version, Progress: func(n int) {
@@ -79,7 +81,7 @@ func Collect(ctx context.Context, io iostreams.Streams, opts *CollectOptions) er
 	if opts.AppendTo != "" {
 		slog.Info("appended", "file", opts.AppendTo, "rows", len(col.Perf.Rows))
 	}
-	write := func(w goio.Writer) error { return results.ExportCollect(w, opts.Output, s, col.Perf) }
+	write := func(w goio.Writer) error { return collect.ExportCollect(w, opts.Output, s, col.Perf) }
 	if opts.Output == results.FormatTable {
 		write = colouredTable(io, "STATUS", write)
 	}
@@ -101,12 +103,12 @@ func Collect(ctx context.Context, io iostreams.Streams, opts *CollectOptions) er
 
 // collectCheck judges the collected job against --against and writes --junit. The first
 // error is the check's verdict (a regression, exit 3), the second what kept it from being made.
-func collectCheck(l jobdir.Layout, col *results.Collection, opts *CollectOptions) (verdict, err error) {
-	var cmp *results.Comparison
+func collectCheck(l jobdir.Layout, col *collect.Collection, opts *CollectOptions) (verdict, err error) {
+	var cmp *compare.Comparison
 	against := ""
 	if opts.Check {
-		cmp, against, err = results.Check(l, col.Dir, opts.Against, results.CompareOptions{Threshold: opts.ThresholdPct})
-		var ae *results.AgainstError
+		cmp, against, err = compare.Check(l, col.Dir, opts.Against, compare.CompareOptions{Threshold: opts.ThresholdPct})
+		var ae *compare.AgainstError
 		switch {
 		case errors.As(err, &ae):
 			slog.Warn("nothing to check against: "+ae.Msg, "job", col.Dir.JobID)
@@ -114,13 +116,13 @@ func collectCheck(l jobdir.Layout, col *results.Collection, opts *CollectOptions
 			return nil, err
 		default:
 			n := cmp.Counts()
-			slog.Info("checked", "against", against, "regressed", n[results.VerdictRegressed], "improved", n[results.VerdictImproved],
-				"no change", n[results.VerdictSame], "inconclusive", n[results.VerdictInconclusive], "not in both", n[results.VerdictOnlyBase]+n[results.VerdictOnlyNew])
+			slog.Info("checked", "against", against, "regressed", n[compare.VerdictRegressed], "improved", n[compare.VerdictImproved],
+				"no change", n[compare.VerdictSame], "inconclusive", n[compare.VerdictInconclusive], "not in both", n[compare.VerdictOnlyBase]+n[compare.VerdictOnlyNew])
 		}
 	}
 	if opts.Junit != "" {
 		var buf bytes.Buffer
-		if err := results.WriteJUnit(&buf, col.Summary, col.Perf, cmp, against); err != nil {
+		if err := compare.WriteJUnit(&buf, col.Summary, col.Perf, cmp, against); err != nil {
 			return nil, err
 		}
 		if err := atomicfile.WriteFile(opts.Junit, buf.Bytes()); err != nil {

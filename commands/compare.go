@@ -16,6 +16,8 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
+	"github.com/benchctl/benchctl/results/compare"
 )
 
 // CompareOptions are benchctl compare's flags and sides.
@@ -30,7 +32,7 @@ type CompareOptions struct {
 	References   string
 	// set in RunE: the two sides, and the threshold and direction parsed
 	BasePath, NewPath string
-	Compare           results.CompareOptions
+	Compare           compare.CompareOptions
 }
 
 // Compare compares two perf.csv files or jobs (or a job against its reference) and prints
@@ -50,7 +52,7 @@ func Compare(ctx context.Context, io iostreams.Streams, opts *CompareOptions) er
 			return err
 		}
 		opts.Compare.Rules = append(slices.Clone(refs.Rules), rules...)
-		c := &results.Comparison{Threshold: opts.Compare.Threshold, Changes: results.CheckReferences(cur.Table, refs, opts.Compare)}
+		c := &compare.Comparison{Threshold: opts.Compare.Threshold, Changes: compare.CheckReferences(cur.Table, refs, opts.Compare)}
 		return writeComparison(io, opts, c)
 	}
 	if opts.BasePath == "" {
@@ -62,7 +64,7 @@ func Compare(ctx context.Context, io iostreams.Streams, opts *CompareOptions) er
 		if err != nil {
 			return err
 		}
-		against, err := results.Against(jobdir.Layout{Shared: dir}, d, opts.Against)
+		against, err := compare.Against(jobdir.Layout{Shared: dir}, d, opts.Against)
 		if err != nil {
 			return err
 		}
@@ -78,24 +80,24 @@ func Compare(ctx context.Context, io iostreams.Streams, opts *CompareOptions) er
 		return err
 	}
 	// The references file's rules, then those of NEW's manifest, else of BASE's.
-	opts.Compare.Rules = results.JudgeRules(newRules, baseRules)
+	opts.Compare.Rules = compare.JudgeRules(newRules, baseRules)
 	if refs != nil {
 		opts.Compare.Rules = append(slices.Clone(refs.Rules), opts.Compare.Rules...)
 	}
-	c := results.CompareSources(base, cur, opts.Compare)
+	c := compare.CompareSources(base, cur, opts.Compare)
 	if err := c.Err(); err != nil && !errors.As(err, new(*results.RegressionError)) {
 		return err // nothing joined: no table of only-in rows
 	}
 	if refs != nil {
-		c.Changes = append(c.Changes, results.CheckReferences(cur.Table, refs, opts.Compare)...)
+		c.Changes = append(c.Changes, compare.CheckReferences(cur.Table, refs, opts.Compare)...)
 	}
 	return writeComparison(io, opts, c)
 }
 
 // writeComparison prints a comparison in the -o format; a regression is the error.
-func writeComparison(io iostreams.Streams, opts *CompareOptions, c *results.Comparison) error {
+func writeComparison(io iostreams.Streams, opts *CompareOptions, c *compare.Comparison) error {
 	err := writeShown(io, opts.Output, func(w goio.Writer) error {
-		write := func(w goio.Writer) error { return results.ExportCompare(w, opts.Output, c) }
+		write := func(w goio.Writer) error { return collect.ExportCompare(w, opts.Output, c) }
 		if opts.Output == results.FormatTable {
 			return colouredTable(io, "VERDICT", write)(w)
 		}
@@ -109,33 +111,33 @@ func writeComparison(io iostreams.Streams, opts *CompareOptions, c *results.Comp
 
 // compareSource reads one side of a comparison: a file (a perf.csv), a job folder, or a job
 // id in the shared directory (its newest attempt).
-func compareSource(arg, sharedFlag string) (results.CompareSource, []manifest.MetricRule, error) {
+func compareSource(arg, sharedFlag string) (compare.CompareSource, []manifest.MetricRule, error) {
 	fi, err := os.Stat(arg)
 	switch {
 	case err == nil && fi.IsDir():
 		abs, err := filepath.Abs(arg)
 		if err != nil {
-			return results.CompareSource{}, nil, err
+			return compare.CompareSource{}, nil, err
 		}
 		id, attempt := jobdir.SplitName(filepath.Base(abs))
-		return results.ReadJobSource(jobdir.Dir{Path: abs, JobID: id, Attempt: attempt})
+		return compare.ReadJobSource(jobdir.Dir{Path: abs, JobID: id, Attempt: attempt})
 	case err == nil:
-		t, err := results.ReadCompareFile(arg)
-		return results.CompareSource{Table: t, Name: arg}, nil, err
+		t, err := compare.ReadCompareFile(arg)
+		return compare.CompareSource{Table: t, Name: arg}, nil, err
 	case !errors.Is(err, fs.ErrNotExist) || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".csv"):
 		// A path that cannot be read: say so as a file.
-		_, err := results.ReadCompareFile(arg)
-		return results.CompareSource{}, nil, err
+		_, err := compare.ReadCompareFile(arg)
+		return compare.CompareSource{}, nil, err
 	}
 	dir, err := SharedDir(sharedFlag)
 	if err != nil {
-		return results.CompareSource{}, nil, err
+		return compare.CompareSource{}, nil, err
 	}
 	d, err := jobdir.Layout{Shared: dir}.Find(arg, -1)
 	if err != nil {
-		return results.CompareSource{}, nil, exitcode.Usagef("give a perf.csv file, a job folder, or the id of a collected job", "%s is neither a file nor a job: %v", arg, err)
+		return compare.CompareSource{}, nil, exitcode.Usagef("give a perf.csv file, a job folder, or the id of a collected job", "%s is neither a file nor a job: %v", arg, err)
 	}
-	return results.ReadJobSource(d)
+	return compare.ReadJobSource(d)
 }
 
 // compareJob is the job folder arg, compare's one side, names: a folder, or a job id in the

@@ -10,7 +10,8 @@ import (
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
+	"github.com/benchctl/benchctl/results/compare"
 )
 
 // HistoryOptions are benchctl history's flags and job.
@@ -19,7 +20,7 @@ type HistoryOptions struct {
 	SharedDir string
 	Output    string
 	Threshold string
-	Opts      results.HistoryOptions
+	Opts      compare.HistoryOptions
 }
 
 // History lists the rows of the collected jobs, oldest first, with their verdicts.
@@ -45,10 +46,10 @@ func History(_ context.Context, io iostreams.Streams, opts *HistoryOptions) erro
 		opts.Opts.Manifest = j.Manifest.Name
 	}
 	started := time.Now()
-	rows, err := results.History(l, opts.Opts)
+	rows, err := compare.History(l, opts.Opts)
 	if err != nil {
 		return err
 	}
 	slog.Debug("history", "rows", len(rows), "seconds", time.Since(started).Seconds())
-	return writeShown(io, opts.Output, func(w goio.Writer) error { return results.ExportHistory(w, opts.Output, rows) })
+	return writeShown(io, opts.Output, func(w goio.Writer) error { return collect.ExportHistory(w, opts.Output, rows) })
 }

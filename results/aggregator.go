@@ -10,17 +10,25 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // Per-node states of a benchmark, one byte per rank (for the report's node strip).
 const (
-	stNone    byte = iota // no record (yet)
-	stOK                  // the benchmark succeeded on the node
-	stFailed              // failed, timed out, cancelled, or the node failed
-	stRunning             // the node is still running (--partial)
-	stSkipped             // the node skipped it
-	stMissing             // the node never reported (not stored per benchmark: see nodeStates)
+	StateNone    byte = iota // no record (yet)
+	StateOK                  // the benchmark succeeded on the node
+	StateFailed              // failed, timed out, cancelled, or the node failed
+	StateRunning             // the node is still running (--partial)
+	StateSkipped             // the node skipped it
+	StateMissing             // the node never reported (not stored per benchmark: see nodeStates)
 )
+
+// NumStates is how many node states there are.
+const NumStates = int(StateMissing) + 1
+
+// MaxStripNodes is how many nodes the report's node strip draws one cell each for; more
+// get a stacked bar, and their states are counted, not kept per rank.
+const MaxStripNodes = 512
 
 // rankLimit bounds ranks, so that a stray folder name cannot make the per-rank arrays huge.
 const rankLimit = 1 << 22
@@ -62,7 +70,7 @@ type benchAgg struct {
 	best      cand
 	bestT     *Table
 	hasBest   bool
-	accs      map[string]*accumulator
+	accs      map[string]*stats.Accumulator
 	state     []byte         // by rank, for ranks below denseRanks
 	far       map[int32]byte // ranks from denseRanks up (a stray folder's must not cost a byte per rank)
 	failed    []failRec
@@ -178,7 +186,7 @@ func (a *aggregator) bench(sp benchSpec) *benchAgg {
 	if b := a.byName[sp.name]; b != nil {
 		return b
 	}
-	b := &benchAgg{spec: sp, accs: map[string]*accumulator{}}
+	b := &benchAgg{spec: sp, accs: map[string]*stats.Accumulator{}}
 	a.benches = append(a.benches, b)
 	a.byName[sp.name] = b
 	return b
@@ -291,11 +299,11 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 		k := newKeyer(t, b.spec.benchName(), a.keyCols)
 		for r := range t.Rows {
 			raw := t.Rows[r][perf]
-			if !hasPerformance(raw) {
+			if !HasPerformance(raw) {
 				continue
 			}
 			c.withPerf++
-			v, ok := parsePerformance(raw)
+			v, ok := stats.ParsePerformance(raw)
 			if !ok {
 				if c.problem == "" {
 					c.problem = fmt.Sprintf("row %d: performance %q is not a number", r+1, raw)
@@ -311,10 +319,10 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 			key, _ := k.key(t, r)
 			acc := b.accs[key]
 			if acc == nil {
-				acc = &accumulator{}
+				acc = &stats.Accumulator{}
 				b.accs[key] = acc
 			}
-			acc.add(nd.rank, v, raw)
+			acc.Add(nd.rank, v, raw)
 		}
 		if !b.hasBest || c.better(b.best) {
 			b.best, b.bestT, b.hasBest = c, t, true
@@ -360,7 +368,7 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 	}
 	state, f := benchState(kind, nf, bs)
 	switch state {
-	case stSkipped:
+	case StateSkipped:
 		b.skipped++
 		if bs != nil && strings.HasPrefix(bs.Error, jobdir.SkipArchPrefix) {
 			b.archSkipped++
@@ -368,9 +376,9 @@ func (a *aggregator) addBench(nd *nodeData, kind int, nf failRec, nb *nodeBench)
 				b.skipWhy = bs.Error
 			}
 		}
-	case stRunning:
+	case StateRunning:
 		b.running = append(b.running, int32(nd.rank))
-	case stFailed:
+	case StateFailed:
 		f.log, f.diag = failureLinks(nd.dir, b.spec.name, bs)
 		b.failed = append(b.failed, f)
 	}
@@ -391,7 +399,7 @@ const denseRanks = 1 << 16
 
 func (b *benchAgg) setState(rank int, s byte) {
 	old := b.stateOf(rank)
-	if old != stNone && s != stFailed {
+	if old != StateNone && s != StateFailed {
 		return
 	}
 	if rank >= denseRanks {
@@ -402,7 +410,7 @@ func (b *benchAgg) setState(rank int, s byte) {
 		return
 	}
 	for len(b.state) <= rank {
-		b.state = append(b.state, stNone)
+		b.state = append(b.state, StateNone)
 	}
 	b.state[rank] = s
 }
@@ -411,52 +419,52 @@ func (b *benchAgg) stateOf(rank int) byte {
 	if rank < len(b.state) {
 		return b.state[rank]
 	}
-	return b.far[int32(rank)] // stNone when absent
+	return b.far[int32(rank)] // StateNone when absent
 }
 
-// nodeStates is what the report's node strip shows of a benchmark: how many nodes are in
-// each state, and the state of each rank when there are at most maxStripNodes.
-type nodeStates struct {
-	n      int // ranks 0 to n-1
-	counts [numStates]int
-	cells  []byte // by rank; nil above maxStripNodes
+// NodeStates is a benchmark's nodes by state (for the report's node strip): how many are
+// in each state, and the state of each rank when there are at most MaxStripNodes.
+type NodeStates struct {
+	N      int // ranks 0 to n-1
+	Counts [NumStates]int
+	Cells  []byte // by rank; nil above MaxStripNodes
 }
 
 // nodeStates is b's states for ranks 0 to world-1 (world is bounded by what the folder
 // shows: see worldSize) and any dense rank beyond. A rank below world without a folder is
-// stMissing; those are counted, not stored, so that a world of millions backed by its host
+// StateMissing; those are counted, not stored, so that a world of millions backed by its host
 // list costs nothing per rank here.
-func (a *aggregator) nodeStates(b *benchAgg, world int) nodeStates {
-	ns := nodeStates{n: max(world, len(b.state))}
-	if ns.n <= maxStripNodes {
-		ns.cells = make([]byte, ns.n)
-		for r := range ns.n {
+func (a *aggregator) nodeStates(b *benchAgg, world int) NodeStates {
+	ns := NodeStates{N: max(world, len(b.state))}
+	if ns.N <= MaxStripNodes {
+		ns.Cells = make([]byte, ns.N)
+		for r := range ns.N {
 			x := b.stateOf(r)
-			if x == stNone && r < world && !a.wasSeen(r) {
-				x = stMissing
+			if x == StateNone && r < world && !a.wasSeen(r) {
+				x = StateMissing
 			}
-			ns.cells[r] = x
-			ns.counts[x]++
+			ns.Cells[r] = x
+			ns.Counts[x]++
 		}
 		return ns
 	}
 	known := 0
 	for _, x := range b.state {
-		if x != stNone {
-			ns.counts[x]++
+		if x != StateNone {
+			ns.Counts[x]++
 			known++
 		}
 	}
 	for r, x := range b.far {
-		if int(r) < ns.n && x != stNone {
-			ns.counts[x]++
+		if int(r) < ns.N && x != StateNone {
+			ns.Counts[x]++
 			known++
 		}
 	}
 	// addMissing counted the ranks below world without a folder; every rank with a folder
 	// has a state by then.
-	ns.counts[stMissing] = a.counts.Missing
-	ns.counts[stNone] = ns.n - known - a.counts.Missing
+	ns.Counts[StateMissing] = a.counts.Missing
+	ns.Counts[StateNone] = ns.N - known - a.counts.Missing
 	return ns
 }
 

@@ -31,8 +31,8 @@ const (
 	// MaxArtefactNodes is how many nodes' artefacts are listed per run (ranks 0 to
 	// MaxArtefactNodes-1); the other nodes' are in their folders, and counted.
 	MaxArtefactNodes = 64
-	// maxArtefactScan bounds the folder entries examined per node and run.
-	maxArtefactScan = 20000
+	// MaxArtefactScan bounds the folder entries examined per node and run.
+	MaxArtefactScan = 20000
 )
 
 // Artefact types (Artefact.Type).
@@ -138,7 +138,7 @@ func (sc *artefactScan) walk(dir *os.File, rel string, depth int, nodeDir, name 
 	for {
 		ents, err := dir.ReadDir(256)
 		for _, e := range ents {
-			if sc.seen++; sc.seen > maxArtefactScan {
+			if sc.seen++; sc.seen > MaxArtefactScan {
 				sc.out.Incomplete = true
 				break
 			}

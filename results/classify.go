@@ -119,11 +119,11 @@ func benchState(kind int, nf failRec, bs *jobdir.BenchmarkStatus) (byte, failRec
 	switch {
 	case kind == nodeNoStatus:
 	case bs != nil && bs.Outcome == jobdir.OutcomeSuccess:
-		return stOK, f
+		return StateOK, f
 	case bs != nil && bs.Outcome == jobdir.OutcomeSkipped:
-		return stSkipped, f
+		return StateSkipped, f
 	case kind == nodeRunning:
-		return stRunning, f
+		return StateRunning, f
 	case bs != nil && bs.Outcome == jobdir.OutcomeAborted: // stopped because another node failed or was lost
 		f.outcome, f.exit, f.reason = jobdir.OutcomeAborted, int32(bs.ExitCode), bs.Error
 		if f.reason == "" {
@@ -138,7 +138,7 @@ func benchState(kind int, nf failRec, bs *jobdir.BenchmarkStatus) (byte, failRec
 	default:
 		f.outcome, f.reason = jobdir.OutcomeFailure, "no record of this benchmark in status.json"
 	}
-	return stFailed, f
+	return StateFailed, f
 }
 
 // failureLinks are a failed benchmark's log and diagnostics folder, relative to the job

@@ -148,6 +148,10 @@ func csvOf(path string, data []byte, err error, limit int64) (*Table, error) {
 // case-insensitively); anything else is a *CSVError. name is only used in errors.
 func ParseCSV(name string, data []byte) (*Table, error) { return parseCSV(name, data, true) }
 
+// ParseTable parses a CSV as ParseCSV does, but one without a performance column too (a
+// file that perf.csv's rows are appended to).
+func ParseTable(name string, data []byte) (*Table, error) { return parseCSV(name, data, false) }
+
 func parseCSV(name string, data []byte, needPerformance bool) (*Table, error) {
 	return parseCSVRows(name, data, needPerformance, 0)
 }
@@ -292,4 +296,12 @@ func csvErr(name string, err error) error {
 		return &CSVError{Path: name, Line: pe.Line, Msg: msg}
 	}
 	return &CSVError{Path: name, Msg: err.Error()}
+}
+
+// MaxAppendSize bounds the user's perf.csv that AppendCSV rewrites.
+const MaxAppendSize = 4 * MaxCSVSize
+
+// TrimPathPrefix drops a leading "path: " from an error message that InputError repeats.
+func TrimPathPrefix(err error, path string) string {
+	return strings.TrimPrefix(err.Error(), path+": ")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // experimentSpecs are the runs of a job with an experiment: every benchmark in every trial
@@ -143,8 +144,8 @@ type ExperimentRow struct {
 	Reason string `json:"reason,omitempty"`
 	// Stats are over the measured trials that gave a value; Failed counts those that did
 	// not (a failed trial is never a value).
-	Stats  TrialStats `json:"stats"`
-	Failed int        `json:"failedTrials"`
+	Stats  stats.TrialStats `json:"stats"`
+	Failed int              `json:"failedTrials"`
 	// Trials are every trial of the variant, warmups included, in the variant's order.
 	Trials []TrialPoint `json:"trials"`
 	// Telemetry is over the measured trials that sampled their GPUs; nil without any.
@@ -186,9 +187,9 @@ type ScalingSummary struct {
 	// Params are the other parameters' values, shared by the points.
 	Params []jobdir.JobParam `json:"params,omitempty"`
 	// Better is higher or lower; Guessed says it was guessed from the metric's name.
-	Better  string         `json:"better"`
-	Guessed bool           `json:"guessed"`
-	Points  []ScalingPoint `json:"points"`
+	Better  string               `json:"better"`
+	Guessed bool                 `json:"guessed"`
+	Points  []stats.ScalingPoint `json:"points"`
 	// Intervals are the medians' intervals, by point (for error bars).
 	Intervals [][2]float64 `json:"intervals"`
 }
@@ -260,7 +261,7 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 				tp.Throttled = t.Throttled
 			}
 			if r.Status == StatusSuccess {
-				tp.Value, tp.HasValue = parsePerformance(r.Performance)
+				tp.Value, tp.HasValue = stats.ParsePerformance(r.Performance)
 			}
 			if er.Metric == "" {
 				er.Metric = r.Metric
@@ -295,20 +296,20 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 	for _, id := range order {
 		er := rows[id]
 		slices.SortFunc(er.Trials, func(a, b TrialPoint) int { return a.VariantTrial - b.VariantTrial })
-		var vals []TrialValue
+		var vals []stats.TrialValue
 		var failed []string
 		for _, t := range er.Trials {
 			switch {
 			case t.Warmup:
 			case t.HasValue:
-				vals = append(vals, TrialValue{Trial: t.VariantTrial, Value: t.Value})
+				vals = append(vals, stats.TrialValue{Trial: t.VariantTrial, Value: t.Value})
 			default:
 				er.Failed++
 				failed = append(failed, fmt.Sprintf("trial %d (%s)", t.VariantTrial, shorten(t.Reason, 80)))
 			}
 		}
-		er.Stats = ComputeTrialStats(vals)
-		er.Telemetry = trialTelemetry(er, metricRules(j.Manifest.Metrics))
+		er.Stats = stats.ComputeTrialStats(vals)
+		er.Telemetry = trialTelemetry(er, MetricRules(j.Manifest.Metrics))
 		for i := range er.Trials {
 			er.Trials[i].Outlier = slices.Contains(er.Stats.Outliers, er.Trials[i].VariantTrial) && !er.Trials[i].Warmup
 		}
@@ -324,7 +325,7 @@ func buildExperiment(j *jobdir.Job, s *Summary) *ExperimentSummary {
 		}
 		es.Rows = append(es.Rows, *er)
 	}
-	es.Scaling = scalingOf(es, CompareOptions{Rules: metricRules(j.Manifest.Metrics)})
+	es.Scaling = scalingOf(es, MetricRules(j.Manifest.Metrics))
 	return es
 }
 
@@ -362,7 +363,7 @@ func firstN(ss []string, n int) []string {
 //
 // The metric's direction is the manifest's metrics: rule's, else guessed from its name (and
 // marked so).
-func scalingOf(es *ExperimentSummary, rules CompareOptions) []ScalingSummary {
+func scalingOf(es *ExperimentSummary, rules []manifest.MetricRule) []ScalingSummary {
 	if !slices.Contains(es.Params, manifest.ParamNodes) {
 		return nil
 	}
@@ -381,16 +382,16 @@ func scalingOf(es *ExperimentSummary, rules CompareOptions) []ScalingSummary {
 				others = append(others, p)
 			}
 		}
-		id := groupID{r.Benchmark, rowKeyOf(RowSummary{Model: r.Model, Metric: r.Metric, Identity: r.Identity, Occurrence: r.Occurrence}), paramText(others)}
+		id := groupID{r.Benchmark, rowKeyOf(RowSummary{Model: r.Model, Metric: r.Metric, Identity: r.Identity, Occurrence: r.Occurrence}), ParamText(others)}
 		g := groups[id]
 		if g == nil {
-			better, guessed, _ := rules.rule(r.Metric)
+			better, guessed, _ := RuleOf(rules, 0, "", r.Metric)
 			g = &ScalingSummary{Benchmark: r.Benchmark, Model: r.Model, Metric: r.Metric, Identity: r.Identity, Occurrence: r.Occurrence,
 				Params: others, Better: better, Guessed: guessed}
 			groups[id] = g
 			order = append(order, id)
 		}
-		g.Points = append(g.Points, ScalingPoint{Nodes: r.Nodes, Value: r.Stats.Median})
+		g.Points = append(g.Points, stats.ScalingPoint{Nodes: r.Nodes, Value: r.Stats.Median})
 		g.Intervals = append(g.Intervals, [2]float64{r.Stats.CILow, r.Stats.CIHigh})
 	}
 	var out []ScalingSummary
@@ -405,18 +406,18 @@ func scalingOf(es *ExperimentSummary, rules CompareOptions) []ScalingSummary {
 			idx[i] = i
 		}
 		slices.SortStableFunc(idx, func(a, b int) int { return g.Points[a].Nodes - g.Points[b].Nodes })
-		pts, ivs := make([]ScalingPoint, len(idx)), make([][2]float64, len(idx))
+		pts, ivs := make([]stats.ScalingPoint, len(idx)), make([][2]float64, len(idx))
 		for i, k := range idx {
 			pts[i], ivs[i] = g.Points[k], g.Intervals[k]
 		}
-		g.Points, g.Intervals = Scaling(pts, g.Better == HigherIsBetter), ivs
+		g.Points, g.Intervals = stats.Scaling(pts, g.Better == HigherIsBetter), ivs
 		out = append(out, *g)
 	}
 	return out
 }
 
-// paramText is "name=value,..." of parameters, for grouping and display.
-func paramText(ps []jobdir.JobParam) string {
+// ParamText is "name=value,..." of parameters, for grouping and display.
+func ParamText(ps []jobdir.JobParam) string {
 	parts := make([]string, len(ps))
 	for i, p := range ps {
 		parts[i] = p.Name + "=" + p.Value
@@ -464,3 +465,17 @@ func (a *aggregator) streamEarlier(ctx context.Context) error {
 	}
 	return ctx.Err()
 }
+
+// Measured is the values of the row's measured trials that gave one.
+func (r ExperimentRow) Measured() []float64 {
+	var out []float64
+	for _, t := range r.Trials {
+		if !t.Warmup && t.HasValue {
+			out = append(out, t.Value)
+		}
+	}
+	return out
+}
+
+// VariantOf is the variant that r was measured in.
+func (x *ExperimentSummary) VariantOf(r ExperimentRow) VariantSummary { return x.Variants[r.variant] }

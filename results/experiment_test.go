@@ -13,6 +13,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // experimentJob writes the folder of a 3-node job whose experiment is nodes [1, 2, 3] ×
@@ -162,12 +163,12 @@ func TestCollectAnExperiment(t *testing.T) {
 		if nodes == 2 && batch == 16 {
 			want, trials, failed = (value(2, 16, 2)+value(2, 16, 4))/2, "2", "1"
 		}
-		if r["performance"] != FormatStat(want) || r["nnodes"] != strconv.Itoa(nodes) || r["trials"] != trials || r["failed_trials"] != failed ||
+		if r["performance"] != stats.FormatStat(want) || r["nnodes"] != strconv.Itoa(nodes) || r["trials"] != trials || r["failed_trials"] != failed ||
 			r["benchctl_variant"] != fmt.Sprintf("batch=%d,nodes=%d", batch, nodes) || r["model"] != "train" || r["metric"] != "samples_per_second" {
 			t.Errorf("row %v: want performance %v over %s trials (%s failed)", r, want, trials, failed)
 		}
 		// Three trials: the interval is the smallest and the largest, covering 75 %.
-		if trials == "3" && (r["perf_ci_low"] != FormatStat(value(nodes, batch, 2)) || r["perf_ci_high"] != FormatStat(value(nodes, batch, 4)) || r["perf_ci_coverage"] != "0.75") {
+		if trials == "3" && (r["perf_ci_low"] != stats.FormatStat(value(nodes, batch, 2)) || r["perf_ci_high"] != stats.FormatStat(value(nodes, batch, 4)) || r["perf_ci_coverage"] != "0.75") {
 			t.Errorf("row %s: interval [%s, %s] at %s", r["benchctl_variant"], r["perf_ci_low"], r["perf_ci_high"], r["perf_ci_coverage"])
 		}
 		wantOut := ""
@@ -206,7 +207,7 @@ func TestCollectAnExperiment(t *testing.T) {
 	}
 	// The table shows the parameters, the trials and the interval; no winner.
 	var buf strings.Builder
-	if err := WriteResults(&buf, FormatTable, s, nil); err != nil {
+	if err := WriteRows(&buf, false, s); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(buf.String(), "\n")
@@ -216,40 +217,6 @@ func TestCollectAnExperiment(t *testing.T) {
 	if !strings.Contains(buf.String(), "train      train  samples_per_second  -    32     3      3              335     334 to 1336 (75%)  86.5%  trial 4") ||
 		!strings.Contains(buf.String(), "trial 4") || !strings.Contains(buf.String(), "2 (+1 failed)") || strings.Contains(buf.String(), "WINNER") {
 		t.Errorf("table:\n%s", buf.String())
-	}
-}
-
-// The report of an experiment shows the scaling charts, the variant table with a strip of
-// trials per row (warmups and the outlier marked) and a section for the failed trial only.
-func TestReportOfAnExperiment(t *testing.T) {
-	value := func(nodes, batch, trial int) float64 {
-		if nodes == 3 && batch == 32 && trial == 4 {
-			return 5000
-		}
-		return float64(100*nodes + batch + trial)
-	}
-	d := experimentJob(t, value, func(nodes, batch, trial int) bool { return nodes == 2 && batch == 16 && trial == 3 })
-	s, err := Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := WriteReport(&b, s); err != nil {
-		t.Fatal(err)
-	}
-	page := b.String()
-	for _, want := range []string{`<section class="experiment"`, `data-scaling="train samples_per_second · batch=16"`, `data-scaling="train samples_per_second · batch=32"`,
-		`class="ideal"`, `<circle class="outlier"`, `<circle class="warmup"`, "6 variants × (1 warmup &#43; 3 measured) trials, order interleave", "2 (&#43;1 failed)"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("the report lacks %q", want)
-		}
-	}
-	if n := strings.Count(page, `data-benchmark="`); n != 1 || !strings.Contains(page, `data-benchmark="train@15"`) {
-		t.Errorf("%d benchmark sections, want 1 (the failed trial run)", n)
-	}
-	// 6 variants × 4 trials, less the failed one: 23 dots.
-	if n := strings.Count(page, `<circle class="measured"`) + strings.Count(page, `<circle class="warmup"`) + strings.Count(page, `<circle class="outlier"`); n != 23 {
-		t.Errorf("%d trial dots, want 23", n)
 	}
 }
 
@@ -375,3 +342,5 @@ func TestCollectFollowsTheTrialOrderOfJobJSON(t *testing.T) {
 		t.Errorf("problems %v", s.Problems)
 	}
 }
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }

@@ -3,6 +3,8 @@ package results
 import (
 	"strconv"
 	"strings"
+
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // ExperimentColumns follow benchctl's columns in the perf.csv of a job with an experiment:
@@ -40,7 +42,7 @@ func experimentPerfTable(s *Summary) *Table {
 		bs.Name = er.Benchmark
 		row := RowSummary{Model: er.Model, Metric: er.Metric, Identity: er.Identity, Occurrence: er.Occurrence, Status: er.Status, Reason: er.Reason}
 		if er.Stats.Trials > 0 {
-			row.Performance = FormatStat(er.Stats.Median)
+			row.Performance = stats.FormatStat(er.Stats.Median)
 		}
 		bs.Rows = []RowSummary{row}
 		d.Benchmarks = append(d.Benchmarks, bs)
@@ -76,16 +78,16 @@ func experimentPerfTable(s *Summary) *Table {
 			set(c, "")
 		}
 		if st.Trials > 0 {
-			set("perf_min", FormatStat(st.Min))
-			set("perf_max", FormatStat(st.Max))
-			set("perf_mean", FormatStat(st.Mean))
-			set("perf_median", FormatStat(st.Median))
-			set("perf_stdev", FormatStat(st.Stdev))
-			set("perf_cv", FormatStat(st.CV))
+			set("perf_min", stats.FormatStat(st.Min))
+			set("perf_max", stats.FormatStat(st.Max))
+			set("perf_mean", stats.FormatStat(st.Mean))
+			set("perf_median", stats.FormatStat(st.Median))
+			set("perf_stdev", stats.FormatStat(st.Stdev))
+			set("perf_cv", stats.FormatStat(st.CV))
 			if st.Trials > 1 {
-				set("perf_ci_low", FormatStat(st.CILow))
-				set("perf_ci_high", FormatStat(st.CIHigh))
-				set("perf_ci_coverage", FormatStat(st.CICoverage))
+				set("perf_ci_low", stats.FormatStat(st.CILow))
+				set("perf_ci_high", stats.FormatStat(st.CIHigh))
+				set("perf_ci_coverage", stats.FormatStat(st.CICoverage))
 			}
 		}
 		outl := make([]string, len(st.Outliers))

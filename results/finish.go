@@ -120,7 +120,7 @@ func (a *aggregator) worldSize() int {
 		world := max(claimed, listed)
 		if backed := max(listed, seen); claimed > backed {
 			a.problem("job.json says the job has %d nodes, but it lists %d hosts and the node folders go up to rank %d (%s); counting %d nodes",
-				claimed, listed, a.maxRank, plural(a.folders, "folder", "folders"), backed)
+				claimed, listed, a.maxRank, Plural(a.folders, "folder", "folders"), backed)
 			world = backed
 		}
 		if world == 0 {
@@ -140,7 +140,7 @@ func (a *aggregator) worldSize() int {
 		return seen
 	case a.world > max(seen, a.folders+maxUnreported):
 		a.problem("the status files say the job has %d nodes, but the node folders go up to rank %d (%s); counting %d nodes",
-			a.world, a.maxRank, plural(a.folders, "folder", "folders"), seen)
+			a.world, a.maxRank, Plural(a.folders, "folder", "folders"), seen)
 		return seen
 	case a.maxRank >= a.world:
 		// A stray high-rank folder must not invent missing nodes.
@@ -211,8 +211,8 @@ func (a *aggregator) addMissing(world int) {
 	// Without job.json, a node may not mention a benchmark that others ran.
 	for _, b := range a.benches {
 		for rank := range a.seenRanks() {
-			if b.stateOf(rank) == stNone && b.spec.runsOn(rank) {
-				b.setState(rank, stFailed)
+			if b.stateOf(rank) == StateNone && b.spec.runsOn(rank) {
+				b.setState(rank, StateFailed)
 				b.failed = append(b.failed, failRec{rank: int32(rank), host: a.hostOf(rank), outcome: jobdir.OutcomeFailure,
 					reason: "no record of this benchmark on this node"})
 			}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // candidate makes the public Candidate of a node's result file.
@@ -87,7 +88,7 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		bs.table = b.bestT
 	}
 	failedNote := ""
-	if n := countNodes(bs.Failed); n > 0 {
+	if n := CountNodes(bs.Failed); n > 0 {
 		failedNote = fmt.Sprintf("%d of %d nodes failed: %s", n, world, listFailures(bs.Failed, maxListedNodes))
 	}
 	switch {
@@ -96,7 +97,7 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 		// madengine's SKIPPED, not a failure.
 		bs.Status, bs.Reason = StatusSkipped, b.skipWhy
 	case !won && len(bs.Running) > 0 && len(bs.Failed) == 0:
-		bs.Status, bs.Reason = StatusFailure, fmt.Sprintf("no result yet (%s still running)", plural(len(bs.Running), "node", "nodes"))
+		bs.Status, bs.Reason = StatusFailure, fmt.Sprintf("no result yet (%s still running)", Plural(len(bs.Running), "node", "nodes"))
 	case !won:
 		bs.Status, bs.Reason = StatusFailure, "no node produced a result"
 		if failedNote != "" {
@@ -131,16 +132,16 @@ func (a *aggregator) finishBench(b *benchAgg, world int) BenchmarkSummary {
 			row.Occurrence = occ
 		}
 		if acc := b.accs[key]; acc != nil {
-			row.Stats = acc.stats()
+			row.Stats = acc.Stats()
 		}
-		v, numeric := parsePerformance(row.Performance)
+		v, numeric := stats.ParsePerformance(row.Performance)
 		if numeric {
 			row.Value = &v
 		}
 		switch rowStatus := strings.ToUpper(strings.TrimSpace(t.Get(r, status))); {
 		case bs.Status == StatusFailure:
 			row.Status, row.Reason = StatusFailure, bs.Reason
-		case !hasPerformance(row.Performance):
+		case !HasPerformance(row.Performance):
 			row.Status, row.Reason = StatusFailure, "no performance value in the winner's CSV"
 		case !numeric:
 			row.Status, row.Reason = StatusFailure, fmt.Sprintf("performance %q is not a number", row.Performance)
@@ -210,7 +211,7 @@ func listFailures(f []NodeFailure, n int) string {
 	parts := make([]string, 0, min(n, len(f))+1)
 	for i, x := range f {
 		if i == n {
-			parts = append(parts, fmt.Sprintf("and %d more", countNodes(f[n:])))
+			parts = append(parts, fmt.Sprintf("and %d more", CountNodes(f[n:])))
 			break
 		}
 		parts = append(parts, x.Label()+" ("+shorten(x.Reason, 120)+")")

@@ -12,6 +12,7 @@ import (
 	"github.com/benchctl/benchctl/manifest"
 
 	"github.com/benchctl/benchctl/internal/textsafe"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // Formats of the table collect prints.
@@ -68,11 +69,6 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// WriteResults writes a collected job to w in format (ExportCollect).
-func WriteResults(w io.Writer, format string, s *Summary, perf *Table) error {
-	return ExportCollect(w, format, s, perf)
-}
-
 // resultColumns are the table's columns: KEY tells apart rows of one model and metric (the
 // benchmark's key columns, such as a message size, and the occurrence of a repeated key);
 // PICKED is the node whose result file was picked for the row (the one with the most rows
@@ -81,8 +77,8 @@ func resultColumns() []string {
 	return []string{"BENCHMARK", "MODEL", "METRIC", "KEY", "PERFORMANCE", "NODES", "MIN", "MEDIAN", "MAX", "CV", "STATUS", "PICKED", "NOTE"}
 }
 
-// keyText is a row's key columns as col=value (sorted), with #n for a repeated key.
-func keyText(identity map[string]string, occurrence int) string {
+// KeyText is a row's key columns as col=value (sorted), with #n for a repeated key.
+func KeyText(identity map[string]string, occurrence int) string {
 	keys := make([]string, 0, len(identity))
 	for k := range identity {
 		keys = append(keys, k)
@@ -101,7 +97,7 @@ func keyText(identity map[string]string, occurrence int) string {
 	return strings.Join(parts, " ")
 }
 
-func writeRows(w io.Writer, markdown bool, s *Summary) error {
+func WriteRows(w io.Writer, markdown bool, s *Summary) error {
 	if s.Experiment != nil {
 		if err := writeExperimentRows(w, markdown, s.Experiment); err != nil {
 			return err
@@ -120,23 +116,23 @@ func writeRows(w io.Writer, markdown bool, s *Summary) error {
 			nodes, lo, med, hi, cv := "-", "-", "-", "-", "-"
 			if st.Nodes > 0 {
 				nodes = strconv.Itoa(st.Nodes) + "/" + strconv.Itoa(s.Nodes.Expected)
-				lo, med, hi = st.Min, FormatStat(st.Median), st.Max
+				lo, med, hi = st.Min, stats.FormatStat(st.Median), st.Max
 				cv = strconv.FormatFloat(st.CV*100, 'f', 1, 64) + "%"
 			}
 			perf := r.Performance
 			if perf == "" {
 				perf = "-"
 			}
-			lines = append(lines, []string{b.Name, r.Model, dash(r.Metric), keyText(r.Identity, r.Occurrence), perf, nodes, lo, med, hi, cv, r.Status, winner,
-				withNote(shorten(r.Reason, 100), throttleNote(b.Telemetry))})
+			lines = append(lines, []string{b.Name, r.Model, Dash(r.Metric), KeyText(r.Identity, r.Occurrence), perf, nodes, lo, med, hi, cv, r.Status, winner,
+				withNote(shorten(r.Reason, 100), ThrottleNote(b.Telemetry))})
 		}
 	}
 	if len(s.Benchmarks) == 0 {
 		// The same FAILURE row perf.csv gets: an empty table would look like a quiet success.
-		name := cmpOr(s.Name, s.Job)
+		name := CmpOr(s.Name, s.Job)
 		lines = append(lines, []string{name, name, "-", "-", "-", "-", "-", "-", "-", "-", StatusFailure, "-", noBenchmarksReason})
 	}
-	if err := writeGrid(w, markdown, cols, lines); err != nil {
+	if err := WriteGrid(w, markdown, cols, lines); err != nil {
 		return err
 	}
 	return writeNotes(w, markdown, RecordNotes(s.NodeRecords))
@@ -163,11 +159,11 @@ func writeNotes(w io.Writer, markdown bool, notes []string) error {
 	return err
 }
 
-// writeGrid writes a header and rows as a markdown table or as aligned text columns: what
+// WriteGrid writes a header and rows as a markdown table or as aligned text columns: what
 // collect and compare print. Every cell is one line with its control characters escaped
 // (textsafe.Line: a container wrote most of them); in markdown, the characters that could
 // end a cell or turn it into markup are escaped too (markdownCell).
-func writeGrid(w io.Writer, markdown bool, header []string, lines [][]string) error {
+func WriteGrid(w io.Writer, markdown bool, header []string, lines [][]string) error {
 	row := func(l []string, cell func(string) string) []string {
 		out := make([]string, len(l))
 		for i, c := range l {
@@ -198,7 +194,7 @@ var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "`", "\\`", "<",
 // markdownCell is a cell of a markdown table: one line (textsafe.Line), markup escaped.
 func markdownCell(s string) string { return markdownEscaper.Replace(textsafe.Line(s)) }
 
-func dash(s string) string {
+func Dash(s string) string {
 	if s == "" {
 		return "-"
 	}
@@ -220,7 +216,7 @@ func writeExperimentRows(w io.Writer, markdown bool, x *ExperimentSummary) error
 	cols = append(cols, "TRIALS", "MEDIAN", "INTERVAL", "CV", "OUTLIERS", "STATUS", "NOTE")
 	var lines [][]string
 	for _, r := range x.Rows {
-		l := []string{r.Benchmark, r.Model, dash(r.Metric), keyText(r.Identity, r.Occurrence)}
+		l := []string{r.Benchmark, r.Model, Dash(r.Metric), KeyText(r.Identity, r.Occurrence)}
 		v := x.Variants[r.variant]
 		for _, p := range x.Params {
 			val, ok := v.Param(p)
@@ -236,11 +232,11 @@ func writeExperimentRows(w io.Writer, markdown bool, x *ExperimentSummary) error
 		}
 		med, ci, cv, out := "-", "-", "-", "-"
 		if st.Trials > 0 {
-			med = FormatStat(st.Median)
+			med = stats.FormatStat(st.Median)
 			cv = strconv.FormatFloat(st.CV*100, 'f', 1, 64) + "%"
 		}
 		if st.Trials > 1 {
-			ci = fmt.Sprintf("%s to %s (%.0f%%)", FormatStat(st.CILow), FormatStat(st.CIHigh), st.CICoverage*100)
+			ci = fmt.Sprintf("%s to %s (%.0f%%)", stats.FormatStat(st.CILow), stats.FormatStat(st.CIHigh), st.CICoverage*100)
 		}
 		if len(st.Outliers) > 0 {
 			parts := make([]string, len(st.Outliers))
@@ -255,5 +251,5 @@ func writeExperimentRows(w io.Writer, markdown bool, x *ExperimentSummary) error
 		l = append(l, trials, med, ci, cv, out, r.Status, withNote(shorten(r.Reason, 100), trialThrottleNote(r.Telemetry)))
 		lines = append(lines, l)
 	}
-	return writeGrid(w, markdown, cols, lines)
+	return WriteGrid(w, markdown, cols, lines)
 }

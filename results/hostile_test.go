@@ -129,7 +129,7 @@ func TestStrayNodeFoldersAreNotCounted(t *testing.T) {
 		t.Errorf("rank 2 is not reported as never reporting: %s\n%s", s.Status, strings.Join(problemsOf(s), "\n"))
 	}
 	var out bytes.Buffer
-	WriteResults(&out, FormatTable, s, PerfTable(s))
+	WriteRows(&out, false, s)
 	if strings.Contains(out.String(), "99999") || !strings.Contains(out.String(), " 2/3 ") {
 		t.Errorf("table:\n%s", out.String())
 	}

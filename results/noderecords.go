@@ -259,7 +259,7 @@ func RecordNotes(r NodeRecords) []string {
 			}
 			names = append(names, jobdir.NodeName(w.Rank, w.Host))
 		}
-		out = append(out, fmt.Sprintf("no node record (node.json) from %s: %s", plural(r.WithoutCount, "node", "nodes"), strings.Join(names, ", ")))
+		out = append(out, fmt.Sprintf("no node record (node.json) from %s: %s", Plural(r.WithoutCount, "node", "nodes"), strings.Join(names, ", ")))
 	}
 	if r.FieldsCapped > 0 {
 		out = append(out, fmt.Sprintf("node records: %d more fields than the %d compared were not compared", r.FieldsCapped, maxRecordFields))

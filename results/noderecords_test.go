@@ -1,18 +1,12 @@
 package results
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/benchctl/benchctl/host"
 	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 )
 
 // record is a node record as three nodes of one kind would write it.
@@ -24,82 +18,6 @@ func record(rank int, kernel string) *jobdir.NodeRecord {
 				Ports: []host.Port{{Number: 1, State: "ACTIVE", Rate: "400 Gb/sec (4X NDR)", LinkLayer: "InfiniBand"}}}}},
 		GPU:      jobdir.GPURecord{Vendor: "amd", Driver: "6.8.5", Devices: []jobdir.GPUDevice{{Index: 0, Name: "MI300X", Arch: "gfx942", PCIBusID: fmt.Sprintf("0000:%02x:00.0", rank)}}},
 		Benchctl: "v1"}
-}
-
-func TestCollectReportsWhatDiffersBetweenNodeRecords(t *testing.T) {
-	shared := t.TempDir()
-	job := writeJob(t, shared, "9", 4)
-	csv := "model,performance,metric,status\nm,10,x,SUCCESS\n"
-	for r := range 4 {
-		writeNode(t, job, r, jobdir.OutcomeSuccess, csv)
-	}
-	jobdirtest.NodeRecord(t, nodeOf(job, 0), record(0, "6.1.0-18-amd64"))
-	jobdirtest.NodeRecord(t, nodeOf(job, 1), record(1, "6.1.0-18-amd64"))
-	slow := record(2, "5.15.0-105-generic")
-	slow.Machine.Network[0].Ports[0].Rate = "200 Gb/sec (4X HDR)"
-	jobdirtest.NodeRecord(t, nodeOf(job, 2), slow)
-	// rank 3 wrote none.
-
-	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "9", Attempt: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nr := col.Summary.NodeRecords
-	if nr.Nodes != 3 || nr.WithoutCount != 1 || nr.Without[0].Rank != 3 || nr.Without[0].Why != "no node.json" {
-		t.Errorf("nodes with and without a record: %+v", nr)
-	}
-	got := map[string]FieldDiff{}
-	for _, d := range nr.Differs {
-		got[d.Field] = d
-	}
-	if len(got) != 2 {
-		t.Errorf("differs: want kernel and net.mlx5_0.port1 only (hostnames, GUIDs and PCI addresses are not compared), got %+v", nr.Differs)
-	}
-	k := got["kernel"]
-	if len(k.Values) != 2 || k.Values[0] != (FieldValue{Value: "6.1.0-18-amd64 #1 SMP", Nodes: 2, Ranks: "0-1"}) ||
-		k.Values[1] != (FieldValue{Value: "5.15.0-105-generic #1 SMP", Nodes: 1, Ranks: "2", Host: "h2"}) {
-		t.Errorf("kernel: %+v", k)
-	}
-	if p := got["net.mlx5_0.port1"]; len(p.Values) != 2 || !strings.Contains(p.Values[1].Value, "200 Gb/sec") {
-		t.Errorf("link rate: %+v", p)
-	}
-
-	var table bytes.Buffer
-	if err := WriteResults(&table, FormatTable, col.Summary, col.Perf); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"note: node record differs: kernel: ranks 0-1: 6.1.0-18-amd64 #1 SMP; rank 2 (h2): 5.15.0-105-generic #1 SMP\n",
-		"note: node record differs: net.mlx5_0.port1: ranks 0-1: ACTIVE 400 Gb/sec (4X NDR) InfiniBand; rank 2 (h2): ACTIVE 200 Gb/sec (4X HDR) InfiniBand\n",
-		"note: no node record (node.json) from 1 node: 3-h3\n",
-	} {
-		if !strings.Contains(table.String(), want) {
-			t.Errorf("the table lacks %q:\n%s", want, table.String())
-		}
-	}
-	data, err := os.ReadFile(jobdir.Layout{Shared: shared}.Job("9", 0).Output(jobdir.SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s struct {
-		NodeRecords struct {
-			Differs []struct {
-				Field  string
-				Values []struct{ Ranks string }
-			}
-		}
-	}
-	if err := json.Unmarshal(data, &s); err != nil || len(s.NodeRecords.Differs) != 2 || s.NodeRecords.Differs[0].Field != "kernel" {
-		t.Errorf("summary.json's nodeRecords: %v %+v", err, s.NodeRecords)
-	}
-	report, _ := os.ReadFile(jobdir.Layout{Shared: shared}.Job("9", 0).Output(jobdir.ReportFile))
-	if !bytes.Contains(report, []byte(`id="node-records"`)) || !bytes.Contains(report, []byte("5.15.0-105-generic")) {
-		t.Error("report.html has no node-records section with the odd kernel")
-	}
-	// perf.csv: gpu_architecture came from nowhere else (the status files name none).
-	if c := col.Perf.Col("gpu_architecture"); col.Perf.Rows[0][c] != "gfx942" {
-		t.Errorf("gpu_architecture from the winner's record: %q", col.Perf.Rows[0][c])
-	}
 }
 
 // 10,000 nodes: rank 7's kernel differs, every 1,000th node has another firmware, 300
@@ -167,8 +85,6 @@ func TestNodeRecordFieldsAreBounded(t *testing.T) {
 		t.Errorf("%d differences gave %d notes: %q", len(nr.Differs), len(notes), notes[len(notes)-2:])
 	}
 }
-
-func timeAfter(seconds int) <-chan time.Time { return time.After(time.Duration(seconds) * time.Second) }
 
 // A record's values and field names are data a node wrote: a 1 MiB kernel release or
 // device name is kept short in what collect keeps and writes (10,000 such nodes would

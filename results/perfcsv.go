@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // MadengineColumns is madengine's perf.csv header, in its order. perf.csv starts with it.
@@ -145,8 +146,8 @@ func perfTable(s *Summary, more []string, fill func(out []string, index map[stri
 	}
 	if len(s.Benchmarks) == 0 {
 		out := make([]string, len(header))
-		fillKnown(out, index, s, &BenchmarkSummary{Name: cmpOr(s.Name, s.Job)},
-			RowSummary{Model: cmpOr(s.Name, s.Job), Status: StatusFailure, Reason: noBenchmarksReason})
+		fillKnown(out, index, s, &BenchmarkSummary{Name: CmpOr(s.Name, s.Job)},
+			RowSummary{Model: CmpOr(s.Name, s.Job), Status: StatusFailure, Reason: noBenchmarksReason})
 		t.Rows = append(t.Rows, out)
 	}
 	return t
@@ -174,7 +175,7 @@ func madengineColumn(h string) string {
 	return ""
 }
 
-func cmpOr(a, b string) string {
+func CmpOr(a, b string) string {
 	if a != "" {
 		return a
 	}
@@ -236,7 +237,7 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 		set("git_commit", jb.Model.Commit)
 	}
 	if img.BuildSeconds > 0 {
-		set("build_duration", FormatStat(img.BuildSeconds))
+		set("build_duration", stats.FormatStat(img.BuildSeconds))
 	}
 	if jb != nil {
 		set("tags", strings.Join(jb.Tags, ","))
@@ -264,7 +265,7 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 	set("docker_sha", img.ID)
 	tag := img.Tag
 	if tag == "" && m != nil {
-		tag = cmpOr(m.Image.Tag, m.Image.Ref)
+		tag = CmpOr(m.Image.Tag, m.Image.Ref)
 	}
 	if _, dg, ok := strings.Cut(img.Digest, "@"); ok && tag != "" && !strings.Contains(tag, "@") {
 		tag += "@" + dg // what the tag resolved to for this job (an image.ref pulled from its registry)
@@ -279,7 +280,7 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 	set("metric", row.Metric)
 	set("status", row.Status)
 	if b.Durations.Nodes > 0 {
-		set("test_duration", FormatStat(b.Durations.Max))
+		set("test_duration", stats.FormatStat(b.Durations.Max))
 	}
 	set("benchctl_job", s.Job)
 	set("benchctl_attempt", strconv.Itoa(s.Attempt))
@@ -298,10 +299,10 @@ func fillKnown(out []string, index map[string]int, s *Summary, b *BenchmarkSumma
 	if st := row.Stats; st.Nodes > 0 {
 		set("perf_min", st.Min)
 		set("perf_max", st.Max)
-		set("perf_mean", FormatStat(st.Mean))
-		set("perf_median", FormatStat(st.Median))
-		set("perf_stdev", FormatStat(st.Stdev))
-		set("perf_cv", FormatStat(st.CV))
+		set("perf_mean", stats.FormatStat(st.Mean))
+		set("perf_median", stats.FormatStat(st.Median))
+		set("perf_stdev", stats.FormatStat(st.Stdev))
+		set("perf_cv", stats.FormatStat(st.CV))
 		set("perf_nodes", strconv.Itoa(st.Nodes))
 	}
 	set("benchctl_failed_nodes", listFailures(b.Failed, maxListedNodes))
@@ -322,7 +323,7 @@ func formatOpt(v *float64) string {
 	if v == nil {
 		return ""
 	}
-	return FormatStat(*v)
+	return stats.FormatStat(*v)
 }
 
 // EncodeCSV writes a table as CSV (RFC 4180, \n line ends). It is the one CSV writer of

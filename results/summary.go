@@ -2,9 +2,11 @@ package results
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // SummaryVersion is the schema version of summary.json.
@@ -53,15 +55,24 @@ type Summary struct {
 	job  *jobdir.Job // job.json; nil when unreadable
 	path string      // the job folder
 
-	trend   []HistoryRow // the manifest's last jobs' rows, this one's last (collect)
-	vsRef   *Comparison  // this job against the manifest's reference job (collect)
-	refName string
-
 	machines map[int]recordMachine // by rank, from the node records (perf.csv's machine columns)
 }
 
 // Path is the job folder the summary was made from ("" for a decoded summary.json).
 func (s *Summary) Path() string { return s.path }
+
+// JobJSON is the job's job.json as Aggregate read it: nil when unreadable.
+func (s *Summary) JobJSON() *jobdir.Job { return s.job }
+
+// NodeStates is the benchmark's nodes by state, for the report's node strip.
+func (b *BenchmarkSummary) NodeStates() *NodeStates { return &b.nodes }
+
+// WithJob gives a Summary built by hand (not by Aggregate) job.json's record j, whose node
+// names and rules the report reads; it returns s.
+func (s *Summary) WithJob(j *jobdir.Job) *Summary {
+	s.job = j
+	return s
+}
 
 // NodeCounts counts the nodes of a job by what their status files say.
 type NodeCounts struct {
@@ -106,8 +117,8 @@ func (f NodeFailure) Label() string {
 // Nodes is how many nodes f stands for: 1, or the length of a run of missing nodes.
 func (f NodeFailure) Nodes() int { return max(1, f.LastRank-f.Rank+1) }
 
-// countNodes is how many nodes the failures stand for.
-func countNodes(f []NodeFailure) int {
+// CountNodes is how many nodes the failures stand for.
+func CountNodes(f []NodeFailure) int {
 	n := 0
 	for _, x := range f {
 		n += x.Nodes()
@@ -165,7 +176,7 @@ type BenchmarkSummary struct {
 	Attempt *int `json:"attempt,omitempty"`
 
 	table   *Table     // the winner's CSV (nil without a winner)
-	nodes   nodeStates // for the report's node strip
+	nodes   NodeStates // for the report's node strip
 	variant int        // the variant's index (a trial's run)
 }
 
@@ -193,10 +204,10 @@ type RowSummary struct {
 	Occurrence  int               `json:"occurrence,omitempty"` // 2, 3, ... for repeats of the same key
 	Performance string            `json:"performance"`          // the winner's value, as written
 	// Value is Performance as a number; absent when it is not one.
-	Value  *float64 `json:"value,omitempty"`
-	Status string   `json:"status"`
-	Reason string   `json:"reason,omitempty"`
-	Stats  Stats    `json:"stats"`
+	Value  *float64    `json:"value,omitempty"`
+	Status string      `json:"status"`
+	Reason string      `json:"reason,omitempty"`
+	Stats  stats.Stats `json:"stats"`
 	// PerfPerWatt is Value per watt of the run's average draw (Telemetry.AvgPowerW), for a
 	// throughput (a metric where higher is better); absent otherwise.
 	PerfPerWatt *float64 `json:"perfPerWatt,omitempty"`
@@ -234,7 +245,7 @@ func (s *Summary) Failures() []string {
 		}
 	}
 	if len(out) == 0 && len(s.Running) > 0 {
-		out = append(out, runningReason(s.Running))
+		out = append(out, RunningReason(s.Running))
 	}
 	return out
 }
@@ -268,4 +279,24 @@ func (s *Summary) unfinished() bool {
 		}
 	}
 	return true
+}
+
+func RunningReason(r []NodeRef) string {
+	names := make([]string, 0, min(len(r), maxListedNodes))
+	for i, n := range r {
+		if i == maxListedNodes {
+			names = append(names, fmt.Sprintf("and %d more", len(r)-maxListedNodes))
+			break
+		}
+		names = append(names, jobdir.NodeName(n.Rank, n.Host))
+	}
+	return fmt.Sprintf("%s not finished (%s)", Plural(len(r), "node has", "nodes have"), strings.Join(names, ", "))
+}
+
+// Plural writes "1 node has" or "3 nodes have".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -54,5 +54,5 @@ const (
 	ColStatus      = "status"
 )
 
-// hasPerformance reports whether a performance value counts as a result: not blank.
-func hasPerformance(v string) bool { return strings.TrimSpace(v) != "" }
+// HasPerformance reports whether a performance value counts as a result: not blank.
+func HasPerformance(v string) bool { return strings.TrimSpace(v) != "" }

@@ -14,6 +14,7 @@ import (
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/results/stats"
 )
 
 // ThrottledPercent is the share of a GPU's samples with a power, thermal or reliability
@@ -286,7 +287,7 @@ func perWatt(value *float64, metric string, watts *float64, rules []manifest.Met
 			d = LowerIsBetter
 		}
 	}
-	if direction(d, metric) != HigherIsBetter {
+	if Direction(d, metric) != HigherIsBetter {
 		return nil
 	}
 	v := *value / *watts
@@ -298,7 +299,7 @@ func (a *aggregator) metricRules() []manifest.MetricRule {
 	if a.job == nil {
 		return nil
 	}
-	return metricRules(a.job.Manifest.Metrics)
+	return MetricRules(a.job.Manifest.Metrics)
 }
 
 // TrialTelemetry is a variant's row's telemetry over its measured trials.
@@ -355,12 +356,12 @@ func medianOf(v []float64) *float64 {
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	m := round3(medianOfSorted(s))
+	m := round3(stats.MedianOfSorted(s))
 	return &m
 }
 
-// throttleNote is the table's note for a throttled run: which nodes, by what, how much.
-func throttleNote(t *Telemetry) string {
+// ThrottleNote is the table's note for a throttled run: which nodes, by what, how much.
+func ThrottleNote(t *Telemetry) string {
 	if t == nil || !t.Throttled {
 		return ""
 	}
@@ -370,7 +371,7 @@ func throttleNote(t *Telemetry) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(t.ThrottledNodes)-3))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s %s%%)", jobdir.NodeName(n.Rank, n.Host), cmpOr(limitingReasons(n.Reasons), "limited"), FormatStat(n.ThrottledPercent)))
+		parts = append(parts, fmt.Sprintf("%s (%s %s%%)", jobdir.NodeName(n.Rank, n.Host), CmpOr(limitingReasons(n.Reasons), "limited"), stats.FormatStat(n.ThrottledPercent)))
 	}
 	return "throttled: " + strings.Join(parts, ", ")
 }

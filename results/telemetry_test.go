@@ -2,10 +2,8 @@ package results
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,7 +71,7 @@ func TestCollectSumsTheNodesTelemetry(t *testing.T) {
 		}
 	}
 	var out strings.Builder
-	if err := WriteResults(&out, FormatTable, s, nil); err != nil || !strings.Contains(out.String(), "throttled: 1-h1 (thermal 6%)") {
+	if err := WriteRows(&out, false, s); err != nil || !strings.Contains(out.String(), "throttled: 1-h1 (thermal 6%)") {
 		t.Errorf("the table's note (%v):\n%s", err, out.String())
 	}
 	// 2 % of samples limited is a transient, not a throttled node.
@@ -211,68 +209,6 @@ func TestExperimentTelemetryOverTrials(t *testing.T) {
 	}
 }
 
-// seriesFile writes a node's series of run: watts and a clock for n seconds, limited from
-// limitFrom on.
-func seriesFile(t *testing.T, n jobdir.NodeDir, run string, secs int, watts float64, limitFrom int) {
-	t.Helper()
-	var b strings.Builder
-	h, _ := json.Marshal(jobdir.TelemetryHeader{Telemetry: jobdir.TelemetryVersion, Run: run, Source: "nvml", Interval: "1s", GPUs: []jobdir.TelemetryGPU{{Index: 0}}})
-	b.Write(append(h, '\n'))
-	for i := 0; i < secs; i++ {
-		r := jobdir.TelemetryRow{T: float64(i), DT: 1, N: 1, PowerW: fp(watts), GFXMHz: fp(1980), Throttle: 1}
-		if i >= limitFrom {
-			r.Throttled, r.Reasons, r.GFXMHz = 1, "thermal", fp(1500)
-		}
-		line, _ := json.Marshal(r)
-		b.Write(append(line, '\n'))
-	}
-	jobdirtest.File(t, n.Telemetry(run), []byte(b.String()))
-}
-
-func TestReportDrawsTimelines(t *testing.T) {
-	d := telemetryJob(t, "samples_per_second",
-		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 3000, 300, 350, 0, "")}},
-		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 2000, 200, 400, 60, "thermal")}},
-		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 2000, 200, 400, 0, "")}})
-	seriesFile(t, d.Node(0, "h0"), "train", 100, 300, 1000)
-	seriesFile(t, d.Node(1, "h1"), "train", 100, 200, 40)
-	jobdirtest.File(t, d.Node(2, "h2").Telemetry("train"), []byte("{\"telemetry\":1}\n{bad\n"))
-	s, err := Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	if err := WriteReport(&out, s); err != nil {
-		t.Fatal(err)
-	}
-	html := out.String()
-	for _, want := range []string{"GPU telemetry", "over 3 nodes: energy 7 kJ", "throttled: 1-h1 (thermal 60%)",
-		`class="timeline throttled" data-node="1-h1"`, `<path class="power" d="M`, `class="limit"`, "2-h2: reading", "line 2"} {
-		if !strings.Contains(html, want) {
-			t.Errorf("report lacks %q", want)
-		}
-	}
-	// The throttled node's timeline comes first.
-	if i, j := strings.Index(html, `data-node="1-h1"`), strings.Index(html, `data-node="0-h0"`); i < 0 || j < 0 || i > j {
-		t.Errorf("timeline order: 1-h1 at %d, 0-h0 at %d", i, j)
-	}
-	// A telemetry folder that is a link out of the job folder is not read through.
-	elsewhere := t.TempDir()
-	seriesFile(t, jobdir.NodeDir{Path: elsewhere}, "train", 50, 999, 1000)
-	folder := filepath.Dir(d.Node(2, "h2").Telemetry("train"))
-	os.RemoveAll(folder)
-	if err := os.Symlink(filepath.Join(elsewhere, jobdir.TelemetryFolder), folder); err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	if err := WriteReport(&out, s); err != nil {
-		t.Fatal(err)
-	}
-	if html := out.String(); !strings.Contains(html, "2-h2: ") || strings.Contains(html, "999") {
-		t.Errorf("the linked series: %s", html[strings.Index(html, "GPU telemetry"):][:600])
-	}
-}
-
 // A run's figures over some of its nodes are never printed as the run's: a node killed
 // before its summary (or one without GPUs) leaves perf.csv's energy, power and per-watt
 // columns empty, while summary.json keeps the part and says how many nodes it lacks.
@@ -306,60 +242,5 @@ func TestPartialTelemetryIsNotTheRuns(t *testing.T) {
 	s, _ = Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
 	if n := s.Benchmarks[0].Telemetry.PerNode[0]; n.EnergyJ != nil || n.AvgPowerW != nil || n.PeakPowerW == nil {
 		t.Errorf("node of a GPU without energy: %+v", n)
-	}
-}
-
-// Numbers a node wrote that no GPU gives are left out for that node and said; the rest of
-// the job is collected, and every output is written with finite numbers: two GPUs at 1e308 J
-// (whose sum was +Inf and failed summary.json), negative energy and peak power, throttled
-// samples above 100 %, and a series row at a negative time (which panicked the report).
-func TestOutOfRangeTelemetryIsLeftOut(t *testing.T) {
-	huge := gpuStat(0, 1e308, 300, 350, 0, "")
-	huge2 := gpuStat(1, 1e308, 300, 350, 0, "")
-	neg := gpuStat(0, -5000, 200, -400, 0, "")
-	over := gpuStat(0, 2000, 200, 400, 0, "")
-	over.Throttled, over.ThrottleKnown = 250, 100
-	d := telemetryJob(t, "samples_per_second",
-		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{huge, huge2}},
-		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{neg}},
-		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{over}})
-	seriesFile(t, d.Node(1, "h1"), "train", 20, 200, 1000)
-	series := d.Node(1, "h1").Telemetry("train")
-	b, _ := os.ReadFile(series)
-	os.WriteFile(series, append(b, []byte(`{"t":-1e9,"dt":1,"gpu":0,"n":1,"power_w":100}`+"\n")...), 0o644)
-	s, err := Aggregate(context.Background(), d, AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tel := s.Benchmarks[0].Telemetry
-	// Energy and peak power are out of range on nodes 0 and 1: the job's would be a part of it.
-	if tel == nil || tel.EnergyJ != nil || tel.PeakPowerW != nil || tel.AvgPowerW == nil || *tel.AvgPowerW != 1000 || tel.Throttled {
-		t.Errorf("telemetry: %+v", tel)
-	}
-	problems := 0
-	for _, c := range s.Benchmarks[0].Candidates {
-		if strings.Contains(c.Problem, "is out of range") || strings.Contains(c.Problem, "is not a share of them") {
-			problems++
-		}
-	}
-	if problems != 3 {
-		t.Errorf("%d of 3 nodes' out-of-range figures named: %+v", problems, s.Benchmarks[0].Candidates)
-	}
-	var out strings.Builder
-	for _, f := range []string{FormatJSON, FormatCSV, FormatTable} {
-		out.Reset()
-		if err := WriteResults(&out, f, s, PerfTable(s)); err != nil || strings.Contains(out.String(), "Inf") || strings.Contains(out.String(), "NaN") {
-			t.Errorf("%s: %v\n%.500s", f, err, out.String())
-		}
-	}
-	out.Reset()
-	if err := WriteReport(&out, s); err != nil || !strings.Contains(out.String(), "rows out of range were left out") {
-		t.Errorf("report: %v", err)
-	}
-	row := perfRows(t, s)[0]
-	for _, k := range []string{"energy_j", "peak_power_w"} {
-		if row[k] != "" {
-			t.Errorf("perf.csv %s = %q, want empty", k, row[k])
-		}
 	}
 }

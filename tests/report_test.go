@@ -15,7 +15,7 @@ import (
 	"github.com/benchctl/benchctl/bench/collect/synth"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
-	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
 )
 
 // findChromium returns headless Chromium, or skips (fails with CI=true) when there is none.
@@ -101,7 +101,7 @@ func TestReportRendersInChromium(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.job, func(t *testing.T) {
-			col, err := results.Collect(context.Background(), results.CollectOptions{SharedDir: shared, JobID: c.job, Attempt: -1})
+			col, err := collect.Collect(context.Background(), collect.CollectOptions{SharedDir: shared, JobID: c.job, Attempt: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

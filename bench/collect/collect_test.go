@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/bench/collect/synth"
-	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
 )
 
 // jobs are synthetic job folders, written once per test binary and removed by TestMain.
@@ -63,7 +63,7 @@ func BenchmarkCollect10000(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		col, err := results.Collect(context.Background(), results.CollectOptions{SharedDir: shared, JobID: "9000001", Attempt: -1})
+		col, err := collect.Collect(context.Background(), collect.CollectOptions{SharedDir: shared, JobID: "9000001", Attempt: -1})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func BenchmarkCollectExperiment(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		col, err := results.Collect(context.Background(), results.CollectOptions{SharedDir: shared, JobID: o.JobID, Attempt: -1})
+		col, err := collect.Collect(context.Background(), collect.CollectOptions{SharedDir: shared, JobID: o.JobID, Attempt: -1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchctl/benchctl/bench/collect/synth"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
 )
 
 // A synthetic experiment is what collect reads as one: every benchmark, variant and row
@@ -22,7 +23,7 @@ func TestSyntheticExperimentCollects(t *testing.T) {
 	if _, err := synth.WriteJob(shared, o); err != nil {
 		t.Fatal(err)
 	}
-	col, err := results.Collect(context.Background(), results.CollectOptions{SharedDir: shared, JobID: o.JobID, Attempt: -1})
+	col, err := collect.Collect(context.Background(), collect.CollectOptions{SharedDir: shared, JobID: o.JobID, Attempt: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestManyTrialsOfOneNodeCollect(t *testing.T) {
 	if err != nil || st.Size() > 4096 {
 		t.Fatalf("status.json: %v, %d bytes", err, st.Size())
 	}
-	col, err := results.Collect(context.Background(), results.CollectOptions{SharedDir: shared, JobID: o.JobID, Attempt: -1})
+	col, err := collect.Collect(context.Background(), collect.CollectOptions{SharedDir: shared, JobID: o.JobID, Attempt: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
 )
 
 // figures are one collect's cost.
@@ -20,13 +20,13 @@ type figures struct {
 // collectOnce collects a job once. With sampleEvery > 0, the live heap is measured (after
 // a GC) every sampleEvery nodes while the folders stream in; that slows the run, so timings
 // are taken without it.
-func collectOnce(shared, job string, sampleEvery int) (figures, *results.Collection, error) {
+func collectOnce(shared, job string, sampleEvery int) (figures, *collect.Collection, error) {
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	base, allocBase := ms.HeapInuse, ms.TotalAlloc
 	var f figures
-	opts := results.CollectOptions{SharedDir: shared, JobID: job, Attempt: -1}
+	opts := collect.CollectOptions{SharedDir: shared, JobID: job, Attempt: -1}
 	if sampleEvery > 0 {
 		opts.Aggregate.Progress = func(n int) {
 			if n%sampleEvery == 0 {
@@ -39,7 +39,7 @@ func collectOnce(shared, job string, sampleEvery int) (figures, *results.Collect
 		}
 	}
 	start := time.Now()
-	col, err := results.Collect(context.Background(), opts)
+	col, err := collect.Collect(context.Background(), opts)
 	f.Wall = time.Since(start)
 	if err != nil {
 		return f, nil, err

@@ -8,7 +8,8 @@ import (
 	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/jobdir"
-	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
+	"github.com/benchctl/benchctl/results/compare"
 )
 
 func newCollectCmd(io iostreams.Streams, run runF[*commands.CollectOptions]) *cobra.Command {
@@ -78,7 +79,7 @@ warning, until the next release.`,
 				}
 				opts.AppendTo = opts.OldAppend
 			}
-			thr, err := results.ParseThreshold(opts.Threshold)
+			thr, err := compare.ParseThreshold(opts.Threshold)
 			if err != nil {
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}
@@ -101,10 +102,10 @@ warning, until the next release.`,
 	f.BoolVar(&opts.Partial, "partial", false, "collect a job that is still running; running nodes are shown as running, never as SUCCESS")
 	f.StringVar(&opts.AppendTo, "append", "", "also append the rows to this perf.csv (locked, header union, atomic)")
 	f.BoolVar(&opts.Check, "check", false, "judge the job against --against and exit 3 when a row regressed")
-	f.StringVar(&opts.Against, "against", results.AgainstReference, "with --check: reference, last, best or a job id")
+	f.StringVar(&opts.Against, "against", compare.AgainstReference, "with --check: reference, last, best or a job id")
 	f.StringVar(&opts.Junit, "junit", "", "write JUnit XML of the rows (and of --check's verdicts) to this file")
 	f.StringVar(&opts.Threshold, "threshold", "5%", "with --check: the tolerated change of a metric whose rule gives none")
-	out := outputFlag(cmd, &opts.Output, results.FormatsOf(results.KindCollect)...)
+	out := outputFlag(cmd, &opts.Output, collect.FormatsOf(collect.KindCollect)...)
 	out.other = func(v string) (string, bool) {
 		// The old -o FILE: a value that is no format and looks like a file (perf.csv, ./csv).
 		if !strings.ContainsAny(v, "./") {
@@ -114,7 +115,7 @@ warning, until the next release.`,
 		return deprecation("-o "+v+" (a file to append to)", "--append "+v), true
 	}
 	out.hint = "--append FILE appends the rows to a perf.csv"
-	choiceFlag(cmd, f, &opts.Output, "format", "", "table", "old spelling of -o", results.FormatsOf(results.KindCollect)...)
+	choiceFlag(cmd, f, &opts.Output, "format", "", "table", "old spelling of -o", collect.FormatsOf(collect.KindCollect)...)
 	deprecate(cmd, "format", func(v string) string { return "-o " + v })
 	f.BoolVar(&opts.Latest, "latest", false, "collect the newest job of the shared directory (benchctl jobs lists them)")
 	f.StringVar(&opts.Baseline, "baseline", "", "an earlier perf.csv: fill relative_change with the change against it, in percent")

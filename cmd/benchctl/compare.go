@@ -10,6 +10,8 @@ import (
 	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
+	"github.com/benchctl/benchctl/results/compare"
 )
 
 func newCompareCmd(io iostreams.Streams, run runF[*commands.CompareOptions]) *cobra.Command {
@@ -76,7 +78,7 @@ bad flags.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			thr, err := results.ParseThreshold(opts.Threshold)
+			thr, err := compare.ParseThreshold(opts.Threshold)
 			if err != nil {
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}
@@ -93,7 +95,7 @@ bad flags.`,
 				opts.NewPath = args[0]
 				opts.AgainstGiven = cmd.Flags().Changed("against")
 			}
-			opts.Compare = results.CompareOptions{Threshold: thr, Direction: opts.Direction, Alpha: alpha}
+			opts.Compare = compare.CompareOptions{Threshold: thr, Direction: opts.Direction, Alpha: alpha}
 			return run(cmd.Context(), io, opts)
 		},
 	}
@@ -107,8 +109,8 @@ bad flags.`,
 	_ = cmd.MarkFlagDirname("shared-dir")
 	choiceFlag(cmd, f, &opts.Direction, "metric-direction", "", results.AutoDirection, "which way is better for a metric no rule names: auto (guess from the name: times and latencies lower, the rest higher), higher or lower",
 		results.AutoDirection, results.HigherIsBetter, results.LowerIsBetter)
-	outputFlag(cmd, &opts.Output, results.FormatsOf(results.KindCompare)...)
-	choiceFlag(cmd, f, &opts.Output, "format", "", "table", "old spelling of -o", results.FormatsOf(results.KindCompare)...)
+	outputFlag(cmd, &opts.Output, collect.FormatsOf(collect.KindCompare)...)
+	choiceFlag(cmd, f, &opts.Output, "format", "", "table", "old spelling of -o", collect.FormatsOf(collect.KindCompare)...)
 	deprecate(cmd, "format", func(v string) string { return "-o " + v })
 	return cmd
 }

@@ -5,7 +5,8 @@ import (
 
 	"github.com/benchctl/benchctl/commands"
 	"github.com/benchctl/benchctl/internal/iostreams"
-	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/collect"
+	"github.com/benchctl/benchctl/results/compare"
 )
 
 func newHistoryCmd(io iostreams.Streams, run runF[*commands.HistoryOptions]) *cobra.Command {
@@ -36,7 +37,7 @@ at once.`,
   benchctl history -o openmetrics > /var/lib/node_exporter/textfile/benchctl.prom`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			thr, err := results.ParseThreshold(opts.Threshold)
+			thr, err := compare.ParseThreshold(opts.Threshold)
 			if err != nil {
 				return usagef("give a percentage, e.g. --threshold 5%", "invalid --threshold: %v", err)
 			}
@@ -60,6 +61,6 @@ at once.`,
 	f.StringVar(&opts.Opts.Variant, "variant", "", "only the rows of this experiment variant (e.g. batch=32,nodes=2)")
 	f.IntVarP(&opts.Opts.Last, "last", "n", 0, "only the newest N jobs (0: all)")
 	f.StringVar(&opts.Threshold, "threshold", "5%", "the tolerated change of the verdict against the reference, for a metric whose rule gives none")
-	outputFlag(cmd, &opts.Output, results.FormatsOf(results.KindHistory)...)
+	outputFlag(cmd, &opts.Output, collect.FormatsOf(collect.KindHistory)...)
 	return cmd
 }

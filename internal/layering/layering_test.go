@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -183,16 +182,11 @@ func TestTheRoomsOfTheRule(t *testing.T) {
 	}
 }
 
-// sizeCeilings are the packages still over maxLines, each held at the size it has until it
-// is split into rooms (issue 34): it may shrink, never grow.
-var sizeCeilings = map[string]int{
-	"results": 9200,
-}
-
+// maxLines is the most lines of non-test Go a package may have: past it, a room holds two
+// jobs.
 const maxLines = 5000
 
-// No non-test package is over 5,000 lines (a room with two jobs); those that are, until
-// split, do not grow.
+// No non-test package is over 5,000 lines (a room with two jobs).
 func TestNoPackageOutgrowsItsRoom(t *testing.T) {
 	for _, p := range listPackages(t) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
@@ -203,23 +197,10 @@ func TestNoPackageOutgrowsItsRoom(t *testing.T) {
 		for _, f := range p.GoFiles {
 			lines += countLines(t, filepath.Join(p.Dir, f))
 		}
-		limit := maxLines
-		if c, ok := sizeCeilings[rel]; ok {
-			limit = c
-			if lines <= maxLines {
-				t.Errorf("%s is %d lines now: take it off sizeCeilings", rel, lines)
-			}
-		}
-		if lines > limit {
-			t.Errorf("%s is %d lines of non-test Go, over %d: split it into rooms of one job each (docs/ARCHITECTURE.md)", rel, lines, limit)
+		if lines > maxLines {
+			t.Errorf("%s is %d lines of non-test Go, over %d: split it into rooms of one job each (docs/ARCHITECTURE.md)", rel, lines, maxLines)
 		}
 	}
-	var names []string
-	for n := range sizeCeilings {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	t.Logf("packages held at their size until split: %s", strings.Join(names, ", "))
 }
 
 func countLines(t *testing.T, file string) int {
