@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/benchctl/benchctl/image"
@@ -11,6 +12,7 @@ import (
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/runner/cleanup"
 	"github.com/benchctl/benchctl/workload/engine"
+	"github.com/benchctl/benchctl/workload/engine/podmanservice"
 )
 
 // CleanupOptions are benchctl cleanup's flags.
@@ -45,12 +47,36 @@ func Cleanup(ctx context.Context, io iostreams.Streams, opts *CleanupOptions) er
 	if err != nil {
 		return err
 	}
-	eng, err := image.ConnectChecked(ctx, opts.Engine)
+	// A Podman service that a crashed run started is ended; the run's containers outlive
+	// it (conmon keeps them), so cleanup starts one of its own to reach them when none
+	// answers.
+	if n, err := podmanservice.EndLeft(opts.Job); err != nil {
+		slog.Warn("looking for Podman services the job left", "err", err)
+	} else if n > 0 {
+		slog.Info("ended the Podman services a run of the job left", "job", opts.Job, "count", n)
+	}
+	svc, err := ownPodmanService(ctx, opts.Engine, opts.Job, -1)
 	if err != nil {
 		return err
 	}
-	defer eng.Close()
-	res, err := cleanup.Cleanup(ctx, cleanup.CleanupOptions{Job: opts.Job, SharedDir: dir, Host: host, Outcome: opts.Outcome, Engine: engine.New(eng)})
+	var rt engine.Runtime
+	if svc != nil {
+		defer svc.Stop()
+		eng, err := image.ConnectHost(svc.Host)
+		if err != nil {
+			return err
+		}
+		defer eng.Close()
+		rt = engine.New(eng)
+	} else {
+		eng, err := image.ConnectChecked(ctx, opts.Engine)
+		if err != nil {
+			return err
+		}
+		defer eng.Close()
+		rt = engine.New(eng)
+	}
+	res, err := cleanup.Cleanup(ctx, cleanup.CleanupOptions{Job: opts.Job, SharedDir: dir, Host: host, Outcome: opts.Outcome, Engine: rt})
 	if res != nil {
 		if opts.Output == "json" {
 			if jerr := writeJSON(io.Out(), res); jerr != nil {

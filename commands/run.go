@@ -13,6 +13,7 @@ import (
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/models"
 	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/workload/engine/podmanservice"
 )
 
 // RunOptions are benchctl run's flags.
@@ -52,6 +53,29 @@ func Run(ctx context.Context, io iostreams.Streams, opts *RunOptions) error {
 		Environ: os.Environ(), Version: CurrentBuild().Version, BarrierTimeout: opts.BarrierTimeout, Heartbeat: opts.Heartbeat, NoSkipGPUArch: opts.NoSkipArch, SysfsRoot: opts.SysfsRoot,
 		EngineKind: engineKind(opts.Engine, m), Stream: io.ErrOut(), Catalog: models.JobCatalog{}}
 	ro.Engine = func() (runner.Engine, error) { return image.ConnectKind(ro.EngineKind) }
+	if !opts.DryRun {
+		// Podman asked for and no service answering: the run starts its own, once, when it
+		// first needs the engine, and stops it when the run ends.
+		var svc *podmanservice.Service
+		defer func() {
+			if svc != nil {
+				svc.Stop()
+			}
+		}()
+		ro.Engine = func() (runner.Engine, error) {
+			if svc == nil {
+				s, err := ownPodmanService(ctx, ro.EngineKind, node.JobID, node.Rank)
+				if err != nil {
+					return nil, err
+				}
+				svc = s
+			}
+			if svc != nil {
+				return image.ConnectHost(svc.Host)
+			}
+			return image.ConnectKind(ro.EngineKind)
+		}
+	}
 	if opts.Record != "" {
 		if ro.Records, err = image.ReadRecords(opts.Record); err != nil {
 			return exitcode.Usagef("pass the file written by benchctl build --record", "%v", err)

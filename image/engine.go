@@ -64,3 +64,13 @@ func engineError(host string, err error) error {
 	}
 	return fmt.Errorf("docker engine at %s is not reachable (%s): %w", host, hint, err)
 }
+
+// ConnectHost returns an Engine API client of the engine at host (a DOCKER_HOST value),
+// without TLS: a socket benchctl found or started itself.
+func ConnectHost(host string) (*client.Client, error) {
+	c, err := client.New(client.WithHost(host))
+	if err != nil {
+		return nil, fmt.Errorf("engine client for %s: %w", host, err)
+	}
+	return c, nil
+}

@@ -57,8 +57,9 @@ type Spec struct {
 	Distribution string `json:"distribution"`
 	// Engine is the container engine the benchmarks run in: docker or podman. Without it,
 	// the engine DOCKER_HOST names (else Docker's socket). With podman and no DOCKER_HOST,
-	// benchctl finds Podman's socket (the user's rootless one, else the rootful one); an
-	// engine of the other kind answering is an error.
+	// benchctl finds Podman's socket (the user's rootless one, else the rootful one), and
+	// where none answers and podman is installed, starts Podman's service itself for the
+	// run; an engine of the other kind answering is an error.
 	Engine string `json:"engine"`
 	// Experiment runs the benchmarks as many variants (a matrix of parameters, nodes among
 	// them) and trials in one job: {{name}} in a benchmark's command, env values and results

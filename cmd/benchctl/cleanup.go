@@ -22,7 +22,10 @@ Engine, and write an end into this host's status.json files of the job that stil
 running: outcome lost (benchctl was killed or the node crashed), or cancelled. Meant for a
 Slurm epilog (it runs as root on every node of the job when it ends; SLURM_JOB_ID and
 SLURMD_NODENAME are set there), or by hand after a node lost its benchctl. Every Engine call
-is bounded (5 s). Exit 1 if a container could not be removed or a status not recorded.`,
+is bounded (5 s). A Podman service a run of the job started itself (engine: podman with no
+service answering) and left behind is ended too, found by its marker; with --engine podman and
+no service answering, cleanup starts one of its own for its work. Exit 1 if a container could
+not be removed or a status not recorded.`,
 		Example: `  benchctl cleanup --job 1234 --shared-dir /shared/benchctl
   # slurm.conf: Epilog=/etc/slurm/epilog.d/benchctl.sh, which runs:
   BENCHCTL_SHARED_DIR=/shared/benchctl benchctl cleanup`,

@@ -1,0 +1,253 @@
+//go:build linux
+
+// Package podmanservice starts Podman's API service for one node's run, where Podman is
+// installed but no service answers (RHEL-like nodes that ship Podman without a running
+// socket): `podman system service` as the invoking user, on a socket in a folder only that
+// user can read, for as long as the node's run lasts. It is stopped when the run ends
+// (Stop), ends with benchctl if benchctl dies (the kernel's parent-death signal), and
+// carries a marker in its environment (Marker: the job and rank) by which `benchctl
+// cleanup` finds one a crash left.
+package podmanservice
+
+import (
+	"bytes"
+	"context"
+		"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Marker is the variable in the service's environment that names its job and rank
+// ("JOB/RANK").
+const Marker = "BENCHCTL_PODMAN_SERVICE"
+
+// Options say how to start a service.
+type Options struct {
+	Podman string // the podman program; "podman" (found in PATH) when empty
+	Job    string // the job it serves, for the marker
+	Rank   int
+	// Dir is the folder the private folder is made in: $XDG_RUNTIME_DIR when set, else the
+	// system's temporary folder, when empty.
+	Dir string
+	// Ready bounds the wait for the socket to answer (30 s when zero).
+	Ready time.Duration
+}
+
+// Service is a running `podman system service`.
+type Service struct {
+	// Host is the DOCKER_HOST value of its socket (unix:///…/podman.sock).
+	Host string
+
+	dir    string
+	cmd    *exec.Cmd
+	done   chan struct{}
+	stderr *tailBuffer
+	stop   chan struct{}
+	once   sync.Once
+}
+
+// Installed reports whether podman can be found (Options.Podman, else in PATH).
+func Installed(podman string) bool {
+	if podman == "" {
+		podman = "podman"
+	}
+	_, err := exec.LookPath(podman)
+	return err == nil
+}
+
+// Start starts the service and waits until its socket answers (or it exits, or ctx or the
+// Ready bound ends: then it is stopped and the error says what it printed).
+func Start(ctx context.Context, o Options) (*Service, error) {
+	if o.Podman == "" {
+		o.Podman = "podman"
+	}
+	program, err := exec.LookPath(o.Podman)
+	if err != nil {
+		return nil, fmt.Errorf("starting Podman's service: %w", err)
+	}
+	if o.Dir == "" {
+		o.Dir = os.Getenv("XDG_RUNTIME_DIR")
+	}
+	if o.Dir == "" {
+		o.Dir = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(o.Dir, "benchctl-podman-")
+	if err != nil {
+		return nil, fmt.Errorf("starting Podman's service: a private folder: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	sock := filepath.Join(dir, "podman.sock")
+	s := &Service{Host: "unix://" + sock, dir: dir, done: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}, stop: make(chan struct{})}
+	started := make(chan error, 1)
+	// The parent-death signal goes when the thread that started the child ends: the thread
+	// is held, locked, until Stop, so it is the process's death that sends it.
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cmd := exec.Command(program, "system", "service", "--time=0", s.Host)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s/%d", Marker, o.Job, o.Rank))
+		cmd.Stdout, cmd.Stderr = s.stderr, s.stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+		if err := cmd.Start(); err != nil {
+			started <- err
+			close(s.done)
+			return
+		}
+		s.cmd = cmd
+		started <- nil
+		go func() { _ = cmd.Wait(); close(s.done) }()
+		select {
+		case <-s.stop:
+		case <-s.done:
+		}
+	}()
+	if err := <-started; err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting Podman's service (%s): %w", program, err)
+	}
+	ready := o.Ready
+	if ready <= 0 {
+		ready = 30 * time.Second
+	}
+	rctx, cancel := context.WithTimeout(ctx, ready)
+	defer cancel()
+	if err := s.waitReady(rctx, sock); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitReady asks the socket for /_ping until it answers, the service exits, or ctx ends.
+func (s *Service) waitReady(ctx context.Context, sock string) error {
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}, Timeout: 2 * time.Second}
+	defer hc.CloseIdleConnections()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://podman/_ping", nil)
+		if resp, err := hc.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-s.done:
+			return fmt.Errorf("Podman's service exited before it answered: %s", s.said())
+		case <-ctx.Done():
+			return fmt.Errorf("Podman's service did not answer on %s: %v; it said: %s", sock, ctx.Err(), s.said())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Service) said() string {
+	if t := strings.TrimSpace(s.stderr.String()); t != "" {
+		return t
+	}
+	return "nothing"
+}
+
+// Stop ends the service (SIGTERM to its group, SIGKILL after 10 s) and removes its folder.
+// It may be called more than once.
+func (s *Service) Stop() {
+	s.once.Do(func() {
+		if s.cmd != nil {
+			_ = unix.Kill(-s.cmd.Process.Pid, unix.SIGTERM)
+			select {
+			case <-s.done:
+			case <-time.After(10 * time.Second):
+				_ = unix.Kill(-s.cmd.Process.Pid, unix.SIGKILL)
+				<-s.done
+			}
+		}
+		close(s.stop)
+		os.RemoveAll(s.dir)
+	})
+}
+
+// Pid is the service's process id (0 when it did not start).
+func (s *Service) Pid() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// EndLeft ends the services a crashed run of job left on this node, found by their
+// marker among this user's processes; it returns how many it ended.
+func EndLeft(job string) (int, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range ents {
+		pid := 0
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		b, err := readBounded(fmt.Sprintf("/proc/%d/environ", pid), 1<<20)
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			if v, ok := strings.CutPrefix(string(kv), Marker+"="); ok {
+				if j, _, _ := strings.Cut(v, "/"); j == job {
+					if unix.Kill(-pid, unix.SIGTERM) == nil || unix.Kill(pid, unix.SIGTERM) == nil {
+						n++ // its group (it leads one), or itself
+					}
+				}
+			}
+		}
+	}
+	return n, nil
+}
+
+func readBounded(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	b   []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

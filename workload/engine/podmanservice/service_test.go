@@ -1,0 +1,190 @@
+//go:build linux
+
+package podmanservice
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary is a stand-in podman (FAKE_PODMAN: serve answers /_ping on the socket it
+// is given, exit fails at once, mute listens to nothing), and a benchctl that starts a
+// service and is then killed (START_SERVICE).
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("START_SERVICE"); dir != "" {
+		os.Unsetenv("START_SERVICE") // the service is the stand-in podman, not another of these
+		s, err := Start(context.Background(), Options{Podman: fakePodman(), Job: "crash", Rank: 1, Dir: dir})
+		if err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(3)
+		}
+		os.Stdout.WriteString(strconv.Itoa(s.Pid()) + "\n")
+		time.Sleep(10 * time.Minute)
+	}
+	switch os.Getenv("FAKE_PODMAN") {
+	case "serve":
+		sock := strings.TrimPrefix(os.Args[len(os.Args)-1], "unix://")
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			os.Exit(2)
+		}
+		go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("OK")) }))
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM)
+		<-sig
+		os.Exit(0)
+	case "exit":
+		os.Stderr.WriteString("Error: cannot set up the storage\n")
+		os.Exit(125)
+	case "mute":
+		time.Sleep(10 * time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// fakePodman is a "podman" that is this test binary (FAKE_PODMAN says what it does).
+func fakePodman() string {
+	self, _ := os.Executable()
+	return self
+}
+
+func start(t *testing.T, mode string, o Options) (*Service, error) {
+	t.Helper()
+	t.Setenv("FAKE_PODMAN", mode)
+	o.Podman = fakePodman()
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	return Start(context.Background(), o)
+}
+
+// alive reports whether pid is there and not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || len(b) < i+3 || b[i+2] != 'Z'
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute) // a bound on a hang, not on speed
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the service %d was left running", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A started service answers on a socket in a folder only this user reads, carries the
+// job's marker, and Stop ends it and removes the folder.
+func TestStartAndStop(t *testing.T) {
+	s, err := start(t, "serve", Options{Job: "77", Rank: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := strings.TrimPrefix(s.Host, "unix://")
+	fi, err := os.Stat(filepath.Dir(sock))
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the socket's folder: %v %v", fi, err)
+	}
+	env, _ := os.ReadFile("/proc/" + strconv.Itoa(s.Pid()) + "/environ")
+	if !strings.Contains(string(env), Marker+"=77/2\x00") {
+		t.Fatalf("no marker in the service's environment")
+	}
+	pid := s.Pid()
+	s.Stop()
+	s.Stop() // again: nothing
+	waitGone(t, pid)
+	if _, err := os.Stat(filepath.Dir(sock)); !os.IsNotExist(err) {
+		t.Fatalf("the folder is left: %v", err)
+	}
+}
+
+// A podman that cannot start its service: the error says what it printed; nothing is left.
+func TestAServiceThatExits(t *testing.T) {
+	dir := t.TempDir()
+	_, err := start(t, "exit", Options{Dir: dir})
+	if err == nil || !strings.Contains(err.Error(), "cannot set up the storage") {
+		t.Fatalf("%v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("left %v", ents)
+	}
+}
+
+// A service that never answers is stopped after the Ready bound, not left behind.
+func TestAServiceThatNeverAnswers(t *testing.T) {
+	dir := t.TempDir()
+	_, err := start(t, "mute", Options{Dir: dir, Ready: 300 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "did not answer") {
+		t.Fatalf("%v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("left %v", ents)
+	}
+}
+
+// A benchctl killed outright takes its service with it (the parent-death signal).
+func TestTheServiceEndsWithACrashedBenchctl(t *testing.T) {
+	self, _ := os.Executable()
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "START_SERVICE="+t.TempDir(), "FAKE_PODMAN=serve")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	pid, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil {
+		cmd.Process.Kill()
+		t.Fatalf("no service pid: %q %v", line, err)
+	}
+	if !alive(pid) {
+		t.Fatal("the service is not running")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	waitGone(t, pid)
+}
+
+// cleanup ends what a crash left of a job's services, and no other job's.
+func TestEndLeft(t *testing.T) {
+	mine, err := start(t, "serve", Options{Job: "left-" + strconv.Itoa(os.Getpid())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mine.Stop()
+	other, err := start(t, "serve", Options{Job: "other-" + strconv.Itoa(os.Getpid())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop()
+	n, err := EndLeft("left-" + strconv.Itoa(os.Getpid()))
+	if err != nil || n != 1 {
+		t.Fatalf("ended %d, %v", n, err)
+	}
+	waitGone(t, mine.Pid())
+	if !alive(other.Pid()) {
+		t.Fatal("another job's service was ended")
+	}
+}
