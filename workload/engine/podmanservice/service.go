@@ -12,7 +12,7 @@ package podmanservice
 import (
 	"bytes"
 	"context"
-		"fmt"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -149,9 +149,9 @@ func (s *Service) waitReady(ctx context.Context, sock string) error {
 		}
 		select {
 		case <-s.done:
-			return fmt.Errorf("Podman's service exited before it answered: %s", s.said())
+			return fmt.Errorf("the Podman service exited before it answered: %s", s.said())
 		case <-ctx.Done():
-			return fmt.Errorf("Podman's service did not answer on %s: %v; it said: %s", sock, ctx.Err(), s.said())
+			return fmt.Errorf("the Podman service did not answer on %s: %v; it said: %s", sock, ctx.Err(), s.said())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
