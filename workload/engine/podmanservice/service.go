@@ -76,13 +76,11 @@ func Start(ctx context.Context, o Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting Podman's service: %w", err)
 	}
-	if o.Dir == "" {
-		o.Dir = os.Getenv("XDG_RUNTIME_DIR")
+	parent, err := privateParent(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("starting Podman's service: %w", err)
 	}
-	if o.Dir == "" {
-		o.Dir = os.TempDir()
-	}
-	dir, err := os.MkdirTemp(o.Dir, "benchctl-podman-")
+	dir, err := os.MkdirTemp(parent, "benchctl-podman-")
 	if err != nil {
 		return nil, fmt.Errorf("starting Podman's service: a private folder: %w", err)
 	}
@@ -130,6 +128,48 @@ func Start(ctx context.Context, o Options) (*Service, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// privateParent is the folder the service's private folder is made in: dir when given,
+// else $XDG_RUNTIME_DIR, else the system's temporary folder; each taken only where no one
+// else can rename or replace what is made in it (the engine's socket receives the
+// containers' environment, secrets included): it belongs to this user or root, and others
+// may not write it, unless it is sticky (as /tmp is).
+func privateParent(dir string) (string, error) {
+	var tried []string
+	for _, d := range []string{dir, os.Getenv("XDG_RUNTIME_DIR"), os.TempDir()} {
+		if d == "" {
+			continue
+		}
+		why := safeParent(d)
+		if why == "" {
+			return d, nil
+		}
+		tried = append(tried, d+" ("+why+")")
+		if d == dir {
+			break // asked for by name: not replaced by another
+		}
+	}
+	return "", fmt.Errorf("no folder to keep its socket in: %s", strings.Join(tried, ", "))
+}
+
+// safeParent says why d is not a safe place for a private folder ("": it is).
+func safeParent(d string) string {
+	fi, err := os.Stat(d)
+	if err != nil {
+		return err.Error()
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok {
+		return "not a folder"
+	}
+	if uid := uint32(os.Getuid()); st.Uid != uid && st.Uid != 0 {
+		return fmt.Sprintf("it belongs to uid %d", st.Uid)
+	}
+	if fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0 {
+		return fmt.Sprintf("others may write it (mode %04o)", fi.Mode().Perm())
+	}
+	return ""
 }
 
 // waitReady asks the socket for /_ping until it answers, the service exits, or ctx ends.

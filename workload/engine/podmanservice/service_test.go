@@ -188,3 +188,36 @@ func TestEndLeft(t *testing.T) {
 		t.Fatal("another job's service was ended")
 	}
 }
+
+// The socket's folder is made only where no one else can rename or replace it: an
+// $XDG_RUNTIME_DIR that others may write is passed over for the system's temporary folder,
+// and a folder asked for by name that others may write is an error.
+func TestThePrivateFolderIsMadeWhereNoOneElseWrites(t *testing.T) {
+	open := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", open)
+	t.Setenv("TMPDIR", tmp)
+	got, err := privateParent("")
+	if err != nil || got != tmp {
+		t.Fatalf("%q, %v; want %s", got, err, tmp)
+	}
+	if _, err := privateParent(open); err == nil || !strings.Contains(err.Error(), "others may write it (mode 0777)") {
+		t.Fatalf("a folder others write, asked for by name: %v", err)
+	}
+	sticky := filepath.Join(t.TempDir(), "sticky")
+	if err := os.Mkdir(sticky, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sticky, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := privateParent(sticky); err != nil || got != sticky {
+		t.Fatalf("a sticky folder: %q, %v", got, err)
+	}
+}
