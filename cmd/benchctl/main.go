@@ -12,13 +12,9 @@ import (
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/runner"
-	"github.com/benchctl/benchctl/workload/process"
 )
 
 func main() {
-	// A benchmark's process that the process runtime starts is this program first: it sets
-	// the benchmark's limits and becomes its program (it never returns then).
-	process.Main()
 	// A signal cancels ctx with itself as the cause: a command it stops exits 128+n (130 for
 	// SIGINT, 143 for SIGTERM); run keeps its own code (see exitcode.OfContext).
 	ctx, cancel := context.WithCancelCause(context.Background())

@@ -10,5 +10,6 @@
 // Stop and Remove signal the whole group, so what a benchmark started ends with it.
 //
 // A spec's limits are set on the child before its program runs: the child is this
-// program again (Main, called first in main), which sets them and execs the benchmark.
+// program again, which (in this package's init, before main) sets them and execs the
+// benchmark's program.
 package process

@@ -8,9 +8,6 @@ import (
 	"github.com/benchctl/benchctl/workload"
 )
 
-// Main does nothing where there is no process runtime.
-func Main() {}
-
 // Runtime is not available off Linux.
 type Runtime struct{ workload.Runtime }
 

@@ -20,12 +20,6 @@ import (
 	"github.com/benchctl/benchctl/workload/workloadtest"
 )
 
-// The test binary is the runtime's children's shim too, as benchctl is.
-func TestMain(m *testing.M) {
-	Main()
-	os.Exit(m.Run())
-}
-
 func newRuntime(t *testing.T) *Runtime {
 	t.Helper()
 	r, err := New(filepath.Join(t.TempDir(), "logs"))

@@ -55,7 +55,7 @@ type proc struct {
 
 // New is a process runtime that keeps each process's output (stdout and stderr, in the
 // order written) in a file of logDir, which it creates (0700). The processes start as this
-// program (os.Executable), whose main calls Main first.
+// program (os.Executable), which this package's init makes their shim.
 func New(logDir string) (*Runtime, error) {
 	self, err := os.Executable()
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // shimEnv is in a child's environment between its start and its exec of the benchmark's
-// program: the limits to set, as JSON. Main drops it before the exec.
+// program: the limits to set, as JSON. The shim drops it before the exec.
 const shimEnv = "BENCHCTL_PROCESS_SHIM"
 
 // shimRequest is what a child reads from shimEnv: the program (an absolute path) and the
@@ -25,13 +25,15 @@ type shimRequest struct {
 	Limits  []manifest.Limit `json:"limits,omitempty"`
 }
 
-// Main makes this process a benchmark's start when the process runtime started it (its
+// init makes this process a benchmark's start when the process runtime started it (its
 // environment holds shimEnv): it sets the limits, drops the variable and executes the
 // benchmark's program with this process's arguments, never returning; when the limits
 // cannot be set or the program not executed, it says why on stderr and exits 127. In any
-// other process it returns at once. Call it first in main (and in a TestMain that starts
-// processes through the runtime).
-func Main() {
+// other process it does nothing. It runs before main (and before a test binary's TestMain),
+// so that any program holding the process runtime is its own shim.
+func init() { shim() }
+
+func shim() {
 	raw, ok := os.LookupEnv(shimEnv)
 	if !ok {
 		return
