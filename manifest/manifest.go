@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/shellwords"
 )
 
 // Manifest is a resolved manifest: every path absolute, every ${VAR} expanded, defaults
@@ -32,6 +34,8 @@ type Manifest struct {
 	// Engine is the container engine asked for (EngineDocker, EnginePodman; "": whichever
 	// DOCKER_HOST names).
 	Engine string `json:"engine,omitempty" yaml:"engine,omitempty"`
+	// Runtime is where the benchmarks run (RuntimeEngine, RuntimeProcess; "": the engine).
+	Runtime string `json:"runtime,omitempty" yaml:"runtime,omitempty"`
 	// Experiment, when the manifest has one, is its variants and trials; nil: one variant
 	// (the benchmarks as written), one trial.
 	Experiment *Experiment `json:"experiment,omitempty" yaml:"experiment,omitempty"`
@@ -414,7 +418,7 @@ func RedactURL(raw string) string {
 // credential-like variable (-e HF_TOKEN=...): the text is kept as metadata, and would
 // otherwise carry the value into job.json.
 func redactRunOptions(opts string, env []EnvVar) string {
-	words, err := SplitArgs(opts)
+	words, err := shellwords.Split(opts)
 	if err != nil {
 		return Redacted
 	}

@@ -242,7 +242,15 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 			m.Benchmarks[i].Launcher = launcher
 		}
 	}
-	r.everyBenchmarkHasAnImage(s, m)
+	switch s.Runtime {
+	case "", RuntimeEngine, RuntimeProcess:
+		m.Runtime = s.Runtime
+	default:
+		r.p.Add("runtime", "%s is not a runtime benchctl knows (allowed: engine, process)", document.Quote(s.Runtime))
+	}
+	if !m.Process() {
+		r.everyBenchmarkHasAnImage(s, m)
+	}
 	m.Slurm = r.slurm(s.Slurm)
 	m.Job = r.job(s.Job)
 	r.distribution(s, m)
@@ -251,6 +259,11 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		m.Engine = s.Engine
 	default:
 		r.p.Add("engine", "%s is not a container engine benchctl knows (allowed: docker, podman)", document.Quote(s.Engine))
+	}
+	if m.Process() {
+		for _, rf := range m.ProcessRefusals() {
+			r.p.Add(rf.Field, "%s", rf.Msg)
+		}
 	}
 	r.experiment(s, m)
 	m.Metrics = s.Metrics.Rules

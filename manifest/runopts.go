@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/benchctl/benchctl/internal/shellwords"
 	"github.com/benchctl/benchctl/manifest/document"
 )
 
@@ -167,7 +168,7 @@ func (a *ArgsSpec) DecodeNode(d *document.Decoder, n *document.Node, path string
 	case n.Kind == document.NullNode:
 		return
 	case n.Kind == document.ScalarNode && n.Tag == document.TagStr:
-		words, err := SplitArgs(n.Value)
+		words, err := shellwords.Split(n.Value)
 		if err != nil {
 			d.Problems.At(n.Line, path, "%v", err)
 			return
@@ -272,7 +273,7 @@ func (r *resolver) modelOptions(s *Spec, m *Manifest, b *Benchmark) {
 		return
 	}
 	fp := fmt.Sprintf("models: %s (%s:%d): additional_docker_run_options", b.Name, b.Model.Catalog, b.Model.Line)
-	args, err := SplitArgs(b.Model.RunOptions)
+	args, err := shellwords.Split(b.Model.RunOptions)
 	if err != nil {
 		r.p.Add(fp, "%v", err)
 		return

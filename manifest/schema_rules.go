@@ -168,6 +168,7 @@ var schemaRules = map[string]func(*jsonSchema){
 	"experiment.order":  schemaEnum(OrderInterleave, OrderSequential, OrderShuffle),
 	"distribution":      schemaEnum(DistributionAuto, DistributionCache, DistributionStream, DistributionRegistry),
 	"engine":            schemaEnum(EngineDocker, EnginePodman),
+	"runtime":           schemaEnum(RuntimeEngine, RuntimeProcess),
 }
 
 // schemaEnum allows only values (and null, where the field may be null).

@@ -317,6 +317,7 @@ var enumManifests = map[string]func(v any) string{
 	},
 	"distribution":     func(v any) string { return sHead + sBench + fmt.Sprintf("distribution: %v\n", v) },
 	"engine":           func(v any) string { return sHead + sBench + fmt.Sprintf("engine: %v\n", v) },
+	"runtime":          func(v any) string { return sHead + sBench + fmt.Sprintf("runtime: %v\n", v) },
 	"experiment.order": func(v any) string { return sHead + sBench + fmt.Sprintf("experiment: {repeat: 2, order: %v}\n", v) },
 	"metrics.*.better": func(v any) string { return sHead + sBench + fmt.Sprintf("metrics: {tps: {better: %v}}\n", v) },
 	"telemetry":        func(v any) string { return sHead + sBench + fmt.Sprintf("telemetry: %v\n", v) },

@@ -61,6 +61,14 @@ type Spec struct {
 	// where none answers and podman is installed, starts Podman's service itself for the
 	// run; an engine of the other kind answering is an error.
 	Engine string `json:"engine"`
+	// Runtime is where the benchmarks run: engine (the default: each in a container of the
+	// Docker or Podman engine) or process (each a child process of benchctl, in a process
+	// group of its own, on the node as it is: bare metal with modules, or inside a container
+	// someone else started, such as pyxis, enroot, Apptainer or a Kubernetes pod). With
+	// process, what has no meaning without an engine is refused: image.dockerfile, mounts
+	// other than a path onto itself, container options other than ulimits, engine,
+	// distribution; an image.ref is recorded as what the environment is.
+	Runtime string `json:"runtime"`
 	// Experiment runs the benchmarks as many variants (a matrix of parameters, nodes among
 	// them) and trials in one job: {{name}} in a benchmark's command, env values and results
 	// is the variant's value of parameter name.

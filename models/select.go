@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/shellwords"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/manifest/document"
 )
@@ -137,7 +138,7 @@ func (c *Catalog) colonHint(t string) string {
 // split like a shell would split words, with quotes, but nothing is expanded: there is no
 // shell.
 func (m Model) Command() ([]string, error) {
-	args, err := manifest.SplitArgs(m.Args)
+	args, err := shellwords.Split(m.Args)
 	if err != nil {
 		return nil, fmt.Errorf("args: %w", err)
 	}

@@ -3,7 +3,7 @@ package models
 import (
 	"fmt"
 
-	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/internal/shellwords"
 	"github.com/benchctl/benchctl/manifest/document"
 )
 
@@ -59,7 +59,7 @@ func execWords(s string) ([]string, string) {
 	if op := shellOperator(s); op != "" {
 		return nil, fmt.Sprintf("%s needs a shell (it has the operator %s)", document.Quote(s), op)
 	}
-	words, err := manifest.SplitArgs(s)
+	words, err := shellwords.Split(s)
 	if err != nil {
 		return nil, err.Error()
 	}

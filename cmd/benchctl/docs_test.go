@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/internal/iostreams"
-	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/internal/shellwords"
 )
 
 // docCommands returns every `benchctl ...` command line in the fenced code blocks of a
@@ -55,7 +55,7 @@ func docCommands(t *testing.T, path string) map[int][]string {
 		if i := strings.Index(line, " #"); i >= 0 {
 			line = line[:i]
 		}
-		words, err := manifest.SplitArgs(strings.TrimPrefix(strings.TrimSpace(line), "$ "))
+		words, err := shellwords.Split(strings.TrimPrefix(strings.TrimSpace(line), "$ "))
 		if err != nil {
 			continue
 		}

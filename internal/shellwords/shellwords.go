@@ -1,14 +1,16 @@
-package manifest
+// Package shellwords splits a command-line string into words as a POSIX shell reads them,
+// expanding nothing.
+package shellwords
 
 import (
 	"fmt"
 	"strings"
 )
 
-// SplitArgs splits a command-line string into words: blanks separate words, single quotes
+// Split splits a command-line string into words: blanks separate words, single quotes
 // keep everything literally, double quotes keep blanks (backslash escapes " \ $ `), and a
 // backslash outside quotes escapes the next character. Nothing is expanded.
-func SplitArgs(s string) ([]string, error) {
+func Split(s string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
 	inWord := false
