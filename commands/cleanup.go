@@ -9,10 +9,12 @@ import (
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/iostreams"
+	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/runner/cleanup"
 	"github.com/benchctl/benchctl/workload/engine"
 	"github.com/benchctl/benchctl/workload/engine/podmanservice"
+	"github.com/benchctl/benchctl/workload/process"
 )
 
 // CleanupOptions are benchctl cleanup's flags.
@@ -26,6 +28,7 @@ type CleanupOptions struct {
 	Outcome               string
 	Output                string
 	Engine                string
+	Runtime               string // process: the job's leftovers are process groups, found by their marker
 }
 
 // Cleanup ends what a job left on this node and records its nodes still saying running.
@@ -47,34 +50,24 @@ func Cleanup(ctx context.Context, io iostreams.Streams, opts *CleanupOptions) er
 	if err != nil {
 		return err
 	}
-	// A Podman service that a crashed run started is ended; the run's containers outlive
-	// it (conmon keeps them), so cleanup starts one of its own to reach them when none
-	// answers.
-	if n, err := podmanservice.EndLeft(opts.Job); err != nil {
-		slog.Warn("looking for Podman services the job left", "err", err)
-	} else if n > 0 {
-		slog.Info("ended the Podman services a run of the job left", "job", opts.Job, "count", n)
-	}
-	svc, err := ownPodmanService(ctx, opts.Engine, opts.Job, -1)
-	if err != nil {
-		return err
-	}
-	var rt engine.Runtime
-	if svc != nil {
-		defer svc.Stop()
-		eng, err := image.ConnectHost(svc.Host)
+	var rt cleanup.ContainerCleaner
+	if opts.Runtime == manifest.RuntimeProcess {
+		if opts.Engine != "" {
+			return exitcode.Usagef("drop --engine: the process runtime uses no container engine", "--engine %s with --runtime process", opts.Engine)
+		}
+		prt, done, err := leftProcesses()
 		if err != nil {
 			return err
 		}
-		defer eng.Close()
-		rt = engine.New(eng)
+		defer done()
+		rt = prt
 	} else {
-		eng, err := image.ConnectChecked(ctx, opts.Engine)
+		ert, done, err := engineCleaner(ctx, opts)
 		if err != nil {
 			return err
 		}
-		defer eng.Close()
-		rt = engine.New(eng)
+		defer done()
+		rt = ert
 	}
 	res, err := cleanup.Cleanup(ctx, cleanup.CleanupOptions{Job: opts.Job, SharedDir: dir, Host: host, Outcome: opts.Outcome, Engine: rt})
 	if res != nil {
@@ -115,3 +108,49 @@ func (e *cleanupFailed) Error() string { return "cleanup incomplete: " + e.err.E
 func (e *cleanupFailed) Unwrap() error { return e.err }
 
 func (e *cleanupFailed) ExitCode() int { return 1 }
+
+// engineCleaner is the engine a job's containers are removed through: --engine's (or the
+// one DOCKER_HOST names), else a Podman service cleanup starts itself where Podman is
+// asked for and none answers. done closes it (and stops such a service).
+func engineCleaner(ctx context.Context, opts *CleanupOptions) (cleanup.ContainerCleaner, func(), error) {
+	// A Podman service that a crashed run started is ended; the run's containers outlive
+	// it (conmon keeps them), so cleanup starts one of its own to reach them when none
+	// answers.
+	if n, err := podmanservice.EndLeft(opts.Job); err != nil {
+		slog.Warn("looking for Podman services the job left", "err", err)
+	} else if n > 0 {
+		slog.Info("ended the Podman services a run of the job left", "job", opts.Job, "count", n)
+	}
+	svc, err := ownPodmanService(ctx, opts.Engine, opts.Job, -1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if svc != nil {
+		eng, err := image.ConnectHost(svc.Host)
+		if err != nil {
+			svc.Stop()
+			return nil, nil, err
+		}
+		return engine.New(eng), func() { eng.Close(); svc.Stop() }, nil
+	}
+	eng, err := image.ConnectChecked(ctx, opts.Engine)
+	if err != nil {
+		return nil, nil, err
+	}
+	return engine.New(eng), func() { eng.Close() }, nil
+}
+
+// leftProcesses is the process runtime as cleanup uses it: it finds a job's process groups
+// by their marker, on this node, whoever started them, and ends them.
+func leftProcesses() (cleanup.ContainerCleaner, func(), error) {
+	dir, err := os.MkdirTemp("", "benchctl-cleanup-")
+	if err != nil {
+		return nil, nil, err
+	}
+	rt, err := process.New(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return rt, func() { os.RemoveAll(dir) }, nil
+}

@@ -30,6 +30,7 @@ type RunOptions struct {
 	NoSkipArch     bool
 	Tools          ToolFlags
 	Engine         string
+	Runtime        string // --runtime: over the manifest's runtime:
 }
 
 // Run runs the manifest's benchmarks on this node, as one node of a job.
@@ -39,6 +40,9 @@ func Run(ctx context.Context, io iostreams.Streams, opts *RunOptions) error {
 		return err
 	}
 	if err := opts.Tools.apply(ctx, m); err != nil {
+		return err
+	}
+	if err := applyRuntime(m, opts.Runtime, opts.Engine); err != nil {
 		return err
 	}
 	dir, err := SharedDir(opts.SharedDir)

@@ -43,6 +43,7 @@ type SubmitOptions struct {
 	Collect     bool
 	Output      string
 	Engine      string
+	Runtime     string // --runtime: over the manifest's runtime:, passed to every node's run
 	// Submitter starts the job (set in RunE: Slurm, with the Slurm flags given, which
 	// override the manifest's slurm: block; a flag not given leaves the manifest's value).
 	Submitter scheduler.Submitter
@@ -77,6 +78,9 @@ func Submit(ctx context.Context, io iostreams.Streams, opts *SubmitOptions) erro
 	if err := opts.Tools.apply(ctx, m); err != nil { // checked here, before the job waits in the queue
 		return err
 	}
+	if err := applyRuntime(m, opts.Runtime, opts.Engine); err != nil {
+		return err
+	}
 	dir, err := SharedDir(opts.SharedDir)
 	if err != nil {
 		return err
@@ -98,7 +102,7 @@ func Submit(ctx context.Context, io iostreams.Streams, opts *SubmitOptions) erro
 		return errors.New("submit was handed no scheduler to submit to") // wiring, not the user's input
 	}
 	sub := scheduler.Submission{Manifest: m, Selected: selected, Benchmarks: opts.Benchmarks, Benchctl: self, SharedDir: dir,
-		Requeue: opts.Requeue, Engine: engineKind(opts.Engine, m)}
+		Requeue: opts.Requeue, Engine: engineKind(opts.Engine, m), Runtime: opts.Runtime}
 	if err := submitSource(opts.Src, &sub); err != nil {
 		return err
 	}

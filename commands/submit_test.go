@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/scheduler"
@@ -99,5 +100,35 @@ func TestSubmitSpeaksTheSubmitterSeam(t *testing.T) {
 	}
 	if _, err := submit(nil, nil); err == nil || !strings.Contains(err.Error(), "no scheduler") {
 		t.Fatalf("no submitter: %v", err)
+	}
+}
+
+// --runtime process refuses a manifest that builds its image, before anything is submitted;
+// one that runs as processes is handed to the scheduler with the runtime.
+func TestSubmitRuntimeProcess(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	built := filepath.Join(dir, "built.yaml")
+	plain := filepath.Join(dir, "plain.yaml")
+	os.WriteFile(built, []byte("name: b\nimage: {dockerfile: Dockerfile}\ngpu: {vendor: none}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
+	os.WriteFile(plain, []byte("name: p\nimage: {ref: site-env}\ngpu: {vendor: none}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
+	var asked []scheduler.Submission
+	pruned, dry := 0, 0
+	fake := fakeSubmitter{asked: &asked, pruned: &pruned, dryRuns: &dry}
+	submit := func(mf, engine string) error {
+		opts := &SubmitOptions{Src: ManifestSource{Manifest: mf}, SharedDir: filepath.Join(dir, "shared"), Submitter: fake, Output: "table", Runtime: "process", DryRun: true, Engine: engine}
+		return Submit(context.Background(), iostreams.New(nil, &bytes.Buffer{}, &bytes.Buffer{}), opts)
+	}
+	err := submit(built, "")
+	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), "--runtime process: image.dockerfile: the process runtime builds no image") || dry != 0 {
+		t.Fatalf("a built image with --runtime process: %v (%d dry runs)", err, dry)
+	}
+	if err := submit(plain, "podman"); exitcode.Of(err) != exitcode.Invalid || dry != 0 {
+		t.Fatalf("--engine with --runtime process: %v", err)
+	}
+	if err := submit(plain, ""); err != nil || dry != 1 || asked[0].Runtime != "process" || asked[0].Engine != "" {
+		t.Fatalf("%v, %+v", err, asked)
 	}
 }

@@ -66,3 +66,14 @@ func newImages(uses []manifest.ImageUse, list []Image) *Images {
 	}
 	return j
 }
+
+// Named is the job's images as the manifest names them, none distributed: what the process
+// runtime records of the environment its processes run in (an image.ref the user gives;
+// none at all on bare metal).
+func Named(uses []manifest.ImageUse) *Images {
+	list := make([]Image, len(uses))
+	for i, u := range uses {
+		list[i] = Image{Ref: u.Image.Ref, Use: u}
+	}
+	return newImages(uses, list)
+}

@@ -53,9 +53,12 @@ func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, gathered <-ch
 		return
 	}
 	rec.Job, rec.Attempt, rec.Rank, rec.Host = r.node.JobID, r.node.Attempt, r.node.Rank, r.node.Host
-	if imgs == nil {
+	switch {
+	case imgs == nil:
 		rec.Unavailable["images"] = "the image phase failed: " + cmp.Or(fmt.Sprint(imgErr), "unknown")
-	} else {
+	case eng == nil:
+		rec.Unavailable["images"] = "the process runtime runs no image: its processes run in the node's own environment (job.json's image.ref, when given, names it)"
+	default:
 		r.recordImages(ctx, eng, rec, imgs)
 	}
 	if err := r.nf.WriteNodeRecord(rec); err != nil {

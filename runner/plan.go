@@ -108,6 +108,10 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 		p.GPUs = gpus.Describe()
 	}
 	forEngine, err := planEngineGPUs(ctx, o, &gpus, p)
+	if o.Manifest.Process() { // no engine: the GPUs by their visibility variables
+		gpus = gpus.ForProcess()
+		forEngine, err = func(a GPUAccess, _ manifest.Benchmark) (GPUAccess, error) { return a.ForProcess(), nil }, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -153,6 +157,9 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 				results = nd.Results(jobdir.TrialRunName(b.Name, tr.t.Seq))
 			}
 			dirs := RunDirs{Results: results}
+			if m.Process() {
+				dirs.Output = results
+			}
 			if workspace.In(b) {
 				run := b.Name
 				if tr != nil {
@@ -173,6 +180,10 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 				if manifest.CredentialLike(e.Name) {
 					spec.Env[i].Secret = true
 				}
+			}
+			if m.Process() {
+				out = append(out, processPaths(spec, results).CommandLine())
+				continue
 			}
 			out = append(out, spec.DockerRun())
 		}
@@ -237,6 +248,10 @@ func variantBenchmarks(v manifest.Variant, selected []manifest.Benchmark) []mani
 // record's, when run was given one), and whether the cache and this engine have it.
 func planImage(ctx context.Context, o Options, use manifest.ImageUse, images int) (PlanImage, error) {
 	pi := PlanImage{Dockerfile: use.Image.Dockerfile, Benchmarks: use.Benchmarks}
+	if o.Manifest.Process() {
+		pi.Ref, pi.State = use.Image.Ref, "none: runtime process runs on the node's own environment (an image.ref is recorded as its name)"
+		return pi, nil
+	}
 	if !use.Image.Builds() {
 		pi.Ref, pi.State = use.Image.Ref, "used as it is (image.ref): every node's engine must have it"
 		return pi, nil

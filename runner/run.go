@@ -298,6 +298,19 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		r.log.Info(note)
 	}
 
+	if r.o.Manifest.Process() {
+		imgs, done, err := r.processes(ctx, gpus)
+		if err != nil {
+			return err
+		}
+		defer done()
+		if err := r.containers(ctx, nil, benches, imgs, gpus); err != nil {
+			return err
+		}
+		r.finishJob(ctx)
+		return nil
+	}
+
 	eng, err := r.o.Engine()
 	if err != nil {
 		r.fail(err, exitcode.Failure)
@@ -556,7 +569,10 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	if b.Container != nil { // a MAD model's additional_docker_run_options, as BuildSpec takes them
 		ctrUser = b.Container.User
 	}
-	cu := containerUser(ctx, eng, ctrUser, img.RunRef())
+	cu := ""
+	if eng != nil { // a process runs as benchctl's user
+		cu = containerUser(ctx, eng, ctrUser, img.RunRef())
+	}
 	if r.engine.Podman() && r.engine.Rootless { // keep-id needs numbers: the image's /etc/passwd says them
 		k := img.RunRef() + "\x00" + cu
 		if v, ok := r.numericUsers.Load(k); ok {
@@ -583,6 +599,9 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		}
 	}
 	dirs := RunDirs{Results: resultsDir}
+	if r.o.Manifest.Process() {
+		dirs.Output = resultsDir // a process sees its results folder where it is
+	}
 	var wsErr error
 	if workspace.In(b) {
 		dirs.Workspace, wsErr = workspace.Make(ctx, r.nf, r.nd, r.dir.Clones(), name, b, resultsMode(cu, os.Getuid()))
@@ -592,10 +611,17 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	if tr != nil {
 		spec = withTrial(spec, tr.v, tr.t)
 	}
+	if r.o.Manifest.Process() {
+		spec = withEnviron(processPaths(spec, resultsDir), r.o.Environ)
+	}
 	start := time.Now().UTC()
 	rec.Outcome, rec.StartedAt, rec.Log, rec.GPUs, rec.ImageID = OutcomeRunning, start, logName, len(gpus.GPUs), img.ID
 	r.st.update(func(s *Status) { s.Benchmarks = append(s.Benchmarks, rec) })
-	logArgs := []any{"benchmark", b.Name, "container", spec.Name, "timeout", time.Duration(b.Timeout).String()}
+	what := "container"
+	if r.o.Manifest.Process() {
+		what = "process"
+	}
+	logArgs := []any{"benchmark", b.Name, what, spec.Name, "timeout", time.Duration(b.Timeout).String()}
 	if tr != nil {
 		logArgs = append(logArgs, "trial", tr.t.Seq, "variant", tr.v.ID, "variantTrial", tr.t.N, "warmup", tr.t.Warmup)
 	}

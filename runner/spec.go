@@ -53,6 +53,9 @@ type Spec struct {
 	// Workspace is the container path of a MAD model's workspace (manifest.ModelWorkspace) when
 	// the model runs in one of its node's own; "" for another benchmark.
 	Workspace string
+	// Output is where the benchmark sees its results folder: OutputDir in a container, the
+	// folder itself for a process (RunDirs.Output).
+	Output string
 }
 
 // RunDirs are the host folders of one benchmark run: its results folder (mounted at
@@ -61,6 +64,9 @@ type Spec struct {
 type RunDirs struct {
 	Results   string
 	Workspace string
+	// Output is where the benchmark sees Results: "" for OutputDir (a container's mount);
+	// Results itself for a process, which sees the node's files as they are.
+	Output string
 }
 
 // GPUAccess is how a container gets this node's GPUs.
@@ -98,7 +104,10 @@ func BuildSpec(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key
 // /myworkspace instead of any mount the manifest has there, and the checkout read-only
 // at CheckoutMount, where the workspace's links lead (workspace.Make).
 func BuildSpecAt(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, key string, dirs RunDirs, gpu GPUAccess, environ []string) Spec {
-	resultsDir := dirs.Results
+	resultsDir, outputDir := dirs.Results, OutputDir
+	if dirs.Output != "" {
+		outputDir = dirs.Output
+	}
 	env := map[string]manifest.EnvVar{}
 	givesGPUs := gpu.Vendor == manifest.VendorAMD || gpu.Vendor == manifest.VendorNVIDIA
 	for _, kv := range environ {
@@ -145,7 +154,7 @@ func BuildSpecAt(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, k
 	}
 	derived := map[string]string{
 		"NODE_RANK": strconv.Itoa(n.Rank), "NNODES": strconv.Itoa(n.World), "WORLD_SIZE": strconv.Itoa(n.World),
-		"MASTER_ADDR": n.MasterAddr, "MASTER_PORT": strconv.Itoa(n.MasterPort), "BENCHCTL_OUTPUT_DIR": OutputDir,
+		"MASTER_ADDR": n.MasterAddr, "MASTER_PORT": strconv.Itoa(n.MasterPort), "BENCHCTL_OUTPUT_DIR": outputDir,
 		"BENCHCTL_JOB_ID": n.JobID, "BENCHCTL_ATTEMPT": strconv.Itoa(n.Attempt), "BENCHCTL_BENCHMARK": b.Name,
 	}
 	mad, launcherDefaults := madEnv(b, n, gpu)
@@ -168,7 +177,7 @@ func BuildSpecAt(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, k
 		ctr, mounts = *b.Container, b.Mounts
 	}
 	s := Spec{Name: ContainerName(n, b.Name), Image: imageRef, Command: b.Command, Workdir: b.Workdir,
-		Container: ctr, GPU: gpu,
+		Container: ctr, GPU: gpu, Output: outputDir,
 		Labels: map[string]string{LabelJob: n.JobID, LabelAttempt: strconv.Itoa(n.Attempt), LabelRank: strconv.Itoa(n.Rank),
 			LabelBenchmark: b.Name, LabelKey: key}}
 	for _, e := range env {
@@ -179,7 +188,7 @@ func BuildSpecAt(m *manifest.Manifest, b manifest.Benchmark, n Node, imageRef, k
 		mounts = workspace.Mounts(b, mounts, dirs.Workspace)
 		s.Workspace = manifest.ModelWorkspace
 	}
-	s.Mounts = append(madDataMounts(b, mounts), manifest.Mount{Source: resultsDir, Target: OutputDir})
+	s.Mounts = append(madDataMounts(b, mounts), manifest.Mount{Source: resultsDir, Target: outputDir})
 	return withTools(s, m.ToolDefs)
 }
 

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -91,7 +92,7 @@ func withToolsTimeout(s Spec, tools []manifest.Tool, timeout int) Spec {
 		return s
 	}
 	tr := &toolRun{original: s.Command, Timeout: timeout, marker: toolMarker + toolToken() + ": "}
-	tr.Dir = path.Join(OutputDir, "run_directory")
+	tr.Dir = path.Join(cmp.Or(s.Output, OutputDir), "run_directory")
 	switch {
 	case s.Workspace != "" && s.Workdir != s.Workspace:
 		// A MAD model in its run directory: the tools run there too, as madengine runs

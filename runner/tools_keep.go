@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -34,7 +35,7 @@ func toolsHostDir(s Spec) string {
 			best = i
 		}
 	}
-	if best < 0 || path.Clean(s.Mounts[best].Target) == OutputDir {
+	if best < 0 || path.Clean(s.Mounts[best].Target) == cmp.Or(s.Output, OutputDir) {
 		return ""
 	}
 	rel := strings.TrimPrefix(strings.TrimPrefix(dir, path.Clean(s.Mounts[best].Target)), "/")

@@ -21,6 +21,7 @@ type Submission struct {
 	SharedDir  string // absolute
 	Record     string // optional build record, absolute
 	Engine     string // run's and cleanup's --engine, when the user chose one
+	Runtime    string // run's and cleanup's --runtime, when the user chose one
 	Requeue    bool   // the scheduler may requeue the job (a new attempt of the same id)
 	// Tags, with Checkout, runs the models of a MAD checkout instead of the manifest's file,
 	// with madengine's context as Context (JSON) or ContextFile (a path); RunGenerators

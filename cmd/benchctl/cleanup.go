@@ -44,6 +44,7 @@ not be removed or a status not recorded.`,
 	f.StringVar(&opts.Job, "job", "", "the job id (default $SLURM_JOB_ID)")
 	f.StringVar(&opts.SharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	engineFlag(cmd, &opts.Engine)
+	runtimeFlag(cmd, &opts.Runtime)
 	f.StringVar(&opts.Host, "host", "", "this node's name in the job's node folders (default $SLURMD_NODENAME, else the host name)")
 	choiceFlag(cmd, f, &opts.Outcome, "outcome", "", jobdir.OutcomeLost, "what to record for a node still saying running: lost or cancelled", jobdir.OutcomeLost, runner.OutcomeCancelled)
 	outputFlag(cmd, &opts.Output, "table", "json")

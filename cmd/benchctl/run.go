@@ -76,6 +76,7 @@ rank 0 stops its container and exits 1. Exit codes: 0 all benchmarks succeeded, 
 	f.DurationVar(&opts.BarrierTimeout, "barrier-timeout", time.Hour, "how long nodes wait for each other (rank 0 may be building)")
 	f.DurationVar(&opts.Heartbeat, "heartbeat", 0, "how often nodes tell each other they are alive; one silent for 3 periods is lost (default: the manifest's job.heartbeat, else 5s)")
 	engineFlag(cmd, &opts.Engine)
+	runtimeFlag(cmd, &opts.Runtime)
 	f.StringVar(&opts.SysfsRoot, "sysfs-root", "", "read the GPU inventory's /sys, /proc and /opt/rocm under this directory (a recorded tree; tests)")
 	_ = f.MarkHidden("sysfs-root")
 	f.BoolVar(&opts.NoSkipArch, "disable-skip-gpu-arch", false, "run MAD models on every GPU architecture, whatever their skip_gpu_arch says (as madengine's flag)")

@@ -54,8 +54,8 @@ func TestCommandLinesBecomeOptions(t *testing.T) {
 	t.Run("run", func(t *testing.T) {
 		var got *commands.RunOptions
 		n := 0
-		err := execute(t, newRunCmd(io, captured(&got, &n)), "--tags", "pyt_a,pyt_b", "--benchmarks", "x", "--dry-run", "--barrier-timeout", "90s")
-		if err != nil || n != 1 || !reflect.DeepEqual(got.Src.Tags, []string{"pyt_a", "pyt_b"}) || got.Src.Manifest != "" ||
+		err := execute(t, newRunCmd(io, captured(&got, &n)), "--tags", "pyt_a,pyt_b", "--benchmarks", "x", "--dry-run", "--barrier-timeout", "90s", "--runtime", "process")
+		if err != nil || n != 1 || !reflect.DeepEqual(got.Src.Tags, []string{"pyt_a", "pyt_b"}) || got.Src.Manifest != "" || got.Runtime != "process" ||
 			!reflect.DeepEqual(got.Benchmarks, []string{"x"}) || !got.DryRun || got.BarrierTimeout != 90*time.Second {
 			t.Fatalf("err %v, %d calls, %+v", err, n, got)
 		}
@@ -213,12 +213,14 @@ func TestBadCommandLinesRunNothing(t *testing.T) {
 		"run with no manifest":    func() *cobra.Command { return newRunCmd(io, captured(&r, &n)) },
 		"submit -m and --tags":    func() *cobra.Command { return newSubmitCmd(io, captured(&s, &n)) },
 		"run --barrier-timeout 0": func() *cobra.Command { return newRunCmd(io, captured(&r, &n)) },
+		"run --runtime vm":        func() *cobra.Command { return newRunCmd(io, captured(&r, &n)) },
 	} {
 		args := map[string][]string{
 			"collect --threshold x":   {"1", "--threshold", "x"},
 			"run with no manifest":    {},
 			"submit -m and --tags":    {"-m", "m.yaml", "--tags", "pyt"},
 			"run --barrier-timeout 0": {"-m", "m.yaml", "--barrier-timeout", "0s"},
+			"run --runtime vm":        {"-m", "m.yaml", "--runtime", "vm"},
 		}[name]
 		err := execute(t, cmd(), args...)
 		var usage *exitcode.UsageError

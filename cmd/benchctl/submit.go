@@ -84,6 +84,7 @@ and the script.`,
 	f.StringArrayVar(&opts.SbatchArgs, "sbatch-arg", nil, "extra sbatch option, one per flag (e.g. --sbatch-arg=--constraint=mi300x)")
 	f.StringVar(&opts.Record, "record", "", "run the image pinned by this build record")
 	engineFlag(cmd, &opts.Engine)
+	runtimeFlag(cmd, &opts.Runtime)
 	f.StringSliceVar(&opts.Benchmarks, "benchmarks", nil, "run only these benchmarks (comma-separated)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the sbatch command and the script; submit nothing")
 	f.BoolVar(&opts.Wait, "wait", false, "follow the job until it ends and exit with its outcome")

@@ -33,6 +33,7 @@ type Job struct {
 	Record     string   // optional build record
 	Benchmarks []string // optional
 	Engine     string   // optional: run's and cleanup's --engine (docker, podman)
+	Runtime    string   // optional: run's and cleanup's --runtime (engine, process)
 	// Tags, with Checkout, runs the models of a MAD checkout instead of Manifest:
 	// 'benchctl run --tags' in the Checkout folder, with madengine's context as Context (the
 	// JSON) or ContextFile (a path).
@@ -98,7 +99,7 @@ func (j Job) Validate() error {
 		{"the shared directory", j.SharedDir}, {"the build record path", j.Record}, {"the secret file", j.SecretFile},
 		{"the output folder", j.OutputDir}, {"--benchmarks", strings.Join(j.Benchmarks, ",")},
 		{"--tags", strings.Join(j.Tags, ",")}, {"the MAD checkout", j.Checkout}, {"--context-file", j.ContextFile},
-		{"--tools", strings.Join(j.Tools, ",")}, {"--tools-file", j.ToolsFile}, {"--engine", j.Engine}} {
+		{"--tools", strings.Join(j.Tools, ",")}, {"--tools-file", j.ToolsFile}, {"--engine", j.Engine}, {"--runtime", j.Runtime}} {
 		if strings.IndexFunc(f.v, unicode.IsControl) >= 0 {
 			return fmt.Errorf("%s %q contains a control character (a line break, tab, ...); rename it", f.what, f.v)
 		}
@@ -192,12 +193,12 @@ cd {{q .Job.Checkout}}
 
 {{end}}# One task per node; benchctl does the rest (barrier, image, containers, status files).
 status=0
-srun --ntasks-per-node=1 --kill-on-bad-exit=0 {{q .Job.Benchctl}} run {{if .Job.Tags}}--tags {{q (join .Job.Tags ",")}}{{if .Job.Context}} --context {{q .Job.Context}}{{end}}{{if .Job.ContextFile}} --context-file {{q .Job.ContextFile}}{{end}}{{if .Job.RunGenerators}} --run-get-models-json{{end}}{{else}}--manifest {{q .Job.Manifest}}{{end}}{{if .Job.Record}} --record {{q .Job.Record}}{{end}}{{if .Job.Benchmarks}} --benchmarks {{q (join .Job.Benchmarks ",")}}{{end}}{{if .Job.ToolsSet}} --tools {{q (join .Job.Tools ",")}}{{end}}{{if .Job.ToolsFile}} --tools-file {{q .Job.ToolsFile}}{{end}}{{if .Job.Engine}} --engine {{q .Job.Engine}}{{end}} || status=$?
+srun --ntasks-per-node=1 --kill-on-bad-exit=0 {{q .Job.Benchctl}} run {{if .Job.Tags}}--tags {{q (join .Job.Tags ",")}}{{if .Job.Context}} --context {{q .Job.Context}}{{end}}{{if .Job.ContextFile}} --context-file {{q .Job.ContextFile}}{{end}}{{if .Job.RunGenerators}} --run-get-models-json{{end}}{{else}}--manifest {{q .Job.Manifest}}{{end}}{{if .Job.Record}} --record {{q .Job.Record}}{{end}}{{if .Job.Benchmarks}} --benchmarks {{q (join .Job.Benchmarks ",")}}{{end}}{{if .Job.ToolsSet}} --tools {{q (join .Job.Tools ",")}}{{end}}{{if .Job.ToolsFile}} --tools-file {{q .Job.ToolsFile}}{{end}}{{if .Job.Engine}} --engine {{q .Job.Engine}}{{end}}{{if .Job.Runtime}} --runtime {{q .Job.Runtime}}{{end}} || status=$?
 
 # Whatever the run's end, one bounded cleanup on every node: a node whose benchctl was
 # killed (its status.json still says running) is recorded as lost, on that node, and the
 # job's containers left behind are removed. It never changes the job's exit code.
-timeout -k 10 {{.CleanupSeconds}} srun --ntasks-per-node=1 --kill-on-bad-exit=0 {{q .Job.Benchctl}} cleanup --job "$SLURM_JOB_ID" --outcome lost{{if .Job.Engine}} --engine {{q .Job.Engine}}{{end}} ||
+timeout -k 10 {{.CleanupSeconds}} srun --ntasks-per-node=1 --kill-on-bad-exit=0 {{q .Job.Benchctl}} cleanup --job "$SLURM_JOB_ID" --outcome lost{{if .Job.Engine}} --engine {{q .Job.Engine}}{{end}}{{if .Job.Runtime}} --runtime {{q .Job.Runtime}}{{end}} ||
 	echo "benchctl: the cleanup step ended with exit $?; the job's exit code is the run's ($status)" >&2
 exit "$status"
 `))

@@ -31,6 +31,7 @@ type DryRunDocument struct {
 func (s Submitter) job(sub scheduler.Submission) (Job, error) {
 	j := JobForBenchmarks(sub.Manifest, sub.Selected, s.Overrides)
 	j.Benchctl, j.SharedDir, j.Benchmarks, j.Requeue, j.Engine, j.Record = sub.Benchctl, sub.SharedDir, sub.Benchmarks, sub.Requeue, sub.Engine, sub.Record
+	j.Runtime = sub.Runtime
 	j.Tags, j.Checkout, j.Context, j.ContextFile, j.RunGenerators = sub.Tags, sub.Checkout, sub.Context, sub.ContextFile, sub.RunGenerators
 	j.Tools, j.ToolsSet, j.ToolsFile = sub.Tools, sub.ToolsSet, sub.ToolsFile
 	if err := j.Validate(); err != nil {

@@ -99,3 +99,30 @@ func TestEpilogNode(t *testing.T) {
 		t.Fatalf("through the seam: %q %v", job, ok)
 	}
 }
+
+// A job that runs as processes passes --runtime to every node's run and to the cleanup
+// step, which then finds the job's process groups instead of containers.
+func TestSubmitterPassesTheRuntime(t *testing.T) {
+	sub := submission(t)
+	sub.Runtime = "process"
+	plan, err := Submitter{}.DryRun(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := plan.Document.(DryRunDocument).Script
+	for _, step := range []string{" run ", " cleanup "} {
+		found := false
+		for _, line := range strings.Split(script, "\n") {
+			if strings.Contains(line, "/opt/benchctl"+step) && strings.Contains(line, "--runtime process") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no%sline with --runtime process:\n%s", step, script)
+		}
+	}
+	sub.Runtime = "process\nrm -rf /"
+	if _, err := (Submitter{}).DryRun(sub); err == nil {
+		t.Fatal("a runtime with a line break reached the script")
+	}
+}

@@ -1,0 +1,164 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/benchctl/benchctl/distribution"
+	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/image"
+	"github.com/benchctl/benchctl/internal/exitcode"
+	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/workload/process"
+)
+
+// processes makes this node's run ready for the process runtime (runtime: process): no
+// engine and no image phase; the node's GPUs by the visibility variables; what an earlier
+// attempt left ended; the node record; then every node waits for the others, as after an
+// image phase, so that the first benchmark starts together. done removes the runtime's own
+// folder of the processes' output once the run has copied it into the node folder.
+func (r *nodeRun) processes(ctx context.Context, gpus *nodeGPUs) (*distribution.Images, func(), error) {
+	end := r.st.phase(jobdir.PhaseImage)
+	dir, err := os.MkdirTemp("", "benchctl-processes-")
+	if err != nil {
+		r.fail(err, exitcode.Failure)
+		end(err)
+		return nil, nil, err
+	}
+	done := func() { os.RemoveAll(dir) }
+	rt, err := process.New(dir)
+	if err != nil {
+		done()
+		r.fail(err, exitcode.Failure)
+		end(err)
+		return nil, nil, err
+	}
+	r.rt = rt
+	facts, _ := rt.Facts(ctx)
+	r.engine = image.Identity{Kind: manifest.RuntimeProcess, Name: facts.Name, Version: facts.Version}
+	r.log.Info("runtime", "kind", manifest.RuntimeProcess, "kernel", facts.Version)
+	gpus.forProcess()
+	r.removeLeftovers(ctx, r.rt)
+	record := r.gatherNodeRecord(ctx, nil, gpus)
+	go r.tel.Start(ctx)
+	imgs := distribution.Named(r.o.Manifest.Images(r.benches))
+	if r.node.Rank == 0 {
+		if err := r.writeJob(imgs.List()); err != nil {
+			done()
+			end(err)
+			return nil, nil, err
+		}
+	}
+	if err := r.phase(ctx, "processes", nil); err != nil {
+		done()
+		end(err)
+		return nil, nil, err
+	}
+	r.writeNodeRecord(ctx, nil, record, imgs, nil)
+	end(nil)
+	return imgs, done, nil
+}
+
+// forProcess gives the node's GPUs and each benchmark's share to processes (ForProcess).
+func (g *nodeGPUs) forProcess() {
+	g.GPUAccess = g.GPUAccess.ForProcess()
+	for i := range g.access {
+		g.access[i] = g.access[i].ForProcess()
+	}
+}
+
+// ForProcess is the access for the process runtime: a process sees the node's devices, so
+// it gets no devices, groups or engine requests, only the visibility variables for the
+// selected GPUs by the node's own numbering: CUDA_VISIBLE_DEVICES (their UUIDs when every
+// one is known, else their indices with CUDA_DEVICE_ORDER=PCI_BUS_ID, the order the
+// indices count in), or ROCR_VISIBLE_DEVICES (their indices) with HIP_VISIBLE_DEVICES
+// counting those from 0.
+func (a GPUAccess) ForProcess() GPUAccess {
+	a.Devices, a.GroupAdd, a.Requests, a.Env = nil, nil, nil, nil
+	indices := make([]string, len(a.GPUs))
+	uuids := make([]string, 0, len(a.GPUs))
+	for i, g := range a.GPUs {
+		indices[i] = strconv.Itoa(g.Index)
+		if g.UUID != "" {
+			uuids = append(uuids, g.UUID)
+		}
+	}
+	switch a.Vendor {
+	case gpu.VendorNVIDIA:
+		if len(uuids) == len(a.GPUs) {
+			a.Env = []manifest.EnvVar{{Name: "CUDA_VISIBLE_DEVICES", Value: strings.Join(uuids, ",")}}
+		} else {
+			a.Env = []manifest.EnvVar{{Name: "CUDA_DEVICE_ORDER", Value: "PCI_BUS_ID"}, {Name: "CUDA_VISIBLE_DEVICES", Value: strings.Join(indices, ",")}}
+		}
+	case gpu.VendorAMD:
+		a.Env = []manifest.EnvVar{{Name: "HIP_VISIBLE_DEVICES", Value: containerIndices(len(a.GPUs))}, {Name: "ROCR_VISIBLE_DEVICES", Value: strings.Join(indices, ",")}}
+	}
+	return a
+}
+
+// processPaths is a benchmark's spec for the process runtime: it runs in its results folder
+// unless it names a folder, and the launchers' paths under the container's output folder
+// are that folder's on the node.
+func processPaths(s Spec, resultsDir string) Spec {
+	if s.Workdir == "" {
+		s.Workdir = resultsDir
+	}
+	host := func(v string) string { return strings.ReplaceAll(v, OutputDir, resultsDir) }
+	s.Command = slices.Clone(s.Command)
+	for i, w := range s.Command {
+		s.Command[i] = host(w)
+	}
+	s.Env = slices.Clone(s.Env)
+	for i := range s.Env {
+		s.Env[i].Value = host(s.Env[i].Value)
+	}
+	return s
+}
+
+// withEnviron gives a process this benchctl's environment (as a container has its image's:
+// PATH, the modules loaded, the site's variables), less benchctl's own variables (the job's
+// secret among them) and, where benchctl gives GPUs, the node's GPU numbering, under what a
+// container gets (passEnv, the manifest's env, secrets, the derived variables). A variable
+// named like a credential is a secret: never printed.
+func withEnviron(s Spec, environ []string) Spec {
+	set := map[string]bool{}
+	env := slices.Clone(s.Env)
+	for _, e := range env {
+		set[e.Name] = true
+	}
+	givesGPUs := s.GPU.Vendor == manifest.VendorAMD || s.GPU.Vendor == manifest.VendorNVIDIA
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || set[k] || strings.HasPrefix(k, "BENCHCTL_") || (givesGPUs && slices.Contains(hostNumbered, k)) {
+			continue
+		}
+		env = append(env, manifest.EnvVar{Name: k, Value: v, Secret: manifest.CredentialLike(k)})
+		set[k] = true
+	}
+	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
+	s.Env = env
+	return s
+}
+
+// CommandLine renders a process's spec as a shell line that runs the same: its folder, the
+// variables benchctl sets (secrets as ***) over the caller's environment, its argv. For
+// --dry-run and messages; never executed.
+func (s Spec) CommandLine() string {
+	a := []string{"cd", shellQuote(s.Workdir), "&&", "env"}
+	for _, e := range s.Env {
+		v := e.Value
+		if e.Secret || manifest.CredentialLike(e.Name) {
+			v = manifest.Redacted
+		}
+		a = append(a, shellQuote(e.Name+"="+v))
+	}
+	for _, w := range s.Command {
+		a = append(a, shellQuote(w))
+	}
+	return strings.Join(a, " ")
+}

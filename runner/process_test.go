@@ -1,0 +1,142 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/safefile"
+	"github.com/benchctl/benchctl/internal/testutil"
+	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/manifest"
+)
+
+// runProcesses runs a one-node job of body with runtime: process: no engine is asked for.
+func runProcesses(t *testing.T, body string, environ []string) (localRun, jobdir.NodeDir) {
+	t.Helper()
+	dir := t.TempDir()
+	m, _, err := manifest.Parse("m.yaml", filepath.Join(dir, "m.yaml"), []byte("name: t\nruntime: process\ngpu: {vendor: none}\n"+body), manifest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := testutil.LookupOf(map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "p1"})
+	node, err := DetectNode(lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := filepath.Join(dir, "shared")
+	nd := jobdir.Layout{Shared: shared}.Job(node.JobID, node.Attempt).Node(node.Rank, node.Host)
+	log := &testutil.SyncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // it only has to end
+	defer cancel()
+	res, err := Run(ctx, Options{Node: node, Manifest: m, SharedDir: shared, Lookup: lookup, Version: "test", Environ: environ,
+		Engine: func() (Engine, error) { t.Fatal("runtime: process asked for an engine"); return nil, nil },
+		Log:    slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), log), nil))})
+	r := localRun{res: res, err: err, log: log.String()}
+	r.st, _ = jobdir.ReadNodeStatus(&safefile.Reader{}, nd)
+	return r, nd
+}
+
+// runtime: process runs each benchmark as a child process: in its results folder, with
+// the node variables, $BENCHCTL_OUTPUT_DIR the folder itself, this benchctl's environment
+// without its own variables, and its results read from there; no engine is asked for, and
+// job.json and node.json say the runtime.
+func TestRunAsProcesses(t *testing.T) {
+	body := "benchmarks:\n- name: b\n  command: [sh, -c, 'echo \"rank=$NODE_RANK of $NNODES\"; pwd; echo \"out=$BENCHCTL_OUTPUT_DIR\"; echo \"site=$SITE_MODULE secret=${BENCHCTL_JOB_SECRET-none}\"; printf \"model,performance,metric\\nm,42,u\\n\" > \"$BENCHCTL_OUTPUT_DIR/r.csv\"']\n  results: r.csv\n"
+	r, nd := runProcesses(t, body, []string{"PATH=" + os.Getenv("PATH"), "SITE_MODULE=cuda/12", "BENCHCTL_JOB_SECRET=s3cret"})
+	if r.err != nil {
+		t.Fatalf("Run: %v\n%s", r.err, r.log)
+	}
+	b := benchStatus(t, r.st)
+	if b.Outcome != OutcomeSuccess {
+		t.Fatalf("outcome %s: %s", b.Outcome, b.Error)
+	}
+	results := nd.Results("b")
+	logText, err := os.ReadFile(filepath.Join(nd.Path, b.Log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"rank=0 of 1\n", results + "\n", "out=" + results + "\n", "site=cuda/12 secret=none\n"} {
+		if !strings.Contains(string(logText), want) {
+			t.Errorf("the benchmark's log lacks %q:\n%s", want, logText)
+		}
+	}
+	if csv, err := os.ReadFile(filepath.Join(results, "r.csv")); err != nil || !strings.Contains(string(csv), "m,42,u") {
+		t.Errorf("results: %q, %v", csv, err)
+	}
+	job, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(nd.Path)), "job.json"))
+	if err != nil || !strings.Contains(string(job), `"kind": "process"`) || !strings.Contains(string(job), `"runtime": "process"`) {
+		t.Errorf("job.json does not say the runtime (%v):\n%s", err, job)
+	}
+	rec, err := os.ReadFile(nd.NodeRecord())
+	if err != nil || !strings.Contains(string(rec), "the process runtime runs no image") {
+		t.Errorf("node.json (%v):\n%s", err, rec)
+	}
+}
+
+// A benchmark past its timeout: diagnostics first (the process tree with its commands),
+// then its whole group ends, a child it left in the background too.
+func TestProcessTimeoutEndsTheGroup(t *testing.T) {
+	body := "benchmarks:\n- {name: slow, command: [sh, -c, 'sleep 300 & echo \"child=$!\"; wait'], timeout: 2s}\n"
+	r, nd := runProcesses(t, body, []string{"PATH=" + os.Getenv("PATH")})
+	b := benchStatus(t, r.st)
+	if b.Outcome != OutcomeTimeout {
+		t.Fatalf("outcome %s, want timeout: %s", b.Outcome, b.Error)
+	}
+	logText, _ := os.ReadFile(filepath.Join(nd.Path, b.Log))
+	_, pid, ok := strings.Cut(string(logText), "child=")
+	if !ok {
+		t.Fatalf("no child pid in the log:\n%s", logText)
+	}
+	pid = strings.TrimSpace(strings.SplitN(pid, "\n", 2)[0])
+	if st, err := os.ReadFile("/proc/" + pid + "/stat"); err == nil && !strings.Contains(string(st), ") Z ") {
+		t.Errorf("the benchmark's child %s outlived its timeout: %s", pid, st)
+	}
+	diag := filepath.Join(nd.Path, b.Diagnostics)
+	var top []byte
+	_ = filepath.Walk(diag, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), "sleep 300") {
+				top = b
+			}
+		}
+		return nil
+	})
+	if top == nil {
+		t.Errorf("no diagnostics in %s name the process tree's commands", diag)
+	}
+}
+
+// The visibility variables give a process the selected GPUs by the node's own numbering.
+func TestGPUAccessForProcess(t *testing.T) {
+	amd := GPUAccess{Vendor: gpu.VendorAMD, GPUs: []gpu.GPU{{Index: 4}, {Index: 6}}, Devices: []manifest.Device{{Host: "/dev/kfd"}}, GroupAdd: []string{"44"}}
+	got := amd.ForProcess()
+	if len(got.Devices) != 0 || len(got.GroupAdd) != 0 || visibleEnv(got) != "HIP_VISIBLE_DEVICES=0,1 ROCR_VISIBLE_DEVICES=4,6" {
+		t.Errorf("AMD: %+v", got)
+	}
+	nv := GPUAccess{Vendor: gpu.VendorNVIDIA, GPUs: []gpu.GPU{{Index: 1, UUID: "GPU-a"}, {Index: 3, UUID: "GPU-b"}}}
+	if got := nv.ForProcess(); len(got.Requests) != 0 || visibleEnv(got) != "CUDA_VISIBLE_DEVICES=GPU-a,GPU-b" {
+		t.Errorf("NVIDIA with UUIDs: %+v", got)
+	}
+	nv.GPUs[1].UUID = ""
+	if got := nv.ForProcess(); visibleEnv(got) != "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,3" {
+		t.Errorf("NVIDIA without every UUID: %+v", got)
+	}
+	if got := (GPUAccess{Vendor: manifest.VendorNone}).ForProcess(); len(got.Env) != 0 {
+		t.Errorf("no GPUs: %+v", got)
+	}
+}
+
+func visibleEnv(a GPUAccess) string {
+	var out []string
+	for _, e := range a.Env {
+		out = append(out, e.Name+"="+e.Value)
+	}
+	return strings.Join(out, " ")
+}

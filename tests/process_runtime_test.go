@@ -1,0 +1,208 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/runner"
+	"github.com/benchctl/benchctl/tests/testbed"
+	"github.com/benchctl/benchctl/workload/process"
+)
+
+// processManifest is a manifest of one benchmark, the dummy program run on the node itself
+// (runtime: process: no image, no engine), with gpu and extra as given.
+func processManifest(t *testing.T, name, gpu string, args []string, extra string) string {
+	t.Helper()
+	cmd, _ := json.Marshal(append([]string{repoPath(t, "models/dummy/bin/dummy")}, args...))
+	body := fmt.Sprintf("name: %s\nruntime: process\ngpu: %s\nbenchmarks:\n  - {name: dummy, command: %s, timeout: 15m, results: dummy.csv}\n%s", name, gpu, cmd, extra)
+	p := filepath.Join(t.TempDir(), "benchmark.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// processesOf are the processes of job id on this machine (every testbed node is one), by
+// the marker the process runtime gives them: the pid and the process's name.
+func processesOf(id string) []string {
+	var out []string
+	matches, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, m := range matches {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			continue
+		}
+		var name, labels string
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			if v, ok := strings.CutPrefix(string(kv), process.MarkerName+"="); ok {
+				name = v
+			}
+			if v, ok := strings.CutPrefix(string(kv), process.MarkerLabels+"="); ok {
+				labels = v
+			}
+		}
+		var l map[string]string
+		if name != "" && json.Unmarshal([]byte(labels), &l) == nil && l[runner.LabelJob] == id {
+			if st, err := os.ReadFile(filepath.Join(filepath.Dir(m), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
+				continue // killed, waiting for its reaper
+			}
+			out = append(out, filepath.Base(filepath.Dir(m))+" "+name)
+		}
+	}
+	return out
+}
+
+// waitNoProcesses waits (a minute at most) until no process of job id is left.
+func waitNoProcesses(t *testing.T, id string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for left := processesOf(id); len(left) > 0; left = processesOf(id) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of job %s left: %v", id, left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A 3-node Slurm job with runtime: process: every node runs the benchmark as a process of
+// its own, with its rank and the GPUs the node gives it (a recorded MI250X tree: two of its
+// GPUs, by ROCR_VISIBLE_DEVICES), and collect makes one perf.csv of the three.
+func TestProcessRuntimeJob(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	mf := processManifest(t, "proc3", "{vendor: amd, count: 2}", []string{"--rows", "2"}, "")
+	id, out, err := runJob(t, tb, mf, shared, true, "--sysfs-root", repoPath(t, "tests/fixtures/sysfs/mi250x"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	job := jobdir.Layout{Shared: shared}.Job(id, 0)
+	for rank, d := range nodeDirs(tb) {
+		s := readStatus(t, shared, id, d)
+		if s.Outcome != runner.OutcomeSuccess || len(s.Benchmarks) != 1 || s.Benchmarks[0].Outcome != runner.OutcomeSuccess {
+			t.Fatalf("%s: %+v", d, s)
+		}
+		log, _ := os.ReadFile(job.NodeNamed(d).Log("dummy"))
+		if !strings.Contains(string(log), fmt.Sprintf("node rank %d of 3", rank)) {
+			t.Errorf("%s: the benchmark's log does not say its rank:\n%s", d, log)
+		}
+		env, _ := os.ReadFile(filepath.Join(job.NodeNamed(d).Results("dummy"), "dummy.csv"))
+		if len(env) == 0 {
+			t.Errorf("%s: no results", d)
+		}
+	}
+	code, cout, cerr := benchctlRun(t, tb.Env(), "collect", id, "--shared-dir", shared)
+	if code != 0 {
+		t.Fatalf("collect: exit %d\n%s\n%s", code, cout, cerr)
+	}
+	rows := readPerf(t, job.Output(jobdir.PerfFile))
+	if len(rows) == 0 {
+		t.Fatal("no rows in perf.csv")
+	}
+	for _, r := range rows {
+		if r["status"] != "SUCCESS" || r["n_gpus"] != "2" {
+			t.Errorf("perf.csv row %v", r)
+		}
+	}
+	jj, _ := os.ReadFile(job.JobFile())
+	if !strings.Contains(string(jj), `"kind": "process"`) {
+		t.Errorf("job.json does not say the runtime:\n%s", jj)
+	}
+	waitNoProcesses(t, id)
+}
+
+// Fail fast: rank 2's process fails after 2 s while ranks 0 and 1 would sleep 10 minutes;
+// every node ends within 10 s of the failure, and no process of the job is left on any.
+func TestProcessRuntimeFailFast(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	mf := processManifest(t, "procfail", "{vendor: none}", []string{"--rows", "1", "--sleep", "600s", "--fail-rank", "2", "--fail-after", "2s", "--exit-code", "1"}, "")
+	id, out, err := runJob(t, tb, mf, shared, true)
+	if err == nil {
+		t.Fatalf("the job succeeded:\n%s", out)
+	}
+	dirs := nodeDirs(tb)
+	bad := readStatus(t, shared, id, dirs[2])
+	if len(bad.Benchmarks) != 1 || bad.Benchmarks[0].Outcome != runner.OutcomeFailure || bad.Benchmarks[0].FinishedAt == nil {
+		t.Fatalf("rank 2: %+v", bad)
+	}
+	failedAt := *bad.Benchmarks[0].FinishedAt
+	for _, d := range dirs {
+		s := readStatus(t, shared, id, d)
+		if s.FinishedAt == nil {
+			t.Fatalf("%s never recorded its end: %+v", d, s)
+		}
+		if took := s.FinishedAt.Sub(failedAt); took > 10*time.Second {
+			t.Errorf("%s ended %v after rank 2's failure (want within 10 s)", d, took)
+		}
+		if d != dirs[2] && (s.Benchmarks[0].Outcome != runner.OutcomeAborted || s.Benchmarks[0].Diagnostics == "") {
+			t.Errorf("%s: %+v", d, s.Benchmarks[0])
+		}
+	}
+	waitNoProcesses(t, id)
+}
+
+// scancel mid-benchmark: Slurm's SIGTERM ends every node's process group, and nothing of
+// the job is left on any node.
+func TestProcessRuntimeScancel(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	mf := processManifest(t, "proccancel", "{vendor: none}", []string{"--rows", "1", "--sleep", "600s"}, "")
+	id, out, _ := runJob(t, tb, mf, shared, false)
+	waitEveryNode(t, tb, shared, id, "the benchmark never ran on every node", func(_ int, s runner.Status) bool {
+		return len(s.Benchmarks) >= 1 && s.Benchmarks[0].Outcome == runner.OutcomeRunning
+	})
+	deadline := time.Now().Add(time.Minute)
+	for len(processesOf(id)) < 3 { // the status says running just before the start
+		if time.Now().After(deadline) {
+			t.Fatalf("the job's processes: %v\n%s", processesOf(id), out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if b, err := exec.Command("scancel", id).CombinedOutput(); err != nil {
+		t.Fatalf("scancel: %v %s", err, b)
+	}
+	waitNoProcesses(t, id)
+	waitEveryNode(t, tb, shared, id, "a node never recorded its end", func(_ int, s runner.Status) bool { return s.FinishedAt != nil })
+}
+
+// An experiment of 2 variants × 3 trials runs as processes: every trial of every variant
+// has its result.
+func TestProcessRuntimeExperiment(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	mf := processManifest(t, "procexp", "{vendor: none}", []string{"--rows", "{{rows}}"}, "experiment: {matrix: {rows: [\"1\", \"2\"]}, repeat: 3}\n")
+	id, out, err := runJob(t, tb, mf, shared, true)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	code, cout, cerr := benchctlRun(t, tb.Env(), "collect", id, "--shared-dir", shared, "-o", "json")
+	if code != 0 {
+		t.Fatalf("collect: exit %d\n%s\n%s", code, cout, cerr)
+	}
+	for _, v := range []string{"rows=1", "rows=2"} {
+		if !strings.Contains(cout, v) {
+			t.Errorf("collect lacks the variant %s:\n%s", v, cout)
+		}
+	}
+	trials := 0
+	for _, d := range nodeDirs(tb) {
+		s := readStatus(t, shared, id, d)
+		for _, b := range s.Benchmarks {
+			if b.Outcome == runner.OutcomeSuccess {
+				trials++
+			}
+		}
+	}
+	if trials != 3*6 {
+		t.Errorf("%d successful trials on the 3 nodes, want %d", trials, 3*6)
+	}
+	waitNoProcesses(t, id)
+}
