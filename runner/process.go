@@ -18,7 +18,7 @@ import (
 )
 
 // processes makes this node's run ready for the process runtime (runtime: process): no
-// engine and no image phase; the node's GPUs by the visibility variables; what an earlier
+// engine and no image phase (the GPUs were given by the visibility variables); what an earlier
 // attempt left ended; the node record; then every node waits for the others, as after an
 // image phase, so that the first benchmark starts together. done removes the runtime's own
 // folder of the processes' output once the run has copied it into the node folder.
@@ -42,7 +42,6 @@ func (r *nodeRun) processes(ctx context.Context, gpus *nodeGPUs) (*distribution.
 	facts, _ := rt.Facts(ctx)
 	r.engine = image.Identity{Kind: manifest.RuntimeProcess, Name: facts.Name, Version: facts.Version}
 	r.log.Info("runtime", "kind", manifest.RuntimeProcess, "kernel", facts.Version)
-	gpus.forProcess()
 	r.removeLeftovers(ctx, r.rt)
 	record := r.gatherNodeRecord(ctx, nil, gpus)
 	go r.tel.Start(ctx)

@@ -20,12 +20,23 @@ import (
 // runProcesses runs a one-node job of body with runtime: process: no engine is asked for.
 func runProcesses(t *testing.T, body string, environ []string) (localRun, jobdir.NodeDir) {
 	t.Helper()
+	return runProcessesOn(t, "{vendor: none}", "", nil, body, environ)
+}
+
+// runProcessesOn is runProcesses with gpu, a recorded sysfs tree (sysfsRoot) and the
+// scheduler's variables alloc (its GPU allocation).
+func runProcessesOn(t *testing.T, gpu, sysfsRoot string, alloc map[string]string, body string, environ []string) (localRun, jobdir.NodeDir) {
+	t.Helper()
 	dir := t.TempDir()
-	m, _, err := manifest.Parse("m.yaml", filepath.Join(dir, "m.yaml"), []byte("name: t\nruntime: process\ngpu: {vendor: none}\n"+body), manifest.Options{})
+	m, _, err := manifest.Parse("m.yaml", filepath.Join(dir, "m.yaml"), []byte("name: t\nruntime: process\ngpu: "+gpu+"\n"+body), manifest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lookup := testutil.LookupOf(map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "p1"})
+	env := map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "p1"}
+	for k, v := range alloc {
+		env[k] = v
+	}
+	lookup := testutil.LookupOf(env)
 	node, err := DetectNode(lookup)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +46,7 @@ func runProcesses(t *testing.T, body string, environ []string) (localRun, jobdir
 	log := &testutil.SyncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // it only has to end
 	defer cancel()
-	res, err := Run(ctx, Options{Node: node, Manifest: m, SharedDir: shared, Lookup: lookup, Version: "test", Environ: environ,
+	res, err := Run(ctx, Options{Node: node, Manifest: m, SharedDir: shared, Lookup: lookup, Version: "test", Environ: environ, SysfsRoot: sysfsRoot,
 		Engine: func() (Engine, error) { t.Fatal("runtime: process asked for an engine"); return nil, nil },
 		Log:    slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), log), nil))})
 	r := localRun{res: res, err: err, log: log.String()}
@@ -139,4 +150,24 @@ func visibleEnv(a GPUAccess) string {
 		out = append(out, e.Name+"="+e.Value)
 	}
 	return strings.Join(out, " ")
+}
+
+// A node whose scheduler gives it GPU 1 of a recorded MI250X: the process sees that GPU by
+// the node's numbering (ROCR_VISIBLE_DEVICES=1, HIP_VISIBLE_DEVICES=0), the log says so, and
+// the node's own numbering in benchctl's environment does not reach it under another name.
+func TestProcessGPUsByTheNodesNumbering(t *testing.T) {
+	body := "benchmarks:\n- {name: g, command: [sh, -c, 'echo \"rocr=$ROCR_VISIBLE_DEVICES hip=$HIP_VISIBLE_DEVICES cuda=${CUDA_VISIBLE_DEVICES-unset}\"']}\n"
+	r, nd := runProcessesOn(t, "{vendor: amd, count: 1}", "../tests/fixtures/sysfs/mi250x", map[string]string{"ROCR_VISIBLE_DEVICES": "1"}, body,
+		[]string{"PATH=" + os.Getenv("PATH"), "ROCR_VISIBLE_DEVICES=1", "CUDA_VISIBLE_DEVICES=7"})
+	if r.err != nil {
+		t.Fatalf("Run: %v\n%s", r.err, r.log)
+	}
+	b := benchStatus(t, r.st)
+	logText, _ := os.ReadFile(filepath.Join(nd.Path, b.Log))
+	if !strings.Contains(string(logText), "rocr=1 hip=0 cuda=unset\n") {
+		t.Errorf("the process's GPUs:\n%s", logText)
+	}
+	if !strings.Contains(r.log, "ROCR_VISIBLE_DEVICES=1") || strings.Contains(r.log, "ROCR_VISIBLE_DEVICES=0") {
+		t.Errorf("the log does not say the process's GPUs by the node's numbering:\n%s", r.log)
+	}
 }

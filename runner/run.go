@@ -280,6 +280,9 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	if err != nil {
 		return err
 	}
+	if r.o.Manifest.Process() {
+		gpus.forProcess() // before they are logged: a process sees them by the node's numbering
+	}
 	r.tel = r.telemetry(gpus.GPUAccess)
 	defer r.tel.Close()
 	if err := r.meet(ctx); err != nil {
