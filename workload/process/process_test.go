@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/workload"
@@ -201,42 +203,55 @@ func TestExecBesideAProcess(t *testing.T) {
 	}
 }
 
-// firstLinePid is the pid the process printed first.
-func firstLinePid(t *testing.T, ctx context.Context, r *Runtime, id string) int {
-	t.Helper()
-	for {
-		b, _ := os.ReadFile(filepath.Join(r.logDir, id+".log"))
-		if line, _, ok := strings.Cut(string(b), "\n"); ok {
-			pid, err := strconv.Atoi(line)
-			if err != nil {
-				t.Fatalf("no pid: %q", b)
-			}
-			return pid
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("the process printed nothing")
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+// firstLine cancels its follow once a whole first line was written to it.
+type firstLine struct {
+	b      bytes.Buffer
+	cancel context.CancelFunc
 }
 
-// waitGone waits until pid is gone or a zombie (killed, waiting for its reaper).
+func (f *firstLine) Write(p []byte) (int, error) {
+	f.b.Write(p)
+	if bytes.IndexByte(f.b.Bytes(), '\n') >= 0 {
+		f.cancel()
+	}
+	return len(p), nil
+}
+
+// firstLinePid is the pid the process printed first, read by following its output.
+func firstLinePid(t *testing.T, ctx context.Context, r *Runtime, id string) int {
+	t.Helper()
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &firstLine{cancel: cancel}
+	_ = r.Logs(lctx, id, w)
+	line, _, ok := strings.Cut(w.b.String(), "\n")
+	pid, err := strconv.Atoi(line)
+	if !ok || err != nil {
+		t.Fatalf("no pid first: %q", w.b.String())
+	}
+	return pid
+}
+
+// waitGone waits until pid has exited (its pidfd says so: a zombie waiting for its reaper
+// counts), or fails when ctx ends first.
 func waitGone(t *testing.T, ctx context.Context, pid int) {
 	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return // gone already
+	}
+	defer unix.Close(fd)
+	deadline, _ := ctx.Deadline()
+	ms := int(time.Until(deadline).Milliseconds())
 	for {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, ms)
+		if err == unix.EINTR {
+			continue
 		}
-		if i := bytes.LastIndexByte(b, ')'); i > 0 && len(b) > i+2 && b[i+2] == 'Z' {
-			return
+		if err != nil || n == 0 {
+			t.Fatalf("process %d outlived its group's end (%v)", pid, err)
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("process %d outlived its group's end", pid)
-		case <-time.After(20 * time.Millisecond):
-		}
+		return
 	}
 }
 

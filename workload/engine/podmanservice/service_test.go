@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The test binary is a stand-in podman (FAKE_PODMAN: serve answers /_ping on the socket it
@@ -80,15 +82,25 @@ func alive(pid int) bool {
 	return i < 0 || len(b) < i+3 || b[i+2] != 'Z'
 }
 
+// waitGone waits until pid has exited, as its pidfd says (a minute at most: a bound on a
+// hang, not on speed; a zombie waiting for its reaper counts).
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute) // a bound on a hang, not on speed
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the service %d was left running", pid)
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return // gone already
+	}
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(time.Minute.Milliseconds()))
+		if err == unix.EINTR {
+			continue
 		}
-		time.Sleep(20 * time.Millisecond)
+		if err != nil || n == 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the service %d was left running (%v)", pid, err)
+		}
+		return
 	}
 }
 
