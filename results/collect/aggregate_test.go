@@ -13,6 +13,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 func TestCollectRunning(t *testing.T) {
@@ -33,7 +34,7 @@ func TestCollectRunning(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			shared := sharedCopy(t)
+			shared := resultstest.SharedCopy(t)
 			col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "600", Attempt: -1, Partial: c.partial, Scheduler: c.scheduler})
 			if c.wantErr != "" {
 				var re *results.RunningError
@@ -62,7 +63,7 @@ func TestCollectRunning(t *testing.T) {
 
 // Without job.json the benchmarks and the node count come from the node folders.
 func TestCollectWithoutJobJSON(t *testing.T) {
-	shared := sharedCopy(t)
+	shared := resultstest.SharedCopy(t)
 	os.Remove(jobdir.Layout{Shared: shared}.Job("100", 0).JobFile())
 	col, err := collect(t, shared, "100", -1, false)
 	if err != nil {
@@ -82,12 +83,12 @@ func TestCollectWithoutJobJSON(t *testing.T) {
 
 func TestCollectOddFolders(t *testing.T) {
 	shared := t.TempDir()
-	job := writeJob(t, shared, "7", 4)
+	job := resultstest.WriteJob(t, shared, "7", 4)
 	hdr := "model,performance,metric,status\n"
-	writeNode(t, job, 0, jobdir.OutcomeSuccess, hdr+"a,1,x,SUCCESS\nb,N/A,x,SUCCESS\nc,3,x,FAILURE\n")
-	writeNode(t, job, 1, jobdir.OutcomeSuccess, hdr+"a,2,x,SUCCESS\nextra,5,x,SUCCESS\n")
-	writeNode(t, job, 2, jobdir.OutcomeSuccess, "")
-	os.WriteFile(nodeOf(job, 2).Status(), []byte("{garbage"), 0o644)
+	resultstest.WriteNode(t, job, 0, jobdir.OutcomeSuccess, hdr+"a,1,x,SUCCESS\nb,N/A,x,SUCCESS\nc,3,x,FAILURE\n")
+	resultstest.WriteNode(t, job, 1, jobdir.OutcomeSuccess, hdr+"a,2,x,SUCCESS\nextra,5,x,SUCCESS\n")
+	resultstest.WriteNode(t, job, 2, jobdir.OutcomeSuccess, "")
+	os.WriteFile(resultstest.NodeOf(job, 2).Status(), []byte("{garbage"), 0o644)
 	os.MkdirAll(jobdirtest.At(job).NodeNamed("not-a-node").Path, 0o755)
 	os.WriteFile(jobdirtest.At(job).NodeNamed(".tmp-file").Path, nil, 0o644)
 	col, err := collect(t, shared, "7", -1, false)
@@ -131,8 +132,8 @@ func TestCollectOddFolders(t *testing.T) {
 // In a benchmark without failed nodes, each row still needs a number and no FAILURE mark.
 func TestRowStatus(t *testing.T) {
 	shared := t.TempDir()
-	job := writeJob(t, shared, "10", 1)
-	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric,status\na,1,x,SUCCESS\nb,N/A,x,SUCCESS\nc,3,x,failure\nd,,x,\n")
+	job := resultstest.WriteJob(t, shared, "10", 1)
+	resultstest.WriteNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric,status\na,1,x,SUCCESS\nb,N/A,x,SUCCESS\nc,3,x,failure\nd,,x,\n")
 	col, err := collect(t, shared, "10", -1, false)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +152,7 @@ func TestRowStatus(t *testing.T) {
 // A job where no node folder exists still gets one FAILURE row per benchmark.
 func TestCollectNoNodes(t *testing.T) {
 	shared := t.TempDir()
-	job := writeJob(t, shared, "8", 2)
+	job := resultstest.WriteJob(t, shared, "8", 2)
 	os.RemoveAll(jobdirtest.At(job).Nodes())
 	col, err := collect(t, shared, "8", -1, false)
 	if err != nil {
@@ -166,17 +167,17 @@ func TestCollectNoNodes(t *testing.T) {
 // neither copies the host file into perf.csv nor blocks.
 func TestCollectReadsOnlyRegularResultFiles(t *testing.T) {
 	shared := t.TempDir()
-	job := writeJob(t, shared, "700", 3)
+	job := resultstest.WriteJob(t, shared, "700", 3)
 	hdr := "model,performance,metric,status\n"
 	host := filepath.Join(t.TempDir(), "host.csv")
 	os.WriteFile(host, []byte(hdr+"HOSTFILE,99,x,SUCCESS\n"), 0o644)
-	writeNode(t, job, 0, jobdir.OutcomeSuccess, hdr+"a,1,x,SUCCESS\n")
-	writeNode(t, job, 1, jobdir.OutcomeSuccess, "")
-	writeNode(t, job, 2, jobdir.OutcomeSuccess, "")
-	if err := os.Symlink(host, filepath.Join(nodeOf(job, 1).Results("b"), "b.csv")); err != nil {
+	resultstest.WriteNode(t, job, 0, jobdir.OutcomeSuccess, hdr+"a,1,x,SUCCESS\n")
+	resultstest.WriteNode(t, job, 1, jobdir.OutcomeSuccess, "")
+	resultstest.WriteNode(t, job, 2, jobdir.OutcomeSuccess, "")
+	if err := os.Symlink(host, filepath.Join(resultstest.NodeOf(job, 1).Results("b"), "b.csv")); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(nodeOf(job, 2).Results("b"), "b.csv"), 0o644); err != nil {
+	if err := syscall.Mkfifo(filepath.Join(resultstest.NodeOf(job, 2).Results("b"), "b.csv"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -207,7 +208,7 @@ func TestCollectReadsOnlyRegularResultFiles(t *testing.T) {
 func TestCollectOnlyTheSelectedBenchmarks(t *testing.T) {
 	for _, selected := range []bool{true, false} {
 		shared := t.TempDir()
-		job := writeJob(t, shared, "800", 2)
+		job := resultstest.WriteJob(t, shared, "800", 2)
 		j := jobdirtest.NewJob(t, "800", []string{"h0", "h1"},
 			map[string]any{"name": "t", "benchmarks": []any{map[string]any{"name": "b", "results": "b.csv"}, map[string]any{"name": "c", "results": "c.csv"}}})
 		j.Version = 1
@@ -216,8 +217,8 @@ func TestCollectOnlyTheSelectedBenchmarks(t *testing.T) {
 		}
 		jobdirtest.Job(t, jobdirtest.At(job), j)
 		hdr := "model,performance,metric,status\n"
-		writeNode(t, job, 0, jobdir.OutcomeSuccess, hdr+"a,1,x,SUCCESS\n")
-		writeNode(t, job, 1, jobdir.OutcomeSuccess, hdr+"a,2,x,SUCCESS\n")
+		resultstest.WriteNode(t, job, 0, jobdir.OutcomeSuccess, hdr+"a,1,x,SUCCESS\n")
+		resultstest.WriteNode(t, job, 1, jobdir.OutcomeSuccess, hdr+"a,2,x,SUCCESS\n")
 		col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "800", Attempt: -1})
 		if err != nil {
 			t.Fatal(err)

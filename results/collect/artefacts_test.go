@@ -7,6 +7,7 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 // perf.csv's launcher column is the launcher the benchmark named (madengine's column), and
@@ -20,7 +21,7 @@ func TestPerfLauncherIsTheBenchmarks(t *testing.T) {
 		}
 		j := jobdirtest.NewJob(t, "1", []string{"h0"}, map[string]any{"name": "t", "benchmarks": []any{b}})
 		job := jobdirtest.Job(t, jobdir.Layout{Shared: shared}.Job("1", 0), j).Path
-		writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nb,1,u\n")
+		resultstest.WriteNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nb,1,u\n")
 		col, err := Collect(t.Context(), CollectOptions{SharedDir: shared, JobID: "1", Attempt: -1})
 		if err != nil {
 			t.Fatal(err)
@@ -36,8 +37,8 @@ func TestPerfLauncherIsTheBenchmarks(t *testing.T) {
 // baseline row (relative_change), and does meet a profiled one.
 func TestPerfTagsNameTheTools(t *testing.T) {
 	shared := t.TempDir()
-	job := writeToolsJob(t, shared, 1, []string{"rocprofv3", "rpd"})
-	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nb,120,u\n")
+	job := resultstest.WriteToolsJob(t, shared, 1, []string{"rocprofv3", "rpd"})
+	resultstest.WriteNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nb,120,u\n")
 	col, err := Collect(t.Context(), CollectOptions{SharedDir: shared, JobID: "1", Attempt: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 func TestCollectWithABaseline(t *testing.T) {
 	shared := t.TempDir()
-	job := writeJob(t, shared, "1", 1)
-	writeNode(t, job, 0, "success", "model,performance,metric\nb,120,x\n")
+	job := resultstest.WriteJob(t, shared, "1", 1)
+	resultstest.WriteNode(t, job, 0, "success", "model,performance,metric\nb,120,x\n")
 	base := filepath.Join(t.TempDir(), "perf.csv")
 	os.WriteFile(base, []byte("model,metric,performance\nb,x,100\n"), 0o644)
 	col, err := Collect(t.Context(), CollectOptions{SharedDir: shared, JobID: "1", Attempt: -1, Baseline: base})

@@ -10,6 +10,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 // Three results CSVs just under the 64 MiB cap took minutes and gigabytes and made
@@ -19,14 +20,14 @@ func TestBigCSVsAreBoundedInMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 189 MiB")
 	}
-	job := writeJob(t, t.TempDir(), "1", 3)
+	job := resultstest.WriteJob(t, t.TempDir(), "1", 3)
 	for r := range 3 {
-		writeNode(t, job, r, "success", "")
+		resultstest.WriteNode(t, job, r, "success", "")
 		writeBigCSV(t, job, r, 63<<20)
 	}
 	runtime.GC()
 	stop := heapPeak() // sample the heap while collect runs
-	s := aggregate(t, job)
+	s := resultstest.Aggregate(t, job)
 	written, err := WriteOutputs(jobdir.Dir{Path: job}, s, results.PerfTable(s))
 	peak := stop()
 	if err != nil {

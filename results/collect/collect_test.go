@@ -11,12 +11,13 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 func collect(t *testing.T, shared, job string, attempt int, partial bool) (*Collection, error) {
 	t.Helper()
 	return Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: job, Attempt: attempt, Partial: partial,
-		Aggregate: results.AggregateOptions{Now: fixedNow, CollectedBy: "test", Workers: 3}})
+		Aggregate: results.AggregateOptions{Now: resultstest.FixedNow, CollectedBy: "test", Workers: 3}})
 }
 
 func TestCollectGolden(t *testing.T) {
@@ -38,7 +39,7 @@ func TestCollectGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			shared := sharedCopy(t)
+			shared := resultstest.SharedCopy(t)
 			col, err := collect(t, shared, c.job, c.attempt, c.partial)
 			if err != nil {
 				t.Fatal(err)

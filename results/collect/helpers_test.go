@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,22 +23,10 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
-
-// fixedNow stamps summaries so that golden files do not change.
-func fixedNow() time.Time { return time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC) }
-
-// sharedCopy copies testdata/shared into a temp dir: collect writes into job folders.
-func sharedCopy(t *testing.T) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), "shared")
-	if err := os.CopyFS(dst, os.DirFS("../testdata/shared")); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 // golden compares got with testdata/golden/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
@@ -61,50 +48,6 @@ func golden(t *testing.T, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file (go test ./results/collect -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
-}
-
-// writeJob makes a job folder: job.json with one benchmark "b" (results b.csv) and nodes.
-func writeJob(t *testing.T, shared, id string, world int) string {
-	t.Helper()
-	nodes := make([]string, world)
-	for i := range nodes {
-		nodes[i] = fmt.Sprintf("h%d", i)
-	}
-	j := jobdirtest.NewJob(t, id, nodes, map[string]any{"name": "t", "benchmarks": []any{map[string]any{"name": "b", "results": "b.csv"}}, "gpu": map[string]any{"count": "all"}})
-	j.Version = 1
-	return jobdirtest.Job(t, jobdir.Layout{Shared: shared}.Job(id, 0), j).Path
-}
-
-// nodeOf is the folder writeNode writes for rank: <rank>-h<rank>.
-func nodeOf(job string, rank int) jobdir.NodeDir {
-	return jobdirtest.At(job).Node(rank, fmt.Sprintf("h%d", rank))
-}
-
-// writeNode writes a node folder with a status and, unless csv is "", b.csv.
-func writeNode(t *testing.T, job string, rank int, outcome string, csv string) {
-	t.Helper()
-	nd := nodeOf(job, rank)
-	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	st := &jobdir.Status{Version: 1, Rank: rank, Host: nd.Host, Outcome: outcome, FinishedAt: &end,
-		Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: outcome, DurationSeconds: 1}}}
-	if outcome == jobdir.OutcomeRunning {
-		st.FinishedAt, st.Benchmarks = nil, nil
-	}
-	jobdirtest.Mkdir(t, nd.Results("b"))
-	jobdirtest.Status(t, nd, st)
-	if csv != "" {
-		jobdirtest.Result(t, nd, "b", "b.csv", []byte(csv))
-	}
-}
-
-// aggregate aggregates a job folder written by writeJob (its id is the folder's name).
-func aggregate(t *testing.T, job string) *results.Summary {
-	t.Helper()
-	s, err := results.Aggregate(context.Background(), jobdir.Dir{Path: job, JobID: filepath.Base(job)}, results.AggregateOptions{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // schedulerFunc is a jobdir.Scheduler that answers JobState with a function; Collect
@@ -130,52 +73,6 @@ func sched(state string, active bool, err error) schedulerFunc {
 		}
 		return st, err
 	}
-}
-
-// gpuStat is a GPU that drew watts for a run, limited in throttled of 100 samples.
-func gpuStat(index int, energy, watts, peak float64, throttled int, reasons string) jobdir.TelemetryGPUStat {
-	return jobdir.TelemetryGPUStat{TelemetryGPU: jobdir.TelemetryGPU{Index: index, Name: "H100"}, Samples: 100,
-		EnergyJ: fp(energy), EnergyFrom: "counter", AvgPowerW: fp(watts), PeakPowerW: fp(peak), AvgGFXMHz: fp(1900), MaxTempC: fp(70),
-		Throttled: throttled, ThrottleKnown: 100, Reasons: reasons}
-}
-
-// telemetryJob is a 3-node job of one benchmark whose nodes left the given summaries (nil:
-// none) and results.
-func telemetryJob(t *testing.T, metric string, tel ...*jobdir.TelemetrySummary) jobdir.Dir {
-	t.Helper()
-	hosts := []string{"h0", "h1", "h2"}
-	m := jobdir.JobManifest{Name: "tel", Benchmarks: []jobdir.JobBenchmark{{Name: "train", Results: "r.csv"}}}
-	d := jobdirtest.Job(t, jobdir.Layout{Shared: t.TempDir()}.Job("77", 0), jobdirtest.NewJob(t, "77", hosts, m))
-	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for rank, host := range hosts {
-		nd := d.Node(rank, host)
-		jobdirtest.Status(t, nd, &jobdir.Status{Version: 1, Rank: rank, Host: host, World: 3, Outcome: jobdir.OutcomeSuccess, FinishedAt: &end,
-			Benchmarks: []jobdir.BenchmarkStatus{{Name: "train", Outcome: jobdir.OutcomeSuccess, DurationSeconds: 10}}})
-		jobdirtest.Result(t, nd, "train", "r.csv", fmt.Appendf(nil, "model,performance,metric\ntrain,%d,%s\n", 1200, metric))
-		if rank < len(tel) && tel[rank] != nil {
-			tel[rank].Run = "train"
-			jobdirtest.TelemetrySummary(t, nd, tel[rank])
-		}
-	}
-	return d
-}
-
-// seriesFile writes a node's series of run: watts and a clock for n seconds, limited from
-// limitFrom on.
-func seriesFile(t *testing.T, n jobdir.NodeDir, run string, secs int, watts float64, limitFrom int) {
-	t.Helper()
-	var b strings.Builder
-	h, _ := json.Marshal(jobdir.TelemetryHeader{Telemetry: jobdir.TelemetryVersion, Run: run, Source: "nvml", Interval: "1s", GPUs: []jobdir.TelemetryGPU{{Index: 0}}})
-	b.Write(append(h, '\n'))
-	for i := 0; i < secs; i++ {
-		r := jobdir.TelemetryRow{T: float64(i), DT: 1, N: 1, PowerW: fp(watts), GFXMHz: fp(1980), Throttle: 1}
-		if i >= limitFrom {
-			r.Throttled, r.Reasons, r.GFXMHz = 1, "thermal", fp(1500)
-		}
-		line, _ := json.Marshal(r)
-		b.Write(append(line, '\n'))
-	}
-	jobdirtest.File(t, n.Telemetry(run), []byte(b.String()))
 }
 
 // record is a node record as three nodes of one kind would write it.
@@ -227,21 +124,6 @@ func writeHugeJob(t *testing.T, job string, world, benches int, host func(int) s
 	}
 }
 
-// writeNodeBenches writes a successful node folder with benchmarks b0, b1, ... and the same
-// CSV for each.
-func writeNodeBenches(t *testing.T, job string, rank int, host string, benches int, csv string) {
-	t.Helper()
-	nd := jobdirtest.At(job).Node(rank, host)
-	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	st := &jobdir.Status{Version: 1, Rank: rank, Host: host, Outcome: jobdir.OutcomeSuccess, FinishedAt: &end}
-	for i := range benches {
-		name := fmt.Sprintf("b%d", i)
-		st.Benchmarks = append(st.Benchmarks, jobdir.BenchmarkStatus{Name: name, Outcome: jobdir.OutcomeSuccess, DurationSeconds: 1})
-		jobdirtest.Result(t, nd, name, "b.csv", []byte(csv))
-	}
-	jobdirtest.Status(t, nd, st)
-}
-
 // short formats v for a failure message, cut to 2,000 bytes (the code before the fix
 // listed two million nodes).
 func short(v any) string {
@@ -283,10 +165,10 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func threeNodeJob(t *testing.T, stuck *jobdir.Status) string {
 	t.Helper()
 	shared := t.TempDir()
-	job := writeJob(t, shared, "77", 3)
+	job := resultstest.WriteJob(t, shared, "77", 3)
 	csv := "model,performance,metric,status\nm,10,x,SUCCESS\n"
-	writeNode(t, job, 0, jobdir.OutcomeSuccess, csv)
-	writeNode(t, job, 2, jobdir.OutcomeSuccess, csv)
+	resultstest.WriteNode(t, job, 0, jobdir.OutcomeSuccess, csv)
+	resultstest.WriteNode(t, job, 2, jobdir.OutcomeSuccess, csv)
 	writeStuckNode(t, job, stuck)
 	return shared
 }
@@ -294,7 +176,7 @@ func threeNodeJob(t *testing.T, stuck *jobdir.Status) string {
 // writeBigCSV writes a results CSV of about size bytes for node rank of job.
 func writeBigCSV(t *testing.T, job string, rank int, size int64) {
 	t.Helper()
-	f, err := os.Create(filepath.Join(nodeOf(job, rank).Results("b"), "b.csv"))
+	f, err := os.Create(filepath.Join(resultstest.NodeOf(job, rank).Results("b"), "b.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,8 +198,8 @@ func heapPeak() func() uint64 { return heapGuard(math.MaxUint64) }
 func hostileJob(t *testing.T) (shared, job string) {
 	t.Helper()
 	shared = t.TempDir()
-	job = writeJob(t, shared, "66", 1)
-	writeNode(t, job, 0, jobdir.OutcomeSuccess, hostileCSV)
+	job = resultstest.WriteJob(t, shared, "66", 1)
+	resultstest.WriteNode(t, job, 0, jobdir.OutcomeSuccess, hostileCSV)
 	return shared, job
 }
 
@@ -388,24 +270,7 @@ func perfRows(t *testing.T, s *results.Summary) []map[string]string {
 	return out
 }
 
-// writeToolsJob is writeJob with tools in job.json's manifest and tags on the benchmark.
-func writeToolsJob(t *testing.T, shared string, world int, tools []string) string {
-	t.Helper()
-	nodes := make([]string, world)
-	for i := range nodes {
-		nodes[i] = fmt.Sprintf("h%d", i)
-	}
-	m := map[string]any{"name": "t", "benchmarks": []any{map[string]any{"name": "b", "results": "b.csv", "tags": []string{"pyt", "echo"}}}}
-	if tools != nil {
-		m["tools"] = tools
-	}
-	j := jobdirtest.NewJob(t, "1", nodes, m)
-	return jobdirtest.Job(t, jobdir.Layout{Shared: shared}.Job("1", 0), j).Path
-}
-
-func fp(v float64) *float64 { return &v }
-
-// writeStuckNode writes node 1 of a job folder from writeJob: its status still says running,
+// writeStuckNode writes node 1 of a job folder from resultstest.WriteJob: its status still says running,
 // with benchmark b under way since t0+3m (its latest record), as a SIGKILLed run leaves it.
 func writeStuckNode(t *testing.T, job string, st *jobdir.Status) {
 	t.Helper()
@@ -418,7 +283,7 @@ func writeStuckNode(t *testing.T, job string, st *jobdir.Status) {
 				{Name: jobdir.PhaseRun, StartedAt: run, Outcome: jobdir.OutcomeRunning}},
 			Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: jobdir.OutcomeRunning, StartedAt: t0.Add(3 * time.Minute)}}}
 	}
-	jobdirtest.Status(t, nodeOf(job, 1), st)
+	jobdirtest.Status(t, resultstest.NodeOf(job, 1), st)
 }
 
 // hostileCSV is a results CSV a hostile container could write: spreadsheet formulas in

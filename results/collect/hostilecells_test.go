@@ -13,6 +13,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/compare"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 // Formulas a container wrote reached perf.csv, collect --append's file and -o csv verbatim
@@ -23,7 +24,7 @@ func TestFormulasAreNeutralised(t *testing.T) {
 	shared, job := hostileJob(t)
 	appendTo := filepath.Join(t.TempDir(), "mine.csv")
 	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "66", Attempt: -1, AppendTo: appendTo,
-		Aggregate: results.AggregateOptions{Now: fixedNow}})
+		Aggregate: results.AggregateOptions{Now: resultstest.FixedNow}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,17 +86,17 @@ func TestFormulasAreNeutralised(t *testing.T) {
 // now shown escaped (\x1b, \u202e), and a markdown cell cannot break out of its table.
 func TestEscapesNeverReachTheScreen(t *testing.T) {
 	shared := t.TempDir()
-	job := writeJob(t, shared, "67", 2)
-	writeNode(t, job, 0, jobdir.OutcomeSuccess, escapeCSV)
-	writeNode(t, job, 1, jobdir.OutcomeFailure, "")
+	job := resultstest.WriteJob(t, shared, "67", 2)
+	resultstest.WriteNode(t, job, 0, jobdir.OutcomeSuccess, escapeCSV)
+	resultstest.WriteNode(t, job, 1, jobdir.OutcomeFailure, "")
 	// the reason runner records when the log scan matched a line with escapes
 	reason := "log: line 3 contains the error pattern \"FAILED\": \x1b]0;pwned\x07 FAILED \u202e\u0085"
-	end := fixedNow()
+	end := resultstest.FixedNow()
 	st := jobdir.Status{Version: 1, Rank: 1, Host: "h1", Outcome: jobdir.OutcomeFailure, ExitCode: 3, FinishedAt: &end, Error: reason,
 		Benchmarks: []jobdir.BenchmarkStatus{{Name: "b", Outcome: jobdir.OutcomeFailure, ExitCode: 3, Error: reason}}}
 	data, _ := json.Marshal(st)
-	os.WriteFile(nodeOf(job, 1).Status(), data, 0o644)
-	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "67", Attempt: -1, Aggregate: results.AggregateOptions{Now: fixedNow}})
+	os.WriteFile(resultstest.NodeOf(job, 1).Status(), data, 0o644)
+	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "67", Attempt: -1, Aggregate: results.AggregateOptions{Now: resultstest.FixedNow}})
 	if err != nil {
 		t.Fatal(err)
 	}

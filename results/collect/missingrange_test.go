@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 // A job.json whose world and host list agree on two million nodes, with only two node
@@ -28,13 +29,13 @@ func TestMissingRanksAreOneRange(t *testing.T) {
 	writeHugeJob(t, job, world, benches, host)
 	csv := "model,performance,metric\nm,1,x\n"
 	for r := range 2 {
-		writeNodeBenches(t, job, r, host(r), benches, csv)
+		resultstest.WriteNodeBenches(t, job, r, host(r), benches, csv)
 	}
 	runtime.GC()
 	stop := heapGuard(1 << 30) // the code before the fix passed it within seconds
 	start := time.Now()
 	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "1", Attempt: -1,
-		Aggregate: results.AggregateOptions{Now: fixedNow}})
+		Aggregate: results.AggregateOptions{Now: resultstest.FixedNow}})
 	took, peak := time.Since(start), stop()
 	if err != nil {
 		t.Fatal(err)

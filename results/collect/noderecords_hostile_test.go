@@ -11,25 +11,26 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 // A node.json that is a link, a FIFO or not JSON is a node without a record, and says why;
 // collect neither hangs nor fails.
 func TestHostileNodeRecords(t *testing.T) {
 	shared := t.TempDir()
-	job := writeJob(t, shared, "9", 4)
+	job := resultstest.WriteJob(t, shared, "9", 4)
 	csv := "model,performance,metric,status\nm,10,x,SUCCESS\n"
 	for r := range 4 {
-		writeNode(t, job, r, jobdir.OutcomeSuccess, csv)
+		resultstest.WriteNode(t, job, r, jobdir.OutcomeSuccess, csv)
 	}
-	jobdirtest.NodeRecord(t, nodeOf(job, 0), record(0, "k"))
-	if err := os.Symlink(nodeOf(job, 0).NodeRecord(), nodeOf(job, 1).NodeRecord()); err != nil {
+	jobdirtest.NodeRecord(t, resultstest.NodeOf(job, 0), record(0, "k"))
+	if err := os.Symlink(resultstest.NodeOf(job, 0).NodeRecord(), resultstest.NodeOf(job, 1).NodeRecord()); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(nodeOf(job, 2).NodeRecord(), 0o644); err != nil {
+	if err := syscall.Mkfifo(resultstest.NodeOf(job, 2).NodeRecord(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	jobdirtest.File(t, nodeOf(job, 3).NodeRecord(), []byte(`{"version":1,"machine":`+strings.Repeat("[", 300)))
+	jobdirtest.File(t, resultstest.NodeOf(job, 3).NodeRecord(), []byte(`{"version":1,"machine":`+strings.Repeat("[", 300)))
 	col, err := noHangCollect(t, shared)
 	if err != nil {
 		t.Fatal(err)

@@ -11,20 +11,21 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 func TestCollectReportsWhatDiffersBetweenNodeRecords(t *testing.T) {
 	shared := t.TempDir()
-	job := writeJob(t, shared, "9", 4)
+	job := resultstest.WriteJob(t, shared, "9", 4)
 	csv := "model,performance,metric,status\nm,10,x,SUCCESS\n"
 	for r := range 4 {
-		writeNode(t, job, r, jobdir.OutcomeSuccess, csv)
+		resultstest.WriteNode(t, job, r, jobdir.OutcomeSuccess, csv)
 	}
-	jobdirtest.NodeRecord(t, nodeOf(job, 0), record(0, "6.1.0-18-amd64"))
-	jobdirtest.NodeRecord(t, nodeOf(job, 1), record(1, "6.1.0-18-amd64"))
+	jobdirtest.NodeRecord(t, resultstest.NodeOf(job, 0), record(0, "6.1.0-18-amd64"))
+	jobdirtest.NodeRecord(t, resultstest.NodeOf(job, 1), record(1, "6.1.0-18-amd64"))
 	slow := record(2, "5.15.0-105-generic")
 	slow.Machine.Network[0].Ports[0].Rate = "200 Gb/sec (4X HDR)"
-	jobdirtest.NodeRecord(t, nodeOf(job, 2), slow)
+	jobdirtest.NodeRecord(t, resultstest.NodeOf(job, 2), slow)
 	// rank 3 wrote none.
 
 	col, err := Collect(context.Background(), CollectOptions{SharedDir: shared, JobID: "9", Attempt: -1})

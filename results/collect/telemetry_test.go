@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 	"github.com/benchctl/benchctl/results/report"
 )
 
@@ -16,20 +17,20 @@ import (
 // (whose sum was +Inf and failed summary.json), negative energy and peak power, throttled
 // samples above 100 %, and a series row at a negative time (which panicked the report).
 func TestOutOfRangeTelemetryIsLeftOut(t *testing.T) {
-	huge := gpuStat(0, 1e308, 300, 350, 0, "")
-	huge2 := gpuStat(1, 1e308, 300, 350, 0, "")
-	neg := gpuStat(0, -5000, 200, -400, 0, "")
-	over := gpuStat(0, 2000, 200, 400, 0, "")
+	huge := resultstest.GPUStat(0, 1e308, 300, 350, 0, "")
+	huge2 := resultstest.GPUStat(1, 1e308, 300, 350, 0, "")
+	neg := resultstest.GPUStat(0, -5000, 200, -400, 0, "")
+	over := resultstest.GPUStat(0, 2000, 200, 400, 0, "")
 	over.Throttled, over.ThrottleKnown = 250, 100
-	d := telemetryJob(t, "samples_per_second",
+	d := resultstest.TelemetryJob(t, "samples_per_second",
 		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{huge, huge2}},
 		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{neg}},
 		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{over}})
-	seriesFile(t, d.Node(1, "h1"), "train", 20, 200, 1000)
+	resultstest.SeriesFile(t, d.Node(1, "h1"), "train", 20, 200, 1000)
 	series := d.Node(1, "h1").Telemetry("train")
 	b, _ := os.ReadFile(series)
 	os.WriteFile(series, append(b, []byte(`{"t":-1e9,"dt":1,"gpu":0,"n":1,"power_w":100}`+"\n")...), 0o644)
-	s, err := results.Aggregate(context.Background(), d, results.AggregateOptions{Now: fixedNow})
+	s, err := results.Aggregate(context.Background(), d, results.AggregateOptions{Now: resultstest.FixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,14 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 // One stray folder with a huge rank (nodes/4194000-x) made every benchmark keep a state
 // byte per rank up to it, and backed a large world claim, so that collect recorded four
 // million missing nodes: per-rank memory now follows the folders that exist.
 func TestStrayHighRankFolderIsBounded(t *testing.T) {
-	job := writeJob(t, t.TempDir(), "1", 2)
+	job := resultstest.WriteJob(t, t.TempDir(), "1", 2)
 	benches := make([]any, 200)
 	for i := range benches {
 		benches[i] = map[string]any{"name": fmt.Sprintf("b%d", i), "results": "b.csv"}
@@ -30,7 +31,7 @@ func TestStrayHighRankFolderIsBounded(t *testing.T) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	s := aggregate(t, job)
+	s := resultstest.Aggregate(t, job)
 	if _, err := WriteOutputs(jobdir.Dir{Path: job}, s, results.PerfTable(s)); err != nil {
 		t.Fatal(err)
 	}

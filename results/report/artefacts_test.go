@@ -13,16 +13,17 @@ import (
 
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 // What tools wrote into a node's output folder is listed per node, with sizes, the results
 // CSV marked; the tools are named; links, FIFOs and sockets are listed by type and never
 // followed or opened (a FIFO opened for reading would hang collect).
 func TestArtefactsListed(t *testing.T) {
-	job := writeToolsJob(t, t.TempDir(), 2, []string{"tracer", "prepost"})
-	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nb,1,u\n")
-	writeNode(t, job, 1, jobdir.OutcomeFailure, "")
-	res := nodeOf(job, 0).Results("b")
+	job := resultstest.WriteToolsJob(t, t.TempDir(), 2, []string{"tracer", "prepost"})
+	resultstest.WriteNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nb,1,u\n")
+	resultstest.WriteNode(t, job, 1, jobdir.OutcomeFailure, "")
+	res := resultstest.NodeOf(job, 0).Results("b")
 	os.WriteFile(filepath.Join(res, "trace.txt"), []byte("12345"), 0o644)
 	os.MkdirAll(filepath.Join(res, "run_directory"), 0o755)
 	os.WriteFile(filepath.Join(res, "run_directory", "mark.sh"), []byte("#!/bin/sh\n"), 0o644)
@@ -38,10 +39,10 @@ func TestArtefactsListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rank 1 failed, and its tool still wrote a profile.
-	os.WriteFile(filepath.Join(nodeOf(job, 1).Results("b"), "profile.json"), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(resultstest.NodeOf(job, 1).Results("b"), "profile.json"), []byte("{}"), 0o644)
 
 	done := make(chan *results.Summary, 1)
-	go func() { done <- aggregate(t, job) }()
+	go func() { done <- resultstest.Aggregate(t, job) }()
 	var s *results.Summary
 	select {
 	case s = <-done:
@@ -96,9 +97,9 @@ func TestArtefactsBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes thousands of files")
 	}
-	job := writeToolsJob(t, t.TempDir(), 1, nil)
-	writeNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nb,1,u\n")
-	res := nodeOf(job, 0).Results("b")
+	job := resultstest.WriteToolsJob(t, t.TempDir(), 1, nil)
+	resultstest.WriteNode(t, job, 0, jobdir.OutcomeSuccess, "model,performance,metric\nb,1,u\n")
+	res := resultstest.NodeOf(job, 0).Results("b")
 	many := filepath.Join(res, "many")
 	os.MkdirAll(many, 0o755)
 	for i := range results.MaxArtefactScan + 500 {
@@ -114,7 +115,7 @@ func TestArtefactsBounded(t *testing.T) {
 	os.WriteFile(filepath.Join(deep, "bottom"), nil, 0o644)
 	os.WriteFile(filepath.Join(res, `<b>x#y?.txt`), []byte("x"), 0o644)
 
-	s := aggregate(t, job)
+	s := resultstest.Aggregate(t, job)
 	a := s.Benchmarks[0].Artefacts[0]
 	if len(a.Files) != results.MaxArtefacts || a.Omitted == 0 || !a.Incomplete || a.Deep != 1 {
 		t.Errorf("files %d omitted %d incomplete %v deep %d", len(a.Files), a.Omitted, a.Incomplete, a.Deep)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 // The report of an experiment shows the scaling charts, the variant table with a strip of
@@ -18,7 +19,7 @@ func TestReportOfAnExperiment(t *testing.T) {
 		return float64(100*nodes + batch + trial)
 	}
 	d := experimentJob(t, value, func(nodes, batch, trial int) bool { return nodes == 2 && batch == 16 && trial == 3 })
-	s, err := results.Aggregate(context.Background(), d, results.AggregateOptions{Now: fixedNow})
+	s, err := results.Aggregate(context.Background(), d, results.AggregateOptions{Now: resultstest.FixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 // A job whose benchmarks ran on two images: each perf.csv row names its own image (sha,
@@ -35,8 +36,8 @@ func TestPerfCSVPerBenchmarkImages(t *testing.T) {
 	if err := jobdir.WriteJob(jobdirtest.At(job).JobFile(), j); err != nil {
 		t.Fatal(err)
 	}
-	writeNodeBenches(t, job, 0, "h0", 2, "model,performance,metric\nm,1,x\n")
-	s := aggregate(t, job)
+	resultstest.WriteNodeBenches(t, job, 0, "h0", 2, "model,performance,metric\nm,1,x\n")
+	s := resultstest.Aggregate(t, job)
 	perf := results.PerfTable(s)
 	if len(perf.Rows) != 2 {
 		t.Fatalf("%d rows", len(perf.Rows))

@@ -13,6 +13,7 @@ import (
 	"github.com/benchctl/benchctl/bench/collect/synth"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 // collected is what the report's tests need of a collected job: its summary.
@@ -26,7 +27,7 @@ func collectJob(t *testing.T, shared, job string, attempt int, partial bool) (*c
 	if err != nil {
 		return nil, err
 	}
-	s, err := results.Aggregate(context.Background(), dir, results.AggregateOptions{Now: fixedNow, CollectedBy: "test", Workers: 3, Partial: partial})
+	s, err := results.Aggregate(context.Background(), dir, results.AggregateOptions{Now: resultstest.FixedNow, CollectedBy: "test", Workers: 3, Partial: partial})
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func render(t *testing.T, s *results.Summary) string {
 }
 
 func TestReportFailedJob(t *testing.T) {
-	col, err := collectJob(t, sharedCopy(t), "300", -1, false)
+	col, err := collectJob(t, resultstest.SharedCopy(t), "300", -1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestReportFailedJob(t *testing.T) {
 }
 
 func TestReportCharts(t *testing.T) {
-	col, err := collectJob(t, sharedCopy(t), "100", -1, false)
+	col, err := collectJob(t, resultstest.SharedCopy(t), "100", -1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,11 +89,11 @@ func TestReportCharts(t *testing.T) {
 // Many nodes: a histogram and a stacked bar instead of one mark per node.
 func TestReportManyNodes(t *testing.T) {
 	shared := t.TempDir()
-	job := writeJob(t, shared, "11", 600)
+	job := resultstest.WriteJob(t, shared, "11", 600)
 	for r := range 600 {
-		writeNode(t, job, r, jobdir.OutcomeSuccess, fmt.Sprintf("model,performance,metric\nm,%d,x\n", 1000+r%37))
+		resultstest.WriteNode(t, job, r, jobdir.OutcomeSuccess, fmt.Sprintf("model,performance,metric\nm,%d,x\n", 1000+r%37))
 	}
-	s := aggregate(t, job)
+	s := resultstest.Aggregate(t, job)
 	html := render(t, s)
 	if !strings.Contains(html, "600 nodes in 30 bins") || strings.Count(html, "<rect") > 100 {
 		t.Fatalf("no histogram, or too many marks (%d rects)", strings.Count(html, "<rect"))
@@ -107,7 +108,7 @@ func TestReportManyNodes(t *testing.T) {
 // Values at the ends of float64's range: the histogram's span overflows if computed naively.
 func TestReportHistogramExtremeValues(t *testing.T) {
 	shared := t.TempDir()
-	job := writeJob(t, shared, "12", 70)
+	job := resultstest.WriteJob(t, shared, "12", 70)
 	for r := range 70 {
 		v := "1"
 		switch r {
@@ -116,9 +117,9 @@ func TestReportHistogramExtremeValues(t *testing.T) {
 		case 1:
 			v = "1.7e308"
 		}
-		writeNode(t, job, r, jobdir.OutcomeSuccess, "model,performance,metric\nm,"+v+",x\n")
+		resultstest.WriteNode(t, job, r, jobdir.OutcomeSuccess, "model,performance,metric\nm,"+v+",x\n")
 	}
-	s := aggregate(t, job)
+	s := resultstest.Aggregate(t, job)
 	html := render(t, s)
 	if !strings.Contains(html, "70 nodes in 30 bins") {
 		t.Fatal("no histogram")
@@ -142,7 +143,7 @@ func TestSpanFraction(t *testing.T) {
 // The headline: the winning value rounded, its node, and the median beside it; the tables
 // keep every value as its CSV wrote it.
 func TestReportHeadlineAndTables(t *testing.T) {
-	col, err := collectJob(t, sharedCopy(t), "100", -1, false)
+	col, err := collectJob(t, resultstest.SharedCopy(t), "100", -1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,10 +167,10 @@ func TestReportHeadlineAndTables(t *testing.T) {
 // The header names the GPU model and architecture the nodes reported (summary.json has
 // both), or says that they did not.
 func TestReportGPU(t *testing.T) {
-	job := writeJob(t, t.TempDir(), "31", 2)
+	job := resultstest.WriteJob(t, t.TempDir(), "31", 2)
 	for r := range 2 {
-		writeNode(t, job, r, jobdir.OutcomeSuccess, "model,performance,metric\nm,100,x\n")
-		p := nodeOf(job, r).Status()
+		resultstest.WriteNode(t, job, r, jobdir.OutcomeSuccess, "model,performance,metric\nm,100,x\n")
+		p := resultstest.NodeOf(job, r).Status()
 		var st jobdir.Status
 		data, _ := os.ReadFile(p)
 		if err := json.Unmarshal(data, &st); err != nil {
@@ -179,7 +180,7 @@ func TestReportGPU(t *testing.T) {
 		data, _ = json.Marshal(st)
 		os.WriteFile(p, data, 0o644)
 	}
-	s := aggregate(t, job)
+	s := resultstest.Aggregate(t, job)
 	if s.GPUName != "AMD Instinct MI300X" || s.GPUArch != "gfx942" {
 		t.Errorf("summary GPU %q (%q)", s.GPUName, s.GPUArch)
 	}
@@ -198,7 +199,7 @@ func TestReportGPU(t *testing.T) {
 // One file that needs nothing else: no scripts, styles, fonts or images from anywhere, no
 // URL at all, and every link relative to the job folder.
 func TestReportIsSelfContained(t *testing.T) {
-	shared := sharedCopy(t)
+	shared := resultstest.SharedCopy(t)
 	if _, err := synth.WriteJob(shared, synth.Options{JobID: "2002", Nodes: 200, Rows: 2, FailEvery: 5, MissingEvery: 50, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}

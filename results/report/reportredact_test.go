@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 // Defect: the failed-node excerpt and reasons in report.html quoted a benchmark's secrets
 // as the node wrote them. collect does not know the job's secret values; it hides what is
 // named like a credential (the node redacts the values it knows before it writes).
 func TestReportRedactsCredentialsInExcerptsAndReasons(t *testing.T) {
-	shared := sharedCopy(t)
+	shared := resultstest.SharedCopy(t)
 	node := jobdir.Layout{Shared: shared}.Job("300", 0).Node(1, "f2")
 	sum := filepath.Join(node.Diagnostics("train"), jobdir.DiagSummaryFile)
 	old, err := os.ReadFile(sum)

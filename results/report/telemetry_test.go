@@ -10,17 +10,18 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 	"github.com/benchctl/benchctl/results"
+	"github.com/benchctl/benchctl/results/internal/resultstest"
 )
 
 func TestReportDrawsTimelines(t *testing.T) {
-	d := telemetryJob(t, "samples_per_second",
-		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 3000, 300, 350, 0, "")}},
-		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 2000, 200, 400, 60, "thermal")}},
-		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{gpuStat(0, 2000, 200, 400, 0, "")}})
-	seriesFile(t, d.Node(0, "h0"), "train", 100, 300, 1000)
-	seriesFile(t, d.Node(1, "h1"), "train", 100, 200, 40)
+	d := resultstest.TelemetryJob(t, "samples_per_second",
+		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{resultstest.GPUStat(0, 3000, 300, 350, 0, "")}},
+		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{resultstest.GPUStat(0, 2000, 200, 400, 60, "thermal")}},
+		&jobdir.TelemetrySummary{GPUs: []jobdir.TelemetryGPUStat{resultstest.GPUStat(0, 2000, 200, 400, 0, "")}})
+	resultstest.SeriesFile(t, d.Node(0, "h0"), "train", 100, 300, 1000)
+	resultstest.SeriesFile(t, d.Node(1, "h1"), "train", 100, 200, 40)
 	jobdirtest.File(t, d.Node(2, "h2").Telemetry("train"), []byte("{\"telemetry\":1}\n{bad\n"))
-	s, err := results.Aggregate(context.Background(), d, results.AggregateOptions{Now: fixedNow})
+	s, err := results.Aggregate(context.Background(), d, results.AggregateOptions{Now: resultstest.FixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestReportDrawsTimelines(t *testing.T) {
 	}
 	// A telemetry folder that is a link out of the job folder is not read through.
 	elsewhere := t.TempDir()
-	seriesFile(t, jobdir.NodeDir{Path: elsewhere}, "train", 50, 999, 1000)
+	resultstest.SeriesFile(t, jobdir.NodeDir{Path: elsewhere}, "train", 50, 999, 1000)
 	folder := filepath.Dir(d.Node(2, "h2").Telemetry("train"))
 	os.RemoveAll(folder)
 	if err := os.Symlink(filepath.Join(elsewhere, jobdir.TelemetryFolder), folder); err != nil {
