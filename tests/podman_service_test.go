@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/proctable"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/tests/testbed"
 	"github.com/benchctl/benchctl/workload/engine/podmanservice"
@@ -33,16 +34,17 @@ func withoutEngine(extra ...string) []string {
 }
 
 // servicesOf are the pids of the Podman services a run of job started, by their marker.
-func servicesOf(job string) []string {
-	var pids []string
-	matches, _ := filepath.Glob("/proc/[0-9]*/environ")
-	for _, m := range matches {
-		b, err := os.ReadFile(m)
-		if err == nil && strings.Contains(string(b), podmanservice.Marker+"="+job+"/") {
-			pids = append(pids, filepath.Base(filepath.Dir(m)))
+func servicesOf(job string) []int {
+	var out []int
+	pids, _ := proctable.Pids()
+	for _, pid := range pids {
+		if v, ok := proctable.Getenv(pid, podmanservice.Marker)[podmanservice.Marker]; ok && strings.HasPrefix(v, job+"/") {
+			if _, _, state, ok := proctable.Stat(pid); ok && state != 'Z' {
+				out = append(out, pid)
+			}
 		}
 	}
-	return pids
+	return out
 }
 
 func podmanServiceManifest(t *testing.T, command string) string {

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/benchctl/benchctl/internal/proctable"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -30,45 +32,52 @@ func processManifest(t *testing.T, name, gpu string, args []string, extra string
 	return p
 }
 
-// processesOf are the processes of job id on this machine (every testbed node is one), by
-// the marker the process runtime gives them: the pid and the process's name.
-func processesOf(id string) []string {
-	var out []string
-	matches, _ := filepath.Glob("/proc/[0-9]*/environ")
-	for _, m := range matches {
-		b, err := os.ReadFile(m)
-		if err != nil {
+// processesOf are the pids of the processes of job id on this machine (every testbed node
+// is one), by the marker the process runtime gives them; one that has exited (a zombie
+// waiting for its reaper) is not counted.
+func processesOf(id string) []int {
+	var out []int
+	pids, _ := proctable.Pids()
+	for _, pid := range pids {
+		env := proctable.Getenv(pid, process.MarkerName, process.MarkerLabels)
+		var l map[string]string
+		if env[process.MarkerName] == "" || json.Unmarshal([]byte(env[process.MarkerLabels]), &l) != nil || l[runner.LabelJob] != id {
 			continue
 		}
-		var name, labels string
-		for _, kv := range bytes.Split(b, []byte{0}) {
-			if v, ok := strings.CutPrefix(string(kv), process.MarkerName+"="); ok {
-				name = v
-			}
-			if v, ok := strings.CutPrefix(string(kv), process.MarkerLabels+"="); ok {
-				labels = v
-			}
-		}
-		var l map[string]string
-		if name != "" && json.Unmarshal([]byte(labels), &l) == nil && l[runner.LabelJob] == id {
-			if st, err := os.ReadFile(filepath.Join(filepath.Dir(m), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
-				continue // killed, waiting for its reaper
-			}
-			out = append(out, filepath.Base(filepath.Dir(m))+" "+name)
+		if _, _, state, ok := proctable.Stat(pid); ok && state != 'Z' {
+			out = append(out, pid)
 		}
 	}
 	return out
 }
 
-// waitNoProcesses waits (a minute at most) until no process of job id is left.
+// waitNoProcesses waits (a minute at most: a bound on a hang) until no process of job id is
+// left, on each one's pidfd.
 func waitNoProcesses(t *testing.T, id string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for left := processesOf(id); len(left) > 0; left = processesOf(id) {
-		if time.Now().After(deadline) {
-			t.Fatalf("processes of job %s left: %v", id, left)
+		for _, pid := range left {
+			if !waitExit(pid, time.Until(deadline)) {
+				t.Fatalf("processes of job %s left: %v", id, left)
+			}
 		}
-		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitExit waits up to d for pid to exit, as its pidfd says; true when it did (or was gone).
+func waitExit(pid int, d time.Duration) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return true
+	}
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(max(d, 0).Milliseconds()))
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n > 0
 	}
 }
 

@@ -3,19 +3,10 @@
 package process
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"os"
-	"strconv"
-	"strings"
+
+	"github.com/benchctl/benchctl/internal/proctable"
 )
-
-// procRoot is where the kernel's process table is read.
-var procRoot = "/proc"
-
-// maxEnviron bounds how much of a process's environment is read.
-const maxEnviron = 1 << 20
 
 // found is a process with the runtime's marker, as /proc shows it.
 type found struct {
@@ -33,107 +24,38 @@ type member struct {
 // scan finds the group leaders carrying the marker, of the processes this user may read
 // (another user's environment is not readable: they are not this user's to end).
 func scan() ([]found, error) {
-	ents, err := os.ReadDir(procRoot)
+	pids, err := proctable.Pids()
 	if err != nil {
 		return nil, err
 	}
 	var out []found
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 0 {
-			continue
-		}
-		_, pgid, ok := statOf(pid)
+	for _, pid := range pids {
+		_, pgid, _, ok := proctable.Stat(pid)
 		if !ok || pgid != pid {
 			continue // a group is found by its leader
 		}
-		name, labels, ok := markerOf(pid)
-		if ok {
-			out = append(out, found{pid: pid, pgid: pgid, name: name, labels: labels})
+		env := proctable.Getenv(pid, MarkerName, MarkerLabels)
+		name := env[MarkerName]
+		if name == "" {
+			continue
 		}
+		var labels map[string]string
+		if json.Unmarshal([]byte(env[MarkerLabels]), &labels) != nil {
+			labels = nil // a garbled label set matches only an empty filter
+		}
+		out = append(out, found{pid: pid, pgid: pgid, name: name, labels: labels})
 	}
 	return out, nil
 }
 
 // groupMembers are the processes of group pgid.
 func groupMembers(pgid int) []member {
-	ents, err := os.ReadDir(procRoot)
-	if err != nil {
-		return nil
-	}
+	pids, _ := proctable.Pids()
 	var out []member
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	for _, pid := range pids {
+		if ppid, g, _, ok := proctable.Stat(pid); ok && g == pgid {
+			out = append(out, member{pid: pid, ppid: ppid, cmdline: proctable.Cmdline(pid)})
 		}
-		ppid, g, ok := statOf(pid)
-		if !ok || g != pgid {
-			continue
-		}
-		out = append(out, member{pid: pid, ppid: ppid, cmdline: cmdlineOf(pid)})
 	}
 	return out
-}
-
-// statOf is a process's parent and group, from /proc/PID/stat (after its command's closing
-// parenthesis, which a command name may itself contain).
-func statOf(pid int) (ppid, pgid int, ok bool) {
-	b, err := readBounded(procRoot+"/"+strconv.Itoa(pid)+"/stat", 4096)
-	if err != nil {
-		return 0, 0, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := strings.Fields(string(b[i+1:])) // state ppid pgrp ...
-	if len(f) < 3 {
-		return 0, 0, false
-	}
-	ppid, err1 := strconv.Atoi(f[1])
-	pgid, err2 := strconv.Atoi(f[2])
-	return ppid, pgid, err1 == nil && err2 == nil
-}
-
-// markerOf is the runtime's marker in a process's environment.
-func markerOf(pid int) (name string, labels map[string]string, ok bool) {
-	b, err := readBounded(procRoot+"/"+strconv.Itoa(pid)+"/environ", maxEnviron)
-	if err != nil {
-		return "", nil, false
-	}
-	var rawLabels string
-	for _, kv := range bytes.Split(b, []byte{0}) {
-		k, v, _ := strings.Cut(string(kv), "=")
-		switch k {
-		case MarkerName:
-			name = v
-		case MarkerLabels:
-			rawLabels = v
-		}
-	}
-	if name == "" {
-		return "", nil, false
-	}
-	if json.Unmarshal([]byte(rawLabels), &labels) != nil {
-		labels = nil // a garbled label set matches only an empty filter
-	}
-	return name, labels, true
-}
-
-func cmdlineOf(pid int) string {
-	b, err := readBounded(procRoot+"/"+strconv.Itoa(pid)+"/cmdline", 4096)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
-}
-
-func readBounded(path string, n int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, n))
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/internal/proctable"
 )
 
 // fakeProc is a process table of a test's making: pid -> stat line and environment.
@@ -22,9 +24,9 @@ func fakeProc(t *testing.T, procs map[string][2]string) {
 		os.WriteFile(filepath.Join(d, "environ"), []byte(p[1]), 0o644)
 		os.WriteFile(filepath.Join(d, "cmdline"), []byte("sleep\x00600\x00"), 0o644)
 	}
-	old := procRoot
-	procRoot = root
-	t.Cleanup(func() { procRoot = old })
+	old := proctable.Root
+	proctable.Root = root
+	t.Cleanup(func() { proctable.Root = old })
 }
 
 // What /proc holds is read as hostile: a command name with blanks and parentheses, a
@@ -32,7 +34,7 @@ func fakeProc(t *testing.T, procs map[string][2]string) {
 // than the bound (read up to it), a stat line cut short, a group member that is no leader,
 // and processes without the marker.
 func TestScanReadsTheProcessTableAsHostile(t *testing.T) {
-	huge := strings.Repeat("X=", maxEnviron) // the marker lies past the bound: not read
+	huge := strings.Repeat("X=", proctable.MaxEnviron) // the marker lies past the bound: not read
 	fakeProc(t, map[string][2]string{
 		"10":  {"10 (a) b) (c) S 1 10 10", MarkerName + "=odd\x00" + MarkerLabels + `={"io.benchctl.job":"7"}` + "\x00"},
 		"11":  {"11 (x) S 1 11 11", MarkerName + "=garbled\x00" + MarkerLabels + "={not json\x00"},

@@ -10,10 +10,8 @@
 package podmanservice
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -26,6 +24,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/benchctl/benchctl/internal/proctable"
 )
 
 // Marker is the variable in the service's environment that names its job and rank
@@ -233,40 +233,23 @@ func (s *Service) Pid() int {
 // EndLeft ends the services a crashed run of job left on this node, found by their
 // marker among this user's processes; it returns how many it ended.
 func EndLeft(job string) (int, error) {
-	ents, err := os.ReadDir("/proc")
+	pids, err := proctable.Pids()
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, e := range ents {
-		pid := 0
-		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil || pid <= 0 || pid == os.Getpid() {
+	for _, pid := range pids {
+		if pid == os.Getpid() {
 			continue
 		}
-		b, err := readBounded(fmt.Sprintf("/proc/%d/environ", pid), 1<<20)
-		if err != nil {
-			continue
-		}
-		for _, kv := range bytes.Split(b, []byte{0}) {
-			if v, ok := strings.CutPrefix(string(kv), Marker+"="); ok {
-				if j, _, _ := strings.Cut(v, "/"); j == job {
-					if unix.Kill(-pid, unix.SIGTERM) == nil || unix.Kill(pid, unix.SIGTERM) == nil {
-						n++ // its group (it leads one), or itself
-					}
-				}
+		v, ok := proctable.Getenv(pid, Marker)[Marker]
+		if j, _, _ := strings.Cut(v, "/"); ok && j == job {
+			if unix.Kill(-pid, unix.SIGTERM) == nil || unix.Kill(pid, unix.SIGTERM) == nil {
+				n++ // its group (it leads one), or itself
 			}
 		}
 	}
 	return n, nil
-}
-
-func readBounded(path string, n int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, n))
 }
 
 // tailBuffer keeps the last max bytes written to it.
