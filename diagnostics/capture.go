@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/gpu"
+	"github.com/benchctl/benchctl/internal/proctable"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/workload"
 )
@@ -30,6 +31,8 @@ const (
 	MaxLineBytes = 2048
 	MaxProcesses = 200
 	MaxSockets   = 200
+	// MaxSocketFDs bounds the open files read to tell a workload's sockets from the node's.
+	MaxSocketFDs = 100000
 )
 
 // Report is what was captured about one container.
@@ -142,7 +145,7 @@ func (r *Report) container(ctx context.Context, eng Runtime, id string) {
 		} else {
 			r.note("processes", err)
 		}
-		if socks, err := listening(st.Pid); err == nil {
+		if socks, err := r.listening(st.Pid); err == nil {
 			r.Sockets = socks
 		} else {
 			r.note("listening sockets", err)
@@ -166,9 +169,86 @@ func bound(lines []string) []string {
 	return out
 }
 
-// listening reads the listening TCP sockets of the container's network namespace from
-// /proc/<pid>/net/tcp{,6} of its main process: no ss or netstat needed in the image.
-func listening(pid int) ([]Socket, error) {
+// listening is the listening TCP sockets of the workload whose main process is pid: all of
+// its network namespace's when it has one of its own, and only those its own processes hold
+// (the report's process table) when it shares benchctl's, as a process or a container on the
+// host's network does: the node's other listeners (sshd, slurmd, other jobs) are not its.
+func (r *Report) listening(pid int) ([]Socket, error) {
+	if !sameNetNS(pid, os.Getpid()) {
+		return listening(pid, nil)
+	}
+	col := slices.Index(r.ProcessTitles, "PID")
+	if col < 0 {
+		return nil, fmt.Errorf("it shares the node's network, and its process table has no PID column to tell its sockets by")
+	}
+	pids := []int{pid}
+	for _, p := range r.Processes {
+		if col < len(p) {
+			// a number the table gives that is not pid's descendant (an engine that tells
+			// pids as its container sees them) names some other process of the node
+			if n, err := strconv.Atoi(p[col]); err == nil && n != pid && descends(n, pid) {
+				pids = append(pids, n)
+			}
+		}
+	}
+	return listening(pid, socketInodes(pids))
+}
+
+// descends tells whether process p descends from process root, by its parents (a chain of
+// at most 256).
+func descends(p, root int) bool {
+	for range 256 {
+		pp, _, _, ok := proctable.Stat(p)
+		if !ok || pp <= 1 {
+			return false
+		}
+		if pp == root {
+			return true
+		}
+		p = pp
+	}
+	return false
+}
+
+// sameNetNS tells whether processes a and b are in one network namespace.
+func sameNetNS(a, b int) bool {
+	na, err1 := os.Readlink(filepath.Join("/proc", strconv.Itoa(a), "ns", "net"))
+	nb, err2 := os.Readlink(filepath.Join("/proc", strconv.Itoa(b), "ns", "net"))
+	return err1 == nil && err2 == nil && na == nb
+}
+
+// socketInodes is the inodes of the sockets the processes pids hold open (their fds'
+// "socket:[N]" links), at most MaxSocketFDs links read in all.
+func socketInodes(pids []int) map[string]bool {
+	out := map[string]bool{}
+	read := 0
+	for _, pid := range pids {
+		dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+		d, err := os.Open(dir)
+		if err != nil {
+			continue
+		}
+		names, _ := d.Readdirnames(MaxSocketFDs - read)
+		d.Close()
+		for _, n := range names {
+			read++
+			if l, err := os.Readlink(filepath.Join(dir, n)); err == nil {
+				if in, ok := strings.CutPrefix(l, "socket:["); ok {
+					out[strings.TrimSuffix(in, "]")] = true
+				}
+			}
+		}
+		if read >= MaxSocketFDs {
+			break
+		}
+	}
+	return out
+}
+
+// listening reads the listening TCP sockets of pid's network namespace from
+// /proc/<pid>/net/tcp{,6}: no ss or netstat needed in the image. With inodes, only the
+// sockets among them.
+func listening(pid int, inodes map[string]bool) ([]Socket, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("no process id")
 	}
@@ -186,7 +266,10 @@ func listening(pid int) ([]Socket, error) {
 		sc.Scan() // header
 		for sc.Scan() && len(out) < MaxSockets {
 			fields := strings.Fields(sc.Text())
-			if len(fields) < 4 || fields[3] != "0A" { // 0A = LISTEN
+			if len(fields) < 10 || fields[3] != "0A" { // 0A = LISTEN
+				continue
+			}
+			if inodes != nil && !inodes[fields[9]] {
 				continue
 			}
 			out = append(out, Socket{Proto: proto, Local: decodeAddr(fields[1])})
@@ -239,7 +322,11 @@ func (r Report) Write(dir string) error {
 func (r Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "reason:     %s\ncontainer:  %s\ncaptured:   %s\n", r.Reason, r.Container, r.CapturedAt.Format(time.RFC3339))
-	fmt.Fprintf(&b, "exit code:  %d\noom killed: %v\n", r.ExitCode, r.OOMKilled)
+	if r.Running {
+		b.WriteString("state:      running when captured\n")
+	} else {
+		fmt.Fprintf(&b, "exit code:  %d\noom killed: %v\n", r.ExitCode, r.OOMKilled)
+	}
 	if r.StateError != "" {
 		fmt.Fprintf(&b, "engine error: %s\n", r.StateError)
 	}

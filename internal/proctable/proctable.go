@@ -1,5 +1,3 @@
-//go:build linux
-
 // Package proctable reads the kernel's process table (/proc) as hostile input: every file
 // is read up to a bound, a stat line is parsed after its command's last parenthesis (a
 // command name may hold blanks and parentheses), and what cannot be read or parsed is
