@@ -126,7 +126,7 @@ func engineCleaner(ctx context.Context, opts *CleanupOptions) (cleanup.Container
 		return nil, nil, err
 	}
 	if svc != nil {
-		eng, err := image.ConnectHost(svc.Host)
+		eng, err := image.ConnectDialing(svc.Host, svc.DialContext)
 		if err != nil {
 			svc.Stop()
 			return nil, nil, err

@@ -75,7 +75,7 @@ func Run(ctx context.Context, io iostreams.Streams, opts *RunOptions) error {
 				svc = s
 			}
 			if svc != nil {
-				return image.ConnectHost(svc.Host)
+				return image.ConnectDialing(svc.Host, svc.DialContext)
 			}
 			return image.ConnectKind(ro.EngineKind)
 		}

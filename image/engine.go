@@ -3,6 +3,7 @@ package image
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 
@@ -68,7 +69,17 @@ func engineError(host string, err error) error {
 // ConnectHost returns an Engine API client of the engine at host (a DOCKER_HOST value),
 // without TLS: a socket benchctl found or started itself.
 func ConnectHost(host string) (*client.Client, error) {
-	c, err := client.New(client.WithHost(host))
+	return connectHost(host)
+}
+
+// ConnectDialing is ConnectHost whose connections are made by dial (a supervised
+// service's, which waits for it to be started again).
+func ConnectDialing(host string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*client.Client, error) {
+	return connectHost(host, client.WithDialContext(dial))
+}
+
+func connectHost(host string, opts ...client.Opt) (*client.Client, error) {
+	c, err := client.New(append([]client.Opt{client.WithHost(host)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("engine client for %s: %w", host, err)
 	}

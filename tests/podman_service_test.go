@@ -1,37 +1,19 @@
 package tests
 
 import (
-	"bufio"
-	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/benchctl/benchctl/internal/proctable"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/runner"
 	"github.com/benchctl/benchctl/tests/testbed"
 	"github.com/benchctl/benchctl/workload/engine/podmanservice"
 )
-
-// withoutEngine is this process's environment without an engine address: no DOCKER_HOST,
-// no XDG_RUNTIME_DIR (root's only Podman socket is then /run/podman/podman.sock, which the
-// testbed never starts: its engines listen on sockets of their own).
-func withoutEngine(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DOCKER_HOST=") && !strings.HasPrefix(kv, "XDG_RUNTIME_DIR=") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, extra...)
-}
 
 // servicesOf are the pids of the Podman services a run of job started, by their marker.
 func servicesOf(job string) []int {
@@ -61,71 +43,68 @@ func podmanServiceManifest(t *testing.T, command string) string {
 	return mf
 }
 
-// engine: podman on a node with Podman installed and no service running: the run starts
-// Podman's service itself, runs the job on it, and leaves no service behind.
+// withoutEngineWords is what the job script puts before benchctl so that no engine address
+// reaches it: the testbed's TaskProlog names each node's Docker Engine in DOCKER_HOST.
+const withoutEngineWords = "env -u DOCKER_HOST -u XDG_RUNTIME_DIR -u CONTAINER_HOST"
+
+// engine: podman on 3 Slurm nodes with Podman installed and no service running: every
+// node's run starts Podman's service itself, the job runs on them (built on rank 0, found
+// by the others), and no service of the job is left afterwards.
 func TestPodmanServiceBenchctlStarts(t *testing.T) {
 	tb := testbed.RequirePodman(t)
 	mf := podmanServiceManifest(t, `[/dummy, --rows, "2"]`)
 	shared := tb.FreshDir(t)
-	id := fmt.Sprintf("pown-%d", time.Now().UnixNano())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, tb.Benchctl(t), "run", "--manifest", mf, "--shared-dir", shared)
-	cmd.Env = withoutEngine("BENCHCTL_JOB_ID=" + id)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "benchctl started one for this run") {
-		t.Fatalf("run: %v\n%s", err, out)
+	id, out, err := runJobWrapped(t, tb, mf, shared, true, nil, withoutEngineWords)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
-	if pids := servicesOf(id); len(pids) != 0 {
-		t.Fatalf("Podman services of the job left running: %v", pids)
+	if n := strings.Count(out, "benchctl started one for this run"); n != len(tb.Nodes) {
+		t.Errorf("%d nodes say they started Podman's service, want %d:\n%s", n, len(tb.Nodes), out)
 	}
-	host, _ := os.Hostname()
-	if st := readStatus(t, shared, id, "0-"+host); st.Outcome != jobdir.OutcomeSuccess {
-		t.Fatalf("outcome %s", st.Outcome)
+	waitNoServices(t, id)
+	for _, d := range nodeDirs(tb) {
+		if st := readStatus(t, shared, id, d); st.Outcome != jobdir.OutcomeSuccess {
+			t.Errorf("%s: outcome %s", d, st.Outcome)
+		}
 	}
 }
 
-// SIGTERM mid-benchmark (what scancel sends): the run stops its container, then the
-// service it started; nothing of the job is left.
-func TestPodmanServiceEndsWithSIGTERM(t *testing.T) {
+// scancel mid-benchmark: each node's run stops its container, then the service it
+// started; nothing of the job is left on any node.
+func TestPodmanServiceEndsWithScancel(t *testing.T) {
 	tb := testbed.RequirePodman(t)
 	mf := podmanServiceManifest(t, `[/dummy, --rows, "1", --sleep, 300s]`)
 	shared := tb.FreshDir(t)
-	id := fmt.Sprintf("pterm-%d", time.Now().UnixNano())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, tb.Benchctl(t), "run", "--manifest", mf, "--shared-dir", shared)
-	cmd.Env = withoutEngine("BENCHCTL_JOB_ID=" + id)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
+	id, out, _ := runJobWrapped(t, tb, mf, shared, false, nil, withoutEngineWords)
+	waitEveryNode(t, tb, shared, id, "the benchmark never ran on every node", func(_ int, s runner.Status) bool {
+		return len(s.Benchmarks) >= 1 && s.Benchmarks[0].Outcome == runner.OutcomeRunning
+	})
+	if n := len(servicesOf(id)); n != len(tb.Nodes) {
+		t.Fatalf("%d services of the job while it runs, want %d\n%s", n, len(tb.Nodes), out)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	cancel := exec.Command("scancel", id)
+	cancel.Env = tb.Env()
+	if b, err := cancel.CombinedOutput(); err != nil {
+		t.Fatalf("scancel: %v %s", err, b)
 	}
-	var log strings.Builder
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() { // until the benchmark runs in its container
-		log.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), "benchmark starting") {
-			break
-		}
-	}
-	if len(servicesOf(id)) == 0 {
-		cmd.Process.Kill()
-		t.Fatalf("no service of the job while it runs:\n%s", log.String())
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	rest, _ := io.ReadAll(stderr)
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ctx.Err() != nil {
-		t.Fatalf("after SIGTERM: %v\n%s%s", err, log.String(), rest)
-	}
-	if pids := servicesOf(id); len(pids) != 0 {
-		t.Fatalf("Podman services of the job left after SIGTERM: %v\n%s%s", pids, log.String(), rest)
-	}
+	waitEveryNode(t, tb, shared, id, "a node never recorded its end", func(_ int, s runner.Status) bool { return s.FinishedAt != nil })
+	waitNoServices(t, id)
 	if out, _ := exec.Command("pgrep", "-f", "benchctl-"+id).CombinedOutput(); strings.TrimSpace(string(out)) != "" {
-		t.Fatalf("processes of the job's container left: %s", out)
+		ps, _ := exec.Command("ps", "-o", "pid,ppid,stat,etime,args", "-p", strings.Join(strings.Fields(string(out)), ",")).CombinedOutput()
+		t.Fatalf("processes of the job's containers left:\n%s", ps)
+	}
+}
+
+// waitNoServices waits (a minute at most: a bound on a hang) until no Podman service of job
+// id is left: a node's run ends it before it exits, but Slurm may say the job ended first.
+func waitNoServices(t *testing.T, id string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for left := servicesOf(id); len(left) > 0; left = servicesOf(id) {
+		for _, pid := range left {
+			if !waitExit(pid, time.Until(deadline)) {
+				t.Fatalf("Podman services of job %s left: %v", id, left)
+			}
+		}
 	}
 }

@@ -218,3 +218,39 @@ func TestProcessRuntimeExperiment(t *testing.T) {
 	}
 	waitNoProcesses(t, id)
 }
+
+// A timeout: each node's benchmark is a shell whose group ignores SIGTERM (a child sleeps
+// past the 3 s timeout). Diagnostics are taken first and list the group's processes with
+// their commands, then SIGTERM and, after the grace, SIGKILL end the group: every node says
+// timeout and no process of the job is left.
+func TestProcessRuntimeTimeout(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	mf := filepath.Join(t.TempDir(), "benchmark.yaml")
+	body := "name: proctimeout\nruntime: process\ngpu: {vendor: none}\nbenchmarks:\n" +
+		"  - {name: deaf, command: [/bin/sh, -c, \"trap '' TERM; sleep 601 & sleep 602; wait\"], timeout: 3s}\n"
+	if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, out, err := runJob(t, tb, mf, shared, true)
+	if err == nil {
+		t.Fatalf("the job succeeded:\n%s", out)
+	}
+	job := jobdir.Layout{Shared: shared}.Job(id, 0)
+	for _, d := range nodeDirs(tb) {
+		s := readStatus(t, shared, id, d)
+		if len(s.Benchmarks) != 1 {
+			t.Fatalf("%s: %+v", d, s)
+		}
+		b := s.Benchmarks[0]
+		if b.Outcome != runner.OutcomeTimeout || !strings.Contains(b.Error, "timed out after 3s") || b.Diagnostics == "" {
+			t.Errorf("%s: %+v", d, b)
+			continue
+		}
+		sum, err := os.ReadFile(filepath.Join(job.NodeNamed(d).Diagnostics("deaf"), jobdir.DiagSummaryFile))
+		if err != nil || !strings.Contains(string(sum), "processes (") || !strings.Contains(string(sum), "sleep 601") || !strings.Contains(string(sum), "sleep 602") {
+			t.Errorf("%s: the diagnostics do not list the process tree: %v\n%s", d, err, sum)
+		}
+	}
+	waitNoProcesses(t, id)
+}

@@ -39,10 +39,20 @@ func runJob(t *testing.T, tb *testbed.Testbed, manifest, shared string, wait boo
 // runJobWith is runJob with extra sbatch options.
 func runJobWith(t *testing.T, tb *testbed.Testbed, manifest, shared string, wait bool, sbatch []string, extra ...string) (string, string, error) {
 	t.Helper()
+	return runJobWrapped(t, tb, manifest, shared, wait, sbatch, "", extra...)
+}
+
+// runJobWrapped is runJobWith where srun starts benchctl through wrap (words of the job
+// script, such as "env -u DOCKER_HOST"), when it is not empty.
+func runJobWrapped(t *testing.T, tb *testbed.Testbed, manifest, shared string, wait bool, sbatch []string, wrap string, extra ...string) (string, string, error) {
+	t.Helper()
 	work := t.TempDir()
 	out := filepath.Join(shared, fmt.Sprintf("job-%d.out", time.Now().UnixNano()))
 	script := filepath.Join(work, "job.sh")
-	body := "#!/bin/sh\nexec srun --ntasks-per-node=1 \"$BENCHCTL_BIN\" run --manifest \"$BENCHCTL_MANIFEST\" --shared-dir \"$BENCHCTL_SHARED\" --barrier-timeout 3m " + strings.Join(extra, " ") + "\n"
+	if wrap != "" {
+		wrap += " "
+	}
+	body := "#!/bin/sh\nexec srun --ntasks-per-node=1 " + wrap + "\"$BENCHCTL_BIN\" run --manifest \"$BENCHCTL_MANIFEST\" --shared-dir \"$BENCHCTL_SHARED\" --barrier-timeout 3m " + strings.Join(extra, " ") + "\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}

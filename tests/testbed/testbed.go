@@ -158,35 +158,51 @@ func (tb *Testbed) Env() []string {
 	return append(os.Environ(), "SLURM_CONF="+tb.SlurmConf)
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+// A build of benchctl for the tests, once per test binary.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+var dynamic, static build
 
 // Benchctl builds benchctl once per test binary into the shared directory (so every node
 // sees the same binary, as on a real cluster) and returns its path.
 func (tb *Testbed) Benchctl(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
+	return tb.build(t, &dynamic, "benchctl-e2e-")
+}
+
+// BenchctlStatic is Benchctl's CGO-free build (CGO_ENABLED=0: a static binary that runs in
+// an image holding nothing else, as in someone else's container).
+func (tb *Testbed) BenchctlStatic(t testing.TB) string {
+	t.Helper()
+	return tb.build(t, &static, "benchctl-e2e-static-", "CGO_ENABLED=0")
+}
+
+func (tb *Testbed) build(t testing.TB, b *build, prefix string, env ...string) string {
+	t.Helper()
+	b.once.Do(func() {
 		dir := filepath.Join(tb.SharedDir, "bin")
-		if buildErr = os.MkdirAll(dir, 0o755); buildErr != nil {
+		if b.err = os.MkdirAll(dir, 0o755); b.err != nil {
 			return
 		}
 		// One binary per checkout: two checkouts (git worktrees) testing against one
 		// testbed at once must not replace each other's benchctl.
 		wd, _ := os.Getwd()
-		binPath = filepath.Join(dir, fmt.Sprintf("benchctl-e2e-%x", sha256.Sum256([]byte(wd)))[:len("benchctl-e2e-")+12])
-		cmd := exec.Command("go", "build", "-o", binPath, "github.com/benchctl/benchctl/cmd/benchctl")
+		b.path = filepath.Join(dir, prefix+fmt.Sprintf("%x", sha256.Sum256([]byte(wd)))[:12])
+		cmd := exec.Command("go", "build", "-trimpath", "-o", b.path, "github.com/benchctl/benchctl/cmd/benchctl")
+		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			b.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return binPath
+	return b.path
 }
 
 // FreshDir returns an empty folder under the shared directory for one test, removed after.

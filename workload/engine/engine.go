@@ -6,8 +6,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
+	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -106,16 +108,54 @@ func (r Runtime) Logs(ctx context.Context, id string, w io.Writer) error {
 }
 
 // Stop stops the container: SIGTERM, then SIGKILL after grace (whole seconds, at least 0).
+// A connection the engine dropped or refused is tried again (see retry).
 func (r Runtime) Stop(ctx context.Context, id string, grace time.Duration) error {
 	secs := int((grace + time.Second - 1) / time.Second)
-	_, err := r.API.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &secs})
+	return retry(ctx, func() error {
+		_, err := r.API.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &secs})
+		return err
+	})
+}
+
+// Remove removes the container by force. A connection the engine dropped or refused is
+// tried again (see retry).
+func (r Runtime) Remove(ctx context.Context, id string) error {
+	return retry(ctx, func() error {
+		_, err := r.API.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+		return err
+	})
+}
+
+// Tries bounds how often retry calls.
+const Tries = 4
+
+// retry calls f until it returns anything but a dropped connection (Tries at most, a short
+// pause between, ctx permitting). It is for the calls that end a job's containers, which
+// must not be lost to an engine that restarts under them: the end of a Slurm job signals
+// every process of it, a Podman service benchctl started among them, which is started again
+// (podmanservice) while the run still stops and removes its containers. A stop or remove
+// tried twice does no harm: the second finds the container stopped (no error) or gone (an
+// error saying so, as any caller already handles).
+func retry(ctx context.Context, f func() error) error {
+	var err error
+	for i := range Tries {
+		if err = f(); err == nil || !dropped(err) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(i+1) * 100 * time.Millisecond):
+		}
+	}
 	return err
 }
 
-// Remove removes the container by force.
-func (r Runtime) Remove(ctx context.Context, id string) error {
-	_, err := r.API.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
-	return err
+// dropped tells an error of the connection (refused, reset, closed before an answer) from
+// one the engine answered with.
+func dropped(err error) bool {
+	return client.IsErrConnectionFailed(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ENOENT) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // List finds the containers, running or not, labelled with every one of labels.

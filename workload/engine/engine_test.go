@@ -5,8 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
+	"net/url"
+	"os"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +32,16 @@ type api struct {
 	removed   []string
 	stopped   []int
 	listed    client.Filters
+	drops     int // connections dropped before an answer, stop's and remove's
+}
+
+// drop is a connection the engine dropped, as the HTTP client says it.
+func (a *api) drop() error {
+	if a.drops > 0 {
+		a.drops--
+		return &url.Error{Op: "Post", URL: "http://podman/containers/c1/stop", Err: &net.OpError{Op: "read", Net: "unix", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+	}
+	return nil
 }
 
 func (a *api) ContainerCreate(_ context.Context, o client.ContainerCreateOptions) (client.ContainerCreateResult, error) {
@@ -43,11 +57,17 @@ func (a *api) ContainerRemove(_ context.Context, id string, o client.ContainerRe
 	if !o.Force {
 		return client.ContainerRemoveResult{}, errors.New("not forced")
 	}
+	if err := a.drop(); err != nil {
+		return client.ContainerRemoveResult{}, err
+	}
 	a.removed = append(a.removed, id)
 	return client.ContainerRemoveResult{}, nil
 }
 
 func (a *api) ContainerStop(_ context.Context, _ string, o client.ContainerStopOptions) (client.ContainerStopResult, error) {
+	if err := a.drop(); err != nil {
+		return client.ContainerStopResult{}, err
+	}
 	a.stopped = append(a.stopped, *o.Timeout)
 	return client.ContainerStopResult{}, nil
 }
@@ -184,5 +204,33 @@ func TestExecErrors(t *testing.T) {
 	code, err := New(&execAPI{}).Exec(ctx, "c9", workload.Command{Argv: []string{"true"}})
 	if err == nil || code != -1 || !strings.Contains(err.Error(), "exec in c9") || !cerrdefs.IsNotFound(err) {
 		t.Fatalf("a gone container: %d, %v", code, err)
+	}
+}
+
+// A stop or remove whose connection the engine dropped (a Podman service ended by the job's
+// end signal and started again) is tried again; one that keeps failing, or an answer that
+// is an error, is not tried forever.
+func TestStopAndRemoveSurviveADroppedConnection(t *testing.T) {
+	a := &api{drops: 2}
+	r := New(a)
+	if err := r.Stop(context.Background(), "c1", time.Second); err != nil || len(a.stopped) != 1 {
+		t.Fatalf("stop: %v, stopped %v", err, a.stopped)
+	}
+	a.drops = 1
+	if err := r.Remove(context.Background(), "c1"); err != nil || len(a.removed) != 1 {
+		t.Fatalf("remove: %v, removed %v", err, a.removed)
+	}
+	a.drops = 100
+	if err := r.Stop(context.Background(), "c1", time.Second); !errors.Is(err, syscall.ECONNRESET) || a.drops != 100-Tries {
+		t.Fatalf("an engine that never answers: %v after %d tries", err, 100-a.drops)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a.drops = 100
+	if err := r.Remove(ctx, "c1"); err == nil || a.drops != 99 {
+		t.Fatalf("a cancelled remove: %v after %d tries", err, 100-a.drops)
+	}
+	if dropped(cerrdefs.ErrNotFound.WithMessage("no such container")) || dropped(errors.New("conflict")) {
+		t.Fatal("an engine's answer taken for a dropped connection")
 	}
 }

@@ -11,7 +11,9 @@ package podmanservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -40,21 +42,50 @@ type Options struct {
 	// Dir is the folder the private folder is made in: $XDG_RUNTIME_DIR when set, else the
 	// system's temporary folder, when empty.
 	Dir string
-	// Ready bounds the wait for the socket to answer (30 s when zero).
+	// Ready bounds the wait for the socket to answer (30 s when zero), at the start and
+	// after a restart.
 	Ready time.Duration
+	// Restarts bounds how often a service that ended unasked is started again
+	// (DefaultRestarts when zero; negative: never).
+	Restarts int
+	// Log says when the service ended unasked and was started again (slog's default
+	// logger when nil).
+	Log *slog.Logger
 }
 
+// DefaultRestarts is how often a service that ended unasked is started again, in one run.
+const DefaultRestarts = 3
+
 // Service is a running `podman system service`.
+//
+// It is supervised: a service that ends unasked is started again on the same socket (at
+// most Options.Restarts times). The signal that ends a job (Slurm's SIGTERM at scancel or
+// at its time limit) reaches every process of the job's step, this service among them,
+// while benchctl still needs it to stop the job's containers: their conmon outlives the
+// service, and a container nobody stops runs on. DialContext waits for the service that is
+// being started again.
 type Service struct {
 	// Host is the DOCKER_HOST value of its socket (unix:///…/podman.sock).
 	Host string
 
-	dir    string
-	cmd    *exec.Cmd
-	done   chan struct{}
-	stderr *tailBuffer
-	stop   chan struct{}
-	once   sync.Once
+	dir     string
+	sock    string
+	program string
+	env     []string
+	ready   time.Duration
+	log     *slog.Logger
+	stderr  *tailBuffer
+
+	mu       sync.Mutex
+	cmd      *exec.Cmd     // the service now running
+	exited   chan struct{} // closed when cmd exits
+	stopping bool          // Stop was called
+	ended    bool          // no service runs and none will be started again
+	changed  chan struct{} // closed (and replaced) when any of the above changes
+
+	stop chan struct{} // closed by Stop
+	done chan struct{} // closed when the supervisor has ended
+	once sync.Once
 }
 
 // Installed reports whether podman can be found (Options.Podman, else in PATH).
@@ -88,46 +119,130 @@ func Start(ctx context.Context, o Options) (*Service, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	if o.Ready <= 0 {
+		o.Ready = 30 * time.Second
+	}
+	if o.Restarts == 0 {
+		o.Restarts = DefaultRestarts
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
 	sock := filepath.Join(dir, "podman.sock")
-	s := &Service{Host: "unix://" + sock, dir: dir, done: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}, stop: make(chan struct{})}
+	s := &Service{Host: "unix://" + sock, dir: dir, sock: sock, program: program, ready: o.Ready, log: o.Log,
+		env:    append(os.Environ(), fmt.Sprintf("%s=%s/%d", Marker, o.Job, o.Rank)),
+		stderr: &tailBuffer{max: 8 << 10}, changed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	started := make(chan error, 1)
-	// The parent-death signal goes when the thread that started the child ends: the thread
-	// is held, locked, until Stop, so it is the process's death that sends it.
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		cmd := exec.Command(program, "system", "service", "--time=0", s.Host)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s/%d", Marker, o.Job, o.Rank))
-		cmd.Stdout, cmd.Stderr = s.stderr, s.stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-		if err := cmd.Start(); err != nil {
-			started <- err
-			close(s.done)
-			return
-		}
-		s.cmd = cmd
-		started <- nil
-		go func() { _ = cmd.Wait(); close(s.done) }()
-		select {
-		case <-s.stop:
-		case <-s.done:
-		}
-	}()
+	go s.supervise(max(o.Restarts, 0), started)
 	if err := <-started; err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting Podman's service (%s): %w", program, err)
 	}
-	ready := o.Ready
-	if ready <= 0 {
-		ready = 30 * time.Second
-	}
-	rctx, cancel := context.WithTimeout(ctx, ready)
+	rctx, cancel := context.WithTimeout(ctx, o.Ready)
 	defer cancel()
-	if err := s.waitReady(rctx, sock); err != nil {
+	if err := s.waitReady(rctx); err != nil {
 		s.Stop()
 		return nil, err
 	}
 	return s, nil
+}
+
+// supervise starts the service, and starts it again when it ends unasked (restarts times
+// at most), until Stop. The parent-death signal goes when the thread that started the
+// child ends: the thread is held, locked, for as long as a service runs, so it is the
+// process's death that sends it. The first start's error goes to started.
+func (s *Service) supervise(restarts int, started chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer close(s.done)
+	for n := 0; ; n++ {
+		cmd := exec.Command(s.program, "system", "service", "--time=0", s.Host)
+		cmd.Env = s.env
+		cmd.Stdout, cmd.Stderr = s.stderr, s.stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+		exited := make(chan struct{})
+		// Started under the lock: Stop then ends either this service or none.
+		s.mu.Lock()
+		err := errStopped
+		if !s.stopping {
+			err = cmd.Start()
+		}
+		if err == nil {
+			s.cmd, s.exited = cmd, exited
+			go func() { _ = cmd.Wait(); close(exited) }()
+		} else {
+			s.ended = true
+		}
+		s.tell()
+		s.mu.Unlock()
+		if n == 0 {
+			started <- err
+		}
+		if err != nil {
+			if n > 0 && err != errStopped {
+				s.log.Error("could not start Podman's service again", "socket", s.Host, "err", err)
+			}
+			return
+		}
+		select {
+		case <-exited:
+		case <-s.stop:
+			<-exited // Stop ends it
+		}
+		s.mu.Lock()
+		stopping := s.stopping
+		s.mu.Unlock()
+		if stopping || n >= restarts {
+			if !stopping {
+				s.log.Error("Podman's service ended unasked, and was started again too often: not again; the job's containers may be left to benchctl cleanup",
+					"socket", s.Host, "pid", cmd.Process.Pid, "state", cmd.ProcessState.String(), "said", s.said())
+			}
+			s.mu.Lock()
+			s.ended = true
+			s.tell()
+			s.mu.Unlock()
+			return
+		}
+		s.log.Warn("Podman's service ended unasked: starting it again, as the run still needs it (to stop the job's containers if nothing else)",
+			"socket", s.Host, "pid", cmd.Process.Pid, "state", cmd.ProcessState.String())
+		os.Remove(s.sock) // a socket file the service left would refuse the next one's listen
+	}
+}
+
+// errStopped is a start that did not happen because Stop came first.
+var errStopped = errors.New("stopped")
+
+// tell wakes those who wait for a change of the service's state; s.mu is held.
+func (s *Service) tell() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// DialContext connects to the service's socket (network and addr are the HTTP client's and
+// are not used). A service that is not answering because it ended and is being started
+// again is waited for (Options.Ready at most); one that was stopped, or will not be started
+// again, is not.
+func (s *Service) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
+	var d net.Dialer
+	deadline := time.Now().Add(s.ready)
+	for {
+		c, err := d.DialContext(ctx, "unix", s.sock)
+		if err == nil {
+			return c, nil
+		}
+		s.mu.Lock()
+		over, changed := s.stopping || s.ended, s.changed
+		s.mu.Unlock()
+		if over || time.Now().After(deadline) || !(errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT)) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-changed:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // privateParent is the folder the service's private folder is made in: dir when given,
@@ -173,12 +288,15 @@ func safeParent(d string) string {
 }
 
 // waitReady asks the socket for /_ping until it answers, the service exits, or ctx ends.
-func (s *Service) waitReady(ctx context.Context, sock string) error {
+func (s *Service) waitReady(ctx context.Context) error {
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
-		return d.DialContext(ctx, "unix", sock)
+		return d.DialContext(ctx, "unix", s.sock)
 	}}, Timeout: 2 * time.Second}
 	defer hc.CloseIdleConnections()
+	s.mu.Lock()
+	exited := s.exited
+	s.mu.Unlock()
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://podman/_ping", nil)
 		if resp, err := hc.Do(req); err == nil {
@@ -188,10 +306,10 @@ func (s *Service) waitReady(ctx context.Context, sock string) error {
 			}
 		}
 		select {
-		case <-s.done:
+		case <-exited:
 			return fmt.Errorf("the Podman service exited before it answered: %s", s.said())
 		case <-ctx.Done():
-			return fmt.Errorf("the Podman service did not answer on %s: %v; it said: %s", sock, ctx.Err(), s.said())
+			return fmt.Errorf("the Podman service did not answer on %s: %v; it said: %s", s.sock, ctx.Err(), s.said())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -204,27 +322,37 @@ func (s *Service) said() string {
 	return "nothing"
 }
 
-// Stop ends the service (SIGTERM to its group, SIGKILL after 10 s) and removes its folder.
-// It may be called more than once.
+// Stop ends the service (SIGTERM to its group, SIGKILL after 10 s) and removes its folder;
+// it is not started again. It may be called more than once.
 func (s *Service) Stop() {
 	s.once.Do(func() {
-		if s.cmd != nil {
-			_ = unix.Kill(-s.cmd.Process.Pid, unix.SIGTERM)
+		s.mu.Lock()
+		s.stopping = true
+		cmd, exited := s.cmd, s.exited
+		s.mu.Unlock()
+		close(s.stop)
+		if cmd != nil {
 			select {
-			case <-s.done:
-			case <-time.After(10 * time.Second):
-				_ = unix.Kill(-s.cmd.Process.Pid, unix.SIGKILL)
-				<-s.done
+			case <-exited: // ended unasked (and not started again, as stopping is set): its pid may be another's now
+			default:
+				_ = unix.Kill(-cmd.Process.Pid, unix.SIGTERM)
+				select {
+				case <-exited:
+				case <-time.After(10 * time.Second):
+					_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+				}
 			}
 		}
-		close(s.stop)
+		<-s.done
 		os.RemoveAll(s.dir)
 	})
 }
 
-// Pid is the service's process id (0 when it did not start).
+// Pid is the process id of the service now running (0 when none).
 func (s *Service) Pid() int {
-	if s.cmd == nil || s.cmd.Process == nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil || s.ended {
 		return 0
 	}
 	return s.cmd.Process.Pid

@@ -5,6 +5,7 @@ package podmanservice
 import (
 	"context"
 	"errors"
+	"net"
 )
 
 // Marker names the job and rank of a service benchctl started.
@@ -31,6 +32,11 @@ func Start(context.Context, Options) (*Service, error) {
 
 // Stop does nothing.
 func (s *Service) Stop() {}
+
+// DialContext says that benchctl starts Podman's service on Linux only.
+func (s *Service) DialContext(context.Context, string, string) (net.Conn, error) {
+	return nil, errors.New("benchctl starts Podman's service on Linux only")
+}
 
 // Pid is 0.
 func (s *Service) Pid() int { return 0 }

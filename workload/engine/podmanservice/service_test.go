@@ -5,12 +5,16 @@ package podmanservice
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +22,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/benchctl/benchctl/internal/proctable"
 )
 
 // The test binary is a stand-in podman (FAKE_PODMAN: serve answers /_ping on the socket it
@@ -36,6 +42,9 @@ func TestMain(m *testing.M) {
 	}
 	switch os.Getenv("FAKE_PODMAN") {
 	case "serve":
+		if d, err := time.ParseDuration(os.Getenv("FAKE_PODMAN_DELAY")); err == nil {
+			time.Sleep(d) // a service slow to listen
+		}
 		sock := strings.TrimPrefix(os.Args[len(os.Args)-1], "unix://")
 		l, err := net.Listen("unix", sock)
 		if err != nil {
@@ -231,5 +240,113 @@ func TestThePrivateFolderIsMadeWhereNoOneElseWrites(t *testing.T) {
 	}
 	if got, err := privateParent(sticky); err != nil || got != sticky {
 		t.Fatalf("a sticky folder: %q, %v", got, err)
+	}
+}
+
+// ping asks the service for /_ping through its DialContext.
+func ping(s *Service) error {
+	hc := &http.Client{Transport: &http.Transport{DialContext: s.DialContext, DisableKeepAlives: true}}
+	resp, err := hc.Get("http://podman/_ping")
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// The job's end signal reaches every process of a Slurm job step, the service among them,
+// while the run still needs it to stop its containers: a service that ends unasked is
+// started again on the same socket (its old socket file removed), with a warning, and a
+// connection asked for at once waits for it instead of failing.
+func TestAServiceEndedUnaskedIsStartedAgain(t *testing.T) {
+	var log tailBuffer
+	log.max = 1 << 16
+	s, err := start(t, "serve", Options{Job: "9", Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	first := s.Pid()
+	t.Setenv("FAKE_PODMAN_DELAY", "500ms")                        // the one started again listens late
+	if err := syscall.Kill(-first, syscall.SIGTERM); err != nil { // as slurmstepd does
+		t.Fatal(err)
+	}
+	waitGone(t, first)
+	if err := ping(s); err != nil {
+		t.Fatalf("a connection asked for while the service is started again: %v", err)
+	}
+	if again := s.Pid(); again == 0 || again == first {
+		t.Fatalf("pid %d after the restart (first %d)", again, first)
+	}
+	if !strings.Contains(log.String(), "ended unasked: starting it again") {
+		t.Errorf("no warning:\n%s", log.String())
+	}
+	env, _ := os.ReadFile("/proc/" + strconv.Itoa(s.Pid()) + "/environ")
+	if !strings.Contains(string(env), Marker+"=9/0\x00") {
+		t.Errorf("the service started again has no marker")
+	}
+	pid := s.Pid()
+	s.Stop()
+	waitGone(t, pid)
+}
+
+// Restarts are bounded: past them the service is left ended, said so, and a connection
+// fails at once rather than waiting; Stop then ends nothing and returns.
+func TestRestartsAreBounded(t *testing.T) {
+	var log tailBuffer
+	log.max = 1 << 16
+	s, err := start(t, "serve", Options{Restarts: 1, Ready: time.Minute, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		pid := s.Pid()
+		if pid == 0 {
+			t.Fatal("no service")
+		}
+		syscall.Kill(-pid, syscall.SIGKILL)
+		waitGone(t, pid)
+		if err := ping(s); err != nil && s.Pid() != 0 {
+			t.Fatalf("ping while a service runs: %v", err)
+		}
+	}
+	<-s.done
+	if s.Pid() != 0 {
+		t.Fatalf("pid %d after the last restart", s.Pid())
+	}
+	start := time.Now()
+	if err := ping(s); err == nil {
+		t.Fatal("a service past its restarts answered")
+	} else if time.Since(start) > 30*time.Second {
+		t.Fatalf("a connection to an ended service waited %v", time.Since(start))
+	}
+	if !strings.Contains(log.String(), "started again too often") {
+		t.Errorf("no error said so:\n%s", log.String())
+	}
+	s.Stop()
+}
+
+// Stop at any moment of a restart ends the service that runs, or prevents the next one:
+// it returns, and no service is left.
+func TestStopDuringARestart(t *testing.T) {
+	for i := range 6 {
+		s, err := start(t, "serve", Options{Job: fmt.Sprintf("stop%d", i), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		syscall.Kill(-s.Pid(), syscall.SIGTERM)
+		if i%2 == 1 {
+			runtime.Gosched()
+		}
+		s.Stop()
+		if s.Pid() != 0 {
+			t.Fatalf("pid %d after Stop", s.Pid())
+		}
+		pids, _ := proctable.Pids()
+		for _, pid := range pids {
+			if v := proctable.Getenv(pid, Marker)[Marker]; v == fmt.Sprintf("stop%d/0", i) {
+				waitGone(t, pid)
+			}
+		}
 	}
 }
