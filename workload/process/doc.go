@@ -10,6 +10,7 @@
 // Stop and Remove signal the whole group, so what a benchmark started ends with it.
 //
 // A spec's limits are set on the child before its program runs: the child is this
-// program again, which (in this package's init, before main) sets them and execs the
-// benchmark's program.
+// program again, which (in internal/procshim's init, among the first of the binary's) sets
+// them and execs the benchmark's program. A spec without limits is started as its own
+// program: a start of benchctl costs milliseconds.
 package process

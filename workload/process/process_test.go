@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	shim "github.com/benchctl/benchctl/internal/procshim"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
@@ -70,6 +72,23 @@ func TestEnvironmentFolderAndLimits(t *testing.T) {
 	want := "hello\n" + dir + "\n123\n456\nshim=unset\nmarker=TestEnvironmentFolderAndLimits\n"
 	if e.Code != 0 || out != want {
 		t.Fatalf("exit %+v, output:\n%s\nwant:\n%s", e, out, want)
+	}
+}
+
+// Without limits to set, the benchmark's program is started itself, not through the shim
+// (a start of benchctl, whose init alone costs milliseconds): with this program's shim
+// replaced by a program that only fails, a process without limits runs, one with limits
+// does not.
+func TestTheShimOnlyForLimits(t *testing.T) {
+	r := newRuntime(t)
+	r.self = "/bin/false"
+	e, out := run(t, r, workload.Spec{Name: "nolimits", Command: []string{"sh", "-c", "echo ran"}})
+	if e.Code != 0 || out != "ran\n" {
+		t.Errorf("without limits: exit %+v, %q", e, out)
+	}
+	e, out = run(t, r, workload.Spec{Name: "limits", Command: []string{"sh", "-c", "echo ran"}, Ulimits: []manifest.Limit{{Name: "nofile", Soft: 100, Hard: 100}}})
+	if e.Code == 0 || out != "" {
+		t.Errorf("with limits, the shim was not asked for: exit %+v, %q", e, out)
 	}
 }
 
@@ -258,10 +277,10 @@ func waitGone(t *testing.T, ctx context.Context, pid int) {
 // A garbled request to the shim is refused with exit 127 and a reason, never run.
 func TestShimRefusesAGarbledRequest(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), shimEnv+"={not json")
+	cmd.Env = append(os.Environ(), shim.Env+"={not json")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 127 || !strings.Contains(string(out), "garbled "+shimEnv) {
+	if !errors.As(err, &ee) || ee.ExitCode() != 127 || !strings.Contains(string(out), "garbled "+shim.Env) {
 		t.Fatalf("%v: %s", err, out)
 	}
 }

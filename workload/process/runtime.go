@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	shim "github.com/benchctl/benchctl/internal/procshim"
+	"github.com/benchctl/benchctl/manifest"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/benchctl/benchctl/workload"
@@ -49,6 +52,7 @@ type proc struct {
 	program string
 	cmd     *exec.Cmd
 	pgid    int
+	started chan struct{} // closed when the process has started (its log is there)
 	done    chan struct{} // closed when the process has ended and been reaped
 	exit    workload.Exit
 }
@@ -114,7 +118,7 @@ func check(s workload.Spec) error {
 		return &Refused{Field: "container.shmSize", Hint: "a process uses the node's /dev/shm"}
 	}
 	for _, l := range s.Ulimits {
-		if _, ok := rlimits[l.Name]; !ok {
+		if _, ok := shim.Rlimits[l.Name]; !ok {
 			return &Refused{Field: "container.ulimits (" + l.Name + ")", Hint: "no such limit on Linux"}
 		}
 	}
@@ -142,7 +146,7 @@ func (r *Runtime) Create(_ context.Context, s workload.Spec) (string, error) {
 	if p, ok := r.procs[s.Name]; ok && p.cmd != nil && !isClosed(p.done) {
 		return "", fmt.Errorf("the process runtime: a process named %s is running", s.Name)
 	}
-	r.procs[s.Name] = &proc{spec: s, program: program, log: filepath.Join(r.logDir, s.Name+".log"), done: make(chan struct{})}
+	r.procs[s.Name] = &proc{spec: s, program: program, log: filepath.Join(r.logDir, s.Name+".log"), started: make(chan struct{}), done: make(chan struct{})}
 	return s.Name, nil
 }
 
@@ -199,21 +203,37 @@ func (r *Runtime) Start(_ context.Context, id string) error {
 		return fmt.Errorf("the process runtime: its log: %w", err)
 	}
 	defer logf.Close() // the child has its own descriptor once started
-	req, _ := json.Marshal(shimRequest{Program: p.program, Limits: p.spec.Ulimits})
 	labels, _ := json.Marshal(p.spec.Labels)
-	env := append(append([]string{}, p.spec.Env...), MarkerName+"="+p.spec.Name, MarkerLabels+"="+string(labels), shimEnv+"="+string(req))
-	cmd := &exec.Cmd{Path: r.self, Args: p.spec.Command, Env: env, Dir: p.spec.Workdir, Stdout: logf, Stderr: logf,
+	env := append(append([]string{}, p.spec.Env...), MarkerName+"="+p.spec.Name, MarkerLabels+"="+string(labels))
+	path := p.program
+	if len(p.spec.Ulimits) > 0 {
+		// limits to set on the child: this program starts as its shim, which sets them and
+		// executes the benchmark's program (Go's fork has no hook between fork and exec)
+		req, _ := json.Marshal(shim.Request{Program: p.program, Limits: shimLimits(p.spec.Ulimits)})
+		path, env = r.self, append(env, shim.Env+"="+string(req))
+	}
+	cmd := &exec.Cmd{Path: path, Args: p.spec.Command, Env: env, Dir: p.spec.Workdir, Stdout: logf, Stderr: logf,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("the process runtime: starting %s: %w", p.spec.Command[0], err)
 	}
 	p.cmd, p.pgid = cmd, cmd.Process.Pid
+	close(p.started)
 	go func() {
 		err := cmd.Wait()
 		p.exit = exitOf(cmd, err)
 		close(p.done)
 	}()
 	return nil
+}
+
+// shimLimits are the spec's limits as the shim takes them.
+func shimLimits(ls []manifest.Limit) []shim.Limit {
+	out := make([]shim.Limit, len(ls))
+	for i, l := range ls {
+		out[i] = shim.Limit{Name: l.Name, Soft: l.Soft, Hard: l.Hard}
+	}
+	return out
 }
 
 // exitOf is how a process ended: its code, or 128+n for a signal n, as a shell says it.
@@ -235,15 +255,12 @@ func (r *Runtime) Logs(ctx context.Context, id string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(p.log)
-	for errors.Is(err, os.ErrNotExist) { // not started yet
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		f, err = os.Open(p.log)
+	select { // its log is made when it starts
+	case <-p.started:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
+	f, err := os.Open(p.log)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,11 @@
 //go:build linux
 
-package process
+// Package procshim is the start of a benchmark the process runtime runs with limits to set:
+// the child is benchctl itself, whose environment holds Env; this package's init sets the
+// limits, drops the variable and executes the benchmark's program, never returning. It
+// imports nothing of benchctl's and little else, so that its init runs among the first of
+// the binary's and the benchmark's start costs little more than an exec.
+package procshim
 
 import (
 	"encoding/json"
@@ -10,31 +15,37 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/benchctl/benchctl/manifest"
 )
 
-// shimEnv is in a child's environment between its start and its exec of the benchmark's
-// program: the limits to set, as JSON. The shim drops it before the exec.
-const shimEnv = "BENCHCTL_PROCESS_SHIM"
+// Env is in a child's environment between its start and its exec of the benchmark's
+// program: the Request, as JSON. The shim drops it before the exec.
+const Env = "BENCHCTL_PROCESS_SHIM"
 
-// shimRequest is what a child reads from shimEnv: the program (an absolute path) and the
-// limits to set before it is executed.
-type shimRequest struct {
-	Program string           `json:"program"`
-	Limits  []manifest.Limit `json:"limits,omitempty"`
+// Request is what a child reads from Env: the program (an absolute path) and the limits to
+// set before it is executed.
+type Request struct {
+	Program string  `json:"program"`
+	Limits  []Limit `json:"limits,omitempty"`
+}
+
+// Limit is one resource limit, by its ulimit name; -1 is unlimited.
+type Limit struct {
+	Name string `json:"name"`
+	Soft int64  `json:"soft"`
+	Hard int64  `json:"hard"`
 }
 
 // init makes this process a benchmark's start when the process runtime started it (its
-// environment holds shimEnv): it sets the limits, drops the variable and executes the
+// environment holds Env): it sets the limits, drops the variable and executes the
 // benchmark's program with this process's arguments, never returning; when the limits
 // cannot be set or the program not executed, it says why on stderr and exits 127. In any
 // other process it does nothing. It runs before main (and before a test binary's TestMain),
 // so that any program holding the process runtime is its own shim.
-func init() { shim() }
+func init() { Run() }
 
-func shim() {
-	raw, ok := os.LookupEnv(shimEnv)
+// Run is what init does (for a test that sets Env after the start).
+func Run() {
+	raw, ok := os.LookupEnv(Env)
 	if !ok {
 		return
 	}
@@ -42,12 +53,12 @@ func shim() {
 		fmt.Fprintf(os.Stderr, "benchctl: starting the benchmark: "+format+"\n", args...)
 		os.Exit(127)
 	}
-	var req shimRequest
+	var req Request
 	if err := json.Unmarshal([]byte(raw), &req); err != nil || req.Program == "" {
-		fail("a garbled %s (%v)", shimEnv, err)
+		fail("a garbled %s (%v)", Env, err)
 	}
 	for _, l := range req.Limits {
-		res, ok := rlimits[l.Name]
+		res, ok := Rlimits[l.Name]
 		if !ok {
 			fail("no limit %q on this system", l.Name)
 		}
@@ -57,7 +68,7 @@ func shim() {
 	}
 	env := make([]string, 0, len(os.Environ()))
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, shimEnv+"=") {
+		if !strings.HasPrefix(kv, Env+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -65,8 +76,8 @@ func shim() {
 	fail("%s: %v", req.Program, err)
 }
 
-// rlimits are the limits a spec may set, by their ulimit names.
-var rlimits = map[string]int{
+// Rlimits are the limits a request may set, by their ulimit names.
+var Rlimits = map[string]int{
 	"core": unix.RLIMIT_CORE, "cpu": unix.RLIMIT_CPU, "data": unix.RLIMIT_DATA, "fsize": unix.RLIMIT_FSIZE,
 	"locks": unix.RLIMIT_LOCKS, "memlock": unix.RLIMIT_MEMLOCK, "msgqueue": unix.RLIMIT_MSGQUEUE, "nice": unix.RLIMIT_NICE,
 	"nofile": unix.RLIMIT_NOFILE, "nproc": unix.RLIMIT_NPROC, "rss": unix.RLIMIT_RSS, "rtprio": unix.RLIMIT_RTPRIO,
