@@ -205,13 +205,26 @@ func (f *Folder) nodes(create bool) (*os.File, error) {
 // Close closes the node folder.
 func (n *NodeFolder) Close() error { return n.f.Close() }
 
-// WriteStatus writes status.json atomically, through the folder's descriptor.
+// WriteStatus writes status.json atomically and durably (synced to the disk), through the
+// folder's descriptor: a node's last word.
 func (n *NodeFolder) WriteStatus(s *Status) error {
+	return n.writeStatus(s, atomicfile.WriteFileAt)
+}
+
+// WriteStatusProgress writes status.json atomically, not synced: a view of a node's
+// progress, rewritten at each phase and trial, whose last write (WriteStatus) is the one
+// that must last. What must outlive a crash of the machine as it happens, a trial's
+// record, is in the trial log, which is synced.
+func (n *NodeFolder) WriteStatusProgress(s *Status) error {
+	return n.writeStatus(s, atomicfile.ReplaceFileAt)
+}
+
+func (n *NodeFolder) writeStatus(s *Status, write func(*os.File, string, []byte, os.FileMode) error) error {
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", n.Status(), err)
 	}
-	return atomicfile.WriteFileAt(n.f, StatusFile, append(data, '\n'), 0o644)
+	return write(n.f, StatusFile, append(data, '\n'), 0o644)
 }
 
 // ReadStatus reads status.json through the folder's descriptor (not a link, not a FIFO,

@@ -40,6 +40,9 @@ type statusFile struct {
 	log     *slog.Logger
 	err     error // the first write error
 	lastErr string
+	// durable: the write in progress is synced to the disk (the node's end); the others
+	// are progress, atomic but not synced (jobdir.NodeFolder.WriteStatusProgress)
+	durable bool
 }
 
 func newStatusFile(node *jobdir.NodeFolder, n Node) *statusFile {
@@ -52,6 +55,16 @@ func (f *statusFile) update(fn func(*Status)) {
 	defer f.mu.Unlock()
 	fn(&f.s)
 	f.writeLocked()
+}
+
+// updateDurably is update whose write is synced to the disk: the node's end.
+func (f *statusFile) updateDurably(fn func(*Status)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(&f.s)
+	f.durable = true
+	f.writeLocked()
+	f.durable = false
 }
 
 // endTrial moves the last record of the status, a trial run's that has ended, to the
@@ -98,7 +111,11 @@ func (f *statusFile) writeLocked() {
 	if f.node == nil {
 		return
 	}
-	err := f.node.WriteStatus(&f.s)
+	write := f.node.WriteStatusProgress
+	if f.durable {
+		write = f.node.WriteStatus
+	}
+	err := write(&f.s)
 	if err == nil {
 		f.lastErr = ""
 		return
@@ -156,7 +173,7 @@ func (f *statusFile) phase(name string) func(err error) {
 
 // finish records the node's outcome; it is idempotent (the first call wins).
 func (f *statusFile) finish(outcome string, exit int, err error) {
-	f.update(func(s *Status) {
+	f.updateDurably(func(s *Status) {
 		if s.FinishedAt != nil {
 			return
 		}

@@ -17,3 +17,8 @@ func WriteFileAt(dir *os.File, name string, data []byte, perm os.FileMode) error
 	}
 	return WriteFile(filepath.Join(dir.Name(), name), data)
 }
+
+// ReplaceFileAt is WriteFileAt (see the Linux one: there, without its fsyncs).
+func ReplaceFileAt(dir *os.File, name string, data []byte, perm os.FileMode) error {
+	return WriteFileAt(dir, name, data, perm)
+}

@@ -3,10 +3,13 @@
 package atomicfile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestWriteFileAt(t *testing.T) {
@@ -81,5 +84,35 @@ func TestWriteFileAt(t *testing.T) {
 		if strings.Contains(e.Name(), ".tmp-") {
 			t.Errorf("temp file left: %s", e.Name())
 		}
+	}
+}
+
+// WriteFileAt syncs the file and its folder; ReplaceFileAt syncs neither, and is as atomic:
+// the content is whole and no temporary file is left.
+func TestReplaceFileAtDoesNotSync(t *testing.T) {
+	files, fds := 0, 0
+	defer func(f func(*os.File) error, d func(int) error) { syncFile, syncFD = f, d }(syncFile, syncFD)
+	syncFile = func(f *os.File) error { files++; return f.Sync() }
+	syncFD = func(fd int) error { fds++; return unix.Fsync(fd) }
+	dir, err := os.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	if err := WriteFileAt(dir, "a", []byte("durable"), 0o644); err != nil || files != 1 || fds != 1 {
+		t.Fatalf("WriteFileAt: %v, %d file syncs, %d folder syncs", err, files, fds)
+	}
+	for i := range 3 {
+		if err := ReplaceFileAt(dir, "a", []byte(fmt.Sprintf("progress %d", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if files != 1 || fds != 1 {
+		t.Fatalf("ReplaceFileAt synced: %d file syncs, %d folder syncs", files, fds)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir.Name(), "a"))
+	ents, _ := os.ReadDir(dir.Name())
+	if string(b) != "progress 2" || len(ents) != 1 {
+		t.Fatalf("%q, %v", b, ents)
 	}
 }
