@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/timeline"
+
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/iostreams"
@@ -97,7 +99,9 @@ func Run(ctx context.Context, io iostreams.Streams, opts *RunOptions) error {
 	}
 	pp := newProgressPrinter(io.ErrOut(), io.CanRedrawStderr())
 	ro.Progress = pp.Func()
+	timeline.Mark("manifest loaded")
 	res, err := runner.Run(ctx, ro)
+	timeline.Mark("run returned")
 	if res != nil {
 		slog.Info("node finished", "outcome", res.Status.Outcome, "status", res.NodeDir+"/status.json")
 		if opts.Output == "json" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -47,14 +48,16 @@ func SuggestName(s string) string {
 	return n
 }
 
-var starterTmpl = template.Must(template.New("starter").Funcs(template.FuncMap{"q": func(s string) string { return fmt.Sprintf("%q", s) },
-	"list": func(l []string) string {
-		q := make([]string, len(l))
-		for i, s := range l {
-			q[i] = fmt.Sprintf("%q", s)
-		}
-		return "[" + strings.Join(q, ", ") + "]"
-	}}).Parse(`{{with .Schema}}# yaml-language-server: $schema={{.}}
+// starterTmpl is parsed when first used, not at every start of benchctl.
+var starterTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("starter").Funcs(template.FuncMap{"q": func(s string) string { return fmt.Sprintf("%q", s) },
+		"list": func(l []string) string {
+			q := make([]string, len(l))
+			for i, s := range l {
+				q[i] = fmt.Sprintf("%q", s)
+			}
+			return "[" + strings.Join(q, ", ") + "]"
+		}}).Parse(`{{with .Schema}}# yaml-language-server: $schema={{.}}
 {{end}}# benchctl manifest — see docs/manifest.md for every field. Check it with:
 #   benchctl validate --manifest <this file>
 name: {{q .Name}}                   # lower-case letters, digits, '.', '_', '-'
@@ -92,6 +95,7 @@ benchmarks:
 
 # slurm: {nodes: 2, partition: gpu, time: "02:00:00"}   # defaults for benchctl submit
 `))
+})
 
 // Starter renders a commented starter manifest that validates as written.
 func Starter(o StarterOptions) (string, error) {
@@ -108,6 +112,6 @@ func Starter(o StarterOptions) (string, error) {
 	if o.CommandNote == "" {
 		o.CommandNote = "exec form: a list"
 	}
-	err := starterTmpl.Execute(&b, o)
+	err := starterTmpl().Execute(&b, o)
 	return b.String(), err
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/timeline"
+
 	"github.com/benchctl/benchctl/runner/podman"
 
 	"github.com/benchctl/benchctl/diagnostics"
@@ -164,7 +166,9 @@ func runContainer(ctx context.Context, rt workload.Runtime, spec Spec, timeout t
 	bg := context.WithoutCancel(ctx)
 	// A container of the same name left from a crashed earlier run of this attempt is
 	// removed by the runtime, and the create tried once more.
+	timeline.Mark("create")
 	id, err := rt.Create(ctx, proc)
+	timeline.Mark("created")
 	if err != nil {
 		if res, stopped := interrupted(ctx); stopped {
 			return res
@@ -192,6 +196,7 @@ func runContainer(ctx context.Context, rt workload.Runtime, spec Spec, timeout t
 	out := io.MultiWriter(logFile, tail, stream)
 
 	wait := rt.Wait(bg, id)
+	timeline.Mark("start")
 	if err := rt.Start(ctx, id); err != nil {
 		if res, stopped := interrupted(ctx); stopped {
 			return res
@@ -202,6 +207,7 @@ func runContainer(ctx context.Context, rt workload.Runtime, spec Spec, timeout t
 		cancel()
 		return res
 	}
+	timeline.Mark("started")
 	logsDone := make(chan struct{})
 	go func() {
 		defer close(logsDone)
@@ -251,6 +257,7 @@ func runContainer(ctx context.Context, rt workload.Runtime, spec Spec, timeout t
 	}
 	select {
 	case r := <-wait:
+		timeline.Mark("exited")
 		if r.Err != nil {
 			return stop("failure", fmt.Sprintf("waiting for the container failed: %v", r.Err), bud.stopGrace)
 		}
@@ -258,6 +265,7 @@ func runContainer(ctx context.Context, rt workload.Runtime, spec Spec, timeout t
 		case <-logsDone:
 		case <-time.After(2 * bud.waitSlack):
 		}
+		timeline.Mark("log read")
 		if r.Code == 0 {
 			return execResult{Outcome: "success"}
 		}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchctl/benchctl/internal/timeline"
+
 	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
@@ -43,7 +45,9 @@ func (r *nodeRun) processes(ctx context.Context, gpus *nodeGPUs) (*distribution.
 	r.engine = image.Identity{Kind: manifest.RuntimeProcess, Name: facts.Name, Version: facts.Version}
 	r.log.Info("runtime", "kind", manifest.RuntimeProcess, "kernel", facts.Version)
 	r.removeLeftovers(ctx, r.rt)
+	timeline.Mark("runtime")
 	record := r.gatherNodeRecord(ctx, nil, gpus)
+	timeline.Mark("node record gathered")
 	go r.tel.Start(ctx)
 	imgs := distribution.Named(r.o.Manifest.Images(r.benches))
 	if r.node.Rank == 0 {
@@ -58,6 +62,7 @@ func (r *nodeRun) processes(ctx context.Context, gpus *nodeGPUs) (*distribution.
 		end(err)
 		return nil, nil, err
 	}
+	timeline.Mark("processes phase")
 	r.writeNodeRecord(ctx, nil, record, imgs, nil)
 	end(nil)
 	return imgs, done, nil

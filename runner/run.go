@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchctl/benchctl/internal/timeline"
+
 	"github.com/benchctl/benchctl/runner/workspace"
 
 	"github.com/benchctl/benchctl/runner/podman"
@@ -173,6 +175,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	// The job and node folders are opened once (a real folder of this user, not a link)
 	// and every file of the node is written through them.
+	timeline.Mark("node context")
 	job, err := jobdir.Layout{Shared: o.SharedDir}.CreateJob(node.JobID, node.Attempt)
 	if err != nil {
 		return nil, fmt.Errorf("creating the job folder: %w", err)
@@ -276,7 +279,9 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 			return err
 		}
 	}
+	timeline.Mark("job folder")
 	gpus, err := r.gpus(ctx, benches)
+	timeline.Mark("gpus")
 	if err != nil {
 		return err
 	}
@@ -285,15 +290,18 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	}
 	r.tel = r.telemetry(gpus.GPUAccess)
 	defer r.tel.Close()
+	timeline.Mark("telemetry")
 	if err := r.meet(ctx); err != nil {
 		return err
 	}
+	timeline.Mark("met")
 	defer r.closeBarrier()
 	ctx, stop := r.supervise(ctx)
 	defer stop()
 	if err := r.agreeOnCatalog(ctx, benches); err != nil {
 		return err
 	}
+	timeline.Mark("catalog")
 	if gpus.Vendor != manifest.VendorNone {
 		r.log.Info("gpus", "access", strings.Join(gpus.Describe(), "; "))
 	}
@@ -307,10 +315,13 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 			return err
 		}
 		defer done()
+		timeline.Mark("processes ready")
 		if err := r.containers(ctx, nil, benches, imgs, gpus); err != nil {
 			return err
 		}
+		timeline.Mark("benchmarks done")
 		r.finishJob(ctx)
+		timeline.Mark("job finished")
 		return nil
 	}
 

@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/benchctl/benchctl/internal/timeline"
+
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/runner"
@@ -33,7 +35,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchctl: exiting at once; containers and status files may be left (benchctl cleanup --job ID removes and records them)")
 		os.Exit(signalError(s).ExitCode())
 	}()
+	timeline.Mark("main")
 	code := Execute(runner.WithForce(ctx, force), os.Args[1:], iostreams.System())
+	_ = timeline.Write() // BENCHCTL_TIMELINE's file: where the time went (bench/run, bench/process)
 	signal.Stop(sigs)
 	cancel(nil)
 	os.Exit(code)
