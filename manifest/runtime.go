@@ -84,6 +84,13 @@ func (m *Manifest) ProcessRefusals() []Refusal {
 	}
 	container("container", m.Container)
 	for i, b := range m.Benchmarks {
+		if b.Model != nil && b.Model.Catalog != "" {
+			// A MAD model's Dockerfile and docker options are its catalog's recipe for the
+			// environment, which a process runs in already (the launcher made it): the runner
+			// says what it does not apply (CatalogProcessNotes). The user's own settings
+			// (the manifest's, --context's) are checked above.
+			continue
+		}
 		field := "benchmarks[" + strconv.Itoa(i) + "]"
 		image(field+".image", b.Image)
 		if b.Container != nil {

@@ -73,3 +73,23 @@ func TestProcessRefusalsOfALoadedManifest(t *testing.T) {
 		t.Fatal("an empty manifest is refused")
 	}
 }
+
+// A MAD model's Dockerfile and docker options are its catalog's recipe for the environment a
+// process runs in already: not refused (the runner says what it does not apply). The same
+// settings a user wrote for a benchmark of their own are refused.
+func TestCatalogModelsUnderTheProcessRuntime(t *testing.T) {
+	model := Benchmark{Name: "pyt_vllm", Model: &Model{Catalog: "/mad/models.json"}, Image: &Image{Dockerfile: "/mad/docker/pyt_vllm.ubuntu.amd.Dockerfile"},
+		Container: &Container{IPC: "private", CapAdd: []string{"SYS_PTRACE"}}, Mounts: []Mount{{Source: "/mad", Target: "/myworkspace"}}}
+	own := model
+	own.Name, own.Model = "mine", nil
+	m := &Manifest{Benchmarks: []Benchmark{model}}
+	if err := m.SetRuntime(RuntimeProcess); err != nil || !m.Process() {
+		t.Fatalf("a MAD model refused: %v", err)
+	}
+	m = &Manifest{Benchmarks: []Benchmark{model, own}}
+	err := m.SetRuntime(RuntimeProcess)
+	if err == nil || strings.Contains(err.Error(), "benchmarks[0]") || !strings.Contains(err.Error(), "benchmarks[1].image.dockerfile") ||
+		!strings.Contains(err.Error(), "benchmarks[1].container.capAdd") || !strings.Contains(err.Error(), "benchmarks[1].mounts[0]") {
+		t.Fatalf("a benchmark of the user's own: %v", err)
+	}
+}

@@ -2,13 +2,16 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/benchctl/benchctl/internal/timeline"
+	"github.com/benchctl/benchctl/runner/workspace"
 
 	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/gpu"
@@ -122,6 +125,101 @@ func processPaths(s Spec, resultsDir string) Spec {
 		s.Env[i].Value = host(s.Env[i].Value)
 	}
 	return s
+}
+
+// catalogProcessNotes says what of a MAD model's catalog recipe the process runtime does
+// not apply (its Dockerfile's image, its docker options), and where it belongs instead; nil
+// for a benchmark that is not a MAD model, or that has nothing of the kind.
+func catalogProcessNotes(b manifest.Benchmark) []string {
+	if b.Model == nil || b.Model.Catalog == "" {
+		return nil
+	}
+	var out []string
+	if b.Image != nil && b.Image.Builds() {
+		out = append(out, fmt.Sprintf("its Dockerfile %s is not built: the process runs in the environment benchctl runs in, which should be that image (started by pyxis, enroot or Apptainer)", b.Image.Dockerfile))
+	}
+	if b.Container != nil {
+		var opts []string
+		c := *b.Container
+		if c.IPC != "" && c.IPC != "host" {
+			opts = append(opts, "--ipc "+c.IPC)
+		}
+		if c.ShmSize != 0 {
+			opts = append(opts, "--shm-size")
+		}
+		if c.User != "" {
+			opts = append(opts, "--user "+c.User)
+		}
+		for _, cp := range c.CapAdd {
+			opts = append(opts, "--cap-add "+cp)
+		}
+		for _, d := range c.Devices {
+			opts = append(opts, "--device "+d.Host)
+		}
+		for _, so := range c.SecurityOpt {
+			opts = append(opts, "--security-opt "+so)
+		}
+		for _, g := range c.GroupAdd {
+			opts = append(opts, "--group-add "+g)
+		}
+		if len(opts) > 0 {
+			out = append(out, "its docker options ("+strings.Join(opts, " ")+") are not applied: a process has benchctl's own; give what it needs to the launcher that makes the environment")
+		}
+	}
+	return out
+}
+
+// processWorkspace is a MAD model's spec for the process runtime, which mounts nothing:
+// its workspace is where it is on the node (ws), not at /myworkspace, so the folder it runs
+// in, its command and its variables name that folder instead (the workspace's links point
+// into the checkout itself: workspace.Make); the workspace's and the checkout's mounts are
+// dropped, and so are the catalog's docker options (catalogProcessNotes says which), but
+// for the limits, which a process has too.
+func processWorkspace(s Spec, ws string) Spec {
+	host := func(v string) string { return replacePath(v, manifest.ModelWorkspace, ws) }
+	s.Workdir = host(s.Workdir)
+	s.Command = slices.Clone(s.Command)
+	for i, w := range s.Command {
+		s.Command[i] = host(w)
+	}
+	s.Env = slices.Clone(s.Env)
+	for i := range s.Env {
+		s.Env[i].Value = host(s.Env[i].Value)
+	}
+	var mounts []manifest.Mount
+	for _, m := range s.Mounts {
+		if t := path.Clean(m.Target); t != manifest.ModelWorkspace && t != workspace.CheckoutMount {
+			mounts = append(mounts, m)
+		}
+	}
+	s.Mounts = mounts
+	s.Container = manifest.Container{Network: "host", IPC: "host", Ulimits: s.Container.Ulimits}
+	return s
+}
+
+// replacePath replaces, in v, every occurrence of the path from that is a whole path or
+// its prefix by to: one that starts v or follows a separator (a space, a quote, ':', '=',
+// ',', ';'), and ends v or goes on with '/' or a separator. /myworkspace/x and
+// --dir=/myworkspace, not /myworkspace2 or /data/myworkspace.
+func replacePath(v, from, to string) string {
+	const seps = " \t'\":=,;"
+	var b strings.Builder
+	last := 0
+	for i := 0; i+len(from) <= len(v); {
+		j := strings.Index(v[i:], from)
+		if j < 0 {
+			break
+		}
+		start, end := i+j, i+j+len(from)
+		if (start == 0 || strings.IndexByte(seps, v[start-1]) >= 0) && (end == len(v) || v[end] == '/' || strings.IndexByte(seps, v[end]) >= 0) {
+			b.WriteString(v[last:start])
+			b.WriteString(to)
+			last = end
+		}
+		i = end
+	}
+	b.WriteString(v[last:])
+	return b.String()
 }
 
 // withEnviron gives a process this benchctl's environment (as a container has its image's:

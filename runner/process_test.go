@@ -171,3 +171,65 @@ func TestProcessGPUsByTheNodesNumbering(t *testing.T) {
 		t.Errorf("the log does not say the process's GPUs by the node's numbering:\n%s", r.log)
 	}
 }
+
+// A path is replaced where it is a whole path or a prefix of one, not where it begins a
+// longer name.
+func TestReplacePath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/myworkspace":                      "/ws",
+		"/myworkspace/run_directory":        "/ws/run_directory",
+		"--dir=/myworkspace/x,/myworkspace": "--dir=/ws/x,/ws",
+		"/myworkspace2/x":                   "/myworkspace2/x",
+		"a /myworkspace b '/myworkspace'":   "a /ws b '/ws'",
+		"PATH=/myworkspace/bin:/usr/bin":    "PATH=/ws/bin:/usr/bin",
+		"/myworkspaces/myworkspace":         "/myworkspaces/myworkspace",
+		"":                                  "",
+	} {
+		if got := replacePath(in, "/myworkspace", "/ws"); got != want {
+			t.Errorf("replacePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A MAD model's spec for the process runtime runs in its workspace where it is on the node:
+// its folder, command and variables name it, the workspace's and the checkout's mounts are
+// gone, and of the catalog's docker options only the limits are left.
+func TestProcessWorkspace(t *testing.T) {
+	s := Spec{Workdir: manifest.ModelWorkspace + "/run_directory", Command: []string{"bash", "run.sh", "--out", manifest.ModelWorkspace + "/x"},
+		Env: []manifest.EnvVar{{Name: "MAD_DIR", Value: manifest.ModelWorkspace}},
+		Mounts: []manifest.Mount{{Source: "/node/ws", Target: manifest.ModelWorkspace}, {Source: "/mad", Target: "/benchctl/checkout", ReadOnly: true},
+			{Source: "/results", Target: "/results"}},
+		Container: manifest.Container{IPC: "private", ShmSize: 1 << 30, CapAdd: []string{"SYS_PTRACE"}, Devices: []manifest.Device{{Host: "/dev/kfd"}},
+			Ulimits: []manifest.Limit{{Name: "memlock", Soft: -1, Hard: -1}}}}
+	got := processWorkspace(s, "/node/ws")
+	if got.Workdir != "/node/ws/run_directory" || got.Command[3] != "/node/ws/x" || got.Env[0].Value != "/node/ws" {
+		t.Errorf("paths: %q %q %v", got.Workdir, got.Command, got.Env)
+	}
+	if len(got.Mounts) != 1 || got.Mounts[0].Target != "/results" {
+		t.Errorf("mounts %v", got.Mounts)
+	}
+	if c := got.Container; c.IPC != "host" || c.ShmSize != 0 || len(c.CapAdd) != 0 || len(c.Devices) != 0 || len(c.Ulimits) != 1 {
+		t.Errorf("container %+v", c)
+	}
+	if s.Command[3] != manifest.ModelWorkspace+"/x" || len(s.Mounts) != 3 {
+		t.Error("the spec it was given was changed")
+	}
+}
+
+// What of a MAD model's catalog recipe the process runtime does not apply is said, each
+// docker option by name; nothing for a benchmark of the user's own.
+func TestCatalogProcessNotes(t *testing.T) {
+	model := manifest.Benchmark{Name: "pyt_vllm", Model: &manifest.Model{Catalog: "/mad/models.json"}, Image: &manifest.Image{Dockerfile: "/mad/docker/pyt_vllm.ubuntu.amd.Dockerfile"},
+		Container: &manifest.Container{IPC: "private", ShmSize: 1 << 30, CapAdd: []string{"SYS_PTRACE"}, Devices: []manifest.Device{{Host: "/dev/kfd"}}, SecurityOpt: []string{"seccomp=unconfined"}, GroupAdd: []string{"video"}}}
+	notes := strings.Join(catalogProcessNotes(model), "\n")
+	for _, want := range []string{"pyt_vllm.ubuntu.amd.Dockerfile is not built", "--ipc private", "--shm-size", "--cap-add SYS_PTRACE", "--device /dev/kfd", "--security-opt seccomp=unconfined", "--group-add video"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the notes lack %q:\n%s", want, notes)
+		}
+	}
+	own := model
+	own.Model = nil
+	if catalogProcessNotes(own) != nil || catalogProcessNotes(manifest.Benchmark{Model: &manifest.Model{Catalog: "/mad/models.json"}}) != nil {
+		t.Error("notes for a benchmark that is not a MAD model, or has nothing to say")
+	}
+}

@@ -618,7 +618,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	}
 	var wsErr error
 	if workspace.In(b) {
-		dirs.Workspace, wsErr = workspace.Make(ctx, r.nf, r.nd, r.dir.Clones(), name, b, resultsMode(cu, os.Getuid()))
+		dirs.Workspace, wsErr = workspace.Make(ctx, r.nf, r.nd, r.dir.Clones(), name, b, resultsMode(cu, os.Getuid()), r.o.Manifest.Process())
 	}
 	spec := BuildSpecAt(r.o.Manifest, b, node, img.RunRef(), img.Key, dirs, gpus, r.o.Environ)
 	spec.Engine, spec.UserNS = r.engine, userNS
@@ -627,6 +627,12 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	}
 	if r.o.Manifest.Process() {
 		spec = withEnviron(processPaths(spec, resultsDir), r.o.Environ)
+		if dirs.Workspace != "" {
+			spec = processWorkspace(spec, dirs.Workspace)
+			for _, n := range catalogProcessNotes(b) {
+				r.log.Info("MAD model under the process runtime: "+n, "benchmark", b.Name)
+			}
+		}
 	}
 	start := time.Now().UTC()
 	rec.Outcome, rec.StartedAt, rec.Log, rec.GPUs, rec.ImageID = OutcomeRunning, start, logName, len(gpus.GPUs), img.ID

@@ -254,3 +254,58 @@ func TestProcessRuntimeTimeout(t *testing.T) {
 	}
 	waitNoProcesses(t, id)
 }
+
+// The MAD flagship models as processes on 3 nodes (the catalog's Dockerfiles not built: the
+// nodes are the environment): each runs its script from its own run directory in the
+// node's workspace, whose links lead into the checkout on the node; the CSVs are found where
+// madengine finds them, the checkout is not changed, and collect makes one perf.csv.
+func TestProcessRuntimeMADFlagship(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	mad := filepath.Join(tb.FreshDir(t), "MAD")
+	if out, err := exec.Command("cp", "-a", repoPath(t, "tests/fixtures/mad-flagship"), mad).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	before := treeDigest(t, mad)
+	mf := filepath.Join(t.TempDir(), "m.yaml")
+	if err := os.WriteFile(mf, []byte(fmt.Sprintf("name: mad-processes\nruntime: process\ngpu: {vendor: none}\nmodels: {catalog: %s, tags: [flagship], gpuVendor: amd}\n",
+		filepath.Join(mad, "models.json"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, out, err := runJob(t, tb, mf, shared, true)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "pyt_vllm.ubuntu.amd.Dockerfile is not built") {
+		t.Errorf("the job's log does not say the catalog's Dockerfile is not built:\n%s", out)
+	}
+	job := jobdir.Layout{Shared: shared}.Job(id, 0)
+	vllm, train := "pyt_vllm_tiny-llama", "pyt_train_tiny-llama"
+	for rank, d := range nodeDirs(tb) {
+		node := job.NodeNamed(d)
+		for _, c := range []struct{ bench, file, row string }{
+			{vllm, "perf_Tiny-Llama.csv", fmt.Sprintf("Tiny-Llama,%d,tokens_per_second,32,all,%d", 1000+10*rank, rank)},
+			{train, "training_perf.csv", fmt.Sprintf("%s,%d,samples_per_second,%d", train, 500+5*rank, rank)},
+		} {
+			b, err := os.ReadFile(filepath.Join(node.Results(c.bench), c.file))
+			if err != nil || !strings.Contains(string(b), c.row) {
+				t.Errorf("%s: %s: %v\n%s\nwant the row %s", d, c.file, err, b, c.row)
+			}
+		}
+		log, _ := os.ReadFile(node.Log(vllm))
+		if want := fmt.Sprintf("vllm %s rank %d of 3 (slurm) in %s", vllm, rank, filepath.Join(node.Workspace(vllm), "run_directory")); !strings.Contains(string(log), want) {
+			t.Errorf("%s: the log lacks %q:\n%s", d, want, log)
+		}
+	}
+	code, cout, cerr := benchctlRun(t, tb.Env(), "collect", id, "--shared-dir", shared)
+	if code != 0 {
+		t.Fatalf("collect: exit %d\n%s\n%s", code, cout, cerr)
+	}
+	if rows := readPerf(t, job.Output(jobdir.PerfFile)); len(rows) != 2 {
+		t.Errorf("perf.csv: %d rows, want 2: %v", len(rows), rows)
+	}
+	if after := treeDigest(t, mad); after != before {
+		t.Errorf("the checkout changed:\nbefore %s\nafter  %s", before, after)
+	}
+	waitNoProcesses(t, id)
+}

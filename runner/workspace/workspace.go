@@ -86,9 +86,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // folder (scripttree: checked again here, as the checkout may have changed since it was
 // loaded). A model with a url runs in a copy of the job's clone of it (clones: the job
 // folder's ClonesFolder, which rank 0 filled before any container started) instead, its
-// script folder copied over it, as madengine copies it into its clone. It returns the
+// script folder copied over it, as madengine copies it into its clone. The links point
+// into the checkout as the model sees it: at CheckoutMount in a container, or (process,
+// for the process runtime, which mounts nothing) at the checkout's own path. It returns the
 // workspace's host path.
-func Make(ctx context.Context, nf *jobdir.NodeFolder, nd jobdir.NodeDir, clones, run string, b manifest.Benchmark, mode os.FileMode) (string, error) {
+func Make(ctx context.Context, nf *jobdir.NodeFolder, nd jobdir.NodeDir, clones, run string, b manifest.Benchmark, mode os.FileMode, process bool) (string, error) {
 	ws := nd.Workspace(run)
 	if err := os.RemoveAll(ws); err != nil { // an earlier run's of this name (never followed: RemoveAll removes links)
 		return "", err
@@ -116,11 +118,17 @@ func Make(ctx context.Context, nf *jobdir.NodeFolder, nd jobdir.NodeDir, clones,
 		return "", fmt.Errorf("the checkout %s holds more than %d entries in its top folder: the workspace links to each; keep a MAD checkout's top folder small", checkout, maxCheckoutEntries)
 	}
 	rdName := runDirName(b)
+	linkRoot := CheckoutMount
+	if process {
+		if linkRoot, err = filepath.Abs(checkout); err != nil {
+			return "", err
+		}
+	}
 	for _, name := range names {
 		if name == manifest.ModelRunDirectory || name == rdName { // madengine's own, from an earlier run in the checkout
 			continue
 		}
-		if err := os.Symlink(path.Join(CheckoutMount, name), filepath.Join(ws, name)); err != nil {
+		if err := os.Symlink(path.Join(linkRoot, name), filepath.Join(ws, name)); err != nil {
 			return "", err
 		}
 	}

@@ -43,6 +43,27 @@ func workspaceBench(checkout, runDir, results string) manifest.Benchmark {
 		Results: results, Model: &manifest.Model{Catalog: filepath.Join(checkout, "models.json"), RunDir: runDir}}
 }
 
+// For the process runtime, which mounts nothing, the links point into the checkout itself,
+// and they resolve on the node: a model reads its checkout's files through them.
+func TestMakeWorkspaceForAProcess(t *testing.T) {
+	checkout := madCheckout(t)
+	shared := t.TempDir()
+	nf := testNodeFolder(t, shared, "1", 0, "n1")
+	nd := jobdir.Layout{Shared: shared}.Job("1", 0).Node(0, "n1")
+	b := workspaceBench(checkout, "scripts/vllm", "perf_x.csv")
+	ws, err := Make(context.Background(), nf, nd, "", b.Name, b, 0o755, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(checkout)
+	if l, err := os.Readlink(filepath.Join(ws, "models.json")); err != nil || l != filepath.Join(abs, "models.json") {
+		t.Errorf("link %q %v, want into %s", l, err, abs)
+	}
+	if _, err := os.ReadFile(filepath.Join(ws, "models.json")); err != nil {
+		t.Errorf("the link does not resolve on the node: %v", err)
+	}
+}
+
 // The workspace links every entry of the checkout's top folder to the checkout's mount
 // (not madengine's own run_directory), and the run directory is a copy of the script's
 // folder: what the model writes there, or moves to ../, stays in the node's folder.
@@ -52,7 +73,7 @@ func TestMakeWorkspace(t *testing.T) {
 	nf := testNodeFolder(t, shared, "1", 2, "n3")
 	nd := jobdir.Layout{Shared: shared}.Job("1", 0).Node(2, "n3")
 	b := workspaceBench(checkout, "scripts/vllm", "perf_x.csv")
-	ws, err := Make(context.Background(), nf, nd, "", b.Name, b, 0o755)
+	ws, err := Make(context.Background(), nf, nd, "", b.Name, b, 0o755, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +93,7 @@ func TestMakeWorkspace(t *testing.T) {
 	}
 	// A second run of the same name starts afresh.
 	os.WriteFile(filepath.Join(ws, "run_directory", "marker"), nil, 0o644)
-	if _, err := Make(context.Background(), nf, nd, "", b.Name, b, 0o755); err != nil {
+	if _, err := Make(context.Background(), nf, nd, "", b.Name, b, 0o755, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(filepath.Join(ws, "run_directory", "marker")); err == nil {
@@ -80,7 +101,7 @@ func TestMakeWorkspace(t *testing.T) {
 	}
 	// A script folder that became bad since the load fails the run with the reason.
 	os.Symlink("/etc", filepath.Join(checkout, "scripts/vllm/etc"))
-	if _, err := Make(context.Background(), nf, nd, "", b.Name, b, 0o755); err == nil || !strings.Contains(err.Error(), "leads out of the checkout") {
+	if _, err := Make(context.Background(), nf, nd, "", b.Name, b, 0o755, false); err == nil || !strings.Contains(err.Error(), "leads out of the checkout") {
 		t.Errorf("a link out of the checkout: %v", err)
 	}
 }
@@ -185,7 +206,7 @@ func TestMakeWorkspaceOfAURLModel(t *testing.T) {
 	}
 	b := workspaceBench(checkout, "scripts/vllm", "perf_x.csv")
 	b.Model.URL, b.Workdir = url, manifest.ModelWorkspace+"/tiny-model"
-	ws, err := Make(context.Background(), nf, nd, dir.Clones(), b.Name, b, 0o755)
+	ws, err := Make(context.Background(), nf, nd, dir.Clones(), b.Name, b, 0o755, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +244,7 @@ func TestAWorkspaceOfAHugeCheckoutIsRefused(t *testing.T) {
 	nf := testNodeFolder(t, shared, "1", 0, "n1")
 	nd := jobdir.Layout{Shared: shared}.Job("1", 0).Node(0, "n1")
 	b := workspaceBench(checkout, "scripts/vllm", "perf_x.csv")
-	if _, err := Make(context.Background(), nf, nd, "", b.Name, b, 0o755); err == nil || !strings.Contains(err.Error(), "holds more than 10000 entries in its top folder") {
+	if _, err := Make(context.Background(), nf, nd, "", b.Name, b, 0o755, false); err == nil || !strings.Contains(err.Error(), "holds more than 10000 entries in its top folder") {
 		t.Fatalf("got %v", err)
 	}
 }
