@@ -262,7 +262,7 @@ func TestProcessRuntimeTimeout(t *testing.T) {
 func TestProcessRuntimeMADFlagship(t *testing.T) {
 	tb := testbed.Require(t)
 	shared := tb.FreshDir(t)
-	mad := filepath.Join(tb.FreshDir(t), "MAD")
+	mad := filepath.Join(shared, "MAD") // every node sees it at this path
 	if out, err := exec.Command("cp", "-a", repoPath(t, "tests/fixtures/mad-flagship"), mad).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -306,6 +306,48 @@ func TestProcessRuntimeMADFlagship(t *testing.T) {
 	}
 	if after := treeDigest(t, mad); after != before {
 		t.Errorf("the checkout changed:\nbefore %s\nafter  %s", before, after)
+	}
+	waitNoProcesses(t, id)
+}
+
+// Tools under the process runtime, on 3 nodes: a tool's cmd wraps the benchmark, its pre and
+// post scripts run on the node in the tools' directory with their args, its env_vars reach
+// the process, and what they wrote is kept in each node's results folder, nothing left in
+// the benchmark's working folder (a folder of the user's, shared by the nodes).
+func TestProcessRuntimeTools(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	work := filepath.Join(shared, "work") // every node sees it at this path
+	if out, err := exec.Command("cp", "-R", repoPath(t, "tests/fixtures/tools"), work).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	mf := filepath.Join(work, "m.yaml")
+	if err := os.WriteFile(mf, []byte(fmt.Sprintf("name: tools\nruntime: process\ngpu: {vendor: none}\ntools: [tracer, prepost, envtool]\n"+
+		"benchmarks:\n- {name: toolbench, command: [bash, bench.sh], workdir: %s, results: perf.csv}\n", work)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, out, err := runJob(t, tb, mf, shared, true)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	job := jobdir.Layout{Shared: shared}.Job(id, 0)
+	for rank, d := range nodeDirs(tb) {
+		res := job.NodeNamed(d).Results("toolbench")
+		trace, err := os.ReadFile(filepath.Join(res, "run_directory", "trace_output", "trace.txt"))
+		if err != nil || !strings.Contains(string(trace), "tracer: start bash "+filepath.Join(work, "bench.sh")+" in run_directory-") || !strings.Contains(string(trace), fmt.Sprintf("tracer: end rc=0 rank=%d", rank)) {
+			t.Errorf("%s: trace %v\n%s", d, err, trace)
+		}
+		marks, _ := os.ReadFile(filepath.Join(res, "marks.txt"))
+		if !strings.Contains(string(marks), "mark pre [two words] in run_directory-") || !strings.Contains(string(marks), "mark post [] in run_directory-") {
+			t.Errorf("%s: marks\n%s", d, marks)
+		}
+		log, _ := os.ReadFile(job.NodeNamed(d).Log("toolbench"))
+		if !strings.Contains(string(log), fmt.Sprintf("bench: TOOL_LEVEL=3 rank=%d", rank)) {
+			t.Errorf("%s: log\n%s", d, log)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(work, "run_directory-*")); len(left) > 0 {
+		t.Errorf("tools' directories left in the working folder: %v", left)
 	}
 	waitNoProcesses(t, id)
 }
