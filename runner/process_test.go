@@ -233,3 +233,22 @@ func TestCatalogProcessNotes(t *testing.T) {
 		t.Error("notes for a benchmark that is not a MAD model, or has nothing to say")
 	}
 }
+
+// A launcher's line reaches a process as it reaches a container (torchrun's, on one node),
+// and a path it gives under the container's output folder (deepspeed's hostfile) is that
+// folder's on the node.
+func TestLaunchersUnderTheProcessRuntime(t *testing.T) {
+	body := "launcher: torchrun\nbenchmarks:\n- {name: b, command: [sh, -c, 'echo \"runner=$MAD_MULTI_NODE_RUNNER\"']}\n"
+	r, nd := runProcesses(t, body, []string{"PATH=" + os.Getenv("PATH")})
+	if r.err != nil {
+		t.Fatalf("Run: %v\n%s", r.err, r.log)
+	}
+	logText, _ := os.ReadFile(filepath.Join(nd.Path, benchStatus(t, r.st).Log))
+	if !strings.Contains(string(logText), "runner=torchrun --standalone --nproc_per_node=") {
+		t.Errorf("the launcher's line did not reach the process:\n%s", logText)
+	}
+	s := processPaths(Spec{Env: []manifest.EnvVar{{Name: "MAD_MULTI_NODE_RUNNER", Value: "deepspeed --hostfile=" + DeepSpeedHostfile + " --master_addr=n1"}}}, "/node/results/b")
+	if want := "deepspeed --hostfile=/node/results/b/deepspeed_hostfile --master_addr=n1"; s.Env[0].Value != want {
+		t.Errorf("deepspeed's line %q, want %q", s.Env[0].Value, want)
+	}
+}
