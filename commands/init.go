@@ -14,6 +14,7 @@ import (
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/starter"
 )
 
 // InitOptions are benchctl init's flags.
@@ -29,7 +30,7 @@ type InitOptions struct {
 // Init writes a starter manifest for a Dockerfile or an image.
 func Init(ctx context.Context, io iostreams.Streams, opts *InitOptions) error {
 	if opts.Image != "" {
-		return writeStarter(io, opts, "", manifest.StarterOptions{Image: opts.Image}, refName(opts.Image))
+		return writeStarter(io, opts, "", starter.Options{Image: opts.Image}, refName(opts.Image))
 	}
 	df, err := filepath.Abs(opts.Dockerfile)
 	if err != nil {
@@ -38,7 +39,7 @@ func Init(ctx context.Context, io iostreams.Streams, opts *InitOptions) error {
 	if st, err := os.Stat(df); err != nil || st.IsDir() {
 		return exitcode.Usagef("point --dockerfile at your Dockerfile, or use a prebuilt image with --image REF", "no Dockerfile at %s", df)
 	}
-	so := manifest.StarterOptions{}
+	so := starter.Options{}
 	data, err := safefile.ReadFile(df, 16<<20)
 	if err != nil {
 		return exitcode.Usagef("point --dockerfile at a readable Dockerfile", "reading %s: %v", df, err)
@@ -55,7 +56,7 @@ func Init(ctx context.Context, io iostreams.Streams, opts *InitOptions) error {
 
 // writeStarter writes the starter manifest: beside the Dockerfile df (or in the current
 // folder without one) unless --file says where.
-func writeStarter(io iostreams.Streams, opts *InitOptions, df string, so manifest.StarterOptions, suggest string) error {
+func writeStarter(io iostreams.Streams, opts *InitOptions, df string, so starter.Options, suggest string) error {
 	out := opts.Output
 	switch {
 	case out == "" && df != "":
@@ -81,7 +82,7 @@ func writeStarter(io iostreams.Streams, opts *InitOptions, df string, so manifes
 	if so.Name == "" {
 		so.Name = manifest.SuggestName(suggest)
 	}
-	text, err := manifest.Starter(so)
+	text, err := starter.Render(so)
 	if err != nil {
 		return exitcode.Usagef("choose another --name", "%v", err)
 	}
