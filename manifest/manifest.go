@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/manifest/figures"
+
 	"github.com/benchctl/benchctl/internal/shellwords"
 )
 
@@ -253,6 +255,10 @@ type Benchmark struct {
 	// Image, when set, is the benchmark's own image: its image: in the manifest, or a
 	// MAD model's Dockerfile picked by GPU vendor. Nil: the manifest's image.
 	Image *Image `json:"image,omitempty" yaml:"image,omitempty"`
+	// Figures are read from the output when the benchmark ends (package figures), and
+	// Success judges it.
+	Figures []figures.Spec   `json:"figures,omitempty" yaml:"figures,omitempty"`
+	Success *figures.Success `json:"success,omitempty" yaml:"success,omitempty"`
 }
 
 // What a benchmark's failure does to the job (Benchmark.OnFailure).

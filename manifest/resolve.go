@@ -3,10 +3,12 @@ package manifest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -266,7 +268,14 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		}
 	}
 	r.experiment(s, m)
-	m.Metrics = s.Metrics.Rules
+	m.Metrics = s.Metrics.Rules // the user's first: the first rule that matches decides
+	for _, b := range m.Benchmarks {
+		for _, f := range b.Figures {
+			for _, metric := range slices.Sorted(maps.Keys(f.Directions())) {
+				m.Metrics = append(m.Metrics, MetricRule{Metric: metric, Better: f.Directions()[metric]})
+			}
+		}
+	}
 	m.Telemetry = s.Telemetry.resolve()
 	return m
 }

@@ -8,8 +8,10 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/benchctl/benchctl/manifest/document"
 	"github.com/distribution/reference"
+
+	"github.com/benchctl/benchctl/manifest/document"
+	"github.com/benchctl/benchctl/manifest/figures"
 )
 
 var (
@@ -263,6 +265,25 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 			r.p.Add(fp+".launcher", "%s", msg)
 		} else {
 			b.Launcher, _ = CanonicalLauncher(s.Launcher)
+		}
+		if len(s.Figures) > 0 {
+			if s.Results != "" {
+				r.p.Add(fp+".results", "the figures are written to %s: drop results (or drop figures and have the program write the CSV)", figures.ResultsFile)
+			}
+			b.Results = figures.ResultsFile
+		}
+		for j, fs := range s.Figures {
+			f := figures.Spec(fs)
+			for _, p := range f.Check() {
+				r.p.Add(document.Index(fp+".figures", j)+"."+p.Field, "%s", p.Msg)
+			}
+			b.Figures = append(b.Figures, f)
+		}
+		if s.Success != nil {
+			b.Success = &figures.Success{Require: s.Success.Require, Forbid: s.Success.Forbid}
+			for _, p := range b.Success.Check() {
+				r.p.Add(fp+".success."+p.Field, "%s", p.Msg)
+			}
 		}
 		out = append(out, b)
 	}

@@ -194,6 +194,8 @@ func (g *schemaGen) of(t reflect.Type, path string) (*jsonSchema, error) {
 		return &jsonSchema{Type: schemaTypes{"boolean"}}, nil
 	case reflect.Int, reflect.Int64:
 		return &jsonSchema{Type: schemaTypes{"integer"}}, nil
+	case reflect.Float64:
+		return &jsonSchema{Type: schemaTypes{"number"}}, nil
 	}
 	return nil, fmt.Errorf("manifest schema: %s (at %s) cannot be described", t, pathName(path))
 }

@@ -3,6 +3,8 @@ package manifest
 import (
 	"reflect"
 	"strings"
+
+	"github.com/benchctl/benchctl/manifest/figures"
 )
 
 // What the schema says beyond the Go types. Every value here comes from the decoder or the
@@ -126,32 +128,34 @@ var schemaRules = map[string]func(*jsonSchema){
 		s.AnyOf = []*jsonSchema{{Required: []string{"benchmarks"}}, {Required: []string{"models"}}}
 		s.PatternProperties = properties{{"^x-", &jsonSchema{Description: "An extension: benchctl ignores top-level keys that start with x- (a place for values to anchor, e.g. x-env: &env {...})."}}}
 	},
-	"version":                      schemaEnum(1),
-	"name":                         schemaPattern(imageNameRE.String(), 63),
-	"image":                        schemaImage(false),
-	"image.pull":                   schemaEnum("missing", "always", "never"),
-	"image.target":                 schemaPattern(targetRE.String(), 0),
-	"image.platform":               schemaPattern(platformRE.String(), 0),
-	"image.buildArgs":              schemaKeys(varNameRE.String()),
-	"gpu.vendor":                   schemaEnum(VendorAMD, VendorNVIDIA, VendorNone, VendorAuto),
-	"env":                          schemaKeys(varNameRE.String()),
-	"passEnv[]":                    schemaPattern(globRE.String(), 0),
-	"secrets[]":                    schemaPattern(varNameRE.String(), 0),
-	"container.network":            schemaEnum("host", "none", "bridge"),
-	"container.ipc":                schemaEnum("host", "private", "shareable", "none"),
-	"container.ulimits":            func(s *jsonSchema) { s.PropertyNames = &jsonSchema{Enum: anys(strings.Fields(ulimitNames)...)} },
-	"benchmarks[]":                 func(s *jsonSchema) { s.Type, s.Required = schemaTypes{"object"}, []string{"name", "command"} },
-	"benchmarks[].name":            schemaPattern(benchNameRE.String(), 100),
-	"benchmarks[].command":         func(s *jsonSchema) { s.MinItems = ptr(1) },
-	"benchmarks[].env":             schemaKeys(varNameRE.String()),
-	"benchmarks[].onFailure":       schemaEnum(OnFailureAbort, OnFailureContinue),
-	"benchmarks[].launcher":        schemaEnum(launcherEnum()...),
-	"launcher":                     schemaEnum(launcherEnum()...),
-	"benchmarks[].image":           schemaImage(true),
-	"benchmarks[].image.pull":      schemaEnum("missing", "always", "never"),
-	"benchmarks[].image.target":    schemaPattern(targetRE.String(), 0),
-	"benchmarks[].image.platform":  schemaPattern(platformRE.String(), 0),
-	"benchmarks[].image.buildArgs": schemaKeys(varNameRE.String()),
+	"version":                       schemaEnum(1),
+	"name":                          schemaPattern(imageNameRE.String(), 63),
+	"image":                         schemaImage(false),
+	"image.pull":                    schemaEnum("missing", "always", "never"),
+	"image.target":                  schemaPattern(targetRE.String(), 0),
+	"image.platform":                schemaPattern(platformRE.String(), 0),
+	"image.buildArgs":               schemaKeys(varNameRE.String()),
+	"gpu.vendor":                    schemaEnum(VendorAMD, VendorNVIDIA, VendorNone, VendorAuto),
+	"env":                           schemaKeys(varNameRE.String()),
+	"passEnv[]":                     schemaPattern(globRE.String(), 0),
+	"secrets[]":                     schemaPattern(varNameRE.String(), 0),
+	"container.network":             schemaEnum("host", "none", "bridge"),
+	"container.ipc":                 schemaEnum("host", "private", "shareable", "none"),
+	"container.ulimits":             func(s *jsonSchema) { s.PropertyNames = &jsonSchema{Enum: anys(strings.Fields(ulimitNames)...)} },
+	"benchmarks[]":                  func(s *jsonSchema) { s.Type, s.Required = schemaTypes{"object"}, []string{"name", "command"} },
+	"benchmarks[].name":             schemaPattern(benchNameRE.String(), 100),
+	"benchmarks[].command":          func(s *jsonSchema) { s.MinItems = ptr(1) },
+	"benchmarks[].env":              schemaKeys(varNameRE.String()),
+	"benchmarks[].onFailure":        schemaEnum(OnFailureAbort, OnFailureContinue),
+	"benchmarks[].figures[].parser": schemaEnum(anys(figures.Parsers...)...),
+	"benchmarks[].figures[].better": schemaEnum(figures.BetterHigh, figures.BetterLow),
+	"benchmarks[].launcher":         schemaEnum(launcherEnum()...),
+	"launcher":                      schemaEnum(launcherEnum()...),
+	"benchmarks[].image":            schemaImage(true),
+	"benchmarks[].image.pull":       schemaEnum("missing", "always", "never"),
+	"benchmarks[].image.target":     schemaPattern(targetRE.String(), 0),
+	"benchmarks[].image.platform":   schemaPattern(platformRE.String(), 0),
+	"benchmarks[].image.buildArgs":  schemaKeys(varNameRE.String()),
 	"models": func(s *jsonSchema) {
 		s.Required = []string{"catalog"}
 		s.AnyOf = []*jsonSchema{{Required: []string{"tags"}}, {Required: []string{"names"}}}

@@ -301,6 +301,12 @@ var enumManifests = map[string]func(v any) string{
 	"benchmarks[].onFailure": func(v any) string {
 		return sHead + fmt.Sprintf("benchmarks: [{name: b, command: [\"true\"], onFailure: %v}]\n", v)
 	},
+	"benchmarks[].figures[].parser": func(v any) string {
+		return sHead + fmt.Sprintf("benchmarks: [{name: b, command: [\"true\"], figures: [{parser: %v}]}]\n", v)
+	},
+	"benchmarks[].figures[].better": func(v any) string {
+		return sHead + fmt.Sprintf("benchmarks: [{name: b, command: [\"true\"], figures: [{metric: m, pattern: 'x (?P<value>\\d+)', better: %v}]}]\n", v)
+	},
 	"benchmarks[].launcher": func(v any) string {
 		return sHead + fmt.Sprintf("benchmarks: [{name: b, command: [\"true\"], launcher: %v}]\n", v)
 	},

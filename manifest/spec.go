@@ -233,6 +233,47 @@ type BenchmarkSpec struct {
 	// Image is this benchmark's own image (dockerfile or ref); without it the benchmark
 	// runs on the manifest's image.
 	Image *ImageSpec `json:"image"`
+	// Figures are figures of merit read from the benchmark's output, for programs that
+	// print text rather than a results CSV: each a pattern with a named group value (its
+	// other named groups tell rows apart) with its metric, unit and better, or a built-in
+	// parser (nccl-tests, rccl-tests, osu, hpcc, hpl); from stdout or a file under
+	// $BENCHCTL_OUTPUT_DIR; min and max bound its values. A figure missing or out of bounds
+	// fails the benchmark.
+	Figures []FigureSpec `json:"figures"`
+	// Success decides pass or fail from the output: require lists patterns some line must
+	// match, forbid patterns no line may match.
+	Success *SuccessSpec `json:"success"`
+}
+
+// FigureSpec is one figure of merit read from a benchmark's output (figures.Spec).
+type FigureSpec struct {
+	// Metric is the figure's metric name in perf.csv (with a pattern).
+	Metric string `json:"metric"`
+	// Pattern is an RE2 pattern matched against each line, with a named group (?P<value>...)
+	// for the figure's value; its other named groups become the row key.
+	Pattern string `json:"pattern"`
+	// Parser is a built-in parser instead of a pattern: nccl-tests, rccl-tests, osu, hpcc
+	// or hpl.
+	Parser string `json:"parser"`
+	// From is where the text is: stdout (the default: the benchmark's output), or a file's
+	// path relative to $BENCHCTL_OUTPUT_DIR.
+	From string `json:"from"`
+	// Unit is the figure's unit (with a pattern), such as GB/s.
+	Unit string `json:"unit"`
+	// Better says which way the figure is better: higher or lower (with a pattern).
+	Better string `json:"better"`
+	// Min is the least value the figure may have: below it, the benchmark fails.
+	Min *float64 `json:"min"`
+	// Max is the greatest value the figure may have: above it, the benchmark fails.
+	Max *float64 `json:"max"`
+}
+
+// SuccessSpec judges a benchmark by its output (figures.Success).
+type SuccessSpec struct {
+	// Require are RE2 patterns each of which some line of the output must match.
+	Require []string `json:"require"`
+	// Forbid are RE2 patterns no line of the output may match.
+	Forbid []string `json:"forbid"`
 }
 
 // ModelsSpec imports benchmarks from a madengine/MAD models.json catalog.

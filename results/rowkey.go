@@ -11,7 +11,7 @@ import (
 // durations) must not be key columns, or no two nodes would ever share a key.
 func DefaultKeyColumns() []string {
 	return []string{"args", "batch_size", "seq_len", "precision", "training_precision", "dtype",
-		"size_bytes", "message_size", "problem", "dataname"}
+		"size_bytes", "message_size", "problem", "dataname", "figure_key"}
 }
 
 // keyer computes row keys for one table: model, metric, the key columns it has, and the

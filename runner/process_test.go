@@ -252,3 +252,39 @@ func TestLaunchersUnderTheProcessRuntime(t *testing.T) {
 		t.Errorf("deepspeed's line %q, want %q", s.Env[0].Value, want)
 	}
 }
+
+// Figures of merit: a benchmark that prints text has its figures read from its output (a
+// pattern on stdout, a parser on a file it wrote) into figures.csv, keyed by their groups;
+// success's require and forbid, a figure missing and a figure out of bounds each fail the
+// benchmark that exited 0, with the reason.
+func TestFiguresOfMerit(t *testing.T) {
+	script := `printf "batch 1: 120.5 tok/s\nbatch 8: 910 tok/s\nall PASSED\n"; ` +
+		`printf "# Size       Latency (us)\n1                       1.52\n8                       1.61\n" > "$BENCHCTL_OUTPUT_DIR/osu.txt"; ` +
+		`mkfifo "$BENCHCTL_OUTPUT_DIR/fifo.txt"; ln -s /etc/passwd "$BENCHCTL_OUTPUT_DIR/link.txt"`
+	bench := func(extra string) string {
+		return "benchmarks:\n- name: b\n  command: [sh, -c, '" + script + "']\n" + extra
+	}
+	good := bench("  figures:\n  - {metric: tok_s, pattern: 'batch (?P<batch>\\d+): (?P<value>\\S+) tok/s', unit: tok/s, better: higher, min: 100}\n" +
+		"  - {parser: osu, from: osu.txt, max: 10}\n  success: {require: [PASSED], forbid: [FAILED]}\n")
+	r, nd := runProcesses(t, good, []string{"PATH=" + os.Getenv("PATH")})
+	if b := benchStatus(t, r.st); r.err != nil || b.Outcome != OutcomeSuccess {
+		t.Fatalf("%v %+v\n%s", r.err, b, r.log)
+	}
+	csv, err := os.ReadFile(filepath.Join(nd.Results("b"), "figures.csv"))
+	want := "model,performance,metric,unit,message_size,figure_key\nb,120.5,tok_s,tok/s,,batch=1\nb,910,tok_s,tok/s,,batch=8\nb,1.52,latency,us,1,\nb,1.61,latency,us,8,\n"
+	if err != nil || string(csv) != want {
+		t.Errorf("figures.csv %v:\n%s\nwant:\n%s", err, csv, want)
+	}
+	for extra, why := range map[string]string{
+		"  success: {forbid: [PASSED]}\n":                                                               `line 3 matches success.forbid[0] "PASSED"`,
+		"  success: {require: [Success=1]}\n":                                                           `no line of the output matches success.require[0] "Success=1"`,
+		"  figures: [{metric: m, pattern: 'nothing (?P<value>\\d+)'}]\n":                                `figure m: no line of stdout matches`,
+		"  figures: [{metric: tok_s, pattern: 'batch (?P<b>\\d+): (?P<value>\\S+) tok/s', max: 500}]\n": `figure tok_s: tok_s (b=8) is 910, above its max 500`,
+		"  figures: [{parser: hpl, from: nothing.txt}]\n":                                               `figure hpl: nothing.txt cannot be read`,
+	} {
+		r, _ := runProcesses(t, bench(extra), []string{"PATH=" + os.Getenv("PATH")})
+		if b := benchStatus(t, r.st); b.Outcome != OutcomeFailure || !strings.Contains(b.Error, "the benchmark exited 0, but "+why) {
+			t.Errorf("%s: %s %q", extra, b.Outcome, b.Error)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/benchctl/benchctl/internal/timeline"
 
+	"github.com/benchctl/benchctl/runner/judge"
 	"github.com/benchctl/benchctl/runner/workspace"
 
 	"github.com/benchctl/benchctl/runner/podman"
@@ -691,6 +692,15 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		if m := scan.Match(); m != nil { // madengine's rule: an error in the log fails the run, whatever the exit code
 			res = execResult{Outcome: OutcomeFailure, ExitCode: res.ExitCode,
 				Err: fmt.Errorf("the container exited 0, but its log has an error: %s (turn the scan off with logScan: false)", redactorOf(spec).Redact(m.String()))}
+		}
+	}
+	if res.Outcome == OutcomeSuccess && (len(b.Figures) > 0 || b.Success != nil) {
+		why, err := judge.Output(r.nf, r.nd, name, b, filepath.Join(r.nd.Path, logName))
+		if err != nil {
+			why = err.Error()
+		}
+		if why != "" {
+			res = execResult{Outcome: OutcomeFailure, ExitCode: res.ExitCode, Err: fmt.Errorf("the benchmark exited 0, but %s", why)}
 		}
 	}
 	end := time.Now().UTC()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -98,10 +99,29 @@ func (d *Decoder) Decode(n *Node, v reflect.Value, path string) {
 			return
 		}
 		v.SetInt(i)
+	case reflect.Float64:
+		f, ok := Float(n)
+		if !ok {
+			d.Problems.At(n.Line, path, "must be a number (such as 12, 0.5 or 1e9), got %s", n.Describe())
+			return
+		}
+		v.SetFloat(f)
 	default:
 		d.Problems.At(n.Line, path, "cannot be decoded (internal: unsupported type %s)", v.Type())
 	}
 }
+
+// Float reads a number scalar written in plain decimal (an exponent allowed), finite: not
+// .inf, .nan, hex or a number past float64.
+func Float(n *Node) (float64, bool) {
+	if n.Kind != ScalarNode || (n.Tag != TagInt && n.Tag != TagFloat) || !floatRE.MatchString(n.Value) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(n.Value, 64)
+	return f, err == nil
+}
+
+var floatRE = regexp.MustCompile(`^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$`)
 
 // Int reads an integer scalar written in plain decimal that fits in 53 bits.
 func Int(n *Node) (int64, bool) {

@@ -29,9 +29,10 @@ const (
 	ValueGroup  = "value"  // the named group of a pattern that is the figure's value
 	BetterHigh  = "higher"
 	BetterLow   = "lower"
-	KeyColumn   = "figure_key" // the results column of a row's key groups, name=value, joined by ' '
-	MaxRows     = 100_000      // a figure's rows, at most
-	MaxPatterns = 64           // a success's require and forbid patterns, at most
+	KeyColumn   = "figure_key"  // the results column of a row's key groups, name=value, joined by ' '
+	ResultsFile = "figures.csv" // the results CSV the runner writes the figures' rows to
+	MaxRows     = 100_000       // a figure's rows, at most
+	MaxPatterns = 64            // a success's require and forbid patterns, at most
 	// MaxLineBytes bounds a line: a longer one is read in pieces of this size.
 	MaxLineBytes = 64 << 10
 	// MaxPatternBytes bounds a pattern's text.
@@ -89,7 +90,9 @@ var metricRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:/%-]{0,127}$`)
 // Check says what is wrong with s (nothing: nil).
 func (s Spec) Check() []Problem {
 	var out []Problem
-	add := func(field, format string, args ...any) { out = append(out, Problem{field, fmt.Sprintf(format, args...)}) }
+	add := func(field, format string, args ...any) {
+		out = append(out, Problem{field, fmt.Sprintf(format, args...)})
+	}
 	switch {
 	case s.Parser != "" && s.Pattern != "":
 		add("parser", "give a pattern or a parser, not both")
@@ -191,4 +194,26 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Directions are the metrics (globs, as the manifest's metrics: rules take them) whose
+// better way the figure knows: a pattern's metric with its Better, or a parser's metrics.
+func (s Spec) Directions() map[string]string {
+	switch s.Parser {
+	case "":
+		if s.Better != "" {
+			return map[string]string{s.Metric: s.Better}
+		}
+		return nil
+	case ParserNCCL, ParserRCCL:
+		return map[string]string{"time_*_place": BetterLow, "algbw_*_place": BetterHigh, "busbw_*_place": BetterHigh, "avg_busbw": BetterHigh}
+	case ParserOSU:
+		return map[string]string{"*latency*": BetterLow, "*_per_s": BetterHigh, "bandwidth": BetterHigh}
+	case ParserHPL:
+		return map[string]string{"gflops": BetterHigh, "time": BetterLow}
+	case ParserHPCC:
+		return map[string]string{"*_time": BetterLow, "*Latency*": BetterLow, "*Error*": BetterLow, "*_Tflops": BetterHigh, "*_Gflops": BetterHigh,
+			"*_GBs": BetterHigh, "*_GUPs": BetterHigh, "StarSTREAM_*": BetterHigh, "SingleSTREAM_*": BetterHigh}
+	}
+	return nil
 }

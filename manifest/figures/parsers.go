@@ -243,4 +243,3 @@ func (p *hplParser) line(l string) []Row {
 	}
 	return out
 }
-
