@@ -29,6 +29,7 @@ var benchPrograms = []struct {
 	{"fanout", []string{"-size", "1", "-ranks", "2,3", "-reps", "1"}, "", "| 3 |", false},
 	{"image", []string{"-size", "1", "-reps", "1"}, "", "warm Ensure (image present)", false},
 	{"run", []string{"-reps", "1"}, "-benchctl", "| dummy (3 rows) |", false},
+	{"process", []string{"-reps", "2"}, "-benchctl", "| step of benchctl run (ends at the mark) | median |", false},
 	{"distribution", []string{"-size", "1", "-reps", "1"}, "-bin", "rank 0's image phase", true},
 	{"supervise", []string{"-reps", "1"}, "-benchctl", "median over 1: stopped", true},
 	{"trials", []string{"-trials", "2", "-reps", "1"}, "-benchctl", "turnaround: last die of trial k", true},
