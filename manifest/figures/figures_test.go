@@ -214,3 +214,25 @@ func TestVerdict(t *testing.T) {
 		t.Errorf("%q", v)
 	}
 }
+
+// A real hpccoutf.txt (hpcc 1.5.0 under Debian's Open MPI, 6 ranks over 3 of the testbed's
+// containers, recorded on the test machine): every number of the summary section is a
+// figure, what is not a number (HPL_cpfact=R) is not.
+func TestHPCCRecorded(t *testing.T) {
+	rows := read(t, Spec{Parser: ParserHPCC}, "hpccoutf-recorded-6ranks.txt")
+	got := map[string]Row{}
+	for _, r := range rows {
+		got[r.Metric] = r
+	}
+	for name, v := range map[string]float64{"Success": 1, "CommWorldProcs": 6, "HPL_Tflops": 0.0024156, "PTRANS_GBs": 0.523578, "StarDGEMM_Gflops": 2.83602} {
+		if r, ok := got[name]; !ok || r.Value != v {
+			t.Errorf("%s: %+v, want %g", name, r, v)
+		}
+	}
+	if _, ok := got["HPL_cpfact"]; ok || len(rows) < 100 {
+		t.Errorf("%d rows", len(rows))
+	}
+	if got["HPL_Tflops"].Better != BetterHigh || got["PTRANS_time"].Better != BetterLow {
+		t.Errorf("directions: %+v %+v", got["HPL_Tflops"], got["PTRANS_time"])
+	}
+}
