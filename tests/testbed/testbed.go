@@ -27,6 +27,10 @@ type Testbed struct {
 	// ShellImage is a base image with a shell (static busybox and bash) in every engine,
 	// working in /myworkspace, for MAD-style models.
 	ShellImage string
+	// MPIImage is the image with Debian's Open MPI, MPICH, mpi4py and hpcc and the test
+	// programs of tests/fixtures/mpi (/usr/local/bin: pingpong.py, ring.openmpi,
+	// ring.mpich), the same id in every node's Docker Engine (mpi-image.sh).
+	MPIImage string
 	// Registry is the HOST:PORT of the testbed's registry without auth (plain HTTP on a
 	// loopback address, which every engine accepts); empty when up.sh predates it.
 	Registry string
@@ -97,7 +101,7 @@ func Read(file string) (*Testbed, error) {
 	}
 	tb := &Testbed{Dir: vars["BENCHCTL_TESTBED_DIR"], SharedDir: vars["BENCHCTL_TESTBED_SHARED_DIR"],
 		Partition: vars["BENCHCTL_TESTBED_PARTITION"], SlurmConf: vars["SLURM_CONF"], Sockets: map[string]string{},
-		BuildKitAddr: vars["BENCHCTL_TESTBED_BUILDKIT_ADDR"], ShellImage: vars["BENCHCTL_TESTBED_SHELL_IMAGE"],
+		BuildKitAddr: vars["BENCHCTL_TESTBED_BUILDKIT_ADDR"], ShellImage: vars["BENCHCTL_TESTBED_SHELL_IMAGE"], MPIImage: vars["BENCHCTL_TESTBED_MPI_IMAGE"],
 		Registry: vars["BENCHCTL_TESTBED_REGISTRY"], RegistryLog: vars["BENCHCTL_TESTBED_REGISTRY_LOG"],
 		AuthRegistry: vars["BENCHCTL_TESTBED_AUTH_REGISTRY"], AuthRegistryUser: vars["BENCHCTL_TESTBED_AUTH_REGISTRY_USER"],
 		AuthRegistryPasswordFile: vars["BENCHCTL_TESTBED_AUTH_REGISTRY_PASSWORD_FILE"],

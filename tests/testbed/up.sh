@@ -465,6 +465,18 @@ if [ "$shell_ok" = 0 ]; then
 fi
 log "base image with a shell: $SHELL_IMAGE"
 
+# ---- the MPI image: Open MPI, MPICH, mpi4py, hpcc and the test programs, in every engine ------
+# Built once per content and cached (mpi-image.sh), saved once and loaded where missing: the
+# nodes hold the same image id.
+mpi_out="$(DOCKER_HOST="unix://${sockets[0]}" "$HERE/mpi-image.sh")" || die "could not build the MPI image (see above)"
+read -r mpi_tar MPI_IMAGE <<<"$mpi_out"
+for sock in "${sockets[@]}"; do
+  if ! DOCKER_HOST="unix://$sock" docker image inspect "$MPI_IMAGE" >/dev/null 2>&1; then
+    DOCKER_HOST="unix://$sock" docker load -q -i "$mpi_tar" >/dev/null || die "could not load $MPI_IMAGE into the engine at $sock"
+  fi
+done
+log "MPI image: $MPI_IMAGE"
+
 # ---- the env file the tests read ---------------------------------------------------------
 sock_list="$(IFS=,; echo "${sockets[*]}")"
 name_list="$(IFS=,; echo "${names[*]}")"
@@ -478,6 +490,7 @@ export BENCHCTL_TESTBED_SHARED_DIR=$D/shared
 export BENCHCTL_TESTBED_PARTITION=debug
 export BENCHCTL_TESTBED_BUILDKIT_ADDR=unix://$bk_sock
 export BENCHCTL_TESTBED_SHELL_IMAGE=$SHELL_IMAGE
+export BENCHCTL_TESTBED_MPI_IMAGE=$MPI_IMAGE
 export BENCHCTL_TESTBED_REGISTRY=$registry_addr
 export BENCHCTL_TESTBED_REGISTRY_LOG=$D/log/registry.log
 export BENCHCTL_TESTBED_AUTH_REGISTRY=$auth_registry_addr
