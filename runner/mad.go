@@ -9,6 +9,7 @@ import (
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/runner/launch"
 )
 
 // madEnv is what a madengine run script expects in its container, with madengine's names
@@ -43,10 +44,10 @@ func madEnv(b manifest.Benchmark, n Node, acc GPUAccess) (env, defaults map[stri
 	}
 	madVars(env, b, acc)
 	c := launchOf(b, n, acc)
-	c.lookup = lookupHost
+	c.Lookup = launch.LookupHost
 	// checkLaunchers has refused a launcher that cannot run on these nodes before any
 	// container is built.
-	defaults, _ = launcherEnv(b.Launcher, c)
+	defaults, _ = launch.Env(b.Launcher, c)
 	if r, ok := defaults["MAD_MULTI_NODE_RUNNER"]; ok {
 		env["MAD_MULTI_NODE_RUNNER"] = r
 		delete(defaults, "MAD_MULTI_NODE_RUNNER")

@@ -32,6 +32,3 @@ func (o Options) node() (Node, error) {
 
 // ValidJobID checks that a job id can name a folder under jobs/ (and a container label).
 func ValidJobID(id string) error { return scheduler.ValidJobID(id) }
-
-// validHost: a host name or an IPv4/IPv6 address, nothing else (no port, no blanks).
-func validHost(h string) bool { return scheduler.ValidHost(h) }
