@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/gpu"
+
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/iostreams"
 )
@@ -27,6 +29,7 @@ type buildInfo struct {
 	CommitTime string `json:"commitTime,omitempty"` // the commit's time (RFC 3339), when the Go toolchain recorded it
 	GoVersion  string `json:"goVersion"`
 	Platform   string `json:"platform"`
+	GPUs       string `json:"gpus"` // what this build reads GPUs with (gpu.Build: cgo or not)
 }
 
 // CurrentBuild is this binary's version, commit and build.
@@ -41,7 +44,7 @@ func CurrentBuild() buildInfo {
 // "(devel)", and the vcs.revision, vcs.modified and vcs.time of the work tree it was built
 // in (absent with -buildvcs=false). What neither knows is "dev" and "unknown".
 func buildFrom(ldVersion, ldCommit string, bi *debug.BuildInfo) buildInfo {
-	b := buildInfo{Version: ldVersion, Commit: ldCommit, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	b := buildInfo{Version: ldVersion, Commit: ldCommit, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, GPUs: gpu.Build}
 	if bi != nil {
 		if b.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			b.Version = bi.Main.Version
@@ -122,7 +125,7 @@ func Version(ctx context.Context, io iostreams.Streams, opts *VersionOptions) er
 	if c.CommitTime != "" || c.Modified {
 		fmt.Fprintf(io.Out(), "  built:    %s\n", builtFrom(c))
 	}
-	fmt.Fprintf(io.Out(), "  go:       %s\n  platform: %s\n", c.GoVersion, c.Platform)
+	fmt.Fprintf(io.Out(), "  go:       %s\n  platform: %s\n  gpus:     %s\n", c.GoVersion, c.Platform, c.GPUs)
 	switch {
 	case rep.Engine != nil:
 		e := rep.Engine

@@ -3,7 +3,10 @@ package commands
 import (
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
+
+	"github.com/benchctl/benchctl/gpu"
 )
 
 // Built without -ldflags (go build, go install), benchctl says what the Go toolchain
@@ -45,12 +48,22 @@ func TestBuildFrom(t *testing.T) {
 			buildInfo{Version: "v1.4.0", Commit: rev, Modified: true, CommitTime: "2026-11-25T09:53:52Z"}, "v1.4.0 (commit " + rev + ", modified" + platform},
 	} {
 		got := buildFrom(c.ldVersion, c.ldComm, c.bi)
-		c.want.GoVersion, c.want.Platform = runtime.Version(), runtime.GOOS+"/"+runtime.GOARCH
+		c.want.GoVersion, c.want.Platform, c.want.GPUs = runtime.Version(), runtime.GOOS+"/"+runtime.GOARCH, gpu.Build
 		if got != c.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.name, got, c.want)
 		}
 		if got.String() != c.line {
 			t.Errorf("%s: %q, want %q", c.name, got.String(), c.line)
 		}
+	}
+}
+
+// The build says what it reads GPUs with: a CGO_ENABLED=0 build, that it has no NVML (the
+// static build that runs inside someone else's container).
+func TestBuildSaysHowItReadsGPUs(t *testing.T) {
+	b := CurrentBuild()
+	cgo := strings.HasPrefix(gpu.Build, "cgo:")
+	if b.GPUs != gpu.Build || cgo == strings.Contains(b.GPUs, "no NVML") {
+		t.Fatalf("gpus %q", b.GPUs)
 	}
 }

@@ -10,6 +10,9 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
+// Build says what this build reads GPUs with.
+const Build = "cgo: NVIDIA GPUs through NVML (inventory and telemetry), AMD GPUs through AMD SMI where it loads, else sysfs"
+
 // nvmlLibrary is the part of NVML the inventory calls. nvml.New() (the real library, which
 // dlopens libnvidia-ml.so.1 at Init) and go-nvml's mock servers satisfy it.
 type nvmlLibrary interface {

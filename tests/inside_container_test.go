@@ -168,5 +168,11 @@ func TestProcessRuntimeInsideAContainer(t *testing.T) {
 			t.Errorf("perf.csv row %v", r)
 		}
 	}
+	// The static build says what it reads GPUs with (no NVML without cgo).
+	ver := exec.Command("docker", "run", "--rm", image, "benchctl", "version", "--no-engine")
+	ver.Env = append(tb.Env(), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
+	if out, err := ver.CombinedOutput(); err != nil || !strings.Contains(string(out), "gpus:     CGO_ENABLED=0: NVIDIA GPUs through nvidia-smi (no NVML") {
+		t.Errorf("benchctl version of the static build: %v\n%s", err, out)
+	}
 	waitNoProcesses(t, id)
 }
