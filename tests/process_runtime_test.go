@@ -351,3 +351,64 @@ func TestProcessRuntimeTools(t *testing.T) {
 	}
 	waitNoProcesses(t, id)
 }
+
+// Figures of merit from an MPI program run as processes: on each of 3 nodes, Debian's Open
+// MPI (installed on the testbed's nodes) runs the mpi4py ping-pong on 2 ranks; its text
+// output becomes figures.csv through the manifest's patterns (the size as the row's key),
+// success requires its last line, and collect makes perf.csv rows of each figure and size
+// over the 3 nodes.
+func TestProcessRuntimeMPIFigures(t *testing.T) {
+	tb := testbed.Require(t)
+	if _, err := exec.LookPath("mpirun.openmpi"); err != nil {
+		t.Fatal("the testbed's nodes have no Open MPI: run tests/testbed/up.sh again")
+	}
+	shared := tb.FreshDir(t)
+	mf := filepath.Join(t.TempDir(), "benchmark.yaml")
+	body := fmt.Sprintf(`name: mpi-figures
+runtime: process
+gpu: {vendor: none}
+# each node's mpirun runs its 2 ranks there: not Slurm's allocation (the task inherits it)
+env: {OMPI_ALLOW_RUN_AS_ROOT: "1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: "1", OMPI_MCA_btl_vader_single_copy_mechanism: none,
+      OMPI_MCA_mpi_yield_when_idle: "1", OMPI_MCA_ras: "^slurm", OMPI_MCA_plm: isolated}
+benchmarks:
+  - name: pingpong
+    command: [mpirun.openmpi, -np, "2", /usr/bin/python3, %s, "50", "8", "1024"]
+    timeout: 5m
+    figures:
+      - {metric: latency_us, pattern: 'pingpong size=(?P<size_bytes>\d+) latency_us=(?P<value>\S+)', unit: us, better: lower, min: 0}
+      - {metric: bandwidth_MBps, pattern: 'pingpong size=(?P<size_bytes>\d+) .* bandwidth_MBps=(?P<value>\S+)', unit: MB/s, better: higher}
+    success: {require: ['pingpong ranks=2 .* done']}
+`, repoPath(t, "tests/fixtures/mpi/pingpong.py"))
+	if err := os.WriteFile(mf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, out, err := runJob(t, tb, mf, shared, true)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	job := jobdir.Layout{Shared: shared}.Job(id, 0)
+	for _, d := range nodeDirs(tb) {
+		csv, err := os.ReadFile(filepath.Join(job.NodeNamed(d).Results("pingpong"), "figures.csv"))
+		if err != nil || !strings.HasPrefix(string(csv), "model,performance,metric,unit,size_bytes\n") || strings.Count(string(csv), "\n") != 5 {
+			t.Errorf("%s: figures.csv %v:\n%s", d, err, csv)
+		}
+	}
+	code, cout, cerr := benchctlRun(t, tb.Env(), "collect", id, "--shared-dir", shared)
+	if code != 0 {
+		t.Fatalf("collect: exit %d\n%s\n%s", code, cout, cerr)
+	}
+	rows := readPerf(t, job.Output(jobdir.PerfFile))
+	got := map[string]bool{}
+	for _, r := range rows {
+		if r["status"] != "SUCCESS" || r["perf_nodes"] != "3" || r["model"] != "pingpong" {
+			t.Errorf("perf.csv row %v", r)
+		}
+		got[r["metric"]+"@"+r["size_bytes"]] = true
+	}
+	for _, k := range []string{"latency_us@8", "latency_us@1024", "bandwidth_MBps@8", "bandwidth_MBps@1024"} {
+		if !got[k] {
+			t.Errorf("perf.csv has no row %s: %v", k, got)
+		}
+	}
+	waitNoProcesses(t, id)
+}

@@ -47,6 +47,10 @@ command -v mariadbd >/dev/null && command -v mariadb-install-db >/dev/null || ne
 # Container registries (the CNCF distribution registry), and htpasswd for the one with auth.
 command -v docker-registry >/dev/null || need_pkgs+=(docker-registry)
 command -v htpasswd >/dev/null || need_pkgs+=(apache2-utils)
+# MPI on the nodes themselves, for the process runtime (Debian's Open MPI and mpi4py, as
+# the MPI image has them).
+command -v mpirun.openmpi >/dev/null || need_pkgs+=(openmpi-bin)
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || need_pkgs+=(python3-mpi4py)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   command -v apt-get >/dev/null || cannot "missing ${need_pkgs[*]} and no apt-get to install them"
   log "installing ${need_pkgs[*]} from Debian (about a minute)"
