@@ -49,6 +49,9 @@ type Runtime struct {
 	// RemoveTimeout bounds the remove of a leftover container of the same name before a
 	// create is tried again (5 s when zero).
 	RemoveTimeout time.Duration
+	// LogDrain is how long Logs waits for a follow to end once the container has stopped
+	// (2 s when zero), before it reads the rest from the whole log.
+	LogDrain time.Duration
 }
 
 // New is the Runtime of the engine api answers for.
@@ -96,15 +99,92 @@ func (r Runtime) Start(ctx context.Context, id string) error {
 	return err
 }
 
-// Logs follows the container's log, its stdout and stderr demultiplexed into w.
+// Logs follows the container's log, its stdout and stderr demultiplexed into w, until the
+// container has ended and its log is read. A follow still open LogDrain after the container
+// stopped is ended, and what it had not delivered is read from the whole log: Podman 4.3's
+// follow can miss an exit that came before it was asked for, and then waits for ever.
 func (r Runtime) Logs(ctx context.Context, id string, w io.Writer) error {
-	rc, err := r.API.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rc, err := r.API.ContainerLogs(fctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	_, err = stdcopy.StdCopy(w, w, rc)
+	out, errs := &countingWriter{w: w}, &countingWriter{w: w}
+	done := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(out, errs, rc)
+		done <- err
+	}()
+	stopped := make(chan struct{})
+	waited := r.API.ContainerWait(fctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	go func() {
+		select {
+		case <-waited.Result:
+			close(stopped)
+		case <-waited.Error: // the follow decides, as it did before this watch
+		}
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-stopped:
+	}
+	drain := r.LogDrain
+	if drain <= 0 {
+		drain = 2 * time.Second
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(drain):
+	}
+	cancel() // the follow missed the end
+	rc.Close()
+	<-done
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	all, err := r.API.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		return err
+	}
+	defer all.Close()
+	_, err = stdcopy.StdCopy(&skipWriter{w: w, skip: out.n}, &skipWriter{w: w, skip: errs.n}, all)
 	return err
+}
+
+// countingWriter counts what it passes on to w.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// skipWriter drops its first skip bytes, and passes on the rest to w.
+type skipWriter struct {
+	w    io.Writer
+	skip int64
+}
+
+func (s *skipWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if s.skip >= int64(n) {
+		s.skip -= int64(n)
+		return n, nil
+	}
+	p = p[s.skip:]
+	s.skip = 0
+	if _, err := s.w.Write(p); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // Stop stops the container: SIGTERM, then SIGKILL after grace (whole seconds, at least 0).

@@ -33,6 +33,8 @@ type api struct {
 	stopped   []int
 	listed    client.Filters
 	drops     int // connections dropped before an answer, stop's and remove's
+	// stuckFollow: a follow of the log misses the container's end and never ends
+	stuckFollow bool
 }
 
 // drop is a connection the engine dropped, as the HTTP client says it.
@@ -78,15 +80,41 @@ func (a *api) ContainerList(_ context.Context, o client.ContainerListOptions) (c
 		Labels: map[string]string{"io.benchctl.job": "1"}}}}, nil
 }
 
-func (a *api) ContainerLogs(context.Context, string, client.ContainerLogsOptions) (client.ContainerLogsResult, error) {
+// frames is the Engine API's multiplexed stream of out (stdout) and then errs (stderr): a
+// header, then the bytes.
+func frames(out, errs string) []byte {
 	var b bytes.Buffer
-	frame := func(stream byte, p string) { // the Engine API's multiplexed stream: a header, then the bytes
-		b.Write([]byte{stream, 0, 0, 0, 0, 0, 0, byte(len(p))})
-		b.WriteString(p)
+	for _, f := range []struct {
+		stream byte
+		p      string
+	}{{1, out}, {2, errs}} {
+		if f.p != "" {
+			b.Write([]byte{f.stream, 0, 0, 0, 0, 0, 0, byte(len(f.p))})
+			b.WriteString(f.p)
+		}
 	}
-	frame(1, "out\n")
-	frame(2, "err\n")
-	return io.NopCloser(&b), nil
+	return b.Bytes()
+}
+
+func (a *api) ContainerLogs(ctx context.Context, _ string, o client.ContainerLogsOptions) (client.ContainerLogsResult, error) {
+	if o.Follow && a.stuckFollow {
+		// delivers stdout's line, then waits for ever (until it is closed or ctx ends)
+		pr, pw := io.Pipe()
+		go func() {
+			pw.Write(frames("out\n", ""))
+			<-ctx.Done()
+			pw.CloseWithError(ctx.Err())
+		}()
+		return pr, nil
+	}
+	return io.NopCloser(bytes.NewReader(frames("out\n", "err\n"))), nil
+}
+
+// ContainerWait: the container has stopped.
+func (a *api) ContainerWait(context.Context, string, client.ContainerWaitOptions) client.ContainerWaitResult {
+	res := make(chan container.WaitResponse, 1)
+	res <- container.WaitResponse{StatusCode: 0}
+	return client.ContainerWaitResult{Result: res, Error: make(chan error, 1)}
 }
 
 // A spec reaches the engine as the container it describes: argv as entrypoint and
@@ -232,5 +260,28 @@ func TestStopAndRemoveSurviveADroppedConnection(t *testing.T) {
 	}
 	if dropped(cerrdefs.ErrNotFound.WithMessage("no such container")) || dropped(errors.New("conflict")) {
 		t.Fatal("an engine's answer taken for a dropped connection")
+	}
+}
+
+// A follow of the log that misses the container's end (Podman 4.3's, when the container
+// ended before it was asked for) is ended once the container has stopped, and the rest is
+// read from the whole log: every line once, in order, no hang.
+func TestLogsOfAFollowThatMissesTheEnd(t *testing.T) {
+	r := Runtime{API: &api{stuckFollow: true}, LogDrain: 10 * time.Millisecond}
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- r.Logs(context.Background(), "c1", &out) }()
+	select {
+	case err := <-done:
+		if err != nil || out.String() != "out\nerr\n" {
+			t.Fatalf("%v: %q", err, out.String())
+		}
+	case <-time.After(time.Minute): // a bound on a hang
+		t.Fatal("Logs never returned")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := (Runtime{API: &api{stuckFollow: true}}).Logs(ctx, "c1", io.Discard); err == nil {
+		t.Error("a cancelled Logs returned no error")
 	}
 }
