@@ -115,7 +115,15 @@ func processPaths(s Spec, resultsDir string) Spec {
 	if s.Workdir == "" {
 		s.Workdir = resultsDir
 	}
-	host := func(v string) string { return strings.ReplaceAll(v, OutputDir, resultsDir) }
+	return relocate(s, OutputDir, resultsDir)
+}
+
+// relocate is s with the container path from named to (replacePath) in its folder, its
+// command's words and its variables' values: where a process finds what a container would
+// find at from.
+func relocate(s Spec, from, to string) Spec {
+	host := func(v string) string { return replacePath(v, from, to) }
+	s.Workdir = host(s.Workdir)
 	s.Command = slices.Clone(s.Command)
 	for i, w := range s.Command {
 		s.Command[i] = host(w)
@@ -176,16 +184,7 @@ func catalogProcessNotes(b manifest.Benchmark) []string {
 // dropped, and so are the catalog's docker options (catalogProcessNotes says which), but
 // for the limits, which a process has too.
 func processWorkspace(s Spec, ws string) Spec {
-	host := func(v string) string { return replacePath(v, manifest.ModelWorkspace, ws) }
-	s.Workdir = host(s.Workdir)
-	s.Command = slices.Clone(s.Command)
-	for i, w := range s.Command {
-		s.Command[i] = host(w)
-	}
-	s.Env = slices.Clone(s.Env)
-	for i := range s.Env {
-		s.Env[i].Value = host(s.Env[i].Value)
-	}
+	s = relocate(s, manifest.ModelWorkspace, ws)
 	var mounts []manifest.Mount
 	for _, m := range s.Mounts {
 		if t := path.Clean(m.Target); t != manifest.ModelWorkspace && t != workspace.CheckoutMount {

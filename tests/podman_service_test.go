@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/benchctl/benchctl/internal/proctable"
 	"github.com/benchctl/benchctl/jobdir"
@@ -95,16 +94,9 @@ func TestPodmanServiceEndsWithScancel(t *testing.T) {
 	}
 }
 
-// waitNoServices waits (a minute at most: a bound on a hang) until no Podman service of job
-// id is left: a node's run ends it before it exits, but Slurm may say the job ended first.
+// waitNoServices waits until no Podman service of job id is left: a node's run ends it
+// before it exits, but Slurm may say the job ended first.
 func waitNoServices(t *testing.T, id string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for left := servicesOf(id); len(left) > 0; left = servicesOf(id) {
-		for _, pid := range left {
-			if !waitExit(pid, time.Until(deadline)) {
-				t.Fatalf("Podman services of job %s left: %v", id, left)
-			}
-		}
-	}
+	waitAllGone(t, "Podman services of job "+id, func() []int { return servicesOf(id) })
 }

@@ -55,11 +55,18 @@ func processesOf(id string) []int {
 // left, on each one's pidfd.
 func waitNoProcesses(t *testing.T, id string) {
 	t.Helper()
+	waitAllGone(t, "processes of job "+id, func() []int { return processesOf(id) })
+}
+
+// waitAllGone waits (a minute at most: a bound on a hang) until list finds no process, on
+// each one's pidfd; what is left then fails t.
+func waitAllGone(t *testing.T, what string, list func() []int) {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for left := processesOf(id); len(left) > 0; left = processesOf(id) {
+	for left := list(); len(left) > 0; left = list() {
 		for _, pid := range left {
 			if !waitExit(pid, time.Until(deadline)) {
-				t.Fatalf("processes of job %s left: %v", id, left)
+				t.Fatalf("%s left: %v", what, left)
 			}
 		}
 	}
