@@ -266,6 +266,9 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 		} else {
 			b.Launcher, _ = CanonicalLauncher(s.Launcher)
 		}
+		if len(s.Figures) > figures.MaxFigures {
+			r.p.Add(fp+".figures", "%d figures, more than %d: each reads the output once; read several metrics with one parser", len(s.Figures), figures.MaxFigures)
+		}
 		if len(s.Figures) > 0 {
 			if s.Results != "" {
 				r.p.Add(fp+".results", "the figures are written to %s: drop results (or drop figures and have the program write the CSV)", figures.ResultsFile)

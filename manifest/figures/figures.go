@@ -33,6 +33,7 @@ const (
 	ResultsFile = "figures.csv" // the results CSV the runner writes the figures' rows to
 	MaxRows     = 100_000       // a figure's rows, at most
 	MaxPatterns = 64            // a success's require and forbid patterns, at most
+	MaxFigures  = 64            // a benchmark's figures, at most: each reads its source once
 	// MaxLineBytes bounds a line: a longer one is read in pieces of this size.
 	MaxLineBytes = 64 << 10
 	// MaxPatternBytes bounds a pattern's text.
