@@ -14,8 +14,10 @@ UNIT_PKGS = $(shell $(GO) list ./... | grep -Ev '/tests(/|$$)')
 
 all: build
 
+# benchctl and its remote-launch agent (static: it runs in any image, for the MPI launchers).
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/benchctl ./cmd/benchctl
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/benchctl-agent ./cmd/benchctl-agent
 
 # Example benchmarks: static binaries in each example's build context (FROM scratch images).
 examples:

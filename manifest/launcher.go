@@ -20,12 +20,22 @@ const (
 	LauncherSGLang       = "sglang"
 	LauncherSGLangDisagg = "sglang-disagg"
 	LauncherSlurmMulti   = "slurm_multi"
+	// The MPI launchers: rank 0 runs the MPI's launcher with the job's hosts and slots,
+	// the other nodes wait for the ranks it starts through benchctl's agent (no sshd).
+	LauncherMPIRun  = "mpirun"  // Open MPI
+	LauncherMPIExec = "mpiexec" // MPICH's or Intel MPI's hydra
 )
 
-// Launchers lists every launcher name benchctl accepts, in madengine's order.
+// MaxRanksPerNode bounds ranksPerNode.
+const MaxRanksPerNode = 1024
+
+// MPILauncher reports whether launcher name is an MPI launcher (mpirun, mpiexec).
+func MPILauncher(name string) bool { return name == LauncherMPIRun || name == LauncherMPIExec }
+
+// Launchers lists every launcher name benchctl accepts, in madengine's order, then the MPI ones.
 func Launchers() []string {
 	return []string{LauncherTorchrun, LauncherTorchtitan, LauncherDeepSpeed, LauncherMegatronLM, LauncherPrimus,
-		LauncherVLLM, LauncherSGLang, LauncherSGLangDisagg, LauncherSlurmMulti}
+		LauncherVLLM, LauncherSGLang, LauncherSGLangDisagg, LauncherSlurmMulti, LauncherMPIRun, LauncherMPIExec}
 }
 
 // launcherAliases are the other spellings madengine accepts (named ones only: a

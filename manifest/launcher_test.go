@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -41,5 +42,26 @@ func TestCanonicalLauncher(t *testing.T) {
 		if msg := LauncherProblem(in); !strings.Contains(msg, "allowed: torchrun,") || len(msg) > 400 {
 			t.Errorf("%q: %s", in, msg)
 		}
+	}
+}
+
+// The MPI launchers and ranksPerNode: the manifest's ranksPerNode is the default of its
+// MPI benchmarks only; a benchmark's own wins; a non-MPI benchmark keeps 0.
+func TestMPILaunchers(t *testing.T) {
+	p := writeManifest(t, "m.yaml", "name: t\nimage: {dockerfile: Dockerfile}\nlauncher: mpirun\nranksPerNode: 2\nbenchmarks:\n"+
+		"  - {name: a, command: [x]}\n  - {name: b, command: [x], launcher: mpiexec, ranksPerNode: 8}\n  - {name: c, command: [x], launcher: torchrun}\n")
+	m, _, err := Load(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, b := range m.Benchmarks {
+		got = append(got, fmt.Sprintf("%s:%d", b.Launcher, b.RanksPerNode))
+	}
+	if strings.Join(got, " ") != "mpirun:2 mpiexec:8 torchrun:0" {
+		t.Errorf("launchers %v", got)
+	}
+	if !MPILauncher("mpirun") || !MPILauncher("mpiexec") || MPILauncher("torchrun") || MPILauncher("") {
+		t.Error("MPILauncher")
 	}
 }

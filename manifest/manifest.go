@@ -10,6 +10,7 @@ import (
 	"github.com/benchctl/benchctl/manifest/figures"
 
 	"github.com/benchctl/benchctl/internal/shellwords"
+	"github.com/benchctl/benchctl/internal/textredact"
 )
 
 // Manifest is a resolved manifest: every path absolute, every ${VAR} expanded, defaults
@@ -238,6 +239,8 @@ type Benchmark struct {
 	OnFailure string `json:"onFailure,omitempty" yaml:"onFailure,omitempty"`
 	// Launcher is the benchmark's distributed launcher (Launcher* constants); "" is torchrun.
 	Launcher string `json:"launcher,omitempty" yaml:"launcher,omitempty"`
+	// RanksPerNode is an MPI launcher's ranks on each node; 0: the node's GPUs (at least 1).
+	RanksPerNode int `json:"ranksPerNode,omitempty" yaml:"ranksPerNode,omitempty"`
 	// NoLogScan turns the log error scan off for this benchmark (logScan: false, or a MAD
 	// model's log_error_pattern_scan: false).
 	NoLogScan bool `json:"noLogScan,omitempty" yaml:"noLogScan,omitempty"`
@@ -451,7 +454,7 @@ func redactRunOptions(opts string, env []EnvVar) string {
 }
 
 // Redacted is the placeholder printed instead of a secret value.
-const Redacted = "***"
+const Redacted = textredact.Redacted
 
 func redactVars(in []EnvVar) []EnvVar {
 	if in == nil {

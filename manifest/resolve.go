@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/benchctl/benchctl/internal/textredact"
 	"github.com/benchctl/benchctl/manifest/document"
 )
 
@@ -100,32 +101,8 @@ func (r *resolver) value(fp, s string) (string, bool) {
 	return e.value, true
 }
 
-// CredentialLike reports whether a variable's name says it holds a credential: its last
-// _-separated word is TOKEN, SECRET, PASSWORD, ... or it ends in API_KEY, ACCESS_KEY,
-// SECRET_KEY or PRIVATE_KEY (HF_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD; not
-// TOKENIZERS_PARALLELISM, MAX_TOKEN, TOKEN_LEN, HF_TOKEN_PATH, AUTHOR or NUM_PASS).
-func CredentialLike(name string) bool {
-	words := strings.Split(strings.ToUpper(name), "_")
-	last := words[len(words)-1]
-	if len(words) > 1 {
-		switch words[len(words)-2] {
-		case "MAX", "MIN", "NUM", "N": // a count of tokens, not a token
-			return false
-		}
-	}
-	switch last {
-	case "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "APIKEY", "AUTH":
-		return true
-	case "KEY":
-		if len(words) > 1 {
-			switch words[len(words)-2] {
-			case "API", "ACCESS", "SECRET", "PRIVATE":
-				return true
-			}
-		}
-	}
-	return false
-}
+// CredentialLike reports whether a variable name reads like a credential (textredact.CredentialLike).
+func CredentialLike(name string) bool { return textredact.CredentialLike(name) }
 
 func (r *resolver) isSecret(name string) bool { return r.secrets[name] }
 
@@ -239,10 +216,19 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	} else if m.Models != nil && r.catalog == nil {
 		r.p.Add("models", "importing a catalog is not available here")
 	}
+	ranks := r.ranksPerNode("ranksPerNode", s.RanksPerNode)
 	for i := range m.Benchmarks {
-		if m.Benchmarks[i].Launcher == "" {
-			m.Benchmarks[i].Launcher = launcher
+		b := &m.Benchmarks[i]
+		if b.Launcher == "" {
+			b.Launcher = launcher
 		}
+		if b.RanksPerNode == 0 && MPILauncher(b.Launcher) {
+			b.RanksPerNode = ranks
+		}
+		r.mpi(m, b, i)
+	}
+	if ranks > 0 && !slices.ContainsFunc(m.Benchmarks, func(b Benchmark) bool { return MPILauncher(b.Launcher) }) {
+		r.p.Add("ranksPerNode", "is for the MPI launchers (launcher: mpirun or mpiexec), and no benchmark has one")
 	}
 	switch s.Runtime {
 	case "", RuntimeEngine, RuntimeProcess:

@@ -266,6 +266,7 @@ func (r *resolver) benchmarks(in []BenchmarkSpec) []Benchmark {
 		} else {
 			b.Launcher, _ = CanonicalLauncher(s.Launcher)
 		}
+		b.RanksPerNode = r.ranksPerNode(fp+".ranksPerNode", s.RanksPerNode)
 		if len(s.Figures) > figures.MaxFigures {
 			r.p.Add(fp+".figures", "%d figures, more than %d: each reads the output once; read several metrics with one parser", len(s.Figures), figures.MaxFigures)
 		}
@@ -385,4 +386,40 @@ func (r *resolver) slurm(s SlurmSpec) Slurm {
 		}
 	}
 	return out
+}
+
+// ranksPerNode checks a ranksPerNode (0: not given).
+func (r *resolver) ranksPerNode(fp string, n int) int {
+	if _, written := r.p.Written(fp); written && (n < 1 || n > MaxRanksPerNode) {
+		r.p.Add(fp, "%d ranks per node: give 1 to %d (or leave it out: the node's GPUs)", n, MaxRanksPerNode)
+		return 0
+	}
+	return n
+}
+
+// mpi checks benchmark i's MPI settings: ranksPerNode only with an MPI launcher, whose
+// ranks reach each other directly: on the nodes' own network.
+func (r *resolver) mpi(m *Manifest, b *Benchmark, i int) {
+	fp := document.Index("benchmarks", i)
+	if !MPILauncher(b.Launcher) {
+		if _, own := r.p.Written(fp + ".ranksPerNode"); own && b.RanksPerNode > 0 {
+			r.p.Add(fp+".ranksPerNode", "is for the MPI launchers (launcher: mpirun or mpiexec); %s's ranks per node are its GPUs", document.Quote(launcherName(b.Launcher)))
+		}
+		return
+	}
+	c := m.Container
+	if b.Container != nil {
+		c = *b.Container
+	}
+	if !m.Process() && c.Network != "" && c.Network != "host" {
+		r.p.Add("container.network", "%s: benchmark %s's launcher %s needs the nodes' network (host): its ranks and daemons reach each other directly",
+			c.Network, b.Name, b.Launcher)
+	}
+}
+
+func launcherName(l string) string {
+	if l == "" {
+		return LauncherTorchrun
+	}
+	return l
 }

@@ -151,6 +151,8 @@ var schemaRules = map[string]func(*jsonSchema){
 	"benchmarks[].figures[].better": schemaEnum(figures.BetterHigh, figures.BetterLow),
 	"benchmarks[].launcher":         schemaEnum(launcherEnum()...),
 	"launcher":                      schemaEnum(launcherEnum()...),
+	"ranksPerNode":                  func(s *jsonSchema) { s.Minimum, s.Maximum = ptr[int64](1), ptr[int64](MaxRanksPerNode) },
+	"benchmarks[].ranksPerNode":     func(s *jsonSchema) { s.Minimum, s.Maximum = ptr[int64](1), ptr[int64](MaxRanksPerNode) },
 	"benchmarks[].image":            schemaImage(true),
 	"benchmarks[].image.pull":       schemaEnum("missing", "always", "never"),
 	"benchmarks[].image.target":     schemaPattern(targetRE.String(), 0),

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchctl/benchctl/manifest/document"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 const schemaFile = "../docs/manifest.schema.json"

@@ -87,8 +87,14 @@ type Spec struct {
 	// model's distributed.launcher included), with madengine's names: torchrun (the
 	// default), torchtitan, deepspeed, megatron-lm, primus, vllm, sglang or sglang-disagg.
 	// It sets MAD_MULTI_NODE_RUNNER and the launcher's variables from the node's context
-	// (docs/manifest.md).
+	// (docs/manifest.md). mpirun (Open MPI) and mpiexec (MPICH, Intel MPI) run the
+	// benchmark's command as an MPI program across the job's nodes: rank 0 runs the
+	// launcher, the others wait for the ranks it starts through benchctl's agent, no sshd
+	// (docs/mpi.md).
 	Launcher string `json:"launcher"`
+	// RanksPerNode is the MPI ranks on each node of every MPI benchmark that names none
+	// (default: the node's GPUs, at least 1).
+	RanksPerNode int `json:"ranksPerNode"`
 	// Tools are profilers and tracers (madengine's tools) every benchmark runs under, in
 	// the order given (the first innermost): names from the MAD checkout's
 	// scripts/common/tools.json, a tools.json beside the manifest, or --tools-file.
@@ -226,8 +232,11 @@ type BenchmarkSpec struct {
 	OnFailure string `json:"onFailure"`
 	// Launcher is this benchmark's distributed launcher (see the manifest's launcher): it
 	// sets MAD_MULTI_NODE_RUNNER, a value the benchmark's script splits into words, and the
-	// launcher's variables.
+	// launcher's variables; or, with mpirun or mpiexec, runs the command as an MPI program.
 	Launcher string `json:"launcher"`
+	// RanksPerNode is the MPI ranks on each node with launcher mpirun or mpiexec (default:
+	// the node's GPUs, at least 1), at most what a node has (its GPUs, or its CPUs).
+	RanksPerNode int `json:"ranksPerNode"`
 	// LogScan false turns the log error scan off for this benchmark.
 	LogScan *bool `json:"logScan"`
 	// Image is this benchmark's own image (dockerfile or ref); without it the benchmark

@@ -51,7 +51,7 @@ func TestDistributedKey(t *testing.T) {
 // ones, slurm_multi says why benchctl cannot run it.
 func TestBadDistributed(t *testing.T) {
 	for _, c := range []struct{ entry, want string }{
-		{`"distributed": {"launcher": "mpirun"}`, `:2: [0].distributed.launcher: "mpirun" is not a launcher; allowed: torchrun, torchtitan, deepspeed, megatron-lm, primus, vllm, sglang, sglang-disagg, slurm_multi`},
+		{`"distributed": {"launcher": "openmpi"}`, `:2: [0].distributed.launcher: "openmpi" is not a launcher; allowed: torchrun, torchtitan, deepspeed, megatron-lm, primus, vllm, sglang, sglang-disagg, slurm_multi, mpirun, mpiexec`},
 		{`"distributed": {"launcher": "slurm-multi"}`, `:2: [0].distributed.launcher: slurm_multi is madengine's escape hatch`},
 		{`"distributed": {"launcher": ["torchrun"]}`, `:2: [0].distributed.launcher: must be a launcher name`},
 		{`"distributed": "torchrun"`, `:2: [0].distributed: must be an object`},

@@ -42,6 +42,7 @@ func (r *nodeRun) meet(ctx context.Context) error {
 	r.secret = secret
 	cfg := jobchan.Config{Job: n.JobID + "." + fmt.Sprint(n.Attempt), Rank: n.Rank, World: n.World, Hosts: n.Hosts,
 		Secret: secret, Master: n.MasterAddr, Ports: n.BarrierPorts(), Log: r.log, Heartbeat: r.heartbeat()}
+	r.chanCfg = cfg
 	if n.Rank == 0 {
 		l, err := jobchan.Listen(cfg)
 		if err != nil {

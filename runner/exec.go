@@ -129,11 +129,12 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 // has; a cancel (scancel) less, so that the whole SIGTERM path fits in Slurm's KillWait
 // (30 s by default, see cancelTotal); an abort does not wait for it.
 type budget struct {
-	stopGrace, cancelGrace, abortGrace int           // seconds between SIGTERM and SIGKILL
-	stopSlack                          time.Duration // the Engine's stop call past the grace
-	waitSlack                          time.Duration // the container's exit, then its log, after the stop
-	diag                               time.Duration // diagnostics before the stop
-	remove                             time.Duration // the final forced remove
+	stopGrace, cancelGrace, abortGrace int             // seconds between SIGTERM and SIGKILL
+	stopSlack                          time.Duration   // the Engine's stop call past the grace
+	waitSlack                          time.Duration   // the container's exit, then its log, after the stop
+	diag                               time.Duration   // diagnostics before the stop
+	remove                             time.Duration   // the final forced remove
+	started                            func(id string) // told the process's id once it runs (nil: nobody)
 }
 
 // defaultBudget is what a run uses: the SIGTERM path of a container takes at most cancelTotal (25 s);
@@ -208,6 +209,9 @@ func runContainer(ctx context.Context, rt workload.Runtime, spec Spec, timeout t
 		return res
 	}
 	timeline.Mark("started")
+	if bud.started != nil {
+		bud.started(id)
+	}
 	logsDone := make(chan struct{})
 	go func() {
 		defer close(logsDone)

@@ -23,7 +23,7 @@ type LauncherError = launch.Error
 // launchOf is the launch context of benchmark b on node n with acc's GPUs.
 func launchOf(b manifest.Benchmark, n Node, acc GPUAccess) launch.Context {
 	c := launch.Context{NNodes: max(n.World, 1), Rank: n.Rank, NProc: max(len(acc.GPUs), 1), Port: n.MasterPort,
-		Addr: n.MasterAddr, Model: b.Name, Hostfile: DeepSpeedHostfile}
+		Addr: n.MasterAddr, Model: b.Name, Hostfile: DeepSpeedHostfile, Ranks: b.RanksPerNode}
 	if n.Source == "slurm" { // elsewhere only the master's and this node's names are known
 		c.Hosts = n.Hosts
 	}
@@ -43,6 +43,9 @@ func checkLauncher(b manifest.Benchmark, n Node, acc GPUAccess, x *manifest.Expe
 				worlds = append(worlds, v.Nodes)
 			}
 		}
+	}
+	if err := launch.CheckRanks(b, n.Host, len(acc.GPUs)); err != nil {
+		return err
 	}
 	for _, w := range worlds {
 		if _, err := launch.Env(b.Launcher, launchOf(b, variantNode(n, w), acc)); err != nil {

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/benchctl/benchctl/runner/jobsecret"
+	"github.com/benchctl/benchctl/runner/launch"
+	"github.com/benchctl/benchctl/runner/remote"
 
 	"github.com/benchctl/benchctl/runner/workspace"
 
@@ -173,6 +177,12 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 			spec := BuildSpecAt(m, b, node, img.Ref, img.Key, dirs, acc, o.Environ)
 			if tr != nil {
 				spec = withTrial(spec, tr.v, tr.t)
+			}
+			if manifest.MPILauncher(b.Launcher) { // rank 0's line; the other nodes wait for its ranks
+				agent := remote.AgentPath(m.Process(), filepath.Join(os.TempDir(), "benchctl-agent-XXXXXX"))
+				if line, err := launch.MPILine(b.Launcher, launchOf(b, node, acc), b.RanksPerNode, agent, !m.Process(), spec.Command); err == nil {
+					spec.Command, spec.Env = line.Argv, launch.WithEnv(spec.Env, line.Env)
+				}
 			}
 			for i, e := range spec.Env {
 				// Whatever is named like a credential is printed as ***, a host variable that

@@ -61,3 +61,22 @@ func TestPlanNeverPrintsCredentials(t *testing.T) {
 		t.Errorf("container env lacks the values")
 	}
 }
+
+// The dry run shows an MPI benchmark as rank 0 runs it: the launcher's line around the
+// command, the agent's settings.
+func TestPlanShowsTheMPILine(t *testing.T) {
+	dir := t.TempDir()
+	body := "name: t\nimage: {ref: mpi:1}\ngpu: {vendor: none}\nbenchmarks: [{name: b, command: [ring, \"8\"], launcher: mpirun, ranksPerNode: 1}]\n"
+	m, _, err := manifest.Parse("m.yaml", filepath.Join(dir, "m.yaml"), []byte(body), manifest.Options{Lookup: testutil.LookupOf(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Plan(context.Background(), Options{Node: nodeOf(t, testutil.LookupOf(nil)), Manifest: m, SharedDir: dir, Lookup: testutil.LookupOf(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Containers) != 1 || !strings.Contains(p.Containers[0], "--entrypoint /run/benchctl-agent/benchctl-agent mpi:1 launch mpirun -- -H localhost:1 -np 1 ring 8") ||
+		!strings.Contains(p.Containers[0], "OMPI_MCA_plm_rsh_agent=/run/benchctl-agent/benchctl-agent") {
+		t.Errorf("the plan: %v", p.Containers)
+	}
+}

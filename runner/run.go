@@ -242,6 +242,8 @@ type nodeRun struct {
 	leader  *jobchan.Leader
 	worker  *jobchan.Worker
 	secret  []byte               // the job channel's secret (jobs of several nodes)
+	chanCfg jobchan.Config       // the job channel's settings (jobs of several nodes)
+	mpi     *mpiNode             // the MPI launchers' agent and service (nil: no MPI benchmark)
 	benches []manifest.Benchmark // the ones to run (--benchmarks, else all)
 	// resume is the last trial of the plan an earlier attempt finished (rank 0 finds it;
 	// shareResume tells the others), and trialSources where those trials are.
@@ -407,6 +409,12 @@ func (r *nodeRun) gpus(ctx context.Context, benches []manifest.Benchmark) (*node
 // containers runs the benchmarks, one container each, in the manifest's order; those of a
 // job of several nodes start together.
 func (r *nodeRun) containers(ctx context.Context, eng Engine, benches []manifest.Benchmark, imgs *distribution.Images, gpus *nodeGPUs) error {
+	closeMPI, err := r.startMPI(ctx, benches)
+	if err != nil {
+		r.skip(benches, err)
+		return err
+	}
+	defer closeMPI()
 	if x := r.o.Manifest.Experiment; x != nil {
 		return r.trials(ctx, eng, x, benches, imgs, gpus)
 	}
@@ -635,6 +643,16 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 			}
 		}
 	}
+	mpi := manifest.MPILauncher(b.Launcher) && r.mpi != nil
+	if mpi {
+		if r.mpi.svc != nil && node.Rank == 0 {
+			r.mpi.svc.Launching(name, node.World)
+		}
+		var err error
+		if spec, err = r.mpiSpec(spec, b, node, gpus); err != nil && wsErr == nil {
+			wsErr = err
+		}
+	}
 	start := time.Now().UTC()
 	rec.Outcome, rec.StartedAt, rec.Log, rec.GPUs, rec.ImageID = OutcomeRunning, start, logName, len(gpus.GPUs), img.ID
 	r.st.update(func(s *Status) { s.Benchmarks = append(s.Benchmarks, rec) })
@@ -672,8 +690,14 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		res = execResult{Outcome: OutcomeFailure, ExitCode: -1, Err: &workspace.Error{Run: name, Err: wsErr}}
 	} else {
 		stopSampling := r.sampleDuring(ctx, name, gpus)
+		if mpi {
+			bud.started = func(id string) { r.mpiStarted(name, id) }
+		}
 		res = runContainer(ctx, r.rt, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, bud, reap)
 		stopSampling()
+		if mpi {
+			res = r.mpiEnded(ctx, name, node.World, res)
+		}
 	}
 	res = toolOutcome(res, watch)
 	if moved, err := rescueToolsDir(spec, resultsDir); err != nil { // the container ended before its tools' script did
@@ -694,7 +718,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 				Err: fmt.Errorf("the container exited 0, but its log has an error: %s (turn the scan off with logScan: false)", redactorOf(spec).Redact(m.String()))}
 		}
 	}
-	if res.Outcome == OutcomeSuccess && (len(b.Figures) > 0 || b.Success != nil) {
+	if res.Outcome == OutcomeSuccess && (len(b.Figures) > 0 || b.Success != nil) && !(mpi && node.Rank != 0) { // MPI: rank 0's output
 		why, err := judge.Output(r.nf, r.nd, name, b, filepath.Join(r.nd.Path, logName))
 		if err != nil {
 			why = err.Error()

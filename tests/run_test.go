@@ -64,7 +64,7 @@ func runJobWrapped(t *testing.T, tb *testbed.Testbed, manifest, shared string, w
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sbatch", append(args, script)...)
-	cmd.Env = append(tb.Env(), "BENCHCTL_BIN="+tb.Benchctl(t), "BENCHCTL_MANIFEST="+manifest, "BENCHCTL_SHARED="+shared)
+	cmd.Env = append(tb.Env(), "BENCHCTL_BIN="+tb.Benchctl(t), "BENCHCTL_MANIFEST="+manifest, "BENCHCTL_SHARED="+shared, "BENCHCTL_AGENT="+tb.Agent(t))
 	cmd.Dir = work
 	stdout, err := cmd.Output()
 	id := strings.TrimSpace(strings.Split(string(stdout), ";")[0])

@@ -28,7 +28,10 @@ var rooms = []struct {
 	floor  int
 }{
 	{"cmd/benchctl", 5}, // wiring only: cobra commands, flags, help, exit codes
-	{"commands", 4},     // each command's work (xRun), given its options; never sees cobra
+	// the remote-launch agent in the benchmark's container: the standard library and
+	// internal/agentwire alone (TestTheAgentIsSmall), so that it builds static and runs in any image
+	{"cmd/benchctl-agent", 5},
+	{"commands", 4}, // each command's work (xRun), given its options; never sees cobra
 
 	{"runner", 3},
 	{"results", 3},
@@ -170,7 +173,7 @@ func TestTheRoomsOfTheRule(t *testing.T) {
 		"runner": "runner 3", "runner/x": "runner 3", "scheduler": "scheduler 1", "scheduler/slurm": "scheduler/slurm 3",
 		"scheduler/schedulertest": "scheduler 1", "models/allreduce": "models 3", "internal/safefile": "internal -1",
 		"jobdir/jobdirtest": "jobdir 0", "manifest/internal/schemagen": "manifest 0",
-		"cmd/benchctl": "cmd/benchctl 5", "commands": "commands 4",
+		"cmd/benchctl": "cmd/benchctl 5", "commands": "commands 4", "cmd/benchctl-agent": "cmd/benchctl-agent 5",
 	} {
 		room, floor, _, ok := roomOf(rel)
 		if got := fmt.Sprintf("%s %d", room, floor); !ok || got != want {
@@ -219,4 +222,21 @@ func countLines(t *testing.T, file string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// The agent runs in images benchctl does not make: it needs nothing but the standard
+// library and its protocol (no cgo, no module of another project).
+func TestTheAgentIsSmall(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/cmd/benchctl-agent")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p != module+"/cmd/benchctl-agent" && p != module+"/internal/agentwire" {
+			t.Errorf("the agent depends on %s: only the standard library and internal/agentwire", p)
+		}
+	}
 }

@@ -25,6 +25,8 @@ type Context struct {
 	Hosts                     []string
 	Model                     string
 	Opts                      manifest.Distributed
+	// Ranks is an MPI launcher's ranks per node (0: NProc, at least 1).
+	Ranks int
 	// Hostfile is where deepspeed's hostfile is, as the benchmark sees it.
 	Hostfile string
 	// Lookup gives a host's addresses (sglang-disagg's SGLANG_NODE_IPS); nil: the names.
@@ -94,6 +96,13 @@ func Env(name string, c Context) (map[string]string, error) {
 		return map[string]string{"SGLANG_TENSOR_PARALLEL_SIZE": g, "SGLANG_PIPELINE_PARALLEL_SIZE": "1"}, nil
 	case manifest.LauncherSGLangDisagg:
 		return sglangDisagg(c)
+	case manifest.LauncherMPIRun, manifest.LauncherMPIExec:
+		// Rank 0 runs the launcher's line (MPILine), which sets no MAD variables; made here
+		// too, so that a line that cannot be made is refused before the job starts.
+		if _, err := MPILine(name, c, c.Ranks, "benchctl-agent", true, nil); err != nil {
+			return nil, err
+		}
+		return map[string]string{}, nil
 	case manifest.LauncherPrimus:
 		env := map[string]string{"PRIMUS_CONFIG_PATH": "exp_pretrain.yaml"}
 		if c.Opts.PrimusConfigPath != "" {

@@ -96,7 +96,9 @@ func TestLauncherRefusals(t *testing.T) {
 			"prefill_nodes 1 + decode_nodes 1 + 1 proxy must be the job's 4 nodes"},
 		{"deepspeed", Context{NNodes: 2, NProc: 8, Hosts: []string{"a"}}, "needs their host names for its hostfile"},
 		{"slurm_multi", Context{NNodes: 2, NProc: 8}, "slurm_multi is madengine's escape hatch"},
-		{"mpirun", Context{NNodes: 2, NProc: 8}, "is not a launcher"},
+		{"mpirun", Context{NNodes: 2, NProc: 8}, "mpirun on 2 nodes needs their host names"},
+		{"mpiexec", Context{NNodes: 1, NProc: 8, Ranks: 1025}, "1025 ranks per node, more than 1024"},
+		{"openmpi", Context{NNodes: 2, NProc: 8}, "is not a launcher"},
 	} {
 		_, err := Env(c.launcher, c.ctx)
 		var le *Error

@@ -169,7 +169,7 @@ type build struct {
 	err  error
 }
 
-var dynamic, static build
+var dynamic, static, agent build
 
 // Benchctl builds benchctl once per test binary into the shared directory (so every node
 // sees the same binary, as on a real cluster) and returns its path.
@@ -185,7 +185,19 @@ func (tb *Testbed) BenchctlStatic(t testing.TB) string {
 	return tb.build(t, &static, "benchctl-e2e-static-", "CGO_ENABLED=0")
 }
 
+// Agent is benchctl's remote-launch agent (static), for the MPI launchers: the jobs get it
+// as $BENCHCTL_AGENT.
+func (tb *Testbed) Agent(t testing.TB) string {
+	t.Helper()
+	return tb.buildPkg(t, &agent, "benchctl-agent-e2e-", "github.com/benchctl/benchctl/cmd/benchctl-agent", "CGO_ENABLED=0")
+}
+
 func (tb *Testbed) build(t testing.TB, b *build, prefix string, env ...string) string {
+	t.Helper()
+	return tb.buildPkg(t, b, prefix, "github.com/benchctl/benchctl/cmd/benchctl", env...)
+}
+
+func (tb *Testbed) buildPkg(t testing.TB, b *build, prefix, pkg string, env ...string) string {
 	t.Helper()
 	b.once.Do(func() {
 		dir := filepath.Join(tb.SharedDir, "bin")
@@ -196,7 +208,7 @@ func (tb *Testbed) build(t testing.TB, b *build, prefix string, env ...string) s
 		// testbed at once must not replace each other's benchctl.
 		wd, _ := os.Getwd()
 		b.path = filepath.Join(dir, prefix+fmt.Sprintf("%x", sha256.Sum256([]byte(wd)))[:12])
-		cmd := exec.Command("go", "build", "-trimpath", "-o", b.path, "github.com/benchctl/benchctl/cmd/benchctl")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", b.path, pkg)
 		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
