@@ -1,14 +1,15 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/internal/agentwire"
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/jobdir"
@@ -28,9 +29,18 @@ type mpiNode struct {
 // startMPI places the agent and starts the remote-launch service when a benchmark has an
 // MPI launcher, and tells rank 0 where every node's service is. Every rank decides alike
 // (the same manifest), so every rank meets at the "remote" phase or none does.
-func (r *nodeRun) startMPI(ctx context.Context, benches []manifest.Benchmark) (func(), error) {
+func (r *nodeRun) startMPI(ctx context.Context, eng Engine, benches []manifest.Benchmark, imgs *distribution.Images) (func(), error) {
 	if !slices.ContainsFunc(benches, func(b manifest.Benchmark) bool { return manifest.MPILauncher(b.Launcher) }) {
 		return func() {}, nil
+	}
+	for _, b := range benches { // the launcher's program where rank 0's benchmark runs
+		if manifest.MPILauncher(b.Launcher) && r.node.Rank == 0 {
+			img := imgs.For(b.Name)
+			if err := remote.CheckLauncher(ctx, eng, img.RunRef(), cmp.Or(img.Ref, img.ID), b.Launcher, map[string]string{LabelJob: r.node.JobID}); err != nil {
+				r.fail(err, exitcode.Invalid)
+				return nil, err
+			}
+		}
 	}
 	bin, err := remote.AgentBinary()
 	if err != nil {
@@ -53,7 +63,7 @@ func (r *nodeRun) startMPI(ctx context.Context, benches []manifest.Benchmark) (f
 		err = m.svc.ServeAgent(filepath.Join(dir, agentwire.SocketName))
 	}
 	if err == nil {
-		err = r.sharePeers(ctx, m.svc)
+		err = remote.SharePeers(r.barrierCtx(ctx), m.svc, r.leader, r.worker)
 	}
 	done = func() { m.svc.Close(); os.RemoveAll(dir) }
 	if err != nil {
@@ -62,27 +72,6 @@ func (r *nodeRun) startMPI(ctx context.Context, benches []manifest.Benchmark) (f
 		return nil, err
 	}
 	return done, nil
-}
-
-// sharePeers tells rank 0 every rank's remote-launch address.
-func (r *nodeRun) sharePeers(ctx context.Context, svc *remote.Service) error {
-	key := "remote." + strconv.Itoa(r.node.Rank)
-	if r.worker != nil {
-		_, err := r.worker.WaitWith(r.barrierCtx(ctx), "remote", map[string]string{key: svc.Addr()})
-		return err
-	}
-	said, err := r.leader.Gather(r.barrierCtx(ctx), "remote")
-	if err != nil {
-		return err
-	}
-	peers := map[int]string{}
-	for k, v := range said {
-		if n, err := strconv.Atoi(strings.TrimPrefix(k, "remote.")); err == nil && n > 0 && n < r.node.World {
-			peers[n] = v
-		}
-	}
-	svc.SetPeers(peers)
-	return r.leader.Release(r.barrierCtx(ctx), "remote", nil)
 }
 
 // mpiSpec makes spec an MPI launcher's part on node: rank 0 runs the launcher's line

@@ -409,7 +409,7 @@ func (r *nodeRun) gpus(ctx context.Context, benches []manifest.Benchmark) (*node
 // containers runs the benchmarks, one container each, in the manifest's order; those of a
 // job of several nodes start together.
 func (r *nodeRun) containers(ctx context.Context, eng Engine, benches []manifest.Benchmark, imgs *distribution.Images, gpus *nodeGPUs) error {
-	closeMPI, err := r.startMPI(ctx, benches)
+	closeMPI, err := r.startMPI(ctx, eng, benches, imgs)
 	if err != nil {
 		r.skip(benches, err)
 		return err

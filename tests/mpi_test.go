@@ -311,3 +311,34 @@ benchmarks:
 	}
 	waitNoProcesses(t, id)
 }
+
+// An image without the launcher's program: the job fails before its benchmark starts,
+// naming what was looked for and where (exit 4), and leaves nothing.
+func TestMPILauncherWithoutMPIInTheImage(t *testing.T) {
+	tb := testbed.Require(t)
+	if tb.ShellImage == "" {
+		t.Fatal("the testbed has no base image with a shell: run tests/testbed/up.sh again")
+	}
+	id, shared, out, err := mpiJob(t, tb, fmt.Sprintf(`name: mpi-none
+image: {ref: %q, pull: never}
+gpu: {vendor: none}
+benchmarks:
+  - {name: ring, launcher: mpirun, ranksPerNode: 1, command: [ring.openmpi, "10", "8"]}
+`, tb.ShellImage))
+	if err == nil {
+		t.Fatalf("the job passed\n%s", out)
+	}
+	if !strings.Contains(out, "Exited with exit code 4") {
+		t.Errorf("benchctl did not exit 4:\n%s", out)
+	}
+	st := readStatus(t, shared, id, nodeDirs(tb)[0])
+	if !strings.Contains(st.Error, "launcher mpirun: the image "+tb.ShellImage+" has none of mpirun.openmpi, mpirun on its PATH") {
+		t.Errorf("rank 0's status: %q", st.Error)
+	}
+	for _, b := range st.Benchmarks {
+		if b.Outcome != runner.OutcomeSkipped {
+			t.Errorf("a benchmark ran: %+v", b)
+		}
+	}
+	noContainersLeft(t, tb, id)
+}

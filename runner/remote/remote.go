@@ -21,14 +21,19 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/benchctl/benchctl/internal/agentwire"
 	"github.com/benchctl/benchctl/jobchan"
+	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/runner/launch"
 	"github.com/benchctl/benchctl/workload"
+	"github.com/benchctl/benchctl/workload/engine"
 )
 
 // AgentDir is where a container sees the agent and its node's socket (mounted read-only).
@@ -197,6 +202,8 @@ func (s *Service) ServeAgent(sock string) error {
 			go func() {
 				defer s.wg.Done()
 				defer nc.Close()
+				stop := context.AfterFunc(s.ctx, func() { nc.Close() }) // a silent caller does not hold Close
+				defer stop()
 				s.serveAgent(agentwire.NewConn(nc, nc))
 			}()
 		}
@@ -269,6 +276,8 @@ func (s *Service) relay(agent *agentwire.Conn, rank int, addr string, req agentw
 		return
 	}
 	defer nc.Close()
+	stop := context.AfterFunc(s.ctx, func() { nc.Close() })
+	defer stop()
 	b, _ := json.Marshal(req)
 	if err := link.Send(agentwire.KindOpen, b); err != nil {
 		s.refuse(agent, fmt.Sprintf("rank %d: %v", rank, err))
@@ -315,6 +324,8 @@ func (s *Service) relay(agent *agentwire.Conn, rank int, addr string, req agentw
 // serveLink is one authenticated link from another rank: a command to run, or a run's end.
 func (s *Service) serveLink(from int, c *agentwire.Conn, nc net.Conn) {
 	defer nc.Close()
+	stop := context.AfterFunc(s.ctx, func() { nc.Close() })
+	defer stop()
 	if from != 0 {
 		s.refuse(c, fmt.Sprintf("rank %d asked for a remote launch; only rank 0 runs the launcher", from))
 		return
@@ -495,6 +506,11 @@ func RankOf(host string, hosts []string) int {
 // decides who is served).
 func AgentFolder(agent string) (dir string, err error) {
 	dir, err = os.MkdirTemp("", "benchctl-agent-")
+	if err == nil && len(filepath.Join(dir, agentwire.SocketName)) > 100 {
+		// A Unix socket's path has at most 107 bytes: a long $TMPDIR gives way to /tmp.
+		os.RemoveAll(dir)
+		dir, err = os.MkdirTemp("/tmp", "benchctl-agent-")
+	}
 	if err != nil {
 		return "", err
 	}
@@ -565,4 +581,54 @@ func AgentBinary() (string, error) {
 		return "", fmt.Errorf("the MPI launchers need benchctl's agent, and %v: install benchctl-agent beside benchctl (make build puts both in bin/) or name it in $%s", err, EnvAgent)
 	}
 	return p, nil
+}
+
+// SharePeers tells rank 0 (leader) every rank's address of the remote-launch service, at
+// the job channel's "remote" phase: a worker says its own as it arrives.
+func SharePeers(ctx context.Context, svc *Service, leader *jobchan.Leader, worker *jobchan.Worker) error {
+	rank, world := svc.cfg.Chan.Rank, svc.cfg.Chan.World
+	if worker != nil {
+		_, err := worker.WaitWith(ctx, "remote", map[string]string{"remote." + strconv.Itoa(rank): svc.Addr()})
+		return err
+	}
+	said, err := leader.Gather(ctx, "remote")
+	if err != nil {
+		return err
+	}
+	peers := map[int]string{}
+	for k, v := range said {
+		if n, err := strconv.Atoi(strings.TrimPrefix(k, "remote.")); err == nil && n > 0 && n < world {
+			peers[n] = v
+		}
+	}
+	svc.SetPeers(peers)
+	return leader.Release(ctx, "remote", nil)
+}
+
+// CheckLauncher says why launcher's program is not where the benchmark runs: in the image
+// ref, called name (eng, an engine's client: a container created to look, never started) or, with eng
+// nil, on this node's PATH (the process runtime). nil when it is there, or when eng cannot
+// be asked.
+func CheckLauncher(ctx context.Context, eng any, ref, name, launcher string, labels map[string]string) error {
+	progs := agentwire.LaunchPrograms(launcher)
+	family := map[string]string{manifest.LauncherMPIRun: "Open MPI", manifest.LauncherMPIExec: "MPICH or Intel MPI"}[launcher]
+	if eng == nil {
+		for _, p := range progs {
+			if _, err := exec.LookPath(p); err == nil {
+				return nil
+			}
+		}
+		return &launch.Error{Msg: fmt.Sprintf("launcher %s: none of %s is on this node's PATH (%s): install %s, or name the launcher of the MPI the node has",
+			launcher, strings.Join(progs, ", "), os.Getenv("PATH"), family)}
+	}
+	api, ok := eng.(engine.ProgramAPI)
+	if !ok {
+		return nil
+	}
+	found, path, err := engine.FindProgram(ctx, api, ref, progs, labels)
+	if err != nil || found != "" {
+		return nil // a look that failed decides nothing: the launch says what is wrong
+	}
+	return &launch.Error{Msg: fmt.Sprintf("launcher %s: the image %s has none of %s on its PATH (%s): install %s in the image, or name the launcher of the MPI it has",
+		launcher, name, strings.Join(progs, ", "), path, family)}
 }

@@ -364,3 +364,84 @@ func procs(s string, kill bool) int {
 	}
 	return n
 }
+
+// A launcher whose program is not on the node's PATH (the process runtime) is refused
+// before the job starts, as an input error naming what was looked for.
+func TestCheckLauncherOnThePath(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	err := CheckLauncher(context.Background(), nil, "", "", "mpiexec", nil)
+	if err == nil || !strings.Contains(err.Error(), "none of mpiexec.hydra, mpiexec.mpich, mpiexec is on this node's PATH ("+dir+"): install MPICH or Intel MPI") {
+		t.Errorf("no launcher: %v", err)
+	}
+	if ie, ok := err.(interface{ InvalidInput() bool }); !ok || !ie.InvalidInput() {
+		t.Errorf("not an input error: %T", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mpiexec.mpich"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckLauncher(context.Background(), nil, "", "", "mpiexec", nil); err != nil {
+		t.Errorf("with mpiexec.mpich: %v", err)
+	}
+	if err := CheckLauncher(context.Background(), struct{}{}, "img", "img", "mpirun", nil); err != nil {
+		t.Errorf("an engine that cannot be asked decides nothing: %v", err)
+	}
+}
+
+// A $TMPDIR too long for a Unix socket's path gives way to /tmp: the socket is made.
+func TestAgentFolderUnderALongTMPDIR(t *testing.T) {
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
+	if err := os.MkdirAll(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", long)
+	dir, err := AgentFolder(agentBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if !strings.HasPrefix(dir, "/tmp/benchctl-agent-") {
+		t.Errorf("folder %s", dir)
+	}
+	rt, _ := process.New(t.TempDir())
+	s, err := Start(Config{Chan: jobchan.Config{Job: "1.0", World: 2, Hosts: []string{"a", "b"}, Secret: []byte("x")}, RT: rt, Agent: agentBin, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.ServeAgent(filepath.Join(dir, agentwire.SocketName)); err != nil {
+		t.Error(err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, AgentName)); err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("the agent placed: %v %v", st, err)
+	}
+}
+
+// A caller of the agent's socket that says nothing, and a link that goes silent after it
+// proved itself, do not hold the service's Close.
+func TestSilentCallersDoNotHoldClose(t *testing.T) {
+	j := startJob(t, "s3cret")
+	nc, err := net.Dial("unix", j.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	cfg := jobchan.Config{Job: "77.0", Rank: 0, World: 3, Hosts: []string{"n1", "n2", "n3"}, Secret: []byte("s3cret")}
+	_, link, err := jobchan.DialStream(context.Background(), cfg, 1, j.svcs[1].Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	time.Sleep(200 * time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		j.svcs[0].Close()
+		j.svcs[1].Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waits for a silent caller")
+	}
+}
