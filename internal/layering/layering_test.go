@@ -38,6 +38,7 @@ var rooms = []struct {
 	{"models", 3},
 	{"scheduler/slurm", 3},
 	{"scheduler/local", 3},
+	{"scheduler/kubernetes", 3}, // a job as an Indexed Job of one pod per node
 
 	{"distribution", 2},
 	{"diagnostics", 2}, // what a failed benchmark leaves: looks through the runtime, writes the node folder

@@ -577,7 +577,11 @@ func AgentBinary() (string, error) {
 		}
 		p = filepath.Join(filepath.Dir(exe), AgentName)
 	}
-	if _, err := os.Stat(p); err != nil {
+	st, err := os.Stat(p)
+	if err == nil && !st.Mode().IsRegular() { // a FIFO would hold the copy for ever
+		err = fmt.Errorf("%s is not a regular file (%s)", p, st.Mode().Type())
+	}
+	if err != nil {
 		return "", fmt.Errorf("the MPI launchers need benchctl's agent, and %v: install benchctl-agent beside benchctl (make build puts both in bin/) or name it in $%s", err, EnvAgent)
 	}
 	return p, nil

@@ -445,3 +445,23 @@ func TestSilentCallersDoNotHoldClose(t *testing.T) {
 		t.Fatal("Close waits for a silent caller")
 	}
 }
+
+// The agent named by $BENCHCTL_AGENT must be a file: none, a folder or a FIFO is an
+// error that says how to fix it (never a copy that waits for a FIFO's writer).
+func TestAgentBinary(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, "none"), dir, fifo} {
+		t.Setenv(EnvAgent, p)
+		if _, err := AgentBinary(); err == nil || !strings.Contains(err.Error(), "install benchctl-agent beside benchctl") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	t.Setenv(EnvAgent, agentBin)
+	if p, err := AgentBinary(); err != nil || p != agentBin {
+		t.Errorf("%q %v", p, err)
+	}
+}
