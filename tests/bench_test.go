@@ -33,6 +33,7 @@ var benchPrograms = []struct {
 	{"distribution", []string{"-size", "1", "-reps", "1"}, "-bin", "rank 0's image phase", true},
 	{"supervise", []string{"-reps", "1"}, "-benchctl", "median over 1: stopped", true},
 	{"trials", []string{"-trials", "2", "-reps", "1"}, "-benchctl", "turnaround: last die of trial k", true},
+	{"agent", []string{"-n", "5"}, "", "| 5 remote launches of /bin/true on n2 |", false},
 }
 
 // TestBenchPrograms runs every program under bench/ once, with tiny sizes, as its doc

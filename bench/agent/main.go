@@ -43,7 +43,11 @@ func main() {
 	n := flag.Int("n", 1000, "commands launched on each side")
 	flag.Parse()
 	env := map[string]string{}
-	b, err := os.ReadFile("/var/tmp/bctb/testbed.env")
+	file := os.Getenv("BENCHCTL_TESTBED_ENV")
+	if file == "" {
+		file = "/var/tmp/bctb/testbed.env"
+	}
+	b, err := os.ReadFile(file)
 	timing.Check(err)
 	for _, l := range strings.Split(string(b), "\n") {
 		if k, v, ok := strings.Cut(strings.TrimPrefix(l, "export "), "="); ok {
@@ -54,7 +58,11 @@ func main() {
 	if img == "" {
 		log.Fatal("the testbed has no MPI image: run tests/testbed/up.sh")
 	}
-	host := "unix:///var/tmp/bctb/n2/docker.sock"
+	socks := strings.Split(env["BENCHCTL_TESTBED_SOCKETS"], ",")
+	if len(socks) < 2 {
+		log.Fatal("the testbed has fewer than 2 nodes: run tests/testbed/up.sh")
+	}
+	host := socks[1] // n2's engine
 	work, err := os.MkdirTemp("", "agent-bench-")
 	timing.Check(err)
 	defer os.RemoveAll(work)
