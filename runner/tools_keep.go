@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/benchctl/benchctl/internal/safefile"
 )
 
 // A container's tools' script moves its tools' directory (run_directory-<container> in the
@@ -103,7 +103,10 @@ func copyTree(src, dst string) error {
 }
 
 func copyFile(from, to string) error {
-	in, err := os.OpenFile(from, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	in, err := safefile.OpenNoFollow(from)
+	if safefile.IsNotRegular(err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -112,17 +115,5 @@ func copyFile(from, to string) error {
 	if err != nil {
 		return err
 	}
-	if !st.Mode().IsRegular() {
-		return nil
-	}
-	os.Remove(to) // never write through a link planted at the name
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, st.Mode().Perm()|0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return safefile.CopyNew(in, to, st.Mode().Perm()|0o600, 0)
 }

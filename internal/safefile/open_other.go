@@ -44,3 +44,6 @@ func openBeneathRaw(root, rel string) (rawFile, error) { return OpenBeneath(root
 
 // Owner is not known where files have no Unix owner.
 func Owner(os.FileInfo) (uid int, ok bool) { return 0, false }
+
+// noFollow is O_NOFOLLOW where the system has it.
+const noFollow = 0

@@ -238,3 +238,6 @@ func Owner(fi os.FileInfo) (uid int, ok bool) {
 	}
 	return 0, false
 }
+
+// noFollow is O_NOFOLLOW where the system has it.
+const noFollow = unix.O_NOFOLLOW

@@ -153,3 +153,43 @@ func TestReadFileNoFollow(t *testing.T) {
 		t.Errorf("a link: %v", err)
 	}
 }
+
+// CopyNew never writes through what stands at the name, bounds what it copies, and leaves
+// nothing behind a copy that failed.
+func TestCopyNew(t *testing.T) {
+	dir := t.TempDir()
+	from := filepath.Join(dir, "from")
+	os.WriteFile(from, []byte("0123456789"), 0o644)
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	to := filepath.Join(dir, "to")
+	os.Symlink(victim, to) // planted
+	in, err := Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CopyNew(in, to, 0o640, 0); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("written through the link: %q", b)
+	}
+	if st, err := os.Lstat(to); err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o640 {
+		t.Errorf("the copy: %v %v", st, err)
+	}
+	in, _ = Open(from)
+	defer in.Close()
+	var tl *TooLargeError
+	if err := CopyNew(in, filepath.Join(dir, "small"), 0o644, 4); !errors.As(err, &tl) {
+		t.Errorf("over the bound: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "small")); !os.IsNotExist(err) {
+		t.Errorf("a failed copy was left: %v", err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	syscall.Mkfifo(fifo, 0o644)
+	if _, err := Open(fifo); !IsNotRegular(err) {
+		t.Errorf("a FIFO: %v", err)
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -29,6 +28,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/internal/agentwire"
+	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobchan"
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/runner/launch"
@@ -525,27 +525,12 @@ func AgentFolder(agent string) (dir string, err error) {
 }
 
 func copyFile(from, to string) error {
-	in, err := os.Open(from)
+	in, err := safefile.Open(from) // a regular file; never blocks on a FIFO
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", from)
-	}
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, io.LimitReader(in, 64<<20)); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return safefile.CopyNew(in, to, 0o755, 64<<20)
 }
 
 func clip(s string) string {
