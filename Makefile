@@ -54,8 +54,10 @@ demo: build examples
 
 testbed-up:
 	tests/testbed/up.sh
+	tests/testbed/k8s-up.sh
 
 testbed-down:
+	tests/testbed/k8s-down.sh
 	tests/testbed/down.sh
 
 # The CLI reference in docs/cli (checked in; a test fails when it is stale) and man pages.

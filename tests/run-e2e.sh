@@ -25,6 +25,16 @@ case $rc in
   3) skip "the testbed cannot start on this machine (see above)" ;;
   *) echo "e2e: FAILED: the testbed did not come up (exit $rc)" >&2; exit 1 ;;
 esac
+# A real Kubernetes cluster (2 kubelets) beside it: built from the Go module proxy once
+# (about 8 minutes on 2 cores), seconds to start after.
+tests/testbed/k8s-up.sh
+rc=$?
+case $rc in
+  0) ;;
+  3) skip "the Kubernetes testbed cannot start on this machine (see above)" ;;
+  *) echo "e2e: FAILED: the Kubernetes testbed did not come up (exit $rc)" >&2; exit 1 ;;
+esac
+export BENCHCTL_K8S_ENV="${BENCHCTL_K8S_DIR:-/var/tmp/bctk}/k8s.env"
 # The report test renders report.html in headless Chromium (Debian's package).
 tests/setup-chromium.sh >/dev/null || { echo "e2e: FAILED: could not install chromium" >&2; exit 1; }
 export BENCHCTL_TESTBED_ENV="${BENCHCTL_TESTBED_DIR:-/var/tmp/bctb}/testbed.env"
