@@ -2,6 +2,7 @@ package commands
 
 import (
 	"github.com/benchctl/benchctl/scheduler"
+	"github.com/benchctl/benchctl/scheduler/kubernetes"
 	"github.com/benchctl/benchctl/scheduler/local"
 	"github.com/benchctl/benchctl/scheduler/slurm"
 )
@@ -9,7 +10,7 @@ import (
 // schedulers are the batch systems benchctl knows, in the order they are detected: local,
 // which claims every environment, last. A new scheduler is one line here.
 func schedulers() []scheduler.Scheduler {
-	return []scheduler.Scheduler{slurm.Scheduler{}, local.Scheduler{}}
+	return []scheduler.Scheduler{slurm.Scheduler{}, kubernetes.Scheduler{}, local.Scheduler{}}
 }
 
 // detectNode is this task's node context, from the first scheduler whose job this is.

@@ -20,6 +20,8 @@ const (
 	SourceSlurm = "slurm"
 	SourceEnv   = "env"
 	SourceLocal = "local"
+	// SourceKubernetes is a job of a Kubernetes Indexed Job's pods (scheduler/kubernetes).
+	SourceKubernetes = "kubernetes"
 )
 
 // Job is job.json, written by rank 0 at the start of a job and again when the image is
@@ -300,11 +302,14 @@ func (j *Job) ImageOf(name string) JobImage {
 func (j *Job) WorldSize() int { return max(j.World, len(j.Nodes)) }
 
 // Deployment is perf.csv's deployment_type: "slurm" when the runner said so or the job id
-// looks like a Slurm job id (digits, optionally an array or het-job suffix), else "local".
+// looks like a Slurm job id (digits, optionally an array or het-job suffix), "kubernetes"
+// for a Kubernetes job's pods, else "local".
 func (j *Job) Deployment() string {
 	switch j.Source {
 	case SourceSlurm:
 		return "slurm"
+	case SourceKubernetes:
+		return "kubernetes"
 	case SourceEnv, SourceLocal:
 		return "local"
 	}

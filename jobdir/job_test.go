@@ -87,3 +87,12 @@ func TestDeployment(t *testing.T) {
 		t.Error("the runner's source wins")
 	}
 }
+
+// A Kubernetes job's pods are perf.csv's deployment_type kubernetes, whatever its id looks like.
+func TestDeploymentOfAKubernetesJob(t *testing.T) {
+	for _, id := range []string{"12345", "k8s-7"} {
+		if d := (&Job{Job: id, Source: SourceKubernetes}).Deployment(); d != "kubernetes" {
+			t.Errorf("%s: %s", id, d)
+		}
+	}
+}

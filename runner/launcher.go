@@ -24,7 +24,7 @@ type LauncherError = launch.Error
 func launchOf(b manifest.Benchmark, n Node, acc GPUAccess) launch.Context {
 	c := launch.Context{NNodes: max(n.World, 1), Rank: n.Rank, NProc: max(len(acc.GPUs), 1), Port: n.MasterPort,
 		Addr: n.MasterAddr, Model: b.Name, Hostfile: DeepSpeedHostfile, Ranks: b.RanksPerNode}
-	if n.Source == "slurm" { // elsewhere only the master's and this node's names are known
+	if n.Source == jobdir.SourceSlurm || n.Source == jobdir.SourceKubernetes { // elsewhere only the master's and this node's names are known
 		c.Hosts = n.Hosts
 	}
 	if b.Model != nil && b.Model.Distributed != nil {

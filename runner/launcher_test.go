@@ -114,3 +114,19 @@ func TestWriteDeepSpeedHostfile(t *testing.T) {
 		t.Errorf("the hostfile is not a regular file of its own: %v %v", fi, err)
 	}
 }
+
+// A Kubernetes job's pods know every node's address, as a Slurm job's tasks know their
+// names: the launchers that need them (MPI, deepspeed) get them; MAD_DEPLOYMENT_TYPE says so.
+func TestKubernetesNodesGiveTheirHosts(t *testing.T) {
+	n := Node{World: 2, Rank: 1, Hosts: []string{"10.0.0.11", "10.0.0.12"}, MasterAddr: "10.0.0.11", Source: jobdir.SourceKubernetes}
+	if c := launchOf(manifest.Benchmark{Launcher: manifest.LauncherMPIRun}, n, GPUAccess{}); len(c.Hosts) != 2 {
+		t.Errorf("hosts %v", c.Hosts)
+	}
+	if d := deploymentType(n); d != "kubernetes" {
+		t.Errorf("deployment type %q", d)
+	}
+	n.Source = "env"
+	if c := launchOf(manifest.Benchmark{}, n, GPUAccess{}); len(c.Hosts) != 0 || deploymentType(n) != "local" {
+		t.Errorf("env: %v %s", c.Hosts, deploymentType(n))
+	}
+}

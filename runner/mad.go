@@ -56,10 +56,11 @@ func madEnv(b manifest.Benchmark, n Node, acc GPUAccess) (env, defaults map[stri
 }
 
 // deploymentType is madengine's MAD_DEPLOYMENT_TYPE for the node context: slurm for a
-// Slurm job, local otherwise (jobdir.Job.Deployment, perf.csv's deployment_type, agrees).
+// Slurm job, kubernetes for a Kubernetes job's pods, local otherwise (jobdir.Job.Deployment,
+// perf.csv's deployment_type, agrees).
 func deploymentType(n Node) string {
-	if n.Source == "slurm" {
-		return "slurm"
+	if n.Source == jobdir.SourceSlurm || n.Source == jobdir.SourceKubernetes {
+		return n.Source
 	}
 	return "local"
 }

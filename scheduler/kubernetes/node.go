@@ -175,7 +175,7 @@ func parsePods(body []byte) ([]Pod, error) {
 const DefaultPending = 10 * time.Minute
 
 // PodNode is the node context of this pod of a benchctl Job: its rank is its completion
-// index, its world the Job's completions, its host its node's name; the hosts in rank order
+// index, its world the Job's completions, its host its address; the hosts in rank order
 // are the pods' IPs (their nodes' with the host network), which it waits for through the
 // API (every pod of the job scheduled and given an address, EnvPending at most); rank 0's
 // is the master's. A pod that failed, or is still pending when the wait ends, is named
@@ -211,7 +211,9 @@ func PodNode(ctx context.Context, lookup scheduler.Lookup, api Lister, poll time
 			return n, &scheduler.ContextError{Var: EnvPending, Msg: fmt.Sprintf("%q is not a duration such as 10m", v)}
 		}
 	}
-	n = scheduler.Node{JobID: vals[EnvJob], Rank: rank, World: world, Host: vals[EnvNode], Source: "kubernetes"}
+	// The hosts are addresses (a cluster's node names need not resolve: no cluster DNS is
+	// assumed), this one's own among them.
+	n = scheduler.Node{JobID: vals[EnvJob], Rank: rank, World: world, Host: vals[EnvPodIP], Source: "kubernetes"}
 	if world == 1 {
 		n.Hosts, n.MasterAddr = []string{vals[EnvPodIP]}, vals[EnvPodIP]
 		return n, nil

@@ -73,7 +73,7 @@ func TestPodNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Rank != 1 || n.World != 2 || n.JobID != "j7" || n.Host != "gpu-b" || n.MasterAddr != "10.0.0.11" ||
+	if n.Rank != 1 || n.World != 2 || n.JobID != "j7" || n.Host != "10.0.0.12" || n.MasterAddr != "10.0.0.11" ||
 		strings.Join(n.Hosts, ",") != "10.0.0.11,10.0.0.12" || n.Source != "kubernetes" || calls.Load() != 2 {
 		t.Errorf("%+v after %d calls", n, calls.Load())
 	}
