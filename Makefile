@@ -73,6 +73,7 @@ PREFIX ?= /usr/local
 install: build man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 bin/benchctl $(DESTDIR)$(PREFIX)/bin/benchctl
+	install -m 0755 bin/benchctl-agent $(DESTDIR)$(PREFIX)/bin/benchctl-agent
 	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 # The manifest's JSON Schema (docs/manifest.schema.json, checked in; a test fails when it is

@@ -65,6 +65,7 @@ func TestMakeInstallPaths(t *testing.T) {
 		for _, want := range []string{
 			"install -d " + c.bin + " " + c.man,
 			"install -m 0755 bin/benchctl " + c.bin + "/benchctl",
+			"install -m 0755 bin/benchctl-agent " + c.bin + "/benchctl-agent", // the MPI launchers find it beside benchctl
 			"install -m 0644 man/*.1 " + c.man + "/",
 			"gen-docs man man", // make man first
 		} {
