@@ -6,9 +6,10 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/benchctl/benchctl/manifest/document"
 )
 
 // Problem is a field of the block that is wrong (its path below kubernetes, and why).
@@ -28,12 +29,11 @@ var (
 	imageRE     = regexp.MustCompile(`^[a-z0-9][^\s]*$`)
 )
 
-func quote(s string) string {
-	if len(s) > 80 {
-		s = s[:80] + "…"
-	}
-	return strconv.Quote(s)
-}
+func quote(s string) string { return document.Clip(document.Quote(s)) }
+
+// Label reports whether s is a DNS label as Kubernetes names namespaces and the objects
+// whose names become host names: lower-case letters, digits and '-', at most 63.
+func Label(s string) bool { return len(s) <= 63 && labelRE.MatchString(s) }
 
 // subdomain reports whether s is a DNS subdomain as Kubernetes names objects.
 func subdomain(s string) bool { return len(s) <= 253 && subdomainRE.MatchString(s) }
@@ -56,7 +56,7 @@ func QualifiedName(s string, needPrefix bool) bool {
 func (b *Block) Check() []Problem {
 	var out []Problem
 	add := func(f, format string, a ...any) { out = append(out, Problem{f, fmt.Sprintf(format, a...)}) }
-	if b.Namespace != "" && (len(b.Namespace) > 63 || !labelRE.MatchString(b.Namespace)) {
+	if b.Namespace != "" && !Label(b.Namespace) {
 		add("namespace", "%s is not a namespace name (lower-case letters, digits and '-', at most 63)", quote(b.Namespace))
 	}
 	for _, f := range []struct{ field, v string }{{"serviceAccount", b.ServiceAccount}, {"priorityClass", b.PriorityClass}, {"resultsClaim", b.ResultsClaim}} {

@@ -73,7 +73,7 @@ func Render(r Request) (Objects, error) {
 	switch {
 	case r.Nodes < 1 || r.Nodes > MaxNodes:
 		return Objects{}, fmt.Errorf("kubernetes: %d nodes: give 1 to %d", r.Nodes, MaxNodes)
-	case len(Name(r.Job)) > 63 || !kubernetes.QualifiedName(r.Job, false) || r.Job != lower(r.Job):
+	case !kubernetes.Label(Name(r.Job)):
 		return Objects{}, fmt.Errorf("kubernetes: job id %q cannot name a Job (lower-case letters, digits and '-', at most 54)", r.Job)
 	case r.Image == "":
 		return Objects{}, errors.New("kubernetes: the benchmark needs an image the kubelets pull (image.ref, or build --push)")
@@ -114,8 +114,6 @@ func Render(r Request) (Objects, error) {
 }
 
 func typeMeta(api, kind string) metav1.TypeMeta { return metav1.TypeMeta{APIVersion: api, Kind: kind} }
-
-func lower(s string) string { return string(bytes.ToLower([]byte(s))) }
 
 // job is the Indexed Job: N pods, one per node (anti-affinity on the host name), none
 // retried, and any pod's failure (or disruption: evicted, deleted) fails the Job at once.
