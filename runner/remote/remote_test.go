@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -301,7 +302,9 @@ func TestKillingEitherEnd(t *testing.T) {
 func TestEndRunEndsTheWaitingNodes(t *testing.T) {
 	j := startJob(t, "s3cret")
 	waits := []<-chan workload.Exit{j.rt.Wait(context.Background(), j.ids[1]), j.rt.Wait(context.Background(), j.ids[2])}
-	time.Sleep(300 * time.Millisecond) // the waits have set up their signals (a SIGTERM before that kills: EndedByLauncher)
+	for _, id := range j.ids[1:] { // the waits have set up their signals (a SIGTERM before that kills: EndedByLauncher)
+		catchesTERM(t, j.rt, id)
+	}
 	if err := j.svcs[0].EndRun(context.Background(), j.run, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +435,10 @@ func TestSilentCallersDoNotHoldClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer link.Close()
-	time.Sleep(200 * time.Millisecond)
+	// Served in order: a call that went through after them means both are being served.
+	if code, _, _ := j.call(t, Token([]byte("s3cret"), "77.0"), "", "n2", "true"); code != 0 {
+		t.Fatalf("a call beside the silent ones: %d", code)
+	}
 	done := make(chan struct{})
 	go func() {
 		j.svcs[0].Close()
@@ -463,5 +469,30 @@ func TestAgentBinary(t *testing.T) {
 	t.Setenv(EnvAgent, agentBin)
 	if p, err := AgentBinary(); err != nil || p != agentBin {
 		t.Errorf("%q %v", p, err)
+	}
+}
+
+// catchesTERM waits until process id's main process has its SIGTERM handler (its
+// /proc/PID/status SigCgt), 30 s at most: the event the wait's exit 0 depends on.
+func catchesTERM(t *testing.T, rt *process.Runtime, id string) {
+	t.Helper()
+	st, err := rt.Inspect(context.Background(), id)
+	if err != nil || st.Pid == 0 {
+		t.Fatalf("inspect %s: %+v %v", id, st, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.Pid))
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+				if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&(1<<(uint(syscall.SIGTERM)-1)) != 0 {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d never caught SIGTERM:\n%s", st.Pid, b)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
