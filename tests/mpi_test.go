@@ -45,6 +45,12 @@ func mpiJob(t *testing.T, tb *testbed.Testbed, body string) (id, shared, out str
 	return id, shared, out, jobErr
 }
 
+// engineMPI is a manifest named name of the testbed's MPI image, with the testbed's
+// settings (testbedMPIContainer, testbedMPIEnv), then rest (its benchmarks).
+func engineMPI(tb *testbed.Testbed, name, rest string) string {
+	return fmt.Sprintf("name: %s\nimage: {ref: %q, pull: never}\ngpu: {vendor: none}\ncontainer: %s\nenv: %s\n", name, tb.MPIImage, testbedMPIContainer, testbedMPIEnv) + rest
+}
+
 // collectRows collects the job and returns perf.csv's rows.
 func collectRows(t *testing.T, tb *testbed.Testbed, id, shared string) []map[string]string {
 	t.Helper()
@@ -73,12 +79,7 @@ func noContainersLeft(t *testing.T, tb *testbed.Testbed, id string) {
 // launcher mpirun: 6 ranks, rank 0's output made figures; perf.csv has them once.
 func TestMPIPingPongAcrossContainers(t *testing.T) {
 	tb := testbed.Require(t)
-	id, shared, out, err := mpiJob(t, tb, fmt.Sprintf(`name: mpi-pingpong
-image: {ref: %q, pull: never}
-gpu: {vendor: none}
-container: `+testbedMPIContainer+`
-env: %s
-benchmarks:
+	id, shared, out, err := mpiJob(t, tb, engineMPI(tb, "mpi-pingpong", `benchmarks:
   - name: pingpong
     launcher: mpirun
     ranksPerNode: 2
@@ -88,7 +89,7 @@ benchmarks:
       - {metric: latency_us, pattern: 'pingpong size=(?P<size_bytes>\d+) latency_us=(?P<value>\S+)', unit: us, better: lower, min: 0}
       - {metric: bandwidth_MBps, pattern: 'pingpong size=(?P<size_bytes>\d+) .* bandwidth_MBps=(?P<value>\S+)', unit: MB/s, better: higher}
     success: {require: ['pingpong ranks=6 .* done']}
-`, tb.MPIImage, testbedMPIEnv))
+`))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -130,12 +131,7 @@ benchmarks:
 func TestMPIHPCCFigures(t *testing.T) {
 	tb := testbed.Require(t)
 	input := filepath.Dir(repoPath(t, "tests/fixtures/mpi/hpccinf.txt"))
-	id, shared, out, err := mpiJob(t, tb, fmt.Sprintf(`name: mpi-hpcc
-image: {ref: %q, pull: never}
-gpu: {vendor: none}
-container: `+testbedMPIContainer+`
-env: %s
-mounts: [%q]
+	id, shared, out, err := mpiJob(t, tb, engineMPI(tb, "mpi-hpcc", fmt.Sprintf(`mounts: [%q]
 benchmarks:
   - name: hpcc
     launcher: mpirun
@@ -147,7 +143,7 @@ benchmarks:
     timeout: 8m
     figures:
       - {parser: hpcc, from: hpccoutf.txt}
-`, tb.MPIImage, testbedMPIEnv, input+":/input:ro"))
+`, input+":/input:ro")))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -176,12 +172,7 @@ benchmarks:
 // this testbed's 2 cores: RECIPE.md F8), the third node outside the variant.
 func TestMPICHRingAcrossContainers(t *testing.T) {
 	tb := testbed.Require(t)
-	id, shared, out, err := mpiJob(t, tb, fmt.Sprintf(`name: mpich-ring
-image: {ref: %q, pull: never}
-gpu: {vendor: none}
-container: `+testbedMPIContainer+`
-env: %s
-benchmarks:
+	id, shared, out, err := mpiJob(t, tb, engineMPI(tb, "mpich-ring", `benchmarks:
   - name: ring
     launcher: mpiexec
     ranksPerNode: 1
@@ -192,7 +183,7 @@ benchmarks:
       - {metric: us_per_hop, pattern: 'ring ranks=2 laps=200 bytes=8 us_per_hop=(?P<value>\S+)', unit: us, better: lower}
 experiment:
   matrix: {nodes: [2]}
-`, tb.MPIImage, testbedMPIEnv))
+`))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -231,18 +222,13 @@ func TestMPIKilledRankFailsFast(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	id, shared, out, err := mpiJob(t, tb, fmt.Sprintf(`name: mpi-killed
-image: {ref: %q, pull: never}
-gpu: {vendor: none}
-container: `+testbedMPIContainer+`
-env: %s
-benchmarks:
+	id, shared, out, err := mpiJob(t, tb, engineMPI(tb, "mpi-killed", `benchmarks:
   - name: ring
     launcher: mpirun
     ranksPerNode: 2
     command: [ring.openmpi, "100000000", "8"]
     timeout: 5m
-`, tb.MPIImage, testbedMPIEnv))
+`))
 	close(done)
 	if _, ok := <-killed; !ok {
 		t.Fatalf("no rank 3 was found to kill (%v)\n%s", err, out)
