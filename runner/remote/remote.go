@@ -31,6 +31,7 @@ import (
 	"github.com/benchctl/benchctl/internal/safefile"
 	"github.com/benchctl/benchctl/jobchan"
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/manifest/document"
 	"github.com/benchctl/benchctl/runner/launch"
 	"github.com/benchctl/benchctl/workload"
 	"github.com/benchctl/benchctl/workload/engine"
@@ -230,7 +231,7 @@ func (s *Service) serveAgent(c *agentwire.Conn) {
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(o.Token), []byte(s.token)) != 1 {
-		s.refuse(c, "the request's token is not this job's (an agent of another job, or not benchctl's)", "host", clip(o.Host))
+		s.refuse(c, "the request's token is not this job's (an agent of another job, or not benchctl's)", "host", document.Clip(o.Host))
 		return
 	}
 	if len(o.Words) == 0 || len(o.Words) > agentwire.MaxWords {
@@ -243,16 +244,16 @@ func (s *Service) serveAgent(c *agentwire.Conn) {
 	rank := RankOf(o.Host, s.cfg.Chan.Hosts)
 	switch {
 	case rank < 0:
-		s.refuse(c, fmt.Sprintf("host %s is not a node of this job (%s)", clip(o.Host), strings.Join(s.cfg.Chan.Hosts, ", ")), "host", clip(o.Host))
+		s.refuse(c, fmt.Sprintf("host %s is not a node of this job (%s)", document.Clip(o.Host), strings.Join(s.cfg.Chan.Hosts, ", ")), "host", document.Clip(o.Host))
 		return
 	case run == "":
 		s.refuse(c, "no MPI launcher runs on this node now")
 		return
 	case rank >= ranks:
-		s.refuse(c, fmt.Sprintf("host %s (rank %d) is not one of this run's %d nodes", clip(o.Host), rank, ranks), "host", clip(o.Host))
+		s.refuse(c, fmt.Sprintf("host %s (rank %d) is not one of this run's %d nodes", document.Clip(o.Host), rank, ranks), "host", document.Clip(o.Host))
 		return
 	}
-	s.cfg.Log.Info("remote launch", "host", o.Host, "rank", rank, "run", run, "command", clip(strings.Join(o.Words, " ")))
+	s.cfg.Log.Info("remote launch", "host", o.Host, "rank", rank, "run", run, "command", document.Clip(strings.Join(o.Words, " ")))
 	req := agentwire.Remote{Run: run, Words: o.Words}
 	if rank == s.cfg.Chan.Rank {
 		s.execute(c, req)
@@ -477,7 +478,7 @@ func (s *Service) endOn(ctx context.Context, rank int, addr, run string) error {
 		return err
 	}
 	if kind == agentwire.KindRefuse {
-		return errors.New(clip(string(p)))
+		return errors.New(document.Clip(string(p)))
 	}
 	return nil
 }
@@ -531,13 +532,6 @@ func copyFile(from, to string) error {
 	}
 	defer in.Close()
 	return safefile.CopyNew(in, to, 0o755, 64<<20)
-}
-
-func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
-	}
-	return s
 }
 
 // EnvAgent names the agent's binary (default: benchctl-agent beside benchctl).

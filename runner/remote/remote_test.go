@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/benchctl/benchctl/internal/agentwire"
 	"github.com/benchctl/benchctl/jobchan"
@@ -195,6 +196,10 @@ func TestRefusals(t *testing.T) {
 	nc.Close()
 	if code, _, errb := j.call(t, tok, "", strings.Repeat("h", 6000), "true"); code != agentwire.ExitTransport || !strings.Contains(errb, "is not a node of this job") || len(errb) > 1000 {
 		t.Errorf("long host: %d %d bytes", code, len(errb))
+	}
+	// Cut where a character starts: the message stays valid text.
+	if code, _, errb := j.call(t, tok, "", strings.Repeat("é", 3000), "true"); code != agentwire.ExitTransport || !utf8.ValidString(errb) || len(errb) > 1000 {
+		t.Errorf("long host of two-byte letters: %d %q", code, errb)
 	}
 }
 
