@@ -65,7 +65,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	switch args[1] {
 	case "wait":
-		return wait()
+		return wait(stderr)
 	case "run":
 		if len(args) < 4 || args[2] != "--" {
 			fmt.Fprintln(stderr, "benchctl-agent: usage: benchctl-agent run -- PROGRAM ARG...")
@@ -218,11 +218,18 @@ func Call(sock string, o Open, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
+// WaitingLine is what wait writes (to its node's benchmark log) once it catches the
+// signals that end it: from then on a SIGTERM ends it with 0 (before, Go's default ends
+// it with 143; the kernel's signal mask cannot tell the two apart, Go's runtime catches
+// SIGTERM from its start).
+const WaitingLine = "benchctl-agent: this node's ranks run under rank 0's MPI launcher; waiting for it to end"
+
 // wait waits for SIGTERM, SIGINT or SIGHUP, and exits 0. As a container's first process
 // it reaps the orphans the commands run beside it leave (an init's job).
-func wait() int {
+func wait(stderr io.Writer) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGCHLD)
+	fmt.Fprintln(stderr, WaitingLine)
 	for s := range sigs {
 		if s != syscall.SIGCHLD {
 			return 0

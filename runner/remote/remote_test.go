@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -477,27 +476,38 @@ func TestAgentBinary(t *testing.T) {
 	}
 }
 
-// catchesTERM waits until process id's main process has its SIGTERM handler (its
-// /proc/PID/status SigCgt), 30 s at most: the event the wait's exit 0 depends on.
+// catchesTERM waits until process id's agent wait has said it catches SIGTERM (its
+// WaitingLine in the log), 30 s at most: the event the wait's exit 0 depends on. (The
+// kernel's SigCgt cannot say it: Go's runtime catches SIGTERM from its start, to die of it.)
 func catchesTERM(t *testing.T, rt *process.Runtime, id string) {
 	t.Helper()
-	st, err := rt.Inspect(context.Background(), id)
-	if err != nil || st.Pid == 0 {
-		t.Fatalf("inspect %s: %+v %v", id, st, err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.Pid))
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
-				if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&(1<<(uint(syscall.SIGTERM)-1)) != 0 {
-					return
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d never caught SIGTERM:\n%s", st.Pid, b)
-		}
-		time.Sleep(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := &lineWatch{want: agentwire.WaitingLine, seen: cancel}
+	_ = rt.Logs(ctx, id, w)
+	if !w.found() {
+		t.Fatalf("%s never said it waits; its log:\n%s", id, w.buf.String())
 	}
 }
+
+// lineWatch is a writer that calls seen once what it was written holds want.
+type lineWatch struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen func()
+	hit  bool
+}
+
+func (w *lineWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.hit && strings.Contains(w.buf.String(), w.want) {
+		w.hit = true
+		w.seen()
+	}
+	return len(p), nil
+}
+
+func (w *lineWatch) found() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.hit }
