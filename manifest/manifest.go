@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/manifest/figures"
+	"github.com/benchctl/benchctl/manifest/kubernetes"
 
 	"github.com/benchctl/benchctl/internal/shellwords"
 	"github.com/benchctl/benchctl/internal/textredact"
@@ -17,21 +18,22 @@ import (
 // filled and mounts de-duplicated. It holds secret values in memory (EnvVar.Secret); print or
 // persist only Redacted() copies.
 type Manifest struct {
-	Name       string      `json:"name" yaml:"name"`
-	Path       string      `json:"path" yaml:"path"`
-	Digest     string      `json:"digest" yaml:"digest"` // sha256 of the manifest file's bytes
-	Image      Image       `json:"image" yaml:"image"`
-	GPU        GPU         `json:"gpu" yaml:"gpu"`
-	Mounts     []Mount     `json:"mounts" yaml:"mounts"`
-	Env        []EnvVar    `json:"env" yaml:"env"`
-	PassEnv    []string    `json:"passEnv" yaml:"passEnv"`
-	Secrets    []string    `json:"secrets" yaml:"secrets"`
-	Container  Container   `json:"container" yaml:"container"`
-	Benchmarks []Benchmark `json:"benchmarks" yaml:"benchmarks"`
-	Models     *Models     `json:"models,omitempty" yaml:"models,omitempty"`
-	Slurm      Slurm       `json:"slurm" yaml:"slurm"`
-	Job        Job         `json:"job" yaml:"job"`
-	LogScan    LogScan     `json:"logScan" yaml:"logScan"`
+	Name       string           `json:"name" yaml:"name"`
+	Path       string           `json:"path" yaml:"path"`
+	Digest     string           `json:"digest" yaml:"digest"` // sha256 of the manifest file's bytes
+	Image      Image            `json:"image" yaml:"image"`
+	GPU        GPU              `json:"gpu" yaml:"gpu"`
+	Mounts     []Mount          `json:"mounts" yaml:"mounts"`
+	Env        []EnvVar         `json:"env" yaml:"env"`
+	PassEnv    []string         `json:"passEnv" yaml:"passEnv"`
+	Secrets    []string         `json:"secrets" yaml:"secrets"`
+	Container  Container        `json:"container" yaml:"container"`
+	Benchmarks []Benchmark      `json:"benchmarks" yaml:"benchmarks"`
+	Models     *Models          `json:"models,omitempty" yaml:"models,omitempty"`
+	Slurm      Slurm            `json:"slurm" yaml:"slurm"`
+	Kubernetes kubernetes.Block `json:"kubernetes" yaml:"kubernetes"`
+	Job        Job              `json:"job" yaml:"job"`
+	LogScan    LogScan          `json:"logScan" yaml:"logScan"`
 	// Distribution is how images reach the nodes (Distribution* constants; "" is auto).
 	Distribution string `json:"distribution,omitempty" yaml:"distribution,omitempty"`
 	// Engine is the container engine asked for (EngineDocker, EnginePodman; "": whichever

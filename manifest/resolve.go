@@ -240,6 +240,10 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		r.everyBenchmarkHasAnImage(s, m)
 	}
 	m.Slurm = r.slurm(s.Slurm)
+	m.Kubernetes = s.Kubernetes
+	for _, p := range s.Kubernetes.Check() {
+		r.p.Add("kubernetes."+p.Field, "%s", p.Msg)
+	}
 	m.Job = r.job(s.Job)
 	r.distribution(s, m)
 	switch s.Engine {

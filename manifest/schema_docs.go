@@ -6,6 +6,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+
+	"github.com/benchctl/benchctl/manifest/kubernetes"
 )
 
 // specSource is spec.go itself: its field comments are the schema's descriptions, read when
@@ -14,13 +16,26 @@ import (
 //go:embed spec.go
 var specSource []byte
 
-// fieldDocs returns the doc comment of every field of spec.go's structs, by "Type.Field".
+// fieldDocs returns the doc comment of every field of spec.go's structs, and of the
+// blocks spec.go takes from packages of their own (kubernetes.Block), by "Type.Field".
 func fieldDocs() (map[string]string, error) {
-	f, err := parser.ParseFile(token.NewFileSet(), "spec.go", specSource, parser.ParseComments)
-	if err != nil {
-		return nil, fmt.Errorf("manifest schema: reading the field comments: %w", err)
-	}
 	docs := map[string]string{}
+	for _, src := range []struct {
+		name string
+		text []byte
+	}{{"spec.go", specSource}, {"manifest/kubernetes/block.go", kubernetes.BlockSource}} {
+		if err := readFieldDocs(src.name, src.text, docs); err != nil {
+			return nil, err
+		}
+	}
+	return docs, nil
+}
+
+func readFieldDocs(name string, src []byte, docs map[string]string) error {
+	f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.ParseComments)
+	if err != nil {
+		return fmt.Errorf("manifest schema: reading the field comments of %s: %w", name, err)
+	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		ts, ok := n.(*ast.TypeSpec)
 		if !ok {
@@ -37,5 +52,5 @@ func fieldDocs() (map[string]string, error) {
 		}
 		return false
 	})
-	return docs, nil
+	return nil
 }

@@ -1,5 +1,7 @@
 package manifest
 
+import "github.com/benchctl/benchctl/manifest/kubernetes"
+
 // The manifest as written. Field names are the schema's (json tags); both JSON and YAML
 // decode through the same strict decoder. Resolve turns a Spec into a Manifest.
 //
@@ -43,6 +45,9 @@ type Spec struct {
 	Models *ModelsSpec `json:"models"`
 	// Slurm holds defaults for `benchctl submit`; its flags override them.
 	Slurm SlurmSpec `json:"slurm"`
+	// Kubernetes holds how `benchctl submit --scheduler kubernetes` runs the job on a
+	// cluster (an Indexed Job, one pod per node); its flags override it.
+	Kubernetes kubernetes.Block `json:"kubernetes"`
 	// Job holds how the nodes of a job supervise each other.
 	Job JobSpec `json:"job"`
 	// LogScan says how benchmark logs are scanned for error lines (madengine's log error

@@ -1,8 +1,15 @@
 // Package kubernetes is the manifest's kubernetes: block: how `benchctl submit --scheduler
 // kubernetes` runs a job on a cluster (an Indexed Job, one pod per node), its fields and
-// their checks. The objects themselves are scheduler/kubernetes's. (The block joins the
-// manifest's fields with `benchctl submit --scheduler kubernetes`.)
+// their checks. The objects themselves are scheduler/kubernetes's.
 package kubernetes
+
+import _ "embed"
+
+// BlockSource is this file: its field comments are the manifest schema's descriptions of
+// the block.
+//
+//go:embed block.go
+var BlockSource []byte
 
 // Block is the manifest's kubernetes: block; `benchctl submit`'s flags override it.
 type Block struct {
