@@ -17,6 +17,7 @@ import (
 	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/collect"
 	"github.com/benchctl/benchctl/results/compare"
+	"github.com/benchctl/benchctl/scheduler/kubernetes"
 	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
@@ -31,10 +32,11 @@ type CollectOptions struct {
 	OldAppend string // -o PATH, the old spelling of --append
 	Baseline  string
 	Latest    bool
-	NoSlurm   bool   // --no-slurm: the job folder alone decides
-	Check     bool   // --check: judge the job against --against, exit 3 on a regression
-	Against   string // reference, last, best or a job id
-	Junit     string // --junit FILE
+	NoSlurm   bool               // --no-slurm: the job folder alone decides
+	Cluster   kubernetes.Cluster // the cluster asked about a Kubernetes job
+	Check     bool               // --check: judge the job against --against, exit 3 on a regression
+	Against   string             // reference, last, best or a job id
+	Junit     string             // --junit FILE
 	Threshold string
 	// set in RunE: --threshold parsed (before anything is collected)
 	ThresholdPct float64
@@ -51,7 +53,7 @@ func Collect(ctx context.Context, io iostreams.Streams, opts *CollectOptions) er
 	started, lastLog := time.Now(), time.Now()
 	col, err := collect.Collect(ctx, collect.CollectOptions{
 		SharedDir: dir, JobID: jobID, Attempt: opts.Attempt, Partial: opts.Partial, AppendTo: opts.AppendTo, Baseline: opts.Baseline,
-		Scheduler: newCollectScheduler(opts.NoSlurm),
+		Scheduler: newCollectScheduler(opts.NoSlurm, opts.Cluster),
 		Aggregate: results.AggregateOptions{CollectedBy: CurrentBuild().Version, Progress: func(n int) {
 			if now := time.Now(); now.Sub(lastLog) >= 5*time.Second {
 				lastLog = now

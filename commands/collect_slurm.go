@@ -5,6 +5,8 @@ import (
 	"log/slog"
 
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/scheduler"
+	"github.com/benchctl/benchctl/scheduler/kubernetes"
 	"github.com/benchctl/benchctl/scheduler/slurm"
 )
 
@@ -13,12 +15,13 @@ import (
 // on the job.
 type collectScheduler struct{ slurm.Scheduler }
 
-// newCollectScheduler is Slurm for collect, or nil with --no-slurm (the files decide).
-func newCollectScheduler(noSlurm bool) jobdir.Scheduler {
+// newCollectScheduler is Slurm (or, for its jobs, Kubernetes) for collect, or nil with
+// --no-slurm (the files decide).
+func newCollectScheduler(noSlurm bool, cluster kubernetes.Cluster) jobdir.Scheduler {
 	if noSlurm {
 		return nil
 	}
-	return collectScheduler{}
+	return scheduler.Any(collectScheduler{}, kubernetes.Scheduler{Cluster: &cluster})
 }
 
 // JobState asks Slurm about the job. When slurmctld does not answer, one warning says so,

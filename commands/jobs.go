@@ -12,6 +12,7 @@ import (
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/scheduler"
+	"github.com/benchctl/benchctl/scheduler/kubernetes"
 )
 
 // JobsOptions are benchctl jobs' flags.
@@ -20,6 +21,7 @@ type JobsOptions struct {
 	Limit     int
 	Output    string
 	NoSlurm   bool
+	Cluster   kubernetes.Cluster // the cluster asked about Kubernetes jobs
 }
 
 // Jobs lists the jobs of the shared directory with their states.
@@ -30,7 +32,7 @@ func Jobs(ctx context.Context, io iostreams.Streams, opts *JobsOptions) error {
 	}
 	var sched jobdir.Scheduler
 	if !opts.NoSlurm {
-		sched = scheduler.Any(schedulers()...) // the one that knows each job says how it stands
+		sched = scheduler.Any(schedulersOn(opts.Cluster)...) // the one that knows each job says how it stands
 	}
 	jobs, err := jobdir.Layout{Shared: dir}.Overview(ctx, opts.Limit, sched, time.Now())
 	if err != nil {

@@ -1,6 +1,12 @@
 package commands
 
 import (
+	"context"
+	"log/slog"
+
+	"github.com/benchctl/benchctl/internal/exitcode"
+	"github.com/benchctl/benchctl/internal/iostreams"
+	"github.com/benchctl/benchctl/manifest/document"
 	"github.com/benchctl/benchctl/scheduler"
 	"github.com/benchctl/benchctl/scheduler/kubernetes"
 	"github.com/benchctl/benchctl/scheduler/local"
@@ -8,9 +14,41 @@ import (
 )
 
 // schedulers are the batch systems benchctl knows, in the order they are detected: local,
-// which claims every environment, last. A new scheduler is one line here.
-func schedulers() []scheduler.Scheduler {
-	return []scheduler.Scheduler{slurm.Scheduler{}, kubernetes.Scheduler{}, local.Scheduler{}}
+// which claims every environment, last. A new scheduler is one line here. Kubernetes asks
+// the cluster of the kubeconfig as kubectl finds it.
+func schedulers() []scheduler.Scheduler { return schedulersOn(kubernetes.Cluster{}) }
+
+// schedulersOn is schedulers with Kubernetes asking cluster (--kubeconfig, --namespace).
+func schedulersOn(cluster kubernetes.Cluster) []scheduler.Scheduler {
+	return []scheduler.Scheduler{slurm.Scheduler{}, kubernetes.Scheduler{Cluster: &cluster}, local.Scheduler{}}
+}
+
+// CancelOptions are benchctl cancel's flags.
+type CancelOptions struct {
+	Job     string
+	Cluster kubernetes.Cluster
+}
+
+// Cancel ends a job, asking the scheduler whose id it is (a Slurm job id: scancel; a
+// Kubernetes one: its Job deleted).
+func Cancel(ctx context.Context, io iostreams.Streams, opts *CancelOptions) error {
+	for _, s := range schedulersOn(opts.Cluster) {
+		c, ok := s.(scheduler.Canceller)
+		if !ok {
+			continue
+		}
+		mine, err := c.Cancel(ctx, opts.Job)
+		if !mine {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		title, _ := scheduler.Told(s, nil)
+		slog.Info("cancelled", "job", opts.Job, "scheduler", title)
+		return nil
+	}
+	return exitcode.Usagef("give the id benchctl submit printed (a Slurm job id, or k8s-... for Kubernetes)", "%s is not a job id of Slurm or Kubernetes", document.Quote(opts.Job))
 }
 
 // detectNode is this task's node context, from the first scheduler whose job this is.

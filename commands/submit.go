@@ -142,8 +142,10 @@ func Submit(ctx context.Context, io iostreams.Streams, opts *SubmitOptions) erro
 	if opts.Output != "json" {
 		fmt.Fprintln(io.Out(), id)
 	}
-	if err := layout.RecordSubmitted(done.Token, id); err != nil {
-		slog.Warn("could not record the job's submission files; benchctl submit removes them after 7 days", "err", err)
+	if done.Token != "" { // Slurm's: its secret and script in jobs/.submit
+		if err := layout.RecordSubmitted(done.Token, id); err != nil {
+			slog.Warn("could not record the job's submission files; benchctl submit removes them after 7 days", "err", err)
+		}
 	}
 	slog.Info("submitted", "job", id, "nodes", done.Nodes, "script", done.Request, "jobDir", rep.JobDir)
 	if !opts.Wait {
@@ -163,7 +165,9 @@ func Submit(ctx context.Context, io iostreams.Streams, opts *SubmitOptions) erro
 	if opts.Output != "json" {
 		printOutcomes(io, end.Nodes)
 	}
-	removeSubmittedWhenEnded(layout, id, end.Scheduler)
+	if done.Token != "" {
+		removeSubmittedWhenEnded(layout, id, end.Scheduler)
+	}
 	err = ferr
 	if opts.Collect && ctx.Err() == nil {
 		if ferr != nil {

@@ -72,3 +72,10 @@ type Submitter interface {
 	// scheduler's keep; a job it cannot ask about is kept. It returns how many went.
 	Prune(ctx context.Context, l jobdir.Layout, now time.Time) (int, error)
 }
+
+// Canceller is a scheduler that can end a job it started (`benchctl cancel`). Cancel
+// reports whether id is one of its jobs' ids at all (false: ask another scheduler); a job
+// it does not have is an input error.
+type Canceller interface {
+	Cancel(ctx context.Context, id string) (mine bool, err error)
+}

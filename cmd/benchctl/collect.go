@@ -120,6 +120,7 @@ warning, until the next release.`,
 	f.BoolVar(&opts.Latest, "latest", false, "collect the newest job of the shared directory (benchctl jobs lists them)")
 	f.StringVar(&opts.Baseline, "baseline", "", "an earlier perf.csv: fill relative_change with the change against it, in percent")
 	f.BoolVar(&opts.NoSlurm, "no-slurm", false, "do not ask Slurm: judge the job by its files alone (as jobs --no-slurm)")
+	clusterFlags(cmd, &opts.Cluster)
 	_ = cmd.MarkFlagFilename("append", "csv")
 	_ = cmd.MarkFlagFilename("baseline", "csv")
 	_ = cmd.MarkFlagDirname("shared-dir")

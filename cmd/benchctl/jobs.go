@@ -37,6 +37,7 @@ says whether benchctl collect has written the job's perf.csv.`,
 	f.StringVar(&opts.SharedDir, "shared-dir", "", "shared directory (default $BENCHCTL_SHARED_DIR)")
 	f.IntVar(&opts.Limit, "limit", 20, "list at most this many jobs, the newest (0: all)")
 	f.BoolVar(&opts.NoSlurm, "no-slurm", false, "do not ask the scheduler (Slurm): judge unfinished jobs by their files alone")
+	clusterFlags(cmd, &opts.Cluster)
 	outputFlag(cmd, &opts.Output, "table", "json")
 	_ = cmd.MarkFlagDirname("shared-dir")
 	return cmd

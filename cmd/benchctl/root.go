@@ -113,7 +113,7 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 	)
 	root.SetHelpCommandGroupID("inspect")
 	root.SetCompletionCommandGroupID("inspect")
-	for _, c := range []*cobra.Command{newBuildCmd(io, nil), newRunCmd(io, nil), newSubmitCmd(io, nil), newCollectCmd(io, nil), newJobsCmd(io, nil), newCompareCmd(io, nil),
+	for _, c := range []*cobra.Command{newBuildCmd(io, nil), newRunCmd(io, nil), newSubmitCmd(io, nil), newCollectCmd(io, nil), newJobsCmd(io, nil), newCancelCmd(io, nil), newCompareCmd(io, nil),
 		newHistoryCmd(io, nil), newReferenceCmd(io, referenceRuns{}), newValidateCmd(io, nil), newModelsCmd(io, nil), newCacheCmd(io, cacheRuns{}), newInitCmd(io, initRuns{}), newCleanupCmd(io, nil)} {
 		c.GroupID = "core"
 		// submit's -q is sbatch's: --qos; its --quiet is long only.

@@ -28,7 +28,7 @@ const (
 	LabelName = "app.kubernetes.io/name" // "benchctl"
 
 	BinDir       = "/opt/benchctl"                    // benchctl and its agent, copied by the init container
-	ManifestPath = "/etc/benchctl/manifest.json"      // the manifest, from the ConfigMap
+	ManifestDir  = "/etc/benchctl"                    // the manifest, from the ConfigMap
 	SecretPath   = "/var/run/benchctl/job.secret"     // the job secret, one file (BENCHCTL_JOB_SECRET_FILE)
 	SharedDir    = "/benchctl/shared"                 // the results volume: the job folders
 	benchctlIn   = "/usr/local/bin/benchctl"          // in the benchctl image
@@ -43,12 +43,15 @@ type Request struct {
 	Job      string
 	Nodes    int
 	Image    string // the benchmark's image, from a registry the kubelets pull from
-	Manifest []byte // JSON
-	Secret   string // the job secret: 64 hexadecimal digits
-	Vendor   string // amd, nvidia, none
-	GPUs     int    // each node's GPUs (0: none asked)
-	Block    kubernetes.Block
-	RunArgs  []string // more of `benchctl run`'s arguments (--benchmarks, --tags, ...)
+	Manifest []byte // the manifest file's bytes
+	// ManifestName is its name in the ConfigMap and the pods ("manifest.yaml"; "":
+	// manifest.json), whose extension says how it is read.
+	ManifestName string
+	Secret       string // the job secret: 64 hexadecimal digits
+	Vendor       string // amd, nvidia, none
+	GPUs         int    // each node's GPUs (0: none asked)
+	Block        kubernetes.Block
+	RunArgs      []string // more of `benchctl run`'s arguments (--benchmarks, --tags, ...)
 }
 
 // Objects are what a submission makes, in the order it makes them (the Job last).
@@ -108,9 +111,16 @@ func Render(r Request) (Objects, error) {
 	o.Secret = &corev1.Secret{TypeMeta: typeMeta("v1", "Secret"), ObjectMeta: meta(), Immutable: &immutable, Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{"job.secret": []byte(r.Secret + "\n")}}
 	o.ConfigMap = &corev1.ConfigMap{TypeMeta: typeMeta("v1", "ConfigMap"), ObjectMeta: meta(), Immutable: &immutable,
-		Data: map[string]string{"manifest.json": string(r.Manifest)}}
+		Data: map[string]string{r.manifestName(): string(r.Manifest)}}
 	o.Job = job(r, name, sa, labels, gpuRes)
 	return o, nil
+}
+
+func (r Request) manifestName() string {
+	if r.ManifestName == "" {
+		return "manifest.json"
+	}
+	return r.ManifestName
 }
 
 func typeMeta(api, kind string) metav1.TypeMeta { return metav1.TypeMeta{APIVersion: api, Kind: kind} }
@@ -139,6 +149,7 @@ func job(r Request, name, sa string, labels map[string]string, gpuRes string) *b
 		{Name: "BENCHCTL_JOB_SECRET_FILE", Value: SecretPath},
 		{Name: "BENCHCTL_K8S_JOB", Value: r.Job},
 		{Name: "BENCHCTL_K8S_NODES", Value: strconv.Itoa(r.Nodes)},
+		{Name: EnvPending, Value: r.Block.Pending().String()},
 		field("BENCHCTL_K8S_NAMESPACE", "metadata.namespace"),
 		field("BENCHCTL_K8S_POD", "metadata.name"),
 		field("BENCHCTL_K8S_NODE", "spec.nodeName"),
@@ -165,11 +176,11 @@ func job(r Request, name, sa string, labels map[string]string, gpuRes string) *b
 			Command:      []string{"cp", benchctlIn, agentIn, BinDir + "/"},
 			VolumeMounts: []corev1.VolumeMount{{Name: "benchctl-bin", MountPath: BinDir}}}},
 		Containers: []corev1.Container{{Name: "benchmark", Image: r.Image,
-			Command: append([]string{BinDir + "/benchctl", "run", "--runtime", "process", "--manifest", ManifestPath, "--shared-dir", SharedDir}, r.RunArgs...),
+			Command: append([]string{BinDir + "/benchctl", "run", "--runtime", "process", "--manifest", ManifestDir + "/" + r.manifestName(), "--shared-dir", SharedDir}, r.RunArgs...),
 			Env:     env, Resources: corev1.ResourceRequirements{Limits: res, Requests: maps.Clone(res)},
 			VolumeMounts: []corev1.VolumeMount{
 				{Name: "benchctl-bin", MountPath: BinDir, ReadOnly: true},
-				{Name: "manifest", MountPath: "/etc/benchctl", ReadOnly: true},
+				{Name: "manifest", MountPath: ManifestDir, ReadOnly: true},
 				// One file (subPath), not the volume's links: benchctl refuses a secret behind a link.
 				{Name: "secret", MountPath: SecretPath, SubPath: "job.secret", ReadOnly: true},
 				{Name: "results", MountPath: SharedDir},

@@ -4,17 +4,19 @@ import (
 	"context"
 	"time"
 
-	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/scheduler"
 )
 
-// Scheduler is Kubernetes as the pods of a benchctl Job see it: a pod's node context
-// (PodNode, through the in-cluster API). The Job's state as a workstation asks it (jobs,
-// submit --wait, collect) comes with the submission; until then it is not known here.
+// Scheduler is Kubernetes: to a pod of a benchctl Job, its node context (PodNode, through
+// the in-cluster API); to a workstation, the state of its jobs (jobs, submit --wait,
+// collect, cancel) through Cluster.
 type Scheduler struct {
 	// API lists the job's pods; nil: the in-cluster API (InCluster).
 	API Lister
-	// Poll is how often the pods are asked for while they come up (0: every second).
+	// Cluster is the cluster a workstation asks about jobs; nil: none (JobState knows no
+	// job).
+	Cluster *Cluster
+	// Poll is how often the pods (and, waiting, the Job) are asked for (0: every second).
 	Poll time.Duration
 }
 
@@ -50,14 +52,4 @@ func (s Scheduler) Node(lookup scheduler.Lookup) (scheduler.Node, error) {
 		return n, err
 	}
 	return n.Complete(lookup, EnvJob)
-}
-
-// JobState is not known from a pod: the zero state.
-func (Scheduler) JobState(context.Context, string) (jobdir.SchedulerState, error) {
-	return jobdir.SchedulerState{}, nil
-}
-
-// Wait returns at once with the zero state (see JobState).
-func (Scheduler) Wait(context.Context, string, func(jobdir.SchedulerState, error)) (jobdir.SchedulerState, error) {
-	return jobdir.SchedulerState{}, nil
 }

@@ -1,10 +1,8 @@
 package slurm
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/benchctl/benchctl/manifest"
+	"github.com/benchctl/benchctl/scheduler"
 )
 
 // Overrides are sbatch options given on the command line; a nil field was not given and
@@ -34,7 +32,7 @@ func JobForBenchmarks(m *manifest.Manifest, selected []manifest.Benchmark, o Ove
 	j := Job{Name: "benchctl-" + m.Name, Nodes: s.Nodes, Partition: s.Partition, Account: s.Account, QOS: s.QOS,
 		Time: s.Time, GPUsPerNode: s.GPUsPerNode, Exclusive: s.Exclusive, SbatchArgs: s.SbatchArgs, Manifest: m.Path}
 	if j.GPUsPerNode == nil {
-		if n := GPUsNeeded(m.GPU, selected); n > 0 {
+		if n := scheduler.GPUsNeeded(m.GPU, selected); n > 0 {
 			j.GPUsPerNode = &n
 		}
 	}
@@ -70,29 +68,4 @@ func JobForBenchmarks(m *manifest.Manifest, selected []manifest.Benchmark, o Ove
 		j.SbatchArgs = append(append([]string{}, s.SbatchArgs...), o.SbatchArgs...)
 	}
 	return j
-}
-
-// GPUsNeeded is how many GPUs per node a job of these benchmarks needs, as sbatch
-// --gpus-per-node asks: gpu.count, else the most n_gpus of the MAD models among them; 0
-// (ask nothing) for gpu.count all without models, a model that runs on all of the node's
-// GPUs (n_gpus -1 or all), or gpu.vendor none.
-func GPUsNeeded(g manifest.GPU, benches []manifest.Benchmark) int {
-	if g.Vendor == manifest.VendorNone {
-		return 0
-	}
-	if g.Count > 0 {
-		return int(g.Count)
-	}
-	most := 0
-	for _, b := range benches {
-		if b.Model == nil {
-			continue
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(b.Model.NGPUs))
-		if err != nil || n < 1 {
-			return 0 // all of the node's GPUs (or a value the run refuses): no number to ask
-		}
-		most = max(most, n)
-	}
-	return most
 }
