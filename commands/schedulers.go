@@ -44,8 +44,7 @@ func Cancel(ctx context.Context, io iostreams.Streams, opts *CancelOptions) erro
 		if err != nil {
 			return err
 		}
-		title, _ := scheduler.Told(s, nil)
-		slog.Info("cancelled", "job", opts.Job, "scheduler", title)
+		slog.Info("cancelled", "job", opts.Job, "scheduler", s.Name())
 		return nil
 	}
 	return exitcode.Usagef("give the id benchctl submit printed (a Slurm job id, or k8s-... for Kubernetes)", "%s is not a job id of Slurm or Kubernetes", document.Quote(opts.Job))

@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/benchctl/benchctl/jobdir"
 	kblock "github.com/benchctl/benchctl/manifest/kubernetes"
 	"github.com/benchctl/benchctl/scheduler/kubernetes"
 	"github.com/benchctl/benchctl/tests/testbed"
@@ -167,5 +168,150 @@ func TestKubernetesRenderedJobFailsFast(t *testing.T) {
 			t.Fatalf("a pod still runs a minute after the Job failed: %s", phases)
 		}
 		time.Sleep(time.Second)
+	}
+}
+
+// k8sManifest writes a manifest of one benchmark running command in the testbed's busybox
+// (which the kubelets have), its results on the host folder shared, and returns its path.
+func k8sManifest(t *testing.T, k *testbed.K8s, benchctlImage, shared, command string) string {
+	t.Helper()
+	body := fmt.Sprintf(`name: k8s-submit
+image: {ref: %q}
+gpu: {vendor: none}
+kubernetes: {resultsHostPath: %q, benchctlImage: %q, pendingTimeout: 2m}
+benchmarks:
+  - name: hello
+    command: [sh, -c, %q]
+    results: r.csv
+    timeout: 3m
+`, k.Busybox, shared, benchctlImage, command)
+	p := filepath.Join(t.TempDir(), "m.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// k8sShared is a fresh results folder on the host, which the pods mount (hostPath); it is
+// removed when the test ends.
+func k8sShared(t *testing.T, k *testbed.K8s) string {
+	t.Helper()
+	var b [4]byte
+	rand.Read(b[:])
+	shared := filepath.Join(k.Results, "submit-"+hex.EncodeToString(b[:]))
+	t.Cleanup(func() { os.RemoveAll(shared) })
+	return shared
+}
+
+// benchctl submit --scheduler kubernetes --nodes 2 --wait --collect: the objects are made
+// through the API from the kubeconfig, the 2 pods run one job, submit follows it through
+// the Job and its pods and collects it: one row of the benchmark from both nodes, its
+// deployment_type kubernetes. jobs lists the job, done; the job secret
+// is deleted once it has; cancel of an ended job is no error and deletes its Job.
+func TestKubernetesSubmitWaitCollect(t *testing.T) {
+	tb := testbed.Require(t)
+	k := testbed.RequireK8s(t)
+	shared := k8sShared(t, k)
+	m := k8sManifest(t, k, k8sBenchctlImage(t, tb, k), shared,
+		`printf 'model,performance,metric\nhello,%s,ops\n' "$((JOB_COMPLETION_INDEX + 10))" > "$BENCHCTL_OUTPUT_DIR/r.csv"`)
+	code, out, errout := benchctlRun(t, tb.Env(), "submit", "-m", m, "--scheduler", "kubernetes", "--kubeconfig", k.Kubeconfig,
+		"--nodes", "2", "--shared-dir", shared, "--wait", "--collect", "-o", "json")
+	var rep struct {
+		Job, State string
+		Nodes      int
+		Outcomes   []struct{ Node, Outcome string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("submit: exit %d, %v\n%s\n%s", code, err, out, errout)
+	}
+	t.Cleanup(func() {
+		k.Kubectl(t, nil, "delete", "job,serviceaccount,role,rolebinding,secret,configmap", "-l", kubernetes.LabelJob+"="+rep.Job, "--wait=false")
+	})
+	if !kubernetes.IsID(rep.Job) || rep.Nodes != 2 || len(rep.Outcomes) != 2 || rep.Outcomes[0].Outcome != "success" || rep.Outcomes[1].Outcome != "success" {
+		t.Errorf("submit said %+v", rep)
+	}
+	rows := readPerf(t, filepath.Join(shared, "jobs", rep.Job, "perf.csv"))
+	if len(rows) != 1 || rows[0]["deployment_type"] != "kubernetes" || rows[0]["perf_nodes"] != "2" || rows[0]["status"] != "SUCCESS" {
+		t.Errorf("perf.csv: %v", rows)
+	}
+	if secrets, _ := k.Kubectl(t, nil, "get", "secrets", "-l", kubernetes.LabelJob+"="+rep.Job, "-o", "name"); strings.TrimSpace(secrets) != "" {
+		t.Errorf("the job secret is kept after the job ended: %s", secrets)
+	}
+	code, out, errout = benchctlRun(t, tb.Env(), "jobs", "--shared-dir", shared, "--kubeconfig", k.Kubeconfig, "-o", "json")
+	if code != 0 || !strings.Contains(out, rep.Job) || !strings.Contains(out, `"state": "done"`) {
+		t.Errorf("jobs: exit %d\n%s\n%s", code, out, errout)
+	}
+	if code, out, errout := benchctlRun(t, tb.Env(), "cancel", rep.Job, "--kubeconfig", k.Kubeconfig); code != 0 {
+		t.Errorf("cancel of an ended job: exit %d\n%s\n%s", code, out, errout)
+	}
+	if jobs, _ := k.Kubectl(t, nil, "get", "jobs", "-l", kubernetes.LabelJob+"="+rep.Job, "-o", "name"); strings.TrimSpace(jobs) != "" {
+		t.Errorf("cancel left the Job: %s", jobs)
+	}
+}
+
+// benchctl cancel of a running Kubernetes job deletes its Job: its pods get SIGTERM, each
+// node's benchctl ends its benchmark as on scancel and says so in its status; nothing of
+// the job is left on the cluster. A second cancel says the cluster has no such job, exit 4.
+func TestKubernetesCancel(t *testing.T) {
+	tb := testbed.Require(t)
+	k := testbed.RequireK8s(t)
+	shared := k8sShared(t, k)
+	m := k8sManifest(t, k, k8sBenchctlImage(t, tb, k), shared, `sleep 300`)
+	code, out, errout := benchctlRun(t, tb.Env(), "submit", "-m", m, "--scheduler", "kubernetes", "--kubeconfig", k.Kubeconfig, "--nodes", "2", "--shared-dir", shared)
+	job := strings.TrimSpace(out)
+	if code != 0 || !kubernetes.IsID(job) {
+		t.Fatalf("submit: exit %d\n%s\n%s", code, out, errout)
+	}
+	t.Cleanup(func() {
+		k.Kubectl(t, nil, "delete", "job,serviceaccount,role,rolebinding,secret,configmap", "-l", kubernetes.LabelJob+"="+job, "--wait=false")
+	})
+	// Both nodes at work: their status files say running.
+	deadline := time.Now().Add(150 * time.Second)
+	for {
+		running := 0
+		statuses, _ := filepath.Glob(filepath.Join(shared, "jobs", job, "nodes", "*", "status.json"))
+		for _, p := range statuses {
+			b, _ := os.ReadFile(p)
+			var st jobdir.Status
+			if json.Unmarshal(b, &st) == nil && len(st.Phases) > 0 && st.Phases[len(st.Phases)-1].Name == jobdir.PhaseRun {
+				running++
+			}
+		}
+		if running == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			k8sDescribe(t, k, job)
+			t.Fatalf("the job's 2 nodes never ran: %v", statuses)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if code, out, errout := benchctlRun(t, tb.Env(), "cancel", job, "--kubeconfig", k.Kubeconfig); code != 0 {
+		t.Fatalf("cancel: exit %d\n%s\n%s", code, out, errout)
+	}
+	deadline = time.Now().Add(90 * time.Second)
+	for {
+		left, _ := k.Kubectl(t, nil, "get", "job,pods,secret,configmap,role,rolebinding,serviceaccount", "-l", kubernetes.LabelJob+"="+job, "-o", "name")
+		if strings.TrimSpace(left) == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left on the cluster 90 s after cancel:\n%s", left)
+		}
+		time.Sleep(time.Second)
+	}
+	statuses, _ := filepath.Glob(filepath.Join(shared, "jobs", job, "nodes", "*", "status.json"))
+	for _, p := range statuses {
+		b, _ := os.ReadFile(p)
+		if !strings.Contains(string(b), "cancelled") {
+			t.Errorf("%s does not say the benchmark was cancelled:\n%s", p, b)
+		}
+	}
+	if len(statuses) != 2 {
+		t.Errorf("status files: %v", statuses)
+	}
+	code, _, errout = benchctlRun(t, tb.Env(), "cancel", job, "--kubeconfig", k.Kubeconfig)
+	if code != 4 || !strings.Contains(errout, "no job "+job+" in namespace default") {
+		t.Errorf("a second cancel: exit %d\n%s", code, errout)
 	}
 }

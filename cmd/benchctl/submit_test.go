@@ -125,3 +125,32 @@ func TestSubmitWaitRemovesTheSecretOnlyWhenSlurmSaysEnded(t *testing.T) {
 		})
 	}
 }
+
+// --scheduler kubernetes takes the cluster's flags and refuses Slurm's (and Slurm the
+// cluster's), exit 4 before anything is read; an unknown scheduler is refused; the dry run
+// prints the objects and needs no cluster.
+func TestSubmitSchedulerFlags(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("KUBECONFIG", filepath.Join(dir, "none"))
+	mf := filepath.Join(dir, "m.yaml")
+	os.WriteFile(mf, []byte("name: x\nimage: {ref: registry.example/x:1}\ngpu: {vendor: none}\nkubernetes: {resultsClaim: r}\nbenchmarks: [{name: a, command: [\"true\"]}]\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scheduler", "kubernetes", "--partition", "gpu"}, "--partition is an option of Slurm's, not of --scheduler kubernetes"},
+		{[]string{"--scheduler", "kubernetes", "--sbatch-arg=--exclusive"}, "--sbatch-arg is an option of Slurm's"},
+		{[]string{"--namespace", "bench"}, "--namespace is an option of --scheduler kubernetes"},
+		{[]string{"--scheduler", "pbs"}, `--scheduler "pbs" is not a scheduler benchctl submits to`},
+		{[]string{"--scheduler", "kubernetes", "--namespace", "Bench_NS", "--dry-run"}, `"Bench_NS" is not a namespace name`},
+	} {
+		code, _, errs := run(t, append([]string{"submit", "-m", mf, "--shared-dir", dir}, c.args...)...)
+		if code != 4 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d\n%s", c.args, code, errs)
+		}
+	}
+	code, out, errs := run(t, "submit", "-m", mf, "--shared-dir", dir, "--scheduler", "kubernetes", "--nodes", "2", "--namespace", "bench", "--dry-run")
+	if code != 0 || !strings.Contains(out, "kind: Job") || !strings.Contains(out, "namespace: bench") || !strings.Contains(out, "completions: 2") {
+		t.Errorf("dry run: exit %d\n%s\n%s", code, out, errs)
+	}
+}
