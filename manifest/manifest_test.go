@@ -189,6 +189,8 @@ func TestInvalidManifests(t *testing.T) {
 		{"bad kubernetes namespace", "m.yaml", okHead + okBench + "kubernetes: {namespace: Bench_NS}\n", []string{`4: kubernetes.namespace: "Bench_NS" is not a namespace name`}},
 		{"bad kubernetes toleration", "m.yaml", okHead + okBench + "kubernetes:\n  tolerations:\n    - {key: gpu, operator: Maybe}\n", []string{`6: kubernetes.tolerations[0].operator: "Maybe" is not a toleration operator (Equal or Exists)`}},
 		{"kubernetes claim and host path", "m.yaml", okHead + okBench + "kubernetes: {resultsClaim: r, resultsHostPath: /data/r, cpu: lots}\n", []string{"4: kubernetes.resultsHostPath: give resultsClaim or resultsHostPath, not both", `4: kubernetes.cpu: "lots" is not a Kubernetes quantity`}},
+		{"secret in the kubernetes block", "m.yaml", okHead + okBench + "secrets: [TOK]\nkubernetes: {namespace: \"${TOK}\"}\n", []string{"5: kubernetes.namespace: uses the secret ${TOK}"}},
+		{"benchctl's variable in the kubernetes block", "m.yaml", okHead + okBench + "kubernetes: {benchctlImage: \"${BENCHCTL_IMAGE:-x}\"}\n", []string{"4: kubernetes.benchctlImage: ${BENCHCTL_IMAGE}: benchctl's own variables"}},
 		{"unknown kubernetes field", "m.yaml", okHead + okBench + "kubernetes: {namspace: b}\n", []string{`4: kubernetes.namspace: unknown field, did you mean "namespace"?`}},
 		{"injection in partition", "m.yaml", okHead + okBench + "slurm: {partition: \"gpu; rm -rf /\"}\n", []string{"4: slurm.partition: "}},
 		{"bad gpu count", "m.yaml", okHead + okBench + "gpu: {count: -2}\n", []string{"4: gpu.count: must be a positive number"}},

@@ -240,10 +240,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 		r.everyBenchmarkHasAnImage(s, m)
 	}
 	m.Slurm = r.slurm(s.Slurm)
-	m.Kubernetes = s.Kubernetes
-	for _, p := range s.Kubernetes.Check() {
-		r.p.Add("kubernetes."+p.Field, "%s", p.Msg)
-	}
+	m.Kubernetes = r.kubernetes(s.Kubernetes)
 	m.Job = r.job(s.Job)
 	r.distribution(s, m)
 	switch s.Engine {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchctl/benchctl/manifest/document"
 	"github.com/benchctl/benchctl/manifest/figures"
+	"github.com/benchctl/benchctl/manifest/kubernetes"
 )
 
 var (
@@ -359,6 +360,26 @@ func (r *resolver) job(s JobSpec) Job {
 		}
 	}
 	return j
+}
+
+// kubernetes is the block with its values expanded (${VAR}, never a secret), checked.
+func (r *resolver) kubernetes(b kubernetes.Block) kubernetes.Block {
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"namespace", &b.Namespace}, {"serviceAccount", &b.ServiceAccount}, {"priorityClass", &b.PriorityClass}, {"cpu", &b.CPU},
+		{"memory", &b.Memory}, {"gpuResource", &b.GPUResource}, {"resultsClaim", &b.ResultsClaim}, {"resultsHostPath", &b.ResultsHostPath},
+		{"network", &b.Network}, {"benchctlImage", &b.BenchctlImage}, {"pendingTimeout", &b.PendingTimeout}} {
+		if v, ok := r.value("kubernetes."+f.name, *f.v); ok {
+			*f.v = v
+		} else {
+			return b
+		}
+	}
+	for _, p := range b.Check() {
+		r.p.Add("kubernetes."+p.Field, "%s", p.Msg)
+	}
+	return b
 }
 
 func (r *resolver) slurm(s SlurmSpec) Slurm {

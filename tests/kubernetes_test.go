@@ -26,8 +26,8 @@ import (
 // writes to the results volume; the pods' benchctl find each other through the API (their
 // node context: scheduler/kubernetes) and run one job of 2 nodes over the job channel.
 
-// k8sBenchctlImage imports an image of the static benchctl, its agent and busybox's cp
-// into every node, and returns its name.
+// k8sBenchctlImage pushes an image of the static benchctl, its agent and busybox's cp to
+// the cluster's registry (the kubelets pull it, as in production), and returns its name.
 func k8sBenchctlImage(t *testing.T, tb *testbed.Testbed, k *testbed.K8s) string {
 	t.Helper()
 	read := func(p string) []byte {
@@ -37,15 +37,13 @@ func k8sBenchctlImage(t *testing.T, tb *testbed.Testbed, k *testbed.K8s) string 
 		}
 		return b
 	}
-	ref := fmt.Sprintf("bctk.local/benchctl:e2e-%d", time.Now().UnixNano())
-	k.ImportImage(t, ref, map[string]testbed.File{
+	return k.PushImage(t, "benchctl/benchctl", fmt.Sprintf("e2e-%d", time.Now().UnixNano()), map[string]testbed.File{
 		"usr/local/bin/benchctl":       {Mode: 0o755, Data: read(tb.BenchctlStatic(t))},
 		"usr/local/bin/benchctl-agent": {Mode: 0o755, Data: read(tb.Agent(t))},
 		"bin/busybox":                  {Mode: 0o755, Data: read("/bin/busybox")},
 		"bin/cp":                       {Link: "busybox"},
 		"bin/sh":                       {Link: "busybox"},
 	}, nil)
-	return ref
 }
 
 // k8sSubmit renders a job of nodes pods running command and applies its objects; they are
@@ -313,5 +311,82 @@ func TestKubernetesCancel(t *testing.T) {
 	code, _, errout = benchctlRun(t, tb.Env(), "cancel", job, "--kubeconfig", k.Kubeconfig)
 	if code != 4 || !strings.Contains(errout, "no job "+job+" in namespace default") {
 		t.Errorf("a second cancel: exit %d\n%s", code, errout)
+	}
+}
+
+// The allreduce example's Kubernetes manifest (models/allreduce/kubernetes.yaml), as a user
+// runs it: its image and the benchctl image pushed to the cluster's registry, which the
+// kubelets pull them from; the results on a ReadWriteMany claim (a PersistentVolume of a
+// host folder, bound to the claim by the cluster); submit --nodes 2 --wait --collect: the
+// ring all-reduce across the 2 pods, on the nodes' network, one row in perf.csv with both
+// nodes.
+func TestKubernetesAllreduceExample(t *testing.T) {
+	tb := testbed.Require(t)
+	k := testbed.RequireK8s(t)
+	shared := k8sShared(t, k)
+	bin, err := os.ReadFile(repoPath(t, "models/allreduce/bin/allreduce"))
+	if err != nil {
+		t.Fatalf("the allreduce example's program (make examples): %v", err)
+	}
+	tag := fmt.Sprintf("e2e-%d", time.Now().UnixNano())
+	allreduce := k.PushImage(t, "benchctl/allreduce", tag, map[string]testbed.File{"allreduce": {Mode: 0o755, Data: bin}}, nil)
+	claim := "results-" + tag
+	pv := fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %[1]s}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteMany]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  hostPath: {path: %[2]q, type: DirectoryOrCreate}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: %[1]s, namespace: default}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: ""
+  volumeName: %[1]s
+  resources: {requests: {storage: 1Gi}}
+`, claim, shared)
+	if out, err := k.Kubectl(t, []byte(pv), "apply", "-f", "-"); err != nil {
+		t.Fatalf("the results claim: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { k.Kubectl(t, nil, "delete", "pvc/"+claim, "pv/"+claim, "--wait=false") })
+	env := append(tb.Env(), "ALLREDUCE_IMAGE="+allreduce, "K8S_BENCHCTL_IMAGE="+k8sBenchctlImage(t, tb, k), "RESULTS_CLAIM="+claim)
+	code, out, errout := benchctlRun(t, env, "submit", "-m", repoPath(t, "models/allreduce/kubernetes.yaml"), "--scheduler", "kubernetes",
+		"--kubeconfig", k.Kubeconfig, "--nodes", "2", "--shared-dir", shared, "--wait", "--collect", "-o", "json")
+	var rep struct{ Job string }
+	json.Unmarshal([]byte(out), &rep)
+	if rep.Job != "" {
+		t.Cleanup(func() {
+			k.Kubectl(t, nil, "delete", "job,serviceaccount,role,rolebinding,secret,configmap", "-l", kubernetes.LabelJob+"="+rep.Job, "--wait=false")
+		})
+	}
+	if code != 0 {
+		if rep.Job != "" {
+			k8sDescribe(t, k, rep.Job)
+		}
+		t.Fatalf("submit: exit %d\n%s\n%s", code, out, errout)
+	}
+	// Rank 0's results (bus and algorithm bandwidth) of the 2-node ring; the image the pods
+	// ran is the one submitted (its ${ALLREDUCE_IMAGE} reached the pods, which read the
+	// manifest again).
+	rows := readPerf(t, filepath.Join(shared, "jobs", rep.Job, "perf.csv"))
+	if len(rows) != 2 {
+		t.Errorf("perf.csv has %d rows, want allreduce_busbw and allreduce_algbw: %v", len(rows), rows)
+	}
+	for _, r := range rows {
+		if !strings.HasPrefix(r["model"], "allreduce_") || r["status"] != "SUCCESS" || r["deployment_type"] != "kubernetes" || r["nnodes"] != "2" || r["docker_image"] != allreduce {
+			t.Errorf("perf.csv row: %v", r)
+		}
+	}
+	// The kubelets pulled both images from the registry (they had neither).
+	for _, ref := range []string{allreduce} {
+		events, _ := k.Kubectl(t, nil, "get", "events", "--field-selector", "reason=Pulled", "-o", "jsonpath={.items[*].message}")
+		if !strings.Contains(events, ref) {
+			t.Errorf("no kubelet says it pulled %s: %s", ref, events)
+		}
 	}
 }

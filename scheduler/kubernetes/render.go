@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -31,6 +32,7 @@ const (
 	ManifestDir  = "/etc/benchctl"                    // the manifest, from the ConfigMap
 	SecretPath   = "/var/run/benchctl/job.secret"     // the job secret, one file (BENCHCTL_JOB_SECRET_FILE)
 	SharedDir    = "/benchctl/shared"                 // the results volume: the job folders
+	TmpDir       = "/var/run/benchctl/tmp"            // TMPDIR: an image FROM scratch has no /tmp
 	benchctlIn   = "/usr/local/bin/benchctl"          // in the benchctl image
 	agentIn      = "/usr/local/bin/benchctl-agent"    // in the benchctl image
 	DefaultImage = "ghcr.io/benchctl/benchctl:latest" // the benchctl image when the block names none
@@ -52,6 +54,11 @@ type Request struct {
 	GPUs         int    // each node's GPUs (0: none asked)
 	Block        kubernetes.Block
 	RunArgs      []string // more of `benchctl run`'s arguments (--benchmarks, --tags, ...)
+	// Env are variables every pod has, as the submitting machine had them (the manifest's
+	// ${VAR} and passEnv: Slurm's nodes inherit them from sbatch); Secrets are the
+	// manifest's secrets: their values go into the job's Secret, never the Job's spec.
+	Env     map[string]string
+	Secrets map[string]string
 }
 
 // Objects are what a submission makes, in the order it makes them (the Job last).
@@ -109,12 +116,19 @@ func Render(r Request) (Objects, error) {
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name}}
 	immutable := true
 	o.Secret = &corev1.Secret{TypeMeta: typeMeta("v1", "Secret"), ObjectMeta: meta(), Immutable: &immutable, Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{"job.secret": []byte(r.Secret + "\n")}}
+		Data: map[string][]byte{SecretKey: []byte(r.Secret + "\n")}}
+	for k, v := range r.Secrets {
+		o.Secret.Data[k] = []byte(v)
+	}
 	o.ConfigMap = &corev1.ConfigMap{TypeMeta: typeMeta("v1", "ConfigMap"), ObjectMeta: meta(), Immutable: &immutable,
 		Data: map[string]string{r.manifestName(): string(r.Manifest)}}
 	o.Job = job(r, name, sa, labels, gpuRes)
 	return o, nil
 }
+
+// SecretKey is the job secret's key in the job's Secret (the manifest's secrets are keyed
+// by their names, which are variable names: never this).
+const SecretKey = "job.secret"
 
 func (r Request) manifestName() string {
 	if r.ManifestName == "" {
@@ -147,6 +161,7 @@ func job(r Request, name, sa string, labels map[string]string, gpuRes string) *b
 	env := []corev1.EnvVar{
 		{Name: "BENCHCTL_AGENT", Value: BinDir + "/benchctl-agent"},
 		{Name: "BENCHCTL_JOB_SECRET_FILE", Value: SecretPath},
+		{Name: "TMPDIR", Value: TmpDir},
 		{Name: "BENCHCTL_K8S_JOB", Value: r.Job},
 		{Name: "BENCHCTL_K8S_NODES", Value: strconv.Itoa(r.Nodes)},
 		{Name: EnvPending, Value: r.Block.Pending().String()},
@@ -154,6 +169,13 @@ func job(r Request, name, sa string, labels map[string]string, gpuRes string) *b
 		field("BENCHCTL_K8S_POD", "metadata.name"),
 		field("BENCHCTL_K8S_NODE", "spec.nodeName"),
 		field("BENCHCTL_K8S_POD_IP", "status.podIP"),
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Env)) {
+		env = append(env, corev1.EnvVar{Name: k, Value: r.Env[k]})
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Secrets)) {
+		env = append(env, corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: k}}})
 	}
 	readOnly := int32(0o400)
 	results := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: r.Block.ResultsClaim}}
@@ -182,11 +204,13 @@ func job(r Request, name, sa string, labels map[string]string, gpuRes string) *b
 				{Name: "benchctl-bin", MountPath: BinDir, ReadOnly: true},
 				{Name: "manifest", MountPath: ManifestDir, ReadOnly: true},
 				// One file (subPath), not the volume's links: benchctl refuses a secret behind a link.
-				{Name: "secret", MountPath: SecretPath, SubPath: "job.secret", ReadOnly: true},
+				{Name: "secret", MountPath: SecretPath, SubPath: SecretKey, ReadOnly: true},
 				{Name: "results", MountPath: SharedDir},
+				{Name: "benchctl-tmp", MountPath: TmpDir},
 			}}},
 		Volumes: []corev1.Volume{
 			{Name: "benchctl-bin", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			{Name: "benchctl-tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 			{Name: "manifest", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
 			{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name, DefaultMode: &readOnly}}},
 			{Name: "results", VolumeSource: results},
@@ -220,7 +244,10 @@ func (o Objects) YAML() ([]byte, error) {
 	shown := *o.Secret
 	shown.Data, shown.StringData = nil, map[string]string{}
 	for k := range o.Secret.Data {
-		shown.StringData[k] = "<the job secret: 64 hexadecimal digits, made at submission>"
+		shown.StringData[k] = "<the value of $" + k + " on the submitting machine>"
+		if k == SecretKey {
+			shown.StringData[k] = "<the job secret: 64 hexadecimal digits, made at submission>"
+		}
 	}
 	var docs []any
 	if o.ServiceAccount != nil {

@@ -28,7 +28,8 @@ func TestRenderGolden(t *testing.T) {
 			Block: kubernetes.Block{Namespace: "bench", ServiceAccount: "runner", NodeSelector: map[string]string{"node.kubernetes.io/instance-type": "mi300x"},
 				Tolerations:   []kubernetes.Toleration{{Key: "amd.com/gpu", Operator: "Exists", Effect: "NoSchedule"}, {Key: "dedicated", Value: "bench"}},
 				PriorityClass: "high", CPU: "96", Memory: "1Ti", GPUResource: "amd.com/gpu", ResultsHostPath: "/data/benchctl", Network: "pod",
-				BenchctlImage: "registry.example.com/benchctl:1.4", PendingTimeout: "5m"}}},
+				BenchctlImage: "registry.example.com/benchctl:1.4", PendingTimeout: "5m"},
+			Env: map[string]string{"NCCL_DEBUG": "INFO", "DATA": "/data/llama"}, Secrets: map[string]string{"HF_TOKEN": "hf_s3cretvalue"}}},
 		{"cpu-only.yaml", Request{Job: "cpu-1", Nodes: 1, Image: "busybox:1.36", Manifest: []byte(`{}`), Secret: secret, Vendor: "none",
 			Block: kubernetes.Block{ResultsClaim: "results"}}},
 	} {
@@ -40,8 +41,13 @@ func TestRenderGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(got), secret) {
-			t.Errorf("%s: the YAML shows the job secret", c.golden)
+		if strings.Contains(string(got), secret) || strings.Contains(string(got), "hf_s3cretvalue") {
+			t.Errorf("%s: the YAML shows a secret", c.golden)
+		}
+		for k, v := range c.r.Secrets {
+			if string(o.Secret.Data[k]) != v {
+				t.Errorf("%s: the Secret holds %s = %q", c.golden, k, o.Secret.Data[k])
+			}
 		}
 		p := filepath.Join("testdata", c.golden)
 		if *update {

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -108,12 +111,58 @@ func (s Submitter) request(sub scheduler.Submission, id, secret string) (Request
 	if sub.ToolsSet {
 		args = append(args, "--tools", strings.Join(sub.Tools, ","))
 	}
+	env, secrets := podVars(m, body, os.Environ())
 	r := Request{Job: id, Nodes: nodes, Image: image, Manifest: body, ManifestName: "manifest" + strings.ToLower(filepath.Ext(m.Path)),
-		Secret: secret, Vendor: m.GPU.Vendor, GPUs: scheduler.GPUsNeeded(m.GPU, sub.Selected), Block: b, RunArgs: args}
+		Secret: secret, Vendor: m.GPU.Vendor, GPUs: scheduler.GPUsNeeded(m.GPU, sub.Selected), Block: b, RunArgs: args,
+		Env: env, Secrets: secrets}
 	if _, err := Render(r); err != nil {
 		return Request{}, exitcode.Usagef("see the manifest's kubernetes: block (docs/kubernetes.md)", "%v", err)
 	}
 	return r, nil
+}
+
+// varRef is a ${VAR} in a manifest's text.
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)`)
+
+// podLocal are variables a pod has of its own, which the submitting machine's must not
+// replace.
+var podLocal = map[string]bool{"PATH": true, "HOME": true, "HOSTNAME": true, "PWD": true, "OLDPWD": true, "SHLVL": true,
+	"TMPDIR": true, "USER": true, "LOGNAME": true, "SHELL": true, "TERM": true, "_": true, "KUBECONFIG": true}
+
+// podVars are the variables of this machine's environment (environ) that the pods must
+// have for the manifest to read there as it read here, as Slurm's nodes inherit sbatch's:
+// those it names (${VAR}), those its passEnv globs match, and its secrets, apart (they go
+// into the job's Secret). benchctl's own and a pod's own are never passed.
+func podVars(m *manifest.Manifest, body []byte, environ []string) (env, secrets map[string]string) {
+	vals := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vals[k] = v
+		}
+	}
+	pass := func(k string) bool { return !podLocal[k] && !strings.HasPrefix(k, "BENCHCTL_") }
+	env, secrets = map[string]string{}, map[string]string{}
+	for _, k := range m.Secrets {
+		if v, ok := vals[k]; ok && pass(k) {
+			secrets[k] = v
+		}
+	}
+	add := func(k string) {
+		if v, ok := vals[k]; ok && pass(k) && !slices.Contains(m.Secrets, k) {
+			env[k] = v
+		}
+	}
+	for _, sub := range varRef.FindAllSubmatch(body, -1) {
+		add(string(sub[1]))
+	}
+	for k := range vals {
+		for _, g := range m.PassEnv {
+			if ok, _ := path.Match(g, k); ok {
+				add(k)
+			}
+		}
+	}
+	return env, secrets
 }
 
 // jobImage is the one image every selected benchmark runs in (a pod is one container):

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,5 +174,21 @@ func TestJobState(t *testing.T) {
 		if st.State != c.state || st.Active != c.active || !st.Known || st.Scheduler != "Kubernetes" {
 			t.Errorf("%s: %+v\nwant %q active %v", c.name, st, c.state, c.active)
 		}
+	}
+}
+
+// The pods get the variables the manifest reads as this machine has them (${VAR}, passEnv
+// globs), as Slurm's nodes inherit sbatch's; its secrets apart (the job's Secret);
+// benchctl's own, a pod's own (PATH, HOME, TMPDIR) and variables it does not name never.
+func TestPodVars(t *testing.T) {
+	m := &manifest.Manifest{Secrets: []string{"HF_TOKEN", "UNSET_TOKEN"}, PassEnv: []string{"NCCL_*", "*PATH"}}
+	body := []byte("image: {ref: \"${IMG:-x}\"}\nenv: {T: \"${HF_TOKEN}\", P: \"${PATH}\", B: \"${BENCHCTL_X}\", U: \"${UNSET:-u}\"}\n")
+	env, secrets := podVars(m, body, []string{"IMG=reg/x:1", "HF_TOKEN=hf_1", "PATH=/usr/bin", "BENCHCTL_X=1", "NCCL_DEBUG=INFO",
+		"NCCL_IB_HCA=mlx5", "LD_LIBRARY_PATH=/opt/lib", "OTHER=no", "EQ=a=b"})
+	if want := map[string]string{"IMG": "reg/x:1", "NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "mlx5", "LD_LIBRARY_PATH": "/opt/lib"}; !maps.Equal(env, want) {
+		t.Errorf("env %v, want %v", env, want)
+	}
+	if want := map[string]string{"HF_TOKEN": "hf_1"}; !maps.Equal(secrets, want) {
+		t.Errorf("secrets %v, want %v", secrets, want)
 	}
 }

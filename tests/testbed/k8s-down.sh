@@ -25,6 +25,7 @@ stoppid kube-scheduler 15; stoppid kube-controller-manager 15; stoppid kube-apis
 sleep 0.5
 for d in "$D"/nodes/*/; do [ -d "$d" ] || continue; n=$(basename "$d")
   for h in /sys/fs/cgroup/*/; do [ -d "$h$n" ] && find "$h$n" -depth -type d -exec rmdir {} \; 2>/dev/null; done; done
+stoppid registry 10
 ip link show bctkbr0 >/dev/null 2>&1 && ip link del bctkbr0
 for i in $(seq 1 8); do ip route del "10.244.$i.0/24" 2>/dev/null; done
 log "down"

@@ -33,13 +33,13 @@ die() { printf 'testbed: k8s: error: %s\n' "$*" >&2; exit 1; }
 
 BIN="$D/bin"; P="$D/pki"; K="$D/kubeconfig"; PKGROOT="$D/pkgroot"
 export PATH="$PKGROOT/usr/bin:$PKGROOT/usr/sbin:$PKGROOT/bin:$PATH"
-BR=bctkbr0; NET=10.213.0; HOSTIP=$NET.1; API="https://$HOSTIP:16443"
+BR=bctkbr0; NET=10.213.0; HOSTIP=$NET.1; API="https://$HOSTIP:16443"; REG=$HOSTIP:16510
 KC=("$BIN/kubectl" --kubeconfig "$K/admin.conf")
 mkdir -p "$D/logs" "$D/pids" "$D/images" "$D/results"
 
 # ---- what it needs ----------------------------------------------------------------------
-for t in ip iptables unshare nsenter openssl; do
-  command -v $t >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -q iproute2 iptables util-linux openssl >/dev/null 2>&1 || die "cannot install $t"; break; }
+for t in ip iptables unshare nsenter openssl curl; do
+  command -v $t >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -q iproute2 iptables util-linux openssl curl >/dev/null 2>&1 || die "cannot install $t"; break; }
 done
 if [ ! -x "$PKGROOT/usr/bin/containerd" ] || [ ! -x "$PKGROOT/usr/bin/etcd" ]; then
   log "fetching containerd, runc, CNI plugins, etcd and busybox from Debian (unpacked, not installed)"
@@ -71,6 +71,7 @@ fi
 # ---- is it up already? -----------------------------------------------------------------
 ready() {
   [ -s "$K/admin.conf" ] || return 1
+  grep -qF "$REG" "$D/nodes/bctk-node1/containerd.toml" 2>/dev/null || return 1 # a cluster from before the registry
   local i
   for i in $(seq "$NODES"); do
     timeout 10 "${KC[@]}" get node "bctk-node$i" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -qx True || return 1
@@ -86,18 +87,42 @@ export BENCHCTL_K8S_CTR=$PKGROOT/usr/bin/ctr
 export BENCHCTL_K8S_NODE_SOCKETS=$socks
 export BENCHCTL_K8S_RESULTS=$D/results
 export BENCHCTL_K8S_BUSYBOX=bctk.local/busybox:1
+export BENCHCTL_K8S_REGISTRY=$REG
 EOV
   mv "$D/k8s.env.tmp" "$D/k8s.env"
 }
+startd() { local n=$1; shift; nohup setsid "$@" >> "$D/logs/$n.log" 2>&1 < /dev/null & echo $! > "$D/pids/$n"; }
+waitfor() { local what=$1 t=$2 i; shift 2; for i in $(seq $((t*10))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done; die "timed out after ${t}s waiting for $what (logs in $D/logs)"; }
+
+# The registry the kubelets pull from (plain HTTP on the bridge's host address; each node's
+# containerd is told so): the tests push images to it as production pushes to its own.
+registry_up() {
+  local dir="$D/registry"
+  mkdir -p "$dir/data"
+  if [ -f "$D/pids/registry" ] && kill -0 "$(cat "$D/pids/registry")" 2>/dev/null \
+    && timeout 3 curl -fsS "http://$REG/v2/" >/dev/null 2>&1; then return 0; fi
+  command -v docker-registry >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker-registry >/dev/null 2>&1 \
+    || die "cannot install docker-registry"
+  cat > "$dir/config.yml" <<EOR
+version: 0.1
+log: {level: warn}
+storage:
+  filesystem: {rootdirectory: $dir/data}
+  delete: {enabled: true}
+http:
+  addr: $REG
+EOR
+  startd registry docker-registry serve "$dir/config.yml"
+  waitfor "the registry on $REG" 30 curl -fsS "http://$REG/v2/"
+}
 if ready; then
+  registry_up
   write_env
   log "up: $NODES node(s), already running; env file $D/k8s.env"
   exit 0
 fi
 "$HERE/k8s-down.sh" >/dev/null 2>&1 || true
 
-startd() { local n=$1; shift; nohup setsid "$@" >> "$D/logs/$n.log" 2>&1 < /dev/null & echo $! > "$D/pids/$n"; }
-waitfor() { local what=$1 t=$2 i; shift 2; for i in $(seq $((t*10))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done; die "timed out after ${t}s waiting for $what (logs in $D/logs)"; }
 
 # ---- PKI and kubeconfigs (openssl; kept across restarts) --------------------------------
 mkdir -p "$P" "$K"
@@ -136,6 +161,7 @@ kubeconfig admin admin; kubeconfig kcm kcm; kubeconfig sched sched
 # ---- control plane ----------------------------------------------------------------------
 log "starting the control plane"
 ip link show $BR >/dev/null 2>&1 || { ip link add $BR type bridge; ip addr add $HOSTIP/24 dev $BR; ip link set $BR up; }
+registry_up
 rm -rf "$D/etcd-data"
 startd etcd "$PKGROOT/usr/bin/etcd" --name bctk --data-dir "$D/etcd-data" \
   --listen-client-urls http://127.0.0.1:12379 --advertise-client-urls http://127.0.0.1:12379 \
@@ -222,6 +248,8 @@ state = "$N/containerd/state"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$PKGROOT/usr/lib/cni"
     conf_dir = "$N/cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".registry.mirrors."$REG"]
+    endpoint = ["http://$REG"]
 EOC
   startd "containerd-$n" nsenter -t "$H" -m -n -u -- "$PKGROOT/usr/bin/containerd" --config "$N/containerd.toml"
   waitfor "containerd of $n" 30 timeout 2 ctr -a "$N/containerd.sock" version

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"sort"
@@ -25,6 +26,9 @@ type K8s struct {
 	Sockets                     []string
 	Results                     string
 	Busybox                     string
+	// Registry is the registry the kubelets pull from (host:port, plain HTTP), which this
+	// machine reaches too.
+	Registry string
 }
 
 // K8sEnvFile is the cluster's env file (BENCHCTL_K8S_ENV, else k8s-up.sh's default).
@@ -50,7 +54,8 @@ func RequireK8s(t testing.TB) *K8s {
 		t.Skipf("SKIPPED: no Kubernetes testbed: %v (start it with tests/testbed/k8s-up.sh, as root)", err)
 	}
 	return &K8s{Kubeconfig: vars["BENCHCTL_K8S_KUBECONFIG"], KubectlBin: vars["BENCHCTL_K8S_KUBECTL"], Ctr: vars["BENCHCTL_K8S_CTR"],
-		Sockets: strings.Split(vars["BENCHCTL_K8S_NODE_SOCKETS"], ","), Results: vars["BENCHCTL_K8S_RESULTS"], Busybox: vars["BENCHCTL_K8S_BUSYBOX"]}
+		Sockets: strings.Split(vars["BENCHCTL_K8S_NODE_SOCKETS"], ","), Results: vars["BENCHCTL_K8S_RESULTS"], Busybox: vars["BENCHCTL_K8S_BUSYBOX"],
+		Registry: vars["BENCHCTL_K8S_REGISTRY"]}
 }
 
 // Kubectl runs kubectl against the cluster (stdin, when not nil), bounded by 3 minutes.
@@ -71,8 +76,36 @@ func (k *K8s) Kubectl(t testing.TB, stdin []byte, args ...string) (string, error
 // a registry would have given it.
 func (k *K8s) ImportImage(t testing.TB, ref string, files map[string]File, entrypoint []string) {
 	t.Helper()
-	var layer bytes.Buffer
-	tw := tar.NewWriter(&layer)
+	layer, cfg := imageParts(files, entrypoint)
+	l, c := sha256Hex(layer), sha256Hex(cfg)
+	man, _ := json.Marshal([]map[string]any{{"Config": c + ".json", "RepoTags": []string{ref}, "Layers": []string{l + "/layer.tar"}}})
+	var archive bytes.Buffer
+	aw := tar.NewWriter(&archive)
+	for _, e := range []struct {
+		name string
+		data []byte
+	}{{"manifest.json", man}, {c + ".json", cfg}, {l + "/layer.tar", layer}} {
+		aw.WriteHeader(&tar.Header{Name: e.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(e.data))})
+		aw.Write(e.data)
+	}
+	aw.Close()
+	for _, sock := range k.Sockets {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, k.Ctr, "-a", sock, "-n", "k8s.io", "images", "import", "-")
+		cmd.Stdin = bytes.NewReader(archive.Bytes())
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("importing %s into %s: %v\n%s", ref, sock, err, out)
+		}
+	}
+}
+
+// imageParts are an image's one layer (an uncompressed tar of files, a folder made for
+// every path's parents) and its config.
+func imageParts(files map[string]File, entrypoint []string) (layer, cfg []byte) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
 	dirs := map[string]bool{}
 	for _, name := range sortedKeys(files) {
 		parts := strings.Split(name, "/")
@@ -92,34 +125,64 @@ func (k *K8s) ImportImage(t testing.TB, ref string, files map[string]File, entry
 		tw.Write(f.Data)
 	}
 	tw.Close()
-	sum := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
-	l := sum(layer.Bytes())
-	cfg, _ := json.Marshal(map[string]any{"architecture": "amd64", "os": "linux",
+	cfg, _ = json.Marshal(map[string]any{"architecture": "amd64", "os": "linux",
 		"config":  map[string]any{"Env": []string{"PATH=/usr/local/bin:/bin"}, "Entrypoint": entrypoint},
-		"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + l}},
+		"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + sha256Hex(buf.Bytes())}},
 		"history": []map[string]string{{"created_by": "benchctl e2e"}}})
-	c := sum(cfg)
-	man, _ := json.Marshal([]map[string]any{{"Config": c + ".json", "RepoTags": []string{ref}, "Layers": []string{l + "/layer.tar"}}})
-	var archive bytes.Buffer
-	aw := tar.NewWriter(&archive)
-	for _, e := range []struct {
-		name string
-		data []byte
-	}{{"manifest.json", man}, {c + ".json", cfg}, {l + "/layer.tar", layer.Bytes()}} {
-		aw.WriteHeader(&tar.Header{Name: e.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(e.data))})
-		aw.Write(e.data)
+	return buf.Bytes(), cfg
+}
+
+func sha256Hex(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+// PushImage makes an image of files (as ImportImage) and pushes it to the cluster's
+// registry as repo:tag through the registry's HTTP API, as a CI pushes a benchmark's
+// image; it returns the reference the kubelets pull.
+func (k *K8s) PushImage(t testing.TB, repo, tag string, files map[string]File, entrypoint []string) string {
+	t.Helper()
+	if k.Registry == "" {
+		t.Fatalf("the cluster has no registry (%s names none): start it again with tests/testbed/k8s-up.sh", K8sEnvFile())
 	}
-	aw.Close()
-	for _, sock := range k.Sockets {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		cmd := exec.CommandContext(ctx, k.Ctr, "-a", sock, "-n", "k8s.io", "images", "import", "-")
-		cmd.Stdin = bytes.NewReader(archive.Bytes())
-		out, err := cmd.CombinedOutput()
-		cancel()
+	layer, cfg := imageParts(files, entrypoint)
+	base := "http://" + k.Registry + "/v2/" + repo
+	client := &http.Client{Timeout: time.Minute}
+	push := func(blob []byte) string {
+		digest := "sha256:" + sha256Hex(blob)
+		resp, err := client.Post(base+"/blobs/uploads/", "application/octet-stream", nil)
 		if err != nil {
-			t.Fatalf("importing %s into %s: %v\n%s", ref, sock, err, out)
+			t.Fatalf("pushing to %s: %v", k.Registry, err)
 		}
+		resp.Body.Close()
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode != http.StatusAccepted || loc == "" {
+			t.Fatalf("starting an upload to %s: %s", k.Registry, resp.Status)
+		}
+		if !strings.Contains(loc, "://") {
+			loc = "http://" + k.Registry + loc
+		}
+		sep := "?"
+		if strings.Contains(loc, "?") {
+			sep = "&"
+		}
+		req, _ := http.NewRequest(http.MethodPut, loc+sep+"digest="+digest, bytes.NewReader(blob))
+		req.Header.Set("Content-Type", "application/octet-stream")
+		resp, err = client.Do(req)
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("uploading a blob to %s: %v %v", k.Registry, err, resp)
+		}
+		resp.Body.Close()
+		return digest
 	}
+	man, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+		"config": map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": push(cfg), "size": len(cfg)},
+		"layers": []map[string]any{{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": push(layer), "size": len(layer)}}})
+	req, _ := http.NewRequest(http.MethodPut, base+"/manifests/"+tag, bytes.NewReader(man))
+	req.Header.Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+	resp, err := client.Do(req)
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("pushing the manifest of %s:%s to %s: %v %v", repo, tag, k.Registry, err, resp)
+	}
+	resp.Body.Close()
+	return k.Registry + "/" + repo + ":" + tag
 }
 
 // File is a file of an image: a mode and content, or a symbolic link.
