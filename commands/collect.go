@@ -14,6 +14,7 @@ import (
 	"github.com/benchctl/benchctl/internal/iostreams"
 	"github.com/benchctl/benchctl/internal/textsafe"
 	"github.com/benchctl/benchctl/jobdir"
+	"github.com/benchctl/benchctl/jobdir/archive"
 	"github.com/benchctl/benchctl/results"
 	"github.com/benchctl/benchctl/results/collect"
 	"github.com/benchctl/benchctl/results/compare"
@@ -48,6 +49,9 @@ func Collect(ctx context.Context, io iostreams.Streams, opts *CollectOptions) er
 	jobID := opts.Job
 	dir, err := SharedDir(opts.SharedDir)
 	if err != nil {
+		return err
+	}
+	if err := fetchFromCluster(ctx, jobdir.Layout{Shared: dir}, jobID, opts.Cluster); err != nil {
 		return err
 	}
 	started, lastLog := time.Now(), time.Now()
@@ -101,6 +105,26 @@ func Collect(ctx context.Context, io iostreams.Streams, opts *CollectOptions) er
 		return err
 	}
 	return checkErr
+}
+
+// fetchFromCluster brings a Kubernetes job's folders into l through the cluster's API
+// when l does not have them (this machine does not mount the results volume); a job of
+// another scheduler, or one l has, is left to collect.
+func fetchFromCluster(ctx context.Context, l jobdir.Layout, id string, cluster kubernetes.Cluster) error {
+	if !kubernetes.IsID(id) {
+		return nil
+	}
+	if have, err := archive.Folders(l, id); err != nil || len(have) > 0 {
+		return nil // collect says what is wrong with the folder
+	}
+	slog.Info("the job's folders are not in the shared directory: fetching them through the cluster's API (a collector pod on the results volume)", "job", id, "into", l.Jobs())
+	start := time.Now()
+	files, err := kubernetes.Scheduler{Cluster: &cluster}.Fetch(ctx, id, l)
+	if err != nil {
+		return err
+	}
+	slog.Info("fetched", "job", id, "files", files, "seconds", time.Since(start).Round(time.Millisecond).Seconds())
+	return nil
 }
 
 // collectCheck judges the collected job against --against and writes --junit. The first

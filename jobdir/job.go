@@ -28,15 +28,17 @@ const (
 // known. Manifest holds the parts of the resolved, redacted manifest that collect needs;
 // the whole snapshot is kept as written (SetManifest) and survives a read and a write.
 type Job struct {
-	Version         int         `json:"version"`
-	Job             string      `json:"job"`
-	Attempt         int         `json:"attempt"`
-	World           int         `json:"world"`
-	Nodes           []string    `json:"nodes"`
-	StartedAt       time.Time   `json:"startedAt"`
-	BenchctlVersion string      `json:"benchctlVersion"`
-	Source          string      `json:"source,omitempty"` // SourceSlurm, SourceEnv or SourceLocal (version 2 on)
-	Manifest        JobManifest `json:"-"`
+	Version         int       `json:"version"`
+	Job             string    `json:"job"`
+	Attempt         int       `json:"attempt"`
+	World           int       `json:"world"`
+	Nodes           []string  `json:"nodes"`
+	StartedAt       time.Time `json:"startedAt"`
+	BenchctlVersion string    `json:"benchctlVersion"`
+	Source          string    `json:"source,omitempty"` // SourceSlurm, SourceEnv or SourceLocal (version 2 on)
+	// Namespace is the Kubernetes namespace of the job's objects and pods (Source kubernetes).
+	Namespace string      `json:"namespace,omitempty"`
+	Manifest  JobManifest `json:"-"`
 	// Image is set once rank 0 has the job's image: its only one, or its first of several.
 	Image JobImage `json:"image,omitzero"`
 	// Images, when the benchmarks run on several images (version 3 on), lists each with the

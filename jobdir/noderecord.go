@@ -42,9 +42,20 @@ type NodeRecord struct {
 	Images []ImageRecord `json:"images"`
 	// Benchctl is the version of benchctl that ran on the node.
 	Benchctl string `json:"benchctl"`
+	// Placement is where the scheduler put this node's task (Kubernetes: its namespace,
+	// pod and node); zero when the scheduler names nothing beyond the host.
+	Placement Placement `json:"placement,omitzero"`
 	// Unavailable says, per field of the record outside Machine that could not be read
 	// ("gpu", "gpu.firmware", "gpu.topology", "engine", "images"), why.
 	Unavailable map[string]string `json:"unavailable"`
+}
+
+// Placement is where a scheduler put a node's task, in its own names.
+type Placement struct {
+	Scheduler string `json:"scheduler"`           // SourceKubernetes, ...
+	Namespace string `json:"namespace,omitempty"` // Kubernetes: the job's namespace
+	Pod       string `json:"pod,omitempty"`       // Kubernetes: the node's pod
+	Node      string `json:"node,omitempty"`      // the cluster's name of the machine (Kubernetes: spec.nodeName)
 }
 
 // GPURecord is the node's GPUs as its GPU management library (or sysfs) gives them.

@@ -52,7 +52,7 @@ func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, gathered <-ch
 		r.log.Warn("node record: reading this node's facts did not end in time (a GPU library or srun that does not answer); no node.json", "waited", wait.String())
 		return
 	}
-	rec.Job, rec.Attempt, rec.Rank, rec.Host = r.node.JobID, r.node.Attempt, r.node.Rank, r.node.Host
+	rec.Job, rec.Attempt, rec.Rank, rec.Host, rec.Placement = r.node.JobID, r.node.Attempt, r.node.Rank, r.node.Host, r.node.Placement
 	switch {
 	case imgs == nil:
 		rec.Unavailable["images"] = "the image phase failed: " + cmp.Or(fmt.Sprint(imgErr), "unknown")

@@ -776,7 +776,7 @@ func (r *nodeRun) checkResults(benches []manifest.Benchmark) {
 // writeJob writes job.json (rank 0): the redacted manifest, nodes, times, images.
 func (r *nodeRun) writeJob(imgs []distribution.Image) error {
 	j := &jobdir.Job{Job: r.node.JobID, Attempt: r.node.Attempt, World: r.node.World, Nodes: r.node.Hosts,
-		StartedAt: r.st.s.StartedAt, BenchctlVersion: r.o.Version, Source: r.node.Source}
+		StartedAt: r.st.s.StartedAt, BenchctlVersion: r.o.Version, Source: r.node.Source, Namespace: r.node.Placement.Namespace}
 	if err := j.SetManifest(r.o.Manifest.Redacted()); err != nil {
 		return err
 	}

@@ -25,6 +25,9 @@ type Node struct {
 	MasterAddr string   `json:"masterAddr"`
 	MasterPort int      `json:"masterPort"` // for the benchmark (MASTER_PORT)
 	Source     string   `json:"source"`     // slurm, env or local
+	// Placement is where the scheduler put this task in its own names (Kubernetes: the
+	// namespace, pod and node), which node.json records.
+	Placement jobdir.Placement `json:"placement,omitzero"`
 }
 
 // ContextError is a bad or inconsistent node environment (exit 4).

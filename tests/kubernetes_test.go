@@ -16,6 +16,7 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 	kblock "github.com/benchctl/benchctl/manifest/kubernetes"
 	"github.com/benchctl/benchctl/scheduler/kubernetes"
+	"github.com/benchctl/benchctl/scheduler/schedulertest"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
 
@@ -26,8 +27,9 @@ import (
 // writes to the results volume; the pods' benchctl find each other through the API (their
 // node context: scheduler/kubernetes) and run one job of 2 nodes over the job channel.
 
-// k8sBenchctlImage pushes an image of the static benchctl, its agent and busybox's cp to
-// the cluster's registry (the kubelets pull it, as in production), and returns its name.
+// k8sBenchctlImage pushes an image of the static benchctl and its agent, nothing else (no
+// shell: its init container runs benchctl self-copy), to the cluster's registry (the
+// kubelets pull it, as in production), and returns its name.
 func k8sBenchctlImage(t *testing.T, tb *testbed.Testbed, k *testbed.K8s) string {
 	t.Helper()
 	read := func(p string) []byte {
@@ -40,9 +42,6 @@ func k8sBenchctlImage(t *testing.T, tb *testbed.Testbed, k *testbed.K8s) string 
 	return k.PushImage(t, "benchctl/benchctl", fmt.Sprintf("e2e-%d", time.Now().UnixNano()), map[string]testbed.File{
 		"usr/local/bin/benchctl":       {Mode: 0o755, Data: read(tb.BenchctlStatic(t))},
 		"usr/local/bin/benchctl-agent": {Mode: 0o755, Data: read(tb.Agent(t))},
-		"bin/busybox":                  {Mode: 0o755, Data: read("/bin/busybox")},
-		"bin/cp":                       {Link: "busybox"},
-		"bin/sh":                       {Link: "busybox"},
 	}, nil)
 }
 
@@ -127,23 +126,33 @@ func TestKubernetesRenderedJobCompletes(t *testing.T) {
 	}
 }
 
-// A pod that fails fails the Job at once (its pod failure policy: no retry), and the
-// Job's other pod is stopped, long before its own command would have ended: its benchctl
-// was told by the job channel, as on Slurm.
-func TestKubernetesRenderedJobFailsFast(t *testing.T) {
+// A rank that fails fails the Job at once (its pod failure policy: no retry): submit
+// --wait says so and exits 3; rank 0 was stopped by the job channel long before its own
+// command would have ended, as on Slurm; rank 1's folder has its diagnostics; no pod runs
+// once the Job has failed.
+func TestKubernetesFailingRankFailsTheJob(t *testing.T) {
 	tb := testbed.Require(t)
 	k := testbed.RequireK8s(t)
+	shared := k8sShared(t, k)
+	m := k8sManifest(t, k, k8sBenchctlImage(t, tb, k), shared, `if [ "$JOB_COMPLETION_INDEX" = 1 ]; then sleep 2; echo "rank 1 gives up" >&2; exit 3; fi; sleep 120`)
 	start := time.Now()
-	job, results := k8sSubmit(t, k, k8sBenchctlImage(t, tb, k), 2, []string{"sh", "-c", `if [ "$JOB_COMPLETION_INDEX" = 1 ]; then sleep 2; exit 3; fi; sleep 120`})
-	if out, err := k.Kubectl(t, nil, "wait", "--for=condition=failed", "job/"+kubernetes.Name(job), "--timeout=100s"); err != nil {
+	code, out, errout := benchctlRun(t, tb.Env(), "submit", "-m", m, "--scheduler", "kubernetes", "--kubeconfig", k.Kubeconfig, "--nodes", "2", "--shared-dir", shared, "--wait")
+	job := strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+	if !kubernetes.IsID(job) {
+		t.Fatalf("submit: exit %d\n%s\n%s", code, out, errout)
+	}
+	t.Cleanup(func() {
+		k.Kubectl(t, nil, "delete", "job,serviceaccount,role,rolebinding,secret,configmap", "-l", kubernetes.LabelJob+"="+job, "--wait=false")
+	})
+	if code != 3 || !strings.Contains(errout, "FAILED (PodFailurePolicy)") {
 		k8sDescribe(t, k, job)
-		t.Fatalf("the job did not fail: %v\n%s", err, out)
+		t.Fatalf("submit --wait: exit %d, want 3\n%s\n%s", code, out, errout)
 	}
 	if d := time.Since(start); d > 100*time.Second {
 		t.Errorf("the job took %s to fail", d)
 	}
 	// Rank 0 was stopped by the job channel (rank 1's failure), as on Slurm.
-	if rank0, _ := filepath.Glob(filepath.Join(results, "jobs", job, "nodes", "0-*", "status.json")); len(rank0) == 1 {
+	if rank0, _ := filepath.Glob(filepath.Join(shared, "jobs", job, "nodes", "0-*", "status.json")); len(rank0) == 1 {
 		b, _ := os.ReadFile(rank0[0])
 		if !strings.Contains(string(b), "rank 1") || !strings.Contains(string(b), "failed benchmark hello") {
 			t.Errorf("rank 0's status does not name rank 1's failure:\n%s", b)
@@ -151,9 +160,9 @@ func TestKubernetesRenderedJobFailsFast(t *testing.T) {
 	} else {
 		t.Errorf("rank 0's status: %v", rank0)
 	}
-	reason, _ := k.Kubectl(t, nil, "get", "job/"+kubernetes.Name(job), "-o", `jsonpath={.status.conditions[?(@.type=="Failed")].reason}`)
-	if reason != "PodFailurePolicy" {
-		t.Errorf("the Job failed for %q, want PodFailurePolicy", reason)
+	diag, _ := filepath.Glob(filepath.Join(shared, "jobs", job, "nodes", "1-*", "diagnostics", "hello", "*"))
+	if len(diag) == 0 {
+		t.Errorf("rank 1 left no diagnostics")
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -171,18 +180,27 @@ func TestKubernetesRenderedJobFailsFast(t *testing.T) {
 
 // k8sManifest writes a manifest of one benchmark running command in the testbed's busybox
 // (which the kubelets have), its results on the host folder shared, and returns its path.
-func k8sManifest(t *testing.T, k *testbed.K8s, benchctlImage, shared, command string) string {
+func k8sManifest(t *testing.T, k *testbed.K8s, benchctlImage, shared, command string, block ...string) string {
 	t.Helper()
+	more := ""
+	for _, b := range block {
+		more += "  " + b + "\n"
+	}
 	body := fmt.Sprintf(`name: k8s-submit
 image: {ref: %q}
 gpu: {vendor: none}
-kubernetes: {resultsHostPath: %q, benchctlImage: %q, pendingTimeout: 2m}
-benchmarks:
+kubernetes:
+  resultsHostPath: %q
+  benchctlImage: %q
+%sbenchmarks:
   - name: hello
     command: [sh, -c, %q]
     results: r.csv
     timeout: 3m
-`, k.Busybox, shared, benchctlImage, command)
+`, k.Busybox, shared, benchctlImage, more, command)
+	if len(block) == 0 {
+		body = strings.Replace(body, "benchmarks:", "  pendingTimeout: 2m\nbenchmarks:", 1)
+	}
 	p := filepath.Join(t.TempDir(), "m.yaml")
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -232,6 +250,24 @@ func TestKubernetesSubmitWaitCollect(t *testing.T) {
 	if len(rows) != 1 || rows[0]["deployment_type"] != "kubernetes" || rows[0]["perf_nodes"] != "2" || rows[0]["status"] != "SUCCESS" {
 		t.Errorf("perf.csv: %v", rows)
 	}
+	// job.json and node.json say where the job ran, in the cluster's names.
+	if j, err := jobdir.ReadJob(jobdir.Layout{Shared: shared}.Job(rep.Job, 0).JobFile()); err != nil || j.Source != "kubernetes" || j.Namespace != "default" {
+		t.Errorf("job.json: %+v %v", j, err)
+	}
+	records, _ := filepath.Glob(filepath.Join(shared, "jobs", rep.Job, "nodes", "*", "node.json"))
+	nodes := map[string]bool{}
+	for _, p := range records {
+		b, _ := os.ReadFile(p)
+		var rec jobdir.NodeRecord
+		if err := json.Unmarshal(b, &rec); err != nil || rec.Placement.Namespace != "default" || !strings.HasPrefix(rec.Placement.Pod, kubernetes.Name(rep.Job)+"-") ||
+			!strings.HasPrefix(rec.Placement.Node, "bctk-node") {
+			t.Errorf("%s: placement %+v %v", p, rec.Placement, err)
+		}
+		nodes[rec.Placement.Node] = true
+	}
+	if len(records) != 2 || len(nodes) != 2 {
+		t.Errorf("node.json files %v on nodes %v", records, nodes)
+	}
 	if secrets, _ := k.Kubectl(t, nil, "get", "secrets", "-l", kubernetes.LabelJob+"="+rep.Job, "-o", "name"); strings.TrimSpace(secrets) != "" {
 		t.Errorf("the job secret is kept after the job ended: %s", secrets)
 	}
@@ -239,8 +275,29 @@ func TestKubernetesSubmitWaitCollect(t *testing.T) {
 	if code != 0 || !strings.Contains(out, rep.Job) || !strings.Contains(out, `"state": "done"`) {
 		t.Errorf("jobs: exit %d\n%s\n%s", code, out, errout)
 	}
+	// collect on a machine that reaches the API but not the volume: the job folder comes
+	// through a collector pod, and perf.csv is the same as from the volume.
+	away := t.TempDir()
+	code, out, errout = benchctlRun(t, tb.Env(), "collect", rep.Job, "--shared-dir", away, "--kubeconfig", k.Kubeconfig)
+	if code != 0 || !strings.Contains(errout, "fetching them through the cluster's API") {
+		t.Errorf("collect from the API: exit %d\n%s\n%s", code, out, errout)
+	}
+	fromVolume, _ := os.ReadFile(filepath.Join(shared, "jobs", rep.Job, "perf.csv"))
+	fromAPI, err := os.ReadFile(filepath.Join(away, "jobs", rep.Job, "perf.csv"))
+	if err != nil || len(fromVolume) == 0 || string(fromAPI) != string(fromVolume) {
+		t.Errorf("perf.csv from the API (%v):\n%s\nfrom the volume:\n%s", err, fromAPI, fromVolume)
+	}
+	if left, _ := k.Kubectl(t, nil, "get", "pods", "-l", kubernetes.LabelRole+"=collector", "-o", "name"); strings.TrimSpace(left) != "" {
+		// deleted with no grace: gone at once, or terminating for a moment
+		t.Logf("collector pods right after collect: %s", left)
+	}
 	if code, out, errout := benchctlRun(t, tb.Env(), "cancel", rep.Job, "--kubeconfig", k.Kubeconfig); code != 0 {
 		t.Errorf("cancel of an ended job: exit %d\n%s\n%s", code, out, errout)
+	}
+	// With the Job gone, a machine without the volume cannot fetch: it says so, exit 4.
+	code, _, errout = benchctlRun(t, tb.Env(), "collect", rep.Job, "--shared-dir", t.TempDir(), "--kubeconfig", k.Kubeconfig)
+	if code != 4 || !strings.Contains(errout, "no job "+rep.Job+" in namespace default to fetch the folders of") {
+		t.Errorf("collect of a deleted job from the API: exit %d\n%s", code, errout)
 	}
 	if jobs, _ := k.Kubectl(t, nil, "get", "jobs", "-l", kubernetes.LabelJob+"="+rep.Job, "-o", "name"); strings.TrimSpace(jobs) != "" {
 		t.Errorf("cancel left the Job: %s", jobs)
@@ -389,4 +446,164 @@ spec:
 			t.Errorf("no kubelet says it pulled %s: %s", ref, events)
 		}
 	}
+}
+
+// A job no node can take (a node selector none has) stays pending: submit --wait ends it
+// after its pending timeout (and as long again), says the cluster scheduler's reason, and
+// exits non-zero; nothing of it is left on the cluster.
+func TestKubernetesPendingJobEnds(t *testing.T) {
+	tb := testbed.Require(t)
+	k := testbed.RequireK8s(t)
+	shared := k8sShared(t, k)
+	m := k8sManifest(t, k, k8sBenchctlImage(t, tb, k), shared, "true", "pendingTimeout: 3s", "nodeSelector: {benchctl.io/e2e-nowhere: \"yes\"}")
+	start := time.Now()
+	code, out, errout := benchctlRun(t, tb.Env(), "submit", "-m", m, "--scheduler", "kubernetes", "--kubeconfig", k.Kubeconfig, "--nodes", "2", "--shared-dir", shared, "--wait")
+	job := strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+	if kubernetes.IsID(job) {
+		t.Cleanup(func() {
+			k.Kubectl(t, nil, "delete", "job,serviceaccount,role,rolebinding,secret,configmap", "-l", kubernetes.LabelJob+"="+job, "--wait=false")
+		})
+	}
+	if code == 0 || !strings.Contains(errout, "pending for more than 3s, ended: pod ") || !strings.Contains(errout, "Unschedulable: 0/2 nodes are available") {
+		t.Fatalf("submit --wait of a job no node takes: exit %d\n%s\n%s", code, out, errout)
+	}
+	if d := time.Since(start); d > 90*time.Second {
+		t.Errorf("it took %s to end", d)
+	}
+	if left, _ := k.Kubectl(t, nil, "get", "job,secret,configmap,role,rolebinding,serviceaccount", "-l", kubernetes.LabelJob+"="+job, "-o", "name"); strings.TrimSpace(left) != "" {
+		t.Errorf("left on the cluster: %s", left)
+	}
+}
+
+// An experiment of 2 variants × 3 trials runs in one Job of 2 pods: every trial of every
+// variant on both nodes, and perf.csv has a row per variant over its 3 trials.
+func TestKubernetesExperiment(t *testing.T) {
+	tb := testbed.Require(t)
+	k := testbed.RequireK8s(t)
+	shared := k8sShared(t, k)
+	body := fmt.Sprintf(`name: k8s-experiment
+image: {ref: %q}
+gpu: {vendor: none}
+kubernetes: {resultsHostPath: %q, benchctlImage: %q, pendingTimeout: 2m}
+benchmarks:
+  - name: hello
+    command: [sh, -c, 'printf "model,performance,metric\nhello,%%s,ops\n" "$(({{batch}} * 10 + NODE_RANK))" > "$BENCHCTL_OUTPUT_DIR/r.csv"']
+    results: r.csv
+    timeout: 3m
+experiment:
+  matrix:
+    batch: [1, 2]
+  repeat: 3
+`, k.Busybox, shared, k8sBenchctlImage(t, tb, k))
+	m := filepath.Join(t.TempDir(), "x.yaml")
+	if err := os.WriteFile(m, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errout := benchctlRun(t, tb.Env(), "submit", "-m", m, "--scheduler", "kubernetes", "--kubeconfig", k.Kubeconfig,
+		"--nodes", "2", "--shared-dir", shared, "--wait", "--collect", "-o", "json")
+	var rep struct{ Job string }
+	json.Unmarshal([]byte(out), &rep)
+	if rep.Job != "" {
+		t.Cleanup(func() {
+			k.Kubectl(t, nil, "delete", "job,serviceaccount,role,rolebinding,secret,configmap", "-l", kubernetes.LabelJob+"="+rep.Job, "--wait=false")
+		})
+	}
+	if code != 0 {
+		if rep.Job != "" {
+			k8sDescribe(t, k, rep.Job)
+		}
+		t.Fatalf("submit: exit %d\n%s\n%s", code, out, errout)
+	}
+	jobs, _ := k.Kubectl(t, nil, "get", "jobs", "-l", kubernetes.LabelJob+"="+rep.Job, "-o", "name")
+	if strings.Count(jobs, "job.batch/") != 1 {
+		t.Errorf("the experiment ran as %q, want one Job", jobs)
+	}
+	rows := readPerf(t, filepath.Join(shared, "jobs", rep.Job, "perf.csv"))
+	if len(rows) != 2 {
+		t.Fatalf("perf.csv has %d rows, want one per variant: %v", len(rows), rows)
+	}
+	for _, r := range rows {
+		if r["trials"] != "3" || r["status"] != "SUCCESS" || r["deployment_type"] != "kubernetes" || r["nnodes"] != "2" {
+			t.Errorf("row: %v", r)
+		}
+	}
+}
+
+// The scheduler conformance suite against the testbed's cluster: the Indexed Job's pods
+// (as Render makes them, their command showing their environment) read their node
+// contexts through the cluster's API, and agree; a job the cluster never had is not
+// active.
+func TestKubernetesConformance(t *testing.T) {
+	tb := testbed.Require(t)
+	k := testbed.RequireK8s(t)
+	image := k8sBenchctlImage(t, tb, k)
+	cluster := kubernetes.Cluster{Kubeconfig: k.Kubeconfig}
+	api, err := cluster.Lister()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secret [32]byte
+	rand.Read(secret[:])
+	schedulertest.Run(t, schedulertest.Harness{
+		Scheduler: kubernetes.Scheduler{API: api, Cluster: &cluster, Poll: 200 * time.Millisecond},
+		MaxNodes:  2,
+		Job: func(t *testing.T, n int) []map[string]string {
+			job := kubernetes.NewID(time.Now())
+			o, err := kubernetes.Render(kubernetes.Request{Job: job, Nodes: n, Image: k.Busybox, Manifest: []byte("{}"), Secret: hex.EncodeToString(secret[:]),
+				Vendor: "none", Block: kblock.Block{ResultsHostPath: k8sShared(t, k), BenchctlImage: image, PendingTimeout: "2m"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Each pod shows its environment, then stays while the others are read.
+			o.Job.Spec.Template.Spec.Containers[0].Command = []string{"sh", "-c", "env; echo ---; sleep 60"}
+			var stream []byte
+			for _, obj := range []any{o.ServiceAccount, o.Role, o.RoleBinding, o.Secret, o.ConfigMap, o.Job} {
+				y, _ := yaml.Marshal(obj)
+				stream = append(append(stream, "---\n"...), y...)
+			}
+			t.Cleanup(func() {
+				k.Kubectl(t, nil, "delete", "job,serviceaccount,role,rolebinding,secret,configmap", "-l", kubernetes.LabelJob+"="+job, "--wait=false")
+			})
+			if out, err := k.Kubectl(t, stream, "apply", "-f", "-"); err != nil {
+				t.Fatalf("kubectl apply: %v\n%s", err, out)
+			}
+			deadline := time.Now().Add(150 * time.Second)
+			for {
+				logs, _ := k.Kubectl(t, nil, "logs", "-l", kubernetes.LabelJob+"="+job, "--tail=-1", "--prefix")
+				var envs []map[string]string
+				byPod := map[string]map[string]string{}
+				for _, line := range strings.Split(logs, "\n") {
+					pod, kv, ok := strings.Cut(line, " ")
+					if !ok {
+						continue
+					}
+					if byPod[pod] == nil {
+						byPod[pod] = map[string]string{}
+					}
+					if kv == "---" {
+						byPod[pod]["--done"] = "yes"
+					} else if key, v, ok := strings.Cut(kv, "="); ok {
+						byPod[pod][key] = v
+					}
+				}
+				for _, env := range byPod {
+					if env["--done"] == "yes" {
+						delete(env, "--done")
+						envs = append(envs, env)
+					}
+				}
+				if len(envs) == n {
+					return envs
+				}
+				if time.Now().After(deadline) {
+					k8sDescribe(t, k, job)
+					t.Fatalf("%d of %d pods showed their environment", len(envs), n)
+				}
+				time.Sleep(time.Second)
+			}
+		},
+		Garbled: []schedulertest.Garbled{{Env: map[string]string{kubernetes.EnvJob: "k8s-x", kubernetes.EnvIndex: "0", kubernetes.EnvNodes: "lots",
+			kubernetes.EnvNamespace: "default", kubernetes.EnvNode: "n", kubernetes.EnvPodIP: "10.0.0.1"}, Var: kubernetes.EnvNodes}},
+		UnknownJob: kubernetes.NewID(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)),
+	})
 }

@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
@@ -37,6 +38,7 @@ type client struct {
 	cs   k8s.Interface
 	ns   string
 	host string
+	rc   *rest.Config
 }
 
 // connect makes the cluster's client. A kubeconfig that cannot be read or names no
@@ -70,7 +72,7 @@ func (c Cluster) connect() (client, error) {
 	if err != nil {
 		return client{}, exitcode.Usagef("check the kubeconfig with 'kubectl config view'", "kubernetes: the kubeconfig: %s", document.Clip(err.Error()))
 	}
-	return client{cs: cs, ns: ns, host: rc.Host}, nil
+	return client{cs: cs, ns: ns, host: rc.Host, rc: rc}, nil
 }
 
 // Told is what asking the cluster about what said, for a person: the API's own words

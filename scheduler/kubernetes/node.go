@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/scheduler"
 )
 
@@ -213,7 +214,9 @@ func PodNode(ctx context.Context, lookup scheduler.Lookup, api Lister, poll time
 	}
 	// The hosts are addresses (a cluster's node names need not resolve: no cluster DNS is
 	// assumed), this one's own among them.
-	n = scheduler.Node{JobID: vals[EnvJob], Rank: rank, World: world, Host: vals[EnvPodIP], Source: "kubernetes"}
+	pod, _ := lookup(EnvPod)
+	n = scheduler.Node{JobID: vals[EnvJob], Rank: rank, World: world, Host: vals[EnvPodIP], Source: jobdir.SourceKubernetes,
+		Placement: jobdir.Placement{Scheduler: jobdir.SourceKubernetes, Namespace: vals[EnvNamespace], Pod: strings.TrimSpace(pod), Node: vals[EnvNode]}}
 	if world == 1 {
 		n.Hosts, n.MasterAddr = []string{vals[EnvPodIP]}, vals[EnvPodIP]
 		return n, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchctl/benchctl/internal/testutil"
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/scheduler"
 )
 
@@ -49,7 +50,8 @@ func pod(name string, index int, phase, ip string, extra map[string]any) map[str
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func podEnv(extra ...string) scheduler.Lookup {
-	m := map[string]string{EnvJob: "j7", EnvNodes: "2", EnvIndex: "1", EnvNamespace: "bench", EnvNode: "gpu-b", EnvPodIP: "10.0.0.12", EnvPending: "2s"}
+	m := map[string]string{EnvJob: "j7", EnvNodes: "2", EnvIndex: "1", EnvNamespace: "bench", EnvNode: "gpu-b", EnvPodIP: "10.0.0.12", EnvPending: "2s",
+		EnvPod: "benchctl-j7-1-x2k"}
 	for i := 0; i+1 < len(extra); i += 2 {
 		if extra[i+1] == "<unset>" {
 			delete(m, extra[i])
@@ -74,7 +76,8 @@ func TestPodNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n.Rank != 1 || n.World != 2 || n.JobID != "j7" || n.Host != "10.0.0.12" || n.MasterAddr != "10.0.0.11" ||
-		strings.Join(n.Hosts, ",") != "10.0.0.11,10.0.0.12" || n.Source != "kubernetes" || calls.Load() != 2 {
+		strings.Join(n.Hosts, ",") != "10.0.0.11,10.0.0.12" || n.Source != "kubernetes" || calls.Load() != 2 ||
+		n.Placement != (jobdir.Placement{Scheduler: "kubernetes", Namespace: "bench", Pod: "benchctl-j7-1-x2k", Node: "gpu-b"}) {
 		t.Errorf("%+v after %d calls", n, calls.Load())
 	}
 	// One node asks nothing of the API.

@@ -139,6 +139,9 @@ func (r Request) manifestName() string {
 
 func typeMeta(api, kind string) metav1.TypeMeta { return metav1.TypeMeta{APIVersion: api, Kind: kind} }
 
+// The benchctl image holds benchctl and its agent, static, and nothing else: its
+// `self-copy` copies both into the pods' emptyDir.
+
 // job is the Indexed Job: N pods, one per node (anti-affinity on the host name), none
 // retried, and any pod's failure (or disruption: evicted, deleted) fails the Job at once.
 func job(r Request, name, sa string, labels map[string]string, gpuRes string) *batchv1.Job {
@@ -195,7 +198,7 @@ func job(r Request, name, sa string, labels map[string]string, gpuRes string) *b
 		Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelJob: r.Job}}, TopologyKey: "kubernetes.io/hostname"}}}},
 		InitContainers: []corev1.Container{{Name: "benchctl", Image: benchctlImage,
-			Command:      []string{"cp", benchctlIn, agentIn, BinDir + "/"},
+			Command:      []string{benchctlIn, "self-copy", BinDir},
 			VolumeMounts: []corev1.VolumeMount{{Name: "benchctl-bin", MountPath: BinDir}}}},
 		Containers: []corev1.Container{{Name: "benchmark", Image: r.Image,
 			Command: append([]string{BinDir + "/benchctl", "run", "--runtime", "process", "--manifest", ManifestDir + "/" + r.manifestName(), "--shared-dir", SharedDir}, r.RunArgs...),

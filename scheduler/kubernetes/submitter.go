@@ -457,18 +457,27 @@ func (s Scheduler) JobState(ctx context.Context, id string) (jobdir.SchedulerSta
 }
 
 func (cl client) state(ctx context.Context, id string) (jobdir.SchedulerState, error) {
+	job, pods, err := cl.read(ctx, id)
+	if job == nil || err != nil {
+		return jobdir.SchedulerState{}, err
+	}
+	return jobState(job, pods), nil
+}
+
+// read is a job's Job and pods; a Job the cluster does not have is nil and no error.
+func (cl client) read(ctx context.Context, id string) (*batchv1.Job, []corev1.Pod, error) {
 	job, err := cl.cs.BatchV1().Jobs(cl.ns).Get(ctx, Name(id), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return jobdir.SchedulerState{}, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return jobdir.SchedulerState{}, cl.told("reading job "+id, err)
+		return nil, nil, cl.told("reading job "+id, err)
 	}
 	pods, err := cl.cs.CoreV1().Pods(cl.ns).List(ctx, metav1.ListOptions{LabelSelector: LabelJob + "=" + id})
 	if err != nil {
-		return jobdir.SchedulerState{}, cl.told("listing the pods of job "+id, err)
+		return nil, nil, cl.told("listing the pods of job "+id, err)
 	}
-	return jobState(job, pods.Items), nil
+	return job, pods.Items, nil
 }
 
 // Wait follows the job until its Job has its verdict and its pods have ended (or it is
@@ -491,7 +500,19 @@ func (s Scheduler) Wait(ctx context.Context, id string, tick func(jobdir.Schedul
 	}
 	var last jobdir.SchedulerState
 	for {
-		st, err := cl.state(ctx, id)
+		job, pods, err := cl.read(ctx, id)
+		var st jobdir.SchedulerState
+		if job != nil {
+			st = jobState(job, pods)
+			if why := stuck(job, pods, time.Now()); why != "" {
+				// No pod runs to end the job (each ends it when the others stay pending):
+				// it is ended here, with the cluster's reason.
+				if err := cl.removeNamed(context.WithoutCancel(ctx), Name(id), allKinds); err != nil {
+					slog.Warn("kubernetes: could not delete the job that stayed pending", "job", id, "err", err)
+				}
+				st.State, st.Active = StateFailed+" ("+why+")", false
+			}
+		}
 		if tick != nil {
 			tick(st, err)
 		}
@@ -510,6 +531,37 @@ func (s Scheduler) Wait(ctx context.Context, id string, tick func(jobdir.Schedul
 		case <-time.After(poll):
 		}
 	}
+}
+
+// stuck says why a job whose pods have all stayed pending past their pending timeout
+// (BENCHCTL_K8S_PENDING in its pods' spec) and as long again (30 s at most: a pod that runs
+// ends the job itself when the others stay pending) will not start; "" while it may.
+func stuck(job *batchv1.Job, pods []corev1.Pod, now time.Time) string {
+	st := jobState(job, pods)
+	if !strings.HasPrefix(st.State, StatePending) || job.CreationTimestamp.IsZero() {
+		return ""
+	}
+	for _, p := range pods {
+		if p.Status.Phase != corev1.PodPending {
+			return ""
+		}
+	}
+	wait := DefaultPending
+	for _, c := range job.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if d, err := time.ParseDuration(e.Value); e.Name == EnvPending && err == nil && d > 0 {
+				wait = d
+			}
+		}
+	}
+	if now.Sub(job.CreationTimestamp.Time) < wait+min(wait, 30*time.Second) {
+		return ""
+	}
+	why := "no pod was made"
+	if p := pendingPods(pods); len(p) > 0 {
+		why = p[0]
+	}
+	return fmt.Sprintf("pending for more than %s, ended: %s", wait, why)
 }
 
 // Cancel ends a job: its Job is deleted, its pods are sent SIGTERM (their grace period,

@@ -192,3 +192,62 @@ func TestPodVars(t *testing.T) {
 		t.Errorf("secrets %v, want %v", secrets, want)
 	}
 }
+
+// A job whose pods all stay pending past their pending timeout (and as long again, 30 s at
+// most) is ended with the cluster's reason; a job with a pod at work, or within its bound,
+// is left to its pods.
+func TestStuckJobs(t *testing.T) {
+	created := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(created)}}
+	job.Spec.Template.Spec.Containers = []corev1.Container{{Env: []corev1.EnvVar{{Name: EnvPending, Value: "2m0s"}}}}
+	pending := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p0", Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: "0"}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: "Unschedulable", Message: "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."}}}}
+	running := corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	for _, c := range []struct {
+		name  string
+		pods  []corev1.Pod
+		after time.Duration
+		env   string
+		want  string
+	}{
+		{"within the bound", []corev1.Pod{pending}, 2*time.Minute + 29*time.Second, "", ""},
+		{"past it", []corev1.Pod{pending}, 2*time.Minute + 31*time.Second, "", "pending for more than 2m0s, ended: pod p0: Unschedulable: 0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."},
+		{"a pod at work", []corev1.Pod{pending, running}, time.Hour, "", ""},
+		{"no pods made", nil, time.Hour, "", "pending for more than 2m0s, ended: no pod was made"},
+		{"a short bound", []corev1.Pod{pending}, 4 * time.Second, "2s", "pending for more than 2s"},
+		{"a long bound: 30 s more", []corev1.Pod{pending}, time.Hour + 29*time.Second, "1h", ""},
+	} {
+		j := job.DeepCopy()
+		if c.env != "" {
+			j.Spec.Template.Spec.Containers[0].Env[0].Value = c.env
+		}
+		if got := stuck(j, c.pods, created.Add(c.after)); !strings.HasPrefix(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// The collector pod mounts the Job's results volume read-only, runs the Job's benchctl
+// image where the Job's pods may run, with no API token; a Job without them is refused.
+func TestCollectorPod(t *testing.T) {
+	o, err := Render(Request{Job: "k8s-1", Nodes: 2, Image: "img", Secret: strings.Repeat("0", 64), Vendor: "none",
+		Block: kblock.Block{ResultsClaim: "results", BenchctlImage: "reg/benchctl:1", NodeSelector: map[string]string{"pool": "gpu"},
+			Tolerations: []kblock.Toleration{{Key: "gpu", Operator: "Exists"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := collectorPod(o.Job.Spec.Template.Spec, "k8s-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Spec.Containers[0]
+	if c.Image != "reg/benchctl:1" || len(c.VolumeMounts) != 1 || !c.VolumeMounts[0].ReadOnly || c.VolumeMounts[0].MountPath != SharedDir ||
+		p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "results" || p.Spec.NodeSelector["pool"] != "gpu" || len(p.Spec.Tolerations) != 1 ||
+		*p.Spec.AutomountServiceAccountToken || p.Labels[LabelJob] != "k8s-1" || p.Labels[LabelRole] != "collector" || !strings.HasPrefix(p.Name, "benchctl-k8s-1-collect-") {
+		t.Errorf("collector pod: %+v", p)
+	}
+	if _, err := collectorPod(corev1.PodSpec{}, "k8s-1"); exitcode.Of(err) != exitcode.Invalid {
+		t.Errorf("a Job benchctl did not make: %v", err)
+	}
+}
