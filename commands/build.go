@@ -30,11 +30,15 @@ type BuildOptions struct {
 	Output        string
 	TargetArchs   []string
 	Engine        string
+	BenchctlImage bool // --benchctl-image: make and push the benchctl image, not a manifest's
 }
 
 // Build builds the manifest's images (once per --target-archs architecture) and publishes
 // them to the shared tar cache, or --push to a registry.
 func Build(ctx context.Context, io iostreams.Streams, opts *BuildOptions) error {
+	if opts.BenchctlImage {
+		return PushBenchctlImage(ctx, io, opts.Push, opts.Engine)
+	}
 	m, err := opts.Src.load()
 	if err != nil {
 		return err

@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -144,7 +148,7 @@ func TestKubernetesFailingRankFailsTheJob(t *testing.T) {
 	t.Cleanup(func() {
 		k.Kubectl(t, nil, "delete", "job,serviceaccount,role,rolebinding,secret,configmap", "-l", kubernetes.LabelJob+"="+job, "--wait=false")
 	})
-	if code != 3 || !strings.Contains(errout, "FAILED (PodFailurePolicy)") {
+	if code != 3 || !strings.Contains(errout, "FAILED (PodFailurePolicy: Container benchmark for pod default/"+kubernetes.Name(job)+"-") {
 		k8sDescribe(t, k, job)
 		t.Fatalf("submit --wait: exit %d, want 3\n%s\n%s", code, out, errout)
 	}
@@ -606,4 +610,212 @@ func TestKubernetesConformance(t *testing.T) {
 			kubernetes.EnvNamespace: "default", kubernetes.EnvNode: "n", kubernetes.EnvPodIP: "10.0.0.1"}, Var: kubernetes.EnvNodes}},
 		UnknownJob: kubernetes.NewID(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)),
 	})
+}
+
+// Bad input and a bad cluster, as a user meets them: a namespace that does not exist and
+// credentials without permission to create Jobs are the user's to fix (exit 4), a cluster
+// that cannot be reached is not (exit 1), and an image no kubelet can pull keeps the pods
+// pending until --wait ends the job with the kubelet's reason. Each says what and where,
+// and leaves nothing on the cluster.
+func TestKubernetesBadInput(t *testing.T) {
+	tb := testbed.Require(t)
+	k := testbed.RequireK8s(t)
+	shared := k8sShared(t, k)
+	image := k8sBenchctlImage(t, tb, k)
+	m := k8sManifest(t, k, image, shared, "true")
+	submit := func(args ...string) (int, string, string) {
+		t.Helper()
+		return benchctlRun(t, tb.Env(), append([]string{"submit", "-m", m, "--scheduler", "kubernetes", "--nodes", "2", "--shared-dir", shared}, args...)...)
+	}
+	if code, _, errout := submit("--kubeconfig", k.Kubeconfig, "--namespace", "bctk-nowhere"); code != 4 || !strings.Contains(errout, `the namespace "bctk-nowhere" does not exist`) {
+		t.Errorf("a namespace that does not exist: exit %d\n%s", code, errout)
+	}
+	// A service account with no role at all, as a kubeconfig of its own.
+	k.Kubectl(t, nil, "create", "serviceaccount", "bctk-nobody")
+	token, err := k.Kubectl(t, nil, "create", "token", "bctk-nobody", "--duration=10m")
+	if err != nil {
+		t.Fatalf("a token: %v\n%s", err, token)
+	}
+	server, _ := k.Kubectl(t, nil, "config", "view", "--raw", "--minify", "--flatten", "-o", "jsonpath={.clusters[0].cluster.server}")
+	ca, _ := k.Kubectl(t, nil, "config", "view", "--raw", "--minify", "--flatten", "-o", "jsonpath={.clusters[0].cluster.certificate-authority-data}")
+	kubeconfig := func(server, user string) string {
+		p := filepath.Join(t.TempDir(), "kubeconfig")
+		body := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: %q, certificate-authority-data: %q}}]\n"+
+			"users: [{name: u, user: %s}]\ncontexts: [{name: x, context: {cluster: c, user: u, namespace: default}}]\ncurrent-context: x\n", server, ca, user)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	nobody := kubeconfig(strings.TrimSpace(server), fmt.Sprintf("{token: %q}", strings.TrimSpace(token)))
+	if code, _, errout := submit("--kubeconfig", nobody); code != 4 || !strings.Contains(errout, "not allowed") || !strings.Contains(errout, "forbidden") {
+		t.Errorf("no permission: exit %d\n%s", code, errout)
+	}
+	unreachable := kubeconfig("https://127.0.0.1:1", "{token: x}")
+	if code, _, errout := submit("--kubeconfig", unreachable); code != 1 || !strings.Contains(errout, "cannot reach the API server at https://127.0.0.1:1") {
+		t.Errorf("a cluster that cannot be reached: exit %d\n%s", code, errout)
+	}
+	if left, _ := k.Kubectl(t, nil, "get", "job,secret,configmap,role,rolebinding,serviceaccount", "-l", kubernetes.LabelJob, "-o", "name"); strings.Contains(left, "benchctl-k8s-") {
+		t.Logf("benchctl objects on the cluster (other tests' may be among them): %s", left)
+	}
+	// An image no kubelet can pull.
+	bad := strings.Replace(m, ".yaml", "-pull.yaml", 1)
+	body, _ := os.ReadFile(m)
+	os.WriteFile(bad, []byte(strings.Replace(strings.Replace(string(body), k.Busybox, k.Registry+"/benchctl/none:1", 1), "pendingTimeout: 2m", "pendingTimeout: 3s", 1)), 0o644)
+	code, out, errout := benchctlRun(t, tb.Env(), "submit", "-m", bad, "--scheduler", "kubernetes", "--nodes", "2", "--shared-dir", shared, "--kubeconfig", k.Kubeconfig, "--wait")
+	job := strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+	if kubernetes.IsID(job) {
+		t.Cleanup(func() {
+			k.Kubectl(t, nil, "delete", "job,serviceaccount,role,rolebinding,secret,configmap", "-l", kubernetes.LabelJob+"="+job, "--wait=false")
+		})
+	}
+	if code == 0 || !strings.Contains(errout, "pending for more than 3s, ended") || !strings.Contains(errout, "ImagePull") {
+		t.Errorf("an image no kubelet can pull: exit %d\n%s\n%s", code, out, errout)
+	}
+}
+
+// benchctl build --benchctl-image --push: the static benchctl makes its own image (itself
+// and its agent, nothing else) and pushes it through the engine; the kubelets pull it as a
+// job's benchctl image, and the job runs. The CGO build is refused, saying why.
+func TestKubernetesBenchctlImage(t *testing.T) {
+	tb := testbed.Require(t)
+	k := testbed.RequireK8s(t)
+	if k.RegistryPush == "" {
+		t.Fatalf("%s names no registry the engines push to (BENCHCTL_K8S_REGISTRY_PUSH): start the Docker testbed before k8s-up.sh", testbed.K8sEnvFile())
+	}
+	tag := fmt.Sprintf("e2e-%d", time.Now().UnixNano())
+	static := exec.Command(tb.BenchctlStatic(t), "build", "--benchctl-image", "--push", k.RegistryPush+"/benchctl/benchctl:"+tag)
+	static.Env = append(tb.Env(), "BENCHCTL_AGENT="+tb.Agent(t), "DOCKER_HOST="+tb.Sockets[tb.Nodes[0]])
+	out, err := static.CombinedOutput()
+	if err != nil {
+		t.Fatalf("build --benchctl-image: %v\n%s", err, out)
+	}
+	code, _, errout := benchctlRun(t, tb.Env(), "build", "--benchctl-image", "--push", k.RegistryPush+"/benchctl/benchctl:"+tag+"-cgo")
+	if code != 4 || !strings.Contains(errout, "is linked dynamically") {
+		t.Errorf("the CGO build's image: exit %d\n%s", code, errout)
+	}
+	shared := k8sShared(t, k)
+	m := k8sManifest(t, k, k.Registry+"/benchctl/benchctl:"+tag, shared, `printf 'model,performance,metric\nhello,1,ops\n' > "$BENCHCTL_OUTPUT_DIR/r.csv"`)
+	code, sout, errout := benchctlRun(t, tb.Env(), "submit", "-m", m, "--scheduler", "kubernetes", "--kubeconfig", k.Kubeconfig, "--nodes", "2", "--shared-dir", shared, "--wait")
+	job := strings.TrimSpace(strings.SplitN(sout, "\n", 2)[0])
+	if kubernetes.IsID(job) {
+		t.Cleanup(func() {
+			k.Kubectl(t, nil, "delete", "job,serviceaccount,role,rolebinding,secret,configmap", "-l", kubernetes.LabelJob+"="+job, "--wait=false")
+		})
+	}
+	if code != 0 {
+		if kubernetes.IsID(job) {
+			k8sDescribe(t, k, job)
+		}
+		t.Fatalf("a job with the pushed benchctl image: exit %d\n%s\n%s", code, sout, errout)
+	}
+}
+
+// k8sBothRun waits until both nodes of job are running their benchmark.
+func k8sBothRun(t *testing.T, k *testbed.K8s, shared, job string) {
+	t.Helper()
+	deadline := time.Now().Add(150 * time.Second)
+	for {
+		running := 0
+		statuses, _ := filepath.Glob(filepath.Join(shared, "jobs", job, "nodes", "*", "status.json"))
+		for _, p := range statuses {
+			b, _ := os.ReadFile(p)
+			var st jobdir.Status
+			if json.Unmarshal(b, &st) == nil && len(st.Phases) > 0 && st.Phases[len(st.Phases)-1].Name == jobdir.PhaseRun {
+				running++
+			}
+		}
+		if running == 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			k8sDescribe(t, k, job)
+			t.Fatalf("the job's 2 nodes never ran: %v", statuses)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// podProcess is the pid of the process named comm of job's rank, found by its
+// environment (the pods' processes are this machine's).
+func podProcess(t *testing.T, job string, rank int, comm string) int {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if c, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm")); strings.TrimSpace(string(c)) != comm {
+			continue
+		}
+		env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		vars := strings.Split(string(env), "\x00")
+		if slices.Contains(vars, kubernetes.EnvJob+"="+job) && slices.Contains(vars, fmt.Sprintf("JOB_COMPLETION_INDEX=%d", rank)) {
+			return pid
+		}
+	}
+	t.Fatalf("no %s process of job %s rank %d", comm, job, rank)
+	return 0
+}
+
+// A node lost while its benchmark runs (its benchctl killed outright, as when its machine
+// dies; the pod ends with 137): the Job fails at once with the pod named, the other rank
+// is stopped, and jobs and collect name the node lost, from the Job's verdict. A pod
+// deleted (kubectl delete pod) gets SIGTERM first: its benchctl says so, cancelled.
+func TestKubernetesLostAndDeletedPods(t *testing.T) {
+	tb := testbed.Require(t)
+	k := testbed.RequireK8s(t)
+	image := k8sBenchctlImage(t, tb, k)
+	for _, how := range []string{"killed", "deleted"} {
+		shared := k8sShared(t, k)
+		m := k8sManifest(t, k, image, shared, `sleep 120`)
+		code, out, errout := benchctlRun(t, tb.Env(), "submit", "-m", m, "--scheduler", "kubernetes", "--kubeconfig", k.Kubeconfig, "--nodes", "2", "--shared-dir", shared)
+		job := strings.TrimSpace(out)
+		if code != 0 || !kubernetes.IsID(job) {
+			t.Fatalf("submit: exit %d\n%s\n%s", code, out, errout)
+		}
+		t.Cleanup(func() {
+			k.Kubectl(t, nil, "delete", "job,serviceaccount,role,rolebinding,secret,configmap", "-l", kubernetes.LabelJob+"="+job, "--wait=false")
+		})
+		k8sBothRun(t, k, shared, job)
+		if how == "killed" {
+			syscall.Kill(podProcess(t, job, 1, "benchctl"), syscall.SIGKILL)
+		} else if out, err := k.Kubectl(t, nil, "delete", "pod", "-l", kubernetes.LabelJob+"="+job+",batch.kubernetes.io/job-completion-index=1", "--wait=false"); err != nil {
+			t.Fatalf("deleting rank 1's pod: %v\n%s", err, out)
+		}
+		start := time.Now()
+		var jobs []struct{ ID, State string }
+		for {
+			_, out, _ := benchctlRun(t, tb.Env(), "jobs", "--shared-dir", shared, "--kubeconfig", k.Kubeconfig, "-o", "json")
+			json.Unmarshal([]byte(out), &jobs)
+			if len(jobs) == 1 && jobs[0].State != "running" {
+				break
+			}
+			if time.Since(start) > 90*time.Second {
+				k8sDescribe(t, k, job)
+				t.Fatalf("%s: the job still runs 90 s after rank 1's end: %s", how, out)
+			}
+			time.Sleep(time.Second)
+		}
+		if out, err := k.Kubectl(t, nil, "wait", "--for=condition=failed", "job/"+kubernetes.Name(job), "--timeout=90s"); err != nil {
+			t.Fatalf("%s: the Job did not fail: %v\n%s", how, err, out)
+		}
+		code, out, errout = benchctlRun(t, tb.Env(), "collect", job, "--shared-dir", shared, "--kubeconfig", k.Kubeconfig)
+		want := "1-10.213.0.1" // rank 1's node folder
+		switch how {
+		case "killed":
+			if jobs[0].State != "lost" || code == 0 || !strings.Contains(errout, want) || !strings.Contains(errout, "lost") {
+				t.Errorf("killed: jobs says %q; collect exit %d\n%s\n%s", jobs[0].State, code, out, errout)
+			}
+		case "deleted":
+			if jobs[0].State != "failed" || code == 0 || !strings.Contains(errout, "cancelled") {
+				t.Errorf("deleted: jobs says %q; collect exit %d\n%s\n%s", jobs[0].State, code, out, errout)
+			}
+		}
+		reason, _ := k.Kubectl(t, nil, "get", "job/"+kubernetes.Name(job), "-o", `jsonpath={.status.conditions[?(@.type=="Failed")].message}`)
+		if !strings.Contains(reason, kubernetes.Name(job)+"-1-") {
+			t.Errorf("%s: the Job's verdict does not name rank 1's pod: %q", how, reason)
+		}
+	}
 }

@@ -39,13 +39,30 @@ is its own image and cache key); an entry that is no gfx name is refused before 
 
 Builders: docker (the Docker Engine at DOCKER_HOST, then docker save into the cache) or
 buildkit (a buildkitd at --buildkit-addr or BUILDKIT_HOST, exporting the tar straight into
-the cache; no engine needed).`,
+the cache; no engine needed).
+
+--benchctl-image --push REF makes benchctl's own image instead, for Kubernetes jobs (the
+manifest's kubernetes.benchctlImage): this benchctl and its agent, which must be the static
+build (CGO_ENABLED=0 make build), and nothing else; it is loaded into the engine and pushed
+with the docker CLI's credentials, and its pushed name is printed.`,
 		Example: `  benchctl build --manifest models/cpubench/benchmark.yaml
   benchctl build --manifest m.yaml --shared-dir /shared/benchctl --record build.json
   BUILDKIT_HOST=unix:///run/buildkit/buildkitd.sock benchctl build -m m.yaml --builder buildkit
-  benchctl build --tags vllm --context '{"gpu_vendor": "AMD"}'`,
+  benchctl build --tags vllm --context '{"gpu_vendor": "AMD"}'
+  benchctl build --benchctl-image --push registry.example.com/team/benchctl:1`,
 		Args: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.BenchctlImage {
+				for _, name := range []string{"manifest", "tags", "record", "target-archs", "builder", "no-cache"} {
+					if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+						return usagef("build --benchctl-image --push REF makes benchctl's own image; build a manifest's images in another run", "--%s does not go with --benchctl-image", name)
+					}
+				}
+				if opts.Push == "" {
+					return usagef("give the registry reference to push it to: --push registry.example.com/team/benchctl:1", "--benchctl-image needs --push")
+				}
+				return run(cmd.Context(), io, opts)
+			}
 			if err := opts.Src.Check(cmd.Name()); err != nil {
 				return err
 			}
@@ -76,6 +93,7 @@ the cache; no engine needed).`,
 	f.BoolVar(&opts.NoCache, "no-cache", false, "build and publish again even if the key is cached")
 	f.StringVar(&opts.Push, "push", "", "also push the built image to this registry reference (REGISTRY/NAME:TAG; for several images a repository, each tagged with its key), with the docker CLI's credentials")
 	f.StringVar(&opts.Record, "record", "", "write the build record (JSON) to this file")
+	f.BoolVar(&opts.BenchctlImage, "benchctl-image", false, "with --push: make the benchctl image a Kubernetes job's pods copy benchctl from (this static benchctl and its agent, nothing else) and push it, instead of a manifest's images")
 	f.StringSliceVar(&opts.TargetArchs, "target-archs", nil, "build each image once per GPU architecture (comma-separated gfx names, e.g. gfx90a,gfx942), passing it as the build arg "+models.ArchBuildArg+", as madengine build --target-archs does")
 	outputFlag(cmd, &opts.Output, "table", "json")
 	_ = cmd.MarkFlagFilename("record", "json")

@@ -47,6 +47,9 @@ func jobState(job *batchv1.Job, pods []corev1.Pod) jobdir.SchedulerState {
 	switch {
 	case cond(batchv1.JobFailed) != nil:
 		st.State, st.Active = StateFailed+why(cond(batchv1.JobFailed)), false
+		if c := cond(batchv1.JobFailed); c.Message != "" { // names the pod that failed it
+			st.State = strings.TrimSuffix(st.State, ")") + ": " + clipReason(c.Message) + ")"
+		}
 	case cond(batchv1.JobComplete) != nil:
 		st.State, st.Active = StateCompleted, false
 	case cond(batchv1.JobFailureTarget) != nil:

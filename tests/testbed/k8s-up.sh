@@ -33,7 +33,7 @@ die() { printf 'testbed: k8s: error: %s\n' "$*" >&2; exit 1; }
 
 BIN="$D/bin"; P="$D/pki"; K="$D/kubeconfig"; PKGROOT="$D/pkgroot"
 export PATH="$PKGROOT/usr/bin:$PKGROOT/usr/sbin:$PKGROOT/bin:$PATH"
-BR=bctkbr0; NET=10.213.0; HOSTIP=$NET.1; API="https://$HOSTIP:16443"; REG=$HOSTIP:16510
+BR=bctkbr0; NET=10.213.0; HOSTIP=$NET.1; API="https://$HOSTIP:16443"; REG=$HOSTIP:16510; PUSHREG=""
 KC=("$BIN/kubectl" --kubeconfig "$K/admin.conf")
 mkdir -p "$D/logs" "$D/pids" "$D/images" "$D/results"
 
@@ -88,6 +88,7 @@ export BENCHCTL_K8S_NODE_SOCKETS=$socks
 export BENCHCTL_K8S_RESULTS=$D/results
 export BENCHCTL_K8S_BUSYBOX=bctk.local/busybox:1
 export BENCHCTL_K8S_REGISTRY=$REG
+export BENCHCTL_K8S_REGISTRY_PUSH=$PUSHREG
 EOV
   mv "$D/k8s.env.tmp" "$D/k8s.env"
 }
@@ -97,21 +98,29 @@ waitfor() { local what=$1 t=$2 i; shift 2; for i in $(seq $((t*10))); do "$@" >/
 # The registry the kubelets pull from (plain HTTP on the bridge's host address; each node's
 # containerd is told so): the tests push images to it as production pushes to its own.
 registry_up() {
-  local dir="$D/registry"
-  mkdir -p "$dir/data"
-  if [ -f "$D/pids/registry" ] && kill -0 "$(cat "$D/pids/registry")" 2>/dev/null \
-    && timeout 3 curl -fsS "http://$REG/v2/" >/dev/null 2>&1; then return 0; fi
-  command -v docker-registry >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker-registry >/dev/null 2>&1 \
-    || die "cannot install docker-registry"
-  cat > "$dir/config.yml" <<EOR
+  local dir="$D/registry" data="$D/registry/data" bctb="${BENCHCTL_TESTBED_DIR:-/var/tmp/bctb}"
+  # With the Docker testbed's plain registry (up.sh), this one serves the same storage: what
+  # an engine pushes there (127.0.0.1) the kubelets pull here.
+  if [ -f "$bctb/registry/config.yml" ]; then
+    data=$(awk '$1 == "rootdirectory:" {print $2; exit}' "$bctb/registry/config.yml")
+    PUSHREG=$(cat "$bctb/registry/addr" 2>/dev/null || echo 127.0.0.1:16500)
+  fi
+  mkdir -p "$dir" "$data"
+  cat > "$dir/config.yml.new" <<EOR
 version: 0.1
 log: {level: warn}
 storage:
-  filesystem: {rootdirectory: $dir/data}
+  filesystem: {rootdirectory: $data}
   delete: {enabled: true}
 http:
   addr: $REG
 EOR
+  if cmp -s "$dir/config.yml.new" "$dir/config.yml" && [ -f "$D/pids/registry" ] && kill -0 "$(cat "$D/pids/registry")" 2>/dev/null \
+    && timeout 3 curl -fsS "http://$REG/v2/" >/dev/null 2>&1; then rm -f "$dir/config.yml.new"; return 0; fi
+  mv "$dir/config.yml.new" "$dir/config.yml"
+  if [ -f "$D/pids/registry" ]; then kill "$(cat "$D/pids/registry")" 2>/dev/null || true; sleep 0.5; rm -f "$D/pids/registry"; fi
+  command -v docker-registry >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker-registry >/dev/null 2>&1 \
+    || die "cannot install docker-registry"
   startd registry docker-registry serve "$dir/config.yml"
   waitfor "the registry on $REG" 30 curl -fsS "http://$REG/v2/"
 }

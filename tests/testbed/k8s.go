@@ -27,8 +27,9 @@ type K8s struct {
 	Results                     string
 	Busybox                     string
 	// Registry is the registry the kubelets pull from (host:port, plain HTTP), which this
-	// machine reaches too.
-	Registry string
+	// machine reaches too; RegistryPush is the same registry as the testbed's engines
+	// push to it ("" without the Docker testbed).
+	Registry, RegistryPush string
 }
 
 // K8sEnvFile is the cluster's env file (BENCHCTL_K8S_ENV, else k8s-up.sh's default).
@@ -55,7 +56,7 @@ func RequireK8s(t testing.TB) *K8s {
 	}
 	return &K8s{Kubeconfig: vars["BENCHCTL_K8S_KUBECONFIG"], KubectlBin: vars["BENCHCTL_K8S_KUBECTL"], Ctr: vars["BENCHCTL_K8S_CTR"],
 		Sockets: strings.Split(vars["BENCHCTL_K8S_NODE_SOCKETS"], ","), Results: vars["BENCHCTL_K8S_RESULTS"], Busybox: vars["BENCHCTL_K8S_BUSYBOX"],
-		Registry: vars["BENCHCTL_K8S_REGISTRY"]}
+		Registry: vars["BENCHCTL_K8S_REGISTRY"], RegistryPush: vars["BENCHCTL_K8S_REGISTRY_PUSH"]}
 }
 
 // Kubectl runs kubectl against the cluster (stdin, when not nil), bounded by 3 minutes.
