@@ -13,8 +13,6 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/moby/moby/client"
-
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/internal/iostreams"
@@ -29,8 +27,7 @@ var benchctlImageFiles = [2]string{"usr/local/bin/benchctl", "usr/local/bin/" + 
 // runs its benchctl self-copy), loaded into the engine and pushed to ref with the docker
 // CLI's credentials.
 func PushBenchctlImage(ctx context.Context, io iostreams.Streams, ref, engine string) error {
-	host, err := image.RegistryOf(ref)
-	if err != nil {
+	if _, err := image.RegistryOf(ref); err != nil {
 		return exitcode.Usagef("give a reference such as registry.example.com:5000/team/benchctl:1", "--push %q is not an image reference: %v", ref, err)
 	}
 	self, err := os.Executable()
@@ -60,23 +57,8 @@ func PushBenchctlImage(ctx context.Context, io iostreams.Streams, ref, engine st
 	if _, err := tarball.Seek(0, 0); err != nil {
 		return err
 	}
-	eng, err := image.ConnectChecked(ctx, engine)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	resp, err := eng.ImageLoad(ctx, tarball, client.ImageLoadWithQuiet(true))
-	if err != nil {
-		return fmt.Errorf("loading the benchctl image into the engine: %w", err)
-	}
-	_, _ = goio.Copy(goio.Discard, resp)
-	resp.Close()
-	creds, err := image.LookupCredentials(ctx, host, os.LookupEnv)
-	if err != nil {
-		return err
-	}
 	pp := newProgressPrinter(io.ErrOut(), io.CanRedrawStderr())
-	pushed, err := image.Push(ctx, eng, local, ref, creds, pp.Func())
+	pushed, err := image.LoadAndPush(ctx, engine, tarball, local, ref, os.LookupEnv, pp.Func())
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package image
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/moby/moby/client"
@@ -121,4 +122,33 @@ func PushRecords(ctx context.Context, eng interface {
 		}
 	}
 	return nil
+}
+
+// LoadAndPush loads a docker-archive (whose image is tagged local) into the engine of kind
+// and pushes it to ref's registry with the credentials lookup finds (the docker CLI's, or
+// the variables Credentials reads), returning what Push returns.
+func LoadAndPush(ctx context.Context, kind string, archive io.Reader, local, ref string, lookup func(string) (string, bool), progress ProgressFunc) (string, error) {
+	host, err := RegistryOf(ref)
+	if err != nil {
+		return "", fmt.Errorf("%s is not an image reference: %w", ref, err)
+	}
+	eng, err := ConnectChecked(ctx, kind)
+	if err != nil {
+		return "", err
+	}
+	defer eng.Close()
+	resp, err := eng.ImageLoad(ctx, archive, client.ImageLoadWithQuiet(true))
+	if err != nil {
+		return "", fmt.Errorf("loading %s into the engine: %w", local, err)
+	}
+	_, err = io.Copy(io.Discard, resp)
+	resp.Close()
+	if err != nil {
+		return "", fmt.Errorf("loading %s into the engine: %w", local, err)
+	}
+	creds, err := LookupCredentials(ctx, host, lookup)
+	if err != nil {
+		return "", err
+	}
+	return Push(ctx, eng, local, ref, creds, progress)
 }

@@ -1,14 +1,17 @@
 package tests
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/tests/testbed"
 )
 
@@ -108,3 +111,76 @@ func submitFiles(t *testing.T, shared string) []string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// benchctl cancel of a Slurm job runs scancel: its nodes' benchctl end their benchmarks
+// on the SIGTERM and say so, and Slurm records the job CANCELLED; a job id Slurm never had
+// is bad input, exit 4.
+func TestCancelSlurmJob(t *testing.T) {
+	tb := testbed.Require(t)
+	shared := tb.FreshDir(t)
+	mf := dummyManifest(t, "cancelme", []string{"/dummy", "--rows", "1", "--sleep", "300s"})
+	out, errs, code := submit(t, tb, "--manifest", mf, "--nodes", "2", "--shared-dir", shared)
+	if code != 0 {
+		t.Fatalf("submit: exit %d\n%s\n%s", code, out, errs)
+	}
+	id := strings.TrimSpace(out)
+	running := func() int {
+		n := 0
+		statuses, _ := filepath.Glob(filepath.Join(shared, "jobs", id, "nodes", "*", "status.json"))
+		for _, p := range statuses {
+			b, _ := os.ReadFile(p)
+			var st jobdir.Status
+			if json.Unmarshal(b, &st) == nil && len(st.Benchmarks) > 0 && st.Outcome == "running" {
+				n++
+			}
+		}
+		return n
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for running() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s's 2 nodes never ran their benchmark", id)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if code, out, errs := benchctlRun(t, tb.Env(), "cancel", id); code != 0 {
+		t.Fatalf("cancel: exit %d\n%s\n%s", code, out, errs)
+	}
+	deadline = time.Now().Add(2 * time.Minute)
+	for {
+		st := sacctState(t, tb.Env(), id)
+		if strings.HasPrefix(st, "CANCELLED") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Slurm says %q of job %s 2 minutes after cancel", st, id)
+		}
+		time.Sleep(time.Second)
+	}
+	// Each node's last word comes as its benchctl ends, a moment after Slurm's.
+	deadline = time.Now().Add(time.Minute)
+	for {
+		cancelled := 0
+		statuses, _ := filepath.Glob(filepath.Join(shared, "jobs", id, "nodes", "*", "status.json"))
+		for _, p := range statuses {
+			b, _ := os.ReadFile(p)
+			var st jobdir.Status
+			if json.Unmarshal(b, &st) == nil && st.Outcome == "cancelled" && st.FinishedAt != nil {
+				cancelled++
+			}
+		}
+		if cancelled == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 2 nodes say cancelled a minute after Slurm did: %v", cancelled, statuses)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if code, _, errs := benchctlRun(t, tb.Env(), "cancel", id); code != 0 {
+		t.Errorf("cancel of a cancelled job: exit %d\n%s", code, errs)
+	}
+	if code, _, errs := benchctlRun(t, tb.Env(), "cancel", "999999"); code != 4 || !strings.Contains(errs, "Slurm has no job 999999") {
+		t.Errorf("cancel of a job Slurm never had: exit %d\n%s", code, errs)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os/exec"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
@@ -19,7 +20,16 @@ func (s Scheduler) Cancel(ctx context.Context, id string) (bool, error) {
 	if !validJobID(id) {
 		return false, nil
 	}
-	_, err := s.commander().Output(ctx, "scancel", id)
+	// scancel says nothing, and exits 0, of a job Slurm never had: asked first.
+	st, err := s.JobState(ctx, id)
+	switch {
+	case err == nil && !st.Known:
+		return true, exitcode.Usagef("list the jobs with 'benchctl jobs'", "Slurm has no job %s", id)
+	case err == nil && !st.Active:
+		slog.Info("the job has ended already", "job", id, "state", st.State)
+		return true, nil
+	}
+	_, err = s.commander().Output(ctx, "scancel", id)
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
