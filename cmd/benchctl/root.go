@@ -130,7 +130,7 @@ benchmarks. Without Slurm, every command works on a single machine with Docker.`
 	root.AddCommand(newSchemaCmd(io)) // in the "inspect" group
 	root.AddCommand(newGenDocsCmd(root))
 	root.AddCommand(newJobArchiveCmd(io))
-	root.AddCommand(newSelfCopyCmd())
+	root.AddCommand(newSelfCopyCmd(io))
 	return root, &started
 }
 
