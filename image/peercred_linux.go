@@ -18,6 +18,11 @@ func peerPID(ctx context.Context, dial func(context.Context) (net.Conn, error)) 
 		return 0
 	}
 	defer conn.Close()
+	return connPeerPID(conn)
+}
+
+// connPeerPID is peerPID of a connection already open (0: not a unix socket, or not told).
+func connPeerPID(conn net.Conn) int {
 	uc, ok := conn.(*net.UnixConn)
 	if !ok {
 		return 0

@@ -138,6 +138,38 @@ func (f *Folder) WriteJob(j *Job) error {
 	return f.WriteFile(JobFile, append(data, '\n'))
 }
 
+// ReplaceJob writes job.json atomically, as WriteJob, without waiting for the disk (a node
+// rewrites it as it learns the job's images and engine): SyncJob, later and beside the
+// node's critical path, makes what was written last durable.
+func (f *Folder) ReplaceJob(j *Job) error {
+	j.Version = JobVersion
+	data, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", f.JobFile(), err)
+	}
+	return atomicfile.ReplaceFileAt(f.f, JobFile, append(data, '\n'), 0o644)
+}
+
+// SyncJob makes job.json as it is now durable: the file (never a link or a FIFO: OpenFile's
+// checks), then the folder's entry of it.
+func (f *Folder) SyncJob() error {
+	jf, err := f.OpenFile(JobFile)
+	if err != nil {
+		return err
+	}
+	serr := jf.Sync()
+	if err := jf.Close(); serr == nil {
+		serr = err
+	}
+	if serr != nil {
+		return fmt.Errorf("syncing %s: %w", f.JobFile(), serr)
+	}
+	if err := f.f.Sync(); err != nil {
+		return fmt.Errorf("syncing the job folder %s: %w", f.Path, err)
+	}
+	return nil
+}
+
 // CreateNode creates the node folder of rank on host (and nodes/) unless it exists, and
 // opens it for writing, with the checks of CreateJob.
 func (f *Folder) CreateNode(rank int, host string) (*NodeFolder, error) {

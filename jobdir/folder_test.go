@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/benchctl/benchctl/internal/safefile"
 )
@@ -61,5 +63,47 @@ func TestCreateJobAndNodeRefusePlantedFolders(t *testing.T) {
 	var oe *safefile.OwnerError
 	if _, err := l.CreateJob("9", 0); !errors.As(err, &oe) || oe.Owner != 65534 {
 		t.Errorf("CreateJob in another user's folder: %v", err)
+	}
+}
+
+// ReplaceJob writes job.json whole; SyncJob makes it durable, and refuses a job.json that a
+// co-writer swapped for a FIFO or a link instead of blocking on it or following it.
+func TestReplaceAndSyncJob(t *testing.T) {
+	l := Layout{Shared: t.TempDir()}
+	f, err := l.CreateJob("9", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.ReplaceJob(&Job{Job: "9", World: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SyncJob(); err != nil {
+		t.Fatal(err)
+	}
+	j, err := ReadJob(f.JobFile())
+	if err != nil || j.Job != "9" || j.Version != JobVersion {
+		t.Fatalf("%+v %v", j, err)
+	}
+	for _, plant := range []func(string) error{
+		func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		func(p string) error { return os.Symlink("/etc/passwd", p) },
+	} {
+		if err := os.Remove(f.JobFile()); err != nil {
+			t.Fatal(err)
+		}
+		if err := plant(f.JobFile()); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- f.SyncJob() }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Error("a job.json that is not a regular file was synced")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("SyncJob blocked on a FIFO")
+		}
 	}
 }

@@ -123,3 +123,62 @@ func TestRunPodmanRootlessUnknown(t *testing.T) {
 		t.Errorf("the log does not warn that rootless is not known:\n%s", r.log)
 	}
 }
+
+// pingAnswering is a dialer to an engine whose ping answers with headers (and nothing else).
+func pingAnswering(t *testing.T, headers map[string]string) func(context.Context) (net.Conn, error) {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "d.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/_ping") {
+			http.NotFound(w, r)
+			return
+		}
+		for k, v := range headers {
+			w.Header().Set(k, v)
+		}
+		_, _ = w.Write([]byte("OK"))
+	})}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}
+}
+
+// A Docker engine is told by its ping before any container, and said whole (its platform's
+// name, from /version) beside the critical path: in the log, job.json and node.json, from
+// one /version for the identity and the node record together.
+func TestRunSaysDockerFromItsPingAndOneVersion(t *testing.T) {
+	eng := &runEngine{version: client.ServerVersionResult{Platform: client.PlatformInfo{Name: "Docker Engine - Community"}, Version: "28.3.0",
+		APIVersion: "1.51", Os: "linux", Arch: "amd64", Components: []system.ComponentVersion{{Name: "Engine", Version: "28.3.0"}}},
+		libpod: pingAnswering(t, map[string]string{"Api-Version": "1.51", "Server": "Docker/28.3.0 (linux)"})}
+	r := runLocal(t, eng, nil)
+	if r.err != nil {
+		t.Fatalf("Run: %v", r.err)
+	}
+	if !strings.Contains(r.log, ` kind=docker name="Docker Engine - Community" version=28.3.0 api=1.51 rootless=false address=`) {
+		t.Errorf("the log does not say the engine whole:\n%s", r.log)
+	}
+	j, err := jobdir.ReadJob(filepath.Join(filepath.Dir(filepath.Dir(r.res.NodeDir)), jobdir.JobFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Engine == nil || j.Engine.Name != "Docker Engine - Community" || j.Engine.Version != "28.3.0" || len(j.Images) > 1 || j.Image.ID == "" {
+		t.Errorf("job.json: engine %+v, image %+v", j.Engine, j.Image)
+	}
+	rec, err := jobdir.ReadNodeRecord(&safefile.Reader{}, filepath.Join(r.res.NodeDir, jobdir.NodeRecordFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Engine.Name != "Docker Engine - Community" || len(rec.Images) != 1 {
+		t.Errorf("node.json: engine %+v, images %+v", rec.Engine, rec.Images)
+	}
+	if n := strings.Count(eng.called(), "version"); n != 1 {
+		t.Errorf("the engine was asked its version %d times, want once: %s", n, eng.called())
+	}
+}

@@ -181,6 +181,7 @@ func runContainer(ctx context.Context, rt workload.Runtime, spec Spec, timeout t
 			rctx, cancel := context.WithTimeout(bg, bud.remove)
 			defer cancel()
 			_ = rt.Remove(rctx, id)
+			timeline.Mark("removed")
 		}
 		if reap != nil {
 			reap(remove)

@@ -22,7 +22,7 @@ func (r *nodeRun) gatherNodeRecord(ctx context.Context, eng Engine, gpus *nodeGP
 		id := r.engine
 		s.Identity = &id
 	}
-	s.Engine = r.rt
+	s.Engine = r.facts // asked once for the node: the identity and the GPUs' way read them too
 	if s.HostRoot != "" {
 		r.log.Warn("node record: the machine's facts are read under a recorded tree ("+noderecord.TestHostRootVar+", a test hook)", "root", s.HostRoot)
 	}

@@ -11,21 +11,19 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 )
 
-// A run writes node.json before its benchmark starts: the image it runs (as its engine has
-// it), benchctl's version, and why the engine's version is missing (the fake answers none).
+// A run writes node.json as its benchmark starts (beside the critical path), and before the
+// node ends: the image it runs (as its engine has it), benchctl's version, and why the
+// engine's version is missing (the fake answers none).
 func TestRunWritesTheNodeRecord(t *testing.T) {
 	eng := &runEngine{}
-	var recAtStart *jobdir.NodeRecord
-	r := runLocal(t, eng, func(nd jobdir.NodeDir) {
-		var fr safefile.Reader
-		recAtStart, _ = jobdir.ReadNodeRecord(&fr, nd.NodeRecord())
-	})
+	r := runLocal(t, eng, nil)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	rec := recAtStart
-	if rec == nil {
-		t.Fatal("no node.json when the benchmark's container started")
+	var fr safefile.Reader
+	rec, err := jobdir.ReadNodeRecord(&fr, filepath.Join(r.res.NodeDir, jobdir.NodeRecordFile))
+	if err != nil {
+		t.Fatalf("no node.json when the node ended: %v", err)
 	}
 	if len(rec.Images) != 1 || rec.Images[0].ID != fakeID || rec.Images[0].Name != "of b" || rec.Benchctl != "test" || rec.Job != "j1" ||
 		rec.GPU.Vendor != "none" || rec.Machine.Kernel.Release == "" {

@@ -44,8 +44,12 @@ func (r *nodeRun) processes(ctx context.Context, gpus *nodeGPUs) (*distribution.
 		return nil, nil, err
 	}
 	r.rt = rt
-	facts, _ := rt.Facts(ctx)
+	facts, ferr := rt.Facts(ctx)
+	r.facts = knownFacts(facts, ferr)
 	r.engine = image.Identity{Kind: manifest.RuntimeProcess, Name: facts.Name, Version: facts.Version}
+	r.jobMu.Lock()
+	r.fullEngine = &r.engine // job.json's engine: the process runtime, the kernel's version
+	r.jobMu.Unlock()
 	r.log.Info("runtime", "kind", manifest.RuntimeProcess, "kernel", facts.Version)
 	r.removeLeftovers(ctx, r.rt)
 	timeline.Mark("runtime")

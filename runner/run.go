@@ -205,6 +205,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	r.log.Info("node context", "job", node.JobID, "attempt", node.Attempt, "world", node.World, "master", node.MasterAddr, "source", node.Source)
 	st.phase(jobdir.PhaseContext)(nil)
 	err = r.run(ctx, benches)
+	r.bg.Wait() // node.json, job.json's engine and its sync: before the node's last status
 	outcome, code := OutcomeSuccess, 0
 	var ae *jobchan.AbortError
 	switch {
@@ -216,7 +217,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	default: // a failed build is exit 2 (image.BuildError), bad input 4
 		outcome, code = OutcomeFailure, exitcode.Of(err)
 	}
+	timeline.Mark("node run")
 	st.finish(outcome, code, err)
+	timeline.Mark("status final")
 	if outcome == OutcomeCancelled {
 		err = &RunError{Msg: "cancelled: " + err.Error(), Code: code}
 	}
@@ -252,19 +255,36 @@ type nodeRun struct {
 	// plan is the experiment's plan, made by rank 0 (or taken over from the attempt it
 	// resumes) and written in job.json's trialOrder, where the other ranks read it.
 	plan []manifest.Trial
-	// removals are the ended trials' containers still being removed (reap).
+	// removals are the ended containers still being removed (reap).
 	removals sync.WaitGroup
 	// tel samples the GPUs while each container runs (nil before the GPUs are selected).
 	tel *telemetry.Node
-	// engine is which engine this node's containers run in (zero until asked).
+	// engine is which engine this node's containers run in (zero until asked): what its
+	// ping said (image.IdentifyQuick), all the containers need.
 	engine image.Identity
+	// facts are the engine's facts, asked once (its /version and /info).
+	facts *onceFacts
+	// bg is the work beside the critical path (the engine's whole identity, node.json):
+	// waited for before the node ends.
+	bg sync.WaitGroup
+	// jobMu guards job.json's writes and what they hold that is learnt beside the critical
+	// path: the engine's whole identity (fullEngine, nil until said) and the job's images.
+	jobMu      sync.Mutex
+	fullEngine *image.Identity
+	jobImages  []distribution.Image
+	// jobSyncing: a sync of job.json is under way (syncJobLater); jobDirty: it was
+	// rewritten since that sync began.
+	jobSyncing, jobDirty bool
+	// imageUsers are the images' USER (containerUser), by image: read once per job.
+	imageUsers sync.Map
 	// numericUsers are container users put in numbers (podman.NumericUser), by image and user:
 	// read once per image, not once per trial.
 	numericUsers sync.Map
 }
 
-// reap removes an ended trial's container while the node goes on to the next trial's
-// meeting; the trials wait for every removal before they end.
+// reap removes an ended container while the node records it and goes on to the next
+// benchmark, or the next trial's meeting; the benchmarks (and the trials) wait for every
+// removal before they end.
 func (r *nodeRun) reap(remove func()) { r.removals.Go(remove) }
 
 // run is one node's run, after its node context: the GPUs, meeting the other nodes on the
@@ -329,26 +349,25 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	}
 
 	eng, err := r.o.Engine()
+	timeline.Mark("engine client")
 	if err != nil {
 		r.fail(err, exitcode.Failure)
 		return err
 	}
 	defer eng.Close()
+	defer r.bg.Wait() // what runs beside the critical path ends before the engine's client closes
 	r.rt = r.o.runtime(eng)
+	r.facts = askFacts(ctx, r.rt)
 	if r.engine, err = r.identifyEngine(ctx, eng); err != nil {
 		r.fail(err, exitcode.Of(err))
 		return err
 	}
+	timeline.Mark("engine identified")
 	if err := podman.CheckEngineLimits(r.engine, r.o.Manifest, benches, podman.ThisHost(r.engine)); err != nil {
 		r.fail(err, exitcode.Of(err))
 		return err
 	}
-	if r.node.Rank == 0 && r.engine.Kind != "" {
-		if err := r.writeJob(nil); err != nil {
-			return err
-		}
-	}
-	if err := r.engineGPUs(ctx, r.rt, gpus); err != nil {
+	if err := r.engineGPUs(ctx, r.facts, gpus); err != nil {
 		r.fail(err, exitcode.Of(err))
 		return err
 	}
@@ -356,14 +375,18 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	record := r.gatherNodeRecord(ctx, eng, gpus)
 	go r.tel.Start(ctx) // the GPU library opens while the images arrive, not at the first start
 	imgs, err := r.images(ctx, eng)
+	timeline.Mark("images")
 	if err != nil {
 		r.writeNodeRecord(ctx, eng, record, nil, err)
 		return err
 	}
-	r.writeNodeRecord(ctx, eng, record, imgs, nil)
+	// node.json is written while the containers start (it waits for the node's facts: the
+	// engine's, the GPU library's), and before the node ends (r.bg).
+	r.bg.Go(func() { r.writeNodeRecord(ctx, eng, record, imgs, nil) })
 	if err := r.containers(ctx, eng, benches, imgs, gpus); err != nil {
 		return err
 	}
+	timeline.Mark("containers")
 	r.finishJob(ctx)
 	return nil
 }
@@ -415,6 +438,9 @@ func (r *nodeRun) containers(ctx context.Context, eng Engine, benches []manifest
 		return err
 	}
 	defer closeMPI()
+	// An ended container is removed while the node records it and goes on (reap): no
+	// container outlives the benchmarks.
+	defer r.removals.Wait()
 	if x := r.o.Manifest.Experiment; x != nil {
 		return r.trials(ctx, eng, x, benches, imgs, gpus)
 	}
@@ -565,15 +591,20 @@ func logScanner(l manifest.LogScan, b manifest.Benchmark) *logscan.Scanner {
 }
 
 // containerUser is the user a container of the image runs as: the manifest's
-// container.user, else the image's USER ("" for root, or when the engine cannot say).
-func containerUser(ctx context.Context, eng Engine, manifestUser, ref string) string {
+// container.user, else the image's USER ("" for root, or when the engine cannot say),
+// read once per image for the job (r.imageUsers), not once per benchmark or trial.
+func (r *nodeRun) containerUser(ctx context.Context, eng Engine, manifestUser, ref string) string {
 	if manifestUser != "" || eng == nil {
 		return manifestUser
 	}
+	if u, ok := r.imageUsers.Load(ref); ok {
+		return u.(string)
+	}
 	res, err := eng.ImageInspect(ctx, ref)
 	if err != nil || res.Config == nil {
-		return ""
+		return "" // not kept: the next benchmark asks again
 	}
+	r.imageUsers.Store(ref, res.Config.User)
 	return res.Config.User
 }
 
@@ -594,7 +625,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	}
 	cu := ""
 	if eng != nil { // a process runs as benchctl's user
-		cu = containerUser(ctx, eng, ctrUser, img.RunRef())
+		cu = r.containerUser(ctx, eng, ctrUser, img.RunRef())
 	}
 	if r.engine.Podman() && r.engine.Rootless { // keep-id needs numbers: the image's /etc/passwd says them
 		k := img.RunRef() + "\x00" + cu
@@ -613,6 +644,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	if userNS != "" { // the container's user is this process's user (podman.KeepIDMode)
 		cu = strconv.Itoa(os.Getuid())
 	}
+	timeline.Mark("container user")
 	if err := makeResultsDir(r.nf, name, cu, r.log); err != nil {
 		r.log.Error("creating the results folder", "err", err)
 	}
@@ -629,6 +661,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	if workspace.In(b) {
 		dirs.Workspace, wsErr = workspace.Make(ctx, r.nf, r.nd, r.dir.Clones(), name, b, resultsMode(cu, os.Getuid()), r.o.Manifest.Process())
 	}
+	timeline.Mark("run dirs")
 	spec := BuildSpecAt(r.o.Manifest, b, node, img.RunRef(), img.Key, dirs, gpus, r.o.Environ)
 	spec.Engine, spec.UserNS = r.engine, userNS
 	if tr != nil {
@@ -665,6 +698,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		logArgs = append(logArgs, "trial", tr.t.Seq, "variant", tr.v.ID, "variantTrial", tr.t.N, "warmup", tr.t.Warmup)
 	}
 	r.log.Info("benchmark starting", logArgs...)
+	timeline.Mark("status running")
 	stream := r.o.Stream
 	if stream == nil {
 		stream = io.Discard
@@ -673,10 +707,6 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	scan := logScanner(r.o.Manifest.LogScan, b)
 	if scan != nil {
 		out = io.MultiWriter(out, scan)
-	}
-	var reap func(func())
-	if tr != nil {
-		reap = r.reap
 	}
 	bud, watch := defaultBudget(), toolWatcher(spec)
 	if watch != nil {
@@ -693,8 +723,10 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		if mpi {
 			bud.started = func(id string) { r.mpiStarted(name, id) }
 		}
-		res = runContainer(ctx, r.rt, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, bud, reap)
+		res = runContainer(ctx, r.rt, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, bud, r.reap)
+		timeline.Mark("container done")
 		stopSampling()
+		timeline.Mark("sampling stopped")
 		if mpi {
 			res = r.mpiEnded(ctx, name, node.World, res)
 		}
@@ -727,6 +759,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 			res = execResult{Outcome: OutcomeFailure, ExitCode: res.ExitCode, Err: fmt.Errorf("the benchmark exited 0, but %s", why)}
 		}
 	}
+	timeline.Mark("judged")
 	end := time.Now().UTC()
 	record := func(bs *BenchmarkStatus) {
 		bs.Outcome, bs.ExitCode, bs.FinishedAt = res.Outcome, res.ExitCode, &end
@@ -775,6 +808,12 @@ func (r *nodeRun) checkResults(benches []manifest.Benchmark) {
 
 // writeJob writes job.json (rank 0): the redacted manifest, nodes, times, images.
 func (r *nodeRun) writeJob(imgs []distribution.Image) error {
+	r.jobMu.Lock()
+	defer r.jobMu.Unlock()
+	if imgs != nil {
+		r.jobImages = imgs
+	}
+	imgs = r.jobImages
 	j := &jobdir.Job{Job: r.node.JobID, Attempt: r.node.Attempt, World: r.node.World, Nodes: r.node.Hosts,
 		StartedAt: r.st.s.StartedAt, BenchctlVersion: r.o.Version, Source: r.node.Source, Namespace: r.node.Placement.Namespace}
 	if err := j.SetManifest(r.o.Manifest.Redacted()); err != nil {
@@ -788,7 +827,9 @@ func (r *nodeRun) writeJob(imgs []distribution.Image) error {
 	if r.plan != nil {
 		j.TrialOrder = manifest.TrialOrder(r.plan)
 	}
-	j.Engine = jobEngine(r.engine)
+	if r.fullEngine != nil {
+		j.Engine = jobEngine(*r.fullEngine)
+	}
 	if len(imgs) > 0 {
 		j.Image = r.jobImage(imgs[0], false)
 	}
@@ -805,5 +846,36 @@ func (r *nodeRun) writeJob(imgs []distribution.Image) error {
 			j.Benchmarks = append(j.Benchmarks, b.Name)
 		}
 	}
-	return r.job.WriteJob(j)
+	if err := r.job.ReplaceJob(j); err != nil {
+		return err
+	}
+	r.syncJobLater()
+	return nil
+}
+
+// syncJobLater makes job.json durable beside the critical path (r.bg, before the node
+// ends): one sync at a time, and one more when it was rewritten meanwhile. Called with
+// r.jobMu held.
+func (r *nodeRun) syncJobLater() {
+	if r.jobSyncing {
+		r.jobDirty = true
+		return
+	}
+	r.jobSyncing = true
+	r.bg.Go(func() {
+		for {
+			err := r.job.SyncJob()
+			r.jobMu.Lock()
+			if err != nil || !r.jobDirty {
+				r.jobSyncing = false
+				r.jobMu.Unlock()
+				if err != nil {
+					r.log.Warn("could not make job.json durable", "err", err)
+				}
+				return
+			}
+			r.jobDirty = false
+			r.jobMu.Unlock()
+		}
+	})
 }

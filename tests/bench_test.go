@@ -28,7 +28,7 @@ var benchPrograms = []struct {
 	{"collect", []string{"-nodes", "10", "-reps", "1"}, "-benchctl", "collect wall time: median", false},
 	{"fanout", []string{"-size", "1", "-ranks", "2,3", "-reps", "1"}, "", "| 3 |", false},
 	{"image", []string{"-size", "1", "-reps", "1"}, "", "warm Ensure (image present)", false},
-	{"run", []string{"-reps", "1"}, "-benchctl", "| dummy (3 rows) |", false},
+	{"run", []string{"-reps", "1", "-trials", "3"}, "-benchctl", "| each trial of a 1-node experiment of 3 trials", false},
 	{"process", []string{"-reps", "2"}, "-benchctl", "| step of benchctl run (ends at the mark) | median |", false},
 	{"distribution", []string{"-size", "1", "-reps", "1"}, "-bin", "rank 0's image phase", true},
 	{"supervise", []string{"-reps", "1"}, "-benchctl", "median over 1: stopped", true},

@@ -12,8 +12,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -74,43 +72,7 @@ func main() {
 	}
 	fmt.Printf("| one-node run, median of %d | sh -c | benchctl run (runtime: process) | ratio | overhead | target (≤ 1.1 × or +30 ms) |\n|---|---|---|---|---|---|\n", *reps)
 	fmt.Printf("| dummy (3 rows) | %.1f ms | %.1f ms | %.2f × | %.1f ms | %.1f ms: %s |\n", ms(mr), ms(mo), mo.Seconds()/mr.Seconds(), ms(mo-mr), ms(target), verdict)
-	breakdown(timeline, mo)
-}
-
-// breakdown prints where benchctl's time went, from its BENCHCTL_TIMELINE marks (the
-// median of each step over the runs; the first mark counts from the init of the package
-// that records them, and "before it" is the rest of the median wall time: the exec, the
-// dynamic loader, the Go runtime's start, the exit).
-func breakdown(file string, wall time.Duration) {
-	f, err := os.Open(file)
-	timing.Check(err)
-	defer f.Close()
-	steps := map[string][]time.Duration{}
-	var order []string
-	var ends []time.Duration
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var ps []struct {
-			Name string  `json:"name"`
-			MS   float64 `json:"ms"`
-		}
-		timing.Check(json.Unmarshal(sc.Bytes(), &ps))
-		prev := 0.0
-		for _, p := range ps {
-			if _, ok := steps[p.Name]; !ok {
-				order = append(order, p.Name)
-			}
-			steps[p.Name] = append(steps[p.Name], time.Duration((p.MS-prev)*float64(time.Millisecond)))
-			prev = p.MS
-		}
-		ends = append(ends, time.Duration(prev*float64(time.Millisecond)))
-	}
-	fmt.Printf("\n| step of benchctl run (ends at the mark) | median |\n|---|---|\n")
-	fmt.Printf("| exec, loader, runtime start and exit (wall less the marks) | %.1f ms |\n", ms(wall-timing.Median(ends)))
-	for _, n := range order {
-		fmt.Printf("| %s | %.1f ms |\n", n, ms(timing.Median(steps[n])))
-	}
+	timing.Breakdown(os.Stdout, timeline, mo)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -37,7 +37,7 @@ type Sources struct {
 	Vendor    string // the GPU vendor to ask (auto, amd, nvidia, none)
 	Version   string // benchctl's
 	Engine    EngineVersioner
-	// Identity, when the run has asked the engine, says whether it runs rootless.
+	// Identity, when the run has asked the engine, says whether Podman runs rootless.
 	Identity *image.Identity
 	// For tests; nil means package gpu's.
 	Detect   func(context.Context, gpu.Options) (gpu.Inventory, error)
@@ -61,7 +61,10 @@ func Gather(ctx context.Context, s Sources) *jobdir.NodeRecord {
 	} else {
 		rec.Engine = jobdir.EngineRecord{Kind: v.Kind, Name: v.Name, Version: v.Version, APIVersion: v.APIVersion, OS: v.OS, Arch: v.Arch,
 			Components: []jobdir.NamedVersion{}}
-		if s.Identity != nil && s.Identity.Kind == v.Kind {
+		// Docker's /info says whether it runs rootless; Podman's compatible one does not,
+		// its own API does (the run's identity, image.IdentifyQuick).
+		rec.Engine.Rootless = v.Rootless
+		if s.Identity != nil && s.Identity.Kind == v.Kind && s.Identity.Podman() {
 			rec.Engine.Rootless = s.Identity.Rootless
 		}
 		for _, c := range v.Components {
