@@ -241,3 +241,28 @@ func TestTheAgentIsSmall(t *testing.T) {
 		}
 	}
 }
+
+// Every benchctl command pays for the init of every package linked in, `benchctl run` on
+// every node included: client-go's generated clientset and its scheme register about fifty
+// API groups (8-10 ms at every start, docs/PERFORMANCE.md). scheduler/kubernetes asks its
+// few groups through REST clients of a scheme of its own; nothing may link the rest back.
+func TestNoClientsetInBenchctl(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/cmd/benchctl")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := 0
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, "k8s.io/client-go/kubernetes") {
+			t.Errorf("benchctl links %s (client-go's clientset: every API group's init at every start)", p)
+		}
+		if strings.HasPrefix(p, "k8s.io/api/") {
+			groups++
+		}
+	}
+	if groups > 6 {
+		t.Errorf("benchctl links %d of k8s.io/api's groups; it asks about core, batch and rbac", groups)
+	}
+}

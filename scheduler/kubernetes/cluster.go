@@ -9,7 +9,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -33,9 +32,9 @@ type Cluster struct {
 // is no cluster to ask.
 var ErrNoCluster = errors.New("kubernetes: no cluster: no kubeconfig ($KUBECONFIG, ~/.kube/config) and not in a pod")
 
-// client is a connection's clientset, the namespace its jobs are in, and the API server.
+// client is a connection's API clients, the namespace its jobs are in, and the API server.
 type client struct {
-	cs   k8s.Interface
+	api  kube
 	ns   string
 	host string
 	rc   *rest.Config
@@ -68,11 +67,11 @@ func (c Cluster) connect() (client, error) {
 			ns = "default"
 		}
 	}
-	cs, err := k8s.NewForConfig(rc)
+	api, err := newKube(rc)
 	if err != nil {
 		return client{}, exitcode.Usagef("check the kubeconfig with 'kubectl config view'", "kubernetes: the kubeconfig: %s", document.Clip(err.Error()))
 	}
-	return client{cs: cs, ns: ns, host: rc.Host, rc: rc}, nil
+	return client{api: api, ns: ns, host: rc.Host, rc: rc}, nil
 }
 
 // Told is what asking the cluster about what said, for a person: the API's own words

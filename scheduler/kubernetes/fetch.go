@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/streaming/pkg/httpstream"
 
@@ -44,7 +44,8 @@ func (s Scheduler) Fetch(ctx context.Context, id string, l jobdir.Layout) (int, 
 	if err != nil {
 		return 0, err
 	}
-	job, err := cl.cs.BatchV1().Jobs(cl.ns).Get(ctx, Name(id), metav1.GetOptions{})
+	job := &batchv1.Job{}
+	err = cl.api.jobs(cl.ns).get(ctx, Name(id), job)
 	if apierrors.IsNotFound(err) {
 		return 0, exitcode.Usagef("give --shared-dir where the results volume is mounted (the Job is gone: it was cancelled or deleted), or --namespace",
 			"kubernetes: no job %s in namespace %s to fetch the folders of", id, cl.ns)
@@ -56,13 +57,13 @@ func (s Scheduler) Fetch(ctx context.Context, id string, l jobdir.Layout) (int, 
 	if err != nil {
 		return 0, err
 	}
-	made, err := cl.cs.CoreV1().Pods(cl.ns).Create(ctx, pod, metav1.CreateOptions{})
-	if err != nil {
+	made := &corev1.Pod{}
+	if err := cl.api.pods(cl.ns).create(ctx, pod, made); err != nil {
 		return 0, cl.told("creating the collector pod", err)
 	}
 	defer func() {
 		zero := int64(0)
-		if err := cl.cs.CoreV1().Pods(cl.ns).Delete(context.WithoutCancel(ctx), made.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+		if err := cl.api.pods(cl.ns).delete(context.WithoutCancel(ctx), made.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
 			slog.Warn("kubernetes: could not delete the collector pod", "pod", made.Name, "err", err)
 		}
 	}()
@@ -111,8 +112,8 @@ func collectorPod(tpl corev1.PodSpec, id string) (*corev1.Pod, error) {
 func (cl client) running(ctx context.Context, name string) error {
 	deadline := time.Now().Add(collectorStart)
 	for {
-		p, err := cl.cs.CoreV1().Pods(cl.ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		p := &corev1.Pod{}
+		if err := cl.api.pods(cl.ns).get(ctx, name, p); err != nil {
 			return cl.told("reading the collector pod", err)
 		}
 		switch p.Status.Phase {
@@ -135,9 +136,9 @@ func (cl client) running(ctx context.Context, name string) error {
 // archiveFrom runs `benchctl job-archive` in the collector pod and extracts what it writes
 // into l.
 func (cl client) archiveFrom(ctx context.Context, pod, id string, l jobdir.Layout) (int, error) {
-	req := cl.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(cl.ns).Name(pod).SubResource("exec").
+	req := cl.api.core.Post().Resource("pods").Namespace(cl.ns).Name(pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: "collect", Command: []string{benchctlIn, "job-archive", id, "--shared-dir", SharedDir},
-			Stdout: true, Stderr: true}, scheme.ParameterCodec)
+			Stdout: true, Stderr: true}, parameterCodec)
 	ws, err := remotecommand.NewWebSocketExecutor(cl.rc, "GET", req.URL().String())
 	if err != nil {
 		return 0, err
@@ -214,8 +215,8 @@ func (c Cluster) Lister() (Lister, error) {
 type clientLister struct{ cl client }
 
 func (l clientLister) JobPods(ctx context.Context, namespace, job string) ([]Pod, error) {
-	list, err := l.cl.cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelJob + "=" + job + "," + LabelRole + " notin (collector)"})
-	if err != nil {
+	list := &corev1.PodList{}
+	if err := l.cl.api.pods(namespace).list(ctx, metav1.ListOptions{LabelSelector: LabelJob + "=" + job + "," + LabelRole + " notin (collector)"}, list); err != nil {
 		return nil, l.cl.told("listing the pods of job "+job, err)
 	}
 	var out []Pod

@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
 	"github.com/benchctl/benchctl/jobdir"
@@ -281,7 +280,8 @@ func (cl client) offersGPUs(ctx context.Context, r Request) error {
 	if r.GPUs == 0 || res == "" {
 		return nil
 	}
-	nodes, err := cl.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes := &corev1.NodeList{}
+	err := cl.api.nodes().list(ctx, metav1.ListOptions{}, nodes)
 	if apierrors.IsForbidden(err) {
 		slog.Info("kubernetes: not allowed to list the nodes; not checking that one offers the GPUs", "resource", res)
 		return nil
@@ -305,7 +305,7 @@ func (cl client) offersGPUs(ctx context.Context, r Request) error {
 // create makes the objects in order, the Job last, and then makes the Job their owner.
 // It returns what it made (for remove, when it fails).
 func (cl client) create(ctx context.Context, o Objects) (made []string, err error) {
-	c := cl.cs
+	a := cl.api
 	step := func(kind string, f func() error) error {
 		if err := f(); err != nil {
 			return cl.told("creating the "+kind, err)
@@ -315,8 +315,7 @@ func (cl client) create(ctx context.Context, o Objects) (made []string, err erro
 	}
 	if o.ServiceAccount != nil {
 		if err := step("serviceaccount", func() error {
-			_, err := c.CoreV1().ServiceAccounts(cl.ns).Create(ctx, o.ServiceAccount, metav1.CreateOptions{})
-			return err
+			return a.serviceAccounts(cl.ns).create(ctx, o.ServiceAccount, nil)
 		}); err != nil {
 			return made, err
 		}
@@ -326,30 +325,25 @@ func (cl client) create(ctx context.Context, o Objects) (made []string, err erro
 		f    func() error
 	}{
 		{"role", func() error {
-			_, err := c.RbacV1().Roles(cl.ns).Create(ctx, o.Role, metav1.CreateOptions{})
-			return err
+			return a.roles(cl.ns).create(ctx, o.Role, nil)
 		}},
 		{"rolebinding", func() error {
-			_, err := c.RbacV1().RoleBindings(cl.ns).Create(ctx, o.RoleBinding, metav1.CreateOptions{})
-			return err
+			return a.roleBindings(cl.ns).create(ctx, o.RoleBinding, nil)
 		}},
 		{"secret", func() error {
-			_, err := c.CoreV1().Secrets(cl.ns).Create(ctx, o.Secret, metav1.CreateOptions{})
-			return err
+			return a.secrets(cl.ns).create(ctx, o.Secret, nil)
 		}},
 		{"configmap", func() error {
-			_, err := c.CoreV1().ConfigMaps(cl.ns).Create(ctx, o.ConfigMap, metav1.CreateOptions{})
-			return err
+			return a.configMaps(cl.ns).create(ctx, o.ConfigMap, nil)
 		}},
 	} {
 		if err := step(s.kind, s.f); err != nil {
 			return made, err
 		}
 	}
-	var job *batchv1.Job
+	job := &batchv1.Job{}
 	if err := step("job", func() error {
-		job, err = c.BatchV1().Jobs(cl.ns).Create(ctx, o.Job, metav1.CreateOptions{})
-		return err
+		return a.jobs(cl.ns).create(ctx, o.Job, job)
 	}); err != nil {
 		return made, err
 	}
@@ -364,47 +358,37 @@ func (cl client) create(ctx context.Context, o Objects) (made []string, err erro
 }
 
 func (cl client) patch(ctx context.Context, kind, name string, p []byte) error {
-	var err error
-	c, pt, opts := cl.cs, types.MergePatchType, metav1.PatchOptions{}
+	return cl.objectsOf(kind).patch(ctx, name, p)
+}
+
+// objectsOf are the namespace's objects of a kind benchctl makes (allKinds).
+func (cl client) objectsOf(kind string) objects {
+	a := cl.api
 	switch kind {
 	case "serviceaccount":
-		_, err = c.CoreV1().ServiceAccounts(cl.ns).Patch(ctx, name, pt, p, opts)
+		return a.serviceAccounts(cl.ns)
 	case "role":
-		_, err = c.RbacV1().Roles(cl.ns).Patch(ctx, name, pt, p, opts)
+		return a.roles(cl.ns)
 	case "rolebinding":
-		_, err = c.RbacV1().RoleBindings(cl.ns).Patch(ctx, name, pt, p, opts)
+		return a.roleBindings(cl.ns)
 	case "secret":
-		_, err = c.CoreV1().Secrets(cl.ns).Patch(ctx, name, pt, p, opts)
+		return a.secrets(cl.ns)
 	case "configmap":
-		_, err = c.CoreV1().ConfigMaps(cl.ns).Patch(ctx, name, pt, p, opts)
+		return a.configMaps(cl.ns)
+	case "job":
+		return a.jobs(cl.ns)
 	}
-	return err
+	panic("kubernetes: no kind " + kind) // allKinds are the only ones asked for
 }
 
 // removeNamed deletes the objects called name of these kinds (what create made, or all of
 // them), last made first, the Job's pods with it; one already gone is not an error.
 func (cl client) removeNamed(ctx context.Context, name string, kinds []string) error {
-	c := cl.cs
 	bg := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{PropagationPolicy: &bg}
 	var errs []error
 	for i := len(kinds) - 1; i >= 0; i-- {
-		var err error
-		switch kinds[i] {
-		case "job":
-			err = c.BatchV1().Jobs(cl.ns).Delete(ctx, name, opts)
-		case "configmap":
-			err = c.CoreV1().ConfigMaps(cl.ns).Delete(ctx, name, opts)
-		case "secret":
-			err = c.CoreV1().Secrets(cl.ns).Delete(ctx, name, opts)
-		case "rolebinding":
-			err = c.RbacV1().RoleBindings(cl.ns).Delete(ctx, name, opts)
-		case "role":
-			err = c.RbacV1().Roles(cl.ns).Delete(ctx, name, opts)
-		case "serviceaccount":
-			err = c.CoreV1().ServiceAccounts(cl.ns).Delete(ctx, name, opts)
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
+		if err := cl.objectsOf(kinds[i]).delete(ctx, name, opts); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, cl.told("deleting the "+kinds[i], err))
 		}
 	}
@@ -421,8 +405,8 @@ func (s Submitter) Prune(ctx context.Context, _ jobdir.Layout, _ time.Time) (int
 	if err != nil {
 		return 0, nil // Submit says why
 	}
-	jobs, err := cl.cs.BatchV1().Jobs(cl.ns).List(ctx, metav1.ListOptions{LabelSelector: LabelJob})
-	if err != nil {
+	jobs := &batchv1.JobList{}
+	if err := cl.api.jobs(cl.ns).list(ctx, metav1.ListOptions{LabelSelector: LabelJob}, jobs); err != nil {
 		return 0, cl.told("listing the benchctl jobs", err)
 	}
 	n := 0
@@ -430,7 +414,7 @@ func (s Submitter) Prune(ctx context.Context, _ jobdir.Layout, _ time.Time) (int
 		if st := jobState(&j, nil); st.Active {
 			continue
 		}
-		err := cl.cs.CoreV1().Secrets(cl.ns).Delete(ctx, j.Name, metav1.DeleteOptions{})
+		err := cl.api.secrets(cl.ns).delete(ctx, j.Name, metav1.DeleteOptions{})
 		if err == nil {
 			n++
 		} else if !apierrors.IsNotFound(err) {
@@ -466,15 +450,16 @@ func (cl client) state(ctx context.Context, id string) (jobdir.SchedulerState, e
 
 // read is a job's Job and pods; a Job the cluster does not have is nil and no error.
 func (cl client) read(ctx context.Context, id string) (*batchv1.Job, []corev1.Pod, error) {
-	job, err := cl.cs.BatchV1().Jobs(cl.ns).Get(ctx, Name(id), metav1.GetOptions{})
+	job := &batchv1.Job{}
+	err := cl.api.jobs(cl.ns).get(ctx, Name(id), job)
 	if apierrors.IsNotFound(err) {
 		return nil, nil, nil
 	}
 	if err != nil {
 		return nil, nil, cl.told("reading job "+id, err)
 	}
-	pods, err := cl.cs.CoreV1().Pods(cl.ns).List(ctx, metav1.ListOptions{LabelSelector: LabelJob + "=" + id})
-	if err != nil {
+	pods := &corev1.PodList{}
+	if err := cl.api.pods(cl.ns).list(ctx, metav1.ListOptions{LabelSelector: LabelJob + "=" + id}, pods); err != nil {
 		return nil, nil, cl.told("listing the pods of job "+id, err)
 	}
 	return job, pods.Items, nil
@@ -578,7 +563,7 @@ func (s Scheduler) Cancel(ctx context.Context, id string) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	if _, err := cl.cs.BatchV1().Jobs(cl.ns).Get(ctx, Name(id), metav1.GetOptions{}); err != nil {
+	if err := cl.api.jobs(cl.ns).get(ctx, Name(id), &batchv1.Job{}); err != nil {
 		if apierrors.IsNotFound(err) {
 			return true, exitcode.Usagef("list the jobs with 'benchctl jobs', or give --namespace", "kubernetes: no job %s in namespace %s", id, cl.ns)
 		}
