@@ -14,7 +14,7 @@ import (
 func (l *leader) getImage(ctx context.Context, use manifest.ImageUse, images int) (Image, error) {
 	m := l.Manifest.WithImage(use.Image)
 	multi := l.Node.World > 1
-	o := leaderOptions{Engine: l.eng, Manifest: m, Progress: l.Progress, Version: l.Version,
+	o := leaderOptions{Engine: l.eng, Manifest: m, Progress: l.Progress, Version: l.Version, Digests: l.Digests,
 		Note: func(msg string, args ...any) { l.log().Info(msg, args...) }, Distribute: multi && !l.Manifest.PullsEverywhere(),
 		PublishLater: multi && l.mayStream(),
 		Credentials: func(ctx context.Context, ref string) (*image.Credentials, error) {
@@ -55,6 +55,7 @@ type leaderOptions struct {
 	// Record pins the image (benchctl build --record): it must be in the cache, it is
 	// never rebuilt from a manifest that may have changed since.
 	Record   *image.Record
+	Digests  *image.DigestMemo // the context's files' digests kept between runs (nil: none)
 	Progress image.ProgressFunc
 	Version  string // benchctl's, for the cache metadata
 	// Note, if set, is told what the policy decided ("image not cached: building"), for
@@ -120,10 +121,10 @@ func leaderImage(ctx context.Context, o leaderOptions) (leaderResult, error) {
 	var err error
 	if rec := o.Record; rec != nil {
 		key, tag = rec.Key, rec.Tag
-		if cur, err := image.Key(image.InputFromManifest(m)); err == nil && cur != key {
+		if cur, err := image.KeyUsing(image.InputFromManifest(m), o.Digests); err == nil && cur != key {
 			note("the manifest's image inputs changed since the build record; running the recorded image", "record", image.ShortKey(key), "manifest", image.ShortKey(cur))
 		}
-	} else if key, err = image.Key(image.InputFromManifest(m)); err != nil {
+	} else if key, err = image.KeyUsing(image.InputFromManifest(m), o.Digests); err != nil {
 		return leaderResult{}, err
 	}
 	out := leaderResult{Key: key}

@@ -24,10 +24,11 @@ func leaderRef(ctx context.Context, o leaderOptions, note func(string, ...any)) 
 		policy = image.PullMissing
 	}
 	out := leaderResult{Ref: ref}
-	id, have, err := image.Has(ctx, o.Engine, ref)
+	res, have, err := image.Inspected(ctx, o.Engine, ref)
 	if err != nil {
 		return out, err
 	}
+	id := res.ID
 	if !have && policy == image.PullNever {
 		return out, fmt.Errorf("image %s is not on this node's engine and image.pull is never: load or pull it on every node, or set image.pull: missing", ref)
 	}
@@ -43,10 +44,11 @@ func leaderRef(ctx context.Context, o leaderOptions, note func(string, ...any)) 
 			return out, err
 		}
 		out.Pulled = true
-	}
-	res, err := o.Engine.ImageInspect(ctx, ref)
-	if err != nil {
-		return out, fmt.Errorf("image %s is not on this node's engine after the pull: %w", ref, err)
+		// What the engine has now (the answer before the pull is of no image, or of the
+		// one the tag named then).
+		if res, err = o.Engine.ImageInspect(ctx, ref); err != nil {
+			return out, fmt.Errorf("image %s is not on this node's engine after the pull: %w", ref, err)
+		}
 	}
 	out.ID, out.Digest = res.ID, repoDigest(ref, res.RepoDigests)
 	if have && out.Pulled && id != out.ID {

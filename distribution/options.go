@@ -18,6 +18,9 @@ type Options struct {
 	Dir        jobdir.Dir // the job folder: rank 0 sees there whether it is shared (auto)
 	SharedDir  string     // holds the image cache
 	Records    []*image.Record
+	// Digests, when set, keeps the build contexts' files' digests between runs: rank 0's
+	// key of a built image reads only the files changed since (image.KeyUsing).
+	Digests *image.DigestMemo
 	// Credentials are the registry credentials for pulling img (nil: an anonymous pull).
 	Credentials func(ctx context.Context, img manifest.Image) (*image.Credentials, error)
 	Version     string // benchctl's, for the cache metadata

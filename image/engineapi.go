@@ -39,6 +39,18 @@ func Has(ctx context.Context, eng Engine, ref string) (string, bool, error) {
 	return id, ok, nil
 }
 
+// Inspected is Has with the engine's whole answer: what the image is where the engine has it.
+func Inspected(ctx context.Context, eng Engine, ref string) (client.ImageInspectResult, bool, error) {
+	res, err := eng.ImageInspect(ctx, ref)
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return client.ImageInspectResult{}, false, nil
+		}
+		return client.ImageInspectResult{}, false, engineError(EngineHostOf(eng), err)
+	}
+	return res, true, nil
+}
+
 // hasImage reports whether the engine has an image (by id or reference).
 func hasImage(ctx context.Context, eng Engine, ref string) (string, bool, error) {
 	res, err := eng.ImageInspect(ctx, ref)

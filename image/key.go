@@ -182,7 +182,11 @@ const maxDockerfile = 16 << 20
 // them, .dockerignore honoured), the build args, target, platform and base image refs.
 // Modification times, owners and absolute paths are not part of it, so the same inputs give
 // the same key on any machine.
-func Key(in BuildInput) (string, error) {
+func Key(in BuildInput) (string, error) { return KeyUsing(in, nil) }
+
+// KeyUsing is Key with the context's files' digests taken from memo where it has them for
+// the very files (nil: every file is read).
+func KeyUsing(in BuildInput, memo *DigestMemo) (string, error) {
 	df, err := safefile.ReadFile(in.Dockerfile, maxDockerfile) // a FIFO is refused without blocking
 	if err != nil {
 		return "", fmt.Errorf("reading the Dockerfile: %w", err)
@@ -214,7 +218,7 @@ func Key(in BuildInput) (string, error) {
 		}
 		fmt.Fprintf(w, "%s %q %o %q %d\n", kind, f.rel, f.mode.Perm()|f.mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), f.link, f.size)
 		if kind == "f" {
-			if err := hashFile(w, f.abs, buf); err != nil {
+			if err := hashFile(w, f.abs, buf, memo); err != nil {
 				return "", contextError(in, f.abs, err)
 			}
 		}
@@ -225,17 +229,23 @@ func Key(in BuildInput) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func hashFile(w io.Writer, p string, buf []byte) error {
+func hashFile(w io.Writer, p string, buf []byte, memo *DigestMemo) error {
 	f, err := os.Open(p)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fh := sha256.New()
-	if _, err := io.CopyBuffer(fh, f, buf); err != nil {
+	sum, err := memo.digest(p, f, func() (string, error) {
+		fh := sha256.New()
+		if _, err := io.CopyBuffer(fh, f, buf); err != nil {
+			return "", err
+		}
+		return hex.EncodeToString(fh.Sum(nil)), nil
+	})
+	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(w, hex.EncodeToString(fh.Sum(nil))+"\n")
+	_, err = io.WriteString(w, sum+"\n")
 	return err
 }
 

@@ -182,3 +182,22 @@ func TestRunSaysDockerFromItsPingAndOneVersion(t *testing.T) {
 		t.Errorf("the engine was asked its version %d times, want once: %s", n, eng.called())
 	}
 }
+
+// The image's USER is read from the image phase's own inspection, once for the job: an
+// experiment of six trials inspects its image twice in all (the image phase, node.json),
+// not once more for each trial's container.
+func TestTrialsInspectTheImageOnce(t *testing.T) {
+	eng := &runEngine{imageUser: "bench"}
+	r := runNodeOf(t, eng, trialsBody, map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "j1"}, t.TempDir(), nil)
+	if r.err != nil {
+		t.Fatalf("Run: %v", r.err)
+	}
+	if n := strings.Count(eng.called(), "inspect-image"); n != 2 {
+		t.Errorf("the image was inspected %d times, want 2: %s", n, eng.called())
+	}
+	eng.mu.Lock()
+	defer eng.mu.Unlock()
+	if len(eng.hosts) != 6 {
+		t.Fatalf("%d containers, want 6 trials", len(eng.hosts))
+	}
+}

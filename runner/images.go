@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/benchctl/benchctl/distribution"
@@ -24,8 +25,9 @@ var (
 // this node's engine, rank 0 leading, every node ready before any container starts.
 func (r *nodeRun) images(ctx context.Context, eng Engine) (*distribution.Images, error) {
 	end := r.st.phase(jobdir.PhaseImage)
+	digests := r.digests()
 	o := distribution.Options{Manifest: r.o.Manifest, Benchmarks: r.benches, Dir: r.dir, SharedDir: r.o.SharedDir,
-		Records: r.o.Records, Version: r.o.Version, Progress: r.o.Progress, BarrierTimeout: r.o.BarrierTimeout,
+		Records: r.o.Records, Version: r.o.Version, Progress: r.o.Progress, BarrierTimeout: r.o.BarrierTimeout, Digests: digests,
 		Secret: r.secret, Log: r.log,
 		Node: distribution.Node{JobID: r.node.JobID, Attempt: r.node.Attempt, Rank: r.node.Rank, World: r.node.World,
 			Hosts: r.node.Hosts, Source: r.node.Source, StreamPorts: r.node.StreamPorts()},
@@ -47,11 +49,28 @@ func (r *nodeRun) images(ctx context.Context, eng Engine) (*distribution.Images,
 			b = r.leader
 		}
 		imgs, err = distribution.Lead(ctx, o, eng, b, imageReport{r})
+		if digests != nil {
+			r.bg.Go(func() {
+				if err := digests.Save(); err != nil {
+					r.log.Debug("the build contexts' digests were not kept for the next run", "err", err)
+				}
+			})
+		}
 	} else {
 		imgs, err = distribution.Follow(ctx, o, eng, r.worker, imageReport{r})
 	}
 	end(err)
 	return imgs, err
+}
+
+// digests are the build contexts' files' digests kept between this user's runs (rank 0,
+// which alone computes the images' keys, and a manifest that builds one): saved beside the
+// critical path once the image phase has used them.
+func (r *nodeRun) digests() *image.DigestMemo {
+	if r.node.Rank != 0 || !slices.ContainsFunc(r.o.Manifest.Images(r.benches), func(u manifest.ImageUse) bool { return u.Image.Builds() }) {
+		return nil
+	}
+	return image.OpenDigestMemo(image.DefaultDigestMemo())
 }
 
 // cloneModels clones each url of the job's MAD models into the job folder (rank 0), once

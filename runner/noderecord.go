@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"sync"
 	"time"
+
+	"github.com/benchctl/benchctl/gpu"
 
 	"github.com/benchctl/benchctl/runner/noderecord"
 
@@ -12,10 +15,19 @@ import (
 	"github.com/benchctl/benchctl/jobdir"
 )
 
-// gatherNodeRecord starts reading what this node is while the image phase runs (the GPU
-// library and srun can take seconds: they must not delay this node's first container after
-// the others'); writeNodeRecord waits for it.
-func (r *nodeRun) gatherNodeRecord(ctx context.Context, eng Engine, gpus *nodeGPUs) <-chan *jobdir.NodeRecord {
+// recordGathering is the reading of what this node is: started once (start), read from out.
+type recordGathering struct {
+	start func()
+	out   chan *jobdir.NodeRecord
+}
+
+// gatherNodeRecord makes the reading of what this node is; writeNodeRecord starts it if it
+// has not started, and waits for it. It starts at once where it may take long (the GPU
+// library and srun can take seconds: with GPUs, it runs while the image phase does, and must
+// not delay this node's first container after the others'), or where now says; else when
+// node.json is written, beside the first container (the engine's /version and /info would
+// slow its create and start).
+func (r *nodeRun) gatherNodeRecord(ctx context.Context, gpus *nodeGPUs, now bool) *recordGathering {
 	s := noderecord.Sources{Lookup: r.o.Lookup, HostRoot: noderecord.HostRoot(r.o.Lookup, r.node.Rank), SysfsRoot: r.o.SysfsRoot,
 		Vendor: gpus.Vendor, Version: r.o.Version}
 	if r.engine.Kind != "" {
@@ -26,9 +38,12 @@ func (r *nodeRun) gatherNodeRecord(ctx context.Context, eng Engine, gpus *nodeGP
 	if s.HostRoot != "" {
 		r.log.Warn("node record: the machine's facts are read under a recorded tree ("+noderecord.TestHostRootVar+", a test hook)", "root", s.HostRoot)
 	}
-	out := make(chan *jobdir.NodeRecord, 1)
-	go func() { out <- noderecord.Gather(ctx, s) }()
-	return out
+	g := &recordGathering{out: make(chan *jobdir.NodeRecord, 1)}
+	g.start = sync.OnceFunc(func() { go func() { g.out <- noderecord.Gather(ctx, s) }() })
+	if now || (gpus.Vendor != gpu.VendorNone && gpus.Vendor != "") {
+		g.start()
+	}
+	return g
 }
 
 // writeNodeRecord writes this node's node.json: what it is (gathered), with the images it is
@@ -37,14 +52,15 @@ func (r *nodeRun) gatherNodeRecord(ctx context.Context, eng Engine, gpus *nodeGP
 // Failing to gather a fact or to write the file never fails the job: a warning says so. The
 // wait for the gathering is bounded (noderecord.Gather's own bound, a library that ignores it,
 // the run's end, and a failing node's cleanup budget).
-func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, gathered <-chan *jobdir.NodeRecord, imgs *distribution.Images, imgErr error) {
+func (r *nodeRun) writeNodeRecord(ctx context.Context, eng Engine, g *recordGathering, imgs *distribution.Images, imgErr error) {
+	g.start()
 	wait, done := noderecord.Timeout+2*time.Second, ctx.Done()
 	if imgs == nil {
 		wait, done = 3*time.Second, nil // failing: a short wait whatever ctx says
 	}
 	var rec *jobdir.NodeRecord
 	select {
-	case rec = <-gathered:
+	case rec = <-g.out:
 	case <-done:
 		r.log.Warn("node record: the run ended before this node's facts were read; no node.json")
 		return

@@ -53,7 +53,7 @@ func (r *nodeRun) processes(ctx context.Context, gpus *nodeGPUs) (*distribution.
 	r.log.Info("runtime", "kind", manifest.RuntimeProcess, "kernel", facts.Version)
 	r.removeLeftovers(ctx, r.rt)
 	timeline.Mark("runtime")
-	record := r.gatherNodeRecord(ctx, nil, gpus)
+	record := r.gatherNodeRecord(ctx, gpus, true)
 	timeline.Mark("node record gathered")
 	go r.tel.Start(ctx)
 	imgs := distribution.Named(r.o.Manifest.Images(r.benches))

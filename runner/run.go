@@ -264,6 +264,11 @@ type nodeRun struct {
 	engine image.Identity
 	// facts are the engine's facts, asked once (its /version and /info).
 	facts *onceFacts
+	// completeEngine completes the engine's identity from its facts (nil: it was complete
+	// at once), and afterStart starts what waits for the first container's start (nil
+	// before the containers, and under the process runtime).
+	completeEngine func(context.Context)
+	afterStart     func()
 	// bg is the work beside the critical path (the engine's whole identity, node.json):
 	// waited for before the node ends.
 	bg sync.WaitGroup
@@ -312,6 +317,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		gpus.forProcess() // before they are logged: a process sees them by the node's numbering
 	}
 	r.tel = r.telemetry(gpus.GPUAccess)
+	r.tel.WriteLater(r.bg.Go) // each run's summary is written beside the critical path
 	defer r.tel.Close()
 	timeline.Mark("telemetry")
 	if err := r.meet(ctx); err != nil {
@@ -357,7 +363,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	defer eng.Close()
 	defer r.bg.Wait() // what runs beside the critical path ends before the engine's client closes
 	r.rt = r.o.runtime(eng)
-	r.facts = askFacts(ctx, r.rt)
+	r.facts = askFacts(ctx, factsFor(r.rt, gpus.Vendor))
 	if r.engine, err = r.identifyEngine(ctx, eng); err != nil {
 		r.fail(err, exitcode.Of(err))
 		return err
@@ -372,18 +378,31 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 		return err
 	}
 	r.removeLeftovers(ctx, r.rt)
-	record := r.gatherNodeRecord(ctx, eng, gpus)
+	record := r.gatherNodeRecord(ctx, gpus, false)
 	go r.tel.Start(ctx) // the GPU library opens while the images arrive, not at the first start
-	imgs, err := r.images(ctx, eng)
+	imgs, err := r.images(ctx, inspectMemo{eng, &r.imageUsers})
 	timeline.Mark("images")
 	if err != nil {
+		if r.completeEngine != nil { // job.json's engine: a short wait, the node is failing
+			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			r.completeEngine(cctx)
+			cancel()
+		}
 		r.writeNodeRecord(ctx, eng, record, nil, err)
 		return err
 	}
-	// node.json is written while the containers start (it waits for the node's facts: the
-	// engine's, the GPU library's), and before the node ends (r.bg).
-	r.bg.Go(func() { r.writeNodeRecord(ctx, eng, record, imgs, nil) })
-	if err := r.containers(ctx, eng, benches, imgs, gpus); err != nil {
+	// What no container waits for is done once the first has started, beside the benchmark
+	// rather than in front of it (the engine's /version and /info would slow its create and
+	// start): the engine's whole identity, node.json. Before the node ends (r.bg).
+	r.afterStart = sync.OnceFunc(func() {
+		if r.completeEngine != nil {
+			r.bg.Go(func() { r.completeEngine(ctx) })
+		}
+		r.bg.Go(func() { r.writeNodeRecord(ctx, eng, record, imgs, nil) })
+	})
+	err = r.containers(ctx, eng, benches, imgs, gpus)
+	r.afterStart() // no container started
+	if err != nil {
 		return err
 	}
 	timeline.Mark("containers")
@@ -720,8 +739,13 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		res = execResult{Outcome: OutcomeFailure, ExitCode: -1, Err: &workspace.Error{Run: name, Err: wsErr}}
 	} else {
 		stopSampling := r.sampleDuring(ctx, name, gpus)
-		if mpi {
-			bud.started = func(id string) { r.mpiStarted(name, id) }
+		bud.started = func(id string) {
+			if r.afterStart != nil {
+				r.afterStart()
+			}
+			if mpi {
+				r.mpiStarted(name, id)
+			}
 		}
 		res = runContainer(ctx, r.rt, spec, time.Duration(b.Timeout), nodeFiles{r.nf, name}, out, bud, r.reap)
 		timeline.Mark("container done")

@@ -6,15 +6,31 @@
 # ran, to repeat by hand.
 #
 # Which cluster: a running testbed (its testbed.env under BENCHCTL_TESTBED_DIR, default
-# /var/tmp/bctb, and sinfo answering) is reused as it is; else, as root, tests/testbed/up.sh
-# starts one (it installs docker.io and Slurm on a fresh Debian machine). Where no Slurm can be
-# started (not root, no testbed) but a Docker Engine answers at DOCKER_HOST, the demo runs
-# cpubench as a one-node job on that engine instead.
+# /var/tmp/bctb, and sinfo answering) is reused as it is; else, as root, `tests/testbed/up.sh
+# --demo` starts what the demo needs and nothing more: Slurm and a Docker Engine per node (it
+# installs docker.io and Slurm on a fresh Debian machine). Where no Slurm can be started (not
+# root, no testbed) but a Docker Engine answers at DOCKER_HOST, the demo runs cpubench as a
+# one-node job on that engine instead. Each step says how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="$PWD/bin/benchctl"
 TB_DIR="${BENCHCTL_TESTBED_DIR:-/var/tmp/bctb}"
 ran=()
+
+# took START: the seconds since START (date +%s%N), for a person.
+took() { awk -v s="$1" -v e="$(date +%s%N)" 'BEGIN { d = (e - s) / 1e9; printf (d < 10 ? "%.2f s" : "%.1f s"), d }'; }
+# timed WHAT COMMAND...: runs the command, then says how long WHAT took (also when it fails).
+timed() {
+  local what="$1" start rc=0
+  shift
+  start="$(date +%s%N)"
+  "$@" || rc=$?
+  echo "demo: $what: $(took "$start")" >&2
+  return "$rc"
+}
+demo_start="$(date +%s%N)"
+
+timed "built benchctl and the examples (make build examples)" make --no-print-directory build examples
 
 # show prints a command as the user would type it, runs it, and remembers it.
 show() {
@@ -49,8 +65,8 @@ slurm=no
 if testbed_answers; then
   slurm=yes
 elif [ "$(id -u)" = 0 ] && [ -x tests/testbed/up.sh ]; then
-  echo "demo: no testbed answers; starting one (tests/testbed/up.sh: Slurm and a Docker Engine per node)" >&2
-  tests/testbed/up.sh --dir "$TB_DIR"
+  echo "demo: no testbed answers; starting one (tests/testbed/up.sh --demo: Slurm and a Docker Engine per node)" >&2
+  timed "started the testbed" tests/testbed/up.sh --demo --dir "$TB_DIR"
   testbed_answers || { echo "demo: the testbed did not come up; see $TB_DIR/log" >&2; exit 1; }
   slurm=yes
 fi
@@ -62,17 +78,19 @@ if [ "$slurm" = yes ]; then
   export BENCHCTL_SHARED_DIR="${BENCHCTL_SHARED_DIR:-$BENCHCTL_TESTBED_SHARED_DIR/demo}"
   nodes="${BENCHCTL_TESTBED_NODES:-3}"
   echo "demo: the testbed's Slurm cluster ($nodes nodes, partition $BENCHCTL_TESTBED_PARTITION); shared directory $BENCHCTL_SHARED_DIR" >&2
-  show build --manifest models/allreduce/benchmark.yaml
+  timed "built the image (benchctl build)" show build --manifest models/allreduce/benchmark.yaml
   echo
   out="$(mktemp)"
   trap 'rm -f "$out"' EXIT
   code=0
-  show submit --manifest models/allreduce/benchmark.yaml --nodes "$nodes" --wait --collect >"$out" || code=$?
+  timed "ran the job on $nodes nodes and collected it (benchctl submit --wait --collect)" \
+    show submit --manifest models/allreduce/benchmark.yaml --nodes "$nodes" --wait --collect >"$out" || code=$?
   cat "$out"
   job="$(head -n 1 "$out")"
   echo
   show jobs --limit 1 || { rc=$?; [ "$code" != 0 ] || code=$rc; }
   echo
+  echo "demo: done in $(took "$demo_start")" >&2
   echo "the report: $BENCHCTL_SHARED_DIR/jobs/$job/report.html (perf.csv and summary.json beside it)"
   echo "to repeat by hand (source $TB_DIR/testbed.env first, as this demo did):"
   echo "  export BENCHCTL_SHARED_DIR=$(printf '%q' "$BENCHCTL_SHARED_DIR") DOCKER_HOST=$(printf '%q' "$DOCKER_HOST")"
@@ -89,10 +107,11 @@ fi
 export BENCHCTL_SHARED_DIR="${BENCHCTL_SHARED_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/benchctl}"
 export BENCHCTL_JOB_ID="demo-$(date +%Y%m%d-%H%M%S)"
 echo "demo: no Slurm here; running cpubench as a one-node job on the engine at ${DOCKER_HOST:-the default socket}" >&2
-show run --manifest models/cpubench/benchmark.yaml
+timed "ran cpubench (benchctl run)" show run --manifest models/cpubench/benchmark.yaml
 echo
-show collect "$BENCHCTL_JOB_ID"
+timed "collected the job (benchctl collect)" show collect "$BENCHCTL_JOB_ID"
 echo
+echo "demo: done in $(took "$demo_start")" >&2
 echo "the report: $BENCHCTL_SHARED_DIR/jobs/$BENCHCTL_JOB_ID/report.html (perf.csv and summary.json beside it)"
 echo "to repeat by hand:"
 echo "  export BENCHCTL_SHARED_DIR=$(printf '%q' "$BENCHCTL_SHARED_DIR") BENCHCTL_JOB_ID=$(printf '%q' "$BENCHCTL_JOB_ID")"

@@ -32,6 +32,19 @@ type Node struct {
 	sampler gpu.Sampler
 	err     error // why nothing can be sampled on this node
 	said    bool  // the reason was logged
+
+	// later, when set, runs a run's summary writing beside the node's critical path
+	// (WriteLater); nil: stop writes it.
+	later func(func())
+}
+
+// WriteLater hands each run's summary writing (its series' end, the summary file and its
+// syncs) to later, which runs it beside the node's critical path and waits for it before the
+// node ends: the stop of a run then only ends its sampling.
+func (t *Node) WriteLater(later func(func())) {
+	if t != nil {
+		t.later = later
+	}
 }
 
 // stopWait bounds how long ending a run waits for the sampling goroutine: the sampler
@@ -171,17 +184,25 @@ func (t *Node) SampleDuring(ctx context.Context, nf *jobdir.NodeFolder, log *slo
 			}()
 			return
 		}
-		sum, werr := s.finish(time.Now().UTC())
-		if f != nil {
-			if cerr := f.Close(); werr == nil {
-				werr = cerr
+		end := time.Now().UTC()
+		write := func() {
+			sum, werr := s.finish(end)
+			if f != nil {
+				if cerr := f.Close(); werr == nil {
+					werr = cerr
+				}
+			}
+			if werr != nil {
+				log.Warn("GPU telemetry: writing the series", "run", run, "err", werr)
+			}
+			if err := nf.WriteTelemetrySummary(sum); err != nil {
+				log.Warn("GPU telemetry: writing the summary", "run", run, "err", err)
 			}
 		}
-		if werr != nil {
-			log.Warn("GPU telemetry: writing the series", "run", run, "err", werr)
+		if t.later != nil {
+			t.later(write)
+			return
 		}
-		if err := nf.WriteTelemetrySummary(sum); err != nil {
-			log.Warn("GPU telemetry: writing the summary", "run", run, "err", err)
-		}
+		write()
 	}
 }

@@ -99,6 +99,9 @@ func Read(file string) (*Testbed, error) {
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
+	if vars["BENCHCTL_TESTBED_DEMO"] == "1" {
+		return nil, fmt.Errorf("%s: the testbed was started for the demo only (up.sh --demo: Slurm and the Docker Engines); start the rest with tests/testbed/up.sh", file)
+	}
 	tb := &Testbed{Dir: vars["BENCHCTL_TESTBED_DIR"], SharedDir: vars["BENCHCTL_TESTBED_SHARED_DIR"],
 		Partition: vars["BENCHCTL_TESTBED_PARTITION"], SlurmConf: vars["SLURM_CONF"], Sockets: map[string]string{},
 		BuildKitAddr: vars["BENCHCTL_TESTBED_BUILDKIT_ADDR"], ShellImage: vars["BENCHCTL_TESTBED_SHELL_IMAGE"], MPIImage: vars["BENCHCTL_TESTBED_MPI_IMAGE"],

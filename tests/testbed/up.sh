@@ -2,22 +2,27 @@
 # up.sh — start the benchctl testbed: a Slurm cluster of N nodes (n1..nN) with one Docker
 # Engine per node, all on this machine. See ../../../shared/TESTBED.md and tests/testbed/README.md.
 #
-#   tests/testbed/up.sh [--nodes N] [--dir D]
+#   tests/testbed/up.sh [--nodes N] [--dir D] [--demo]
 #
 # Idempotent: a second run while everything answers is a no-op; after a crash it restarts
-# only what is dead. Writes $D/testbed.env, which the end-to-end tests read.
+# only what is dead. Writes $D/testbed.env, which the end-to-end tests read. --demo starts
+# only what `make demo` needs (munge, Slurm with its accounting, a Docker Engine per node:
+# no BuildKit, registries, base or MPI images, Podman engines); a later run without it
+# starts the rest.
 # Exit codes: 0 up, 3 cannot run here (not root, no apt), 1 something failed to start.
 set -euo pipefail
 
 NODES=3
 D="${BENCHCTL_TESTBED_DIR:-/var/tmp/bctb}"
+DEMO=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES="${2:?--nodes needs a number}"; shift 2 ;;
     --nodes=*) NODES="${1#--nodes=}"; shift ;;
     --dir) D="${2:?--dir needs a path}"; shift 2 ;;
     --dir=*) D="${1#--dir=}"; shift ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --demo) DEMO=1; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "up.sh: unknown argument: $1 (try --help)" >&2; exit 4 ;;
   esac
 done
@@ -41,16 +46,18 @@ command -v curl >/dev/null || need_pkgs+=(curl)
 # Slurm accounting, so that sacct knows jobs that slurmctld has forgotten (MinJobAge).
 command -v slurmdbd >/dev/null || need_pkgs+=(slurmdbd)
 command -v mariadbd >/dev/null && command -v mariadb-install-db >/dev/null || need_pkgs+=(mariadb-server)
-# A base image with a shell for MAD-style models (bash scripts), made here without a registry.
-[ -x /bin/busybox ] || need_pkgs+=(busybox-static)
-[ -x /bin/bash-static ] || need_pkgs+=(bash-static)
-# Container registries (the CNCF distribution registry), and htpasswd for the one with auth.
-command -v docker-registry >/dev/null || need_pkgs+=(docker-registry)
-command -v htpasswd >/dev/null || need_pkgs+=(apache2-utils)
-# MPI on the nodes themselves, for the process runtime (Debian's Open MPI and mpi4py, as
-# the MPI image has them).
-command -v mpirun.openmpi >/dev/null || need_pkgs+=(openmpi-bin)
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || need_pkgs+=(python3-mpi4py)
+if [ "$DEMO" = 0 ]; then
+  # A base image with a shell for MAD-style models (bash scripts), made here without a registry.
+  [ -x /bin/busybox ] || need_pkgs+=(busybox-static)
+  [ -x /bin/bash-static ] || need_pkgs+=(bash-static)
+  # Container registries (the CNCF distribution registry), and htpasswd for the one with auth.
+  command -v docker-registry >/dev/null || need_pkgs+=(docker-registry)
+  command -v htpasswd >/dev/null || need_pkgs+=(apache2-utils)
+  # MPI on the nodes themselves, for the process runtime (Debian's Open MPI and mpi4py, as
+  # the MPI image has them).
+  command -v mpirun.openmpi >/dev/null || need_pkgs+=(openmpi-bin)
+  [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || need_pkgs+=(python3-mpi4py)
+fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   command -v apt-get >/dev/null || cannot "missing ${need_pkgs[*]} and no apt-get to install them"
   log "installing ${need_pkgs[*]} from Debian (about a minute)"
@@ -308,6 +315,27 @@ nodes_ready() {
 }
 wait_for 60 "slurm nodes" nodes_ready || { sinfo -N >&2 || true; die "Slurm nodes did not become idle"; }
 
+# ---- the demo's testbed ends here: its env file says so --------------------------------------
+sock_list="$(IFS=,; echo "${sockets[*]}")"
+name_list="$(IFS=,; echo "${names[*]}")"
+if [ "$DEMO" = 1 ]; then
+  cat >"$D/testbed.env.new" <<ENV
+# benchctl testbed — source this file to use the cluster by hand. Started for the demo
+# (up.sh --demo): Slurm and the Docker Engines only; tests/testbed/up.sh starts the rest.
+export BENCHCTL_TESTBED_DEMO=1
+export BENCHCTL_TESTBED_DIR=$D
+export BENCHCTL_TESTBED_NODES=$NODES
+export BENCHCTL_TESTBED_NODE_NAMES=$name_list
+export BENCHCTL_TESTBED_SOCKETS=$sock_list
+export BENCHCTL_TESTBED_SHARED_DIR=$D/shared
+export BENCHCTL_TESTBED_PARTITION=debug
+export SLURM_CONF=$S/slurm.conf
+ENV
+  mv "$D/testbed.env.new" "$D/testbed.env"
+  log "up for the demo: $NODES nodes ($name_list), shared dir $D/shared, env file $D/testbed.env"
+  exit 0
+fi
+
 # ---- buildkitd (the BuildKit builder's tests) ----------------------------------------------
 BK="$D/buildkit"
 mkdir -p "$BK"
@@ -482,8 +510,6 @@ done
 log "MPI image: $MPI_IMAGE"
 
 # ---- the env file the tests read ---------------------------------------------------------
-sock_list="$(IFS=,; echo "${sockets[*]}")"
-name_list="$(IFS=,; echo "${names[*]}")"
 cat >"$D/testbed.env.new" <<ENV
 # benchctl testbed — source this file to use the cluster by hand.
 export BENCHCTL_TESTBED_DIR=$D

@@ -204,6 +204,28 @@ func TestFactsOf(t *testing.T) {
 	}
 }
 
+// Docker under RootlessKit names it among its components: rootless is known from /version
+// alone (VersionFacts asks nothing else), as from /info's security options.
+func TestRootlessFromTheVersionAnswer(t *testing.T) {
+	v := client.ServerVersionResult{Platform: client.PlatformInfo{Name: "Docker Engine - Community"}, Version: "28.3.0", APIVersion: "1.51",
+		Components: []system.ComponentVersion{{Name: "Engine", Version: "28.3.0"}, {Name: "rootlesskit", Version: "2.3.4"}}}
+	f, err := VersionFacts(context.Background(), versionOnly{v})
+	if err != nil || f.Kind != "docker" || !f.Rootless || f.InfoKnown || f.InfoProblem != "" || len(f.Components) != 2 {
+		t.Errorf("%+v %v", f, err)
+	}
+	v.Components = v.Components[:1]
+	if f, _ := VersionFacts(context.Background(), versionOnly{v}); f.Rootless {
+		t.Errorf("rootful Docker taken as rootless: %+v", f)
+	}
+}
+
+// versionOnly answers /version and nothing else.
+type versionOnly struct{ v client.ServerVersionResult }
+
+func (o versionOnly) ServerVersion(context.Context, client.ServerVersionOptions) (client.ServerVersionResult, error) {
+	return o.v, nil
+}
+
 // execAPI is an engine whose exec create fails as a gone container's does.
 type execAPI struct {
 	api

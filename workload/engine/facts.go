@@ -37,6 +37,18 @@ func Facts(ctx context.Context, api VersionAPI) (workload.Facts, error) {
 	return FactsOf(v, &info, err), nil
 }
 
+// VersionFacts are the facts of the engine's version answer alone: enough for a node's record
+// and identity where no GPU asks for /info's (Docker's /info runs its runtimes to answer: it
+// is the dearer of the two). Docker says it runs rootless in both: /version names its
+// rootlesskit component.
+func VersionFacts(ctx context.Context, api VersionAPI) (workload.Facts, error) {
+	v, err := api.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return workload.Facts{}, fmt.Errorf("asking the engine its version: %w", err)
+	}
+	return FactsOf(v, nil, nil), nil
+}
+
 // FactsOf are the facts of a version answer and, when info is not nil, an /info answer
 // (infoErr: it failed).
 func FactsOf(v client.ServerVersionResult, info *client.SystemInfoResult, infoErr error) workload.Facts {
@@ -45,6 +57,9 @@ func FactsOf(v client.ServerVersionResult, info *client.SystemInfoResult, infoEr
 	for i, c := range v.Components {
 		names[i] = c.Name
 		f.Components = append(f.Components, workload.Component{Name: c.Name, Version: c.Version})
+		if c.Name == "rootlesskit" { // Docker adds it where it runs under RootlessKit
+			f.Rootless = true
+		}
 	}
 	f.Kind, f.Name = enginekind.Of(v.Platform.Name, names...)
 	switch {
@@ -67,3 +82,9 @@ func FactsOf(v client.ServerVersionResult, info *client.SystemInfoResult, infoEr
 
 // Facts is the engine's facts (the package's Facts).
 func (r Runtime) Facts(ctx context.Context) (workload.Facts, error) { return Facts(ctx, r.API) }
+
+// VersionFacts is the engine's facts from its version answer alone (the package's
+// VersionFacts).
+func (r Runtime) VersionFacts(ctx context.Context) (workload.Facts, error) {
+	return VersionFacts(ctx, r.API)
+}
