@@ -159,7 +159,10 @@ func leaderImage(ctx context.Context, o leaderOptions) (leaderResult, error) {
 		return leaderResult{}, err
 	}
 	out.Ensure, out.ID = res, res.ImageID
-	e, lerr := o.Cache.Lookup(key)
+	e, lerr := res.Entry, error(nil)
+	if e == nil { // the engine had built it: the cache may have it since, or not
+		e, lerr = o.Cache.Lookup(key)
+	}
 	switch {
 	case lerr == nil:
 		if tag == "" && len(e.Tags) > 0 {

@@ -18,6 +18,9 @@ type EnsureResult struct {
 	Loaded   bool // false: the engine already had the image
 	Bytes    int64
 	Duration time.Duration
+	// Entry is the cache's entry the engine's image was checked against, or loaded from
+	// (nil: the engine built the image itself, and the cache has none).
+	Entry *Entry
 }
 
 // Ensure makes sure the engine has the image with this key: if the engine already has it,
@@ -36,7 +39,7 @@ func Ensure(ctx context.Context, eng Engine, c *Cache, key string, progress Prog
 		if id, ok, err := hasImage(ctx, eng, e.ImageID); err != nil {
 			return res, engineError(EngineHostOf(eng), err)
 		} else if ok {
-			res.ImageID, res.Duration = id, time.Since(start)
+			res.ImageID, res.Duration, res.Entry = id, time.Since(start), e
 			return res, nil
 		}
 	} else {
@@ -64,7 +67,7 @@ func Ensure(ctx context.Context, eng Engine, c *Cache, key string, progress Prog
 	if !ok {
 		return res, fmt.Errorf("loaded %s, but the engine has no image %s as the cache metadata says; the entry may be inconsistent: rebuild with --no-cache", e.Tar, e.ImageID)
 	}
-	res.ImageID, res.Loaded, res.Bytes, res.Duration = id, true, n, time.Since(start)
+	res.ImageID, res.Loaded, res.Bytes, res.Duration, res.Entry = id, true, n, time.Since(start), e
 	return res, nil
 }
 

@@ -707,7 +707,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	}
 	start := time.Now().UTC()
 	rec.Outcome, rec.StartedAt, rec.Log, rec.GPUs, rec.ImageID = OutcomeRunning, start, logName, len(gpus.GPUs), img.ID
-	r.st.update(func(s *Status) { s.Benchmarks = append(s.Benchmarks, rec) })
+	r.st.updateNow(func(s *Status) { s.Benchmarks = append(s.Benchmarks, rec) })
 	what := "container"
 	if r.o.Manifest.Process() {
 		what = "process"

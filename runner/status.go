@@ -31,8 +31,17 @@ const (
 	PhaseFailed      = jobdir.PhaseFailed
 )
 
-// statusFile keeps a Status and rewrites the file on every change. A write that fails is
-// logged (once per distinct error) and kept: Run reports it.
+// statusCoalesce is how long a progress write of status.json waits for the changes that
+// follow it: the phases and records a node goes through in its first tens of milliseconds
+// (context, image, ready, run, the benchmark started: seven writes before a warm run's
+// container is created) are one or two writes, not one each (each a temporary file and a
+// rename: milliseconds on a shared file system). The node's end is written at once, and
+// synced.
+const statusCoalesce = 20 * time.Millisecond
+
+// statusFile keeps a Status and rewrites the file after every change (progress: at most
+// statusCoalesce later). A write that fails is logged (once per distinct error) and kept:
+// Run reports it.
 type statusFile struct {
 	mu      sync.Mutex
 	node    *jobdir.NodeFolder // nil: nowhere to write
@@ -43,6 +52,9 @@ type statusFile struct {
 	// durable: the write in progress is synced to the disk (the node's end); the others
 	// are progress, atomic but not synced (jobdir.NodeFolder.WriteStatusProgress)
 	durable bool
+	// flush is the progress write waiting (nil: none): a timer that writes the status as it
+	// is then.
+	flush *time.Timer
 }
 
 func newStatusFile(node *jobdir.NodeFolder, n Node) *statusFile {
@@ -54,7 +66,38 @@ func (f *statusFile) update(fn func(*Status)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fn(&f.s)
+	f.progressLocked()
+}
+
+// updateNow is update written at once (with the progress that was waiting): a benchmark's
+// start, which a node killed during the benchmark must have left (collect says which
+// benchmark it was in).
+func (f *statusFile) updateNow(fn func(*Status)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(&f.s)
+	if f.flush != nil {
+		f.flush.Stop()
+		f.flush = nil
+	}
 	f.writeLocked()
+}
+
+// progressLocked writes the status within statusCoalesce, with whatever changes come
+// before then.
+func (f *statusFile) progressLocked() {
+	if f.node == nil || f.flush != nil {
+		return
+	}
+	f.flush = time.AfterFunc(statusCoalesce, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.flush == nil { // written meanwhile (the node's end)
+			return
+		}
+		f.flush = nil
+		f.writeLocked()
+	})
 }
 
 // updateDurably is update whose write is synced to the disk: the node's end.
@@ -62,6 +105,10 @@ func (f *statusFile) updateDurably(fn func(*Status)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fn(&f.s)
+	if f.flush != nil { // this write has the progress that was waiting
+		f.flush.Stop()
+		f.flush = nil
+	}
 	f.durable = true
 	f.writeLocked()
 	f.durable = false
@@ -81,7 +128,7 @@ func (f *statusFile) endTrial(fn func(*BenchmarkStatus)) error {
 		f.s.Benchmarks = f.s.Benchmarks[:len(f.s.Benchmarks)-1]
 		f.s.Trials++
 	}
-	f.writeLocked()
+	f.progressLocked()
 	return err
 }
 
@@ -95,7 +142,7 @@ func (f *statusFile) addTrial(rec BenchmarkStatus) error {
 	} else {
 		f.s.Benchmarks = append(f.s.Benchmarks, rec)
 	}
-	f.writeLocked()
+	f.progressLocked()
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ func TestStatusWriteFailuresAreReported(t *testing.T) {
 	f.log = slog.New(slog.NewTextHandler(&logs, nil))
 	for range 5 {
 		f.phase("image")(nil)
+		f.updateNow(func(*Status) {})
 	}
 	if f.writeErr() == nil {
 		t.Fatal("the write error was dropped")
@@ -36,6 +38,7 @@ func TestStatusWriteFailuresAreReported(t *testing.T) {
 	}
 	ok := newStatusFile(testNodeFolder(t, dir, "2", 0, "n1"), Node{JobID: "1", Host: "n1", World: 1})
 	ok.phase("image")(nil)
+	ok.updateNow(func(*Status) {})
 	if ok.writeErr() != nil {
 		t.Fatal(ok.writeErr())
 	}
@@ -81,6 +84,7 @@ func TestStatusRoundTripEveryState(t *testing.T) {
 			path := nf.Status()
 			f := newStatusFile(nf, Node{JobID: "9", Attempt: 1, Rank: 2, Host: "n3", World: 4})
 			c.act(f)
+			f.updateNow(func(*Status) {}) // what is waiting for statusCoalesce
 			got, err := jobdir.ReadStatus(path)
 			if err != nil {
 				t.Fatal(err)
@@ -127,5 +131,53 @@ func TestResultsMode(t *testing.T) {
 	}
 	if st, _ := os.Stat(dir2); st.Mode().Perm() != 0o755 || st.Mode()&os.ModeSticky != 0 {
 		t.Errorf("a results folder for root or this user is %v, want 0755 (it was 0777 without the sticky bit)", st.Mode())
+	}
+}
+
+// Progress written within statusCoalesce of each other is one write, holding the last of
+// them, and lands without another change to push it; a benchmark's start (updateNow) and
+// the node's end are written at once. (Before: every change was a write of its own, seven
+// before a warm run's container was created.)
+func TestStatusProgressIsCoalesced(t *testing.T) {
+	nf := testNodeFolder(t, t.TempDir(), "5", 0, "n1")
+	f := newStatusFile(nf, Node{JobID: "5", Host: "n1", World: 1})
+	inode := func() uint64 {
+		fi, err := os.Stat(nf.Status())
+		if err != nil {
+			return 0
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	f.updateNow(func(*Status) {})
+	first := inode()
+	if first == 0 {
+		t.Fatal("updateNow wrote nothing")
+	}
+	for _, p := range []string{"context", "image", "ready", "run"} {
+		f.phase(p)(nil)
+	}
+	if inode() != first {
+		t.Fatal("progress was written at once, change by change")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for inode() == first {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiting progress was never written")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	st, err := jobdir.ReadStatus(nf.Status())
+	if err != nil || len(st.Phases) != 4 || st.Phases[3].Name != "run" || st.Phases[3].FinishedAt == nil {
+		t.Fatalf("%v %+v", err, st)
+	}
+	f.phase("results")
+	f.finish(OutcomeSuccess, 0, nil)
+	if st, err := jobdir.ReadStatus(nf.Status()); err != nil || st.Outcome != OutcomeSuccess || len(st.Phases) != 5 {
+		t.Fatalf("the node's end was not written at once: %v %+v", err, st)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.flush != nil {
+		t.Error("a progress write still waits after the node's end")
 	}
 }

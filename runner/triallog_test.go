@@ -29,7 +29,7 @@ func trialWrites(t testing.TB, n int) (perTrial float64, statusSize int64) {
 	}
 	for seq := 1; seq <= n; seq++ {
 		start := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
-		f.update(func(s *Status) {
+		f.updateNow(func(s *Status) { // a trial's start is written at once, as runOne does
 			s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "train", Outcome: OutcomeRunning, StartedAt: start,
 				Log: jobdir.LogName(jobdir.TrialRunName("train", seq)), Trial: seq, Variant: "batch=32,nodes=2", VariantTrial: seq, GPUs: 8,
 				ImageID: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"})
@@ -41,6 +41,7 @@ func trialWrites(t testing.TB, n int) (perTrial float64, statusSize int64) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+		f.updateNow(func(*Status) {}) // its end, at most statusCoalesce later (counted as a write of its own)
 		written += size()
 	}
 	log, err := os.Stat(nd.TrialLog())
@@ -85,7 +86,7 @@ func TestTrialLogReadsBack(t *testing.T) {
 	if err := f.addTrial(BenchmarkStatus{Name: "train", Outcome: OutcomeSkipped, Trial: 4}); err != nil {
 		t.Fatal(err)
 	}
-	f.update(func(s *Status) {
+	f.updateNow(func(s *Status) {
 		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "train", Outcome: OutcomeRunning, Trial: 5})
 	})
 	st, err := jobdir.ReadNodeStatus(&safefile.Reader{}, nd)

@@ -24,6 +24,11 @@ type HostFacts struct {
 
 // ThisHost is the facts of a container of the engine id on this node (see LimitFacts).
 func ThisHost(id image.Identity) HostFacts {
+	if !id.Podman() {
+		// Only Podman's containers' limits depend on them (AdaptToEngine, CheckEngineLimits):
+		// reading the engine's /proc files for Docker cost every run 1-2 ms for nothing.
+		return HostFacts{limits: map[string]uint64{}}
+	}
 	return LimitFacts(id, Self(), os.ReadFile)
 }
 

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,24 +15,27 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// The API groups benchctl asks about, in a scheme of its own: client-go's generated
-// clientset registers every group there is (about fifty) when the binary starts, 8-10 ms of
-// every benchctl command, `benchctl run` on every node of every scheduler included.
-var (
-	apiScheme      = runtime.NewScheme()
-	apiCodecs      = serializer.NewCodecFactory(apiScheme)
-	parameterCodec = runtime.NewParameterCodec(apiScheme)
-)
-
-func init() {
+// The API groups benchctl asks about, in a scheme of its own, made when a command first
+// asks the cluster: client-go's generated clientset registers every group there is (about
+// fifty) when the binary starts, 8-10 ms of every benchctl command, `benchctl run` on every
+// node of every scheduler included; these three take 1 ms, paid only by the commands that
+// talk to a cluster.
+var apiScheme = sync.OnceValue(func() *runtime.Scheme {
+	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, batchv1.AddToScheme, rbacv1.AddToScheme} {
-		if err := add(apiScheme); err != nil {
+		if err := add(s); err != nil {
 			panic(err) // the groups' own registrations: a programming error
 		}
 	}
 	// Status (the API's errors), the list and delete options.
-	metav1.AddToGroupVersion(apiScheme, schema.GroupVersion{Version: "v1"})
-}
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	return s
+})
+
+var (
+	apiCodecs      = sync.OnceValue(func() serializer.CodecFactory { return serializer.NewCodecFactory(apiScheme()) })
+	parameterCodec = sync.OnceValue(func() runtime.ParameterCodec { return runtime.NewParameterCodec(apiScheme()) })
+)
 
 // kube is the part of the Kubernetes API benchctl uses: the core, batch and RBAC groups'
 // REST clients.
@@ -51,7 +55,7 @@ func newKube(rc *rest.Config) (kube, error) {
 	} {
 		c := rest.CopyConfig(rc)
 		c.GroupVersion, c.APIPath = &g.gv, g.path
-		c.NegotiatedSerializer = apiCodecs.WithoutConversion()
+		c.NegotiatedSerializer = apiCodecs().WithoutConversion()
 		if c.UserAgent == "" {
 			c.UserAgent = rest.DefaultKubernetesUserAgent()
 		}
@@ -93,7 +97,7 @@ func (o objects) get(ctx context.Context, name string, into runtime.Object) erro
 
 // list reads the objects opts selects into into (a list).
 func (o objects) list(ctx context.Context, opts metav1.ListOptions, into runtime.Object) error {
-	return o.req(o.rc.Get()).VersionedParams(&opts, parameterCodec).Do(ctx).Into(into)
+	return o.req(o.rc.Get()).VersionedParams(&opts, parameterCodec()).Do(ctx).Into(into)
 }
 
 // create makes obj; what the API made is read into into (nil: not read).

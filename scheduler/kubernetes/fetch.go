@@ -138,7 +138,7 @@ func (cl client) running(ctx context.Context, name string) error {
 func (cl client) archiveFrom(ctx context.Context, pod, id string, l jobdir.Layout) (int, error) {
 	req := cl.api.core.Post().Resource("pods").Namespace(cl.ns).Name(pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: "collect", Command: []string{benchctlIn, "job-archive", id, "--shared-dir", SharedDir},
-			Stdout: true, Stderr: true}, parameterCodec)
+			Stdout: true, Stderr: true}, parameterCodec())
 	ws, err := remotecommand.NewWebSocketExecutor(cl.rc, "GET", req.URL().String())
 	if err != nil {
 		return 0, err
