@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/benchctl/benchctl/image/digestmemo"
+
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -55,7 +57,7 @@ type leaderOptions struct {
 	// Record pins the image (benchctl build --record): it must be in the cache, it is
 	// never rebuilt from a manifest that may have changed since.
 	Record   *image.Record
-	Digests  *image.DigestMemo // the context's files' digests kept between runs (nil: none)
+	Digests  *digestmemo.Memo // the context's files' digests kept between runs (nil: none)
 	Progress image.ProgressFunc
 	Version  string // benchctl's, for the cache metadata
 	// Note, if set, is told what the policy decided ("image not cached: building"), for

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/benchctl/benchctl/image/digestmemo"
+
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 	"github.com/benchctl/benchctl/manifest"
@@ -20,7 +22,7 @@ type Options struct {
 	Records    []*image.Record
 	// Digests, when set, keeps the build contexts' files' digests between runs: rank 0's
 	// key of a built image reads only the files changed since (image.KeyUsing).
-	Digests *image.DigestMemo
+	Digests *digestmemo.Memo
 	// Credentials are the registry credentials for pulling img (nil: an anonymous pull).
 	Credentials func(ctx context.Context, img manifest.Image) (*image.Credentials, error)
 	Version     string // benchctl's, for the cache metadata

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/benchctl/benchctl/internal/exitcode"
 )
@@ -108,10 +109,10 @@ func (t *tail) get() []string {
 }
 
 // ansiRE matches terminal escape sequences (colours, cursor moves) a build step may print.
-var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]`)
+var ansiRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]`) })
 
 func (t *tail) add(line string, stderr bool) {
-	line = ansiRE.ReplaceAllString(line, "") // the tail is read in logs and messages, not on a terminal
+	line = ansiRE().ReplaceAllString(line, "") // the tail is read in logs and messages, not on a terminal
 	if len(t.firsts) < t.head {
 		t.firsts = append(t.firsts, line)
 		return

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -168,8 +169,8 @@ func checkKey(key string) error {
 }
 
 var (
-	sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	xxh64RE  = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	sha256RE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
+	xxh64RE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
 )
 
 // IncompleteError is an entry whose tar exists without valid metadata or checksum (a
@@ -218,7 +219,7 @@ func (c *Cache) Lookup(key string) (*Entry, error) {
 	if err == nil {
 		err = json.Unmarshal(data, &m)
 	}
-	if err == nil && m.XXH64 != "" && !xxh64RE.MatchString(m.XXH64) {
+	if err == nil && m.XXH64 != "" && !xxh64RE().MatchString(m.XXH64) {
 		err = fmt.Errorf("xxh64 %q is not 16 hex digits", m.XXH64)
 	}
 	if err != nil || m.Key != key || m.ImageID == "" {
@@ -273,7 +274,7 @@ func (c *Cache) readSum(key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if f := strings.Fields(string(data)); len(f) > 0 && sha256RE.MatchString(f[0]) {
+	if f := strings.Fields(string(data)); len(f) > 0 && sha256RE().MatchString(f[0]) {
 		return f[0], nil
 	}
 	return "", fmt.Errorf("%s holds no sha256", c.sumPath(key))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/benchctl/benchctl/internal/safefile"
@@ -47,8 +48,10 @@ type Pruned struct {
 // Names of builders' leftovers in the cache folder: temp files of a publish (the tar, and
 // the checksum and metadata written through atomicfile) and build lock files.
 var (
-	tempRE = regexp.MustCompile(`^\.[0-9a-f]{64}\.(tar|tar\.sha256|json)\.tmp-[0-9A-Za-z]+$`)
-	lockRE = regexp.MustCompile(`^\.[0-9a-f]{64}\.lock(\.excl)?$`)
+	tempRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\.[0-9a-f]{64}\.(tar|tar\.sha256|json)\.tmp-[0-9A-Za-z]+$`)
+	})
+	lockRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\.[0-9a-f]{64}\.lock(\.excl)?$`) })
 )
 
 // Prune removes old entries, leftovers of builders (temp files of killed ones, and build
@@ -117,7 +120,7 @@ func (c *Cache) pruneLeftovers(root *os.Root, o PruneOptions, res *PruneResult) 
 	d.Close()
 	for _, e := range junk {
 		name := e.Name()
-		temp, lock := tempRE.MatchString(name), lockRE.MatchString(name)
+		temp, lock := tempRE().MatchString(name), lockRE().MatchString(name)
 		if !temp && !lock {
 			continue
 		}

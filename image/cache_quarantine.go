@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benchctl/benchctl/internal/safefile"
@@ -15,7 +16,9 @@ import (
 
 // quarantinedRE matches the names quarantine gives what it moves aside, and the only names
 // prune removes there: <key>.<UTC time>.tar, .tar.sha256 and .json.
-var quarantinedRE = regexp.MustCompile(`^[0-9a-f]{64}\.[0-9]{8}T[0-9]{6}\.(tar|tar\.sha256|json)$`)
+var quarantinedRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{64}\.[0-9]{8}T[0-9]{6}\.(tar|tar\.sha256|json)$`)
+})
 
 // geteuid is os.Geteuid (tests stand for another user).
 var geteuid = os.Geteuid
@@ -152,7 +155,7 @@ func (c *Cache) pruneQuarantine(root *os.Root, o PruneOptions, res *PruneResult)
 	}
 	for _, e := range ents {
 		p := filepath.Join(qpath, e.Name())
-		if !quarantinedRE.MatchString(e.Name()) {
+		if !quarantinedRE().MatchString(e.Name()) {
 			res.Skipped = append(res.Skipped, Skipped{Path: p, Reason: "not named like an entry moved aside (<key>.<time>.tar, .tar.sha256 or .json): left for whoever put it there"})
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	controlapi "github.com/moby/buildkit/api/services/control"
 	bkclient "github.com/moby/buildkit/client"
@@ -34,11 +35,13 @@ func (b *DockerBuilder) Name() string { return "docker" }
 var (
 	// stepRE: a step's first line, Docker's classic builder's ("Step 2/3 : RUN ...") or
 	// Podman's compatible build's (buildah's "STEP 2/3: RUN ...": podmanStepRE).
-	stepRE       = regexp.MustCompile(`^Step \d+/\d+ : |^STEP \d+/\d+: `)
-	podmanStepRE = regexp.MustCompile(`^STEP \d+/\d+: `)
+	stepRE       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Step \d+/\d+ : |^STEP \d+/\d+: `) })
+	podmanStepRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^STEP \d+/\d+: `) })
 	// builderChatterRE: the builder's own lines, not a step's output (the classic builder's,
 	// and buildah's layer ids and commits).
-	builderChatterRE = regexp.MustCompile(`^ ---> |^Removing intermediate container [0-9a-f]+$|^--> [0-9a-f]+$|^COMMIT( |$)`)
+	builderChatterRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^ ---> |^Removing intermediate container [0-9a-f]+$|^--> [0-9a-f]+$|^COMMIT( |$)`)
+	})
 )
 
 // stderrColour starts the classic builder's stream messages that carry a step's stderr.
@@ -205,20 +208,20 @@ func (b *DockerBuilder) follow(r io.Reader, progress ProgressFunc) (string, erro
 		// The classic builder colours what a step printed on stderr.
 		stderr := strings.HasPrefix(m.Stream, stderrColour)
 		for _, line := range strings.Split(trimLine(m.Stream), "\n") {
-			if line = strings.TrimRight(ansiRE.ReplaceAllString(line, ""), " \r"); line == "" {
+			if line = strings.TrimRight(ansiRE().ReplaceAllString(line, ""), " \r"); line == "" {
 				continue
 			}
 			switch {
-			case stepRE.MatchString(line):
+			case stepRE().MatchString(line):
 				step = line
 				t.reset()
-				if podmanStepRE.MatchString(line) {
+				if podmanStepRE().MatchString(line) {
 					// Podman marks no line as stderr and forwards stdout and stderr in no
 					// fixed order: a step's reason can come before its last lines, so its
 					// first lines are kept too.
 					t.head = unmarkedHead
 				}
-			case !builderChatterRE.MatchString(line):
+			case !builderChatterRE().MatchString(line):
 				t.add(line, stderr)
 			}
 			if progress != nil {

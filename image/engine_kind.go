@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/enginekind"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/benchctl/benchctl/internal/enginekind"
 
 	"github.com/moby/moby/client"
 )

@@ -1,23 +1,10 @@
 package image
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"strings"
-	"time"
+
+	"github.com/benchctl/benchctl/internal/enginekind"
 )
-
-// pingLimit bounds what is read of the engine's answer to HEAD /_ping (its status line and
-// headers: a few hundred bytes from Docker and Podman).
-const pingLimit = 64 << 10
-
-// maxPingVersion bounds a version read from a ping's headers: a longer one, or one with
-// characters a version does not have, is not taken (the slow way asks /version).
-const maxPingVersion = 128
 
 // IdentifyQuick identifies an engine from its answer to HEAD /_ping, the cheapest call an
 // engine has, where Identify asks /version and /info (Docker runs its runtimes and init to
@@ -40,9 +27,12 @@ func IdentifyQuick(ctx context.Context, eng Versioner) (id Identity, complete bo
 		id, err = Identify(ctx, eng)
 		return id, true, err
 	}
-	pid, h, err := ping(ctx, d.Dialer())
+	pid, h, err := enginekind.Ping(ctx, d.Dialer())
 	if err == nil {
-		id, ok = identityOfPing(h)
+		var kind, name, version, api string
+		if kind, name, version, api, ok = enginekind.OfPing(h); ok {
+			id = Identity{Kind: kind, Name: name, Version: version, APIVersion: api}
+		}
 	}
 	if err != nil || !ok { // no answer, one that is not a ping's, or one that names no engine
 		id, err = Identify(ctx, eng)
@@ -81,83 +71,4 @@ func CompleteIdentity(quick Identity, kind, name, version, apiVersion string, ro
 		id.RootlessUnknown = "/info: " + infoProblem
 	}
 	return id
-}
-
-// ping sends HEAD /_ping on a connection of its own and returns the answer's headers and the
-// connection's peer process. Bounded: 10 s, and pingLimit bytes read.
-func ping(ctx context.Context, dial func(context.Context) (net.Conn, error)) (pid int, h http.Header, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	conn, err := dial(ctx)
-	if err != nil {
-		return 0, nil, fmt.Errorf("HEAD /_ping: %w", err)
-	}
-	defer conn.Close()
-	pid = connPeerPID(conn)
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	}
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	req, err := http.NewRequestWithContext(ctx, http.MethodHead, "http://engine/_ping", nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	if err := req.Write(conn); err != nil {
-		return 0, nil, fmt.Errorf("HEAD /_ping: %w", err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(io.LimitReader(conn, pingLimit)), req)
-	if err != nil {
-		return 0, nil, fmt.Errorf("HEAD /_ping: %w", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, nil, fmt.Errorf("HEAD /_ping: %s", resp.Status)
-	}
-	return pid, resp.Header, nil
-}
-
-// identityOfPing reads which engine answered a ping: Podman's Libpod-Api-Version (its
-// version) or Server "Libpod/<version>", Docker's Server "Docker/<version> (<os>)". ok is
-// false when the headers name neither, or a version that is not one.
-func identityOfPing(h http.Header) (Identity, bool) {
-	api := h.Get("Api-Version")
-	if !pingVersion(api) {
-		api = ""
-	}
-	server := h.Get("Server")
-	if v := h.Get("Libpod-Api-Version"); v != "" || strings.HasPrefix(server, "Libpod/") {
-		if v == "" {
-			v, _, _ = strings.Cut(strings.TrimPrefix(server, "Libpod/"), " ")
-		}
-		if !pingVersion(v) {
-			return Identity{}, false
-		}
-		return Identity{Kind: KindPodman, Name: "Podman Engine", Version: v, APIVersion: api}, true
-	}
-	rest, ok := strings.CutPrefix(server, "Docker/")
-	if !ok {
-		return Identity{}, false
-	}
-	v, _, _ := strings.Cut(rest, " ")
-	if !pingVersion(v) {
-		return Identity{}, false
-	}
-	return Identity{Kind: KindDocker, Name: "Docker Engine", Version: v, APIVersion: api}, true
-}
-
-// pingVersion says whether v looks like a version: 1-128 characters of letters, digits and
-// . + - _ ~ (Debian's "20.10.24+dfsg1", "5.0.0-rc1", "28.3.0").
-func pingVersion(v string) bool {
-	if v == "" || len(v) > maxPingVersion {
-		return false
-	}
-	for _, c := range v {
-		switch {
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', strings.ContainsRune(".+-_~", c):
-		default:
-			return false
-		}
-	}
-	return true
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/benchctl/benchctl/internal/safefile"
 	"io"
 	"io/fs"
 	"os"
@@ -14,7 +13,12 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
+
+	"github.com/benchctl/benchctl/image/digestmemo"
+
+	"github.com/benchctl/benchctl/internal/safefile"
 
 	"github.com/benchctl/benchctl/manifest"
 )
@@ -113,12 +117,14 @@ func walkContext(in BuildInput) ([]contextFile, error) {
 }
 
 var (
-	fromRE = regexp.MustCompile(`(?im)^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)`)
+	fromRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?im)^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)`) })
 	// A global ARG (before the first FROM) with its default: what FROM $BASE_DOCKER uses
 	// when no build arg is given, as MAD's Dockerfiles are written.
-	argRE = regexp.MustCompile(`(?im)^\s*ARG\s+([A-Za-z_][A-Za-z0-9_]*)(?:=(\S*))?`)
+	argRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?im)^\s*ARG\s+([A-Za-z_][A-Za-z0-9_]*)(?:=(\S*))?`) })
 	// $NAME, ${NAME}, ${NAME:-word} and ${NAME:+word}, as Dockerfile substitution has them.
-	dfVarRE = regexp.MustCompile(`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?::([-+])([^}]*))?\})`)
+	dfVarRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?::([-+])([^}]*))?\})`)
+	})
 )
 
 // BaseImages returns the FROM references of a Dockerfile, with $ARG and ${ARG} substituted
@@ -127,10 +133,10 @@ var (
 func BaseImages(dockerfile []byte, args []manifest.EnvVar) []string {
 	defaults := map[string]string{}
 	firstFrom := len(dockerfile)
-	if loc := fromRE.FindIndex(dockerfile); loc != nil {
+	if loc := fromRE().FindIndex(dockerfile); loc != nil {
 		firstFrom = loc[0]
 	}
-	for _, m := range argRE.FindAllSubmatch(dockerfile[:firstFrom], -1) {
+	for _, m := range argRE().FindAllSubmatch(dockerfile[:firstFrom], -1) {
 		defaults[string(m[1])] = strings.Trim(string(m[2]), `"'`)
 	}
 	lookup := func(k string) (string, bool) {
@@ -143,7 +149,7 @@ func BaseImages(dockerfile []byte, args []manifest.EnvVar) []string {
 		return v, ok
 	}
 	var refs []string
-	for _, m := range fromRE.FindAllSubmatch(dockerfile, -1) {
+	for _, m := range fromRE().FindAllSubmatch(dockerfile, -1) {
 		refs = append(refs, substDockerfile(string(m[1]), lookup))
 	}
 	return refs
@@ -155,8 +161,8 @@ func substDockerfile(s string, lookup func(string) (string, bool)) string {
 	if !strings.Contains(s, "$") {
 		return s
 	}
-	return dfVarRE.ReplaceAllStringFunc(s, func(v string) string {
-		m := dfVarRE.FindStringSubmatch(v)
+	return dfVarRE().ReplaceAllStringFunc(s, func(v string) string {
+		m := dfVarRE().FindStringSubmatch(v)
 		name := m[1] + m[2]
 		val, set := lookup(name)
 		switch m[3] {
@@ -186,7 +192,7 @@ func Key(in BuildInput) (string, error) { return KeyUsing(in, nil) }
 
 // KeyUsing is Key with the context's files' digests taken from memo where it has them for
 // the very files (nil: every file is read).
-func KeyUsing(in BuildInput, memo *DigestMemo) (string, error) {
+func KeyUsing(in BuildInput, memo *digestmemo.Memo) (string, error) {
 	df, err := safefile.ReadFile(in.Dockerfile, maxDockerfile) // a FIFO is refused without blocking
 	if err != nil {
 		return "", fmt.Errorf("reading the Dockerfile: %w", err)
@@ -229,13 +235,13 @@ func KeyUsing(in BuildInput, memo *DigestMemo) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func hashFile(w io.Writer, p string, buf []byte, memo *DigestMemo) error {
+func hashFile(w io.Writer, p string, buf []byte, memo *digestmemo.Memo) error {
 	f, err := os.Open(p)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	sum, err := memo.digest(p, f, func() (string, error) {
+	sum, err := memo.Digest(p, f, func() (string, error) {
 		fh := sha256.New()
 		if _, err := io.CopyBuffer(fh, f, buf); err != nil {
 			return "", err

@@ -6,7 +6,7 @@ import (
 	"context"
 	"net"
 
-	"golang.org/x/sys/unix"
+	"github.com/benchctl/benchctl/internal/enginekind"
 )
 
 // peerPID is the process at the other end of the engine's unix socket (SO_PEERCRED: the
@@ -18,24 +18,5 @@ func peerPID(ctx context.Context, dial func(context.Context) (net.Conn, error)) 
 		return 0
 	}
 	defer conn.Close()
-	return connPeerPID(conn)
-}
-
-// connPeerPID is peerPID of a connection already open (0: not a unix socket, or not told).
-func connPeerPID(conn net.Conn) int {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return 0
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return 0
-	}
-	pid := 0
-	_ = raw.Control(func(fd uintptr) {
-		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
-			pid = int(cred.Pid)
-		}
-	})
-	return pid
+	return enginekind.PeerPID(conn)
 }

@@ -9,6 +9,3 @@ import (
 
 // peerPID: told on Linux only.
 func peerPID(context.Context, func(context.Context) (net.Conn, error)) int { return 0 }
-
-// connPeerPID: told on Linux only.
-func connPeerPID(net.Conn) int { return 0 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/benchctl/benchctl/internal/atomicfile"
@@ -33,7 +34,7 @@ type Reference struct {
 }
 
 // manifestNameRE is a manifest's name as the manifest allows it.
-var manifestNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+var manifestNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`) })
 
 // ReferenceFile is the reference file of the manifest name.
 func (l Layout) ReferenceFile(manifest string) string {
@@ -47,7 +48,7 @@ func (e *ReferenceError) Error() string      { return e.Msg }
 func (e *ReferenceError) InvalidInput() bool { return true }
 
 func checkManifestName(name string) error {
-	if !manifestNameRE.MatchString(name) || name == "." || name == ".." {
+	if !manifestNameRE().MatchString(name) || name == "." || name == ".." {
 		return &ReferenceError{Msg: fmt.Sprintf("%q is not a manifest name (lower-case letters, digits, '.', '_', '-'; at most 63)", name)}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/benchctl/benchctl/manifest/document"
 )
@@ -11,7 +12,7 @@ import (
 // Lookup returns the value of an environment variable and whether it is set.
 type Lookup func(name string) (string, bool)
 
-var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var varNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // expansion is the result of expanding one value.
 type expansion struct {
@@ -66,7 +67,7 @@ func expand(s string, lookup Lookup, secret func(string) bool, refuse func(name 
 				name, op, arg = expr[:k], o, expr[k+len(o):]
 			}
 		}
-		if !varNameRE.MatchString(name) {
+		if !varNameRE().MatchString(name) {
 			return out, fmt.Errorf("${%s}: %s is not a variable name (letters, digits and _, not starting with a digit)", expr, document.Quote(name))
 		}
 		if strings.Contains(arg, "${") {

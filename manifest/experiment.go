@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/benchctl/benchctl/manifest/document"
 )
@@ -48,7 +49,7 @@ const (
 // ParamNodes is the reserved parameter: how many nodes a variant uses.
 const ParamNodes = "nodes"
 
-var paramNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+var paramNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`) })
 
 func (m *MatrixSpec) DecodeNode(d *document.Decoder, n *document.Node, path string) {
 	m.Line = n.Line
@@ -100,7 +101,7 @@ func (m *MatrixSpec) DecodeNode(d *document.Decoder, n *document.Node, path stri
 func paramName(d *document.Decoder, k *document.Node, fp string, seen map[string]string) bool {
 	name := k.Value
 	switch {
-	case !paramNameRE.MatchString(name):
+	case !paramNameRE().MatchString(name):
 		d.Problems.At(k.Line, fp, "%s is not a parameter name (a letter or _, then letters, digits and _; at most 64): it names the variable BENCHCTL_PARAM_<NAME> and the perf.csv column param_<name>", document.Quote(name))
 		return false
 	case seen != nil && seen[strings.ToUpper(name)] != "":

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/benchctl/benchctl/manifest/document"
 )
@@ -12,7 +13,7 @@ import (
 // value of the parameter name. Only a name between the braces (spaces around it allowed)
 // is a placeholder: other text in double braces, such as a Go template's {{.Field}} in a
 // command, is kept as written.
-var placeholderRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}`)
+var placeholderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}`) })
 
 // placeholder is one {{name}} in a field of a benchmark as written.
 type placeholder struct {
@@ -23,7 +24,7 @@ type placeholder struct {
 func (r *resolver) placeholders(bs []BenchmarkSpec) []placeholder {
 	var out []placeholder
 	find := func(fp, s string) {
-		for _, m := range placeholderRE.FindAllStringSubmatch(s, -1) {
+		for _, m := range placeholderRE().FindAllStringSubmatch(s, -1) {
 			out = append(out, placeholder{fp, m[1]})
 		}
 	}
@@ -44,7 +45,7 @@ func (r *resolver) placeholders(bs []BenchmarkSpec) []placeholder {
 func (r *resolver) placeholdersKnown(phs []placeholder, e *Experiment) bool {
 	ok := true
 	for _, ph := range phs {
-		if !paramNameRE.MatchString(ph.name) {
+		if !paramNameRE().MatchString(ph.name) {
 			r.p.Add(ph.path, "{{%s}} cannot be a parameter: a name is a letter or _, then letters, digits and _ (the experiment's parameters: %s)", ph.name, strings.Join(e.Params, ", "))
 			ok = false
 			continue
@@ -94,8 +95,8 @@ func Substitute(s string, params []Param) string {
 	if !strings.Contains(s, "{{") {
 		return s
 	}
-	return placeholderRE.ReplaceAllStringFunc(s, func(m string) string {
-		name := placeholderRE.FindStringSubmatch(m)[1]
+	return placeholderRE().ReplaceAllStringFunc(s, func(m string) string {
+		name := placeholderRE().FindStringSubmatch(m)[1]
 		for _, p := range params {
 			if p.Name == name {
 				return p.Value

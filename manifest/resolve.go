@@ -11,21 +11,24 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/benchctl/benchctl/internal/textredact"
 	"github.com/benchctl/benchctl/manifest/document"
 )
 
 var (
-	nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`) })
 	// The default image is benchctl/<name>: the name must also be a Docker repository path
 	// component (no separator at the end, no ".." or "._", at most two "_" in a row).
-	imageNameRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
-	benchNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	targetRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-	platformRE  = regexp.MustCompile(`^[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?$`)
-	userRE      = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?$`)
-	globRE      = regexp.MustCompile(`^[A-Za-z0-9_*?\[\]!-]+$`)
+	imageNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`) })
+	benchNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
+	targetRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`) })
+	platformRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?$`) })
+	userRE      = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?$`)
+	})
+	globRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_*?\[\]!-]+$`) })
 )
 
 // Reserved are the variables benchctl sets in every container; a manifest cannot set them.
@@ -124,7 +127,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	for i, n := range s.Secrets {
 		fp := document.Index("secrets", i)
 		switch {
-		case !varNameRE.MatchString(n):
+		case !varNameRE().MatchString(n):
 			r.p.Add(fp, "%s is not an environment variable name", document.Quote(n))
 		case ownVar(n):
 			r.p.Add(fp, "%s cannot be a secret: %s never reach a container through the manifest; remove it from secrets (a credential of your own needs a name of your own)", n, ownVars)
@@ -142,9 +145,9 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	switch {
 	case s.Name == "":
 		r.p.Add("name", "is required (lower-case letters, digits, '.', '_', '-'; at most 63)")
-	case len(s.Name) > 63 || !nameRE.MatchString(s.Name):
+	case len(s.Name) > 63 || !nameRE().MatchString(s.Name):
 		r.p.Add("name", "%s is not a valid name (lower-case letters, digits, '.', '_', '-', starting with a letter or digit; at most 63)", document.Quote(s.Name))
-	case !imageNameRE.MatchString(s.Name):
+	case !imageNameRE().MatchString(s.Name):
 		r.p.Add("name", "%s cannot name an image (benchctl/<name>): end it with a letter or digit and separate words with one '.', one or two '_', or dashes, e.g. %s", document.Quote(s.Name), document.Quote(SuggestName(s.Name)))
 	default:
 		m.Name = s.Name
@@ -159,7 +162,7 @@ func (r *resolver) resolve(s *Spec) *Manifest {
 	m.Env = r.env("env", s.Env)
 	for i, g := range s.PassEnv {
 		fp := document.Index("passEnv", i)
-		if _, err := path.Match(g, ""); err != nil || !globRE.MatchString(g) {
+		if _, err := path.Match(g, ""); err != nil || !globRE().MatchString(g) {
 			r.p.Add(fp, "%s is not a variable name or glob (letters, digits, _ and the wildcards * ? [...])", document.Quote(g))
 			continue
 		}
@@ -368,7 +371,7 @@ func (r *resolver) image(fp string, s *ImageSpec, defaults bool) Image {
 		if s.PullSecret != "" {
 			// A variable's name, read when pulling; its value reaches no container (unless
 			// it is also listed under secrets) and is never written anywhere.
-			if !envNameRE.MatchString(s.PullSecret) || ownVar(s.PullSecret) {
+			if !envNameRE().MatchString(s.PullSecret) || ownVar(s.PullSecret) {
 				r.p.Add(fp+".pullSecret", "%s is not a variable name (its value, user:password for the registry, is read when pulling)", document.Quote(s.PullSecret))
 			} else {
 				im.PullSecret = s.PullSecret
@@ -421,17 +424,17 @@ func (r *resolver) image(fp string, s *ImageSpec, defaults bool) Image {
 			r.p.Add(fp+"."+f.name, "applies only to an existing image (%s.ref); a built image's bases are pulled by its builder", fp)
 		}
 	}
-	if s.Target != "" && !targetRE.MatchString(s.Target) {
+	if s.Target != "" && !targetRE().MatchString(s.Target) {
 		r.p.Add(fp+".target", "%s is not a build stage name", document.Quote(s.Target))
 	}
 	im.Target = s.Target
-	if s.Platform != "" && !platformRE.MatchString(s.Platform) {
+	if s.Platform != "" && !platformRE().MatchString(s.Platform) {
 		r.p.Add(fp+".platform", "%s is not a platform (os/arch[/variant], e.g. linux/amd64)", document.Quote(s.Platform))
 	}
 	im.Platform = s.Platform
 	for _, k := range sortedKeys(s.BuildArgs) {
 		bp := fp + ".buildArgs." + k
-		if !varNameRE.MatchString(k) {
+		if !varNameRE().MatchString(k) {
 			r.p.Add(bp, "%s is not a build argument name (letters, digits and _)", document.Quote(k))
 			continue
 		}
@@ -474,7 +477,7 @@ func (r *resolver) env(base string, in map[string]string) []EnvVar {
 	var out []EnvVar
 	for _, k := range sortedKeys(in) {
 		fp := document.Join(base, k)
-		if !varNameRE.MatchString(k) {
+		if !varNameRE().MatchString(k) {
 			r.p.Add(fp, "%s is not an environment variable name (letters, digits and _, not starting with a digit)", document.Quote(k))
 			continue
 		}

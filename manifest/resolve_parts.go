@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/distribution/reference"
 
@@ -16,8 +17,10 @@ import (
 )
 
 var (
-	slurmTimeRE  = regexp.MustCompile(`^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2}|(?i:unlimited|infinite))$`)
-	slurmNameRE  = regexp.MustCompile(`^[A-Za-z0-9_.,:+-]+$`)
+	slurmTimeRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2}|(?i:unlimited|infinite))$`)
+	})
+	slurmNameRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.,:+-]+$`) })
 	capabilities = "AUDIT_CONTROL AUDIT_READ AUDIT_WRITE BLOCK_SUSPEND BPF CHECKPOINT_RESTORE CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID IPC_LOCK IPC_OWNER KILL LEASE LINUX_IMMUTABLE MAC_ADMIN MAC_OVERRIDE MKNOD NET_ADMIN NET_BIND_SERVICE NET_BROADCAST NET_RAW PERFMON SETFCAP SETGID SETPCAP SETUID SYS_ADMIN SYS_BOOT SYS_CHROOT SYS_MODULE SYS_NICE SYS_PACCT SYS_PTRACE SYS_RAWIO SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG SYSLOG WAKE_ALARM ALL"
 	ulimitNames  = "core cpu data fsize locks memlock msgqueue nice nofile nproc rss rtprio rttime sigpending stack"
 )
@@ -127,7 +130,7 @@ func (r *resolver) container(s ContainerSpec) Container {
 	default:
 		r.p.Add("container.ipc", "%s is not supported (allowed: host, private, shareable, none)", document.Quote(s.IPC))
 	}
-	if s.User != "" && !userRE.MatchString(s.User) {
+	if s.User != "" && !userRE().MatchString(s.User) {
 		r.p.Add("container.user", "%s is not a user (NAME, UID, NAME:GROUP or UID:GID)", document.Quote(s.User))
 	}
 	c.User = s.User
@@ -185,7 +188,7 @@ func (r *resolver) container(s ContainerSpec) Container {
 
 // ValidBenchmarkName: letters, digits, '.', '_', '-', starting with a letter or digit; at
 // most 100 (it names folders and containers).
-func ValidBenchmarkName(s string) bool { return len(s) <= 100 && benchNameRE.MatchString(s) }
+func ValidBenchmarkName(s string) bool { return len(s) <= 100 && benchNameRE().MatchString(s) }
 
 // CleanResultsPath cleans a benchmark's results file name; ok is false unless it stays
 // inside $BENCHCTL_OUTPUT_DIR.
@@ -391,11 +394,11 @@ func (r *resolver) slurm(s SlurmSpec) Slurm {
 		out.Nodes = 1
 	}
 	for _, f := range []struct{ name, v string }{{"partition", s.Partition}, {"account", s.Account}, {"qos", s.QOS}} {
-		if f.v != "" && !slurmNameRE.MatchString(f.v) {
+		if f.v != "" && !slurmNameRE().MatchString(f.v) {
 			r.p.Add("slurm."+f.name, "%s is not a Slurm %s name (letters, digits and . _ , : + -)", document.Quote(f.v), f.name)
 		}
 	}
-	if s.Time != "" && !slurmTimeRE.MatchString(s.Time) {
+	if s.Time != "" && !slurmTimeRE().MatchString(s.Time) {
 		r.p.Add("slurm.time", "%s is not a Slurm time limit (MM, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED)", document.Quote(s.Time))
 	}
 	if s.GPUsPerNode != nil && *s.GPUsPerNode < 0 {

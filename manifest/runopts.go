@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/benchctl/benchctl/internal/shellwords"
 	"github.com/benchctl/benchctl/manifest/document"
@@ -38,9 +39,9 @@ var runFlags = map[string]string{
 const RunFlags = "--shm-size, --ipc, --network (--net), --user (-u), --cap-add, --security-opt, --device, --group-add, --ulimit, --env (-e), --volume (-v)"
 
 var (
-	groupRE    = regexp.MustCompile(`^([a-z_][a-z0-9_-]{0,31}|[0-9]{1,10})$`)
-	envNameRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	ulimitRE   = regexp.MustCompile(`^([a-z]+)=(-?[0-9]+)(?::(-?[0-9]+))?$`)
+	groupRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-z_][a-z0-9_-]{0,31}|[0-9]{1,10})$`) })
+	envNameRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	ulimitRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-z]+)=(-?[0-9]+)(?::(-?[0-9]+))?$`) })
 	securityOK = map[string]bool{"seccomp=unconfined": true, "apparmor=unconfined": true, "label=disable": true,
 		"no-new-privileges": true, "no-new-privileges=true": true, "no-new-privileges:true": true,
 		"no-new-privileges=false": true, "no-new-privileges:false": true, "systempaths=unconfined": true}
@@ -117,12 +118,12 @@ func (o *RunOptions) set(flag, v string) error {
 	case "--device":
 		o.Devices = append(o.Devices, v)
 	case "--group-add":
-		if !groupRE.MatchString(v) {
+		if !groupRE().MatchString(v) {
 			return fmt.Errorf("is not a group name or id")
 		}
 		o.GroupAdd = append(o.GroupAdd, v)
 	case "--ulimit":
-		m := ulimitRE.FindStringSubmatch(v)
+		m := ulimitRE().FindStringSubmatch(v)
 		if m == nil {
 			return fmt.Errorf("is not a ulimit (NAME=SOFT[:HARD], e.g. memlock=-1:-1)")
 		}
@@ -138,7 +139,7 @@ func (o *RunOptions) set(flag, v string) error {
 		o.Ulimits[m[1]] = u
 	case "--env":
 		k, val, ok := strings.Cut(v, "=")
-		if !envNameRE.MatchString(k) {
+		if !envNameRE().MatchString(k) {
 			return fmt.Errorf("is not NAME=VALUE")
 		}
 		if !ok {

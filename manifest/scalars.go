@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benchctl/benchctl/manifest/document"
@@ -63,11 +64,13 @@ type ByteSize struct {
 	Text  string
 }
 
-var sizeRE = regexp.MustCompile(`^(?i)\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b)?\s*$`)
+var sizeRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?i)\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b)?\s*$`)
+})
 
 // ParseByteSize reads "16g", "512MiB", "1.5G" or "1024" (binary multiples, as Docker does).
 func ParseByteSize(s string) (int64, error) {
-	m := sizeRE.FindStringSubmatch(s)
+	m := sizeRE().FindStringSubmatch(s)
 	if m == nil {
 		return 0, fmt.Errorf("%s is not a size (use bytes or a number with k, m, g or t, e.g. \"16g\")", document.Quote(s))
 	}

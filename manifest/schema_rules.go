@@ -70,7 +70,7 @@ var schemaShapes = map[reflect.Type]func() *jsonSchema{
 				Description:          what,
 				Type:                 schemaTypes{"object"},
 				Properties:           properties{{ParamNodes, nodes}},
-				PatternProperties:    properties{{paramNameRE.String(), value()}},
+				PatternProperties:    properties{{paramNameRE().String(), value()}},
 				AdditionalProperties: false,
 			}
 		}
@@ -88,7 +88,7 @@ var schemaShapes = map[reflect.Type]func() *jsonSchema{
 			// both, and a portable pattern cannot leave two words out): the items of a
 			// parameter's list may be entries as far as the schema goes; validate refuses a
 			// mapping among a parameter's values.
-			PatternProperties:    properties{{paramNameRE.String(), list("the parameter's values", &jsonSchema{AnyOf: []*jsonSchema{value(), entry("an include or exclude entry")}})}},
+			PatternProperties:    properties{{paramNameRE().String(), list("the parameter's values", &jsonSchema{AnyOf: []*jsonSchema{value(), entry("an include or exclude entry")}})}},
 			AdditionalProperties: false,
 		}
 	},
@@ -129,23 +129,23 @@ var schemaRules = map[string]func(*jsonSchema){
 		s.PatternProperties = properties{{"^x-", &jsonSchema{Description: "An extension: benchctl ignores top-level keys that start with x- (a place for values to anchor, e.g. x-env: &env {...})."}}}
 	},
 	"version":                       schemaEnum(1),
-	"name":                          schemaPattern(imageNameRE.String(), 63),
+	"name":                          schemaPattern(imageNameRE().String(), 63),
 	"image":                         schemaImage(false),
 	"image.pull":                    schemaEnum("missing", "always", "never"),
-	"image.target":                  schemaPattern(targetRE.String(), 0),
-	"image.platform":                schemaPattern(platformRE.String(), 0),
-	"image.buildArgs":               schemaKeys(varNameRE.String()),
+	"image.target":                  schemaPattern(targetRE().String(), 0),
+	"image.platform":                schemaPattern(platformRE().String(), 0),
+	"image.buildArgs":               schemaKeys(varNameRE().String()),
 	"gpu.vendor":                    schemaEnum(VendorAMD, VendorNVIDIA, VendorNone, VendorAuto),
-	"env":                           schemaKeys(varNameRE.String()),
-	"passEnv[]":                     schemaPattern(globRE.String(), 0),
-	"secrets[]":                     schemaPattern(varNameRE.String(), 0),
+	"env":                           schemaKeys(varNameRE().String()),
+	"passEnv[]":                     schemaPattern(globRE().String(), 0),
+	"secrets[]":                     schemaPattern(varNameRE().String(), 0),
 	"container.network":             schemaEnum("host", "none", "bridge"),
 	"container.ipc":                 schemaEnum("host", "private", "shareable", "none"),
 	"container.ulimits":             func(s *jsonSchema) { s.PropertyNames = &jsonSchema{Enum: anys(strings.Fields(ulimitNames)...)} },
 	"benchmarks[]":                  func(s *jsonSchema) { s.Type, s.Required = schemaTypes{"object"}, []string{"name", "command"} },
-	"benchmarks[].name":             schemaPattern(benchNameRE.String(), 100),
+	"benchmarks[].name":             schemaPattern(benchNameRE().String(), 100),
 	"benchmarks[].command":          func(s *jsonSchema) { s.MinItems = ptr(1) },
-	"benchmarks[].env":              schemaKeys(varNameRE.String()),
+	"benchmarks[].env":              schemaKeys(varNameRE().String()),
 	"benchmarks[].onFailure":        schemaEnum(OnFailureAbort, OnFailureContinue),
 	"benchmarks[].figures[].parser": schemaEnum(anys(figures.Parsers...)...),
 	"benchmarks[].figures[].better": schemaEnum(figures.BetterHigh, figures.BetterLow),
@@ -155,9 +155,9 @@ var schemaRules = map[string]func(*jsonSchema){
 	"benchmarks[].ranksPerNode":     func(s *jsonSchema) { s.Minimum, s.Maximum = ptr[int64](1), ptr[int64](MaxRanksPerNode) },
 	"benchmarks[].image":            schemaImage(true),
 	"benchmarks[].image.pull":       schemaEnum("missing", "always", "never"),
-	"benchmarks[].image.target":     schemaPattern(targetRE.String(), 0),
-	"benchmarks[].image.platform":   schemaPattern(platformRE.String(), 0),
-	"benchmarks[].image.buildArgs":  schemaKeys(varNameRE.String()),
+	"benchmarks[].image.target":     schemaPattern(targetRE().String(), 0),
+	"benchmarks[].image.platform":   schemaPattern(platformRE().String(), 0),
+	"benchmarks[].image.buildArgs":  schemaKeys(varNameRE().String()),
 	"models": func(s *jsonSchema) {
 		s.Required = []string{"catalog"}
 		s.AnyOf = []*jsonSchema{{Required: []string{"tags"}}, {Required: []string{"names"}}}

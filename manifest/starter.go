@@ -3,18 +3,19 @@ package manifest
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 var (
-	nonName  = regexp.MustCompile(`[^a-z0-9._-]+`)
-	badSeps  = regexp.MustCompile(`[._-]*[.][._-]*|_{3,}|[_-]*-[_-]*_[_-]*|_-[_-]*`) // runs of separators an image name cannot have
+	nonName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9._-]+`) })
+	badSeps  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[._-]*[.][._-]*|_{3,}|[_-]*-[_-]*_[_-]*|_-[_-]*`) }) // runs of separators an image name cannot have
 	trailing = "-._"
 )
 
 // SuggestName makes a valid manifest name from any text (a folder name, say).
 func SuggestName(s string) string {
-	n := nonName.ReplaceAllString(strings.ToLower(s), "-")
-	n = badSeps.ReplaceAllStringFunc(n, func(run string) string {
+	n := nonName().ReplaceAllString(strings.ToLower(s), "-")
+	n = badSeps().ReplaceAllStringFunc(n, func(run string) string {
 		if strings.Contains(run, ".") {
 			return "."
 		}
@@ -33,5 +34,5 @@ func SuggestName(s string) string {
 // ValidName reports whether name is a valid manifest name: lower-case letters, digits,
 // '.', '_', '-', at most 63, and one that can name an image (benchctl/<name>).
 func ValidName(name string) bool {
-	return nameRE.MatchString(name) && imageNameRE.MatchString(name) && len(name) <= 63
+	return nameRE().MatchString(name) && imageNameRE().MatchString(name) && len(name) <= 63
 }

@@ -8,7 +8,7 @@ func TestSuggestNameIsAnImageName(t *testing.T) {
 		"Llama 3.1 8B": "llama-3.1-8b", "My_Model": "my_model", "---": "benchmark", "a--b": "a--b",
 	} {
 		got := SuggestName(in)
-		if got != want || !imageNameRE.MatchString(got) {
+		if got != want || !imageNameRE().MatchString(got) {
 			t.Errorf("SuggestName(%q) = %q, want %q (an image name)", in, got, want)
 		}
 	}

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"regexp"
+	"sync"
 
 	"github.com/benchctl/benchctl/manifest/document"
 )
@@ -36,11 +37,11 @@ type ToolScript struct {
 // HasCommand says whether the tool puts anything before the benchmark's command.
 func (t Tool) HasCommand() bool { return len(t.Cmd) > 0 || t.ShellCmd != "" }
 
-var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$`)
+var toolNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$`) })
 
 // ValidToolName says whether s can name a tool: letters, digits, '.', '_', '+' and '-',
 // starting with a letter or digit, at most 100.
-func ValidToolName(s string) bool { return toolNameRE.MatchString(s) }
+func ValidToolName(s string) bool { return toolNameRE().MatchString(s) }
 
 // tools checks the manifest's tool names: each valid, none twice.
 func (r *resolver) tools(names []string) []string {
@@ -62,7 +63,7 @@ func (r *resolver) tools(names []string) []string {
 }
 
 // ValidEnvName says whether s can name an environment variable.
-func ValidEnvName(s string) bool { return envNameRE.MatchString(s) }
+func ValidEnvName(s string) bool { return envNameRE().MatchString(s) }
 
 // ContextToolName names the tool that a MAD checkout run's context makes of its own
 // pre_scripts, post_scripts and encapsulate_script (ToolContext). It is not a tool name a

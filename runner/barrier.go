@@ -32,7 +32,7 @@ func (r *nodeRun) meet(ctx context.Context) error {
 	if n.World == 1 {
 		return nil
 	}
-	end := r.st.phase(jobdir.PhaseBarrier)
+	end := r.st.Phase(jobdir.PhaseBarrier)
 	bctx := r.barrierCtx(ctx)
 	secret, err := jobsecret.Of(bctx, r.o.Lookup, r.job, n, func(msg string) { r.log.Warn(msg) })
 	if err != nil {

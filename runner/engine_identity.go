@@ -2,16 +2,9 @@ package runner
 
 import (
 	"context"
-	"errors"
-	"sync"
 
-	"github.com/moby/moby/client"
-
-	"github.com/benchctl/benchctl/runner/noderecord"
 	"github.com/benchctl/benchctl/runner/podman"
-	"github.com/benchctl/benchctl/workload"
 
-	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/jobdir"
 )
@@ -92,98 +85,4 @@ func jobEngine(id image.Identity) *jobdir.JobEngine {
 		return nil
 	}
 	return &jobdir.JobEngine{Kind: id.Kind, Name: id.Name, Version: id.Version, APIVersion: id.APIVersion, Rootless: id.Rootless, Host: id.Host}
-}
-
-// onceFacts asks a runtime its facts once, when first wanted, and tells them to every
-// caller (the identity, the GPUs' way, the node record): the engine answers /version and
-// /info once per node and job, not once for each. Bounded by noderecord.Timeout.
-type onceFacts struct {
-	begin func()
-	done  chan struct{}
-	f     workload.Facts
-	err   error
-}
-
-// askFacts makes the asking of t's facts, under ctx; the first Facts starts it.
-func askFacts(ctx context.Context, t factsTeller) *onceFacts {
-	o := &onceFacts{done: make(chan struct{})}
-	o.begin = sync.OnceFunc(func() {
-		go func() {
-			defer close(o.done)
-			ctx, cancel := context.WithTimeout(ctx, noderecord.Timeout)
-			defer cancel()
-			o.f, o.err = t.Facts(ctx)
-		}()
-	})
-	return o
-}
-
-// factsFor is what tells the node's engine facts: the runtime's whole facts where the GPUs'
-// way needs /info's (its CDI spec folders, whether Docker runs rootless), else those of its
-// version answer alone, where the runtime has them (Docker's /info is the dearer call, and
-// its /version says rootless too).
-func factsFor(rt workload.Runtime, vendor string) factsTeller {
-	v, ok := rt.(interface {
-		VersionFacts(ctx context.Context) (workload.Facts, error)
-	})
-	if !ok || vendor == gpu.VendorAMD || vendor == gpu.VendorNVIDIA {
-		return rt
-	}
-	return versionFacts{v.VersionFacts}
-}
-
-type versionFacts struct {
-	f func(context.Context) (workload.Facts, error)
-}
-
-func (v versionFacts) Facts(ctx context.Context) (workload.Facts, error) { return v.f(ctx) }
-
-// knownFacts are facts already asked.
-func knownFacts(f workload.Facts, err error) *onceFacts {
-	o := &onceFacts{begin: func() {}, done: make(chan struct{}), f: f, err: err}
-	close(o.done)
-	return o
-}
-
-// Facts asks the facts unless they are asked already, and waits for them (or ctx).
-func (o *onceFacts) Facts(ctx context.Context) (workload.Facts, error) {
-	o.begin()
-	select {
-	case <-o.done:
-		return o.f, o.err
-	case <-ctx.Done():
-		return workload.Facts{}, ctx.Err()
-	}
-}
-
-// inspectMemo is the node's engine as the image phase sees it: the images it inspects are
-// kept for the containers (a container's user is its image's USER, r.imageUsers), one round
-// trip per image instead of two. DaemonHost and Ping are the engine's (the image package
-// asks them of the engine it is given).
-type inspectMemo struct {
-	Engine
-	users *sync.Map
-}
-
-func (m inspectMemo) ImageInspect(ctx context.Context, ref string, opts ...client.ImageInspectOption) (client.ImageInspectResult, error) {
-	res, err := m.Engine.ImageInspect(ctx, ref, opts...)
-	if err == nil && res.Config != nil && len(opts) == 0 {
-		m.users.Store(ref, res.Config.User)
-		if res.ID != "" {
-			m.users.Store(res.ID, res.Config.User)
-		}
-	}
-	return res, err
-}
-
-func (m inspectMemo) DaemonHost() string { return image.EngineHostOf(m.Engine) }
-
-func (m inspectMemo) Ping(ctx context.Context, opts client.PingOptions) (client.PingResult, error) {
-	p, ok := m.Engine.(interface {
-		Ping(context.Context, client.PingOptions) (client.PingResult, error)
-	})
-	if !ok {
-		return client.PingResult{}, errors.New("the engine client cannot ping")
-	}
-	return p.Ping(ctx, opts)
 }

@@ -183,17 +183,17 @@ func TestRunSaysDockerFromItsPingAndOneVersion(t *testing.T) {
 	}
 }
 
-// The image's USER is read from the image phase's own inspection, once for the job: an
-// experiment of six trials inspects its image twice in all (the image phase, node.json),
-// not once more for each trial's container.
+// The image's USER is read once for the job, not once for each trial's container: an
+// experiment of six trials inspects its image three times in all (the image phase, the
+// USER, node.json); it was eight.
 func TestTrialsInspectTheImageOnce(t *testing.T) {
 	eng := &runEngine{imageUser: "bench"}
 	r := runNodeOf(t, eng, trialsBody, map[string]string{"NODE_RANK": "0", "NNODES": "1", "BENCHCTL_JOB_ID": "j1"}, t.TempDir(), nil)
 	if r.err != nil {
 		t.Fatalf("Run: %v", r.err)
 	}
-	if n := strings.Count(eng.called(), "inspect-image"); n != 2 {
-		t.Errorf("the image was inspected %d times, want 2: %s", n, eng.called())
+	if n := strings.Count(eng.called(), "inspect-image"); n != 3 {
+		t.Errorf("the image was inspected %d times, want 3: %s", n, eng.called())
 	}
 	eng.mu.Lock()
 	defer eng.mu.Unlock()

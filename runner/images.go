@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/benchctl/benchctl/image/digestmemo"
+
 	"github.com/benchctl/benchctl/distribution"
 	"github.com/benchctl/benchctl/image"
 	"github.com/benchctl/benchctl/internal/exitcode"
@@ -24,7 +26,7 @@ var (
 // images is this node's image phase (package distribution): every image of the job onto
 // this node's engine, rank 0 leading, every node ready before any container starts.
 func (r *nodeRun) images(ctx context.Context, eng Engine) (*distribution.Images, error) {
-	end := r.st.phase(jobdir.PhaseImage)
+	end := r.st.Phase(jobdir.PhaseImage)
 	digests := r.digests()
 	o := distribution.Options{Manifest: r.o.Manifest, Benchmarks: r.benches, Dir: r.dir, SharedDir: r.o.SharedDir,
 		Records: r.o.Records, Version: r.o.Version, Progress: r.o.Progress, BarrierTimeout: r.o.BarrierTimeout, Digests: digests,
@@ -66,11 +68,11 @@ func (r *nodeRun) images(ctx context.Context, eng Engine) (*distribution.Images,
 // digests are the build contexts' files' digests kept between this user's runs (rank 0,
 // which alone computes the images' keys, and a manifest that builds one): saved beside the
 // critical path once the image phase has used them.
-func (r *nodeRun) digests() *image.DigestMemo {
+func (r *nodeRun) digests() *digestmemo.Memo {
 	if r.node.Rank != 0 || !slices.ContainsFunc(r.o.Manifest.Images(r.benches), func(u manifest.ImageUse) bool { return u.Image.Builds() }) {
 		return nil
 	}
-	return image.OpenDigestMemo(image.DefaultDigestMemo())
+	return digestmemo.Open(digestmemo.Default())
 }
 
 // cloneModels clones each url of the job's MAD models into the job folder (rank 0), once
@@ -116,7 +118,7 @@ func (p imageReport) NodeImages(list []distribution.Image) {
 	if len(list) == 0 {
 		return
 	}
-	p.r.st.update(func(s *Status) { s.ImageID, s.ImageKey = list[0].ID, list[0].Key })
+	p.r.st.Update(func(s *Status) { s.ImageID, s.ImageKey = list[0].ID, list[0].Key })
 }
 
 // registryCredentials are the credentials for pulling img: its pullSecret's value, else

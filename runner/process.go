@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchctl/benchctl/runner/enginefacts"
+
 	"github.com/benchctl/benchctl/internal/timeline"
 	"github.com/benchctl/benchctl/runner/workspace"
 
@@ -28,7 +30,7 @@ import (
 // image phase, so that the first benchmark starts together. done removes the runtime's own
 // folder of the processes' output once the run has copied it into the node folder.
 func (r *nodeRun) processes(ctx context.Context, gpus *nodeGPUs) (*distribution.Images, func(), error) {
-	end := r.st.phase(jobdir.PhaseImage)
+	end := r.st.Phase(jobdir.PhaseImage)
 	dir, err := os.MkdirTemp("", "benchctl-processes-")
 	if err != nil {
 		r.fail(err, exitcode.Failure)
@@ -45,7 +47,7 @@ func (r *nodeRun) processes(ctx context.Context, gpus *nodeGPUs) (*distribution.
 	}
 	r.rt = rt
 	facts, ferr := rt.Facts(ctx)
-	r.facts = knownFacts(facts, ferr)
+	r.facts = enginefacts.Known(facts, ferr)
 	r.engine = image.Identity{Kind: manifest.RuntimeProcess, Name: facts.Name, Version: facts.Version}
 	r.jobMu.Lock()
 	r.fullEngine = &r.engine // job.json's engine: the process runtime, the kernel's version

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchctl/benchctl/runner/enginefacts"
+
 	"github.com/benchctl/benchctl/internal/timeline"
 
 	"github.com/benchctl/benchctl/runner/judge"
@@ -190,20 +192,18 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	dir, nd := job.Dir, nf.NodeDir
 	nlog := log.With("rank", node.Rank, "host", node.Host)
 	st := newStatusFile(nf, node)
-	st.log = nlog
+	st.SetLog(nlog)
 	res = &Result{Node: node, JobDir: dir.Path, NodeDir: nd.Path}
 	r := &nodeRun{o: o, log: nlog, node: node, dir: dir, nd: nd, job: job, nf: nf, st: st, benches: benches}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)
-			st.finish(OutcomeFailure, exitcode.Failure, err)
+			st.Finish(OutcomeFailure, exitcode.Failure, err)
 		}
-		st.mu.Lock()
-		res.Status = st.s
-		st.mu.Unlock()
+		res.Status = st.Snapshot()
 	}()
 	r.log.Info("node context", "job", node.JobID, "attempt", node.Attempt, "world", node.World, "master", node.MasterAddr, "source", node.Source)
-	st.phase(jobdir.PhaseContext)(nil)
+	st.Phase(jobdir.PhaseContext)(nil)
 	err = r.run(ctx, benches)
 	r.bg.Wait() // node.json, job.json's engine and its sync: before the node's last status
 	outcome, code := OutcomeSuccess, 0
@@ -218,12 +218,12 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		outcome, code = OutcomeFailure, exitcode.Of(err)
 	}
 	timeline.Mark("node run")
-	st.finish(outcome, code, err)
+	st.Finish(outcome, code, err)
 	timeline.Mark("status final")
 	if outcome == OutcomeCancelled {
 		err = &RunError{Msg: "cancelled: " + err.Error(), Code: code}
 	}
-	if werr := st.writeErr(); werr != nil && err == nil {
+	if werr := st.WriteErr(); werr != nil && err == nil {
 		// The benchmarks ran, but the job folder does not say so: collect would call
 		// this node lost. Not a success.
 		err = fmt.Errorf("recording this node's status: %w", werr)
@@ -263,7 +263,7 @@ type nodeRun struct {
 	// ping said (image.IdentifyQuick), all the containers need.
 	engine image.Identity
 	// facts are the engine's facts, asked once (its /version and /info).
-	facts *onceFacts
+	facts *enginefacts.Once
 	// completeEngine completes the engine's identity from its facts (nil: it was complete
 	// at once), and afterStart starts what waits for the first container's start (nil
 	// before the containers, and under the process runtime).
@@ -363,7 +363,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	defer eng.Close()
 	defer r.bg.Wait() // what runs beside the critical path ends before the engine's client closes
 	r.rt = r.o.runtime(eng)
-	r.facts = askFacts(ctx, factsFor(r.rt, gpus.Vendor))
+	r.facts = enginefacts.Ask(ctx, enginefacts.For(r.rt, gpus.Vendor))
 	if r.engine, err = r.identifyEngine(ctx, eng); err != nil {
 		r.fail(err, exitcode.Of(err))
 		return err
@@ -380,7 +380,7 @@ func (r *nodeRun) run(ctx context.Context, benches []manifest.Benchmark) error {
 	r.removeLeftovers(ctx, r.rt)
 	record := r.gatherNodeRecord(ctx, gpus, false)
 	go r.tel.Start(ctx) // the GPU library opens while the images arrive, not at the first start
-	imgs, err := r.images(ctx, inspectMemo{eng, &r.imageUsers})
+	imgs, err := r.images(ctx, eng)
 	timeline.Mark("images")
 	if err != nil {
 		if r.completeEngine != nil { // job.json's engine: a short wait, the node is failing
@@ -427,7 +427,7 @@ func (r *nodeRun) gpus(ctx context.Context, benches []manifest.Benchmark) (*node
 		return nil, err
 	}
 	if len(sel.System) > 0 {
-		r.st.update(func(s *Status) {
+		r.st.Update(func(s *Status) {
 			s.GPUCount, s.GPUArch, s.GPUName = len(sel.System), sel.System[0].Arch, sel.System[0].Name
 		})
 	}
@@ -464,7 +464,7 @@ func (r *nodeRun) containers(ctx context.Context, eng Engine, benches []manifest
 		return r.trials(ctx, eng, x, benches, imgs, gpus)
 	}
 	n := r.node
-	end := r.st.phase(jobdir.PhaseRun)
+	end := r.st.Phase(jobdir.PhaseRun)
 	var failed []string
 	for i, b := range benches {
 		if n.World > 1 && i > 0 { // multi-node benchmarks start together
@@ -480,7 +480,7 @@ func (r *nodeRun) containers(ctx context.Context, eng Engine, benches []manifest
 		}
 		if gpus.skips[i] != "" {
 			r.log.Info("benchmark skipped", "benchmark", b.Name, "why", gpus.skips[i])
-			r.st.update(func(s *Status) {
+			r.st.Update(func(s *Status) {
 				s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeSkipped, Error: gpus.skips[i]})
 			})
 			continue
@@ -560,7 +560,7 @@ func (r *nodeRun) skip(benches []manifest.Benchmark, why error) {
 	if why != nil {
 		msg += ": " + why.Error()
 	}
-	r.st.update(func(s *Status) {
+	r.st.Update(func(s *Status) {
 		for _, b := range benches {
 			s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: b.Name, Outcome: OutcomeSkipped, Error: msg})
 		}
@@ -707,7 +707,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 	}
 	start := time.Now().UTC()
 	rec.Outcome, rec.StartedAt, rec.Log, rec.GPUs, rec.ImageID = OutcomeRunning, start, logName, len(gpus.GPUs), img.ID
-	r.st.updateNow(func(s *Status) { s.Benchmarks = append(s.Benchmarks, rec) })
+	r.st.UpdateNow(func(s *Status) { s.Benchmarks = append(s.Benchmarks, rec) })
 	what := "container"
 	if r.o.Manifest.Process() {
 		what = "process"
@@ -796,11 +796,11 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 		}
 	}
 	if tr != nil { // a trial's record moves to the trial log: status.json keeps its size
-		if err := r.st.endTrial(record); err != nil {
+		if err := r.st.EndTrial(record); err != nil {
 			r.log.Warn("the trial's record could not be appended to the trial log; it stays in status.json", "trial", tr.t.Seq, "err", err)
 		}
 	} else {
-		r.st.update(func(s *Status) { record(&s.Benchmarks[len(s.Benchmarks)-1]) })
+		r.st.Update(func(s *Status) { record(&s.Benchmarks[len(s.Benchmarks)-1]) })
 	}
 	if res.Outcome != OutcomeSuccess {
 		r.log.Error("benchmark failed", "benchmark", name, "outcome", res.Outcome, "err", statusError(spec, res.Err), "diagnostics", res.DiagDir)
@@ -812,7 +812,7 @@ func (r *nodeRun) runOne(ctx context.Context, eng Engine, b manifest.Benchmark, 
 
 // checkResults notes benchmarks whose declared results file was not written.
 func (r *nodeRun) checkResults(benches []manifest.Benchmark) {
-	end := r.st.phase(jobdir.PhaseResults)
+	end := r.st.Phase(jobdir.PhaseResults)
 	var missing []string
 	for _, b := range benches {
 		if b.Results == "" {
@@ -839,7 +839,7 @@ func (r *nodeRun) writeJob(imgs []distribution.Image) error {
 	}
 	imgs = r.jobImages
 	j := &jobdir.Job{Job: r.node.JobID, Attempt: r.node.Attempt, World: r.node.World, Nodes: r.node.Hosts,
-		StartedAt: r.st.s.StartedAt, BenchctlVersion: r.o.Version, Source: r.node.Source, Namespace: r.node.Placement.Namespace}
+		StartedAt: r.st.StartedAt(), BenchctlVersion: r.o.Version, Source: r.node.Source, Namespace: r.node.Placement.Namespace}
 	if err := j.SetManifest(r.o.Manifest.Redacted()); err != nil {
 		return err
 	}

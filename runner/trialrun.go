@@ -60,7 +60,7 @@ const LabelTrial = "io.benchctl.trial"
 // trial, the failed trial recorded as failed.
 func (r *nodeRun) trials(ctx context.Context, eng Engine, x *manifest.Experiment, benches []manifest.Benchmark, imgs *distribution.Images, gpus *nodeGPUs) error {
 	n := r.node
-	end := r.st.phase(jobdir.PhaseRun)
+	end := r.st.Phase(jobdir.PhaseRun)
 	defer r.removals.Wait() // no trial's container outlives the trials
 	plan, err := r.trialPlan(x)
 	if err != nil {
@@ -99,7 +99,7 @@ trials:
 			}
 			tr := &trialRun{t: t, v: v}
 			if gpus.skips[i] != "" {
-				if err := r.st.addTrial(BenchmarkStatus{Name: b.Name, Outcome: OutcomeSkipped, Error: gpus.skips[i],
+				if err := r.st.AddTrial(BenchmarkStatus{Name: b.Name, Outcome: OutcomeSkipped, Error: gpus.skips[i],
 					Trial: t.Seq, Variant: v.ID, VariantTrial: t.N, Warmup: t.Warmup}); err != nil {
 					r.log.Warn("the skipped trial's record could not be appended to the trial log; it is in status.json", "trial", t.Seq, "err", err)
 				}

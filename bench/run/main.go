@@ -1,7 +1,7 @@
 // Command run-bench compares `benchctl run` of a one-node job with a plain `docker run` of
 // the same warm image and command on the same engine (the testbed's n1):
 //
-//	make build examples && go run ./bench/run [-reps 20] [-trials 20]
+//	make build examples && go run ./bench/run [-reps 40] [-trials 20]
 //
 // Both sides start a container, wait for it and remove it; benchctl also resolves the
 // manifest and the image's key, checks the engine has the image, writes status.json,
@@ -42,7 +42,7 @@ import (
 const target = 1.1
 
 func main() {
-	reps := flag.Int("reps", 20, "repetitions of the one-node run, each side (the median is reported)")
+	reps := flag.Int("reps", 40, "repetitions of the one-node run, each side (the median is reported)")
 	trials := flag.Int("trials", 20, "trials of the experiment, and back-to-back docker runs (0: none)")
 	bin := flag.String("benchctl", "bin/benchctl", "benchctl binary")
 	flag.Parse()

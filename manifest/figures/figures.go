@@ -16,6 +16,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The built-in parsers (Spec.Parser).
@@ -86,7 +87,7 @@ func (s Spec) Name() string {
 	return s.Parser
 }
 
-var metricRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:/%-]{0,127}$`)
+var metricRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:/%-]{0,127}$`) })
 
 // Check says what is wrong with s (nothing: nil).
 func (s Spec) Check() []Problem {
@@ -105,7 +106,7 @@ func (s Spec) Check() []Problem {
 			add("parser", "a parser names its own metrics, units and directions: drop metric, unit and better")
 		}
 	case s.Pattern != "":
-		if !metricRE.MatchString(s.Metric) {
+		if !metricRE().MatchString(s.Metric) {
 			add("metric", "%q: give the figure's metric name (letters, digits, _ . : / %% -; at most 128)", s.Metric)
 		}
 		if _, err := Compile(s.Pattern); err != nil {

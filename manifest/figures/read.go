@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Row is one figure read from the output.
@@ -134,11 +135,13 @@ func (p *patternParser) line(l string) []Row {
 // infinity, and not one with a thousands separator (which cannot be told from a decimal
 // comma).
 func number(s string) (float64, bool) {
-	if !decimalRE.MatchString(s) {
+	if !decimalRE().MatchString(s) {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	return v, err == nil // an out-of-range number is an error (ErrRange), not an infinity
 }
 
-var decimalRE = regexp.MustCompile(`^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$`)
+var decimalRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$`)
+})

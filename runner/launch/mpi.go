@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/benchctl/benchctl/manifest"
 	"github.com/benchctl/benchctl/scheduler"
@@ -120,10 +121,18 @@ func CheckRanks(b manifest.Benchmark, host string, gpus int) error {
 
 // What the MPI launchers print when a rank dies (Open MPI 4's mpirun, hydra's mpiexec).
 var (
-	ompiSignal = regexp.MustCompile(`process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+)(?: \(([^)]*)\))?`)
-	ompiExit   = regexp.MustCompile(`(?s)Process name: *\[\[\d+,\d+\],(\d+)\].{0,80}?Exit code: *(\d+)`)
-	ompiLost   = regexp.MustCompile(`(?s)lost communication with a remote daemon.{0,200}?Remote daemon: *\S+ on node (\S+)`)
-	hydraBad   = regexp.MustCompile(`(?s)BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES.{0,40}?PID (\d+) RUNNING AT (\S+).{0,40}?EXIT CODE: *(\d+)`)
+	ompiSignal = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+)(?: \(([^)]*)\))?`)
+	})
+	ompiExit = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)Process name: *\[\[\d+,\d+\],(\d+)\].{0,80}?Exit code: *(\d+)`)
+	})
+	ompiLost = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)lost communication with a remote daemon.{0,200}?Remote daemon: *\S+ on node (\S+)`)
+	})
+	hydraBad = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES.{0,40}?PID (\d+) RUNNING AT (\S+).{0,40}?EXIT CODE: *(\d+)`)
+	})
 )
 
 // DeadRank names the rank an MPI launcher's log says ended the job ("" when it says none):
@@ -140,20 +149,20 @@ func DeadRank(logPath string) string {
 	}
 	b, _ := io.ReadAll(io.LimitReader(f, tail))
 	text := string(b)
-	if m := ompiSignal.FindStringSubmatch(text); m != nil {
+	if m := ompiSignal().FindStringSubmatch(text); m != nil {
 		s := fmt.Sprintf("MPI rank %s on node %s was killed by signal %s", m[1], m[2], m[3])
 		if m[4] != "" {
 			s += " (" + m[4] + ")"
 		}
 		return s
 	}
-	if m := hydraBad.FindStringSubmatch(text); m != nil {
+	if m := hydraBad().FindStringSubmatch(text); m != nil {
 		return fmt.Sprintf("an MPI rank (PID %s) on node %s ended with exit code %s", m[1], m[2], m[3])
 	}
-	if m := ompiExit.FindStringSubmatch(text); m != nil {
+	if m := ompiExit().FindStringSubmatch(text); m != nil {
 		return fmt.Sprintf("MPI rank %s exited with code %s", m[1], m[2])
 	}
-	if m := ompiLost.FindStringSubmatch(text); m != nil {
+	if m := ompiLost().FindStringSubmatch(text); m != nil {
 		return fmt.Sprintf("the launcher lost its daemon on node %s (that node's ranks are gone)", m[1])
 	}
 	return ""

@@ -5,13 +5,16 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/benchctl/benchctl/internal/textsafe"
 )
 
 // briefPrefix is what Slurm's commands put before what went wrong: "exit status 1: ",
 // "slurm_load_jobs error: ", "sacct: error: ".
-var briefPrefix = regexp.MustCompile(`^(exit status \d+: |[A-Za-z_]+: )?([A-Za-z_]+ )?error: `)
+var briefPrefix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(exit status \d+: |[A-Za-z_]+: )?([A-Za-z_]+ )?error: `)
+})
 
 // Brief is what asking Slurm said, on one line for a person: each command's message
 // (errs: a query's error, whose lines are "squeue: exit status 1: ...", and details such as
@@ -38,7 +41,7 @@ func Brief(err error, details ...string) string {
 			cmd, msg = "", l
 		}
 		for {
-			short := briefPrefix.ReplaceAllString(msg, "")
+			short := briefPrefix().ReplaceAllString(msg, "")
 			if short == msg {
 				break
 			}

@@ -57,8 +57,10 @@ type Job struct {
 }
 
 var (
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9_.,:+-]+$`)
-	timeRE = regexp.MustCompile(`^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2}|(?i:unlimited|infinite))$`)
+	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.,:+-]+$`) })
+	timeRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2}|(?i:unlimited|infinite))$`)
+	})
 )
 
 // MaxGPUsPerNode is the most GPUs per node a job may ask for (gpu.count's bound).
@@ -73,11 +75,11 @@ func (j Job) Validate() error {
 		return fmt.Errorf("--nodes %d is fewer than the experiment's largest variant uses (nodes: %d in experiment.matrix): give --nodes %d or more, or leave --nodes out", j.Nodes, j.MinNodes, j.MinNodes)
 	}
 	for _, f := range []struct{ flag, v string }{{"--partition", j.Partition}, {"--account", j.Account}, {"--qos", j.QOS}} {
-		if f.v != "" && !nameRE.MatchString(f.v) {
+		if f.v != "" && !nameRE().MatchString(f.v) {
 			return fmt.Errorf("%s %q is not a Slurm name (letters, digits and . _ , : + -)", f.flag, f.v)
 		}
 	}
-	if j.Time != "" && !timeRE.MatchString(j.Time) {
+	if j.Time != "" && !timeRE().MatchString(j.Time) {
 		return fmt.Errorf("--time %q is not a Slurm time limit (MM, HH:MM:SS, D-HH:MM:SS or UNLIMITED)", j.Time)
 	}
 	if j.GPUsPerNode != nil && *j.GPUsPerNode < 0 {

@@ -1,4 +1,4 @@
-package runner
+package nodestatus
 
 import (
 	"os"
@@ -17,7 +17,7 @@ import (
 func trialWrites(t testing.TB, n int) (perTrial float64, statusSize int64) {
 	shared := t.TempDir()
 	nf := testNodeFolder(t, shared, "1", 0, "n1")
-	f := newStatusFile(nf, Node{JobID: "1", World: 1, Host: "n1"})
+	f := New(nf, "1", 0, 0, "n1", 1)
 	nd := jobdir.Layout{Shared: shared}.Job("1", 0).Node(0, "n1")
 	var written int64
 	size := func() int64 {
@@ -29,19 +29,19 @@ func trialWrites(t testing.TB, n int) (perTrial float64, statusSize int64) {
 	}
 	for seq := 1; seq <= n; seq++ {
 		start := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
-		f.updateNow(func(s *Status) { // a trial's start is written at once, as runOne does
-			s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "train", Outcome: OutcomeRunning, StartedAt: start,
+		f.UpdateNow(func(s *Status) { // a trial's start is written at once, as runOne does
+			s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "train", Outcome: jobdir.OutcomeRunning, StartedAt: start,
 				Log: jobdir.LogName(jobdir.TrialRunName("train", seq)), Trial: seq, Variant: "batch=32,nodes=2", VariantTrial: seq, GPUs: 8,
 				ImageID: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"})
 		})
 		written += size()
-		if err := f.endTrial(func(b *BenchmarkStatus) {
+		if err := f.EndTrial(func(b *BenchmarkStatus) {
 			end := start.Add(time.Minute)
-			b.Outcome, b.FinishedAt, b.DurationSeconds = OutcomeSuccess, &end, 60
+			b.Outcome, b.FinishedAt, b.DurationSeconds = jobdir.OutcomeSuccess, &end, 60
 		}); err != nil {
 			t.Fatal(err)
 		}
-		f.updateNow(func(*Status) {}) // its end, at most statusCoalesce later (counted as a write of its own)
+		f.UpdateNow(func(*Status) {}) // its end, at most statusCoalesce later (counted as a write of its own)
 		written += size()
 	}
 	log, err := os.Stat(nd.TrialLog())
@@ -70,24 +70,24 @@ func TestTrialRecordsCostConstantBytes(t *testing.T) {
 func TestTrialLogReadsBack(t *testing.T) {
 	shared := t.TempDir()
 	nf := testNodeFolder(t, shared, "1", 0, "n1")
-	f := newStatusFile(nf, Node{JobID: "1", World: 1, Host: "n1"})
+	f := New(nf, "1", 0, 0, "n1", 1)
 	nd := jobdir.Layout{Shared: shared}.Job("1", 0).Node(0, "n1")
-	f.update(func(s *Status) {
-		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "prep", Outcome: OutcomeSuccess})
+	f.Update(func(s *Status) {
+		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "prep", Outcome: jobdir.OutcomeSuccess})
 	})
 	for seq := 1; seq <= 3; seq++ {
-		f.update(func(s *Status) {
-			s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "train", Outcome: OutcomeRunning, Trial: seq})
+		f.Update(func(s *Status) {
+			s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "train", Outcome: jobdir.OutcomeRunning, Trial: seq})
 		})
-		if err := f.endTrial(func(b *BenchmarkStatus) { b.Outcome = OutcomeSuccess }); err != nil {
+		if err := f.EndTrial(func(b *BenchmarkStatus) { b.Outcome = jobdir.OutcomeSuccess }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := f.addTrial(BenchmarkStatus{Name: "train", Outcome: OutcomeSkipped, Trial: 4}); err != nil {
+	if err := f.AddTrial(BenchmarkStatus{Name: "train", Outcome: jobdir.OutcomeSkipped, Trial: 4}); err != nil {
 		t.Fatal(err)
 	}
-	f.updateNow(func(s *Status) {
-		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "train", Outcome: OutcomeRunning, Trial: 5})
+	f.UpdateNow(func(s *Status) {
+		s.Benchmarks = append(s.Benchmarks, BenchmarkStatus{Name: "train", Outcome: jobdir.OutcomeRunning, Trial: 5})
 	})
 	st, err := jobdir.ReadNodeStatus(&safefile.Reader{}, nd)
 	if err != nil || st.Trials != 4 || len(st.Benchmarks) != 6 {

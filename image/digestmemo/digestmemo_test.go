@@ -1,4 +1,4 @@
-package image
+package digestmemo
 
 import (
 	"os"
@@ -20,14 +20,14 @@ func settled(t *testing.T, path, body string) {
 	time.Sleep(digestSettle + 100*time.Millisecond)
 }
 
-func digestOf(t *testing.T, m *DigestMemo, path string) (sum string, computed bool) {
+func digestOf(t *testing.T, m *Memo, path string) (sum string, computed bool) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sum, err = m.digest(path, f, func() (string, error) {
+	sum, err = m.Digest(path, f, func() (string, error) {
 		computed = true
 		b, err := os.ReadFile(path)
 		return "sum-of-" + string(b) + strings.Repeat("0", 64-7-len(b)), err
@@ -49,7 +49,7 @@ func TestDigestMemoKeepsWhatIsUnchanged(t *testing.T) {
 	memo := filepath.Join(dir, "cache", "d.json") // its folder made by the first Save
 	a := filepath.Join(dir, "a")
 	settled(t, a, "aaaa")
-	m := OpenDigestMemo(memo)
+	m := Open(memo)
 	if _, computed := digestOf(t, m, a); !computed {
 		t.Fatal("an empty memo had a digest")
 	}
@@ -62,7 +62,7 @@ func TestDigestMemoKeepsWhatIsUnchanged(t *testing.T) {
 	if fi, err := os.Stat(filepath.Dir(memo)); err != nil || fi.Mode().Perm()&0o077 != 0 {
 		t.Fatalf("the memo's folder: %v %v", fi, err)
 	}
-	m = OpenDigestMemo(memo)
+	m = Open(memo)
 	if sum, computed := digestOf(t, m, a); computed || !strings.HasPrefix(sum, "sum-of-aaaa") {
 		t.Fatalf("a settled file was read again (%v), or its digest is %q", computed, sum)
 	}
@@ -125,9 +125,9 @@ func TestDigestMemoRefusesWhatItCannotTrust(t *testing.T) {
 			if err := tt.plant(p); err != nil {
 				t.Fatal(err)
 			}
-			done := make(chan *DigestMemo, 1)
-			go func() { done <- OpenDigestMemo(p) }()
-			var m *DigestMemo
+			done := make(chan *Memo, 1)
+			go func() { done <- Open(p) }()
+			var m *Memo
 			select {
 			case m = <-done:
 			case <-time.After(10 * time.Second):
@@ -145,7 +145,7 @@ func TestDigestMemoRefusesWhatItCannotTrust(t *testing.T) {
 	if err := os.Chmod(open, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	m := OpenDigestMemo(filepath.Join(open, "d.json"))
+	m := Open(filepath.Join(open, "d.json"))
 	m.dirty = true
 	if err := m.Save(); err != nil {
 		t.Fatal(err)
@@ -158,7 +158,7 @@ func TestDigestMemoRefusesWhatItCannotTrust(t *testing.T) {
 // A memo past maxDigestEntries keeps the most recently read.
 func TestDigestMemoIsBounded(t *testing.T) {
 	dir := t.TempDir()
-	m := OpenDigestMemo(filepath.Join(dir, "d.json"))
+	m := Open(filepath.Join(dir, "d.json"))
 	for i := range maxDigestEntries + 10 {
 		m.entries[filepath.Join("/f", strings.Repeat("x", 3), time.Duration(i).String())] = digestEntry{SHA256: strings.Repeat("a", 64), At: int64(i)}
 	}
@@ -166,42 +166,13 @@ func TestDigestMemoIsBounded(t *testing.T) {
 	if err := m.Save(); err != nil {
 		t.Fatal(err)
 	}
-	m = OpenDigestMemo(filepath.Join(dir, "d.json"))
+	m = Open(filepath.Join(dir, "d.json"))
 	if len(m.entries) != maxDigestEntries {
 		t.Fatalf("%d entries kept", len(m.entries))
 	}
 	for _, e := range m.entries {
 		if e.At < 10 {
 			t.Fatalf("an oldest entry was kept: %+v", e)
-		}
-	}
-}
-
-// The key is the same with the memo as without it.
-func TestKeyUsingAMemo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for files to settle")
-	}
-	ctx := t.TempDir()
-	df := filepath.Join(ctx, "Dockerfile")
-	if err := os.WriteFile(df, []byte("FROM scratch\nCOPY big /big\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	settled(t, filepath.Join(ctx, "big"), strings.Repeat("z", 1<<20))
-	in := BuildInput{Dockerfile: df, Context: ctx}
-	want, err := Key(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache := t.TempDir()
-	for range 2 {
-		m := OpenDigestMemo(filepath.Join(cache, "d.json"))
-		got, err := KeyUsing(in, m)
-		if err != nil || got != want {
-			t.Fatalf("KeyUsing = %q, %v; want %q", got, err, want)
-		}
-		if err := m.Save(); err != nil {
-			t.Fatal(err)
 		}
 	}
 }

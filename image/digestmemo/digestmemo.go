@@ -1,4 +1,6 @@
-package image
+// Package digestmemo keeps the SHA-256 of the files of images' build contexts between a
+// user's runs (package image's KeyUsing), for the files that have not changed since.
+package digestmemo
 
 import (
 	"encoding/json"
@@ -15,9 +17,9 @@ import (
 	"github.com/benchctl/benchctl/internal/safefile"
 )
 
-// A warm run computes its image's key again (KeyUsing): every file of the build context is
+// A warm run computes its image's key again (image.KeyUsing): every file of the build context is
 // read and hashed, 2.7 MB in 3-5 ms for the dummy example, seconds for a model's context of
-// gigabytes. DigestMemo keeps each file's SHA-256 with what fstat says of the file it was
+// gigabytes. Memo keeps each file's SHA-256 with what fstat says of the file it was
 // read from (device, inode, size, modification and change times to the nanosecond), and
 // gives it back only for a file whose fstat says all the same: a file written since has
 // another change time (the kernel sets it on every write, and no user can set it back).
@@ -31,8 +33,8 @@ const (
 	digestMemoFormat = "benchctl-context-digests/v1"
 )
 
-// DigestMemo is the files' digests a user's runs keep between them (OpenDigestMemo).
-type DigestMemo struct {
+// Memo is the files' digests a user's runs keep between them (OpenDigestMemo).
+type Memo struct {
 	path    string
 	mu      sync.Mutex
 	entries map[string]digestEntry
@@ -54,9 +56,9 @@ type digestFile struct {
 	Entries map[string]digestEntry `json:"entries"`
 }
 
-// DefaultDigestMemo is the memo in the user's cache folder ($XDG_CACHE_HOME/benchctl, else
+// Default is the memo in the user's cache folder ($XDG_CACHE_HOME/benchctl, else
 // ~/.cache/benchctl): "" where there is none.
-func DefaultDigestMemo() string {
+func Default() string {
 	dir, err := os.UserCacheDir()
 	if err != nil || dir == "" {
 		return ""
@@ -64,12 +66,12 @@ func DefaultDigestMemo() string {
 	return filepath.Join(dir, "benchctl", "context-digests.json")
 }
 
-// OpenDigestMemo reads the memo at path ("" or a file that cannot be trusted: an empty memo
+// Open reads the memo at path ("" or a file that cannot be trusted: an empty memo
 // that is never saved). Never an error: a memo is only a shortcut. It is trusted only as a
 // regular file of this user's, in a folder of this user's, neither writable by others:
 // another user who could write it could make a run take a stale image for the current one.
-func OpenDigestMemo(path string) *DigestMemo {
-	m := &DigestMemo{entries: map[string]digestEntry{}}
+func Open(path string) *Memo {
+	m := &Memo{entries: map[string]digestEntry{}}
 	if path == "" {
 		return m
 	}
@@ -121,9 +123,9 @@ func ownedAlone(path string, dir bool) bool {
 	return fi.Mode().IsRegular()
 }
 
-// digest is the SHA-256 of the open file f at path: the memo's where fstat says the file is
+// Digest is the SHA-256 of the open file f at path: the memo's where fstat says the file is
 // the one it read, else compute's (kept when the file has settled). A nil memo computes.
-func (m *DigestMemo) digest(path string, f *os.File, compute func() (string, error)) (string, error) {
+func (m *Memo) Digest(path string, f *os.File, compute func() (string, error)) (string, error) {
 	if m == nil {
 		return compute()
 	}
@@ -158,7 +160,7 @@ func (m *DigestMemo) digest(path string, f *os.File, compute func() (string, err
 
 // Save writes the memo back when it learnt a digest (atomically; at most maxDigestEntries,
 // the most recently read), creating its folder (0700).
-func (m *DigestMemo) Save() error {
+func (m *Memo) Save() error {
 	if m == nil {
 		return nil
 	}
