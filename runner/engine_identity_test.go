@@ -22,15 +22,26 @@ import (
 var podmanVersion = client.ServerVersionResult{Platform: client.PlatformInfo{Name: "linux/amd64/debian-12"}, Version: "4.3.1", APIVersion: "1.41",
 	Os: "linux", Arch: "amd64", Components: []system.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}, {Name: "Conmon", Version: "conmon version 2.1.6"}}}
 
-// libpodAnswering is a dialer to a Podman's own API that says whether it runs rootless.
-func libpodAnswering(t *testing.T, rootless bool) func(context.Context) (net.Conn, error) {
+// answering is a dialer to a unix socket h serves.
+func answering(t *testing.T, h http.HandlerFunc) func(context.Context) (net.Conn, error) {
 	t.Helper()
-	sock := filepath.Join(t.TempDir(), "p.sock")
+	sock := filepath.Join(t.TempDir(), "e.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}
+}
+
+// libpodAnswering is a dialer to a Podman's own API that says whether it runs rootless.
+func libpodAnswering(t *testing.T, rootless bool) func(context.Context) (net.Conn, error) {
+	return answering(t, func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/libpod/info") {
 			http.NotFound(w, r)
 			return
@@ -40,13 +51,7 @@ func libpodAnswering(t *testing.T, rootless bool) func(context.Context) (net.Con
 			rl = "true"
 		}
 		_, _ = w.Write([]byte(`{"host":{"security":{"rootless":` + rl + `}}}`))
-	})}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return func(ctx context.Context) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", sock)
-	}
+	})
 }
 
 // dialerOf is a fake engine's dialer: d, or one that cannot reach anything.
@@ -126,13 +131,7 @@ func TestRunPodmanRootlessUnknown(t *testing.T) {
 
 // pingAnswering is a dialer to an engine whose ping answers with headers (and nothing else).
 func pingAnswering(t *testing.T, headers map[string]string) func(context.Context) (net.Conn, error) {
-	t.Helper()
-	sock := filepath.Join(t.TempDir(), "d.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return answering(t, func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/_ping") {
 			http.NotFound(w, r)
 			return
@@ -141,13 +140,7 @@ func pingAnswering(t *testing.T, headers map[string]string) func(context.Context
 			w.Header().Set(k, v)
 		}
 		_, _ = w.Write([]byte("OK"))
-	})}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return func(ctx context.Context) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", sock)
-	}
+	})
 }
 
 // A Docker engine is told by its ping before any container, and said whole (its platform's

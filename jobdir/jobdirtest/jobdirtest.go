@@ -120,3 +120,20 @@ func NodeRecord(t testing.TB, n jobdir.NodeDir, r *jobdir.NodeRecord) {
 	Mkdir(t, n.Path)
 	writeJSON(t, n.NodeRecord(), r)
 }
+
+// NodeFolder is the folder of node rank on host of job (attempt 0) in shared, created and
+// open for writing; it is closed when the test ends.
+func NodeFolder(t testing.TB, shared, job string, rank int, host string) *jobdir.NodeFolder {
+	t.Helper()
+	jf, err := jobdir.Layout{Shared: shared}.CreateJob(job, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jf.Close()
+	nf, err := jf.CreateNode(rank, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nf.Close() })
+	return nf
+}

@@ -3,7 +3,8 @@ package telemetry
 import (
 	"context"
 	"log/slog"
-	"testing"
+
+	"github.com/benchctl/benchctl/jobdir/jobdirtest"
 
 	"github.com/benchctl/benchctl/gpu"
 	"github.com/benchctl/benchctl/jobdir"
@@ -28,17 +29,5 @@ func (r *nodeRun) sampleDuring(ctx context.Context, run string, gpus GPUAccess) 
 	return r.tel.SampleDuring(ctx, r.nf, r.log, run, gpus.GPUs)
 }
 
-func testNodeFolder(t testing.TB, shared, job string, rank int, host string) *jobdir.NodeFolder {
-	t.Helper()
-	jf, err := jobdir.Layout{Shared: shared}.CreateJob(job, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer jf.Close()
-	nf, err := jf.CreateNode(rank, host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nf.Close() })
-	return nf
-}
+// testNodeFolder is jobdirtest.NodeFolder.
+var testNodeFolder = jobdirtest.NodeFolder

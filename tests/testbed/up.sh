@@ -318,11 +318,10 @@ wait_for 60 "slurm nodes" nodes_ready || { sinfo -N >&2 || true; die "Slurm node
 # ---- the demo's testbed ends here: its env file says so --------------------------------------
 sock_list="$(IFS=,; echo "${sockets[*]}")"
 name_list="$(IFS=,; echo "${names[*]}")"
-if [ "$DEMO" = 1 ]; then
-  cat >"$D/testbed.env.new" <<ENV
-# benchctl testbed — source this file to use the cluster by hand. Started for the demo
-# (up.sh --demo): Slurm and the Docker Engines only; tests/testbed/up.sh starts the rest.
-export BENCHCTL_TESTBED_DEMO=1
+# cluster_env HEADER: the env file's lines every testbed has, after the comment HEADER.
+cluster_env() {
+  cat <<ENV
+# benchctl testbed — source this file to use the cluster by hand.$1
 export BENCHCTL_TESTBED_DIR=$D
 export BENCHCTL_TESTBED_NODES=$NODES
 export BENCHCTL_TESTBED_NODE_NAMES=$name_list
@@ -331,6 +330,11 @@ export BENCHCTL_TESTBED_SHARED_DIR=$D/shared
 export BENCHCTL_TESTBED_PARTITION=debug
 export SLURM_CONF=$S/slurm.conf
 ENV
+}
+if [ "$DEMO" = 1 ]; then
+  { cluster_env " Started for the demo
+# (up.sh --demo): Slurm and the Docker Engines only; tests/testbed/up.sh starts the rest."
+    echo "export BENCHCTL_TESTBED_DEMO=1"; } >"$D/testbed.env.new"
   mv "$D/testbed.env.new" "$D/testbed.env"
   log "up for the demo: $NODES nodes ($name_list), shared dir $D/shared, env file $D/testbed.env"
   exit 0
@@ -510,14 +514,8 @@ done
 log "MPI image: $MPI_IMAGE"
 
 # ---- the env file the tests read ---------------------------------------------------------
-cat >"$D/testbed.env.new" <<ENV
-# benchctl testbed — source this file to use the cluster by hand.
-export BENCHCTL_TESTBED_DIR=$D
-export BENCHCTL_TESTBED_NODES=$NODES
-export BENCHCTL_TESTBED_NODE_NAMES=$name_list
-export BENCHCTL_TESTBED_SOCKETS=$sock_list
-export BENCHCTL_TESTBED_SHARED_DIR=$D/shared
-export BENCHCTL_TESTBED_PARTITION=debug
+{ cluster_env ""
+  cat <<ENV
 export BENCHCTL_TESTBED_BUILDKIT_ADDR=unix://$bk_sock
 export BENCHCTL_TESTBED_SHELL_IMAGE=$SHELL_IMAGE
 export BENCHCTL_TESTBED_MPI_IMAGE=$MPI_IMAGE
@@ -527,8 +525,8 @@ export BENCHCTL_TESTBED_AUTH_REGISTRY=$auth_registry_addr
 export BENCHCTL_TESTBED_AUTH_REGISTRY_USER=$REG_USER
 export BENCHCTL_TESTBED_AUTH_REGISTRY_PASSWORD_FILE=$reg_pass_file
 export BENCHCTL_TESTBED_AUTH_REGISTRY_LOG=$D/log/registry-auth.log
-export SLURM_CONF=$S/slurm.conf
 ENV
+} >"$D/testbed.env.new"
 mv "$D/testbed.env.new" "$D/testbed.env"
 log "up: $NODES nodes ($name_list), shared dir $D/shared, env file $D/testbed.env"
 
