@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/benchctl/benchctl/jobdir"
@@ -117,45 +118,47 @@ func TestStatusRoundTripEveryState(t *testing.T) {
 // the node's end are written at once. (Before: every change was a write of its own, seven
 // before a warm run's container was created.)
 func TestStatusProgressIsCoalesced(t *testing.T) {
-	nf := testNodeFolder(t, t.TempDir(), "5", 0, "n1")
-	f := New(nf, "5", 0, 0, "n1", 1)
-	inode := func() uint64 {
-		fi, err := os.Stat(nf.Status())
-		if err != nil {
-			return 0
+	synctest.Test(t, func(t *testing.T) { // the timer's time is the bubble's: no wait, no race with a busy machine
+		nf := testNodeFolder(t, t.TempDir(), "5", 0, "n1")
+		f := New(nf, "5", 0, 0, "n1", 1)
+		inode := func() uint64 {
+			fi, err := os.Stat(nf.Status())
+			if err != nil {
+				return 0
+			}
+			return fi.Sys().(*syscall.Stat_t).Ino
 		}
-		return fi.Sys().(*syscall.Stat_t).Ino
-	}
-	f.UpdateNow(func(*Status) {})
-	first := inode()
-	if first == 0 {
-		t.Fatal("updateNow wrote nothing")
-	}
-	for _, p := range []string{"context", "image", "ready", "run"} {
-		f.Phase(p)(nil)
-	}
-	if inode() != first {
-		t.Fatal("progress was written at once, change by change")
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for inode() == first {
-		if time.Now().After(deadline) {
-			t.Fatal("the waiting progress was never written")
+		f.UpdateNow(func(*Status) {})
+		first := inode()
+		if first == 0 {
+			t.Fatal("UpdateNow wrote nothing")
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	st, err := jobdir.ReadStatus(nf.Status())
-	if err != nil || len(st.Phases) != 4 || st.Phases[3].Name != "run" || st.Phases[3].FinishedAt == nil {
-		t.Fatalf("%v %+v", err, st)
-	}
-	f.Phase("results")
-	f.Finish(jobdir.OutcomeSuccess, 0, nil)
-	if st, err := jobdir.ReadStatus(nf.Status()); err != nil || st.Outcome != jobdir.OutcomeSuccess || len(st.Phases) != 5 {
-		t.Fatalf("the node's end was not written at once: %v %+v", err, st)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.flush != nil {
-		t.Error("a progress write still waits after the node's end")
-	}
+		for _, p := range []string{"context", "image", "ready", "run"} {
+			f.Phase(p)(nil)
+		}
+		time.Sleep(statusCoalesce - time.Millisecond)
+		synctest.Wait()
+		if inode() != first {
+			t.Fatal("progress was written before statusCoalesce, change by change")
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if inode() == first {
+			t.Fatal("the waiting progress was not written statusCoalesce after the first change")
+		}
+		st, err := jobdir.ReadStatus(nf.Status())
+		if err != nil || len(st.Phases) != 4 || st.Phases[3].Name != "run" || st.Phases[3].FinishedAt == nil {
+			t.Fatalf("%v %+v", err, st)
+		}
+		f.Phase("results")
+		f.Finish(jobdir.OutcomeSuccess, 0, nil)
+		if st, err := jobdir.ReadStatus(nf.Status()); err != nil || st.Outcome != jobdir.OutcomeSuccess || len(st.Phases) != 5 {
+			t.Fatalf("the node's end was not written at once: %v %+v", err, st)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.flush != nil {
+			t.Error("a progress write still waits after the node's end")
+		}
+	})
 }
